@@ -1,0 +1,314 @@
+package bench
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+)
+
+// Checker watches admitted requests and measures the worst excess over the limit. It never
+// trusts a limiter's own reply: it sees only when requests were admitted and released.
+type Checker interface {
+	// Admit records one admitted request decided at nowMs. It returns true when this admit
+	// is evidence of overshoot as far as can be told at once (the concurrency witness).
+	Admit(nowMs int64)
+	// Release records the end of an admitted request (concurrency; a no-op elsewhere),
+	// called before the release is sent so the witness never over-counts.
+	Release()
+	// Result returns the peak, overshoot and overshoot events so far.
+	Result() CheckResult
+	// Finish settles what is still pending (events that may still arrive out of order).
+	Finish() CheckResult
+}
+
+// CheckResult is a checker's verdict.
+type CheckResult struct {
+	Peak           int64 // highest in-flight, per-window count, or tokens drawn beyond refill
+	Overshoot      int64 // max(0, peak - limit)
+	OvershootEvent int64 // admits that went over the limit
+	Current        int64 // in flight now, or the count of the newest window
+}
+
+// Witness is the in-process witness for the concurrency limiter: incremented after an
+// acquire returns allowed, decremented before its release starts, so a value above the limit
+// proves that many admitted requests held a slot at once.
+type Witness struct {
+	limit    int64
+	inFlight atomic.Int64
+	peak     atomic.Int64
+	events   atomic.Int64
+}
+
+// NewWitness returns a witness for a concurrency limit.
+func NewWitness(limit int64) *Witness { return &Witness{limit: limit} }
+
+// Admit implements Checker.
+func (w *Witness) Admit(int64) { w.observe(w.inFlight.Add(1)) }
+
+// observe records a witness value: raises the peak, and counts an event above the limit.
+func (w *Witness) observe(v int64) {
+	for {
+		p := w.peak.Load()
+		if v <= p || w.peak.CompareAndSwap(p, v) {
+			break
+		}
+	}
+	if v > w.limit {
+		w.events.Add(1)
+	}
+}
+
+// Release implements Checker.
+func (w *Witness) Release() { w.inFlight.Add(-1) }
+
+// Result implements Checker.
+func (w *Witness) Result() CheckResult {
+	peak := w.peak.Load()
+	return CheckResult{Peak: peak, Overshoot: max(0, peak-w.limit), OvershootEvent: w.events.Load(), Current: w.inFlight.Load()}
+}
+
+// Finish implements Checker.
+func (w *Witness) Finish() CheckResult { return w.Result() }
+
+// msRing counts admits per millisecond over a span of recent milliseconds, and settles
+// each millisecond once no more admits for it can arrive (horizon), in time order.
+type msRing struct {
+	mu       sync.Mutex
+	counts   []int64 // ring indexed by ms mod len
+	started  bool
+	settled  int64 // every ms <= settled has been handed to settle
+	newest   int64 // newest ms seen
+	horizon  int64 // how far behind newest an admit may still arrive
+	late     int64 // admits for ms already settled (counted into the current ms instead)
+	settleFn func(ms int64, n int64)
+}
+
+func newMSRing(span, horizon int64, settle func(ms, n int64)) *msRing {
+	return &msRing{counts: make([]int64, span+horizon+2), horizon: horizon, settleFn: settle}
+}
+
+func (r *msRing) add(ms int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.started {
+		r.started = true
+		r.settled = ms - 1
+		r.newest = ms
+	}
+	if ms <= r.settled {
+		// Arrived after its millisecond was settled: count it at the oldest open
+		// millisecond, which can only raise the measured excess, never hide it.
+		r.late++
+		ms = r.settled + 1
+	}
+	if ms > r.newest {
+		r.newest = ms
+	}
+	r.advance(r.newest - r.horizon)
+	r.counts[ms%int64(len(r.counts))]++
+}
+
+// advance settles every millisecond up to through.
+func (r *msRing) advance(through int64) {
+	for r.settled < through {
+		r.settled++
+		i := r.settled % int64(len(r.counts))
+		n := r.counts[i]
+		r.counts[i] = 0
+		r.settleFn(r.settled, n)
+	}
+}
+
+// pending calls fn for every millisecond not yet settled, oldest first, with its count, and
+// count(ms) reads any millisecond still in the ring. The caller holds r.mu.
+func (r *msRing) pending(fn func(ms, n int64)) {
+	if !r.started {
+		return
+	}
+	for ms := r.settled + 1; ms <= r.newest; ms++ {
+		fn(ms, r.count(ms))
+	}
+}
+
+func (r *msRing) count(ms int64) int64 { return r.counts[ms%int64(len(r.counts))] }
+
+func (r *msRing) finish() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.started {
+		r.advance(r.newest)
+	}
+}
+
+// SlidingChecker checks "at most limit admits in any window of window ms", the sliding-window
+// invariant, over the admitted now values. It also serves the fixed window when aligned.
+type SlidingChecker struct {
+	limit, window int64
+	aligned       bool // fixed window: windows start at multiples of window
+	ring          *msRing
+	// settled state, guarded by ring.mu
+	hist         []int64 // last window ms of settled counts
+	sum          int64
+	peak, events int64
+	pub          atomic.Pointer[CheckResult]
+}
+
+// NewSlidingChecker checks any window of windowMs (sliding) or only aligned windows (fixed).
+// horizonMs is how late an admit may be recorded after a newer one (the request timeout).
+func NewSlidingChecker(limit, windowMs, horizonMs int64, aligned bool) *SlidingChecker {
+	c := &SlidingChecker{limit: limit, window: windowMs, aligned: aligned, hist: make([]int64, windowMs)}
+	c.ring = newMSRing(windowMs, horizonMs, c.settle)
+	c.pub.Store(&CheckResult{})
+	return c
+}
+
+func (c *SlidingChecker) settle(ms, n int64) {
+	i := ms % c.window
+	if c.aligned && i == 0 {
+		c.sum = 0 // a new fixed window starts counting from zero
+		clear(c.hist)
+	}
+	c.sum += n - c.hist[i]
+	c.hist[i] = n
+	if c.sum > c.peak {
+		c.peak = c.sum
+	}
+	if n > 0 && c.sum > c.limit {
+		c.events += min(n, c.sum-c.limit)
+	}
+	c.pub.Store(&CheckResult{Peak: c.peak, Overshoot: max(0, c.peak-c.limit), OvershootEvent: c.events, Current: c.sum})
+}
+
+// Admit implements Checker.
+func (c *SlidingChecker) Admit(nowMs int64) { c.ring.add(nowMs) }
+
+// Release implements Checker.
+func (c *SlidingChecker) Release() {}
+
+// Result implements Checker: the settled verdict plus the milliseconds still open to late
+// admits, walked without settling them, so a live view does not lag by the horizon.
+func (c *SlidingChecker) Result() CheckResult {
+	c.ring.mu.Lock()
+	defer c.ring.mu.Unlock()
+	res := *c.pub.Load()
+	sum, settled := c.sum, c.ring.settled
+	c.ring.pending(func(ms, n int64) {
+		i := ms % c.window
+		switch {
+		case c.aligned:
+			if i == 0 {
+				sum = 0 // a new fixed window
+			}
+		case ms-c.window <= settled:
+			sum -= c.hist[i] // the millisecond leaving the window, already settled
+		default:
+			sum -= c.ring.count(ms - c.window)
+		}
+		sum += n
+		if sum > res.Peak {
+			res.Peak = sum
+		}
+		if n > 0 && sum > c.limit {
+			res.OvershootEvent += min(n, sum-c.limit)
+		}
+	})
+	res.Current = sum
+	res.Overshoot = max(0, res.Peak-c.limit)
+	return res
+}
+
+// Finish implements Checker.
+func (c *SlidingChecker) Finish() CheckResult {
+	c.ring.finish()
+	return c.Result()
+}
+
+// BucketChecker checks the token-bucket invariant over admitted now values: in any interval
+// of T ms at most burst + rate*T/1000 admits (cost 1). Peak is the largest draw beyond refill,
+// count - rate*T, over any interval; overshoot is how far that exceeds burst, in whole requests.
+type BucketChecker struct {
+	burst   int64
+	rate    float64 // tokens per ms
+	cost    int64
+	ring    *msRing
+	total   int64   // admits settled so far: A(t)
+	minBase float64 // min over t1 of A(t1-1) - rate*t1
+	haveMin bool
+	peak    float64
+	events  int64
+	pub     atomic.Pointer[CheckResult]
+}
+
+// NewBucketChecker checks a bucket of burst tokens refilled at ratePerSec, cost tokens a request.
+func NewBucketChecker(burst int64, ratePerSec float64, cost, horizonMs int64) *BucketChecker {
+	if cost <= 0 {
+		cost = 1
+	}
+	c := &BucketChecker{burst: burst, rate: ratePerSec / 1000, cost: cost}
+	c.ring = newMSRing(1, horizonMs, c.settle)
+	c.pub.Store(&CheckResult{})
+	return c
+}
+
+func (c *BucketChecker) settle(ms, n int64) {
+	t := float64(ms)
+	base := float64(c.total) - c.rate*t
+	if !c.haveMin || base < c.minBase {
+		c.minBase, c.haveMin = base, true
+	}
+	if n == 0 {
+		return
+	}
+	c.total += n * c.cost
+	drawn := float64(c.total) - c.rate*t - c.minBase
+	if drawn > c.peak {
+		c.peak = drawn
+	}
+	// Whole requests beyond burst: a fraction of a token of excess is clock noise between
+	// racing clients, not a request that should have been refused.
+	over := int64(math.Floor(drawn+1e-9)) - c.burst
+	if over > 0 {
+		c.events += min(n, over)
+	}
+	peak := int64(math.Floor(c.peak + 1e-9))
+	c.pub.Store(&CheckResult{Peak: peak, Overshoot: max(0, peak-c.burst), OvershootEvent: c.events, Current: n})
+}
+
+// Admit implements Checker.
+func (c *BucketChecker) Admit(nowMs int64) { c.ring.add(nowMs) }
+
+// Release implements Checker.
+func (c *BucketChecker) Release() {}
+
+// Result implements Checker: the settled verdict plus the open milliseconds, walked without
+// settling them.
+func (c *BucketChecker) Result() CheckResult {
+	c.ring.mu.Lock()
+	defer c.ring.mu.Unlock()
+	res := *c.pub.Load()
+	total, minBase, haveMin, peak := c.total, c.minBase, c.haveMin, c.peak
+	c.ring.pending(func(ms, n int64) {
+		t := float64(ms)
+		if base := float64(total) - c.rate*t; !haveMin || base < minBase {
+			minBase, haveMin = base, true
+		}
+		if n == 0 {
+			return
+		}
+		total += n * c.cost
+		drawn := float64(total) - c.rate*t - minBase
+		peak = max(peak, drawn)
+		if over := int64(math.Floor(drawn+1e-9)) - c.burst; over > 0 {
+			res.OvershootEvent += min(n, over)
+		}
+	})
+	res.Peak = int64(math.Floor(peak + 1e-9))
+	res.Overshoot = max(0, res.Peak-c.burst)
+	return res
+}
+
+// Finish implements Checker.
+func (c *BucketChecker) Finish() CheckResult {
+	c.ring.finish()
+	return c.Result()
+}

@@ -1,0 +1,215 @@
+package limiter_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/scripts"
+)
+
+const (
+	testLimit   = 10
+	testWindow  = 200 * time.Millisecond
+	testRate    = 100.0 // tokens per second
+	testWorkers = 64
+)
+
+func testConfig(k limiter.Kind, s limiter.Strategy) limiter.Config {
+	cfg := limiter.Config{Limit: testLimit, Window: testWindow, StaleAfter: 10 * time.Second, Rate: testRate, Burst: testLimit}
+	if s == limiter.Custom {
+		cfg.CustomSource = limiter.ScriptFor(k).Source
+	}
+	return cfg
+}
+
+func newChecker(k limiter.Kind) bench.Checker {
+	horizon := int64(5000)
+	switch k {
+	case limiter.Concurrency:
+		return bench.NewWitness(testLimit)
+	case limiter.FixedWindow:
+		return bench.NewSlidingChecker(testLimit, testWindow.Milliseconds(), horizon, true)
+	case limiter.SlidingWindow:
+		return bench.NewSlidingChecker(testLimit, testWindow.Milliseconds(), horizon, false)
+	default:
+		return bench.NewBucketChecker(testLimit, testRate, 1, horizon)
+	}
+}
+
+type loadResult struct {
+	check              bench.CheckResult
+	admitted, rejected int64
+}
+
+// hammer drives lim from testWorkers goroutines until the deadline or until stop says so, and
+// lets an independent checker judge what was admitted. Concurrency requests hold their slot
+// briefly so that admitted requests overlap.
+func hammer(t *testing.T, k limiter.Kind, lim limiter.Limiter, key string, d time.Duration, stopOnOvershoot bool) loadResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	check := newChecker(k)
+	var admitted, rejected atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, testWorkers)
+	for w := 0; w < testWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				now := time.Now()
+				dec, err := lim.Acquire(ctx, key, now)
+				if err != nil {
+					if ctx.Err() == nil {
+						errs <- err
+						cancel()
+					}
+					return
+				}
+				if !dec.Allowed {
+					rejected.Add(1)
+					continue
+				}
+				admitted.Add(1)
+				check.Admit(now.UnixMilli())
+				if k == limiter.Concurrency {
+					time.Sleep(2 * time.Millisecond)
+					check.Release()
+					if err := lim.Release(context.Background(), key, dec); err != nil {
+						errs <- err
+						cancel()
+						return
+					}
+				}
+			}
+		}()
+	}
+	if stopOnOvershoot {
+		go func() {
+			for ctx.Err() == nil && check.Result().Overshoot == 0 {
+				time.Sleep(10 * time.Millisecond)
+			}
+			cancel()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("decision failed: %v", err)
+	}
+	return loadResult{check: check.Finish(), admitted: admitted.Load(), rejected: rejected.Load()}
+}
+
+func keyFor(t *testing.T) string {
+	return "limitctl-test:{" + strings.NewReplacer("/", ":", " ", "_").Replace(t.Name()) + "}"
+}
+
+func TestAtomicStrategiesNeverExceedTheLimit(t *testing.T) {
+	rdb := server(t).Client(t)
+	for _, k := range limiter.Kinds() {
+		for _, s := range []limiter.Strategy{limiter.Lua, limiter.Eval, limiter.Function, limiter.Watch, limiter.Custom} {
+			t.Run(fmt.Sprintf("%s/%s", k, s), func(t *testing.T) {
+				lim, err := limiter.New(k, s, rdb, testConfig(k, s))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := hammer(t, k, lim, keyFor(t), 400*time.Millisecond, false)
+				if got.check.Overshoot != 0 {
+					t.Fatalf("%s/%s let %d requests past limit %d (peak %d, %d events)", k, s, got.check.Overshoot, testLimit, got.check.Peak, got.check.OvershootEvent)
+				}
+				// The run must have pressed on the limit, or "no overshoot" proves nothing.
+				if got.rejected == 0 || got.admitted == 0 {
+					t.Fatalf("the limit was never contended: %d admitted, %d rejected", got.admitted, got.rejected)
+				}
+			})
+		}
+	}
+}
+
+func TestNonAtomicStrategiesAreCaughtOvershooting(t *testing.T) {
+	rdb := server(t).Client(t)
+	cases := []struct {
+		kind     limiter.Kind
+		strategy limiter.Strategy
+	}{
+		{limiter.Concurrency, limiter.Naive},
+		{limiter.Concurrency, limiter.Multi},
+		{limiter.Concurrency, limiter.LuaTSMember},
+		{limiter.FixedWindow, limiter.Naive},
+		{limiter.FixedWindow, limiter.Multi},
+		{limiter.SlidingWindow, limiter.Naive},
+		{limiter.SlidingWindow, limiter.Multi},
+		{limiter.SlidingWindow, limiter.LuaTSMember},
+		{limiter.TokenBucket, limiter.Naive},
+		{limiter.TokenBucket, limiter.Multi},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s/%s", c.kind, c.strategy), func(t *testing.T) {
+			lim, err := limiter.New(c.kind, c.strategy, rdb, testConfig(c.kind, c.strategy))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Stops as soon as the checker has evidence; 15s is only a bound.
+			got := hammer(t, c.kind, lim, keyFor(t), 15*time.Second, true)
+			if got.check.Overshoot == 0 {
+				t.Fatalf("%s/%s showed no overshoot in 15s (peak %d, %d admitted)", c.kind, c.strategy, got.check.Peak, got.admitted)
+			}
+		})
+	}
+}
+
+func TestLuaStrategySurvivesScriptFlush(t *testing.T) {
+	rdb := server(t).Client(t)
+	ctx := context.Background()
+	for _, k := range limiter.Kinds() {
+		t.Run(string(k), func(t *testing.T) {
+			lim, err := limiter.New(k, limiter.Lua, rdb, testConfig(k, limiter.Lua))
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := keyFor(t)
+			if _, err := lim.Acquire(ctx, key, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			sha := limiter.ScriptFor(k).SHA1()
+			if cached, _ := rdb.ScriptExists(ctx, sha).Result(); !cached[0] {
+				t.Fatalf("after one call the script %s is not in the cache", sha)
+			}
+			if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := lim.Acquire(ctx, key, time.Now()); err != nil {
+				t.Fatalf("the first call after SCRIPT FLUSH failed: %v", err)
+			}
+		})
+	}
+}
+
+func TestFunctionStrategyReloadsAFlushedLibrary(t *testing.T) {
+	rdb := server(t).Client(t)
+	ctx := context.Background()
+	lim, err := limiter.New(limiter.Concurrency, limiter.Function, rdb, testConfig(limiter.Concurrency, limiter.Function))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.FunctionFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := lim.Acquire(ctx, keyFor(t), time.Now())
+	if err != nil || !d.Allowed {
+		t.Fatalf("FCALL with the library missing: allowed=%v err=%v, want the library reloaded and the request allowed", d.Allowed, err)
+	}
+	libs, err := rdb.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: scripts.LibraryName}).Result()
+	if err != nil || len(libs) != 1 {
+		t.Fatalf("library %q not loaded after the call: %v %v", scripts.LibraryName, libs, err)
+	}
+}

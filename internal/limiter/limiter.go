@@ -1,0 +1,246 @@
+// Package limiter implements the four Redis rate limiters, each in several strategies (ways of
+// running the same decision), behind one small interface that the hammer drives.
+package limiter
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Kind is a rate-limiting algorithm.
+type Kind string
+
+// The limiters.
+const (
+	Concurrency   Kind = "concurrency"
+	FixedWindow   Kind = "fixed-window"
+	SlidingWindow Kind = "sliding-window"
+	TokenBucket   Kind = "token-bucket"
+)
+
+// Kinds lists every limiter in display order.
+func Kinds() []Kind { return []Kind{Concurrency, FixedWindow, SlidingWindow, TokenBucket} }
+
+// Strategy is a way of running a limiter's decision against Redis.
+type Strategy string
+
+// The strategies.
+const (
+	Naive       Strategy = "naive"         // separate commands: check, then update
+	Multi       Strategy = "multi"         // reads and writes in MULTI/EXEC, decided by the client in between
+	Watch       Strategy = "watch"         // optimistic: WATCH, read, MULTI/EXEC, retry on abort
+	Lua         Strategy = "lua"           // the script through EVALSHA, falling back to EVAL on NOSCRIPT
+	Eval        Strategy = "eval"          // the script sent whole with EVAL on every call
+	Function    Strategy = "function"      // the script as a Redis 7 Function, through FCALL
+	LuaTSMember Strategy = "lua-ts-member" // the script with the millisecond timestamp as member (not unique)
+	Custom      Strategy = "custom"        // a caller-supplied script with the same contract
+)
+
+// Strategies lists every strategy in display order.
+func Strategies() []Strategy {
+	return []Strategy{Naive, Multi, Watch, Lua, Eval, Function, LuaTSMember, Custom}
+}
+
+// Atomic reports whether the strategy is expected never to exceed the limit.
+func (s Strategy) Atomic() bool {
+	switch s {
+	case Watch, Lua, Eval, Function:
+		return true
+	}
+	return false
+}
+
+// ParseKind accepts a limiter name.
+func ParseKind(s string) (Kind, error) {
+	for _, k := range Kinds() {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("unknown limiter %q (want one of %s)", s, joinNames(Kinds()))
+}
+
+// ParseStrategy accepts a strategy name.
+func ParseStrategy(s string) (Strategy, error) {
+	for _, st := range Strategies() {
+		if string(st) == s {
+			return st, nil
+		}
+	}
+	return "", fmt.Errorf("unknown strategy %q (want one of %s)", s, joinNames(Strategies()))
+}
+
+func joinNames[T ~string](xs []T) string {
+	names := make([]string, len(xs))
+	for i, x := range xs {
+		names[i] = string(x)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Supports reports whether a strategy applies to a limiter: a timestamp member only means
+// something where members are request ids.
+func Supports(k Kind, s Strategy) bool {
+	if s == LuaTSMember {
+		return k == Concurrency || k == SlidingWindow
+	}
+	return true
+}
+
+// Config holds the parameters of one limiter.
+type Config struct {
+	Limit      int64         // concurrency, fixed and sliding window: how many
+	Window     time.Duration // fixed and sliding window
+	StaleAfter time.Duration // concurrency: members older than this are reclaimed
+	Rate       float64       // token bucket: tokens per second
+	Burst      int64         // token bucket: capacity
+	Cost       int64         // token bucket: tokens per request (1 if zero)
+	// CustomSource is the script for the custom strategy, with the same KEYS/ARGV contract
+	// as the limiter's shipped script.
+	CustomSource string
+	// MaxRetries bounds the watch strategy's retries of one decision (1000 if zero).
+	MaxRetries int
+}
+
+// Decision is the outcome of one acquire.
+type Decision struct {
+	Allowed bool
+	// Count is what the limiter saw: in-flight after the call (concurrency), the window's
+	// count (windows), or whole tokens remaining (token bucket).
+	Count      int64
+	TTL        time.Duration // fixed window: time left in the window
+	RetryAfter time.Duration // token bucket: when a rejected request could pass
+	Retries    int           // watch: aborted transactions before this decision
+	// Member is the sorted-set member added for this request (concurrency, sliding window);
+	// Release removes it.
+	Member string
+}
+
+// Limiter makes decisions for one algorithm and strategy. It is safe for concurrent use.
+type Limiter interface {
+	// Acquire decides one request on key at time now.
+	Acquire(ctx context.Context, key string, now time.Time) (Decision, error)
+	// Release ends an admitted request (concurrency only; a no-op for the others).
+	Release(ctx context.Context, key string, d Decision) error
+}
+
+// Client is the slice of go-redis the limiters use; a single node and a cluster client both fit.
+type Client interface {
+	redis.Cmdable
+	Watch(ctx context.Context, fn func(*redis.Tx) error, keys ...string) error
+}
+
+// New builds a limiter of kind k running strategy s.
+func New(k Kind, s Strategy, rdb Client, cfg Config) (Limiter, error) {
+	if err := cfg.validate(k); err != nil {
+		return nil, err
+	}
+	if !Supports(k, s) {
+		return nil, fmt.Errorf("strategy %s applies only to the concurrency and sliding-window limiters", s)
+	}
+	if s == Custom && strings.TrimSpace(cfg.CustomSource) == "" {
+		return nil, fmt.Errorf("strategy custom needs a script (--script FILE.lua)")
+	}
+	if cfg.Cost == 0 {
+		cfg.Cost = 1
+	}
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = 1000
+	}
+	base := base{kind: k, cfg: cfg, rdb: rdb, ids: newIDSource()}
+	switch s {
+	case Lua, Eval, Function, LuaTSMember, Custom:
+		return newScripted(base, s), nil
+	case Naive:
+		return &naive{base}, nil
+	case Multi:
+		return &multi{base}, nil
+	case Watch:
+		return &watch{base}, nil
+	}
+	return nil, fmt.Errorf("unknown strategy %q", s)
+}
+
+func (c Config) validate(k Kind) error {
+	switch k {
+	case Concurrency:
+		if c.Limit < 0 {
+			return fmt.Errorf("limit must be 0 or more, got %d", c.Limit)
+		}
+		if c.StaleAfter <= 0 {
+			return fmt.Errorf("stale-after must be positive, got %s", c.StaleAfter)
+		}
+	case FixedWindow, SlidingWindow:
+		if c.Limit < 0 {
+			return fmt.Errorf("limit must be 0 or more, got %d", c.Limit)
+		}
+		if c.Window < time.Millisecond {
+			return fmt.Errorf("window must be at least 1ms, got %s", c.Window)
+		}
+	case TokenBucket:
+		if c.Rate <= 0 {
+			return fmt.Errorf("rate must be positive, got %g", c.Rate)
+		}
+		if c.Burst < 1 {
+			return fmt.Errorf("burst must be at least 1, got %d", c.Burst)
+		}
+		if c.Cost < 0 {
+			return fmt.Errorf("cost must be 0 or more, got %d", c.Cost)
+		}
+	default:
+		return fmt.Errorf("unknown limiter %q", k)
+	}
+	return nil
+}
+
+// base carries what every strategy shares.
+type base struct {
+	kind Kind
+	cfg  Config
+	rdb  Client
+	ids  *idSource
+}
+
+// Release removes the request's member from the concurrency set: one ZREM is already atomic,
+// so every strategy releases the same way.
+func (b base) Release(ctx context.Context, key string, d Decision) error {
+	if b.kind != Concurrency || !d.Allowed || d.Member == "" {
+		return nil
+	}
+	return b.rdb.ZRem(ctx, key, d.Member).Err()
+}
+
+// WindowKey is the fixed-window counter for the window that holds now: the window's start in
+// milliseconds is part of the name, so each window counts on its own key.
+func WindowKey(key string, now time.Time, window time.Duration) string {
+	w := window.Milliseconds()
+	return key + ":" + strconv.FormatInt(now.UnixMilli()/w*w, 10)
+}
+
+// idSource makes unique sorted-set members cheaply: a random per-process prefix and a counter.
+type idSource struct {
+	prefix string
+	next   atomic.Uint64
+}
+
+func newIDSource() *idSource {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return &idSource{prefix: hex.EncodeToString(b[:]) + "-"}
+}
+
+func (s *idSource) id() string {
+	return s.prefix + strconv.FormatUint(s.next.Add(1), 10)
+}
+
+func ms(d time.Duration) int64 { return d.Milliseconds() }

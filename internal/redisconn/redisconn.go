@@ -1,0 +1,378 @@
+// Package redisconn is the one place that turns connection flags, URLs and environment into a
+// go-redis client: a single node, a cluster, TLS and ACL users alike.
+package redisconn
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// DefaultAddr is where a command connects with no target given, like redis-cli.
+const DefaultAddr = "127.0.0.1:6379"
+
+// DefaultTimeout bounds connecting and every command.
+const DefaultTimeout = 5 * time.Second
+
+// Options are the global connection flags.
+type Options struct {
+	URL          string
+	Addrs        []string
+	Cluster      bool
+	Username     string
+	Password     string
+	PasswordFile string
+	DB           int
+	DBSet        bool // --db was given explicitly
+	TLS          bool
+	TLSCA        string
+	TLSCert      string
+	TLSKey       string
+	TLSInsecure  bool
+	Timeout      time.Duration
+	// PoolSize overrides go-redis's default pool (10 per CPU); the hammer sizes it to its workers.
+	PoolSize int
+}
+
+// HasTarget reports whether the options name a server; without one the default applies.
+func (o Options) HasTarget() bool { return o.URL != "" || len(o.Addrs) > 0 }
+
+// Target describes what a client is connected to, safe to print: never a password.
+type Target struct {
+	Kind string `json:"kind"` // redis, cluster (and redis-server, memory for the hammer's embedded servers)
+	Addr string `json:"addr"`
+}
+
+// UsageError is a problem with the flags themselves: the command exits 2 with a hint.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
+
+// ConnectError says which server could not be reached, with the password removed.
+type ConnectError struct {
+	Addr string
+	Err  error
+}
+
+func (e *ConnectError) Error() string {
+	return fmt.Sprintf("cannot connect to %s: %s", e.Addr, Redact(e.Err.Error()))
+}
+
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// Config is the resolved form of Options: the client options and a printable target.
+type Config struct {
+	Cluster bool
+	Single  *redis.Options
+	Multi   *redis.ClusterOptions
+	Target  Target
+}
+
+// Resolve validates the options and builds client options without touching the network.
+// getenv supplies REDIS_URL and REDISCLI_AUTH (os.Getenv in the program, a map in tests).
+func Resolve(o Options, getenv func(string) string) (*Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Timeout < 0 {
+		return nil, usagef("--timeout must be positive, got %s", o.Timeout)
+	}
+	if o.URL != "" && len(o.Addrs) > 0 {
+		return nil, usagef("--url and --addr name the target twice; give one of them")
+	}
+	if o.URL == "" && len(o.Addrs) == 0 {
+		o.URL = getenv("REDIS_URL")
+	}
+	if o.Password != "" && o.PasswordFile != "" {
+		return nil, usagef("--password and --password-file both given; give one of them")
+	}
+	if o.PasswordFile != "" {
+		b, err := os.ReadFile(o.PasswordFile)
+		if err != nil {
+			return nil, usagef("cannot read --password-file: %v", errors.Unwrap(err))
+		}
+		o.Password = strings.TrimRight(string(b), "\r\n")
+	}
+	if o.Password == "" {
+		o.Password = getenv("REDISCLI_AUTH")
+	}
+	if o.DBSet && o.DB < 0 {
+		return nil, usagef("--db must be 0 or more, got %d", o.DB)
+	}
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		return nil, usagef("--tls-cert and --tls-key go together; give both or neither")
+	}
+	cluster := o.Cluster || len(o.Addrs) > 1
+	if cluster && o.DBSet && o.DB != 0 {
+		return nil, usagef("--db %d cannot be used with a cluster (a cluster has only database 0); drop --db or --cluster", o.DB)
+	}
+	for _, a := range o.Addrs {
+		if err := checkAddr(a); err != nil {
+			return nil, err
+		}
+	}
+
+	var tlsConf *tls.Config
+	wantTLS := o.TLS || o.TLSCA != "" || o.TLSCert != "" || o.TLSInsecure
+	if o.URL != "" {
+		u, err := url.Parse(o.URL)
+		if err != nil {
+			return nil, usagef("bad --url %s: %s (expected redis://[user:password@]host:port[/db], rediss://... or unix:///path)", Redact(o.URL), Redact(unwrapURLError(err)))
+		}
+		switch u.Scheme {
+		case "redis", "unix":
+		case "rediss":
+			wantTLS = true
+		default:
+			return nil, usagef("bad --url %s: scheme %q is not redis://, rediss:// or unix://", Redact(o.URL), u.Scheme)
+		}
+		if u.Scheme == "unix" && cluster {
+			return nil, usagef("a unix socket cannot be a cluster; drop --cluster")
+		}
+	}
+	if wantTLS {
+		var err error
+		if tlsConf, err = buildTLS(o); err != nil {
+			return nil, err
+		}
+	}
+
+	cfg := &Config{Cluster: cluster}
+	if cluster {
+		co, err := clusterOptions(o)
+		if err != nil {
+			return nil, err
+		}
+		if tlsConf != nil {
+			co.TLSConfig = tlsConf
+		}
+		co.DialTimeout, co.ReadTimeout, co.WriteTimeout = o.Timeout, o.Timeout, o.Timeout
+		if o.PoolSize > 0 {
+			co.PoolSize = o.PoolSize
+		}
+		co.MaxRetries = 0
+		cfg.Multi = co
+		cfg.Target = Target{Kind: "cluster", Addr: strings.Join(co.Addrs, ",")}
+		return cfg, nil
+	}
+	so, err := singleOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	if tlsConf != nil {
+		if so.Network == "unix" {
+			return nil, usagef("TLS over a unix socket is not supported; use rediss://host:port")
+		}
+		so.TLSConfig = tlsConf
+	}
+	so.DialTimeout, so.ReadTimeout, so.WriteTimeout = o.Timeout, o.Timeout, o.Timeout
+	if o.PoolSize > 0 {
+		so.PoolSize = o.PoolSize
+	}
+	// A limiter decision must not be retried behind the caller's back: retrying a write
+	// that reached Redis would count a request twice.
+	so.MaxRetries = -1
+	cfg.Single = so
+	cfg.Target = Target{Kind: "redis", Addr: so.Addr}
+	if so.Network == "unix" {
+		cfg.Target.Addr = "unix:" + so.Addr
+	}
+	return cfg, nil
+}
+
+func unwrapURLError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+func checkAddr(a string) error {
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return usagef("bad --addr %q: want host:port", a)
+	}
+	if host == "" {
+		return usagef("bad --addr %q: host is empty", a)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return usagef("bad --addr %q: port must be 1-65535", a)
+	}
+	return nil
+}
+
+func singleOptions(o Options) (*redis.Options, error) {
+	so := &redis.Options{Addr: DefaultAddr}
+	if o.URL != "" {
+		parsed, err := redis.ParseURL(o.URL)
+		if err != nil {
+			return nil, usagef("bad --url %s: %s", Redact(o.URL), Redact(err.Error()))
+		}
+		so = parsed
+		// ParseURL builds its own TLS config for rediss://; ours (with --tls-ca etc.) replaces it.
+		so.TLSConfig = nil
+	} else if len(o.Addrs) == 1 {
+		so.Addr = o.Addrs[0]
+	}
+	if o.Username != "" {
+		so.Username = o.Username
+	}
+	if o.Password != "" {
+		so.Password = o.Password
+	}
+	if o.DBSet {
+		so.DB = o.DB
+	}
+	return so, nil
+}
+
+func clusterOptions(o Options) (*redis.ClusterOptions, error) {
+	co := &redis.ClusterOptions{Addrs: o.Addrs}
+	if o.URL != "" {
+		parsed, err := redis.ParseClusterURL(o.URL)
+		if err != nil {
+			return nil, usagef("bad --url %s: %s", Redact(o.URL), Redact(err.Error()))
+		}
+		co = parsed
+		co.TLSConfig = nil
+	}
+	if len(co.Addrs) == 0 {
+		co.Addrs = []string{DefaultAddr}
+	}
+	if o.Username != "" {
+		co.Username = o.Username
+	}
+	if o.Password != "" {
+		co.Password = o.Password
+	}
+	return co, nil
+}
+
+func buildTLS(o Options) (*tls.Config, error) {
+	conf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.TLSInsecure} //nolint:gosec // only with the explicit --tls-insecure flag
+	if o.TLSCA != "" {
+		pem, err := os.ReadFile(o.TLSCA)
+		if err != nil {
+			return nil, usagef("cannot read --tls-ca: %v", errors.Unwrap(err))
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, usagef("--tls-ca %s holds no PEM certificate", o.TLSCA)
+		}
+		conf.RootCAs = pool
+	}
+	if o.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
+		if err != nil {
+			return nil, usagef("cannot load --tls-cert/--tls-key: %v", err)
+		}
+		conf.Certificates = []tls.Certificate{cert}
+	}
+	return conf, nil
+}
+
+// Open resolves the options, connects, and checks the server answers within the timeout.
+// A single address that turns out to be a cluster node is opened as a cluster, as redis-cli -c would.
+func Open(ctx context.Context, o Options, getenv func(string) string) (redis.UniversalClient, Target, error) {
+	cfg, err := Resolve(o, getenv)
+	if err != nil {
+		return nil, Target{}, err
+	}
+	return Connect(ctx, cfg)
+}
+
+// Connect opens a client for a resolved configuration and pings it.
+func Connect(ctx context.Context, cfg *Config) (redis.UniversalClient, Target, error) {
+	if cfg.Cluster {
+		c := redis.NewClusterClient(cfg.Multi)
+		pctx, cancel := context.WithTimeout(ctx, cfg.Multi.DialTimeout+cfg.Multi.ReadTimeout)
+		defer cancel()
+		err := c.ForEachShard(pctx, func(ctx context.Context, shard *redis.Client) error {
+			return shard.Ping(ctx).Err()
+		})
+		if err != nil {
+			c.Close()
+			return nil, Target{}, &ConnectError{Addr: cfg.Target.Addr, Err: contextual(err, pctx)}
+		}
+		return c, cfg.Target, nil
+	}
+	c := redis.NewClient(cfg.Single)
+	pctx, cancel := context.WithTimeout(ctx, cfg.Single.DialTimeout+cfg.Single.ReadTimeout)
+	defer cancel()
+	if err := c.Ping(pctx).Err(); err != nil {
+		c.Close()
+		return nil, Target{}, &ConnectError{Addr: cfg.Target.Addr, Err: contextual(err, pctx)}
+	}
+	if cfg.Single.Network != "unix" && isClusterNode(pctx, c) {
+		c.Close()
+		co := &redis.ClusterOptions{
+			Addrs: []string{cfg.Single.Addr}, Username: cfg.Single.Username, Password: cfg.Single.Password,
+			TLSConfig: cfg.Single.TLSConfig, DialTimeout: cfg.Single.DialTimeout, ReadTimeout: cfg.Single.ReadTimeout,
+			WriteTimeout: cfg.Single.WriteTimeout, PoolSize: cfg.Single.PoolSize, MaxRetries: 0,
+		}
+		if cfg.Single.DB != 0 {
+			return nil, Target{}, usagef("%s is a cluster node; a cluster has only database 0, drop --db", cfg.Target.Addr)
+		}
+		return Connect(ctx, &Config{Cluster: true, Multi: co, Target: Target{Kind: "cluster", Addr: cfg.Single.Addr}})
+	}
+	return c, cfg.Target, nil
+}
+
+func isClusterNode(ctx context.Context, c *redis.Client) bool {
+	info, err := c.Info(ctx, "cluster").Result()
+	if err != nil {
+		return false // an ACL user may not run INFO; treat it as a single node
+	}
+	return strings.Contains(info, "cluster_enabled:1")
+}
+
+func contextual(err error, ctx context.Context) error {
+	if ctx.Err() == context.DeadlineExceeded && !strings.Contains(err.Error(), "timeout") {
+		return fmt.Errorf("no answer before the timeout: %w", err)
+	}
+	return err
+}
+
+// Redact removes passwords from URLs and the like inside s.
+func Redact(s string) string {
+	// redis://user:secret@host -> redis://user:xxxxx@host
+	out := s
+	for _, scheme := range []string{"redis://", "rediss://", "unix://"} {
+		i := 0
+		for {
+			j := strings.Index(out[i:], scheme)
+			if j < 0 {
+				break
+			}
+			start := i + j + len(scheme)
+			end := strings.IndexAny(out[start:], "@/ \t\n")
+			if end >= 0 && out[start+end] == '@' {
+				cred := out[start : start+end]
+				if k := strings.IndexByte(cred, ':'); k >= 0 {
+					out = out[:start+k+1] + "xxxxx" + out[start+end:]
+				} else if scheme != "unix://" {
+					// redis://secret@host: a lone credential is the password.
+					out = out[:start] + "xxxxx" + out[start+end:]
+				}
+			}
+			i = start
+		}
+	}
+	return out
+}

@@ -1,0 +1,22 @@
+-- concurrency_acquire: take one in-flight slot on a sorted-set semaphore.
+-- KEYS[1] set of in-flight request ids, scored by start time (ms)
+-- ARGV[1] limit  ARGV[2] now_ms  ARGV[3] stale_after_ms  ARGV[4] member (unique request id)
+-- returns {allowed 0/1, in_flight_after}
+local set = KEYS[1]
+local limit = tonumber(ARGV[1])
+local now = tonumber(ARGV[2])
+local stale_after = tonumber(ARGV[3])
+local member = ARGV[4]
+
+-- Reclaim slots whose release never came.
+redis.call('ZREMRANGEBYSCORE', set, '-inf', now - stale_after)
+local in_flight = redis.call('ZCARD', set)
+local allowed = 0
+if in_flight < limit then
+  redis.call('ZADD', set, now, member)
+  in_flight = in_flight + 1
+  allowed = 1
+end
+-- Every write refreshes the TTL, so an abandoned set disappears on its own.
+redis.call('PEXPIRE', set, stale_after)
+return {allowed, in_flight}
