@@ -166,6 +166,7 @@ func Resolve(o Options, getenv func(string) string) (*Config, error) {
 			co.PoolSize = o.PoolSize
 		}
 		co.MaxRetries = 0
+		co.Protocol, co.DisableIdentity, co.DialerRetries = 2, true, 1
 		cfg.Multi = co
 		cfg.Target = Target{Kind: "cluster", Addr: strings.Join(co.Addrs, ",")}
 		return cfg, nil
@@ -187,6 +188,8 @@ func Resolve(o Options, getenv func(string) string) (*Config, error) {
 	// A limiter decision must not be retried behind the caller's back: retrying a write
 	// that reached Redis would count a request twice.
 	so.MaxRetries = -1
+	// RESP2 and no CLIENT SETINFO: the fewest commands an ACL user must be allowed.
+	so.Protocol, so.DisableIdentity, so.DialerRetries = 2, true, 1
 	cfg.Single = so
 	cfg.Target = Target{Kind: "redis", Addr: so.Addr}
 	if so.Network == "unix" {
@@ -325,6 +328,7 @@ func Connect(ctx context.Context, cfg *Config) (redis.UniversalClient, Target, e
 			Addrs: []string{cfg.Single.Addr}, Username: cfg.Single.Username, Password: cfg.Single.Password,
 			TLSConfig: cfg.Single.TLSConfig, DialTimeout: cfg.Single.DialTimeout, ReadTimeout: cfg.Single.ReadTimeout,
 			WriteTimeout: cfg.Single.WriteTimeout, PoolSize: cfg.Single.PoolSize, MaxRetries: 0,
+			Protocol: 2, DisableIdentity: true, DialerRetries: 1,
 		}
 		if cfg.Single.DB != 0 {
 			return nil, Target{}, usagef("%s is a cluster node; a cluster has only database 0, drop --db", cfg.Target.Addr)
@@ -376,3 +380,9 @@ func Redact(s string) string {
 	}
 	return out
 }
+
+// QuietLogger discards go-redis's own log lines: a command reports failures itself, in one line.
+type QuietLogger struct{}
+
+// Printf implements go-redis's logger.
+func (QuietLogger) Printf(context.Context, string, ...any) {}

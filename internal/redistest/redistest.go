@@ -316,6 +316,23 @@ func (c *Cluster) form(ctx context.Context, replicasPerMaster int) error {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
+	// Every node must list every replica in CLUSTER SLOTS, which is what clients route by.
+	for _, cl := range clients {
+		for {
+			slots, err := cl.ClusterSlots(ctx).Result()
+			n := 0
+			for _, s := range slots {
+				n += len(s.Nodes)
+			}
+			if err == nil && n == len(all) {
+				break
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("CLUSTER SLOTS never listed all %d nodes", len(all))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 	return nil
 }
 

@@ -1,0 +1,109 @@
+package cmd
+
+import (
+	"context"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/redisconn"
+)
+
+// Build describes the binary, set by ldflags in main.
+type Build struct {
+	Version string
+	Commit  string
+	Date    string
+}
+
+// Factory carries what commands share: streams, the global flags, the clock, and a Redis
+// client opened on first use.
+type Factory struct {
+	IO     *IOStreams
+	Build  Build
+	Conn   redisconn.Options
+	Output string // -o: table, json, tsv; empty means table on a terminal, tsv otherwise
+	// NoColor is --no-color, or NO_COLOR set in the environment.
+	NoColor bool
+	Now     func() time.Time
+	Getenv  func(string) string
+
+	mu     sync.Mutex
+	client redis.UniversalClient
+	target redisconn.Target
+}
+
+// NewFactory returns a factory on the given streams with the real clock and environment.
+func NewFactory(io *IOStreams, build Build) *Factory {
+	return &Factory{IO: io, Build: build, Now: time.Now, Getenv: os.Getenv}
+}
+
+// Client connects to the target named by the global flags (once) and checks it answers.
+func (f *Factory) Client(ctx context.Context) (redis.UniversalClient, redisconn.Target, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.client != nil {
+		return f.client, f.target, nil
+	}
+	c, target, err := redisconn.Open(ctx, f.Conn, f.Getenv)
+	if err != nil {
+		return nil, redisconn.Target{}, err
+	}
+	f.client, f.target = c, target
+	return c, target, nil
+}
+
+// Close releases the client, if one was opened.
+func (f *Factory) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.client != nil {
+		f.client.Close()
+		f.client = nil
+	}
+}
+
+// secrets lists what must never be printed: the password from any source.
+func (f *Factory) secrets() []string {
+	var out []string
+	if f.Conn.Password != "" {
+		out = append(out, f.Conn.Password)
+	}
+	if p := f.Getenv("REDISCLI_AUTH"); p != "" {
+		out = append(out, p)
+	}
+	if f.Conn.PasswordFile != "" {
+		if b, err := os.ReadFile(f.Conn.PasswordFile); err == nil && len(b) > 0 {
+			out = append(out, string(trimNewline(b)))
+		}
+	}
+	return out
+}
+
+func trimNewline(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// Format resolves -o: the flag when given, else table on a terminal and tsv when piped.
+func (f *Factory) Format() (string, error) {
+	switch f.Output {
+	case "table", "json", "tsv":
+		return f.Output, nil
+	case "":
+		if f.IO.StdoutTTY {
+			return "table", nil
+		}
+		return "tsv", nil
+	}
+	return "", usagef("unknown output %q: want table, json or tsv", f.Output)
+}
+
+// ColorEnabled reports whether to colour output: a terminal, and no --no-color or NO_COLOR.
+func (f *Factory) ColorEnabled() bool {
+	return f.IO.StdoutTTY && !f.NoColor && f.Getenv("NO_COLOR") == ""
+}
