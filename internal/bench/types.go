@@ -1,0 +1,71 @@
+package bench
+
+import (
+	"time"
+
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+// Snapshot is the engine's state at one tick, a value copy the dashboard renders. The engine
+// sends one per tick and drops a tick rather than block a worker.
+type Snapshot struct {
+	Target   Target
+	Limiter  limiter.Kind
+	Limit    int64
+	Workers  int
+	Elapsed  time.Duration
+	Total    time.Duration // 0 when the run is bounded by --requests or open-ended
+	Progress float64       // 0..1, by time or by requests
+	Paused   bool
+	Done     bool
+	// Strategies are in the order given on the command line.
+	Strategies []StrategySnapshot
+}
+
+// StrategySnapshot is one strategy's numbers at a tick.
+type StrategySnapshot struct {
+	Name              string
+	Attempts          int64
+	Admitted          int64
+	Rejected          int64
+	Errors            int64
+	ErrorsByKind      map[string]int64
+	Retries           int64
+	FailOpenAdmits    int64
+	FailClosedRejects int64
+	// Current is in flight now (concurrency) or the newest window's count (windows, bucket).
+	Current        int64
+	Peak           int64
+	Overshoot      int64
+	OvershootEvent int64
+	// Throughput is decisions per second over the last tick; AvgThroughput over the whole run.
+	Throughput    float64
+	AvgThroughput float64
+	Latency       Latency
+	// ServerUsecPerCall is Redis's own time per decision from INFO commandstats; nil when the
+	// server does not report it or it cannot be told apart from another strategy's.
+	ServerUsecPerCall *float64
+}
+
+// Latency holds percentiles of decision latency.
+type Latency struct {
+	P50, P90, P99, P999, Max time.Duration
+}
+
+// Target is what the hammer sends load to.
+type Target struct {
+	Kind string `json:"kind"` // redis, cluster, redis-server (spawned), memory (in-process)
+	Addr string `json:"addr"`
+}
+
+// Summary is the result of a whole run.
+type Summary struct {
+	RunID       string
+	Target      Target
+	Limiter     limiter.Kind
+	Limit       int64
+	Workers     int
+	Duration    time.Duration // actual wall time of the load
+	Interrupted bool
+	Strategies  []StrategySnapshot
+}
