@@ -14,8 +14,9 @@ if count < limit then
 end
 local ttl = redis.call('PTTL', counter)
 if ttl < 0 and count > 0 then
-  -- A new counter, or one that lost its TTL: it must never outlive its window.
-  redis.call('PEXPIRE', counter, window)
-  ttl = window
+  -- A new counter, or one that lost its TTL. It lives two windows, not one: a request that
+  -- reaches Redis just after its window ended must still find the window's count.
+  redis.call('PEXPIRE', counter, 2 * window)
+  ttl = 2 * window
 end
 return {allowed, count, ttl}

@@ -193,7 +193,8 @@ func (s *fixedWindowStep) decide() (Decision, bool, error) {
 func (s *fixedWindowStep) write(ctx context.Context, c redis.Cmdable) []redis.Cmder {
 	cmds := []redis.Cmder{c.Incr(ctx, s.key)}
 	if s.seen == 0 {
-		cmds = append(cmds, c.PExpire(ctx, s.key, s.cfg.Window))
+		// Two windows, as in fixed_window.lua: late requests must still find their window's count.
+		cmds = append(cmds, c.PExpire(ctx, s.key, 2*s.cfg.Window))
 	}
 	return cmds
 }

@@ -6,28 +6,20 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/embedded"
 )
 
 // Server is one running redis-server.
 type Server struct {
-	Addr string
-	Port int
-	Dir  string
-	args []string
-	cmd  *exec.Cmd
-	done chan struct{}
-	mu   sync.Mutex
+	*embedded.Process
 }
 
 // Binary returns the redis-server path, or fails the test: these tests exist to run against
@@ -44,25 +36,11 @@ func Binary(t testing.TB) string {
 // FreePort finds a loopback port that is free now, and whose cluster bus port (+10000) is too.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	for i := 0; i < 50; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("no free port: %v", err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if port+10000 > 65535 {
-			continue
-		}
-		bus, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+10000))
-		if err != nil {
-			continue
-		}
-		bus.Close()
-		return port
+	port, err := embedded.FreePort()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no free port pair found")
-	return 0
+	return port
 }
 
 // Start runs a single redis-server with extra config directives (e.g. "maxmemory 10mb") and
@@ -77,104 +55,19 @@ func Start(t testing.TB, extra ...string) *Server {
 // StartNoCleanup is Start for callers that own the lifetime (a TestMain, a cluster).
 func StartNoCleanup(t testing.TB, extra ...string) *Server {
 	t.Helper()
-	bin := Binary(t)
-	var lastErr error
-	for attempt := 0; attempt < 5; attempt++ {
-		port := FreePort(t)
-		dir, err := os.MkdirTemp("", "limitctl-redis-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, Dir: dir}
-		s.args = append([]string{
-			"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir,
-			"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", filepath.Join(dir, "redis.log"),
-		}, splitDirectives(extra)...)
-		if err := s.launch(bin); err != nil {
-			lastErr = err
-			os.RemoveAll(dir)
-			continue
-		}
-		return s
+	p, err := embedded.StartProcess(Binary(t), extra...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("redis-server would not start: %v", lastErr)
-	return nil
-}
-
-// splitDirectives turns "maxmemory 10mb" into ["--maxmemory", "10mb"].
-func splitDirectives(extra []string) []string {
-	var out []string
-	for _, d := range extra {
-		fields := strings.Fields(d)
-		if len(fields) == 0 {
-			continue
-		}
-		out = append(out, "--"+fields[0])
-		out = append(out, fields[1:]...)
-	}
-	return out
-}
-
-func (s *Server) launch(bin string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cmd := exec.Command(bin, s.args...)
-	cmd.Dir = s.Dir
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	s.cmd = cmd
-	s.done = make(chan struct{})
-	done := s.done
-	go func() { cmd.Wait(); close(done) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-done:
-			return fmt.Errorf("redis-server on %s exited at start: %s", s.Addr, s.logTail())
-		default:
-		}
-		if conn, err := net.DialTimeout("tcp", s.Addr, 100*time.Millisecond); err == nil {
-			conn.Close()
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	cmd.Process.Kill()
-	return fmt.Errorf("redis-server on %s did not listen within 10s: %s", s.Addr, s.logTail())
-}
-
-func (s *Server) logTail() string {
-	b, _ := os.ReadFile(filepath.Join(s.Dir, "redis.log"))
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) > 3 {
-		lines = lines[len(lines)-3:]
-	}
-	return strings.Join(lines, " | ")
-}
-
-// Kill stops the server abruptly (SIGKILL), as a crash would, keeping its port for Restart.
-func (s *Server) Kill() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd != nil && s.cmd.Process != nil {
-		s.cmd.Process.Kill()
-		<-s.done
-	}
+	return &Server{p}
 }
 
 // Restart starts the server again on the same port after Kill.
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
-	if err := s.launch(Binary(t)); err != nil {
+	if err := s.Process.Restart(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// Stop kills the server and removes its directory.
-func (s *Server) Stop() {
-	s.Kill()
-	os.RemoveAll(s.Dir)
 }
 
 // Client returns a go-redis client for the server, closed at the end of the test.

@@ -1,0 +1,175 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Assertion is a threshold on one strategy's metric, k6-style: "lua.overshoot==0",
+// "naive.overshoot>0", "lua.p99<5ms". A failed assertion makes the hammer exit 3.
+type Assertion struct {
+	Expr     string
+	Strategy string
+	Metric   string
+	Op       string
+	Value    float64 // latency metrics in milliseconds
+}
+
+// AssertionResult is an assertion evaluated against a summary. Actual is nil when the metric
+// has no value (server time the server does not report).
+type AssertionResult struct {
+	Expr   string   `json:"expr"`
+	Passed bool     `json:"passed"`
+	Actual *float64 `json:"actual"`
+}
+
+// metrics maps every assertable name to its reader; latency metrics read milliseconds.
+var metrics = map[string]func(StrategySnapshot) *float64{
+	"attempts":             count(func(s StrategySnapshot) int64 { return s.Attempts }),
+	"admitted":             count(func(s StrategySnapshot) int64 { return s.Admitted }),
+	"rejected":             count(func(s StrategySnapshot) int64 { return s.Rejected }),
+	"errors":               count(func(s StrategySnapshot) int64 { return s.Errors }),
+	"retries":              count(func(s StrategySnapshot) int64 { return s.Retries }),
+	"peak":                 count(func(s StrategySnapshot) int64 { return s.Peak }),
+	"overshoot":            count(func(s StrategySnapshot) int64 { return s.Overshoot }),
+	"overshoot_events":     count(func(s StrategySnapshot) int64 { return s.OvershootEvent }),
+	"fail_open_admits":     count(func(s StrategySnapshot) int64 { return s.FailOpenAdmits }),
+	"fail_closed_rejects":  count(func(s StrategySnapshot) int64 { return s.FailClosedRejects }),
+	"throughput":           value(func(s StrategySnapshot) float64 { return s.AvgThroughput }),
+	"throughput_per_s":     value(func(s StrategySnapshot) float64 { return s.AvgThroughput }),
+	"p50":                  millis(func(l Latency) time.Duration { return l.P50 }),
+	"p90":                  millis(func(l Latency) time.Duration { return l.P90 }),
+	"p99":                  millis(func(l Latency) time.Duration { return l.P99 }),
+	"p999":                 millis(func(l Latency) time.Duration { return l.P999 }),
+	"p99.9":                millis(func(l Latency) time.Duration { return l.P999 }),
+	"max":                  millis(func(l Latency) time.Duration { return l.Max }),
+	"server_usec_per_call": func(s StrategySnapshot) *float64 { return s.ServerUsecPerCall },
+}
+
+func isLatency(metric string) bool {
+	switch metric {
+	case "p50", "p90", "p99", "p999", "p99.9", "max":
+		return true
+	}
+	return false
+}
+
+func count(f func(StrategySnapshot) int64) func(StrategySnapshot) *float64 {
+	return func(s StrategySnapshot) *float64 { v := float64(f(s)); return &v }
+}
+
+func value(f func(StrategySnapshot) float64) func(StrategySnapshot) *float64 {
+	return func(s StrategySnapshot) *float64 { v := f(s); return &v }
+}
+
+func millis(f func(Latency) time.Duration) func(StrategySnapshot) *float64 {
+	return func(s StrategySnapshot) *float64 { v := float64(f(s.Latency)) / float64(time.Millisecond); return &v }
+}
+
+// MetricNames lists what an assertion may test, for help text and completion.
+func MetricNames() []string {
+	return []string{"attempts", "admitted", "rejected", "errors", "retries", "peak", "overshoot", "overshoot_events",
+		"throughput", "p50", "p90", "p99", "p999", "max", "server_usec_per_call", "fail_open_admits", "fail_closed_rejects"}
+}
+
+var operators = []string{"==", "!=", "<=", ">=", "<", ">"} // two-character ones first
+
+// ParseAssertion parses "strategy.metric OP value"; strategies are the ones in the run, so a
+// typo is caught before any load is sent.
+func ParseAssertion(expr string, strategies []string) (Assertion, error) {
+	a := Assertion{Expr: strings.TrimSpace(expr)}
+	if a.Expr == "" {
+		return a, fmt.Errorf("empty assertion")
+	}
+	opAt := -1
+	for i := 0; i < len(a.Expr) && opAt < 0; i++ {
+		for _, op := range operators {
+			if strings.HasPrefix(a.Expr[i:], op) {
+				opAt, a.Op = i, op
+				break
+			}
+		}
+	}
+	if opAt < 0 {
+		return a, fmt.Errorf("assertion %q has no comparison (want strategy.metric OP value with OP one of == != < <= > >=)", expr)
+	}
+	left := strings.TrimSpace(a.Expr[:opAt])
+	right := strings.TrimSpace(a.Expr[opAt+len(a.Op):])
+	strategy, metric, ok := strings.Cut(left, ".")
+	if !ok || strategy == "" || metric == "" {
+		return a, fmt.Errorf("assertion %q: left side must be strategy.metric, e.g. lua.overshoot", expr)
+	}
+	a.Strategy, a.Metric = strategy, strings.ToLower(metric)
+	if !contains(strategies, a.Strategy) {
+		return a, fmt.Errorf("assertion %q: strategy %q is not in this run (running: %s)", expr, a.Strategy, strings.Join(strategies, ", "))
+	}
+	if _, ok := metrics[a.Metric]; !ok {
+		return a, fmt.Errorf("assertion %q: unknown metric %q (known: %s)", expr, metric, strings.Join(MetricNames(), ", "))
+	}
+	if right == "" {
+		return a, fmt.Errorf("assertion %q has no value after %s", expr, a.Op)
+	}
+	if strings.ContainsAny(right, "=<>!") {
+		return a, fmt.Errorf("assertion %q: bad value %q", expr, right)
+	}
+	v, err := parseValue(right, isLatency(a.Metric))
+	if err != nil {
+		return a, fmt.Errorf("assertion %q: %v", expr, err)
+	}
+	a.Value = v
+	return a, nil
+}
+
+// parseValue reads a number, or for latency a duration ("5ms", "1.5s", "250us"); a bare
+// number for latency means milliseconds.
+func parseValue(s string, latency bool) (float64, error) {
+	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, fmt.Errorf("value %q is not a finite number", s)
+		}
+		return v, nil
+	}
+	if !latency {
+		return 0, fmt.Errorf("value %q is not a number", s)
+	}
+	d, err := time.ParseDuration(strings.ReplaceAll(s, "µs", "us"))
+	if err != nil {
+		return 0, fmt.Errorf("value %q is not a duration (e.g. 5ms, 250us, 1.5s)", s)
+	}
+	return float64(d) / float64(time.Millisecond), nil
+}
+
+// Eval tests the assertion against a run's summary.
+func (a Assertion) Eval(sum Summary) AssertionResult {
+	res := AssertionResult{Expr: a.Expr}
+	for _, s := range sum.Strategies {
+		if s.Name != a.Strategy {
+			continue
+		}
+		actual := metrics[a.Metric](s)
+		res.Actual = actual
+		if actual == nil {
+			return res // no data is never a pass
+		}
+		v := *actual
+		switch a.Op {
+		case "==":
+			res.Passed = v == a.Value
+		case "!=":
+			res.Passed = v != a.Value
+		case "<":
+			res.Passed = v < a.Value
+		case "<=":
+			res.Passed = v <= a.Value
+		case ">":
+			res.Passed = v > a.Value
+		case ">=":
+			res.Passed = v >= a.Value
+		}
+		return res
+	}
+	return res
+}

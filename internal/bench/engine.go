@@ -1,0 +1,256 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+// StrategyRun is one strategy the hammer drives, with its limiter already built.
+type StrategyRun struct {
+	Name    string
+	Limiter limiter.Limiter
+	// Commands and Inner are the commandstats names the strategy sends and runs inside
+	// scripts (limiter.Commands), for attributing server time.
+	Commands, Inner []string
+	// Witness optionally replaces the in-process concurrency witness (the shared Redis one).
+	Witness func(key string) Checker
+}
+
+// Config describes one run. Durations and counts are validated by the caller.
+type Config struct {
+	RunID   string
+	Target  Target
+	Limiter limiter.Kind
+	Limit   int64   // concurrency and windows: the limit; token bucket: the burst
+	Rate    float64 // token bucket: refill per second
+	Window  time.Duration
+	// Strategies run at the same time, each with Workers goroutines and its own keys.
+	Strategies []StrategyRun
+	Workers    int
+	Duration   time.Duration // stop after this much unpaused time (0: no time bound)
+	Requests   int64         // stop after this many decisions per strategy (0: no count bound)
+	Hold       time.Duration // how long an admitted request holds its slot
+	OpenRate   float64       // decisions per second per strategy (open loop); 0 is closed loop
+	Keys       []string      // per strategy: Keys[i] is prefixed by KeyFor
+	KeyFor     func(strategy string, i int) string
+	KeyCount   int
+	// FailOpen admits when Redis errors or times out; otherwise such a decision is a reject.
+	FailOpen bool
+	// Horizon is how late an admit may be recorded after a newer one: the call timeout.
+	Horizon time.Duration
+	Tick    time.Duration // snapshot interval (100ms if zero)
+	Now     func() time.Time
+	// ServerStats reads INFO commandstats (summed over masters); nil when unavailable.
+	ServerStats func(ctx context.Context) (map[string]CmdStat, error)
+	// ErrorBackoff pauses a worker after a failed decision so an outage is not a busy loop.
+	ErrorBackoff time.Duration
+}
+
+// Engine runs the load. Build one with New, run it once with Run.
+type Engine struct {
+	cfg    Config
+	paused atomic.Bool
+	resume chan struct{} // closed and replaced on every resume
+	mu     sync.Mutex
+}
+
+// New prepares an engine.
+func New(cfg Config) *Engine {
+	if cfg.Tick == 0 {
+		cfg.Tick = 100 * time.Millisecond
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.KeyCount < 1 {
+		cfg.KeyCount = 1
+	}
+	if cfg.Horizon < time.Second {
+		cfg.Horizon = time.Second
+	}
+	return &Engine{cfg: cfg, resume: make(chan struct{})}
+}
+
+// SetPaused stops (true) or resumes (false) sending load; workers finish their current call.
+func (e *Engine) SetPaused(p bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.paused.Swap(p) && !p {
+		close(e.resume)
+		e.resume = make(chan struct{})
+	}
+}
+
+// Paused reports whether load is paused.
+func (e *Engine) Paused() bool { return e.paused.Load() }
+
+// waitIfPaused blocks while paused; false means the context ended.
+func (e *Engine) waitIfPaused(ctx context.Context) bool {
+	for e.paused.Load() {
+		e.mu.Lock()
+		ch := e.resume
+		e.mu.Unlock()
+		if !e.paused.Load() {
+			break
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return ctx.Err() == nil
+}
+
+// Run drives every strategy until the duration or request bound is reached or ctx ends. It
+// sends a Snapshot every tick without ever blocking a worker (a slow reader misses ticks), sends
+// a final snapshot with Done set, closes snapshots, and returns the Summary. A cancelled ctx is
+// not an error: the summary says Interrupted.
+func (e *Engine) Run(ctx context.Context, snapshots chan<- Snapshot) (Summary, error) {
+	if snapshots != nil {
+		defer close(snapshots)
+	}
+	cfg := e.cfg
+	if len(cfg.Strategies) == 0 {
+		return Summary{}, errors.New("no strategy to run")
+	}
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+
+	runs := make([]*strategyState, len(cfg.Strategies))
+	for i, s := range cfg.Strategies {
+		runs[i] = newStrategyState(cfg, s)
+	}
+	statsBefore := e.readStats(ctx)
+
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		r.start(loadCtx, e, &wg, start)
+	}
+
+	ticker := time.NewTicker(cfg.Tick)
+	defer ticker.Stop()
+	clock := activeClock{start: start}
+	lastTick := start
+	var serverUsec []*float64
+	lastStats := start
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+
+loop:
+	for {
+		select {
+		case <-done:
+			break loop
+		case <-ctx.Done():
+			stopLoad()
+			<-done
+			break loop
+		case now := <-ticker.C:
+			clock.advance(now, e.paused.Load())
+			if cfg.Duration > 0 && clock.active >= cfg.Duration {
+				stopLoad()
+			}
+			if cfg.ServerStats != nil && now.Sub(lastStats) >= time.Second {
+				serverUsec = attributeServerTime(cfg.Strategies, statsBefore, e.readStats(ctx), runs)
+				lastStats = now
+			}
+			snap := e.snapshot(runs, clock.active, now.Sub(lastTick), now.Sub(start), serverUsec, false, false)
+			lastTick = now
+			if snapshots != nil {
+				select {
+				case snapshots <- snap:
+				default: // the reader is behind: drop this tick, never block
+				}
+			}
+		}
+	}
+	end := time.Now()
+	clock.advance(end, e.paused.Load())
+	for _, r := range runs {
+		r.finish()
+	}
+	if cfg.ServerStats != nil {
+		serverUsec = attributeServerTime(cfg.Strategies, statsBefore, e.readStats(context.WithoutCancel(ctx)), runs)
+	}
+	final := e.snapshot(runs, clock.active, end.Sub(lastTick), end.Sub(start), serverUsec, true, true)
+	if snapshots != nil {
+		select {
+		case snapshots <- final:
+		case <-time.After(time.Second):
+		}
+	}
+	return Summary{
+		RunID: cfg.RunID, Target: cfg.Target, Limiter: cfg.Limiter, Limit: cfg.Limit, Workers: cfg.Workers,
+		Duration: clock.active, Interrupted: ctx.Err() != nil, Strategies: final.Strategies,
+	}, nil
+}
+
+func (e *Engine) readStats(ctx context.Context) map[string]CmdStat {
+	if e.cfg.ServerStats == nil {
+		return nil
+	}
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, err := e.cfg.ServerStats(sctx)
+	if err != nil {
+		return nil
+	}
+	return st
+}
+
+// activeClock measures time under load, leaving out pauses.
+type activeClock struct {
+	start, last time.Time
+	active      time.Duration
+}
+
+func (c *activeClock) advance(now time.Time, paused bool) {
+	if c.last.IsZero() {
+		c.last = c.start
+	}
+	if !paused {
+		c.active += now.Sub(c.last)
+	}
+	c.last = now
+}
+
+func (e *Engine) snapshot(runs []*strategyState, active, sinceTick, wall time.Duration, serverUsec []*float64, done, final bool) Snapshot {
+	cfg := e.cfg
+	s := Snapshot{
+		Target: cfg.Target, Limiter: cfg.Limiter, Limit: cfg.Limit, Workers: cfg.Workers,
+		Elapsed: active, Total: cfg.Duration, Paused: e.paused.Load(), Done: done,
+	}
+	switch {
+	case cfg.Duration > 0:
+		s.Progress = min(1, float64(active)/float64(cfg.Duration))
+	case cfg.Requests > 0:
+		var least int64 = -1
+		for _, r := range runs {
+			if a := r.attempts.Load(); least < 0 || a < least {
+				least = a
+			}
+		}
+		s.Progress = min(1, float64(least)/float64(cfg.Requests))
+	}
+	if done {
+		s.Progress = 1
+	}
+	for i, r := range runs {
+		st := r.view(sinceTick, active, final)
+		if i < len(serverUsec) {
+			st.ServerUsecPerCall = serverUsec[i]
+		}
+		s.Strategies = append(s.Strategies, st)
+	}
+	return s
+}
+
+// ErrorKinds is the order error kinds are reported in.
+var ErrorKinds = []string{"timeout", "connection", "noscript", "busy", "readonly", "loading", "oom", "noperm", "cluster", "script", "other"}

@@ -1,0 +1,46 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+)
+
+// Classify names the kind of a failed decision, for errors-by-kind counts.
+func Classify(err error) string {
+	if err == nil {
+		return ""
+	}
+	var netErr net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) {
+		return "timeout"
+	}
+	msg := err.Error()
+	upper := strings.ToUpper(msg)
+	switch {
+	case strings.HasPrefix(upper, "NOSCRIPT"):
+		return "noscript"
+	case strings.HasPrefix(upper, "BUSY"):
+		return "busy"
+	case strings.HasPrefix(upper, "READONLY"):
+		return "readonly"
+	case strings.HasPrefix(upper, "LOADING"):
+		return "loading"
+	case strings.HasPrefix(upper, "OOM"):
+		return "oom"
+	case strings.HasPrefix(upper, "NOPERM"), strings.Contains(upper, "NOAUTH"), strings.Contains(upper, "WRONGPASS"):
+		return "noperm"
+	case strings.HasPrefix(upper, "MOVED"), strings.HasPrefix(upper, "ASK"), strings.HasPrefix(upper, "CLUSTERDOWN"),
+		strings.HasPrefix(upper, "CROSSSLOT"), strings.HasPrefix(upper, "TRYAGAIN"):
+		return "cluster"
+	case strings.Contains(msg, "script") || strings.Contains(msg, "Script") || strings.Contains(msg, "@user_script"):
+		return "script"
+	case strings.Contains(msg, "i/o timeout"):
+		return "timeout"
+	case errors.As(err, &netErr), strings.Contains(msg, "connection refused"), strings.Contains(msg, "EOF"),
+		strings.Contains(msg, "connection reset"), strings.Contains(msg, "broken pipe"), strings.Contains(msg, "closed"):
+		return "connection"
+	}
+	return "other"
+}

@@ -1,0 +1,285 @@
+package bench
+
+import (
+	"context"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+// Latencies are recorded in microseconds from 1µs to 10 minutes at 3 significant figures:
+// a fixed-size histogram, so memory stays flat however long the run.
+const (
+	histMin     = 1
+	histMax     = int64(10 * time.Minute / time.Microsecond)
+	histSigFigs = 3
+)
+
+// strategyState is one strategy's workers, counters, checkers and latency histogram.
+type strategyState struct {
+	cfg  Config
+	run  StrategyRun
+	keys []string
+
+	attempts, admitted, rejected, errs, retries atomic.Int64
+	failOpen, failClosed, issued                 atomic.Int64
+
+	errMu    sync.Mutex
+	errKinds map[string]int64
+
+	histMu sync.Mutex
+	hist   *hdrhistogram.Histogram
+
+	checkers []Checker // one per key: the limit applies per key
+
+	// tick state, touched only by the engine's loop
+	lastAttempts int64
+	last         StrategySnapshot
+}
+
+func newStrategyState(cfg Config, run StrategyRun) *strategyState {
+	s := &strategyState{cfg: cfg, run: run, errKinds: map[string]int64{},
+		hist: hdrhistogram.New(histMin, histMax, histSigFigs)}
+	for i := 0; i < cfg.KeyCount; i++ {
+		key := cfg.KeyFor(run.Name, i)
+		s.keys = append(s.keys, key)
+		s.checkers = append(s.checkers, s.newChecker(key))
+	}
+	return s
+}
+
+func (s *strategyState) newChecker(key string) Checker {
+	horizon := s.cfg.Horizon.Milliseconds() + 1000
+	switch s.cfg.Limiter {
+	case limiter.Concurrency:
+		if s.run.Witness != nil {
+			return s.run.Witness(key)
+		}
+		return NewWitness(s.cfg.Limit)
+	case limiter.FixedWindow:
+		return NewSlidingChecker(s.cfg.Limit, s.cfg.Window.Milliseconds(), horizon, true)
+	case limiter.SlidingWindow:
+		return NewSlidingChecker(s.cfg.Limit, s.cfg.Window.Milliseconds(), horizon, false)
+	default:
+		return NewBucketChecker(s.cfg.Limit, s.cfg.Rate, 1, horizon)
+	}
+}
+
+// start launches the workers (and, for an open loop, the scheduler that paces them).
+func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup, begin time.Time) {
+	var schedule chan time.Time
+	if s.cfg.OpenRate > 0 {
+		schedule = make(chan time.Time, s.cfg.Workers*4)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(schedule)
+			s.pace(ctx, e, schedule, begin)
+		}()
+	}
+	for w := 0; w < s.cfg.Workers; w++ {
+		wg.Add(1)
+		go func(worker int) {
+			defer wg.Done()
+			s.work(ctx, e, worker, schedule)
+		}(w)
+	}
+}
+
+// pace emits the scheduled start of every request at the open-loop rate. When workers fall
+// behind, the schedule does not slip: latency is measured from the scheduled start, so the
+// queueing shows (no coordinated omission).
+func (s *strategyState) pace(ctx context.Context, e *Engine, schedule chan<- time.Time, begin time.Time) {
+	interval := time.Duration(float64(time.Second) / s.cfg.OpenRate)
+	next := begin
+	for n := int64(0); ; n++ {
+		if s.cfg.Requests > 0 && n >= s.cfg.Requests {
+			return
+		}
+		if e.paused.Load() {
+			if !e.waitIfPaused(ctx) {
+				return
+			}
+			next = time.Now() // a pause is not a backlog
+		}
+		if d := time.Until(next); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+		}
+		select {
+		case schedule <- next:
+		case <-ctx.Done():
+			return
+		}
+		next = next.Add(interval)
+	}
+}
+
+func (s *strategyState) work(ctx context.Context, e *Engine, worker int, schedule <-chan time.Time) {
+	i := worker
+	for {
+		if !e.waitIfPaused(ctx) {
+			return
+		}
+		var scheduled time.Time
+		if schedule != nil {
+			var ok bool
+			if scheduled, ok = <-schedule; !ok {
+				return
+			}
+		} else if s.cfg.Requests > 0 && s.issued.Add(1) > s.cfg.Requests {
+			return
+		}
+		key := i % len(s.keys)
+		i += s.cfg.Workers
+		s.decide(ctx, key, scheduled)
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// decide runs one acquire (and, when admitted, the hold and the release) and records it.
+func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time.Time) {
+	key, check := s.keys[keyIndex], s.checkers[keyIndex]
+	now := s.cfg.Now()
+	started := time.Now()
+	if !scheduled.IsZero() {
+		started = scheduled
+	}
+	d, err := s.run.Limiter.Acquire(ctx, key, now)
+	latency := time.Since(started)
+	if err != nil && ctx.Err() != nil {
+		return // the run is over; an interrupted call is not a decision
+	}
+	s.attempts.Add(1)
+	s.record(latency)
+	if err != nil {
+		s.errs.Add(1)
+		s.countError(Classify(err))
+		if s.cfg.FailOpen {
+			s.failOpen.Add(1)
+			s.hold(ctx)
+		} else {
+			s.failClosed.Add(1)
+		}
+		if s.cfg.ErrorBackoff > 0 {
+			sleepCtx(ctx, s.cfg.ErrorBackoff)
+		}
+		return
+	}
+	s.retries.Add(int64(d.Retries))
+	if !d.Allowed {
+		s.rejected.Add(1)
+		return
+	}
+	s.admitted.Add(1)
+	check.Admit(now.UnixMilli())
+	s.hold(ctx)
+	if s.cfg.Limiter == limiter.Concurrency {
+		check.Release() // before the release is sent, so the witness never over-counts
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Horizon)
+		if err := s.run.Limiter.Release(rctx, key, d); err != nil {
+			s.countError("release")
+		}
+		cancel()
+	}
+}
+
+func (s *strategyState) hold(ctx context.Context) {
+	if s.cfg.Hold > 0 {
+		sleepCtx(ctx, s.cfg.Hold)
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+func (s *strategyState) record(latency time.Duration) {
+	us := max(histMin, min(histMax, latency.Microseconds()))
+	s.histMu.Lock()
+	s.hist.RecordValue(us) //nolint:errcheck // clamped into range above
+	s.histMu.Unlock()
+}
+
+func (s *strategyState) countError(kind string) {
+	s.errMu.Lock()
+	s.errKinds[kind]++
+	s.errMu.Unlock()
+}
+
+// finish settles the checkers once no more admits can arrive.
+func (s *strategyState) finish() {
+	for _, c := range s.checkers {
+		c.Finish()
+	}
+}
+
+// view is the strategy's snapshot; sinceTick is the time since the previous snapshot.
+func (s *strategyState) view(sinceTick, active time.Duration, final bool) StrategySnapshot {
+	attempts := s.attempts.Load()
+	v := StrategySnapshot{
+		Name: s.run.Name, Attempts: attempts, Admitted: s.admitted.Load(), Rejected: s.rejected.Load(),
+		Errors: s.errs.Load(), Retries: s.retries.Load(),
+		FailOpenAdmits: s.failOpen.Load(), FailClosedRejects: s.failClosed.Load(),
+	}
+	s.errMu.Lock()
+	v.ErrorsByKind = make(map[string]int64, len(s.errKinds))
+	for k, n := range s.errKinds {
+		v.ErrorsByKind[k] = n
+	}
+	s.errMu.Unlock()
+	for _, c := range s.checkers {
+		var r CheckResult
+		if final {
+			r = c.Finish()
+		} else {
+			r = c.Result()
+		}
+		v.Peak = max(v.Peak, r.Peak)
+		v.Overshoot = max(v.Overshoot, r.Overshoot)
+		v.OvershootEvent += r.OvershootEvent
+		v.Current = max(v.Current, r.Current)
+	}
+	if sinceTick > 0 && !final {
+		v.Throughput = float64(attempts-s.lastAttempts) / sinceTick.Seconds()
+	}
+	if active > 0 {
+		v.AvgThroughput = float64(attempts) / active.Seconds()
+	}
+	if final {
+		v.Throughput = v.AvgThroughput
+	}
+	s.lastAttempts = attempts
+	s.histMu.Lock()
+	if s.hist.TotalCount() > 0 {
+		v.Latency = Latency{
+			P50: us(s.hist.ValueAtQuantile(50)), P90: us(s.hist.ValueAtQuantile(90)),
+			P99: us(s.hist.ValueAtQuantile(99)), P999: us(s.hist.ValueAtQuantile(99.9)), Max: us(s.hist.Max()),
+		}
+	}
+	s.histMu.Unlock()
+	s.last = v
+	return v
+}
+
+func us(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+
+// round3 keeps three decimals for display values.
+func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
