@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -54,7 +55,7 @@ func (c *checker) local(name string) *value {
 	return nil
 }
 
-// report adds a diagnostic at p, falling back to the first non-blank column
+// report adds a diagnostic at a position, falling back to the first non-blank column
 // of the line when the token's column is unknown.
 func (c *checker) report(at pos, rule, format string, args ...any) {
 	line := max(at.line, 1)
@@ -195,35 +196,16 @@ func (c *checker) numberFor(s *ast.NumberForStmt) {
 	c.expr(s.Init)
 	limit := c.expr(s.Limit)
 	c.expr(s.Step)
-	grows := limit.grows
-	if grows == "" {
-		grows = lengthOfGrowing(s.Limit, c)
-	}
 	calls := c.redisCalls
 	c.push()
 	c.declare(s.Name, value{origin: fromLoop, name: s.Name})
 	c.stmts(s.Stmts)
 	c.pop()
-	if grows != "" && c.redisCalls > calls {
+	if limit.grows != "" && c.redisCalls > calls {
 		c.report(c.pos.atStmt(s), RuleUnboundedLoop,
 			"for loop up to the size of %s calls redis.call once per element; that reply grows with the data, so bound it (ZRANGE key 0 N-1, ZRANGEBYSCORE ... LIMIT 0 N) and let the client call again for the rest",
-			grows)
+			limit.grows)
 	}
-}
-
-// lengthOfGrowing finds `#reply` in a numeric for limit (also inside
-// arithmetic such as #reply - 1) where reply is a growing redis.call reply.
-func lengthOfGrowing(e ast.Expr, c *checker) string {
-	switch e := e.(type) {
-	case *ast.UnaryLenOpExpr:
-		return c.peek(e.Expr).grows
-	case *ast.ArithmeticOpExpr:
-		if g := lengthOfGrowing(e.Lhs, c); g != "" {
-			return g
-		}
-		return lengthOfGrowing(e.Rhs, c)
-	}
-	return ""
 }
 
 func (c *checker) genericFor(s *ast.GenericForStmt) {
@@ -253,24 +235,24 @@ func (c *checker) genericFor(s *ast.GenericForStmt) {
 	}
 }
 
-// iterated evaluates a generic for's explist and returns the table being
-// iterated when it is ipairs(t) or pairs(t).
+// iterated walks a generic for's explist and returns the table iterated
+// when it is ipairs(t) or pairs(t).
 func (c *checker) iterated(exprs []ast.Expr) value {
-	if len(exprs) == 0 {
-		return value{}
+	var over value
+	for i, e := range exprs {
+		if call, ok := e.(*ast.FuncCallExpr); ok && i == 0 && len(call.Args) > 0 && c.isPairs(call.Func) {
+			over = c.exprList(call.Args, 0)[0]
+			continue
+		}
+		c.expr(e)
 	}
-	call, ok := exprs[0].(*ast.FuncCallExpr)
-	if !ok || call.Func == nil {
-		c.exprList(exprs, 0)
-		return value{}
-	}
-	fn := c.expr(call.Func)
-	args := c.exprList(call.Args, 1)
-	c.exprList(exprs[1:], 0)
-	if fn.origin == builtin && (fn.name == "ipairs" || fn.name == "pairs") {
-		return args[0]
-	}
-	return value{}
+	return over
+}
+
+// isPairs reports whether fn is Lua's own ipairs or pairs.
+func (c *checker) isPairs(fn ast.Expr) bool {
+	name, ok := fn.(*ast.IdentExpr)
+	return ok && (name.Value == "ipairs" || name.Value == "pairs") && c.local(name.Value) == nil
 }
 
 // exprList evaluates expressions left to right and returns at least n values
@@ -283,18 +265,6 @@ func (c *checker) exprList(es []ast.Expr, n int) []value {
 	return vals
 }
 
-// peek resolves an expression that has been walked already, without walking
-// it again (which would report its diagnostics twice).
-func (c *checker) peek(e ast.Expr) value {
-	switch e := e.(type) {
-	case *ast.IdentExpr:
-		return c.ident(e)
-	case *ast.AttrGetExpr:
-		return c.index(c.peek(e.Object), e.Key, c.peek(e.Key))
-	}
-	return value{name: render(e)}
-}
-
 func (c *checker) ident(e *ast.IdentExpr) value {
 	if v := c.local(e.Value); v != nil {
 		return *v
@@ -304,7 +274,7 @@ func (c *checker) ident(e *ast.IdentExpr) value {
 		return value{origin: keysTable, name: "KEYS"}
 	case "ARGV":
 		return value{origin: argvTable, name: "ARGV"}
-	case "redis", "math", "tonumber", "ipairs", "pairs":
+	case "redis", "math", "tonumber":
 		return value{origin: builtin, name: e.Value}
 	}
 	return value{name: e.Value}
@@ -354,15 +324,14 @@ func (c *checker) expr(e ast.Expr) value {
 		l, r := c.expr(e.Lhs), c.expr(e.Rhs)
 		return value{origin: fromConcat, name: clip(l.name + " .. " + r.name)}
 	case *ast.ArithmeticOpExpr:
-		c.arithmetic(e.Lhs, e.Operator)
-		c.arithmetic(e.Rhs, e.Operator)
-		return value{origin: fromNumber, name: render(e)}
+		// A count derived from a growing reply (#reply - 1) grows with it.
+		l, r := c.arithmetic(e.Lhs, e.Operator), c.arithmetic(e.Rhs, e.Operator)
+		return value{origin: fromNumber, name: render(e), grows: cmp.Or(l.grows, r.grows)}
 	case *ast.UnaryMinusOpExpr:
 		c.arithmetic(e.Expr, "unary -")
 		return value{origin: fromNumber, name: render(e)}
 	case *ast.UnaryLenOpExpr:
-		c.expr(e.Expr)
-		return value{origin: fromNumber, name: render(e)}
+		return value{origin: fromNumber, name: render(e), grows: c.expr(e.Expr).grows}
 	case *ast.UnaryNotOpExpr:
 		c.expr(e.Expr)
 	case *ast.RelationalOpExpr:
@@ -412,12 +381,14 @@ func (c *checker) call(e *ast.FuncCallExpr) value {
 }
 
 // arithmetic walks an operand of + - * / % ^ or unary minus.
-func (c *checker) arithmetic(operand ast.Expr, op string) {
-	if v := c.expr(operand); v.origin == fromArgv {
+func (c *checker) arithmetic(operand ast.Expr, op string) value {
+	v := c.expr(operand)
+	if v.origin == fromArgv {
 		c.report(c.pos.at(operand), RuleArgvNumber,
 			"%s is a string used in arithmetic (%s): Lua converts it silently, and a value that is not a number fails with an obscure error mid-script; convert it once with tonumber (local n = tonumber(%s)) and check the result",
 			describe(operand, v), op, v.name)
 	}
+	return v
 }
 
 // comparison walks an operand of < <= > >=.

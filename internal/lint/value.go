@@ -59,17 +59,27 @@ func luaQuote(s string) string {
 	return "'" + s + "'"
 }
 
+// maxRenderDepth bounds how deep render descends. Without it, rendering each
+// level of a left-deep chain (a + b + c ..., f()()()) would walk down to its
+// first leaf every time: quadratic in the chain's length.
+const maxRenderDepth = 12
+
 // render prints an expression back as short Lua-like source for messages.
 func render(e ast.Expr) string {
 	var b strings.Builder
-	renderTo(&b, e)
+	renderTo(&b, e, 0)
 	return clip(b.String())
 }
 
-func renderTo(b *strings.Builder, e ast.Expr) {
+func renderTo(b *strings.Builder, e ast.Expr, depth int) {
 	if b.Len() > maxName {
-		return // clip will cut here anyway; stop descending
+		return // clip will cut here anyway
 	}
+	if depth > maxRenderDepth {
+		b.WriteString("...")
+		return
+	}
+	depth++
 	switch e := e.(type) {
 	case *ast.IdentExpr:
 		b.WriteString(e.Value)
@@ -86,19 +96,19 @@ func renderTo(b *strings.Builder, e ast.Expr) {
 	case *ast.Comma3Expr:
 		b.WriteString("...")
 	case *ast.AttrGetExpr:
-		renderTo(b, e.Object)
+		renderTo(b, e.Object, depth)
 		if key, ok := e.Key.(*ast.StringExpr); ok && isName(key.Value) {
 			b.WriteString("." + key.Value)
 			return
 		}
 		b.WriteString("[")
-		renderTo(b, e.Key)
+		renderTo(b, e.Key, depth)
 		b.WriteString("]")
 	case *ast.FuncCallExpr:
 		if e.Func != nil {
-			renderTo(b, e.Func)
+			renderTo(b, e.Func, depth)
 		} else {
-			renderTo(b, e.Receiver)
+			renderTo(b, e.Receiver, depth)
 			b.WriteString(":" + e.Method)
 		}
 		b.WriteString("(")
@@ -106,26 +116,26 @@ func renderTo(b *strings.Builder, e ast.Expr) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			renderTo(b, arg)
+			renderTo(b, arg, depth)
 		}
 		b.WriteString(")")
 	case *ast.StringConcatOpExpr:
-		renderBinary(b, e.Lhs, "..", e.Rhs)
+		renderBinary(b, e.Lhs, "..", e.Rhs, depth)
 	case *ast.ArithmeticOpExpr:
-		renderBinary(b, e.Lhs, e.Operator, e.Rhs)
+		renderBinary(b, e.Lhs, e.Operator, e.Rhs, depth)
 	case *ast.RelationalOpExpr:
-		renderBinary(b, e.Lhs, e.Operator, e.Rhs)
+		renderBinary(b, e.Lhs, e.Operator, e.Rhs, depth)
 	case *ast.LogicalOpExpr:
-		renderBinary(b, e.Lhs, e.Operator, e.Rhs)
+		renderBinary(b, e.Lhs, e.Operator, e.Rhs, depth)
 	case *ast.UnaryMinusOpExpr:
 		b.WriteString("-")
-		renderTo(b, e.Expr)
+		renderTo(b, e.Expr, depth)
 	case *ast.UnaryNotOpExpr:
 		b.WriteString("not ")
-		renderTo(b, e.Expr)
+		renderTo(b, e.Expr, depth)
 	case *ast.UnaryLenOpExpr:
 		b.WriteString("#")
-		renderTo(b, e.Expr)
+		renderTo(b, e.Expr, depth)
 	case *ast.TableExpr:
 		b.WriteString("{...}")
 	case *ast.FunctionExpr:
@@ -135,10 +145,10 @@ func renderTo(b *strings.Builder, e ast.Expr) {
 	}
 }
 
-func renderBinary(b *strings.Builder, lhs ast.Expr, op string, rhs ast.Expr) {
-	renderTo(b, lhs)
+func renderBinary(b *strings.Builder, lhs ast.Expr, op string, rhs ast.Expr, depth int) {
+	renderTo(b, lhs, depth)
 	b.WriteString(" " + op + " ")
-	renderTo(b, rhs)
+	renderTo(b, rhs, depth)
 }
 
 // isName reports whether s can follow a dot (t.name) in Lua.
