@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // edgeSeeds are small inputs at the edges of the parser and the walker, seeded
@@ -31,6 +32,8 @@ var edgeSeeds = []string{
 	"return " + strings.Repeat("(", 300) + "ARGV[1]" + strings.Repeat(")", 300) + " + 1",
 	"return " + strings.Repeat("KEYS[1] .. ", 500) + "'x'",
 	"return " + strings.Repeat("-", 500) + "ARGV[1]",
+	"return redis.call('GET', '\xff\xfe\n')",
+	"return redis.call('GET', '" + strings.Repeat("é", 60) + "')",
 }
 
 func FuzzLint(f *testing.F) {
@@ -89,8 +92,8 @@ func checkWellFormed(t *testing.T, src []byte) {
 			t.Errorf("%v: unknown rule", d)
 		case d.Severity != severities[d.Rule]:
 			t.Errorf("%v: severity %q, want %q", d, d.Severity, severities[d.Rule])
-		case d.Message == "" || strings.ContainsAny(d.Message, "\r\n"):
-			t.Errorf("%v: message must be one non-empty line", d)
+		case d.Message == "" || strings.ContainsAny(d.Message, "\r\n") || !utf8.ValidString(d.Message):
+			t.Errorf("%v: message must be one non-empty line of UTF-8", d)
 		case d.Rule == RuleSyntax && len(ds) != 1:
 			t.Errorf("%v: a syntax error must be the only diagnostic, got %d", d, len(ds))
 		}

@@ -3,6 +3,7 @@ package lint
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -43,17 +44,23 @@ type value struct {
 // names grow quadratically.
 const maxName = 80
 
-// clip shortens s to maxName bytes, marking the cut.
+// clip shortens s to about maxName bytes, marking the cut, without
+// splitting a UTF-8 sequence.
 func clip(s string) string {
 	if len(s) <= maxName {
 		return s
 	}
-	return s[:maxName] + "..."
+	cut := maxName
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
-// luaQuote renders a string literal as the script would read it.
+// luaQuote renders a string literal as the script would read it; escapes
+// keep control characters and invalid UTF-8 out of messages.
 func luaQuote(s string) string {
-	if strings.ContainsAny(s, "'\\") || strings.ContainsFunc(s, func(r rune) bool { return r < ' ' }) {
+	if strings.ContainsAny(s, "'\\") || !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) {
 		return strconv.Quote(s)
 	}
 	return "'" + s + "'"
