@@ -214,14 +214,17 @@ func (c *checker) genericFor(s *ast.GenericForStmt) {
 	c.push()
 	for i, name := range s.Names {
 		v := value{origin: fromLoop, name: name}
-		// The value variable of ipairs(KEYS) is a declared key, and of
-		// ipairs(ARGV) an argument; the index variable is neither.
+		// The value variable of ipairs(KEYS) (or of a list of KEYS entries)
+		// is a declared key, and of ipairs(ARGV) an argument; the index
+		// variable is neither.
 		if i == 1 && len(s.Names) > 1 {
 			switch over.origin {
 			case keysTable:
 				v = value{origin: fromKeys, name: "KEYS[" + s.Names[0] + "]"}
 			case argvTable:
 				v = value{origin: fromArgv, name: "ARGV[" + s.Names[0] + "]"}
+			case keyList:
+				v = value{origin: fromKeys, name: clip(over.name + "[" + s.Names[0] + "]")}
 			}
 		}
 		c.declare(name, v)
@@ -291,6 +294,8 @@ func (c *checker) index(t value, key ast.Expr, k value) value {
 		return value{origin: fromKeys, name: clip("KEYS[" + k.name + "]")}
 	case t.origin == argvTable:
 		return value{origin: fromArgv, name: clip("ARGV[" + k.name + "]")}
+	case t.origin == keyList:
+		return value{origin: fromKeys, name: clip(t.name + "[" + k.name + "]")}
 	case t.origin == builtin && t.name == "redis" && (keyName == "call" || keyName == "pcall"):
 		return value{origin: builtin, name: "redis." + keyName}
 	case t.origin == builtin && t.name == "math" && keyName == "random":
@@ -350,9 +355,16 @@ func (c *checker) expr(e ast.Expr) value {
 			return value{origin: l.origin, name: render(e)}
 		}
 	case *ast.TableExpr:
+		// {KEYS[1], KEYS[2]} is a list of declared keys; iterating it or
+		// indexing it gives declared keys.
+		onlyKeys := len(e.Fields) > 0
 		for _, f := range e.Fields {
 			c.expr(f.Key)
-			c.expr(f.Value)
+			v := c.expr(f.Value)
+			onlyKeys = onlyKeys && f.Key == nil && v.origin == fromKeys
+		}
+		if onlyKeys {
+			return value{origin: keyList, name: render(e)}
 		}
 	case *ast.FunctionExpr:
 		c.function(e, false)

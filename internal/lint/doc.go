@@ -48,8 +48,9 @@
 // A small data flow tracks what each local holds: the value of its most
 // recent assignment in source order (branches and loop bodies are walked
 // once, in order). KEYS[i], a local assigned from it, a local assigned from
-// that local, t[i] for `local t = KEYS`, and the values of ipairs(KEYS) are
-// all declared keys; tonumber(...), number literals, arithmetic and
+// that local, t[i] for `local t = KEYS`, the values of ipairs(KEYS), and
+// the entries of a table constructor holding only such keys are all
+// declared keys; tonumber(...), number literals, arithmetic and
 // `tonumber(x) or default` are numbers.
 //
 // Where the linter cannot know, it stays silent rather than guess: commands

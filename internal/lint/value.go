@@ -24,6 +24,7 @@ const (
 	fromReply                 // the reply of redis.call/pcall
 	keysTable                 // the KEYS table itself (so `local keys = KEYS` works)
 	argvTable                 // the ARGV table itself
+	keyList                   // a table constructor holding only declared keys
 	builtin                   // a Redis-provided global or one of its fields; name says which
 )
 
