@@ -44,7 +44,6 @@ func scanTokens(src []byte) []token {
 		if err != nil || tok.Type < 0 {
 			return tokens
 		}
-		lexer.PrevTokenType = tok.Type
 		tokens = append(tokens, token{tok.Type, tok.Str, pos{tok.Pos.Line, tok.Pos.Column}})
 	}
 }
