@@ -1,0 +1,90 @@
+package lint
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// Lint checks one Redis Lua script and returns its diagnostics sorted by
+// line, column and rule; the slice is empty, never nil, for a clean script.
+// filename only labels the diagnostics. A script that does not parse gets a
+// single syntax diagnostic and no other checks.
+func Lint(filename string, src []byte) []Diagnostic {
+	lines := splitLines(src)
+	var diags []Diagnostic
+	chunk, err := parse.Parse(bytes.NewReader(src), filename)
+	// gopher-lua returns a nil chunk without an error when its parser panics
+	// with something other than an error; that is no parse either.
+	if err != nil || chunk == nil {
+		diags = []Diagnostic{syntaxError(filename, lines, err)}
+	} else {
+		c := &checker{file: filename, lines: lines, pos: locate(chunk, src), expired: map[string]bool{}}
+		c.block(chunk)
+		c.missingExpire()
+		diags = c.diags
+	}
+	diags = suppress(diags, lines)
+	sortDiagnostics(diags)
+	if diags == nil {
+		diags = []Diagnostic{}
+	}
+	return diags
+}
+
+// syntaxError turns a parser error into a diagnostic at the parser's
+// position; an error at the end of the file points just past the last
+// non-blank line.
+func syntaxError(filename string, lines []string, err error) Diagnostic {
+	d := Diagnostic{File: filename, Line: 1, Col: 1, Severity: severityOf(RuleSyntax), Rule: RuleSyntax}
+	var perr *parse.Error
+	switch {
+	case errors.As(err, &perr) && perr.Pos.Line == parse.EOF:
+		d.Line, d.Col = endOfText(lines)
+		d.Message = fmt.Sprintf("%s at end of file; close the block, string or comment that is still open (Redis runs Lua 5.1)",
+			strings.TrimSpace(perr.Message))
+	case errors.As(err, &perr):
+		d.Line, d.Col = max(perr.Pos.Line, 1), max(perr.Pos.Column, 1)
+		d.Message = fmt.Sprintf("%s near %q; fix the script so it compiles (Redis runs Lua 5.1)",
+			strings.TrimSpace(perr.Message), perr.Token)
+	case err != nil:
+		d.Message = fmt.Sprintf("the Lua parser failed: %s; fix the script so it compiles (Redis runs Lua 5.1)",
+			strings.TrimSpace(err.Error()))
+	default:
+		d.Message = "the Lua parser gave up without an error; fix the script so it compiles (Redis runs Lua 5.1)"
+	}
+	return d
+}
+
+// endOfText returns the position just after the last non-blank character.
+func endOfText(lines []string) (line, col int) {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if text := strings.TrimRight(lines[i], " \t"); text != "" {
+			return i + 1, len(text) + 1
+		}
+	}
+	return 1, 1
+}
+
+// splitLines splits src the way gopher-lua's scanner counts lines: "\n",
+// "\r", "\r\n" and "\n\r" each end one line. Line numbers and columns in
+// diagnostics then agree with the parser's.
+func splitLines(src []byte) []string {
+	var lines []string
+	start := 0
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if c != '\n' && c != '\r' {
+			continue
+		}
+		lines = append(lines, string(src[start:i]))
+		if i+1 < len(src) && (src[i+1] == '\n' || src[i+1] == '\r') && src[i+1] != c {
+			i++
+		}
+		start = i + 1
+	}
+	return append(lines, string(src[start:]))
+}

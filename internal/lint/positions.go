@@ -1,0 +1,244 @@
+package lint
+
+import (
+	"bytes"
+
+	"github.com/yuin/gopher-lua/ast"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// gopher-lua's AST keeps a line but no column for its nodes, while its
+// scanner knows both for every token. positions joins the two: it walks the
+// AST in source order and pairs every name and string literal (and the
+// while/repeat/for keywords) with the next scanner token of the same text.
+// Every such token belongs to exactly one of those AST leaves, so the pairing
+// is exact; where it fails (a leaf on another line than its token), the leaf
+// simply has no column and the diagnostic falls back to the line's first
+// non-blank column. Columns are 1-based byte offsets, a tab counting as one.
+
+// pos is a 1-based line and column.
+type pos struct{ line, col int }
+
+type token struct {
+	typ int
+	str string
+	pos pos
+}
+
+// positions maps AST leaves and loop statements to the position of their
+// token.
+type positions struct {
+	tokens []token
+	next   int // tokens before next are paired already
+	of     map[ast.PositionHolder]pos
+}
+
+// scanTokens lists the tokens of a script that parsed; a scan error cannot
+// happen then, but would only end the list early.
+func scanTokens(src []byte) []token {
+	sc := parse.NewScanner(bytes.NewReader(src), "")
+	var lexer parse.Lexer
+	var tokens []token
+	for {
+		tok, err := sc.Scan(&lexer)
+		if err != nil || tok.Type < 0 {
+			return tokens
+		}
+		tokens = append(tokens, token{tok.Type, tok.Str, pos{tok.Pos.Line, tok.Pos.Column}})
+	}
+}
+
+func locate(chunk []ast.Stmt, src []byte) *positions {
+	p := &positions{tokens: scanTokens(src), of: map[ast.PositionHolder]pos{}}
+	p.block(chunk)
+	return p
+}
+
+// pair finds the next unpaired token that matches and, for a node, records
+// its position. A node's token must be on the node's line: the search stops
+// past it, leaving the node without a column rather than pairing it wrongly.
+func (p *positions) pair(node ast.PositionHolder, line int, match func(token) bool) {
+	for i := p.next; i < len(p.tokens); i++ {
+		tok := p.tokens[i]
+		if line > 0 && tok.pos.line > line {
+			return
+		}
+		if match(tok) && (line <= 0 || tok.pos.line == line) {
+			p.next = i + 1
+			if node != nil {
+				p.of[node] = tok.pos
+			}
+			return
+		}
+	}
+}
+
+// word pairs a name or string literal; both are words, since `t.x`,
+// `{x = 1}` and `t["x"]` all give the AST the string "x".
+func (p *positions) word(node ast.PositionHolder, line int, text string) {
+	p.pair(node, line, func(t token) bool {
+		return (t.typ == parse.TIdent || t.typ == parse.TString) && t.str == text
+	})
+}
+
+// name pairs a declared name, which the AST keeps as a bare string.
+func (p *positions) name(text string) { p.word(nil, 0, text) }
+
+func (p *positions) keyword(stmt ast.Stmt, typ int) {
+	p.pair(stmt, stmt.Line(), func(t token) bool { return t.typ == typ })
+}
+
+func (p *positions) block(stmts []ast.Stmt) {
+	for _, s := range stmts {
+		p.stmt(s)
+	}
+}
+
+func (p *positions) stmt(s ast.Stmt) {
+	switch s := s.(type) {
+	case *ast.AssignStmt:
+		p.exprs(s.Lhs)
+		p.exprs(s.Rhs)
+	case *ast.LocalAssignStmt:
+		for _, n := range s.Names {
+			p.name(n)
+		}
+		p.exprs(s.Exprs)
+	case *ast.FuncCallStmt:
+		p.expr(s.Expr)
+	case *ast.DoBlockStmt:
+		p.block(s.Stmts)
+	case *ast.WhileStmt:
+		p.keyword(s, parse.TWhile)
+		p.expr(s.Condition)
+		p.block(s.Stmts)
+	case *ast.RepeatStmt:
+		p.keyword(s, parse.TRepeat)
+		p.block(s.Stmts)
+		p.expr(s.Condition)
+	case *ast.IfStmt:
+		p.expr(s.Condition)
+		p.block(s.Then)
+		p.block(s.Else)
+	case *ast.NumberForStmt:
+		p.keyword(s, parse.TFor)
+		p.name(s.Name)
+		p.expr(s.Init)
+		p.expr(s.Limit)
+		p.expr(s.Step)
+		p.block(s.Stmts)
+	case *ast.GenericForStmt:
+		p.keyword(s, parse.TFor)
+		for _, n := range s.Names {
+			p.name(n)
+		}
+		p.exprs(s.Exprs)
+		p.block(s.Stmts)
+	case *ast.FuncDefStmt:
+		if s.Name.Func != nil {
+			p.expr(s.Name.Func)
+		} else {
+			p.expr(s.Name.Receiver)
+			p.name(s.Name.Method)
+		}
+		p.expr(s.Func)
+	case *ast.ReturnStmt:
+		p.exprs(s.Exprs)
+	case *ast.LabelStmt:
+		p.name(s.Name)
+	case *ast.GotoStmt:
+		p.name(s.Label)
+	}
+}
+
+func (p *positions) exprs(es []ast.Expr) {
+	for _, e := range es {
+		p.expr(e)
+	}
+}
+
+func (p *positions) expr(e ast.Expr) {
+	switch e := e.(type) {
+	case *ast.IdentExpr:
+		p.word(e, e.Line(), e.Value)
+	case *ast.StringExpr:
+		p.word(e, e.Line(), e.Value)
+	case *ast.AttrGetExpr:
+		p.expr(e.Object)
+		p.expr(e.Key)
+	case *ast.TableExpr:
+		for _, f := range e.Fields {
+			p.expr(f.Key)
+			p.expr(f.Value)
+		}
+	case *ast.FuncCallExpr:
+		if e.Func != nil {
+			p.expr(e.Func)
+		} else {
+			p.expr(e.Receiver)
+			p.name(e.Method)
+		}
+		p.exprs(e.Args)
+	case *ast.LogicalOpExpr:
+		p.expr(e.Lhs)
+		p.expr(e.Rhs)
+	case *ast.RelationalOpExpr:
+		p.expr(e.Lhs)
+		p.expr(e.Rhs)
+	case *ast.StringConcatOpExpr:
+		p.expr(e.Lhs)
+		p.expr(e.Rhs)
+	case *ast.ArithmeticOpExpr:
+		p.expr(e.Lhs)
+		p.expr(e.Rhs)
+	case *ast.UnaryMinusOpExpr:
+		p.expr(e.Expr)
+	case *ast.UnaryNotOpExpr:
+		p.expr(e.Expr)
+	case *ast.UnaryLenOpExpr:
+		p.expr(e.Expr)
+	case *ast.FunctionExpr:
+		for _, n := range e.ParList.Names {
+			p.name(n)
+		}
+		p.block(e.Stmts)
+	}
+}
+
+// at returns where an expression starts, as far as its tokens tell: the
+// position of its leftmost name or string. col is 0 when unknown.
+func (p *positions) at(e ast.Expr) pos {
+	switch e := e.(type) {
+	case *ast.IdentExpr, *ast.StringExpr:
+		if at, ok := p.of[e]; ok {
+			return at
+		}
+	case *ast.AttrGetExpr:
+		return p.at(e.Object)
+	case *ast.FuncCallExpr:
+		if e.Func != nil {
+			return p.at(e.Func)
+		}
+		return p.at(e.Receiver)
+	case *ast.LogicalOpExpr:
+		return p.at(e.Lhs)
+	case *ast.RelationalOpExpr:
+		return p.at(e.Lhs)
+	case *ast.StringConcatOpExpr:
+		return p.at(e.Lhs)
+	case *ast.ArithmeticOpExpr:
+		return p.at(e.Lhs)
+	}
+	if e == nil {
+		return pos{}
+	}
+	return pos{line: e.Line()}
+}
+
+// atStmt returns the position of a loop statement's keyword.
+func (p *positions) atStmt(s ast.Stmt) pos {
+	if at, ok := p.of[s]; ok {
+		return at
+	}
+	return pos{line: s.Line()}
+}
