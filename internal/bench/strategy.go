@@ -27,7 +27,7 @@ type strategyState struct {
 	keys []string
 
 	attempts, admitted, rejected, errs, retries atomic.Int64
-	failOpen, failClosed, issued                 atomic.Int64
+	failOpen, failClosed, issued                atomic.Int64
 
 	errMu    sync.Mutex
 	errKinds map[string]int64
