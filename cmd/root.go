@@ -82,6 +82,7 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 
 	root.AddCommand(
 		newScriptsCmd(f),
+		newLintCmd(f),
 		newVersionCmd(f),
 	)
 	return root

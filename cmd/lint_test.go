@@ -1,0 +1,75 @@
+package cmd
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLintReportsDiagnosticsAndExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	clean := write("clean.lua", "local n = redis.call('INCR', KEYS[1])\nredis.call('PEXPIRE', KEYS[1], 1000)\nreturn n\n")
+	warn := write("warn.lua", "local t = redis.call('TIME')\nreturn redis.call('GET', KEYS[1])\n")
+	bad := write("bad.lua", "count = redis.call('GET', 'rl:' .. ARGV[1])\nreturn count\n")
+
+	run(t, "lint", clean).wantExit(t, ExitOK)
+
+	w := run(t, "lint", warn).wantExit(t, ExitOK)
+	if !strings.Contains(w.out, warn+":1:") || !strings.Contains(w.out, ": warning: nondeterministic: ") {
+		t.Errorf("want a file:line:col: warning: nondeterministic line, got:\n%s", w.out)
+	}
+	run(t, "lint", "--strict", warn).wantExit(t, ExitCheckFailed).wantOneLineError(t, "--strict")
+
+	b := run(t, "lint", clean, bad, "-o", "json").wantExit(t, ExitCheckFailed)
+	var got struct {
+		SchemaVersion int `json:"schema_version"`
+		Diagnostics   []struct {
+			File, Severity, Rule, Message string
+			Line, Col                     int
+		} `json:"diagnostics"`
+	}
+	if err := json.Unmarshal([]byte(b.out), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, b.out)
+	}
+	rules := map[string]bool{}
+	for _, d := range got.Diagnostics {
+		if d.File != bad {
+			t.Errorf("diagnostic for %s, want only %s", d.File, bad)
+		}
+		rules[d.Rule] = true
+	}
+	if !rules["global-write"] || !rules["undeclared-key"] {
+		t.Errorf("want global-write and undeclared-key, got %+v", got.Diagnostics)
+	}
+
+	tsv := run(t, "lint", bad, "-o", "tsv").wantExit(t, ExitCheckFailed)
+	if !strings.HasPrefix(tsv.out, "file\tline\tcol\tseverity\trule\tmessage\n") {
+		t.Errorf("tsv header missing:\n%s", tsv.out)
+	}
+}
+
+func TestLintReadsStandardInput(t *testing.T) {
+	streams, in, out, _ := TestStreams()
+	in.WriteString("x = 1\n")
+	code := Execute(t.Context(), Build{}, []string{"lint", "-"}, streams)
+	if code != ExitCheckFailed || !strings.HasPrefix(out.String(), "<stdin>:1:1: error: global-write: ") {
+		t.Fatalf("exit %d, out %q", code, out.String())
+	}
+}
+
+func TestLintBadInput(t *testing.T) {
+	run(t, "lint").wantExit(t, ExitUsage).wantOneLineError(t, "FILE.lua")
+	run(t, "lint", "/nonexistent/x.lua").wantExit(t, ExitUsage).wantOneLineError(t, "cannot read script", "/nonexistent/x.lua")
+	bin := filepath.Join(t.TempDir(), "x.lua")
+	os.WriteFile(bin, []byte{0x7f, 'E', 'L', 'F', 0, 1}, 0o644)
+	run(t, "lint", bin).wantExit(t, ExitUsage).wantOneLineError(t, "binary data")
+}
