@@ -83,6 +83,7 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 	root.AddCommand(
 		newScriptsCmd(f),
 		newLintCmd(f),
+		newHammerCmd(f),
 		newVersionCmd(f),
 	)
 	return root

@@ -1,0 +1,131 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/embedded"
+	"github.com/limitctl/limitctl/internal/redisconn"
+)
+
+// injectEvent is a fault the hammer causes at a point of the run, so people can watch the
+// strategies live through it: flush-scripts@2s, pause@3s:500ms, kill@4s, restart@5s.
+type injectEvent struct {
+	kind string
+	at   time.Duration
+	arg  time.Duration // pause: how long
+}
+
+func parseInjects(specs []string, hasTarget bool) ([]injectEvent, error) {
+	var out []injectEvent
+	for _, spec := range specs {
+		for _, one := range strings.Split(spec, ",") {
+			one = strings.TrimSpace(one)
+			kind, when, ok := strings.Cut(one, "@")
+			if !ok {
+				return nil, usagef("--inject %q: want EVENT@TIME, e.g. flush-scripts@2s", one)
+			}
+			ev := injectEvent{kind: kind}
+			at, arg, hasArg := strings.Cut(when, ":")
+			var err error
+			if ev.at, err = time.ParseDuration(at); err != nil || ev.at < 0 {
+				return nil, usagef("--inject %q: bad time %q (e.g. 2s, 1500ms)", one, at)
+			}
+			switch kind {
+			case "flush-scripts", "kill", "restart":
+				if hasArg {
+					return nil, usagef("--inject %q: %s takes no duration", one, kind)
+				}
+				if kind != "flush-scripts" && hasTarget {
+					return nil, usagef("--inject %s works only on the spawned embedded redis-server, not on --url/--addr", kind)
+				}
+			case "pause":
+				if !hasArg {
+					return nil, usagef("--inject %q: pause needs a length, e.g. pause@3s:500ms", one)
+				}
+				if ev.arg, err = time.ParseDuration(arg); err != nil || ev.arg <= 0 || ev.arg > time.Minute {
+					return nil, usagef("--inject %q: bad pause length %q (up to 1m)", one, arg)
+				}
+			default:
+				return nil, usagef("--inject %q: unknown event %q (flush-scripts, pause, kill, restart)", one, kind)
+			}
+			out = append(out, ev)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].at < out[j].at })
+	return out, nil
+}
+
+// startInjects fires the events at their times from the run's start; the returned func waits
+// for the injector to stop. Each event prints one line to errOut.
+func startInjects(ctx context.Context, events []injectEvent, rdb redis.UniversalClient, spawned *embedded.Server, engine *bench.Engine, errOut io.Writer) func() {
+	if len(events) == 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		start := time.Now()
+		for _, ev := range events {
+			t := time.NewTimer(time.Until(start.Add(ev.at)))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			fmt.Fprintf(errOut, "inject %s at %s: %s\n", ev.kind, ev.at, fire(ctx, ev, rdb, spawned))
+		}
+	}()
+	return func() { cancel(); wg.Wait() }
+}
+
+func fire(ctx context.Context, ev injectEvent, rdb redis.UniversalClient, spawned *embedded.Server) string {
+	switch ev.kind {
+	case "flush-scripts":
+		nodes, err := redisconn.AllNodes(ctx, rdb)
+		if err != nil {
+			return "failed: " + oneLine(err.Error())
+		}
+		for _, n := range nodes {
+			if err := n.ScriptFlush(ctx).Err(); err != nil {
+				return "failed: " + oneLine(err.Error())
+			}
+		}
+		return fmt.Sprintf("SCRIPT FLUSH on %d node(s)", len(nodes))
+	case "pause":
+		masters, err := redisconn.Masters(ctx, rdb)
+		if err != nil {
+			return "failed: " + oneLine(err.Error())
+		}
+		for _, m := range masters {
+			if err := m.Do(ctx, "CLIENT", "PAUSE", ev.arg.Milliseconds(), "WRITE").Err(); err != nil {
+				return "failed: " + oneLine(err.Error())
+			}
+		}
+		return fmt.Sprintf("CLIENT PAUSE %s WRITE", ev.arg)
+	case "kill", "restart":
+		if spawned == nil || spawned.Process() == nil {
+			return "skipped: needs the spawned redis-server"
+		}
+		if ev.kind == "kill" {
+			spawned.Process().Kill()
+			return "redis-server killed"
+		}
+		if err := spawned.Process().Restart(); err != nil {
+			return "failed: " + oneLine(err.Error())
+		}
+		return "redis-server restarted (empty: scripts and keys are gone)"
+	}
+	return "unknown event"
+}
