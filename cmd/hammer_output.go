@@ -52,7 +52,9 @@ type latencyJSON struct {
 	Max  float64 `json:"max"`
 }
 
-func ms3(d time.Duration) float64 { return math.Round(float64(d)/float64(time.Millisecond)*1000) / 1000 }
+func ms3(d time.Duration) float64 {
+	return math.Round(float64(d)/float64(time.Millisecond)*1000) / 1000
+}
 
 func toHammerJSON(s bench.Summary, results []bench.AssertionResult, passed bool) hammerJSON {
 	out := hammerJSON{
