@@ -1,5 +1,7 @@
 -- token_bucket: take cost tokens from a bucket refilled at rate_per_s up to burst.
--- KEYS[1] bucket hash {tokens, ts}
+-- Kept as GCRA (the theoretical arrival time of the next token, as go-redis/redis_rate does):
+-- one number per key, and exact even when racing clients' now values reach Redis out of order.
+-- KEYS[1] bucket hash {tat}
 -- ARGV[1] rate_per_s  ARGV[2] burst  ARGV[3] now_ms  ARGV[4] cost
 -- returns {allowed 0/1, remaining (whole tokens), retry_after_ms}
 local bucket = KEYS[1]
@@ -8,27 +10,20 @@ local burst = tonumber(ARGV[2])
 local now = tonumber(ARGV[3])
 local cost = tonumber(ARGV[4])
 
-local state = redis.call('HMGET', bucket, 'tokens', 'ts')
-local tokens = tonumber(state[1])
-local ts = tonumber(state[2])
-if tokens == nil or ts == nil then
-  tokens = burst
-  ts = now
+local interval = 1000 / rate -- ms per token
+local tat = tonumber(redis.call('HGET', bucket, 'tat'))
+if tat == nil or tat < now then
+  tat = now
 end
--- Refill only forward in time: a racing client with an older clock must not mint tokens.
-if now > ts then
-  tokens = math.min(burst, tokens + (now - ts) * rate / 1000)
-  ts = now
+local new_tat = tat + cost * interval
+-- The request may pass once the bucket would hold cost tokens: no earlier than
+-- new_tat - burst * interval.
+local allow_at = new_tat - burst * interval
+if now < allow_at then
+  local remaining = math.max(0, math.floor((now - (tat - burst * interval)) / interval))
+  return {0, remaining, math.ceil(allow_at - now)}
 end
-local allowed = 0
-local retry_after = 0
-if tokens >= cost then
-  tokens = tokens - cost
-  allowed = 1
-else
-  retry_after = math.ceil((cost - tokens) * 1000 / rate)
-end
-redis.call('HSET', bucket, 'tokens', tokens, 'ts', ts)
--- Long enough to refill completely; after that a missing bucket means a full one.
-redis.call('PEXPIRE', bucket, math.ceil(burst * 1000 / rate) + 1000)
-return {allowed, math.floor(tokens), retry_after}
+redis.call('HSET', bucket, 'tat', new_tat)
+-- The bucket is full again once now reaches new_tat; after that a missing key means a full bucket.
+redis.call('PEXPIRE', bucket, math.ceil(new_tat - now) + 1000)
+return {1, math.floor((now - allow_at) / interval), 0}

@@ -245,81 +245,64 @@ func (s *slidingWindowStep) write(ctx context.Context, c redis.Cmdable) []redis.
 
 func (s *slidingWindowStep) watched() string { return s.key }
 
-// tokenBucketStep: read the bucket, refill and take in Go, write it back.
+// tokenBucketStep: read the bucket's theoretical arrival time, decide in Go, write it back.
 type tokenBucketStep struct {
-	cfg   Config
-	key   string
-	now   int64
-	state *redis.SliceCmd
-	after bucketState
+	cfg     Config
+	key     string
+	now     int64
+	tat     *redis.StringCmd
+	newTat  float64
+	allowed bool
 }
 
 func (s *tokenBucketStep) read(ctx context.Context, c redis.Cmdable) []redis.Cmder {
-	s.state = c.HMGet(ctx, s.key, "tokens", "ts")
-	return []redis.Cmder{s.state}
+	s.tat = c.HGet(ctx, s.key, "tat")
+	return []redis.Cmder{s.tat}
 }
 
 func (s *tokenBucketStep) decide() (Decision, bool, error) {
-	vals, err := s.state.Result()
+	tat, err := s.tat.Float64()
+	if err == redis.Nil {
+		tat, err = float64(s.now), nil
+	}
 	if err != nil {
 		return Decision{}, false, err
 	}
-	before, ok := parseBucket(vals)
-	if !ok {
-		before = bucketState{tokens: float64(s.cfg.Burst), ts: s.now}
-	}
-	var allowed bool
-	var retry int64
-	s.after, allowed, retry = takeTokens(before, s.cfg.Rate, float64(s.cfg.Burst), s.now, float64(s.cfg.Cost))
-	return Decision{Allowed: allowed, Count: int64(math.Floor(s.after.tokens)), RetryAfter: time.Duration(retry) * time.Millisecond}, true, nil
+	g := gcra(tat, s.cfg.Rate, float64(s.cfg.Burst), float64(s.now), float64(s.cfg.Cost))
+	s.newTat, s.allowed = g.newTat, g.allowed
+	return Decision{Allowed: g.allowed, Count: g.remaining, RetryAfter: time.Duration(g.retryMs) * time.Millisecond}, g.allowed, nil
 }
 
 func (s *tokenBucketStep) write(ctx context.Context, c redis.Cmdable) []redis.Cmder {
+	ttl := time.Duration(math.Ceil(s.newTat-float64(s.now))+1000) * time.Millisecond
 	return []redis.Cmder{
-		c.HSet(ctx, s.key, "tokens", strconv.FormatFloat(s.after.tokens, 'g', 17, 64), "ts", s.after.ts),
-		c.PExpire(ctx, s.key, BucketTTL(s.cfg.Rate, s.cfg.Burst)),
+		c.HSet(ctx, s.key, "tat", strconv.FormatFloat(s.newTat, 'g', 17, 64)),
+		c.PExpire(ctx, s.key, ttl),
 	}
 }
 
 func (s *tokenBucketStep) watched() string { return s.key }
 
-type bucketState struct {
-	tokens float64
-	ts     int64
+type gcraResult struct {
+	allowed   bool
+	newTat    float64
+	remaining int64
+	retryMs   int64
 }
 
-func parseBucket(vals []any) (bucketState, bool) {
-	if len(vals) != 2 {
-		return bucketState{}, false
+// gcra is token_bucket.lua in Go: the bucket as the theoretical arrival time of the next token.
+func gcra(tat, rate, burst, now, cost float64) gcraResult {
+	interval := 1000 / rate
+	if tat < now {
+		tat = now
 	}
-	ts, ok1 := vals[1].(string)
-	tok, ok2 := vals[0].(string)
-	if !ok1 || !ok2 {
-		return bucketState{}, false
+	newTat := tat + cost*interval
+	allowAt := newTat - burst*interval
+	if now < allowAt {
+		return gcraResult{
+			remaining: int64(math.Max(0, math.Floor((now-(tat-burst*interval))/interval))),
+			retryMs:   int64(math.Ceil(allowAt - now)),
+		}
 	}
-	t, err1 := strconv.ParseFloat(tok, 64)
-	n, err2 := strconv.ParseFloat(ts, 64)
-	if err1 != nil || err2 != nil {
-		return bucketState{}, false
-	}
-	return bucketState{tokens: t, ts: int64(n)}, true
-}
-
-// takeTokens is token_bucket.lua in Go: refill forward in time only, then take cost if there.
-func takeTokens(b bucketState, rate, burst float64, now int64, cost float64) (after bucketState, allowed bool, retryMs int64) {
-	if now > b.ts {
-		b.tokens = math.Min(burst, b.tokens+float64(now-b.ts)*rate/1000)
-		b.ts = now
-	}
-	if b.tokens >= cost {
-		b.tokens -= cost
-		return b, true, 0
-	}
-	return b, false, int64(math.Ceil((cost - b.tokens) * 1000 / rate))
-}
-
-// BucketTTL is how long an idle bucket lives: long enough to refill completely, after which a
-// missing bucket and a full one mean the same.
-func BucketTTL(rate float64, burst int64) time.Duration {
-	return time.Duration(math.Ceil(float64(burst)*1000/rate)+1000) * time.Millisecond
+	return gcraResult{allowed: true, newTat: newTat, remaining: int64(math.Floor((now - allowAt) / interval))}
 }

@@ -14,7 +14,7 @@ func Commands(k Kind, s Strategy) (decision, inner []string) {
 	case SlidingWindow:
 		body = []string{"zremrangebyscore", "zcount", "zadd", "pexpire"}
 	case TokenBucket:
-		body = []string{"hmget", "hset", "pexpire"}
+		body = []string{"hget", "hset", "pexpire"}
 	}
 	switch s {
 	case Naive:
