@@ -1,0 +1,201 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/embedded"
+	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/redistest"
+)
+
+// engineConfig is the hammer's default run (64 workers, limit 20, hold 2ms) of the given
+// strategies against rdb.
+func engineConfig(t *testing.T, rdb redis.UniversalClient, k limiter.Kind, strategies ...limiter.Strategy) bench.Config {
+	t.Helper()
+	cfg := bench.Config{
+		RunID: "test", Limiter: k, Limit: 20, Window: time.Second, Rate: 20, Workers: 64,
+		Duration: time.Second, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
+		KeyFor: func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
+	}
+	for _, s := range strategies {
+		lim, err := limiter.New(k, s, rdb, limiter.Config{Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, Rate: 20, Burst: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Strategies = append(cfg.Strategies, bench.StrategyRun{Name: string(s), Limiter: lim})
+	}
+	return cfg
+}
+
+func strategy(t *testing.T, sum bench.Summary, name string) bench.StrategySnapshot {
+	t.Helper()
+	for _, s := range sum.Strategies {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no strategy %s in the summary", name)
+	return bench.StrategySnapshot{}
+}
+
+func TestNaiveOvershootsWithinOneSecondWhileLuaHolds(t *testing.T) {
+	targets := map[string]func(t *testing.T) string{
+		"redis-server": func(t *testing.T) string { return redistest.Start(t).Addr },
+		"memory": func(t *testing.T) string {
+			srv, err := embedded.Start(embedded.KindMemory)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(srv.Stop)
+			return srv.Addr
+		},
+	}
+	for name, start := range targets {
+		t.Run(name, func(t *testing.T) {
+			rdb := redis.NewClient(&redis.Options{Addr: start(t), PoolSize: 200})
+			defer rdb.Close()
+			sum, err := bench.New(engineConfig(t, rdb, limiter.Concurrency, limiter.Naive, limiter.Lua)).Run(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			naive, lua := strategy(t, sum, "naive"), strategy(t, sum, "lua")
+			if naive.Overshoot == 0 || naive.OvershootEvent == 0 {
+				t.Errorf("naive showed no overshoot in 1s on %s: %+v", name, naive)
+			}
+			if lua.Overshoot != 0 || lua.Peak != 20 {
+				t.Errorf("lua on %s: peak %d overshoot %d, want exactly the limit and no overshoot", name, lua.Peak, lua.Overshoot)
+			}
+			for _, s := range sum.Strategies {
+				if s.Attempts != s.Admitted+s.Rejected+s.Errors || s.Attempts == 0 {
+					t.Errorf("%s: attempts %d != admitted %d + rejected %d + errors %d", s.Name, s.Attempts, s.Admitted, s.Rejected, s.Errors)
+				}
+				if s.Latency.P50 <= 0 || s.Latency.P50 > s.Latency.P99 || s.Latency.P99 > s.Latency.Max {
+					t.Errorf("%s: latency percentiles out of order: %+v", s.Name, s.Latency)
+				}
+			}
+		})
+	}
+}
+
+func TestRequestsBoundEachStrategyExactly(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	cfg := engineConfig(t, rdb, limiter.SlidingWindow, limiter.Lua, limiter.Watch)
+	cfg.Duration, cfg.Requests = 0, 500
+	sum, err := bench.New(cfg).Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sum.Strategies {
+		if s.Attempts != 500 {
+			t.Errorf("%s made %d decisions, want exactly 500", s.Name, s.Attempts)
+		}
+	}
+}
+
+func TestSnapshotsFlowAndEndWithDone(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	cfg := engineConfig(t, rdb, limiter.Concurrency, limiter.Lua)
+	cfg.Duration, cfg.Tick = 500*time.Millisecond, 50*time.Millisecond
+	snaps := make(chan bench.Snapshot, 100)
+	if _, err := bench.New(cfg).Run(context.Background(), snaps); err != nil {
+		t.Fatal(err)
+	}
+	var got []bench.Snapshot
+	for s := range snaps { // closed by Run
+		got = append(got, s)
+	}
+	if len(got) < 5 {
+		t.Fatalf("%d snapshots in 500ms at a 50ms tick, want about 10", len(got))
+	}
+	last := got[len(got)-1]
+	if !last.Done || last.Progress != 1 || last.Strategies[0].Attempts == 0 {
+		t.Fatalf("last snapshot %+v, want Done with progress 1", last)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].Strategies[0].Attempts < got[i-1].Strategies[0].Attempts {
+			t.Fatalf("attempts went backwards between snapshots %d and %d", i-1, i)
+		}
+	}
+}
+
+func TestPausedEngineSendsNoLoad(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	cfg := engineConfig(t, rdb, limiter.Concurrency, limiter.Lua)
+	cfg.Duration = 600 * time.Millisecond
+	e := bench.New(cfg)
+	e.SetPaused(true)
+	snaps := make(chan bench.Snapshot, 100)
+	done := make(chan bench.Summary)
+	go func() { s, _ := e.Run(context.Background(), snaps); done <- s }()
+	var paused bench.Snapshot
+	for s := range snaps {
+		if s.Elapsed == 0 && s.Paused {
+			paused = s
+		}
+		if paused.Paused {
+			break
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := paused.Strategies[0].Attempts; n != 0 {
+		t.Fatalf("%d decisions while paused, want none", n)
+	}
+	e.SetPaused(false)
+	for range snaps {
+	}
+	sum := <-done
+	if sum.Strategies[0].Attempts == 0 {
+		t.Fatal("no decisions after resume")
+	}
+	if sum.Duration < 550*time.Millisecond {
+		t.Fatalf("ran %s of load, want the full 600ms: a pause must not eat the duration", sum.Duration)
+	}
+}
+
+func TestServerGoneMidRunIsCountedNotFatal(t *testing.T) {
+	for _, open := range []bool{true, false} {
+		t.Run(fmt.Sprintf("fail-open=%v", open), func(t *testing.T) {
+			srv := redistest.Start(t)
+			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 100, MaxRetries: -1,
+				ReadTimeout: 200 * time.Millisecond, DialTimeout: 200 * time.Millisecond})
+			defer rdb.Close()
+			cfg := engineConfig(t, rdb, limiter.Concurrency, limiter.Lua)
+			cfg.Duration, cfg.FailOpen, cfg.ErrorBackoff = 1500*time.Millisecond, open, 5*time.Millisecond
+			go func() {
+				time.Sleep(400 * time.Millisecond)
+				srv.Kill()
+				time.Sleep(400 * time.Millisecond)
+				srv.Restart(t)
+			}()
+			sum, err := bench.New(cfg).Run(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lua := strategy(t, sum, "lua")
+			if lua.Errors == 0 {
+				t.Fatalf("no errors counted while the server was down: %+v", lua)
+			}
+			if open && (lua.FailOpenAdmits != lua.Errors || lua.FailClosedRejects != 0) {
+				t.Errorf("fail-open: %d errors, %d fail-open admits, %d fail-closed rejects", lua.Errors, lua.FailOpenAdmits, lua.FailClosedRejects)
+			}
+			if !open && (lua.FailClosedRejects != lua.Errors || lua.FailOpenAdmits != 0) {
+				t.Errorf("fail-closed: %d errors, %d fail-open admits, %d fail-closed rejects", lua.Errors, lua.FailOpenAdmits, lua.FailClosedRejects)
+			}
+			if lua.ErrorsByKind["connection"]+lua.ErrorsByKind["timeout"] == 0 {
+				t.Errorf("errors by kind %v, want connection or timeout errors", lua.ErrorsByKind)
+			}
+			if lua.Overshoot != 0 {
+				t.Errorf("lua overshoot %d across a restart", lua.Overshoot)
+			}
+			if lua.Admitted == 0 {
+				t.Errorf("nothing admitted: the run did not recover after the restart")
+			}
+		})
+	}
+}
