@@ -34,3 +34,7 @@ bench: redis-server
 
 clean:
 	rm -rf $(BIN) dist/
+
+# hammer vs redis-benchmark throughput (same server, same connections) and hammer RSS 10s vs 60s.
+bench-hammer: redis-server
+	hack/bench-hammer.sh

@@ -302,7 +302,7 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 	var spawned *embedded.Server
 	poolSize := o.workers*len(o.strategyList) + 16
 	if f.Conn.HasTarget() || f.Getenv("REDIS_URL") != "" {
-		f.Conn.PoolSize = poolSize
+		f.Conn.PoolSize, f.Conn.NoCheckoutProbe = poolSize, true
 		client, t, err := f.Client(ctx)
 		if err != nil {
 			return err
@@ -314,7 +314,7 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 			return err
 		}
 		defer spawned.Stop()
-		conn := redisconn.Options{Addrs: []string{spawned.Addr}, Timeout: f.Conn.Timeout, PoolSize: poolSize}
+		conn := redisconn.Options{Addrs: []string{spawned.Addr}, Timeout: f.Conn.Timeout, PoolSize: poolSize, NoCheckoutProbe: true}
 		client, _, err := redisconn.Open(ctx, conn, func(string) string { return "" })
 		if err != nil {
 			return err

@@ -42,6 +42,10 @@ type Options struct {
 	Timeout      time.Duration
 	// PoolSize overrides go-redis's default pool (10 per CPU); the hammer sizes it to its workers.
 	PoolSize int
+	// NoCheckoutProbe skips go-redis's health probe of a pooled connection at every checkout
+	// (a MSG_PEEK recvfrom: one syscall per command). The hammer keeps every connection busy,
+	// so a dead one shows up at once as a counted error; the probe only costs throughput.
+	NoCheckoutProbe bool
 }
 
 // HasTarget reports whether the options name a server; without one the default applies.
@@ -167,6 +171,9 @@ func Resolve(o Options, getenv func(string) string) (*Config, error) {
 		}
 		co.MaxRetries = 0
 		co.Protocol, co.DisableIdentity, co.DialerRetries = 2, true, 1
+		if o.NoCheckoutProbe {
+			co.Dialer = unprobedDialer(tlsConf, o.Timeout)
+		}
 		cfg.Multi = co
 		cfg.Target = Target{Kind: "cluster", Addr: strings.Join(co.Addrs, ",")}
 		return cfg, nil
@@ -190,6 +197,9 @@ func Resolve(o Options, getenv func(string) string) (*Config, error) {
 	so.MaxRetries = -1
 	// RESP2 and no CLIENT SETINFO: the fewest commands an ACL user must be allowed.
 	so.Protocol, so.DisableIdentity, so.DialerRetries = 2, true, 1
+	if o.NoCheckoutProbe {
+		so.Dialer = unprobedDialer(so.TLSConfig, o.Timeout)
+	}
 	cfg.Single = so
 	cfg.Target = Target{Kind: "redis", Addr: so.Addr}
 	if so.Network == "unix" {
@@ -379,6 +389,26 @@ func Redact(s string) string {
 		}
 	}
 	return out
+}
+
+// unprobedConn hides the socket's syscall.Conn, which is what go-redis's checkout probe needs.
+type unprobedConn struct{ net.Conn }
+
+func unprobedDialer(tlsConf *tls.Config, timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	d := &net.Dialer{Timeout: timeout, KeepAlive: 5 * time.Minute}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var conn net.Conn
+		var err error
+		if tlsConf != nil {
+			conn, err = (&tls.Dialer{NetDialer: d, Config: tlsConf}).DialContext(ctx, network, addr)
+		} else {
+			conn, err = d.DialContext(ctx, network, addr)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return unprobedConn{conn}, nil
+	}
 }
 
 // QuietLogger discards go-redis's own log lines: a command reports failures itself, in one line.

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Side-by-side throughput of `limitctl hammer` and redis-benchmark on one throw-away redis-server,
+# plus the hammer's peak RSS for a short and a long run (HDR histograms: memory must stay flat).
+#
+#   make bench-hammer            # or: hack/bench-hammer.sh [seconds] [connections]
+#
+# Both clients send EVALSHA of concurrency_acquire with the same number of connections to the
+# same server, one after the other. Machines are shared and noisy: read the ratio, not the numbers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-10}
+conns=${2:-64}
+long=${LONG:-60}
+
+for tool in redis-server redis-benchmark /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install redis-server redis-tools time)" >&2; exit 1; }
+done
+go build -o /tmp/limitctl-bench .
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+dir=$(mktemp -d)
+redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" --daemonize no --logfile "$dir/log" &
+srv=$!
+trap 'kill $srv 2>/dev/null; rm -rf "$dir"' EXIT
+until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
+
+sha=$(/tmp/limitctl-bench scripts load concurrency_acquire --addr 127.0.0.1:$port -o tsv | awk 'NR==2{print $2}')
+now=$(date +%s%3N)
+
+# Equal work: both clients call EVALSHA concurrency_acquire with limit 0 on an empty set, so every
+# call is the same rejection inside Redis and only the client's efficiency differs (redis-benchmark
+# cannot release what it admits). Interleaved twice; the better run of each counts.
+rb_run() {
+  redis-benchmark -p "$port" -c "$conns" -n $(( 50000 * secs )) -r 100000000 -q \
+    EVALSHA "$sha" 1 bench:{rb}:set 0 "$now" 10000 __rand_int__ | tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | awk '{print $1}'
+}
+ham_run() { # args: limit hold seconds -> JSON
+  /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies lua --limiter concurrency \
+    --workers "$conns" --limit "$1" --hold "$2" --duration "${3}s" -o json 2>/dev/null
+}
+field() { python3 -c "import json,sys; print(json.load(sys.stdin)['strategies'][0]['$1'])"; }
+rb1=$(rb_run); h1=$(ham_run 0 0 "$secs" | field throughput_per_s)
+rb2=$(rb_run); h2=$(ham_run 0 0 "$secs" | field throughput_per_s)
+
+# The hammer's default concurrency run (limit 20, hold 2ms): decisions/s, and Redis commands/s
+# counting the ZREM of every admitted request's release.
+def_json=$(ham_run 20 2ms "$secs")
+
+# Memory: peak RSS of a short and a long default run.
+/usr/bin/time -f '%M' -o "$dir/rss10" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies naive,lua \
+  --workers "$conns" --duration "${secs}s" -o json >/dev/null 2>&1
+/usr/bin/time -f '%M' -o "$dir/rss60" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies naive,lua \
+  --workers "$conns" --duration "${long}s" -o json >/dev/null 2>&1
+
+python3 - "$rb1" "$rb2" "$h1" "$h2" "$(cat "$dir/rss10")" "$(cat "$dir/rss60")" "$secs" "$long" "$conns" "$def_json" <<'PY'
+import json, sys
+rb1, rb2, h1, h2, rss10, rss60 = map(float, sys.argv[1:7])
+secs, long, conns, default = sys.argv[7], sys.argv[8], sys.argv[9], json.loads(sys.argv[10])["strategies"][0]
+rb, ham = max(rb1, rb2), max(h1, h2)
+cmds = (default["attempts"] + default["admitted"]) / (default["attempts"] / default["throughput_per_s"])
+print(f"connections: {conns}, {secs}s runs, same redis-server")
+print(f"equal work (EVALSHA concurrency_acquire, every call rejected):")
+print(f"  redis-benchmark      {rb:>10,.0f} req/s        (runs: {rb1:,.0f} {rb2:,.0f})")
+print(f"  limitctl hammer      {ham:>10,.0f} decisions/s  (runs: {h1:,.0f} {h2:,.0f})")
+print(f"  ratio                {ham/rb:>10.2f}  (target >= 0.90)")
+print(f"hammer default (limit 20, hold 2ms): {default['throughput_per_s']:,.0f} decisions/s, "
+      f"{cmds:,.0f} Redis commands/s with releases, overshoot {default['overshoot']}")
+print(f"hammer peak RSS (naive,lua): {secs}s {rss10/1024:.1f} MiB, {long}s {rss60/1024:.1f} MiB, ratio {rss60/rss10:.2f}  (target < 1.25)")
+PY
