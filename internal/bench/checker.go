@@ -79,7 +79,7 @@ type msRing struct {
 	settled  int64 // every ms <= settled has been handed to settle
 	newest   int64 // newest ms seen
 	horizon  int64 // how far behind newest an admit may still arrive
-	late     int64 // admits for ms already settled (counted into the current ms instead)
+	late     int64 // admits for ms already settled: left out, never moved (moving one would invent evidence)
 	settleFn func(ms int64, n int64)
 }
 
@@ -91,15 +91,16 @@ func (r *msRing) add(ms int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.started {
+		// Open the horizon behind the first admit too: the next one may carry an older now.
 		r.started = true
-		r.settled = ms - 1
+		r.settled = ms - r.horizon - 1
 		r.newest = ms
 	}
 	if ms <= r.settled {
-		// Arrived after its millisecond was settled: count it at the oldest open
-		// millisecond, which can only raise the measured excess, never hide it.
+		// Later than the horizon (the call timeout) allows: its window is already judged.
+		// Counting it elsewhere could report overshoot that never happened, so it is left out.
 		r.late++
-		ms = r.settled + 1
+		return
 	}
 	if ms > r.newest {
 		r.newest = ms
