@@ -21,7 +21,7 @@ func TestDetectUnitByMagnitudeRelativeToNow(t *testing.T) {
 		{UnitNanos.Score(at), UnitNanos, true},
 		{UnitMillis.Score(fixedNow.Add(-9 * 365 * 24 * time.Hour)), UnitMillis, true},
 		{UnitMillis.Score(fixedNow.Add(-11 * 365 * 24 * time.Hour)), "", false}, // too old to be a limiter's
-		{UnitMillis.Score(fixedNow.Add(23 * time.Hour)), UnitMillis, true},     // a client clock ahead
+		{UnitMillis.Score(fixedNow.Add(23 * time.Hour)), UnitMillis, true},      // a client clock ahead
 		{UnitMillis.Score(fixedNow.Add(48 * time.Hour)), "", false},
 		{1, "", false}, {42, "", false}, {0, "", false}, {-5, "", false}, {3.5e30, "", false},
 	}
