@@ -82,6 +82,8 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 
 	root.AddCommand(
 		newScriptsCmd(f),
+		newInspectCmd(f),
+		newPurgeCmd(f),
 		newVersionCmd(f),
 	)
 	return root
