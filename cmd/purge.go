@@ -17,12 +17,12 @@ import (
 // TestPurgeACLs and, on a cluster, TestInspectAndPurgeOnACluster):
 //
 //	user purger on >PASSWORD ~rl:* resetchannels -@all +scan +type +zrange +zcount +zcard
-//	  +evalsha +eval +zrangebyscore +zrem +ping +time
+//	  +evalsha +eval +zremrangebyrank +ping +time
 //	  (a cluster adds +cluster|slots +command +info)
 //
 // scan and type find the keys; zrange reads the newest score (unit detection, not needed
 // with --score-unit); zcount and zcard make --dry-run; evalsha runs the script (eval when the
-// server's script cache lacks it), which itself calls zrangebyscore, zrem, zcount and zcard;
+// server's script cache lacks it), which itself calls zcount, zremrangebyrank and zcard;
 // ping checks the connection and time reads the server clock (not with --clock local). On a
 // cluster, cluster|slots and command serve go-redis's cluster client and info recognises a
 // single --addr as a cluster node (or pass --cluster). The key pattern (~rl:*) can confine

@@ -274,7 +274,7 @@ func TestPurgeCtrlCStopsBetweenBatchesAndReports(t *testing.T) {
 
 // purgerACL is the smallest ACL that runs purge (see the comment at the top of purge.go),
 // confined to the limiter's keys.
-const purgerACL = "user purger on >pw ~rl:* resetchannels -@all +scan +type +zrange +zcount +zcard +evalsha +eval +zrangebyscore +zrem +ping +time"
+const purgerACL = "user purger on >pw ~rl:* resetchannels -@all +scan +type +zrange +zcount +zcard +evalsha +eval +zremrangebyrank +ping +time"
 
 func TestPurgeACLs(t *testing.T) {
 	srv := redistest.Start(t, purgerACL, inspectReader)

@@ -441,6 +441,36 @@ func TestPurgeRunsInBoundedBatches(t *testing.T) {
 	}
 }
 
+// The largest batch removes exactly MaxBatch members per call (member names never pass
+// through Lua, whose unpack would overflow near 8000 values).
+func TestPurgeLargestBatch(t *testing.T) {
+	s := singleServer(t)
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, Protocol: 2})
+	defer rdb.Close()
+	hook := &countingHook{}
+	rdb.AddHook(hook)
+	ctx := context.Background()
+	key := "largest:batch"
+	var zs []redis.Z
+	for i := 0; i < MaxBatch+2000; i++ {
+		zs = append(zs, redis.Z{Score: UnitMillis.Score(fixedNow.Add(-time.Hour - time.Duration(i)*time.Millisecond)), Member: "old-" + strconv.Itoa(i)})
+	}
+	zs = append(zs, redis.Z{Score: UnitMillis.Score(fixedNow.Add(-time.Hour)), Member: "at-the-cutoff"})
+	zs = append(zs, redis.Z{Score: UnitMillis.Score(fixedNow.Add(-time.Hour + time.Millisecond)), Member: "just-fresh"})
+	must(t, rdb.ZAdd(ctx, key, zs...).Err())
+	sel, err := Select(ctx, rdb, []string{key}, SelectOptions{})
+	must(t, err)
+	res, err := Purge(ctx, rdb, sel, PurgeOptions{OlderThan: time.Hour, Batch: MaxBatch, Clock: fixedClock()})
+	must(t, err)
+	// A member exactly D old is "at or before now - D": it goes; one a millisecond younger stays.
+	if res.TotalRemoved != MaxBatch+2001 || !reflect.DeepEqual(hook.removed, []int64{MaxBatch, 2001}) {
+		t.Errorf("removed %d in calls %v, want %d in %d+2001", res.TotalRemoved, hook.removed, MaxBatch+2001, MaxBatch)
+	}
+	if left, _ := rdb.ZRange(ctx, key, 0, -1).Result(); !reflect.DeepEqual(left, []string{"just-fresh"}) {
+		t.Errorf("left %v, want [just-fresh]", left)
+	}
+}
+
 func TestPurgeStopsBetweenBatchesWhenCancelled(t *testing.T) {
 	s := singleServer(t)
 	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, Protocol: 2})
