@@ -79,7 +79,7 @@ score); now is the server's TIME (--clock local: this machine's clock).`,
 	fl.DurationVar(&opts.olderThan, "older-than", 0, "remove members at least this old, e.g. 10m (required)")
 	fl.IntVar(&opts.batch, "batch", keys.DefaultBatch, fmt.Sprintf("at most this many members removed per script call (1-%d)", keys.MaxBatch))
 	fl.BoolVar(&opts.dryRun, "dry-run", false, "count what would be removed (ZCOUNT); write nothing")
-	fl.BoolVarP(&opts.yes, "yes", "y", false, "purge keys matched by a pattern without asking")
+	fl.BoolVarP(&opts.yes, "yes", "y", false, "purge keys matched by a pattern without asking (a --dry-run needs no confirmation)")
 	fl.Int64Var(&opts.count, "count", keys.DefaultScanCount, "SCAN COUNT hint: keyspace slots each SCAN call walks")
 	fl.StringVar(&opts.scoreUnit, "score-unit", "auto", "unit of sorted-set scores: auto, s, ms, us or ns")
 	fl.StringVar(&opts.clock.name, "clock", "server", "reference time: server (its TIME) or local (this machine's clock)")
