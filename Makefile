@@ -35,6 +35,20 @@ bench: redis-server
 clean:
 	rm -rf $(BIN) dist/
 
+<<<<<<< HEAD
 # hammer vs redis-benchmark throughput (same server, same connections) and hammer RSS 10s vs 60s.
 bench-hammer: redis-server
 	hack/bench-hammer.sh
+=======
+# inspect and purge against a throw-away redis-server on loopback, once each.
+.PHONY: bench-purge bench-inspect
+
+# Purge 900,000 stale members of a 1,000,000-member set in purge_stale batches while another
+# client PINGs: PING p99/max and members/s, against one ZREMRANGEBYSCORE on the same set.
+bench-purge: redis-server
+	$(GO) test -run '^$$' -bench 'BenchmarkPurge1M' -benchtime 1x -timeout 30m ./internal/keys/
+
+# Inspect 100,000 keys against `redis-cli --scan --pattern` listing the same keys.
+bench-inspect: redis-server
+	$(GO) test -run '^$$' -bench 'BenchmarkInspect100k' -benchtime 1x -timeout 30m ./internal/keys/
+>>>>>>> ops
