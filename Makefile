@@ -35,11 +35,10 @@ bench: redis-server
 clean:
 	rm -rf $(BIN) dist/
 
-<<<<<<< HEAD
 # hammer vs redis-benchmark throughput (same server, same connections) and hammer RSS 10s vs 60s.
 bench-hammer: redis-server
 	hack/bench-hammer.sh
-=======
+
 # inspect and purge against a throw-away redis-server on loopback, once each.
 .PHONY: bench-purge bench-inspect
 
@@ -51,4 +50,3 @@ bench-purge: redis-server
 # Inspect 100,000 keys against `redis-cli --scan --pattern` listing the same keys.
 bench-inspect: redis-server
 	$(GO) test -run '^$$' -bench 'BenchmarkInspect100k' -benchtime 1x -timeout 30m ./internal/keys/
->>>>>>> ops
