@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/limitctl/limitctl/internal/human"
 )
 
 // eighths are the block characters from empty to full, one eighth of a cell apart.
@@ -33,9 +35,9 @@ func (c columnChart) render() string {
 	top, limitRow := c.scale(rows)
 	labels := make([]string, rows)
 	labels[0] = "0"
-	labels[rows-1] = compact(top)
+	labels[rows-1] = human.Compact(top)
 	if limitRow >= 0 {
-		labels[limitRow] = compact(c.limit)
+		labels[limitRow] = human.Compact(c.limit)
 	}
 	gutter := 0
 	for _, l := range labels {

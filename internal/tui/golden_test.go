@@ -4,12 +4,14 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/human"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/tui")
@@ -29,13 +31,13 @@ func judgeFixture(s bench.Snapshot) []AssertResult {
 	}
 	out := []AssertResult{{Expr: "lua.overshoot==0"}, {Expr: "naive.overshoot>0"}, {Expr: "lua.p99<5ms"}}
 	if lua != nil {
-		out[0] = AssertResult{Expr: out[0].Expr, Known: true, Passed: lua.Overshoot == 0, Actual: count(lua.Overshoot)}
+		out[0] = AssertResult{Expr: out[0].Expr, Known: true, Passed: lua.Overshoot == 0, Actual: human.Count(lua.Overshoot)}
 	}
 	if naive != nil && s.Done {
-		out[1] = AssertResult{Expr: out[1].Expr, Known: true, Passed: naive.Overshoot > 0, Actual: count(naive.Overshoot)}
+		out[1] = AssertResult{Expr: out[1].Expr, Known: true, Passed: naive.Overshoot > 0, Actual: human.Count(naive.Overshoot)}
 	}
 	if lua != nil && s.Done {
-		out[2] = AssertResult{Expr: out[2].Expr, Known: true, Passed: lua.Latency.P99 < 5e6, Actual: latency(lua.Latency.P99)}
+		out[2] = AssertResult{Expr: out[2].Expr, Known: true, Passed: lua.Latency.P99 < 5e6, Actual: human.Latency(lua.Latency.P99)}
 	}
 	return out
 }
@@ -137,4 +139,4 @@ func golden(t *testing.T, path, got string) {
 	}
 }
 
-func itoa(n int) string { return strings.TrimSpace(count(int64(n))) }
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/human"
 )
 
 // Panel sizes: side by side while each panel gets at least minPanelWidth columns, stacked
@@ -76,7 +77,7 @@ func (m Model) panel(s bench.StrategySnapshot, w, h int) string {
 	badge := st.badgeOK.Render("0 overshoot")
 	if s.Overshoot > 0 {
 		borderColour = colourBad
-		badge = st.badgeBad.Render(fmt.Sprintf("OVERSHOOT +%s", count(s.Overshoot)))
+		badge = st.badgeBad.Render(fmt.Sprintf("OVERSHOOT +%s", human.Count(s.Overshoot)))
 	}
 	border := st.r.NewStyle().Foreground(borderColour)
 	name := st.title.Render(s.Name)
@@ -127,31 +128,31 @@ func (m Model) statLines(s bench.StrategySnapshot, width int) []statLine {
 	h := m.hist[s.Name]
 	label := func(l string) string { return st.label.Render(fmt.Sprintf("%-11s", l)) }
 
-	current := st.value.Render(count(s.Current))
+	current := st.value.Render(human.Count(s.Current))
 	if limit > 0 && s.Current > limit {
-		current = st.bad.Render(count(s.Current))
+		current = st.bad.Render(human.Count(s.Current))
 	}
-	peak := st.value.Render(count(s.Peak))
+	peak := st.value.Render(human.Count(s.Peak))
 	if limit > 0 && s.Peak > limit {
-		peak = st.bad.Render(count(s.Peak))
+		peak = st.bad.Render(human.Count(s.Peak))
 	}
-	inFlight := label(m.currentLabel()) + current + st.dim.Render(" / "+count(limit)) +
+	inFlight := label(m.currentLabel()) + current + st.dim.Render(" / "+human.Count(limit)) +
 		st.label.Render("   peak ") + peak
 
 	over := label("overshoot") + st.good.Bold(true).Render("0")
 	if s.Overshoot > 0 {
-		over = label("overshoot") + st.bad.Render("+"+count(s.Overshoot))
+		over = label("overshoot") + st.bad.Render("+"+human.Count(s.Overshoot))
 	}
 	if s.OvershootEvent > 0 {
-		over += st.dim.Render("  " + count(s.OvershootEvent) + plural(s.OvershootEvent, " event", " events"))
+		over += st.dim.Render("  " + human.Count(s.OvershootEvent) + plural(s.OvershootEvent, " event", " events"))
 	}
 
-	decided := label("admitted") + st.value.Render(count(s.Admitted)) +
-		st.label.Render("  rejected ") + st.value.Render(count(s.Rejected))
+	decided := label("admitted") + st.value.Render(human.Count(s.Admitted)) +
+		st.label.Render("  rejected ") + st.value.Render(human.Count(s.Rejected))
 
 	errs := label("errors") + st.good.Render("0")
 	if s.Errors > 0 {
-		errs = label("errors") + st.bad.Render(count(s.Errors))
+		errs = label("errors") + st.bad.Render(human.Count(s.Errors))
 		for i, kind := range errorKinds(s.ErrorsByKind) { // the commonest kinds, as many as fit
 			sep := "  "
 			if i > 0 {
@@ -169,20 +170,20 @@ func (m Model) statLines(s bench.StrategySnapshot, width int) []statLine {
 		n    int64
 	}{{"retries", s.Retries}, {"fail-open", s.FailOpenAdmits}, {"fail-closed", s.FailClosedRejects}} {
 		if extra.n > 0 {
-			extras = append(extras, st.label.Render(extra.name+" ")+st.value.Render(count(extra.n)))
+			extras = append(extras, st.label.Render(extra.name+" ")+st.value.Render(human.Count(extra.n)))
 		}
 	}
 
-	rate := compact(s.Throughput) + "/s"
+	rate := human.Compact(s.Throughput) + "/s"
 	throughput := label("throughput") + st.value.Render(fmt.Sprintf("%-8s", rate))
 	if h != nil {
 		sparkWidth := width - lipgloss.Width(throughput)
 		throughput += st.bar.Render(sparkline(h.throughput.last(sparkWidth), sparkWidth))
 	}
 
-	lat := st.label.Render("p50 ") + st.value.Render(latency(s.Latency.P50)) +
-		st.label.Render("  p99 ") + st.value.Render(latency(s.Latency.P99)) +
-		st.label.Render("  p99.9 ") + st.value.Render(latency(s.Latency.P999))
+	lat := st.label.Render("p50 ") + st.value.Render(human.Latency(s.Latency.P50)) +
+		st.label.Render("  p99 ") + st.value.Render(human.Latency(s.Latency.P99)) +
+		st.label.Render("  p99.9 ") + st.value.Render(human.Latency(s.Latency.P999))
 
 	server := label("server") + st.dim.Render("n/a")
 	if s.ServerUsecPerCall != nil {
@@ -305,7 +306,7 @@ func (m Model) series(name string, w int, pick func(*history) *ring[float64]) ([
 	values := r.last(w)
 	span := ""
 	if d := h.span(len(values)); d > 0 {
-		span = ", last " + clock(d)
+		span = ", last " + human.Clock(d)
 	}
 	return values, span
 }
@@ -325,7 +326,7 @@ func errorKinds(byKind map[string]int64) []string {
 		return kinds[i] < kinds[j]
 	})
 	for i, k := range kinds {
-		kinds[i] = k + " " + count(byKind[k])
+		kinds[i] = k + " " + human.Count(byKind[k])
 	}
 	return kinds
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -77,9 +78,9 @@ func (m Model) header(w int) string {
 	if kind != "" {
 		parts = append(parts, st.value.Render(string(kind)))
 	}
-	parts = append(parts, st.label.Render("limit ")+st.value.Render(count(limit)))
+	parts = append(parts, st.label.Render("limit ")+st.value.Render(human.Count(limit)))
 	if workers > 0 {
-		parts = append(parts, st.value.Render(count(int64(workers)))+st.label.Render(" workers"))
+		parts = append(parts, st.value.Render(human.Count(int64(workers)))+st.label.Render(" workers"))
 	}
 	if target.Kind != "" || target.Addr != "" {
 		parts = append(parts, st.label.Render(strings.TrimSpace(target.Kind+" "+target.Addr)))
@@ -110,9 +111,9 @@ func (m Model) progressLine(w int) string {
 	if m.snap.Done {
 		percent = 1
 	}
-	times := clock(m.snap.Elapsed)
+	times := human.Clock(m.snap.Elapsed)
 	if total > 0 {
-		times += " / " + clock(total)
+		times += " / " + human.Clock(total)
 	}
 	info := fmt.Sprintf(" %s %3.0f%%", times, percent*100)
 

@@ -1,4 +1,6 @@
-package tui
+// Package human formats numbers and durations for people: thousands separators, compact
+// rates and latencies with three significant digits, the same on the dashboard and in reports.
+package human
 
 import (
 	"fmt"
@@ -7,8 +9,8 @@ import (
 	"time"
 )
 
-// count formats an integer with thousands separators: 12,345.
-func count(n int64) string {
+// Count formats an integer with thousands separators: 12,345.
+func Count(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := n < 0
 	if neg {
@@ -27,13 +29,13 @@ func count(n int64) string {
 	return string(out)
 }
 
-// compact formats a non-negative quantity in at most five characters: 950, 12.3k, 4.5M.
-func compact(v float64) string {
+// Compact formats a non-negative quantity in at most five characters: 950, 12.3k, 4.5M.
+func Compact(v float64) string {
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
 		return "?"
 	case v < 0:
-		return "-" + compact(-v)
+		return "-" + Compact(-v)
 	case v < 1000:
 		if v != math.Trunc(v) && v < 10 {
 			return strconv.FormatFloat(v, 'f', 1, 64)
@@ -50,8 +52,8 @@ func compact(v float64) string {
 	}
 }
 
-// latency formats a latency with three significant digits: 850µs, 1.23ms, 12.3ms, 1.20s.
-func latency(d time.Duration) string {
+// Latency formats a latency with three significant digits: 850µs, 1.23ms, 12.3ms, 1.20s.
+func Latency(d time.Duration) string {
 	switch {
 	case d <= 0:
 		return "0"
@@ -78,8 +80,8 @@ func sig3(v float64) string {
 	}
 }
 
-// clock formats an elapsed time for the header: 4.2s, 1m05s, 1h02m.
-func clock(d time.Duration) string {
+// Clock formats an elapsed time for the header: 4.2s, 1m05s, 1h02m.
+func Clock(d time.Duration) string {
 	if d < 0 {
 		d = 0
 	}
