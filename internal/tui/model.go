@@ -159,6 +159,8 @@ func (m *Model) observe(s bench.Snapshot) {
 	}
 }
 
+func (m Model) quitRequested() bool { return m.quitting }
+
 // Paused reports whether the dashboard shows the run as paused.
 func (m Model) Paused() bool { return m.paused }
 

@@ -14,10 +14,11 @@ import (
 	"github.com/limitctl/limitctl/internal/bench"
 )
 
-// Run shows the dashboard on out (in the alternate screen) until the snapshot channel closes,
-// the user quits (q or Ctrl-C: opts.Quit is called, then Run returns nil) or ctx ends (Run
-// returns ctx's error). The terminal is restored on every path, a panic in the dashboard
-// included: it comes back as an error, after the terminal is restored and opts.Quit called.
+// Run shows the dashboard on out (in the alternate screen) until the snapshot channel closes
+// (Run returns nil), the user quits with q or Ctrl-C (opts.Quit is called, Run returns nil,
+// even when Quit cancels ctx) or ctx ends otherwise (Run returns ctx's error). The terminal is
+// restored on every path, a panic in the dashboard included: that comes back as an error.
+// Whenever Run returns an error, opts.Quit has been called, so the run never goes on unseen.
 //
 // in is read for keys and is used as given: pass os.Stdin only when it is a terminal (bubbletea
 // would otherwise open /dev/tty, charmbracelet/bubbletea#761). Run never blocks the engine:
@@ -56,8 +57,9 @@ func run(ctx context.Context, m tea.Model, in io.Reader, out io.Writer, quit fun
 		}
 	}()
 
+	userQuit := false
 	defer func() {
-		if err == nil && ctx.Err() != nil {
+		if err == nil && !userQuit && ctx.Err() != nil {
 			err = ctx.Err()
 		}
 		if err != nil && quit != nil {
@@ -65,10 +67,12 @@ func run(ctx context.Context, m tea.Model, in io.Reader, out io.Writer, quit fun
 		}
 	}()
 
-	_, runErr := p.Run()
+	final, runErr := p.Run()
 	if perr := g.err(); perr != nil {
 		return perr
 	}
+	// Quit usually cancels the very context Run watches: after q that is no error.
+	userQuit = quitByUser(final)
 	switch {
 	case runErr == nil:
 		return nil
@@ -80,6 +84,15 @@ func run(ctx context.Context, m tea.Model, in io.Reader, out io.Writer, quit fun
 	default:
 		return fmt.Errorf("dashboard: %w", runErr)
 	}
+}
+
+// quitByUser reports whether the dashboard ended on q or Ctrl-C.
+func quitByUser(final tea.Model) bool {
+	if g, ok := final.(guarded); ok {
+		final = g.inner
+	}
+	m, ok := final.(interface{ quitRequested() bool })
+	return ok && m.quitRequested()
 }
 
 // guard holds the first panic caught in the model and can stop the program.

@@ -124,9 +124,12 @@ func TestRunQuitsOnQ(t *testing.T) {
 	out := &syncBuffer{}
 	snapshots := make(chan bench.Snapshot, 1)
 	var quits atomic.Int32
+	// As in the hammer, Quit cancels the context the dashboard runs under: still no error.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	o := asciiOptions()
-	o.Quit = func() { quits.Add(1) }
-	result := runAsync(t, func() error { return Run(context.Background(), o, snapshots, in, out) })
+	o.Quit = func() { quits.Add(1); cancel() }
+	result := runAsync(t, func() error { return Run(ctx, o, snapshots, in, out) })
 	snapshots <- fixtureRun(1, luaShape)[0]
 	waitFor(t, out, "lua")
 	if _, err := keys.Write([]byte("q")); err != nil {
