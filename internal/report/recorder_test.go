@@ -94,3 +94,38 @@ func names(series []Series) []string {
 	}
 	return out
 }
+
+func TestTeeRecordsEverythingAndNeverWaitsForTheReader(t *testing.T) {
+	rec := NewRecorder(0)
+	in := make(chan bench.Snapshot)
+	out := rec.Tee(in)
+	snaps := fixtureSnapshots(40)
+
+	// A reader that keeps up sees every snapshot.
+	for _, s := range snaps[:10] {
+		in <- s
+		if got := <-out; got.Elapsed != s.Elapsed {
+			t.Fatalf("passed on %v, want %v", got.Elapsed, s.Elapsed)
+		}
+	}
+	// A reader that went away (q on the dashboard) must not hold up the engine's sends.
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for _, s := range snaps[10:] {
+			in <- s
+		}
+		close(in)
+	}()
+	select {
+	case <-sent:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Tee blocked on a reader that stopped reading")
+	}
+	for range out { // drain: Tee has then recorded everything and closed out
+	}
+	series := rec.Series()
+	if got := len(series[0].Points); got != len(snaps) {
+		t.Fatalf("recorded %d points, want %d", got, len(snaps))
+	}
+}

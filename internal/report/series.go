@@ -1,6 +1,7 @@
 package report
 
 import (
+	"sync"
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
@@ -31,8 +32,9 @@ const DefaultMaxPoints = 500
 // Recorder turns the engine's snapshots into series with bounded memory: once a series
 // holds maxPoints points, neighbours are merged in pairs and every later point covers twice
 // as many ticks. Merging keeps the highest Current, Peak and P99, so no overshoot or latency
-// spike is averaged away, and the mean throughput and P50. Not safe for concurrent use.
+// spike is averaged away, and the mean throughput and P50. Safe for concurrent use.
 type Recorder struct {
+	mu        sync.Mutex
 	maxPoints int
 	stride    int // ticks per point
 	order     []string
@@ -57,6 +59,8 @@ func NewRecorder(maxPoints int) *Recorder {
 
 // Add records one snapshot.
 func (r *Recorder) Add(s bench.Snapshot) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, st := range s.Strategies {
 		rec := r.byName[st.Name]
 		if rec == nil {
@@ -92,6 +96,26 @@ func (r *Recorder) Add(s bench.Snapshot) {
 	}
 }
 
+// Tee records every snapshot from in and passes it on to the channel it returns (for the
+// dashboard or the progress lines), which it closes once in is closed. The recording never
+// waits for that reader: when the reader is behind, or gone (the user quit the dashboard), a
+// tick is not passed on, but it is still recorded. To be sure every snapshot is recorded,
+// drain the returned channel (for range out {}) before calling Series.
+func (r *Recorder) Tee(in <-chan bench.Snapshot) <-chan bench.Snapshot {
+	out := make(chan bench.Snapshot, 1)
+	go func() {
+		defer close(out)
+		for s := range in {
+			r.Add(s)
+			select {
+			case out <- s:
+			default:
+			}
+		}
+	}()
+	return out
+}
+
 // halve merges every series' points in pairs and doubles the ticks per point.
 func (r *Recorder) halve() {
 	for _, rec := range r.byName {
@@ -124,6 +148,8 @@ func merge(a Point, na int, b Point, nb int) Point {
 // Series returns every strategy's points in the order the strategies first appeared,
 // including the newest ticks not yet merged into a whole point.
 func (r *Recorder) Series() []Series {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	out := make([]Series, 0, len(r.order))
 	for _, name := range r.order {
 		rec := r.byName[name]
