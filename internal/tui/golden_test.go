@@ -12,6 +12,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/human"
+	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/tui")
@@ -85,6 +86,16 @@ var scenarios = []struct {
 		return press(feed(New(asciiOptions()), fixtureRun(20, naiveShape, luaShape)...), "?")
 	}},
 	{"waiting", func() Model { return New(asciiOptions()) }},
+	{"sliding_window_requests", func() Model {
+		// A window limiter bounded by --requests: no total time, progress by count.
+		o := asciiOptions()
+		o.Limiter, o.Total = limiter.SlidingWindow, 0
+		snaps := fixtureRun(45, naiveShape, luaShape)
+		for i := range snaps {
+			snaps[i].Limiter, snaps[i].Total, snaps[i].Progress = limiter.SlidingWindow, 0, float64(i+1)/90
+		}
+		return feed(New(o), snaps...)
+	}},
 }
 
 var sizes = []struct{ w, h int }{{80, 24}, {160, 48}}

@@ -6,6 +6,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
 )
 
 // press sends one key to the model.
@@ -147,10 +148,15 @@ func TestResizeRelaysOut(t *testing.T) {
 // Every size from tiny to huge draws within the terminal and never panics.
 func TestViewFitsEverySize(t *testing.T) {
 	base := fixtureRun(30, naiveShape, strategyShape{name: "watch", errorRate: 0.02, retries: true}, luaShape)
+	var eight []strategyShape
+	for _, name := range []string{"naive", "multi", "watch", "lua", "eval", "function", "lua-ts-member", "custom"} {
+		eight = append(eight, strategyShape{name: name, overshoot: name == "naive" || name == "multi"})
+	}
 	models := map[string]Model{
 		"empty":   New(asciiOptions()),
 		"running": feed(New(asciiOptions()), base...),
 		"help":    press(feed(New(asciiOptions()), base...), "?"),
+		"eight":   feed(New(asciiOptions()), fixtureRun(30, eight...)...),
 	}
 	for name, m := range models {
 		for w := 1; w <= 200; w += 11 { // odd steps so the sweep crosses every layout threshold
@@ -167,5 +173,21 @@ func TestViewFitsEverySize(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestNoColorDropsEveryEscape(t *testing.T) {
+	colourful := func(noColor bool) string {
+		r := lipgloss.NewRenderer(nil)
+		r.SetColorProfile(termenv.TrueColor)
+		o := asciiOptions()
+		o.Renderer, o.NoColor = r, noColor
+		return resize(feed(New(o), fixtureRun(20, naiveShape, luaShape)...), 100, 30).View()
+	}
+	if !strings.Contains(colourful(false), "\x1b[") {
+		t.Fatal("a true-colour renderer drew no colour: the check below would prove nothing")
+	}
+	if view := colourful(true); strings.Contains(view, "\x1b[") {
+		t.Fatal("NoColor view still has escape sequences")
 	}
 }
