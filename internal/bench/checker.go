@@ -36,6 +36,7 @@ type Witness struct {
 	limit    int64
 	inFlight atomic.Int64
 	peak     atomic.Int64
+	tickPeak atomic.Int64 // highest value since the last TakeTickPeak
 	events   atomic.Int64
 }
 
@@ -47,15 +48,27 @@ func (w *Witness) Admit(int64) { w.observe(w.inFlight.Add(1)) }
 
 // observe records a witness value: raises the peak, and counts an event above the limit.
 func (w *Witness) observe(v int64) {
-	for {
-		p := w.peak.Load()
-		if v <= p || w.peak.CompareAndSwap(p, v) {
-			break
-		}
-	}
+	raise(&w.peak, v)
+	raise(&w.tickPeak, v)
 	if v > w.limit {
 		w.events.Add(1)
 	}
+}
+
+// raise sets m to v if v is higher.
+func raise(m *atomic.Int64, v int64) {
+	for {
+		p := m.Load()
+		if v <= p || m.CompareAndSwap(p, v) {
+			return
+		}
+	}
+}
+
+// TakeTickPeak returns the highest in-flight value since the previous call and starts over
+// from the current value, so a chart sampled per tick cannot miss a short overshoot.
+func (w *Witness) TakeTickPeak() int64 {
+	return w.tickPeak.Swap(w.inFlight.Load())
 }
 
 // Release implements Checker.
