@@ -71,6 +71,9 @@ type tmuxTerm struct {
 func newTmux(t *testing.T, w, h int, command string) *tmuxTerm {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("tmux not on PATH: the real-terminal test must run in CI (make test installs tmux)")
+		}
 		t.Skip("tmux not on PATH: skipping the real-terminal test")
 	}
 	tm := &tmuxTerm{t: t, socket: "limitctl-tui-test-" + strconv.Itoa(os.Getpid())}
