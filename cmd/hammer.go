@@ -110,34 +110,14 @@ Latency takes units: lua.p99<5ms.`,
 	fl.StringVar(&opts.embedded, "embedded", "auto", "server without --url/--addr: auto, redis-server or memory (in-process)")
 	fl.StringArrayVar(&opts.inject, "inject", nil, "fault events: flush-scripts@2s, pause@3s:500ms, kill@4s, restart@5s (kill/restart on the spawned server)")
 	c.RegisterFlagCompletionFunc("limiter", fixedCompletion(limiterNames()...))
-	c.RegisterFlagCompletionFunc("strategies", fixedCompletion(strategyNames()...))
+	c.RegisterFlagCompletionFunc("strategies", listCompletion(hammerStrategies))
 	c.RegisterFlagCompletionFunc("on-error", fixedCompletion("open", "closed"))
 	c.RegisterFlagCompletionFunc("tui", fixedCompletion("auto", "on", "off"))
 	c.RegisterFlagCompletionFunc("witness", fixedCompletion("local", "redis"))
 	c.RegisterFlagCompletionFunc("embedded", fixedCompletion("auto", "redis-server", "memory"))
+	c.RegisterFlagCompletionFunc("script", luaFiles)
+	c.MarkFlagFilename("report", "html")
 	return c
-}
-
-func fixedCompletion(values ...string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return values, cobra.ShellCompDirectiveNoFileComp
-	}
-}
-
-func limiterNames() []string {
-	var out []string
-	for _, k := range limiter.Kinds() {
-		out = append(out, string(k))
-	}
-	return out
-}
-
-func strategyNames() []string {
-	var out []string
-	for _, s := range limiter.Strategies() {
-		out = append(out, string(s))
-	}
-	return out
 }
 
 // validate checks every flag before anything connects or sends load.

@@ -96,6 +96,11 @@ this machine's clock).`,
 	fl.StringVar(&opts.members, "members", "", "list the members of this sorted set, oldest first, with score, time, age and staleness")
 	fl.Int64Var(&opts.top, "top", 100, "with --members: how many members to list, oldest first (0: all)")
 	fl.DurationVar(&opts.watch, "watch", 0, "refresh every interval until q or Ctrl-C, e.g. 1s")
+	c.ValidArgsFunction = cobra.NoFileCompletions // key names live in Redis
+	c.RegisterFlagCompletionFunc("members", cobra.NoFileCompletions)
+	c.RegisterFlagCompletionFunc("type", fixedCompletion(redisTypes...))
+	c.RegisterFlagCompletionFunc("score-unit", fixedCompletion(scoreUnits...))
+	c.RegisterFlagCompletionFunc("clock", fixedCompletion(clockNames...))
 	return c
 }
 

@@ -15,6 +15,12 @@ import (
 
 // Flags and formatting shared by inspect and purge, the two commands on live limiter keys.
 
+// The values of --clock and --score-unit, offered by shell completion.
+var (
+	clockNames = []string{"server\tthe server's TIME", "local\tthis machine's clock"}
+	scoreUnits = []string{"auto", "s", "ms", "us", "ns"}
+)
+
 // keyClockFlag is --clock: whose clock ages and cutoffs are measured against.
 type keyClockFlag struct{ name string }
 

@@ -35,6 +35,7 @@ Output: the diagnostic lines (on a terminal or piped, so editors and CI annotate
 			}
 			return nil
 		},
+		ValidArgsFunction: luaFiles,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.files = args
 			return runLint(f, opts)

@@ -83,6 +83,9 @@ score); now is the server's TIME (--clock local: this machine's clock).`,
 	fl.Int64Var(&opts.count, "count", keys.DefaultScanCount, "SCAN COUNT hint: keyspace slots each SCAN call walks")
 	fl.StringVar(&opts.scoreUnit, "score-unit", "auto", "unit of sorted-set scores: auto, s, ms, us or ns")
 	fl.StringVar(&opts.clock.name, "clock", "server", "reference time: server (its TIME) or local (this machine's clock)")
+	c.ValidArgsFunction = cobra.NoFileCompletions // key names live in Redis
+	c.RegisterFlagCompletionFunc("score-unit", fixedCompletion(scoreUnits...))
+	c.RegisterFlagCompletionFunc("clock", fixedCompletion(clockNames...))
 	return c
 }
 

@@ -26,9 +26,6 @@ func Execute(ctx context.Context, build Build, args []string, streams *IOStreams
 	defer f.Close()
 	root := NewRootCmd(f)
 	root.SetArgs(args)
-	root.SetIn(streams.In)
-	root.SetOut(streams.Out)
-	root.SetErr(streams.ErrOut)
 	c, err := root.ExecuteContextC(ctx)
 	var usage *usageError
 	if errors.As(err, &usage) && usage.command == "" && c != nil {
@@ -88,6 +85,14 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 		newPurgeCmd(f),
 		newVersionCmd(f),
 	)
+	root.RegisterFlagCompletionFunc("output", fixedCompletion("table", "json", "tsv"))
+	// cobra's completion command, added here rather than at Execute so that it writes to the
+	// factory's streams and the man pages and tests see the whole tree.
+	root.SetIn(f.IO.In)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	root.InitDefaultCompletionCmd()
+	documentCompletionCmd(root)
 	return root
 }
 

@@ -40,9 +40,10 @@ type scriptJSON struct {
 
 func newScriptsListCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
-		Use:   "list",
-		Short: "Name, SHA1, KEYS/ARGV contract and purpose of every script (no server needed)",
-		Args:  noArgs,
+		Use:               "list",
+		Short:             "Name, SHA1, KEYS/ARGV contract and purpose of every script (no server needed)",
+		Args:              noArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(c *cobra.Command, args []string) error {
 			format, err := f.Format()
 			if err != nil {
@@ -68,7 +69,7 @@ func newScriptsShowCmd(f *Factory) *cobra.Command {
 		Use:               "show NAME",
 		Short:             "Print the exact source of a script",
 		Args:              exactArgs(1, "one script name (see 'limitctl scripts list')"),
-		ValidArgsFunction: completeScriptNames,
+		ValidArgsFunction: completeOneScriptName,
 		RunE: func(c *cobra.Command, args []string) error {
 			s, err := scripts.Lookup(args[0])
 			if err != nil {
@@ -86,10 +87,6 @@ func newScriptsShowCmd(f *Factory) *cobra.Command {
 			return err
 		},
 	}
-}
-
-func completeScriptNames(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-	return scripts.Names(), cobra.ShellCompDirectiveNoFileComp
 }
 
 // scriptSource is a script to load or check: a shipped one or a --file.
@@ -180,6 +177,7 @@ instead (FUNCTION LOAD REPLACE), which survives restarts and failovers.`,
 	}
 	c.Flags().StringArrayVar(&opts.files, "file", nil, "a Lua script file to load as well (repeatable)")
 	c.Flags().BoolVar(&opts.functions, "functions", false, "load the limitctl Functions library (FUNCTION LOAD REPLACE) instead")
+	c.RegisterFlagCompletionFunc("file", luaFiles)
 	return c
 }
 
@@ -296,6 +294,7 @@ client that only sends EVALSHA does not. Exits 3 when any script is missing anyw
 		},
 	}
 	c.Flags().StringArrayVar(&files, "file", nil, "a Lua script file to check as well (repeatable)")
+	c.RegisterFlagCompletionFunc("file", luaFiles)
 	return c
 }
 

@@ -1,0 +1,122 @@
+package cmd
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/scripts"
+)
+
+// completeFunc is what cobra calls to complete an argument or a flag's value.
+type completeFunc = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective)
+
+// documentCompletionCmd says, on cobra's own completion command, what limitctl completes.
+func documentCompletionCmd(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		// Like limitctl's other parents: an unknown shell is a usage error, not a help page.
+		c.Args = noArgs
+		c.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
+		c.Long = `Generate the shell completion script for bash, zsh, fish or powershell.
+
+Besides commands and flags, limitctl completes values: script names (scripts show, load,
+status), --limiter, --strategies (a comma-separated list: each value after the last comma),
+--output, --on-error, --tui, --embedded, --witness, --score-unit, --clock and --type, and
+Lua files for lint, --script and --file.
+
+See each shell's sub-command for how to load the script, e.g.
+limitctl completion bash --help.`
+		c.Example = `  source <(limitctl completion bash)
+  limitctl completion zsh > "${fpath[1]}/_limitctl"
+  limitctl completion fish > ~/.config/fish/completions/limitctl.fish
+  limitctl completion powershell | Out-String | Invoke-Expression`
+	}
+}
+
+// fixedCompletion offers a fixed set of values (each may carry a "\tdescription").
+func fixedCompletion(values ...string) completeFunc {
+	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// listCompletion completes one value of a comma-separated list: the part after the last comma,
+// keeping what comes before it, and leaving out values already in the list. No space follows,
+// so another comma can. The values carry no description: bash matches described candidates
+// in their %q form, where the comma becomes "\," and no longer matches what was typed.
+func listCompletion(values func(c *cobra.Command) []string) completeFunc {
+	return func(c *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		done, partial := "", toComplete
+		if i := strings.LastIndex(toComplete, ","); i >= 0 {
+			done, partial = toComplete[:i+1], toComplete[i+1:]
+		}
+		chosen := map[string]bool{}
+		for _, v := range strings.Split(done, ",") {
+			chosen[strings.TrimSpace(v)] = true
+		}
+		var out []string
+		for _, v := range values(c) {
+			if !chosen[v] && strings.HasPrefix(v, partial) {
+				out = append(out, done+v)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	}
+}
+
+// luaFiles completes file names ending in .lua.
+func luaFiles(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return []string{"lua"}, cobra.ShellCompDirectiveFilterFileExt
+}
+
+// completeScriptNames offers the shipped scripts not yet named on the line, with their purpose.
+func completeScriptNames(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	named := map[string]bool{}
+	for _, a := range args {
+		named[a] = true
+	}
+	var out []string
+	for _, s := range scripts.All() {
+		if !named[s.Name] {
+			out = append(out, s.Name+"\t"+s.Description)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeOneScriptName is completeScriptNames for a command that takes a single name.
+func completeOneScriptName(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return completeScriptNames(c, args, toComplete)
+}
+
+func limiterNames() []string {
+	var out []string
+	for _, k := range limiter.Kinds() {
+		out = append(out, string(k))
+	}
+	return out
+}
+
+// hammerStrategies offers the strategies the --limiter already on the line supports.
+func hammerStrategies(c *cobra.Command) []string {
+	kind := limiter.Concurrency
+	if name, err := c.Flags().GetString("limiter"); err == nil {
+		if k, err := limiter.ParseKind(name); err == nil {
+			kind = k
+		}
+	}
+	var out []string
+	for _, s := range limiter.Strategies() {
+		if limiter.Supports(kind, s) {
+			out = append(out, string(s))
+		}
+	}
+	return out
+}
