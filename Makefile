@@ -5,12 +5,17 @@ GO        ?= go
 BIN       ?= limitctl
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build test vet redis-server bench bench-hammer clean
+.PHONY: all build docs test vet redis-server bench bench-hammer clean
 
 all: build
 
 build:
 	$(GO) build -trimpath -o $(BIN) .
+
+# Man pages (build/manpages) and shell completion scripts (build/completions), as the release
+# archives carry them.
+docs:
+	$(GO) run ./hack/gendocs -out build
 
 # What the tests drive for real, from the system package manager (apt-get, or brew): redis-server
 # and its tools, tmux for the dashboard in a real terminal, chromium for the HTML report.
@@ -39,7 +44,7 @@ bench: redis-server
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/limiter/
 
 clean:
-	rm -rf $(BIN) dist/
+	rm -rf $(BIN) dist/ build/
 
 # hammer vs redis-benchmark throughput (same server, same connections) and hammer RSS 10s vs 60s.
 bench-hammer: redis-server
