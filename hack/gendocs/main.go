@@ -28,14 +28,14 @@ import (
 func main() {
 	out := flag.String("out", "build", "directory to write manpages/ and completions/ under")
 	version := flag.String("version", "", "version named in the man pages' footer")
-	date := flag.Int64("date", 0, "the man pages' date in Unix seconds (default SOURCE_DATE_EPOCH, else now)")
+	date := flag.Int64("date", 0, "the man pages' date in Unix seconds; 0 or less (unknown) means SOURCE_DATE_EPOCH, else now")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "gendocs: unexpected argument %q\n", flag.Arg(0))
 		os.Exit(2)
 	}
 	var when *time.Time
-	if *date != 0 {
+	if *date > 0 { // goreleaser passes a year-1 time when it cannot read the commit (no remote, in a snapshot)
 		t := time.Unix(*date, 0).UTC()
 		when = &t
 	}
