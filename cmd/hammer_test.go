@@ -190,3 +190,34 @@ func TestHammerProgressLinesWithoutATerminalHaveNoEscapes(t *testing.T) {
 		t.Errorf("ANSI escape in piped output")
 	}
 }
+
+func TestTwoHammersShareARedisWitness(t *testing.T) {
+	srv := redistest.Start(t)
+	// Two processes, 16 workers each, on one limiter: only the shared witness in Redis sees
+	// requests of both. lua must hold the limit across them; naive must be caught.
+	args := []string{"--addr", srv.Addr, "hammer", "--run-id", "shared", "--witness", "redis", "--workers", "16",
+		"--limit", "8", "--strategies", "naive,lua", "--duration", "2s", "--keep-keys", "-o", "json"}
+	first, out1, err1 := startBinary(t, args...)
+	second, out2, err2 := startBinary(t, args...)
+	if code := waitExit(t, first, 20*time.Second); code != ExitOK {
+		t.Fatalf("first: exit %d\n%s", code, err1)
+	}
+	if code := waitExit(t, second, 20*time.Second); code != ExitOK {
+		t.Fatalf("second: exit %d\n%s", code, err2)
+	}
+	for _, out := range []string{out1.String(), out2.String()} {
+		h := parseHammer(t, result{out: out})
+		for _, s := range h.Strategies {
+			if s.Name == "lua" && s.Overshoot != 0 {
+				t.Errorf("lua overshoot %d across two processes", s.Overshoot)
+			}
+			if s.Name == "naive" && s.Overshoot == 0 {
+				t.Errorf("naive showed no overshoot across two processes")
+			}
+		}
+	}
+	// Both processes used the same keys, under the given run id.
+	if n, _ := srv.Client(t).Exists(context.Background(), "limitctl:{shared}:lua:witness").Result(); n != 1 {
+		t.Errorf("no shared witness key limitctl:{shared}:lua:witness")
+	}
+}
