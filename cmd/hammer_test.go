@@ -221,3 +221,58 @@ func TestTwoHammersShareARedisWitness(t *testing.T) {
 		t.Errorf("no shared witness key limitctl:{shared}:lua:witness")
 	}
 }
+
+// shapeOf replaces every value of a decoded JSON document by its type, keeping the structure:
+// the golden file pins the field names and types the contract promises, not run-dependent numbers.
+func shapeOf(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			out[k] = shapeOf(e)
+		}
+		return out
+	case []any:
+		if len(x) == 0 {
+			return []any{}
+		}
+		return []any{shapeOf(x[0])}
+	case float64:
+		return "number"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	case nil:
+		return "null"
+	}
+	return "?"
+}
+
+func TestHammerJSONMatchesTheGoldenShape(t *testing.T) {
+	srv := redistest.Start(t)
+	// lua's server time is attributable (EVALSHA is its alone), so its server_usec_per_call is a number.
+	r := execBinary(t, nil, "--addr", srv.Addr, "hammer", "--requests", "300", "--strategies", "lua,naive",
+		"--assert", "lua.overshoot==0", "-o", "json").wantExit(t, ExitOK)
+	var doc any
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	strategies := doc.(map[string]any)["strategies"].([]any)
+	for _, s := range strategies {
+		delete(s.(map[string]any), "errors_by_kind") // a map keyed by what went wrong: no fixed shape
+	}
+	doc.(map[string]any)["strategies"] = strategies[:1]
+	got, _ := json.MarshalIndent(shapeOf(doc), "", "  ")
+	golden := filepath.Join("..", "testdata", "hammer", "summary.shape.json")
+	if *update {
+		os.WriteFile(golden, append(got, '\n'), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if strings.TrimSpace(string(want)) != strings.TrimSpace(string(got)) {
+		t.Errorf("hammer JSON shape changed; SPEC section 6 is a contract.\ngot:\n%s\nwant:\n%s", got, want)
+	}
+}
