@@ -43,6 +43,7 @@ type hammerOptions struct {
 	tui        string
 	report     string
 	prefix     string
+	runID      string
 	keepKeys   bool
 	embedded   string
 	inject     []string
@@ -106,6 +107,7 @@ Latency takes units: lua.p99<5ms.`,
 	fl.StringVar(&opts.tui, "tui", "auto", "live dashboard: auto (when stdin and stdout are terminals), on, off")
 	fl.StringVar(&opts.report, "report", "", "write a self-contained HTML report to this file")
 	fl.StringVar(&opts.prefix, "prefix", "limitctl", "key prefix")
+	fl.StringVar(&opts.runID, "run-id", "", "share keys with other hammer processes that pass the same id (default: random); with --witness redis they prove overshoot together")
 	fl.BoolVar(&opts.keepKeys, "keep-keys", false, "leave the run's keys in Redis")
 	fl.StringVar(&opts.embedded, "embedded", "auto", "server without --url/--addr: auto, redis-server or memory (in-process)")
 	fl.StringArrayVar(&opts.inject, "inject", nil, "fault events: flush-scripts@2s, pause@3s:500ms, kill@4s, restart@5s (kill/restart on the spawned server)")
@@ -181,6 +183,9 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 	case o.prefix == "" || strings.ContainsAny(o.prefix, "{}*?[] \t\n"):
 		return usagef("--prefix must be non-empty without braces, glob characters or spaces, got %q", o.prefix)
 	}
+	if o.runID != "" && !validRunID(o.runID) {
+		return usagef("--run-id must be 1-64 letters, digits, '-' or '_', got %q", o.runID)
+	}
 	if c.Flags().Changed("requests") {
 		o.duration = 0
 	}
@@ -251,6 +256,18 @@ func checkWritable(path string) error {
 	return fh.Close()
 }
 
+func validRunID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c == '-' || c == '_' || ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')) {
+			return false
+		}
+	}
+	return true
+}
+
 func newRunID() string {
 	var b [4]byte
 	rand.Read(b[:])
@@ -313,7 +330,10 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "target: %s %s\n", target.Kind, target.Addr)
 	}
 
-	runID := newRunID()
+	runID := o.runID
+	if runID == "" {
+		runID = newRunID()
+	}
 	cfg := bench.Config{
 		RunID: runID, Target: target, Limiter: o.kind, Limit: o.limit, Window: o.window,
 		Rate: float64(o.limit) / o.window.Seconds(), Workers: o.workers, Duration: o.duration,

@@ -187,7 +187,7 @@ func runPurge(ctx context.Context, f *Factory, opts *purgeOptions) error {
 		notef(f.IO.ErrOut, "no key matches %s: nothing to purge", strings.Join(opts.args, " "))
 	}
 	if opts.dryRun {
-		notef(f.IO.ErrOut, "dry run: nothing was removed; %d %s older than %s would be", res.TotalRemoved,
+		notef(f.IO.ErrOut, "dry run: nothing was removed; a real run would remove %d %s older than %s", res.TotalRemoved,
 			plural(int(res.TotalRemoved), "member", "members"), humanDuration(opts.olderThan))
 	}
 	if res.Interrupted {

@@ -111,7 +111,7 @@ func TestPurgeRemovesExactlyTheStaleMembers(t *testing.T) {
 	if dry.out != wantPurgeJSON(true) {
 		t.Errorf("dry run:\n%s\nwant:\n%s", dry.out, wantPurgeJSON(true))
 	}
-	dry.wantOneLineError(t, "dry run: nothing was removed; 2505 members older than 10m would be")
+	dry.wantOneLineError(t, "dry run: nothing was removed; a real run would remove 2505 members older than 10m")
 	checkUntouched(t, rdb)
 
 	r := at(t, append(a, "--yes", "--batch", "700")...).wantExit(t, ExitOK)

@@ -118,7 +118,7 @@ type keyReads struct {
 	length         *redis.IntCmd // ZCARD, STRLEN, HLEN, LLEN, SCARD, XLEN
 	oldest, newest *redis.ZSliceCmd
 	prefix         *redis.StringCmd // a string's first bytes: is it an integer?
-	bucket         *redis.SliceCmd  // HMGET tokens ts
+	bucket         *redis.SliceCmd  // HMGET tokens ts tat
 	stale          *redis.IntCmd    // ZCOUNT -inf cutoff
 	unit           ScoreUnit        // the sorted set's unit, needed for the stale cutoff
 
@@ -188,7 +188,7 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 			r.prefix = pipe.GetRange(ctx, k, 0, counterDigits-1)
 		case "hash":
 			r.length = pipe.HLen(ctx, k)
-			r.bucket = pipe.HMGet(ctx, k, "tokens", "ts")
+			r.bucket = pipe.HMGet(ctx, k, "tokens", "ts", "tat")
 		case "list":
 			r.length = pipe.LLen(ctx, k)
 		case "set":
@@ -307,14 +307,27 @@ func readCounter(r *keyReads) {
 }
 
 // readBucket makes a hash with numeric tokens and ts fields a bucket: its size is the whole
-// tokens left, its age the time since its last refill (ts).
+// tokens left, its age the time since its last refill (ts). A hash with a numeric tat field is a
+// GCRA bucket (limitctl's token_bucket.lua, go-redis/redis_rate): the tokens left depend on a rate
+// the key does not hold, so its size stays the field count, and its age is now - tat (negative
+// while the bucket is still refilling).
 func readBucket(r *keyReads, now time.Time, opts InspectOptions) {
 	vals, err := r.bucket.Result()
-	if err != nil || len(vals) != 2 {
+	if err != nil || len(vals) != 3 {
 		return
 	}
 	tokens, ok1 := numberOf(vals[0])
 	ts, ok2 := numberOf(vals[1])
+	if tat, ok := numberOf(vals[2]); ok && !(ok1 && ok2) {
+		if unit, ok := resolveUnit(opts.Unit, tat, now); ok {
+			if at, ok := unit.Time(tat); ok {
+				r.info.Kind, r.info.Unit = KindBucket, unit
+				r.info.OldestAge = durationPtr(now.Sub(at))
+				r.info.NewestAge = durationPtr(now.Sub(at))
+			}
+		}
+		return
+	}
 	if !ok1 || !ok2 {
 		return
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
@@ -578,5 +579,37 @@ func TestMembersListsTheOldestFirst(t *testing.T) {
 				t.Errorf("members of a missing key: %v", err)
 			}
 		})
+	}
+}
+
+// Every limiter limitctl ships leaves keys that inspect recognises, with a TTL.
+func TestInspectRecognisesTheKeysOfTheShippedLimiters(t *testing.T) {
+	ctx := context.Background()
+	rdb := singleServer(t).Client(t)
+	now := fixedNow
+	want := map[limiter.Kind]Kind{
+		limiter.Concurrency: KindConcurrency, limiter.SlidingWindow: KindWindowLog,
+		limiter.FixedWindow: KindCounter, limiter.TokenBucket: KindBucket,
+	}
+	cfg := limiter.Config{Limit: 5, Window: time.Minute, StaleAfter: time.Minute, Rate: 1, Burst: 5}
+	for k, kind := range want {
+		lim, err := limiter.New(k, limiter.Lua, rdb, cfg)
+		must(t, err)
+		key := "shipped:" + strings.ReplaceAll(string(k), "-", "_")
+		for i := 0; i < 3; i++ {
+			_, err := lim.Acquire(ctx, key, now.Add(-time.Duration(i)*time.Second))
+			must(t, err)
+		}
+		name := key
+		if k == limiter.FixedWindow {
+			name = limiter.WindowKey(key, now, cfg.Window)
+		}
+		sel, err := Select(ctx, rdb, []string{name}, SelectOptions{})
+		must(t, err)
+		in, err := Inspect(ctx, rdb, sel, InspectOptions{Clock: fixedClock()})
+		must(t, err)
+		if len(in.Keys) != 1 || in.Keys[0].Kind != kind || in.Keys[0].TTL <= 0 {
+			t.Errorf("%s key %s: %+v, want kind %s with a TTL", k, name, in.Keys, kind)
+		}
 	}
 }
