@@ -394,8 +394,12 @@ func isClusterNode(ctx context.Context, c *redis.Client) bool {
 
 // connectError says why the first contact failed, with a hint for the TLS mistakes people make.
 func (cfg *Config) connectError(ctx context.Context, err error) error {
-	tlsOn := (cfg.Single != nil && cfg.Single.TLSConfig != nil) || (cfg.Multi != nil && cfg.Multi.TLSConfig != nil)
+	tlsConf := cfg.tlsConfig()
+	tlsOn, hasCert := tlsConf != nil, tlsConf != nil && len(tlsConf.Certificates) > 0
 	msg := err.Error()
+	// Under TLS 1.3 a server that refuses the client's certificate says so after the handshake;
+	// the client often sees only the connection dropped under its first command.
+	dropped := strings.Contains(msg, "connection reset by peer") || strings.Contains(msg, "broken pipe") || errors.Is(err, io.EOF)
 	var unknownCA x509.UnknownAuthorityError
 	var hostname x509.HostnameError
 	var invalid x509.CertificateInvalidError
@@ -403,6 +407,10 @@ func (cfg *Config) connectError(ctx context.Context, err error) error {
 	switch {
 	case strings.Contains(msg, "certificate required"):
 		hint = "the server requires a client certificate: pass --tls-cert and --tls-key"
+	case tlsOn && !hasCert && dropped:
+		hint = "the server closed the TLS connection; if it requires a client certificate, pass --tls-cert and --tls-key"
+	case tlsOn && hasCert && (dropped || strings.Contains(msg, "remote error: tls:")):
+		hint = "the server refused the TLS connection; is the client certificate signed by a CA the server trusts?"
 	case errors.As(err, &hostname):
 		hint = "connect by a host name or IP address the server's certificate is issued for"
 	case errors.As(err, &unknownCA), strings.Contains(msg, "certificate signed by unknown authority"):
@@ -411,7 +419,7 @@ func (cfg *Config) connectError(ctx context.Context, err error) error {
 		hint = "the server's certificate was refused; --tls-insecure skips verification"
 	case tlsOn && (errors.Is(err, context.DeadlineExceeded) || strings.Contains(msg, "does not look like a TLS handshake")):
 		hint = "no TLS handshake: if the server's port is plain text, connect with redis:// and without --tls"
-	case !tlsOn && (strings.Contains(msg, "connection reset by peer") || errors.Is(err, io.EOF)):
+	case !tlsOn && dropped:
 		hint = "if the server expects TLS, connect with rediss:// or --tls"
 	}
 	err = contextual(err, ctx)
@@ -419,6 +427,16 @@ func (cfg *Config) connectError(ctx context.Context, err error) error {
 		err = fmt.Errorf("%w (%s)", err, hint)
 	}
 	return &ConnectError{Addr: cfg.Target.Addr, Err: err, secrets: cfg.secrets}
+}
+
+func (cfg *Config) tlsConfig() *tls.Config {
+	if cfg.Single != nil {
+		return cfg.Single.TLSConfig
+	}
+	if cfg.Multi != nil {
+		return cfg.Multi.TLSConfig
+	}
+	return nil
 }
 
 func contextual(err error, ctx context.Context) error {
