@@ -94,7 +94,7 @@ func TestTLSHammer(t *testing.T) {
 		"hammer", "--duration", "1s", "--workers", "8", "--strategies", "naive,lua,function", "--assert", "lua.overshoot==0",
 		"--assert", "lua.errors==0", "--assert", "function.errors==0", "-o", "json").wantExit(t, ExitOK)
 	var summary struct {
-		Target struct{ Kind, Addr string }
+		Target     struct{ Kind, Addr string }
 		Strategies []struct {
 			Name     string
 			Attempts int64
