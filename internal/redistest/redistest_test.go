@@ -54,3 +54,22 @@ func TestStartTLSOptionalClientCertificates(t *testing.T) {
 		t.Fatalf("tls-auth-clients optional refused a client without a certificate: %v", err)
 	}
 }
+
+func TestStartACLTurnsTheDefaultUserOff(t *testing.T) {
+	s := StartACL(t, "user reader on >reader-pw ~app:* +get")
+	ctx := context.Background()
+	if err := s.Client(t).Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+		t.Errorf("unauthenticated PING: %v, want NOAUTH", err)
+	}
+	reader := s.ClientAs(t, "reader", "reader-pw")
+	if err := reader.Get(ctx, "app:x").Err(); err != redis.Nil {
+		t.Errorf("reader GET app:x: %v, want nil reply", err)
+	}
+	if err := reader.Set(ctx, "app:x", 1, 0).Err(); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+		t.Errorf("reader SET: %v, want NOPERM", err)
+	}
+	s.SetUser(t, "reader +set")
+	if err := reader.Set(ctx, "app:x", 1, 0).Err(); err != nil {
+		t.Errorf("reader SET after SETUSER +set: %v", err)
+	}
+}
