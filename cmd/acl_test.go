@@ -2,11 +2,13 @@ package cmd
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
@@ -280,4 +282,91 @@ func TestACLHammerWithoutINFOReportsNoServerTime(t *testing.T) {
 	if v := serverUsec(append(rule, "+info")); v == nil {
 		t.Errorf("with +info: server_usec_per_call is null, want the measured cost")
 	}
+}
+
+// With lua, +eval is the fallback when the script cache empties mid-run: without it every
+// decision after a SCRIPT FLUSH fails; with it none does.
+func TestACLHammerLuaNeedsEvalToSurviveAScriptFlush(t *testing.T) {
+	doc := readACLDoc(t)
+	srv := startACLServer(t)
+	admin := srv.ClientAs(t, redistest.AdminUser, redistest.AdminPassword)
+	rule := append(append(append([]string{}, doc.cell(t, "every run", 0)...), doc.cell(t, "concurrency", 2)...), doc.cell(t, "lua", 0)...)
+	errorsAfterFlushes := func(rule []string) float64 {
+		t.Helper()
+		stop := make(chan struct{})
+		flushed := make(chan struct{})
+		go func() { // flush all along the run, so some flush lands after the hammer's SCRIPT LOAD
+			defer close(flushed)
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(150 * time.Millisecond):
+					admin.ScriptFlush(context.Background())
+				}
+			}
+		}()
+		r := srv.runAs(t, "limitctl-hammer", rule, "hammer", "--duration", "1s", "--workers", "2", "--strategies", "lua", "-o", "json")
+		close(stop)
+		<-flushed
+		r.wantExit(t, ExitOK)
+		var summary struct {
+			Strategies []struct{ Attempts, Errors float64 } `json:"strategies"`
+		}
+		if err := json.Unmarshal([]byte(r.out), &summary); err != nil || len(summary.Strategies) != 1 || summary.Strategies[0].Attempts == 0 {
+			t.Fatalf("summary: %v\n%s", err, r.out)
+		}
+		return summary.Strategies[0].Errors
+	}
+	if n := errorsAfterFlushes(rule); n == 0 {
+		t.Errorf("without +eval: no errors after SCRIPT FLUSH; docs/acl.md says there are")
+	}
+	if n := errorsAfterFlushes(append(rule, "+eval")); n != 0 {
+		t.Errorf("with +eval: %v errors after SCRIPT FLUSH, want 0", n)
+	}
+}
+
+// On a cluster every node has the user, and the rules need +cluster|slots on top.
+func TestACLOnACluster(t *testing.T) {
+	doc := readACLDoc(t)
+	cluster := redistest.StartCluster(t, 3, 0)
+	onCluster := doc.cell(t, "on a cluster", 0)
+	runAs := func(rule []string, args ...string) result {
+		t.Helper()
+		for _, m := range cluster.Masters {
+			fields := append([]any{"ACL", "SETUSER", "limitctl-cluster", "reset", "on", ">" + aclPassword}, anys(rule)...)
+			if err := m.Client(t).Do(context.Background(), fields...).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return runEnv(t, map[string]string{"REDISCLI_AUTH": aclPassword},
+			append([]string{"--addr", cluster.Masters[0].Addr, "--username", "limitctl-cluster"}, args...)...)
+	}
+	for _, tc := range []struct {
+		section string
+		args    []string
+	}{
+		{"scripts load", []string{"scripts", "load", "-o", "json"}},
+		{"scripts status", []string{"scripts", "status"}},
+		{"hammer", hammerArgs("--keys", "4", "--assert", "naive.errors==0", "--assert", "lua.errors==0")},
+	} {
+		rule := append(append([]string{}, doc.rule(t, tc.section)...), onCluster...)
+		r := runAs(rule, tc.args...).wantExit(t, ExitOK)
+		if tc.section == "scripts load" {
+			for _, m := range cluster.Masters {
+				if !strings.Contains(r.out, `"node": "`+m.Addr+`"`) {
+					t.Errorf("scripts load did not reach master %s:\n%s", m.Addr, r.out)
+				}
+			}
+		}
+		runAs(without(rule, onCluster[0]), tc.args...).wantExit(t, ExitError).wantNOPERM(t)
+	}
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }

@@ -385,9 +385,18 @@ func Connect(ctx context.Context, cfg *Config) (redis.UniversalClient, Target, e
 }
 
 func isClusterNode(ctx context.Context, c *redis.Client) bool {
+	// HELLO needs no ACL permission and names the server's mode; INFO is for servers before 6.
+	if reply, err := c.Do(ctx, "HELLO", "2").Slice(); err == nil {
+		for i := 0; i+1 < len(reply); i += 2 {
+			if key, _ := reply[i].(string); key == "mode" {
+				mode, _ := reply[i+1].(string)
+				return mode == "cluster"
+			}
+		}
+	}
 	info, err := c.Info(ctx, "cluster").Result()
 	if err != nil {
-		return false // an ACL user may not run INFO; treat it as a single node
+		return false
 	}
 	return strings.Contains(info, "cluster_enabled:1")
 }
