@@ -445,7 +445,9 @@ func preflight(ctx context.Context, rdb redis.UniversalClient, o *hammerOptions)
 				src, what = o.customSource, o.script
 			}
 			for _, m := range masters {
-				if err := m.ScriptLoad(ctx, src).Err(); err != nil {
+				if err := m.ScriptLoad(ctx, src).Err(); isPermissionError(err) {
+					return fmt.Errorf("strategy %s cannot load %s: SCRIPT LOAD: %s", s, what, oneLine(err.Error()))
+				} else if err != nil {
 					return fmt.Errorf("Redis rejected %s: %s", what, oneLine(err.Error()))
 				}
 			}
