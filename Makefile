@@ -12,14 +12,20 @@ all: build
 build:
 	$(GO) build -trimpath -o $(BIN) .
 
-# redis-server comes from the system package manager; apt-get (Debian/Ubuntu) or brew.
+# What the tests drive for real, from the system package manager (apt-get, or brew): redis-server
+# and its tools, tmux for the dashboard in a real terminal, chromium for the HTML report.
+TEST_TOOLS := redis-server redis-benchmark tmux chromium script
+
 redis-server:
-	@command -v redis-server >/dev/null 2>&1 || { \
-	  echo "installing redis-server"; \
+	@missing=; for t in $(TEST_TOOLS); do command -v $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
 	  if command -v apt-get >/dev/null 2>&1; then \
-	    $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server redis-tools >/dev/null; \
-	  elif command -v brew >/dev/null 2>&1; then brew install redis; \
-	  else echo "install redis-server with your package manager" >&2; exit 1; fi; }
+	    $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	      redis-server redis-tools tmux chromium util-linux time >/dev/null; \
+	  elif command -v brew >/dev/null 2>&1; then brew install redis tmux; brew install --cask chromium; \
+	  else echo "install$$missing with your package manager" >&2; exit 1; fi; \
+	fi
 	@redis-server --version
 
 vet:
@@ -38,3 +44,15 @@ clean:
 # hammer vs redis-benchmark throughput (same server, same connections) and hammer RSS 10s vs 60s.
 bench-hammer: redis-server
 	hack/bench-hammer.sh
+
+# inspect and purge against a throw-away redis-server on loopback, once each.
+.PHONY: bench-purge bench-inspect
+
+# Purge 900,000 stale members of a 1,000,000-member set in purge_stale batches while another
+# client PINGs: PING p99/max and members/s, against one ZREMRANGEBYSCORE on the same set.
+bench-purge: redis-server
+	$(GO) test -run '^$$' -bench 'BenchmarkPurge1M' -benchtime 1x -timeout 30m ./internal/keys/
+
+# Inspect 100,000 keys against `redis-cli --scan --pattern` listing the same keys.
+bench-inspect: redis-server
+	$(GO) test -run '^$$' -bench 'BenchmarkInspect100k' -benchtime 1x -timeout 30m ./internal/keys/

@@ -19,6 +19,8 @@ import (
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/lint"
 	"github.com/limitctl/limitctl/internal/redisconn"
+	htmlreport "github.com/limitctl/limitctl/internal/report"
+	"github.com/limitctl/limitctl/internal/tui"
 )
 
 type hammerOptions struct {
@@ -41,6 +43,7 @@ type hammerOptions struct {
 	tui        string
 	report     string
 	prefix     string
+	runID      string
 	keepKeys   bool
 	embedded   string
 	inject     []string
@@ -104,6 +107,7 @@ Latency takes units: lua.p99<5ms.`,
 	fl.StringVar(&opts.tui, "tui", "auto", "live dashboard: auto (when stdin and stdout are terminals), on, off")
 	fl.StringVar(&opts.report, "report", "", "write a self-contained HTML report to this file")
 	fl.StringVar(&opts.prefix, "prefix", "limitctl", "key prefix")
+	fl.StringVar(&opts.runID, "run-id", "", "share keys with other hammer processes that pass the same id (default: random); with --witness redis they prove overshoot together")
 	fl.BoolVar(&opts.keepKeys, "keep-keys", false, "leave the run's keys in Redis")
 	fl.StringVar(&opts.embedded, "embedded", "auto", "server without --url/--addr: auto, redis-server or memory (in-process)")
 	fl.StringArrayVar(&opts.inject, "inject", nil, "fault events: flush-scripts@2s, pause@3s:500ms, kill@4s, restart@5s (kill/restart on the spawned server)")
@@ -199,6 +203,9 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 	case o.prefix == "" || strings.ContainsAny(o.prefix, "{}*?[] \t\n"):
 		return usagef("--prefix must be non-empty without braces, glob characters or spaces, got %q", o.prefix)
 	}
+	if o.runID != "" && !validRunID(o.runID) {
+		return usagef("--run-id must be 1-64 letters, digits, '-' or '_', got %q", o.runID)
+	}
 	if c.Flags().Changed("requests") {
 		o.duration = 0
 	}
@@ -269,6 +276,18 @@ func checkWritable(path string) error {
 	return fh.Close()
 }
 
+func validRunID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c == '-' || c == '_' || ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')) {
+			return false
+		}
+	}
+	return true
+}
+
 func newRunID() string {
 	var b [4]byte
 	rand.Read(b[:])
@@ -331,7 +350,10 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "target: %s %s\n", target.Kind, target.Addr)
 	}
 
-	runID := newRunID()
+	runID := o.runID
+	if runID == "" {
+		runID = newRunID()
+	}
 	cfg := bench.Config{
 		RunID: runID, Target: target, Limiter: o.kind, Limit: o.limit, Window: o.window,
 		Rate: float64(o.limit) / o.window.Seconds(), Workers: o.workers, Duration: o.duration,
@@ -372,14 +394,28 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 
 	engine := bench.New(cfg)
 	snapshots := make(chan bench.Snapshot, 4)
-	viewDone := make(chan error, 1)
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	go func() { viewDone <- progressLines(f.IO.ErrOut, snapshots) }()
+	var view <-chan bench.Snapshot = snapshots
+	var recorder *htmlreport.Recorder
+	if o.report != "" {
+		recorder = htmlreport.NewRecorder(htmlreport.DefaultMaxPoints)
+		view = recorder.Tee(snapshots)
+	}
+	viewDone := make(chan error, 1)
+	dashboard := o.tui == "on" || (o.tui == "auto" && f.IO.StdinTTY && f.IO.StdoutTTY && format != "json")
+	if dashboard {
+		opts := o.dashboardOptions(target, engine, stopRun, f.NoColor || f.Getenv("NO_COLOR") != "")
+		go func() { viewDone <- tui.Run(runCtx, opts, view, f.IO.In, f.IO.Out) }()
+	} else {
+		go func() { viewDone <- progressLines(f.IO.ErrOut, view) }()
+	}
 	stopInjects := startInjects(runCtx, o.events, rdb, spawned, engine, f.IO.ErrOut)
 	summary, runErr := engine.Run(runCtx, snapshots)
 	stopInjects()
-	<-viewDone
+	viewErr := <-viewDone
+	for range view { // after q the dashboard stops reading; let the recorder see the rest
+	}
 
 	if !o.keepKeys {
 		cleanupKeys(rdb, o.prefix, runID, f.Conn.Timeout, f.IO.ErrOut)
@@ -401,6 +437,15 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 	}
 	if err := writeHammerSummary(f, format, summary, results, passed); err != nil {
 		return err
+	}
+	if recorder != nil {
+		if err := writeHammerReport(o.report, summary, recorder, results); err != nil {
+			return err
+		}
+		fmt.Fprintf(f.IO.ErrOut, "report written to %s\n", o.report)
+	}
+	if viewErr != nil && !errors.Is(viewErr, context.Canceled) {
+		return fmt.Errorf("dashboard: %w", viewErr)
 	}
 	if summary.Interrupted || ctx.Err() != nil {
 		return &interruptedError{what: fmt.Sprintf("hammer stopped after %s; partial summary above", summary.Duration.Round(time.Millisecond))}
@@ -505,4 +550,43 @@ func cleanupKeys(rdb redis.UniversalClient, prefix, runID string, timeout time.D
 			fmt.Fprintf(errOut, "warning: could not delete all of the run's keys on %s: %s\n", redisconn.NodeAddr(m), oneLine(err.Error()))
 		}
 	}
+}
+
+// dashboardOptions are the static facts and controls the live dashboard shows; asserts are
+// judged live on every snapshot.
+func (o *hammerOptions) dashboardOptions(target bench.Target, engine *bench.Engine, quit func(), noColor bool) tui.Options {
+	exprs := make([]string, len(o.assertions))
+	for i, a := range o.assertions {
+		exprs[i] = a.Expr
+	}
+	return tui.Options{
+		Target: target, Limiter: o.kind, Limit: o.limit, Workers: o.workers, Total: o.duration,
+		Asserts: exprs, Controls: engine, Quit: quit, NoColor: noColor,
+		Judge: func(s bench.Snapshot) []tui.AssertResult {
+			sum := bench.Summary{Limiter: s.Limiter, Limit: s.Limit, Strategies: s.Strategies}
+			out := make([]tui.AssertResult, len(o.assertions))
+			for i, a := range o.assertions {
+				r := a.Eval(sum)
+				out[i] = tui.AssertResult{Expr: r.Expr, Known: r.Actual != nil, Passed: r.Passed, Actual: formatActual(r.Actual)}
+			}
+			return out
+		},
+	}
+}
+
+// writeHammerReport writes the self-contained HTML report of the run.
+func writeHammerReport(path string, summary bench.Summary, rec *htmlreport.Recorder, results []bench.AssertionResult) error {
+	asserts := make([]htmlreport.Assertion, len(results))
+	for i, r := range results {
+		asserts[i] = htmlreport.Assertion{Expr: r.Expr, Passed: r.Passed, Actual: formatActual(r.Actual)}
+	}
+	fh, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--report: %v", unwrapPathError(err))
+	}
+	if err := htmlreport.Write(fh, htmlreport.Data{Summary: summary, Series: rec.Series(), Assertions: asserts, Generated: time.Now()}); err != nil {
+		fh.Close()
+		return fmt.Errorf("--report: %w", err)
+	}
+	return fh.Close()
 }

@@ -87,7 +87,7 @@ func writeHammerSummary(f *Factory, format string, s bench.Summary, results []be
 		return writeJSON(f.IO.Out, toHammerJSON(s, results, passed))
 	}
 	r := report{header: []string{"strategy", "attempts", "admitted", "rejected", "errors", "retries", "peak", "overshoot",
-		"events", "decisions/s", "p50", "p99", "p99.9", "max", "server µs/call"}}
+		"events", "decisions/s", "p50", "p99", "p99.9", "max", "server usec/call"}}
 	if format == "tsv" {
 		r.header[9], r.header[14] = "throughput_per_s", "server_usec_per_call"
 	}

@@ -190,3 +190,89 @@ func TestHammerProgressLinesWithoutATerminalHaveNoEscapes(t *testing.T) {
 		t.Errorf("ANSI escape in piped output")
 	}
 }
+
+func TestTwoHammersShareARedisWitness(t *testing.T) {
+	srv := redistest.Start(t)
+	// Two processes, 16 workers each, on one limiter: only the shared witness in Redis sees
+	// requests of both. lua must hold the limit across them; naive must be caught.
+	args := []string{"--addr", srv.Addr, "hammer", "--run-id", "shared", "--witness", "redis", "--workers", "16",
+		"--limit", "8", "--strategies", "naive,lua", "--duration", "2s", "--keep-keys", "-o", "json"}
+	first, out1, err1 := startBinary(t, args...)
+	second, out2, err2 := startBinary(t, args...)
+	if code := waitExit(t, first, 20*time.Second); code != ExitOK {
+		t.Fatalf("first: exit %d\n%s", code, err1)
+	}
+	if code := waitExit(t, second, 20*time.Second); code != ExitOK {
+		t.Fatalf("second: exit %d\n%s", code, err2)
+	}
+	for _, out := range []string{out1.String(), out2.String()} {
+		h := parseHammer(t, result{out: out})
+		for _, s := range h.Strategies {
+			if s.Name == "lua" && s.Overshoot != 0 {
+				t.Errorf("lua overshoot %d across two processes", s.Overshoot)
+			}
+			if s.Name == "naive" && s.Overshoot == 0 {
+				t.Errorf("naive showed no overshoot across two processes")
+			}
+		}
+	}
+	// Both processes used the same keys, under the given run id.
+	if n, _ := srv.Client(t).Exists(context.Background(), "limitctl:{shared}:lua:witness").Result(); n != 1 {
+		t.Errorf("no shared witness key limitctl:{shared}:lua:witness")
+	}
+}
+
+// shapeOf replaces every value of a decoded JSON document by its type, keeping the structure:
+// the golden file pins the field names and types the contract promises, not run-dependent numbers.
+func shapeOf(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			out[k] = shapeOf(e)
+		}
+		return out
+	case []any:
+		if len(x) == 0 {
+			return []any{}
+		}
+		return []any{shapeOf(x[0])}
+	case float64:
+		return "number"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	case nil:
+		return "null"
+	}
+	return "?"
+}
+
+func TestHammerJSONMatchesTheGoldenShape(t *testing.T) {
+	srv := redistest.Start(t)
+	// lua's server time is attributable (EVALSHA is its alone), so its server_usec_per_call is a number.
+	r := execBinary(t, nil, "--addr", srv.Addr, "hammer", "--requests", "300", "--strategies", "lua,naive",
+		"--assert", "lua.overshoot==0", "-o", "json").wantExit(t, ExitOK)
+	var doc any
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	strategies := doc.(map[string]any)["strategies"].([]any)
+	for _, s := range strategies {
+		delete(s.(map[string]any), "errors_by_kind") // a map keyed by what went wrong: no fixed shape
+	}
+	doc.(map[string]any)["strategies"] = strategies[:1]
+	got, _ := json.MarshalIndent(shapeOf(doc), "", "  ")
+	golden := filepath.Join("..", "testdata", "hammer", "summary.shape.json")
+	if *update {
+		os.WriteFile(golden, append(got, '\n'), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if strings.TrimSpace(string(want)) != strings.TrimSpace(string(got)) {
+		t.Errorf("hammer JSON shape changed; SPEC section 6 is a contract.\ngot:\n%s\nwant:\n%s", got, want)
+	}
+}

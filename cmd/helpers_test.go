@@ -2,9 +2,12 @@ package cmd
 
 import (
 	"context"
+	"flag"
 	"strings"
 	"testing"
 )
+
+var update = flag.Bool("update", false, "rewrite golden files")
 
 // result is what one limitctl invocation did.
 type result struct {

@@ -86,7 +86,7 @@ func writeTable(w io.Writer, header []string, rows [][]string, footer []string) 
 	t := tablewriter.NewTable(w, opts...)
 	hdr := make([]any, len(header))
 	for i, h := range header {
-		hdr[i] = strings.ToUpper(h)
+		hdr[i] = upperASCII(h)
 	}
 	t.Header(hdr...)
 	for _, r := range rows {
@@ -106,4 +106,15 @@ func writeTable(w io.Writer, header []string, rows [][]string, footer []string) 
 		t.Footer(cells...)
 	}
 	return t.Render()
+}
+
+// upperASCII upper-cases a header but leaves other letters alone (µs must not become ΜS).
+func upperASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return string(b)
 }

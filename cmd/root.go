@@ -85,6 +85,8 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 		newScriptsCmd(f),
 		newLintCmd(f),
 		newHammerCmd(f),
+		newInspectCmd(f),
+		newPurgeCmd(f),
 		newVersionCmd(f),
 	)
 	return root

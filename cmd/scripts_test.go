@@ -3,10 +3,14 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/redistest"
 	"github.com/limitctl/limitctl/scripts"
@@ -136,7 +140,7 @@ func TestScriptsLoadFunctionsLibrary(t *testing.T) {
 	run(t, "--addr", srv.Addr, "scripts", "load", "--functions", "fixed_window").wantExit(t, ExitUsage)
 }
 
-func TestScriptsOnACluster(t *testing.T) {
+func TestEveryCommandOnAClusterWithReplicas(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3, 1)
 	seed := cluster.Masters[0].Addr
 	r := run(t, "--addr", seed, "--cluster", "scripts", "load", "concurrency_acquire", "-o", "json").wantExit(t, ExitOK)
@@ -153,6 +157,49 @@ func TestScriptsOnACluster(t *testing.T) {
 	// A single seed address of a cluster node is recognised as a cluster, like redis-cli -c.
 	run(t, "--addr", seed, "scripts", "status", "concurrency_acquire").wantExit(t, ExitOK)
 	run(t, "--addr", seed, "scripts", "status", "fixed_window").wantExit(t, ExitCheckFailed)
+
+	// The other commands on the same cluster with replicas: keys on every master, each seen once
+	// (replicas hold copies, inspect scans masters only), purged exactly, no CROSSSLOT anywhere.
+	ctx := context.Background()
+	cc := cluster.Client(t)
+	old := time.Now().Add(-time.Hour).UnixMilli()
+	for i := 0; i < 30; i++ {
+		key := fmt.Sprintf("rl:conc:{tenant%d}", i)
+		cc.ZAdd(ctx, key, redis.Z{Score: float64(old), Member: "stale-1"}, redis.Z{Score: float64(time.Now().UnixMilli()), Member: "fresh-1"})
+	}
+	waitReplicated(t, cluster)
+	in := run(t, "--addr", seed, "inspect", "rl:conc:*", "--stale", "10m", "-o", "json").wantExit(t, ExitOK)
+	if n := strings.Count(in.out, `"kind": "concurrency"`); n != 30 {
+		t.Errorf("inspect found %d concurrency sets, want 30 (each key once)", n)
+	}
+	for _, m := range cluster.Masters {
+		if !strings.Contains(in.out, `"node": "`+m.Addr+`"`) {
+			t.Errorf("no key reported on master %s", m.Addr)
+		}
+	}
+	p := run(t, "--addr", seed, "purge", "rl:conc:*", "--older-than", "10m", "--yes", "-o", "json").wantExit(t, ExitOK)
+	if !strings.Contains(p.out, `"total_removed": 30`) {
+		t.Errorf("purge on the cluster:\n%s", p.out)
+	}
+	for i := 0; i < 30; i++ {
+		members, _ := cc.ZRange(ctx, fmt.Sprintf("rl:conc:{tenant%d}", i), 0, -1).Result()
+		if len(members) != 1 || members[0] != "fresh-1" {
+			t.Fatalf("tenant%d holds %v after purge, want only fresh-1", i, members)
+		}
+	}
+	execBinary(t, nil, "--addr", seed, "hammer", "--duration", "1s", "--keys", "4", "--strategies", "naive,lua,function",
+		"--assert", "lua.errors==0", "--assert", "function.errors==0", "--assert", "lua.overshoot==0").wantExit(t, ExitOK)
+}
+
+// waitReplicated waits until every replica has caught up with its master's writes.
+func waitReplicated(t *testing.T, c *redistest.Cluster) {
+	t.Helper()
+	ctx := context.Background()
+	for _, m := range c.Masters {
+		if err := m.Client(t).Do(ctx, "WAIT", 1, 2000).Err(); err != nil {
+			t.Fatalf("WAIT on %s: %v", m.Addr, err)
+		}
+	}
 }
 
 func TestConnectionErrorsNameTheAddressAndHideThePassword(t *testing.T) {

@@ -45,16 +45,32 @@ rb2=$(rb_run); h2=$(ham_run 0 0 "$secs" | field throughput_per_s)
 # counting the ZREM of every admitted request's release.
 def_json=$(ham_run 20 2ms "$secs")
 
+# Dashboard cost: the same default run with the dashboard on (in a pseudo-terminal, via script)
+# and off, interleaved twice; the summary JSON follows the dashboard's exit from the alt screen.
+total_rate() { python3 -c "
+import json, sys
+s = sys.stdin.read()
+s = s.split('\x1b[?1049l')[-1].replace('\r', '')
+d = json.loads(s[s.index('{'):s.rindex('}') + 1])
+print(sum(x['throughput_per_s'] for x in d['strategies']))"; }
+tui_run() {
+  script -qfec "/tmp/limitctl-bench --addr 127.0.0.1:$port hammer --workers $conns --duration ${secs}s --tui on -o json" "$dir/ts" >/dev/null
+  total_rate < "$dir/ts"
+}
+off_run() { /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --workers "$conns" --duration "${secs}s" --tui off -o json 2>/dev/null | total_rate; }
+off1=$(off_run); tui1=$(tui_run); off2=$(off_run); tui2=$(tui_run)
+
 # Memory: peak RSS of a short and a long default run.
 /usr/bin/time -f '%M' -o "$dir/rss10" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies naive,lua \
   --workers "$conns" --duration "${secs}s" -o json >/dev/null 2>&1
 /usr/bin/time -f '%M' -o "$dir/rss60" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies naive,lua \
   --workers "$conns" --duration "${long}s" -o json >/dev/null 2>&1
 
-python3 - "$rb1" "$rb2" "$h1" "$h2" "$(cat "$dir/rss10")" "$(cat "$dir/rss60")" "$secs" "$long" "$conns" "$def_json" <<'PY'
+python3 - "$rb1" "$rb2" "$h1" "$h2" "$(cat "$dir/rss10")" "$(cat "$dir/rss60")" "$secs" "$long" "$conns" "$def_json" "$off1" "$off2" "$tui1" "$tui2" <<'PY'
 import json, sys
 rb1, rb2, h1, h2, rss10, rss60 = map(float, sys.argv[1:7])
 secs, long, conns, default = sys.argv[7], sys.argv[8], sys.argv[9], json.loads(sys.argv[10])["strategies"][0]
+off1, off2, tui1, tui2 = map(float, sys.argv[11:15])
 rb, ham = max(rb1, rb2), max(h1, h2)
 cmds = (default["attempts"] + default["admitted"]) / (default["attempts"] / default["throughput_per_s"])
 print(f"connections: {conns}, {secs}s runs, same redis-server")
@@ -64,5 +80,8 @@ print(f"  limitctl hammer      {ham:>10,.0f} decisions/s  (runs: {h1:,.0f} {h2:,
 print(f"  ratio                {ham/rb:>10.2f}  (target >= 0.90)")
 print(f"hammer default (limit 20, hold 2ms): {default['throughput_per_s']:,.0f} decisions/s, "
       f"{cmds:,.0f} Redis commands/s with releases, overshoot {default['overshoot']}")
+print(f"dashboard on vs off (naive,lua default run, decisions/s of both): on {max(tui1, tui2):,.0f} "
+      f"(runs {tui1:,.0f} {tui2:,.0f}), off {max(off1, off2):,.0f} (runs {off1:,.0f} {off2:,.0f}), "
+      f"ratio {max(tui1, tui2)/max(off1, off2):.2f}  (target >= 0.95)")
 print(f"hammer peak RSS (naive,lua): {secs}s {rss10/1024:.1f} MiB, {long}s {rss60/1024:.1f} MiB, ratio {rss60/rss10:.2f}  (target < 1.25)")
 PY

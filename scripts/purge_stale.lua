@@ -6,10 +6,12 @@ local set = KEYS[1]
 local cutoff = tonumber(ARGV[1])
 local batch = tonumber(ARGV[2])
 
-local stale = redis.call('ZRANGEBYSCORE', set, '-inf', cutoff, 'LIMIT', 0, batch)
-local removed = 0
-if #stale > 0 then
-  removed = redis.call('ZREM', set, unpack(stale))
+-- The members scored at or below cutoff are exactly the lowest ranks, so removing ranks
+-- 0..n-1 removes the n oldest of them: O(log N + n), and no member names pass through Lua
+-- (unpack of a large batch would exceed Lua's stack: "too many results to unpack").
+local stale = redis.call('ZCOUNT', set, '-inf', cutoff)
+local removed = math.min(stale, batch)
+if removed > 0 then
+  redis.call('ZREMRANGEBYRANK', set, 0, removed - 1)
 end
-local remaining_stale = redis.call('ZCOUNT', set, '-inf', cutoff)
-return {removed, remaining_stale, redis.call('ZCARD', set)}
+return {removed, stale - removed, redis.call('ZCARD', set)}

@@ -36,6 +36,7 @@ type Witness struct {
 	limit    int64
 	inFlight atomic.Int64
 	peak     atomic.Int64
+	tickPeak atomic.Int64 // highest value since the last TakeTickPeak
 	events   atomic.Int64
 }
 
@@ -47,15 +48,27 @@ func (w *Witness) Admit(int64) { w.observe(w.inFlight.Add(1)) }
 
 // observe records a witness value: raises the peak, and counts an event above the limit.
 func (w *Witness) observe(v int64) {
-	for {
-		p := w.peak.Load()
-		if v <= p || w.peak.CompareAndSwap(p, v) {
-			break
-		}
-	}
+	raise(&w.peak, v)
+	raise(&w.tickPeak, v)
 	if v > w.limit {
 		w.events.Add(1)
 	}
+}
+
+// raise sets m to v if v is higher.
+func raise(m *atomic.Int64, v int64) {
+	for {
+		p := m.Load()
+		if v <= p || m.CompareAndSwap(p, v) {
+			return
+		}
+	}
+}
+
+// TakeTickPeak returns the highest in-flight value since the previous call and starts over
+// from the current value, so a chart sampled per tick cannot miss a short overshoot.
+func (w *Witness) TakeTickPeak() int64 {
+	return w.tickPeak.Swap(w.inFlight.Load())
 }
 
 // Release implements Checker.
@@ -79,7 +92,7 @@ type msRing struct {
 	settled  int64 // every ms <= settled has been handed to settle
 	newest   int64 // newest ms seen
 	horizon  int64 // how far behind newest an admit may still arrive
-	late     int64 // admits for ms already settled (counted into the current ms instead)
+	late     int64 // admits for ms already settled: left out, never moved (moving one would invent evidence)
 	settleFn func(ms int64, n int64)
 }
 
@@ -91,15 +104,16 @@ func (r *msRing) add(ms int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.started {
+		// Open the horizon behind the first admit too: the next one may carry an older now.
 		r.started = true
-		r.settled = ms - 1
+		r.settled = ms - r.horizon - 1
 		r.newest = ms
 	}
 	if ms <= r.settled {
-		// Arrived after its millisecond was settled: count it at the oldest open
-		// millisecond, which can only raise the measured excess, never hide it.
+		// Later than the horizon (the call timeout) allows: its window is already judged.
+		// Counting it elsewhere could report overshoot that never happened, so it is left out.
 		r.late++
-		ms = r.settled + 1
+		return
 	}
 	if ms > r.newest {
 		r.newest = ms

@@ -114,3 +114,26 @@ func TestCheckersReportOvershootBeforeSettling(t *testing.T) {
 		t.Errorf("bucket: live result %+v, want overshoot 1", got)
 	}
 }
+
+func TestCheckersAcceptAnOlderNowAfterTheFirstAdmit(t *testing.T) {
+	// Racing workers: the first admit recorded carries 1000, the next one an older 998. A window
+	// limiter that admitted 998, then three more at 1998-1999, never had four in (t-1000, t];
+	// moving 998 forward to 1000 would have invented an overshoot.
+	c := NewSlidingChecker(3, 1000, 5000, false)
+	for _, ms := range []int64{1000, 998, 1998, 1999} {
+		c.Admit(1_700_000_000_000 + ms)
+	}
+	if got := c.Finish(); got.Overshoot != 0 || got.Peak != 3 {
+		t.Fatalf("got %+v, want peak 3 and no overshoot", got)
+	}
+}
+
+func TestAdmitsLaterThanTheHorizonAreLeftOutNotMoved(t *testing.T) {
+	c := NewSlidingChecker(1, 100, 50, false)
+	c.Admit(1_000)
+	c.Admit(1_200) // settles everything up to 1150
+	c.Admit(1_010) // 190ms late with a 50ms horizon: its window is already judged
+	if got := c.Finish(); got.Overshoot != 0 {
+		t.Fatalf("a late admit was counted somewhere it never was: %+v", got)
+	}
+}

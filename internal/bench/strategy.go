@@ -256,6 +256,9 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 		v.Overshoot = max(v.Overshoot, r.Overshoot)
 		v.OvershootEvent += r.OvershootEvent
 		v.Current = max(v.Current, r.Current)
+		if tp, ok := c.(interface{ TakeTickPeak() int64 }); ok && !final {
+			v.TickPeak = max(v.TickPeak, tp.TakeTickPeak())
+		}
 	}
 	if sinceTick > 0 && !final {
 		v.Throughput = float64(attempts-s.lastAttempts) / sinceTick.Seconds()

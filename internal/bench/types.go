@@ -34,7 +34,10 @@ type StrategySnapshot struct {
 	FailOpenAdmits    int64
 	FailClosedRejects int64
 	// Current is in flight now (concurrency) or the newest window's count (windows, bucket).
-	Current        int64
+	Current int64
+	// TickPeak is the highest Current since the previous snapshot (0 when the engine does not
+	// track it): a short overshoot between two ticks still reaches the dashboard's chart.
+	TickPeak       int64
 	Peak           int64
 	Overshoot      int64
 	OvershootEvent int64

@@ -153,14 +153,19 @@ func (s *concurrencyStep) read(ctx context.Context, c redis.Cmdable) []redis.Cmd
 }
 
 func (s *concurrencyStep) decide() (Decision, bool, error) {
-	n, err := s.count.Result()
+	return admitBelow(s.count, s.cfg.Limit, s.member)
+}
+
+// admitBelow admits the request (adding member) when the counted members are below the limit.
+func admitBelow(count *redis.IntCmd, limit int64, member string) (Decision, bool, error) {
+	n, err := count.Result()
 	if err != nil {
 		return Decision{}, false, err
 	}
-	if n >= s.cfg.Limit {
+	if n >= limit {
 		return Decision{Count: n}, false, nil
 	}
-	return Decision{Allowed: true, Count: n + 1, Member: s.member}, true, nil
+	return Decision{Allowed: true, Count: n + 1, Member: member}, true, nil
 }
 
 func (s *concurrencyStep) write(ctx context.Context, c redis.Cmdable) []redis.Cmder {
@@ -235,14 +240,7 @@ func (s *slidingWindowStep) read(ctx context.Context, c redis.Cmdable) []redis.C
 }
 
 func (s *slidingWindowStep) decide() (Decision, bool, error) {
-	n, err := s.count.Result()
-	if err != nil {
-		return Decision{}, false, err
-	}
-	if n >= s.cfg.Limit {
-		return Decision{Count: n}, false, nil
-	}
-	return Decision{Allowed: true, Count: n + 1, Member: s.member}, true, nil
+	return admitBelow(s.count, s.cfg.Limit, s.member)
 }
 
 func (s *slidingWindowStep) write(ctx context.Context, c redis.Cmdable) []redis.Cmder {

@@ -1,0 +1,150 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/redistest"
+)
+
+type hammerResult struct {
+	Passed     bool `json:"passed"`
+	Strategies []struct {
+		Name              string           `json:"name"`
+		Attempts          int64            `json:"attempts"`
+		Admitted          int64            `json:"admitted"`
+		Errors            int64            `json:"errors"`
+		ErrorsByKind      map[string]int64 `json:"errors_by_kind"`
+		Overshoot         int64            `json:"overshoot"`
+		FailOpenAdmits    int64            `json:"fail_open_admits"`
+		FailClosedRejects int64            `json:"fail_closed_rejects"`
+	} `json:"strategies"`
+}
+
+func parseHammer(t *testing.T, r result) hammerResult {
+	t.Helper()
+	var h hammerResult
+	if err := json.Unmarshal([]byte(r.out), &h); err != nil {
+		t.Fatalf("summary is not JSON: %v\nstdout:\n%s\nstderr:\n%s", err, r.out, r.errOut)
+	}
+	return h
+}
+
+func TestHammerOnAClusterSpreadsKeysOverMastersWithoutCrossslot(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 0)
+	r := execBinary(t, nil, "--addr", c.Masters[0].Addr, "--cluster", "hammer", "--duration", "2s", "--keys", "12",
+		"--limiter", "sliding-window", "--limit", "3", "--strategies", "naive,watch,lua,eval,function", "--keep-keys", "-o", "json",
+		"--assert", "lua.overshoot==0", "--assert", "watch.overshoot==0", "--assert", "eval.overshoot==0", "--assert", "function.overshoot==0",
+	).wantExit(t, ExitOK)
+	for _, s := range parseHammer(t, r).Strategies {
+		if s.Errors != 0 {
+			t.Errorf("%s: %d errors on a cluster (%v)", s.Name, s.Errors, s.ErrorsByKind)
+		}
+	}
+	// --keep-keys left the window logs: 12 keys per strategy must sit on every master.
+	ctx := context.Background()
+	for _, m := range c.Masters {
+		n, err := m.Client(t).DBSize(ctx).Result()
+		if err != nil || n == 0 {
+			t.Errorf("master %s holds %d of the run's keys (%v): keys did not spread over slots", m.Addr, n, err)
+		}
+	}
+}
+
+func TestHammerSurvivesAClusterFailover(t *testing.T) {
+	c := redistest.StartCluster(t, 3, 1)
+	cmd, out, errOut := startBinary(t, "--addr", c.Masters[0].Addr, "--cluster", "--timeout", "1s", "hammer", "--duration", "8s",
+		"--keys", "6", "--limit", "5", "--strategies", "watch,lua,function", "-o", "json",
+		"--assert", "lua.overshoot==0", "--assert", "watch.overshoot==0", "--assert", "function.overshoot==0")
+	time.Sleep(2 * time.Second)
+	replica := c.Replicas[0].Client(t)
+	if err := replica.ClusterFailover(context.Background()).Err(); err != nil {
+		t.Fatalf("CLUSTER FAILOVER: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		info, _ := replica.Info(context.Background(), "replication").Result()
+		if strings.Contains(info, "role:master") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica never became master")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code := waitExit(t, cmd, 30*time.Second); code != ExitOK {
+		t.Fatalf("exit %d across a failover\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	h := parseHammer(t, result{out: out.String(), errOut: errOut.String()})
+	for _, s := range h.Strategies {
+		if s.Admitted == 0 {
+			t.Errorf("%s admitted nothing", s.Name)
+		}
+	}
+}
+
+func TestHammerSurvivesTheServerKilledAndRestarted(t *testing.T) {
+	for _, policy := range []string{"open", "closed"} {
+		t.Run(policy, func(t *testing.T) {
+			r := execBinary(t, nil, "--timeout", "500ms", "hammer", "--embedded", "redis-server", "--duration", "4s",
+				"--strategies", "naive,lua", "--on-error", policy, "--inject", "kill@1s,restart@2s", "-o", "json",
+				"--assert", "lua.overshoot==0", "--assert", "lua.errors==0").wantExit(t, ExitCheckFailed)
+			if !strings.Contains(r.errOut, "inject kill at 1s: redis-server killed") || !strings.Contains(r.errOut, "inject restart at 2s: redis-server restarted") {
+				t.Errorf("inject events not reported:\n%s", r.errOut)
+			}
+			if !strings.Contains(r.errOut, "assertion failed: lua.errors==0") || strings.Contains(r.errOut, "lua.overshoot==0 (") {
+				t.Errorf("want only lua.errors==0 to fail:\n%s", r.errOut)
+			}
+			for _, s := range parseHammer(t, r).Strategies {
+				if s.Errors == 0 {
+					t.Errorf("%s: no errors while the server was down", s.Name)
+				}
+				if policy == "open" && s.FailOpenAdmits != s.Errors {
+					t.Errorf("%s: %d errors but %d fail-open admits", s.Name, s.Errors, s.FailOpenAdmits)
+				}
+				if policy == "closed" && s.FailClosedRejects != s.Errors {
+					t.Errorf("%s: %d errors but %d fail-closed rejects", s.Name, s.Errors, s.FailClosedRejects)
+				}
+			}
+		})
+	}
+}
+
+func TestHammerLosesNoDecisionToAScriptFlush(t *testing.T) {
+	srv := redistest.Start(t)
+	execBinary(t, nil, "--addr", srv.Addr, "hammer", "--duration", "3s", "--strategies", "lua,function,eval",
+		"--inject", "flush-scripts@1s", "--inject", "flush-scripts@2s",
+		"--assert", "lua.errors==0", "--assert", "function.errors==0", "--assert", "lua.overshoot==0").wantExit(t, ExitOK)
+}
+
+func TestHammerCountsTimeoutsDuringClientPauseAndRecovers(t *testing.T) {
+	srv := redistest.Start(t)
+	r := execBinary(t, nil, "--addr", srv.Addr, "--timeout", "300ms", "hammer", "--duration", "4s", "--strategies", "lua",
+		"--inject", "pause@1s:1500ms", "-o", "json").wantExit(t, ExitOK)
+	lua := parseHammer(t, r).Strategies[0]
+	if lua.ErrorsByKind["timeout"] == 0 {
+		t.Errorf("no timeouts counted during CLIENT PAUSE WRITE longer than --timeout: %+v", lua)
+	}
+	if lua.Overshoot != 0 || lua.Admitted == 0 {
+		t.Errorf("after the pause: %+v", lua)
+	}
+}
+
+func TestHammerCountsASlowServerPastTheTimeout(t *testing.T) {
+	srv := redistest.Start(t, "enable-debug-command yes")
+	cmd, out, errOut := startBinary(t, "--addr", srv.Addr, "--timeout", "200ms", "hammer", "--duration", "3s", "--strategies", "lua", "-o", "json")
+	time.Sleep(time.Second)
+	if err := srv.Client(t).Do(context.Background(), "DEBUG", "SLEEP", "0.8").Err(); err != nil {
+		t.Fatalf("DEBUG SLEEP: %v", err)
+	}
+	if code := waitExit(t, cmd, 15*time.Second); code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	lua := parseHammer(t, result{out: out.String()}).Strategies[0]
+	if lua.ErrorsByKind["timeout"] == 0 || lua.Overshoot != 0 {
+		t.Errorf("slow server: %+v, want timeouts counted and no overshoot", lua)
+	}
+}

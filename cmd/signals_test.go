@@ -1,0 +1,78 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/redistest"
+)
+
+// Every long command stops within a second of SIGINT or SIGTERM, says what it did, exits 130.
+func TestLongCommandsStopCleanlyOnSignals(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	seedStale := func(key string, n int) {
+		old := float64(time.Now().Add(-time.Hour).UnixMilli())
+		members := make([]redis.Z, 0, 10000)
+		for i := 0; i < n; i++ {
+			members = append(members, redis.Z{Score: old, Member: "req-" + strconv.Itoa(i)})
+			if len(members) == cap(members) {
+				rdb.ZAdd(ctx, key, members...)
+				members = members[:0]
+			}
+		}
+		rdb.ZAdd(ctx, key, members...)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run("purge/"+sig.String(), func(t *testing.T) {
+			key := "rl:conc:{sig}:" + sig.String()
+			seedStale(key, 200_000)
+			// One member per script call: far longer than the test waits.
+			cmd, out, errOut := startBinary(t, "--addr", srv.Addr, "purge", key, "--older-than", "1m", "--batch", "1", "-o", "json")
+			time.Sleep(700 * time.Millisecond)
+			sent := time.Now()
+			cmd.Process.Signal(sig)
+			if code := waitExit(t, cmd, 5*time.Second); code != ExitInterrupted {
+				t.Fatalf("exit %d, want 130\n%s", code, errOut)
+			}
+			if took := time.Since(sent); took > time.Second {
+				t.Errorf("took %s to stop", took)
+			}
+			var rep struct {
+				TotalRemoved int64 `json:"total_removed"`
+				Keys         []struct{ Removed, Remaining int64 }
+			}
+			if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Keys) != 1 {
+				t.Fatalf("no report of what was done: %v\n%s\n%s", err, out, errOut)
+			}
+			left, _ := rdb.ZCard(ctx, key).Result()
+			if rep.TotalRemoved == 0 || rep.Keys[0].Removed+left != 200_000 || rep.Keys[0].Remaining != left {
+				t.Errorf("report says removed %d remaining %d; the set holds %d of 200000", rep.Keys[0].Removed, rep.Keys[0].Remaining, left)
+			}
+		})
+		t.Run("inspect-watch/"+sig.String(), func(t *testing.T) {
+			rdb.Set(ctx, "rl:counter:watch", 3, time.Minute)
+			cmd, out, errOut := startBinary(t, "--addr", srv.Addr, "inspect", "rl:counter:*", "--watch", "200ms")
+			time.Sleep(700 * time.Millisecond)
+			sent := time.Now()
+			cmd.Process.Signal(sig)
+			if code := waitExit(t, cmd, 5*time.Second); code != ExitInterrupted {
+				t.Fatalf("exit %d, want 130\n%s", code, errOut)
+			}
+			if took := time.Since(sent); took > time.Second {
+				t.Errorf("took %s to stop", took)
+			}
+			if strings.Count(out.String(), "rl:counter:watch") < 2 {
+				t.Errorf("want a few refreshed reports before the signal:\n%s", out)
+			}
+		})
+	}
+}

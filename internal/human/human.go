@@ -1,0 +1,96 @@
+// Package human formats numbers and durations for people: thousands separators, compact
+// rates and latencies with three significant digits, the same on the dashboard and in reports.
+package human
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
+
+// Count formats an integer with thousands separators: 12,345.
+func Count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	out := make([]byte, 0, len(s)+len(s)/3+1)
+	if neg {
+		out = append(out, '-')
+	}
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+// Compact formats a non-negative quantity in at most five characters: 950, 12.3k, 4.5M.
+func Compact(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "?"
+	case v < 0:
+		return "-" + Compact(-v)
+	case v < 1000:
+		if v != math.Trunc(v) && v < 10 {
+			return strconv.FormatFloat(v, 'f', 1, 64)
+		}
+		return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	case v < 100_000:
+		return strconv.FormatFloat(v/1e3, 'f', 1, 64) + "k"
+	case v < 1_000_000:
+		return strconv.FormatFloat(v/1e3, 'f', 0, 64) + "k"
+	case v < 100_000_000:
+		return strconv.FormatFloat(v/1e6, 'f', 1, 64) + "M"
+	default:
+		return strconv.FormatFloat(v/1e6, 'f', 0, 64) + "M"
+	}
+}
+
+// Latency formats a latency with three significant digits: 850µs, 1.23ms, 12.3ms, 1.20s.
+func Latency(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0"
+	case d < time.Microsecond:
+		return fmt.Sprintf("%dns", d.Nanoseconds())
+	case d < time.Millisecond:
+		return sig3(float64(d)/float64(time.Microsecond)) + "µs"
+	case d < time.Second:
+		return sig3(float64(d)/float64(time.Millisecond)) + "ms"
+	default:
+		return sig3(d.Seconds()) + "s"
+	}
+}
+
+// sig3 prints v (1 <= v < 1000) with three significant digits.
+func sig3(v float64) string {
+	switch {
+	case v < 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case v < 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+}
+
+// Clock formats an elapsed time for the header: 4.2s, 1m05s, 1h02m.
+func Clock(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	default:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+}

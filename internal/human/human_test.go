@@ -1,0 +1,49 @@
+package human
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestCount(t *testing.T) {
+	for n, want := range map[int64]string{
+		0: "0", 7: "7", 999: "999", 1000: "1,000", 12345: "12,345", 1234567: "1,234,567", -4200: "-4,200",
+	} {
+		if got := Count(n); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestCompact(t *testing.T) {
+	for v, want := range map[float64]string{
+		0: "0", 2.5: "2.5", 950: "950", 999.6: "1000", 5123: "5.1k", 99_949: "99.9k", 123_456: "123k",
+		4_500_000: "4.5M", 250_000_000: "250M", -5123: "-5.1k", math.NaN(): "?",
+	} {
+		if got := Compact(v); got != want {
+			t.Errorf("Compact(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func TestLatency(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0", 800: "800ns", 850 * time.Microsecond: "850µs", 1234 * time.Microsecond: "1.23ms",
+		12340 * time.Microsecond: "12.3ms", 1200 * time.Millisecond: "1.20s",
+	} {
+		if got := Latency(d); got != want {
+			t.Errorf("Latency(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestClock(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		-time.Second: "0.0s", 4200 * time.Millisecond: "4.2s", 65 * time.Second: "1m05s", 62 * time.Minute: "1h02m",
+	} {
+		if got := Clock(d); got != want {
+			t.Errorf("Clock(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package keys
+
+import (
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Kind is what a key is to a rate limiter, read from its structure.
+type Kind string
+
+// The kinds inspect reports.
+const (
+	KindConcurrency Kind = "concurrency" // sorted set of in-flight request ids scored by start time
+	KindWindowLog   Kind = "window_log"  // sorted set of admitted request ids scored by request time
+	KindCounter     Kind = "counter"     // string holding an integer (fixed window)
+	KindBucket      Kind = "bucket"      // hash with tokens and ts fields (token bucket)
+	KindUnknown     Kind = "unknown"
+)
+
+// Flag marks a key that needs an operator's attention.
+type Flag string
+
+// The flags, in the order they are listed.
+const (
+	FlagNoTTL     Flag = "NO_TTL"     // the key never expires: an abandoned limiter key lives forever
+	FlagStale     Flag = "STALE"      // members older than the stale threshold
+	FlagOverLimit Flag = "OVER_LIMIT" // more members (or a higher count) than the given limit
+)
+
+// zsetShape is what kind detection looks at in a sorted set.
+type zsetShape struct {
+	key            string
+	size           int64
+	ttl            time.Duration // negative: no TTL
+	oldestMember   string
+	newestMember   string
+	timestamps     bool // the newest score reads as a plausible time in the resolved unit
+	oldest, newest time.Time
+	now            time.Time
+}
+
+// zsetKind decides between concurrency set, window log and unknown. The heuristic, in order:
+//
+//  1. Structure first: the scores must read as timestamps (the newest score is a plausible time
+//     in the resolved unit) and the members must look like request ids (1-128 printable
+//     characters without spaces, holding at least one digit: "a1b2c3-17", a UUID, a
+//     millisecond timestamp). Otherwise the set is something else (a leaderboard, a queue):
+//     unknown.
+//  2. Naming hints: a key naming in-flight work (concurren*, inflight, semaphore, or a
+//     "sem", "conc", "lease", "lock" segment) is a concurrency set; one naming a window
+//     (sliding, window, or a "log", "sw" segment) is a window log. Both or neither: no hint.
+//  3. TTL against score spread: both shipped scripts refresh the TTL on every call (to
+//     stale_after, or to twice the window), so TTL + newest age approximates the horizon the
+//     set covers. A window log keeps every request of its window, so its members spread over
+//     a good part of that horizon; a concurrency set holds requests only while they run, so its
+//     members cluster near now against a generous stale_after. Spread of at least a quarter
+//     of the horizon: window log; less: concurrency.
+//  4. Inconclusive (no TTL, or fewer than two members): window log, the far more common
+//     sorted-set limiter.
+func zsetKind(s zsetShape) Kind {
+	if !s.timestamps || !requestID(s.oldestMember) || !requestID(s.newestMember) {
+		return KindUnknown
+	}
+	if k, ok := kindFromName(s.key); ok {
+		return k
+	}
+	if s.ttl > 0 && s.size >= 2 {
+		horizon := s.ttl + s.now.Sub(s.newest)
+		spread := s.newest.Sub(s.oldest)
+		if spread*4 >= horizon {
+			return KindWindowLog
+		}
+		return KindConcurrency
+	}
+	return KindWindowLog
+}
+
+// requestID reports whether a member looks like a unique request id.
+func requestID(m string) bool {
+	if len(m) == 0 || len(m) > 128 {
+		return false
+	}
+	digit := false
+	for i := 0; i < len(m); i++ {
+		c := m[i]
+		if c <= ' ' || c > '~' {
+			return false
+		}
+		if c >= '0' && c <= '9' {
+			digit = true
+		}
+	}
+	return digit
+}
+
+var (
+	concurrencyWords    = []string{"concurren", "inflight", "in_flight", "in-flight", "semaphore"}
+	concurrencySegments = map[string]bool{"sem": true, "conc": true, "lease": true, "leases": true, "lock": true, "locks": true}
+	windowWords         = []string{"sliding", "window"}
+	windowSegments      = map[string]bool{"log": true, "sw": true, "swl": true}
+)
+
+// kindFromName reads a naming hint from the key; ok is false when it has none or both.
+func kindFromName(key string) (Kind, bool) {
+	lower := strings.ToLower(key)
+	segments := strings.FieldsFunc(lower, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	has := func(words []string, segs map[string]bool) bool {
+		for _, w := range words {
+			if strings.Contains(lower, w) {
+				return true
+			}
+		}
+		for _, s := range segments {
+			if segs[s] {
+				return true
+			}
+		}
+		return false
+	}
+	conc, window := has(concurrencyWords, concurrencySegments), has(windowWords, windowSegments)
+	switch {
+	case conc && !window:
+		return KindConcurrency, true
+	case window && !conc:
+		return KindWindowLog, true
+	}
+	return "", false
+}

@@ -1,0 +1,204 @@
+package keys
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/scripts"
+)
+
+// Batch bounds: one purge_stale call removes at most Batch members, so it holds the server for
+// a bounded, short time (about a millisecond per thousand members).
+const (
+	DefaultBatch = 1000
+	MaxBatch     = 10000
+)
+
+// Reasons a key is skipped by purge.
+const (
+	SkipNotSortedSet = "not a sorted set"
+	SkipVanished     = "key vanished"
+	SkipNoSuchKey    = "no such key"
+	SkipNotTimes     = "scores are not timestamps in any unit"
+)
+
+// purgeStale is the shipped script: EVALSHA, with EVAL when the server answers NOSCRIPT.
+var purgeStale = redis.NewScript(scripts.PurgeStale)
+
+// PurgeOptions say what a purge removes.
+type PurgeOptions struct {
+	OlderThan time.Duration // members at least this old go
+	Batch     int64         // at most this many members per script call
+	DryRun    bool          // count with ZCOUNT, write nothing
+	Unit      ScoreUnit     // "" or UnitAuto: detected per set from its newest score
+	Clock     Clock
+}
+
+// PurgedKey is what purge did to one key. In a dry run, Removed is what would go.
+type PurgedKey struct {
+	Key       string
+	Node      string
+	Unit      ScoreUnit
+	Removed   int64
+	Remaining int64
+	Skipped   string // empty, or why the key was left alone
+}
+
+// PurgeResult is a whole purge run.
+type PurgeResult struct {
+	Now          time.Time // the reference time; the cutoff is Now - OlderThan
+	Keys         []PurgedKey
+	TotalRemoved int64
+	Interrupted  bool // the context was cancelled; Keys holds what was done until then
+}
+
+// Purge removes, from each selected sorted set, the members scored at or before now - OlderThan,
+// in batches of at most Batch members per purge_stale call (each call atomic and short), until
+// none is left. Keys pass through KEYS, so a cluster routes each call to the key's master.
+// A cancelled context stops the run between batches, never inside one: every batch that reached
+// Redis is counted. Errors name the key.
+func Purge(ctx context.Context, rdb redis.UniversalClient, sel Selection, opts PurgeOptions) (PurgeResult, error) {
+	if opts.OlderThan <= 0 {
+		return PurgeResult{}, fmt.Errorf("older-than must be positive, got %s", opts.OlderThan)
+	}
+	if opts.Batch < 1 || opts.Batch > MaxBatch {
+		return PurgeResult{}, fmt.Errorf("batch must be 1 to %d, got %d", MaxBatch, opts.Batch)
+	}
+	now, err := opts.Clock(ctx)
+	if err != nil {
+		return PurgeResult{}, err
+	}
+	res := PurgeResult{Now: now, Keys: []PurgedKey{}}
+	for _, t := range sel.Targets {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			break
+		}
+		pk, err := purgeKey(ctx, rdb, t, now, opts)
+		res.Keys = append(res.Keys, pk)
+		res.TotalRemoved += pk.Removed
+		if errors.Is(err, context.Canceled) {
+			res.Interrupted = true
+			break
+		}
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// purgeKey purges one key. A context.Canceled error means it stopped between batches, with pk
+// telling what was done.
+func purgeKey(ctx context.Context, rdb redis.UniversalClient, t Target, now time.Time, opts PurgeOptions) (PurgedKey, error) {
+	pk := PurgedKey{Key: t.Key, Node: t.Node}
+	fail := func(what string, err error) (PurgedKey, error) {
+		if ctx.Err() != nil {
+			return pk, ctx.Err()
+		}
+		return pk, fmt.Errorf("%s on %s: %s: %w", t.Key, t.Node, what, err)
+	}
+	typ, err := rdb.Type(ctx, t.Key).Result()
+	if err != nil {
+		return fail("TYPE", err)
+	}
+	switch typ {
+	case "zset":
+	case "none":
+		pk.Skipped = SkipVanished
+		if t.Named {
+			pk.Skipped = SkipNoSuchKey
+		}
+		return pk, nil
+	default:
+		pk.Skipped = SkipNotSortedSet
+		return pk, nil
+	}
+
+	unit := opts.Unit
+	if unit == "" || unit == UnitAuto {
+		newest, err := rdb.ZRangeWithScores(ctx, t.Key, -1, -1).Result()
+		if err != nil {
+			if isWrongType(err) {
+				pk.Skipped = SkipNotSortedSet
+				return pk, nil
+			}
+			return fail("ZRANGE", err)
+		}
+		if len(newest) == 0 {
+			pk.Skipped = SkipVanished
+			return pk, nil
+		}
+		var ok bool
+		if unit, ok = DetectUnit(newest[0].Score, now); !ok {
+			// Scores that are not times (ranks, prices) must never be cut by a time.
+			pk.Skipped = SkipNotTimes
+			return pk, nil
+		}
+	}
+	pk.Unit = unit
+	cutoff := formatScore(unit.Score(now.Add(-opts.OlderThan)))
+
+	if opts.DryRun {
+		pipe := rdb.Pipeline()
+		stale := pipe.ZCount(ctx, t.Key, "-inf", cutoff)
+		total := pipe.ZCard(ctx, t.Key)
+		if err := execPipe(ctx, pipe); err != nil {
+			return fail("ZCOUNT", err)
+		}
+		n, err := stale.Result()
+		if err != nil {
+			if isWrongType(err) {
+				pk.Skipped = SkipNotSortedSet
+				return pk, nil
+			}
+			return fail("ZCOUNT", err)
+		}
+		card, err := total.Result()
+		if err != nil {
+			return fail("ZCARD", err)
+		}
+		if card == 0 {
+			pk.Skipped = SkipVanished
+			return pk, nil
+		}
+		pk.Removed, pk.Remaining = n, card-n
+		return pk, nil
+	}
+
+	for {
+		if err := ctx.Err(); err != nil {
+			return pk, err
+		}
+		// The call itself is not cancelled with ctx: a batch sent is a batch counted. The
+		// client's own timeout still bounds it.
+		reply, err := purgeStale.Run(context.WithoutCancel(ctx), rdb, []string{t.Key}, cutoff, opts.Batch).Int64Slice()
+		if err != nil {
+			if isWrongType(err) {
+				pk.Skipped = SkipNotSortedSet
+				return pk, nil
+			}
+			return fail("purge_stale", err)
+		}
+		if len(reply) != 3 {
+			return fail("purge_stale", fmt.Errorf("unexpected reply %v (want removed, remaining_stale, remaining_total)", reply))
+		}
+		removed, staleLeft, total := reply[0], reply[1], reply[2]
+		if removed == 0 && total == 0 {
+			pk.Skipped, pk.Remaining = SkipVanished, 0 // deleted by someone else under our feet
+			return pk, nil
+		}
+		pk.Removed += removed
+		pk.Remaining = total
+		if staleLeft == 0 {
+			return pk, nil
+		}
+		if removed == 0 {
+			return fail("purge_stale", fmt.Errorf("removed nothing while %d stale members remain", staleLeft))
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package report
+
+import (
+	"math"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+const (
+	fixtureLimit = 20
+	fixtureTick  = 100 * time.Millisecond
+)
+
+// fixtureSnapshots is a deterministic 10s run of naive (overshooting) and lua (holding).
+func fixtureSnapshots(ticks int) []bench.Snapshot {
+	var out []bench.Snapshot
+	var naivePeak, naiveEvents int64
+	for i := 1; i <= ticks; i++ {
+		wave := (math.Sin(float64(i)*0.37) + 0.6*math.Sin(float64(i)*1.13) + 1.6) / 3.2 // 0..1
+		naiveHigh := int64(19 + math.Round(10*wave*wave*wave))
+		if naiveHigh > fixtureLimit {
+			naiveEvents++
+		}
+		naivePeak = max(naivePeak, naiveHigh)
+		elapsed := time.Duration(i) * fixtureTick
+		out = append(out, bench.Snapshot{
+			Limiter: limiter.Concurrency, Limit: fixtureLimit, Workers: 64, Elapsed: elapsed,
+			Strategies: []bench.StrategySnapshot{
+				{
+					Name: "naive", Current: 18, TickPeak: naiveHigh, Peak: naivePeak,
+					Overshoot: max(0, naivePeak-fixtureLimit), OvershootEvent: naiveEvents,
+					Throughput: 7000 + 800*wave,
+					Latency:    bench.Latency{P50: time.Duration(1100+200*wave) * time.Microsecond, P99: time.Duration(4000+900*wave) * time.Microsecond},
+				},
+				{
+					Name: "lua", Current: 19, TickPeak: fixtureLimit, Peak: fixtureLimit,
+					Throughput: 5600 + 500*wave,
+					Latency:    bench.Latency{P50: time.Duration(1200+150*wave) * time.Microsecond, P99: time.Duration(4400+700*wave) * time.Microsecond},
+				},
+			},
+		})
+	}
+	return out
+}
+
+func fixtureData() Data {
+	snaps := fixtureSnapshots(100)
+	rec := NewRecorder(0)
+	for _, s := range snaps {
+		rec.Add(s)
+	}
+	server := 6.4
+	last := snaps[len(snaps)-1]
+	naive, lua := last.Strategies[0], last.Strategies[1]
+	naive.Attempts, naive.Admitted, naive.Rejected, naive.Errors = 73_410, 45_120, 27_990, 300
+	naive.ErrorsByKind = map[string]int64{"timeout": 280, "conn": 20}
+	naive.AvgThroughput = 7341
+	naive.Latency = bench.Latency{P50: 1234 * time.Microsecond, P90: 2600 * time.Microsecond, P99: 4870 * time.Microsecond, P999: 9450 * time.Microsecond, Max: 23 * time.Millisecond}
+	lua.Attempts, lua.Admitted, lua.Rejected = 58_120, 35_900, 22_220
+	lua.AvgThroughput = 5812
+	lua.ServerUsecPerCall = &server
+	lua.Latency = bench.Latency{P50: 1220 * time.Microsecond, P90: 2500 * time.Microsecond, P99: 4330 * time.Microsecond, P999: 10300 * time.Microsecond, Max: 19 * time.Millisecond}
+	return Data{
+		Summary: bench.Summary{
+			RunID: "r-7f3a", Target: bench.Target{Kind: "redis-server", Addr: "127.0.0.1:41234"},
+			Limiter: limiter.Concurrency, Limit: fixtureLimit, Workers: 64, Duration: 10 * time.Second,
+			Strategies: []bench.StrategySnapshot{naive, lua},
+		},
+		Series: rec.Series(),
+		Assertions: []Assertion{
+			{Expr: "lua.overshoot==0", Passed: true, Actual: "0"},
+			{Expr: "naive.overshoot>0", Passed: true, Actual: "9"},
+			{Expr: "lua.p99<4ms", Passed: false, Actual: "4.33ms"},
+		},
+	}
+}

@@ -1,0 +1,252 @@
+// Package report writes the hammer's --report file: one self-contained HTML page with, per
+// strategy, the in-flight (or per-window) count against the limit over time, throughput and
+// latency over time, and the summary table. Charts are SVG drawn by go-chart and inlined; the
+// page loads nothing from anywhere.
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wcharczuk/go-chart/v2/drawing"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/human"
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+// Data is everything a report shows.
+type Data struct {
+	Summary bench.Summary
+	// Series holds each strategy's points over time, matched to Summary.Strategies by name
+	// (a Recorder's Series()); a strategy without one gets its table row but no charts.
+	Series []Series
+	// Assertions are the --assert results; empty when none were given.
+	Assertions []Assertion
+	// Generated is when the report was written; zero leaves it out (tests, reproducible files).
+	Generated time.Time
+}
+
+// Assertion is one --assert expression and its verdict.
+type Assertion struct {
+	Expr   string
+	Passed bool
+	Actual string
+}
+
+//go:embed report.html.tmpl
+var pageSource string
+
+var pageTemplate = template.Must(template.New("report").Parse(pageSource))
+
+// Write renders the report to w.
+func Write(w io.Writer, data Data) error {
+	p, err := build(data)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := pageTemplate.Execute(w, p); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// page is what the template draws: every value already formatted.
+type page struct {
+	Title       string
+	Facts       []string
+	RunID       string
+	Generated   string
+	Interrupted bool
+	Assertions  []Assertion
+	Retries     bool // some strategy retried: the table gets the column
+	Overview    template.HTML
+	CountLabel  string
+	Limit       string
+	Strategies  []strategyView
+}
+
+type strategyView struct {
+	Name, ID   string
+	Colour     string // its line on the overview chart
+	Over       bool
+	Verdict    string
+	Count      template.HTML
+	Throughput template.HTML
+	Latency    template.HTML
+	Cells      row
+	Errors     []string
+}
+
+// row is one strategy's line of the summary table.
+type row struct {
+	Attempts, Admitted, Rejected, Errors, Retries string
+	Peak, Overshoot, Events, Throughput           string
+	P50, P90, P99, P999, Max, Server              string
+}
+
+func build(d Data) (page, error) {
+	s := d.Summary
+	countLabel := "in-flight"
+	if s.Limiter != limiter.Concurrency && s.Limiter != "" {
+		countLabel = "per-window count"
+	}
+	p := page{
+		Title:       "limitctl hammer · " + strings.TrimSpace(string(s.Limiter)+" · limit "+human.Count(s.Limit)),
+		RunID:       s.RunID,
+		Interrupted: s.Interrupted,
+		Assertions:  d.Assertions,
+		CountLabel:  countLabel,
+		Limit:       human.Count(s.Limit),
+	}
+	if s.Limiter != "" {
+		p.Facts = append(p.Facts, string(s.Limiter))
+	}
+	p.Facts = append(p.Facts, "limit "+human.Count(s.Limit))
+	if s.Workers > 0 {
+		p.Facts = append(p.Facts, human.Count(int64(s.Workers))+" workers")
+	}
+	if s.Duration > 0 {
+		p.Facts = append(p.Facts, human.Clock(s.Duration))
+	}
+	if t := strings.TrimSpace(s.Target.Kind + " " + s.Target.Addr); t != "" {
+		p.Facts = append(p.Facts, t)
+	}
+	if !d.Generated.IsZero() {
+		p.Generated = d.Generated.Format(time.RFC3339)
+	}
+
+	series := map[string]Series{}
+	var ordered []Series
+	for _, se := range d.Series {
+		series[se.Name] = se
+	}
+	ids := map[string]bool{}
+	for _, st := range s.Strategies {
+		se := series[st.Name]
+		ordered = append(ordered, se)
+		v := strategyView{
+			Name:    st.Name,
+			ID:      uniqueID(st.Name, ids),
+			Colour:  "#" + hex(strategyHues[len(p.Strategies)%len(strategyHues)]),
+			Over:    st.Overshoot > 0,
+			Verdict: verdict(st, s.Limit, countLabel),
+			Cells:   cells(st, s.Duration),
+			Errors:  errorKinds(st.ErrorsByKind),
+		}
+		var err error
+		if v.Count, err = countChart(se, s.Limit, countLabel); err != nil {
+			return page{}, fmt.Errorf("%s count chart: %w", st.Name, err)
+		}
+		if v.Throughput, err = throughputChart(se); err != nil {
+			return page{}, fmt.Errorf("%s throughput chart: %w", st.Name, err)
+		}
+		if v.Latency, err = latencyChart(se); err != nil {
+			return page{}, fmt.Errorf("%s latency chart: %w", st.Name, err)
+		}
+		p.Strategies = append(p.Strategies, v)
+		p.Retries = p.Retries || st.Retries > 0
+	}
+	if len(p.Strategies) > 1 {
+		var err error
+		if p.Overview, err = overviewChart(ordered, s.Limit); err != nil {
+			return page{}, fmt.Errorf("overview chart: %w", err)
+		}
+	}
+	return p, nil
+}
+
+func verdict(st bench.StrategySnapshot, limit int64, what string) string {
+	if st.Overshoot > 0 {
+		events := ""
+		if st.OvershootEvent > 0 {
+			events = fmt.Sprintf(", %s %s", human.Count(st.OvershootEvent), plural(st.OvershootEvent, "time", "times"))
+		}
+		return fmt.Sprintf("exceeded the limit: peak %s %s against %s (+%s%s)",
+			human.Count(st.Peak), what, human.Count(limit), human.Count(st.Overshoot), events)
+	}
+	return fmt.Sprintf("held the limit: peak %s %s of %s", human.Count(st.Peak), what, human.Count(limit))
+}
+
+func cells(st bench.StrategySnapshot, d time.Duration) row {
+	throughput := st.AvgThroughput
+	if throughput == 0 && d > 0 {
+		throughput = float64(st.Attempts) / d.Seconds()
+	}
+	server := "n/a"
+	if st.ServerUsecPerCall != nil {
+		server = strconv.FormatFloat(*st.ServerUsecPerCall, 'f', 1, 64)
+	}
+	return row{
+		Attempts:   human.Count(st.Attempts),
+		Admitted:   human.Count(st.Admitted),
+		Rejected:   human.Count(st.Rejected),
+		Errors:     human.Count(st.Errors),
+		Retries:    human.Count(st.Retries),
+		Peak:       human.Count(st.Peak),
+		Overshoot:  human.Count(st.Overshoot),
+		Events:     human.Count(st.OvershootEvent),
+		Throughput: human.Count(int64(throughput + 0.5)),
+		P50:        human.Latency(st.Latency.P50),
+		P90:        human.Latency(st.Latency.P90),
+		P99:        human.Latency(st.Latency.P99),
+		P999:       human.Latency(st.Latency.P999),
+		Max:        human.Latency(st.Latency.Max),
+		Server:     server,
+	}
+}
+
+// uniqueID makes an HTML id from a strategy name: lower-case letters, digits and dashes.
+func uniqueID(name string, seen map[string]bool) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	id := b.String()
+	if id == "" {
+		id = "strategy"
+	}
+	for base, n := id, 2; seen[id]; n++ {
+		id = base + "-" + strconv.Itoa(n)
+	}
+	seen[id] = true
+	return id
+}
+
+func errorKinds(byKind map[string]int64) []string {
+	var kinds []string
+	for k, n := range byKind {
+		if n > 0 {
+			kinds = append(kinds, k)
+		}
+	}
+	sort.Slice(kinds, func(i, j int) bool { // most frequent first, then by name: stable pages
+		if byKind[kinds[i]] != byKind[kinds[j]] {
+			return byKind[kinds[i]] > byKind[kinds[j]]
+		}
+		return kinds[i] < kinds[j]
+	})
+	for i, k := range kinds {
+		kinds[i] = k + " " + human.Count(byKind[k])
+	}
+	return kinds
+}
+
+func hex(c drawing.Color) string { return fmt.Sprintf("%02x%02x%02x", c.R, c.G, c.B) }
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

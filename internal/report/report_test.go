@@ -1,0 +1,254 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func writeReport(t *testing.T, d Data) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Write(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// element is what the structure checks need of a parsed element.
+type element struct {
+	name  string
+	attrs map[string]string
+	text  string // the text directly and indirectly inside it, for small elements
+	svg   bool   // it contains an <svg>
+}
+
+// parse reads the page as XML: the report is written well-formed, so a strict XML parse is
+// a stronger check than an HTML parser's error recovery. It returns the elements by id.
+func parse(t *testing.T, page string) (byID map[string]*element, all []*element) {
+	t.Helper()
+	dec := xml.NewDecoder(strings.NewReader(page))
+	dec.Strict = true
+	dec.Entity = map[string]string{}
+	byID = map[string]*element{}
+	var stack []*element
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed: %v", err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			el := &element{name: tok.Name.Local, attrs: map[string]string{}}
+			for _, a := range tok.Attr {
+				name := a.Name.Local
+				if a.Name.Space != "" {
+					name = a.Name.Space + ":" + name
+				}
+				el.attrs[name] = a.Value
+			}
+			if id := el.attrs["id"]; id != "" {
+				if byID[id] != nil {
+					t.Errorf("duplicate id %q", id)
+				}
+				byID[id] = el
+			}
+			if el.name == "svg" {
+				for _, open := range stack {
+					open.svg = true
+				}
+			}
+			stack = append(stack, el)
+			all = append(all, el)
+		case xml.EndElement:
+			if len(stack) == 0 || stack[len(stack)-1].name != tok.Name.Local {
+				t.Fatalf("unbalanced </%s>", tok.Name.Local)
+			}
+			stack = stack[:len(stack)-1]
+		case xml.CharData:
+			for _, open := range stack {
+				if len(open.text) < 4000 {
+					open.text += string(tok)
+				}
+			}
+		}
+	}
+	if len(stack) != 0 {
+		t.Fatalf("%d elements left open", len(stack))
+	}
+	return byID, all
+}
+
+func TestReportStructure(t *testing.T) {
+	d := fixtureData()
+	page := writeReport(t, d)
+	if !strings.HasPrefix(page, "<!DOCTYPE html>") {
+		t.Error("no doctype")
+	}
+	byID, _ := parse(t, page)
+
+	for _, id := range []string{"chart-overview", "chart-naive", "chart-lua", "throughput-naive",
+		"throughput-lua", "latency-naive", "latency-lua"} {
+		el := byID[id]
+		if el == nil {
+			t.Errorf("no element #%s", id)
+			continue
+		}
+		if !el.svg {
+			t.Errorf("#%s holds no chart", id)
+		}
+	}
+	for _, name := range []string{"naive", "lua"} {
+		if byID["strategy-"+name] == nil {
+			t.Errorf("no section for %s", name)
+		}
+	}
+
+	// The summary table carries the summary's numbers.
+	rows := map[string][]string{
+		"row-naive": {"naive", "73,410", "45,120", "27,990", "300", "28", "8", "(49×)", "7,341", "1.23ms", "4.87ms", "9.45ms", "23.0ms", "n/a"},
+		"row-lua":   {"lua", "58,120", "35,900", "22,220", "20", "5,812", "1.22ms", "4.33ms", "10.3ms", "19.0ms", "6.4"},
+	}
+	for id, values := range rows {
+		row := byID[id]
+		if row == nil {
+			t.Errorf("no summary row #%s", id)
+			continue
+		}
+		for _, v := range values {
+			if !strings.Contains(row.text, v) {
+				t.Errorf("#%s lacks %q: %q", id, v, row.text)
+			}
+		}
+	}
+	if p := byID["percentiles-naive"]; p == nil || !strings.Contains(p.text, "2.60ms") {
+		t.Error("naive's percentile table lacks p90 2.60ms")
+	}
+	assertions := byID["assertions"]
+	if assertions == nil {
+		t.Fatal("no assertions list")
+	}
+	for _, want := range []string{"PASS", "lua.overshoot==0", "FAIL", "lua.p99<4ms", "4.33ms"} {
+		if !strings.Contains(assertions.text, want) {
+			t.Errorf("assertions lack %q", want)
+		}
+	}
+	if !strings.Contains(byID["strategy-naive"].text, "exceeded the limit: peak 28") ||
+		!strings.Contains(byID["strategy-lua"].text, "held the limit: peak 20") {
+		t.Error("verdicts missing")
+	}
+}
+
+// The file must open offline: nothing it refers to may live on a network.
+func TestReportLoadsNothing(t *testing.T) {
+	page := writeReport(t, fixtureData())
+	_, all := parse(t, page)
+	for _, el := range all {
+		switch el.name {
+		case "script", "link", "iframe", "img", "object", "embed", "image", "use", "audio", "video", "source":
+			t.Errorf("<%s> in a self-contained report", el.name)
+		}
+		for name, value := range el.attrs {
+			if strings.HasPrefix(name, "xmlns") {
+				continue // a namespace name, never fetched
+			}
+			v := strings.ToLower(value)
+			if strings.Contains(v, "http://") || strings.Contains(v, "https://") || strings.HasPrefix(v, "//") {
+				t.Errorf("<%s %s=%q> points at the network", el.name, name, value)
+			}
+		}
+	}
+	lower := strings.ToLower(page)
+	for _, bad := range []string{"@import", "url(", "@font-face", "<script"} {
+		if strings.Contains(lower, bad) {
+			t.Errorf("page contains %q", bad)
+		}
+	}
+	if n := len(regexp.MustCompile(`(?i)https?://`).FindAllString(page, -1)); n != strings.Count(page, "xmlns=\"http://www.w3.org/2000/svg\"")+strings.Count(page, "xmlns:xlink=\"http://www.w3.org/1999/xlink\"") {
+		t.Errorf("%d http(s) references beyond SVG namespace names", n)
+	}
+}
+
+func TestReportWithoutSeries(t *testing.T) {
+	d := fixtureData()
+	d.Series = nil
+	d.Assertions = nil
+	byID, _ := parse(t, writeReport(t, d))
+	for _, id := range []string{"chart-naive", "chart-lua", "summary-table", "row-naive"} {
+		if byID[id] == nil {
+			t.Errorf("no #%s", id)
+		}
+	}
+	if byID["chart-naive"].svg || !strings.Contains(byID["chart-naive"].text, "Not enough samples") {
+		t.Error("a strategy without points should say so instead of charting")
+	}
+	if byID["chart-overview"] != nil {
+		t.Error("overview chart without any points")
+	}
+	if byID["assertions"] != nil {
+		t.Error("assertions list without assertions")
+	}
+}
+
+func TestReportOneStrategyHasNoOverview(t *testing.T) {
+	d := fixtureData()
+	d.Summary.Strategies = d.Summary.Strategies[1:]
+	byID, _ := parse(t, writeReport(t, d))
+	if byID["chart-overview"] != nil {
+		t.Error("overview with one strategy")
+	}
+	if byID["chart-lua"] == nil || !byID["chart-lua"].svg {
+		t.Error("no chart for lua")
+	}
+}
+
+// Names come from the command line (a custom script's strategy, say): they must not break out.
+func TestReportEscapesNames(t *testing.T) {
+	d := fixtureData()
+	evil := `<script>alert("x")</script> & co`
+	d.Summary.Strategies[0].Name = evil
+	d.Series[0].Name = evil
+	d.Summary.Target.Addr = `"><em>pwned</em>`
+	page := writeReport(t, d)
+	if strings.Contains(page, "<script>") || strings.Contains(page, "<em>pwned") {
+		t.Fatal("a name reached the page unescaped")
+	}
+	byID, _ := parse(t, page)
+	found := false
+	for id, el := range byID {
+		if strings.HasPrefix(id, "chart-") && id != "chart-overview" && id != "chart-lua" {
+			found = found || el.svg
+		}
+	}
+	if !found {
+		t.Error("the oddly named strategy lost its chart")
+	}
+}
+
+func TestUniqueIDs(t *testing.T) {
+	seen := map[string]bool{}
+	got := []string{uniqueID("lua", seen), uniqueID("LUA", seen), uniqueID("lua-ts-member", seen), uniqueID("my script!", seen), uniqueID("", seen)}
+	want := []string{"lua", "lua-2", "lua-ts-member", "my-script-", "strategy"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("uniqueID #%d = %q, want %q", i, got[i], want[i])
+		}
+	}
+}
+
+func TestWriteReportsWriterErrors(t *testing.T) {
+	if err := Write(failingWriter{}, fixtureData()); err == nil {
+		t.Fatal("no error from a failing writer")
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }

@@ -1,0 +1,153 @@
+package tui
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/human"
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/tui")
+
+const goldenDir = "../../testdata/tui"
+
+// judgeFixture decides the fixture's asserts the way the hammer would: from the numbers.
+func judgeFixture(s bench.Snapshot) []AssertResult {
+	var naive, lua *bench.StrategySnapshot
+	for i := range s.Strategies {
+		switch s.Strategies[i].Name {
+		case "naive":
+			naive = &s.Strategies[i]
+		case "lua":
+			lua = &s.Strategies[i]
+		}
+	}
+	out := []AssertResult{{Expr: "lua.overshoot==0"}, {Expr: "naive.overshoot>0"}, {Expr: "lua.p99<5ms"}}
+	if lua != nil {
+		out[0] = AssertResult{Expr: out[0].Expr, Known: true, Passed: lua.Overshoot == 0, Actual: human.Count(lua.Overshoot)}
+	}
+	if naive != nil && s.Done {
+		out[1] = AssertResult{Expr: out[1].Expr, Known: true, Passed: naive.Overshoot > 0, Actual: human.Count(naive.Overshoot)}
+	}
+	if lua != nil && s.Done {
+		out[2] = AssertResult{Expr: out[2].Expr, Known: true, Passed: lua.Latency.P99 < 5e6, Actual: human.Latency(lua.Latency.P99)}
+	}
+	return out
+}
+
+// scenarios are the dashboards the golden files pin, each drawn at every size.
+var scenarios = []struct {
+	name  string
+	build func() Model
+}{
+	{"no_overshoot", func() Model {
+		return feed(New(asciiOptions()), fixtureRun(42, strategyShape{name: "lua", server: 6.4},
+			strategyShape{name: "eval", server: 9.8})...)
+	}},
+	{"overshoot", func() Model {
+		o := asciiOptions()
+		o.Asserts = []string{"lua.overshoot==0", "naive.overshoot>0", "lua.p99<5ms"}
+		o.Judge = judgeFixture
+		return feed(New(o), fixtureRun(64, naiveShape, luaShape)...)
+	}},
+	{"errors", func() Model {
+		return feed(New(asciiOptions()), fixtureRun(50,
+			strategyShape{name: "naive", overshoot: true, errorRate: 0.04},
+			strategyShape{name: "watch", errorRate: 0.01, retries: true, server: 14.2})...)
+	}},
+	{"paused", func() Model {
+		o := asciiOptions()
+		o.Controls = &fakeControls{}
+		m := feed(New(o), fixtureRun(30, naiveShape, luaShape)...)
+		return press(m, "p")
+	}},
+	{"finished", func() Model {
+		o := asciiOptions()
+		o.Asserts = []string{"lua.overshoot==0", "naive.overshoot>0", "lua.p99<5ms"}
+		o.Judge = judgeFixture
+		snaps := fixtureRun(100, naiveShape, luaShape)
+		snaps[len(snaps)-1].Done = true
+		return feed(New(o), snaps...)
+	}},
+	{"four_strategies", func() Model {
+		return feed(New(asciiOptions()), fixtureRun(80, naiveShape,
+			strategyShape{name: "multi", overshoot: true, server: 4.0},
+			strategyShape{name: "watch", retries: true, server: 11.5}, luaShape)...)
+	}},
+	{"help", func() Model {
+		return press(feed(New(asciiOptions()), fixtureRun(20, naiveShape, luaShape)...), "?")
+	}},
+	{"waiting", func() Model { return New(asciiOptions()) }},
+	{"sliding_window_requests", func() Model {
+		// A window limiter bounded by --requests: no total time, progress by count.
+		o := asciiOptions()
+		o.Limiter, o.Total = limiter.SlidingWindow, 0
+		snaps := fixtureRun(45, naiveShape, luaShape)
+		for i := range snaps {
+			snaps[i].Limiter, snaps[i].Total, snaps[i].Progress = limiter.SlidingWindow, 0, float64(i+1)/90
+		}
+		return feed(New(o), snaps...)
+	}},
+}
+
+var sizes = []struct{ w, h int }{{80, 24}, {160, 48}}
+
+func TestGoldenViews(t *testing.T) {
+	for _, sc := range scenarios {
+		for _, size := range sizes {
+			name := sc.name + "_" + itoa(size.w) + "x" + itoa(size.h)
+			t.Run(name, func(t *testing.T) {
+				view := resize(sc.build(), size.w, size.h).View()
+				checkFits(t, view, size.w, size.h)
+				if strings.Contains(view, "\x1b[") {
+					t.Fatal("ASCII profile view contains escape sequences")
+				}
+				golden(t, filepath.Join(goldenDir, name+".golden"), view)
+			})
+		}
+	}
+}
+
+// checkFits fails when a view would scroll or wrap the terminal.
+func checkFits(t *testing.T, view string, w, h int) {
+	t.Helper()
+	lines := strings.Split(view, "\n")
+	if len(lines) > h {
+		t.Errorf("view has %d lines, terminal has %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if lw := lipgloss.Width(l); lw > w {
+			t.Errorf("line %d is %d wide, terminal is %d: %q", i+1, lw, w, l)
+		}
+	}
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/tui -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("view differs from %s (go test ./internal/tui -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,193 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+// press sends one key to the model.
+func press(m Model, key string) Model {
+	next, _ := m.Update(keyMsg(key))
+	return next.(Model)
+}
+
+func keyMsg(key string) tea.KeyMsg {
+	if key == "ctrl+c" {
+		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(key)}
+}
+
+// isQuit reports whether a command is bubbletea's quit.
+func isQuit(cmd tea.Cmd) bool {
+	if cmd == nil {
+		return false
+	}
+	_, ok := cmd().(tea.QuitMsg)
+	return ok
+}
+
+func TestQuitKeysStopTheRunOnce(t *testing.T) {
+	for _, key := range []string{"q", "ctrl+c"} {
+		t.Run(key, func(t *testing.T) {
+			quits := 0
+			o := asciiOptions()
+			o.Quit = func() { quits++ }
+			m := feed(New(o), fixtureRun(5, naiveShape, luaShape)...)
+			next, cmd := m.Update(keyMsg(key))
+			if !isQuit(cmd) {
+				t.Fatalf("%s: want tea.Quit", key)
+			}
+			if quits != 1 {
+				t.Fatalf("%s: Quit called %d times, want 1", key, quits)
+			}
+			// A second press while bubbletea shuts down must not cancel twice.
+			next.(Model).Update(keyMsg(key))
+			if quits != 1 {
+				t.Fatalf("%s twice: Quit called %d times, want 1", key, quits)
+			}
+		})
+	}
+}
+
+func TestPauseTogglesAndTellsTheEngine(t *testing.T) {
+	controls := &fakeControls{}
+	o := asciiOptions()
+	o.Controls = controls
+	snaps := fixtureRun(6, naiveShape, luaShape)
+	m := feed(New(o), snaps[:3]...)
+	if m.Paused() || strings.Contains(m.View(), "PAUSED") {
+		t.Fatal("paused before any key")
+	}
+
+	m = press(m, "p")
+	if !m.Paused() || !strings.Contains(m.View(), "PAUSED") || !strings.Contains(m.View(), "p resume") {
+		t.Fatalf("after p: want PAUSED and a resume hint\n%s", m.View())
+	}
+	// A snapshot the engine took before it saw the request must not undo it on screen.
+	m = feed(m, snaps[3])
+	if !m.Paused() {
+		t.Fatal("a stale unpaused snapshot resumed the dashboard")
+	}
+
+	m = press(m, "p")
+	if m.Paused() || strings.Contains(m.View(), "PAUSED") {
+		t.Fatal("after p p: still paused")
+	}
+	if got := controls.calls; len(got) != 2 || got[0] != true || got[1] != false {
+		t.Fatalf("SetPaused calls = %v, want [true false]", got)
+	}
+}
+
+func TestPauseWithoutControlsDoesNothing(t *testing.T) {
+	m := press(feed(New(asciiOptions()), fixtureRun(3, luaShape)...), "p")
+	if m.Paused() {
+		t.Fatal("paused without Controls")
+	}
+	if strings.Contains(m.View(), "pause") {
+		t.Fatal("footer offers pause without Controls")
+	}
+}
+
+func TestEnginePausedSnapshotShowsPaused(t *testing.T) {
+	snaps := fixtureRun(3, luaShape)
+	snaps[2].Paused = true
+	m := feed(New(asciiOptions()), snaps...)
+	if !m.Paused() || !strings.Contains(m.View(), "PAUSED") {
+		t.Fatal("a paused snapshot is not shown as PAUSED")
+	}
+}
+
+func TestHelpToggles(t *testing.T) {
+	m := feed(New(asciiOptions()), fixtureRun(3, naiveShape, luaShape)...)
+	m = press(m, "?")
+	if !m.HelpVisible() || !strings.Contains(m.View(), "pause / resume the load") {
+		t.Fatalf("? did not show help\n%s", m.View())
+	}
+	m = press(m, "?")
+	if m.HelpVisible() || strings.Contains(m.View(), "pause / resume the load") {
+		t.Fatal("? again did not hide help")
+	}
+	m = press(press(m, "?"), "esc")
+	if m.HelpVisible() {
+		t.Fatal("esc did not hide help")
+	}
+}
+
+// topBorders counts panel top borders on each line of a view.
+func topBorders(view string) (lines int, perLine int) {
+	for _, l := range strings.Split(view, "\n") {
+		if n := strings.Count(l, "╭─ "); n > 0 {
+			lines++
+			perLine = max(perLine, n)
+		}
+	}
+	return lines, perLine
+}
+
+func TestResizeRelaysOut(t *testing.T) {
+	m := feed(New(asciiOptions()), fixtureRun(20, naiveShape, luaShape)...)
+
+	m = resize(m, 160, 48)
+	if rows, perLine := topBorders(m.View()); rows != 1 || perLine != 2 {
+		t.Fatalf("160x48: want 2 panels side by side, got %d rows of up to %d", rows, perLine)
+	}
+	checkFits(t, m.View(), 160, 48)
+
+	m = resize(m, 80, 24)
+	if rows, perLine := topBorders(m.View()); rows != 2 || perLine != 1 {
+		t.Fatalf("80x24: want 2 panels stacked, got %d rows of up to %d", rows, perLine)
+	}
+	checkFits(t, m.View(), 80, 24)
+}
+
+// Every size from tiny to huge draws within the terminal and never panics.
+func TestViewFitsEverySize(t *testing.T) {
+	base := fixtureRun(30, naiveShape, strategyShape{name: "watch", errorRate: 0.02, retries: true}, luaShape)
+	var eight []strategyShape
+	for _, name := range []string{"naive", "multi", "watch", "lua", "eval", "function", "lua-ts-member", "custom"} {
+		eight = append(eight, strategyShape{name: name, overshoot: name == "naive" || name == "multi"})
+	}
+	models := map[string]Model{
+		"empty":   New(asciiOptions()),
+		"running": feed(New(asciiOptions()), base...),
+		"help":    press(feed(New(asciiOptions()), base...), "?"),
+		"eight":   feed(New(asciiOptions()), fixtureRun(30, eight...)...),
+	}
+	for name, m := range models {
+		for w := 1; w <= 200; w += 11 { // odd steps so the sweep crosses every layout threshold
+			for h := 1; h <= 60; h += 6 {
+				view := resize(m, w, h).View()
+				lines := strings.Split(view, "\n")
+				if len(lines) > h {
+					t.Fatalf("%s %dx%d: %d lines", name, w, h, len(lines))
+				}
+				for _, l := range lines {
+					if lipgloss.Width(l) > w {
+						t.Fatalf("%s %dx%d: line %q is too wide", name, w, h, l)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestNoColorDropsEveryEscape(t *testing.T) {
+	colourful := func(noColor bool) string {
+		r := lipgloss.NewRenderer(nil)
+		r.SetColorProfile(termenv.TrueColor)
+		o := asciiOptions()
+		o.Renderer, o.NoColor = r, noColor
+		return resize(feed(New(o), fixtureRun(20, naiveShape, luaShape)...), 100, 30).View()
+	}
+	if !strings.Contains(colourful(false), "\x1b[") {
+		t.Fatal("a true-colour renderer drew no colour: the check below would prove nothing")
+	}
+	if view := colourful(true); strings.Contains(view, "\x1b[") {
+		t.Fatal("NoColor view still has escape sequences")
+	}
+}
