@@ -108,11 +108,4 @@ func oneLine(s string) string {
 }
 
 // redact removes secrets (the password) and URL credentials from a message.
-func redact(msg string, secrets []string) string {
-	for _, s := range secrets {
-		if len(s) >= 1 {
-			msg = strings.ReplaceAll(msg, s, "xxxxx")
-		}
-	}
-	return redisconn.Redact(msg)
-}
+func redact(msg string, secrets []string) string { return redisconn.Scrub(msg, secrets...) }

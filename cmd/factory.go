@@ -65,29 +65,8 @@ func (f *Factory) Close() {
 	}
 }
 
-// secrets lists what must never be printed: the password from any source.
-func (f *Factory) secrets() []string {
-	var out []string
-	if f.Conn.Password != "" {
-		out = append(out, f.Conn.Password)
-	}
-	if p := f.Getenv("REDISCLI_AUTH"); p != "" {
-		out = append(out, p)
-	}
-	if f.Conn.PasswordFile != "" {
-		if b, err := os.ReadFile(f.Conn.PasswordFile); err == nil && len(b) > 0 {
-			out = append(out, string(trimNewline(b)))
-		}
-	}
-	return out
-}
-
-func trimNewline(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
+// secrets lists what must never be printed: the password from any source, URLs included.
+func (f *Factory) secrets() []string { return redisconn.Secrets(f.Conn, f.Getenv) }
 
 // Format resolves -o: the flag when given, else table on a terminal and tsv when piped.
 func (f *Factory) Format() (string, error) {

@@ -368,6 +368,9 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 	if err := preflight(ctx, rdb, o); err != nil {
 		return err
 	}
+	if err := probeRun(ctx, f, rdb, o, runID, cfg.Strategies); err != nil {
+		return err
+	}
 
 	engine := bench.New(cfg)
 	snapshots := make(chan bench.Snapshot, 4)
@@ -456,7 +459,9 @@ func preflight(ctx context.Context, rdb redis.UniversalClient, o *hammerOptions)
 	for _, s := range o.strategyList {
 		switch s {
 		case limiter.Function:
-			if err := limiter.LoadFunctions(ctx, rdb); err != nil {
+			if err := limiter.LoadFunctions(ctx, rdb); isPermissionError(err) {
+				return fmt.Errorf("strategy function cannot load its library: FUNCTION LOAD: %s", oneLine(err.Error()))
+			} else if err != nil {
 				return fmt.Errorf("strategy function needs Redis 7 Functions: FUNCTION LOAD failed: %s", oneLine(err.Error()))
 			}
 		case limiter.Lua, limiter.LuaTSMember, limiter.Custom:
@@ -465,7 +470,9 @@ func preflight(ctx context.Context, rdb redis.UniversalClient, o *hammerOptions)
 				src, what = o.customSource, o.script
 			}
 			for _, m := range masters {
-				if err := m.ScriptLoad(ctx, src).Err(); err != nil {
+				if err := m.ScriptLoad(ctx, src).Err(); isPermissionError(err) {
+					return fmt.Errorf("strategy %s cannot load %s: SCRIPT LOAD: %s", s, what, oneLine(err.Error()))
+				} else if err != nil {
 					return fmt.Errorf("Redis rejected %s: %s", what, oneLine(err.Error()))
 				}
 			}

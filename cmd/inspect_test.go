@@ -339,8 +339,8 @@ func clusterNode(t *testing.T, cc *redis.ClusterClient) func(string) string {
 	}
 }
 
-// aclDenials lists the commands Redis refused (ACL LOG), but INFO: connecting asks INFO whether
-// a single address is a cluster node, and a user without it is simply taken as a single node.
+// aclDenials lists the commands Redis refused (ACL LOG), but INFO: a server that does not
+// answer HELLO is asked INFO whether it is a cluster node, and without it is taken as a single node.
 func aclDenials(t *testing.T, admin *redis.Client) []string {
 	t.Helper()
 	entries, err := admin.Do(context.Background(), "ACL", "LOG").Slice()

@@ -18,15 +18,16 @@ import (
 //
 //	user purger on >PASSWORD ~rl:* resetchannels -@all +scan +type +zrange +zcount +zcard
 //	  +evalsha +eval +zremrangebyrank +ping +time
-//	  (a cluster adds +cluster|slots +command +info)
+//	  (a cluster adds +cluster|slots)
 //
 // scan and type find the keys; zrange reads the newest score (unit detection, not needed
 // with --score-unit); zcount and zcard make --dry-run; evalsha runs the script (eval when the
 // server's script cache lacks it), which itself calls zcount, zremrangebyrank and zcard;
 // ping checks the connection and time reads the server clock (not with --clock local). On a
-// cluster, cluster|slots and command serve go-redis's cluster client and info recognises a
-// single --addr as a cluster node (or pass --cluster). The key pattern (~rl:*) can confine
-// the user to the limiter's keys.
+// cluster, cluster|slots serves go-redis's cluster client (+command is optional: refused, it
+// is only logged); HELLO, which needs no permission, recognises a single --addr as a cluster
+// node. The key pattern (~rl:*) can confine the user to the limiter's keys. docs/acl.md
+// gives the same, tested by cmd/acl_test.go.
 
 type purgeOptions struct {
 	args      []string

@@ -281,7 +281,7 @@ func TestPurgeACLs(t *testing.T) {
 	rdb := srv.Client(t)
 	seedLimiterKeys(t, rdb)
 	as := func(user string, args ...string) result {
-		return runIn(t, runConfig{now: fixedNow}, append([]string{"--addr", srv.Addr, "--username", user, "--password", "pw", "--clock", "local"}, args...)...)
+		return runIn(t, runConfig{now: fixedNow}, append([]string{"--addr", srv.Addr, "--username", user, "--password-file", writePasswordFile(t, "pw"), "--clock", "local"}, args...)...)
 	}
 	// A read-only user cannot purge: one line naming the key and the refused command, nothing removed.
 	r := as("reader", "purge", "rl:conc:u1", "--older-than", "10m").wantExit(t, ExitError)
@@ -344,11 +344,11 @@ func TestInspectAndPurgeOnACluster(t *testing.T) {
 		sameKeys(t, got.Keys, node)
 	})
 	t.Run("inspect as the read-only user", func(t *testing.T) {
-		// One seed address, no --cluster: recognised as a cluster through INFO.
-		r := runIn(t, runConfig{now: fixedNow}, "--addr", seed, "--username", "reader", "--password", "pw",
+		// One seed address, no --cluster: recognised as a cluster through HELLO.
+		r := runIn(t, runConfig{now: fixedNow}, "--addr", seed, "--username", "reader", "--password-file", writePasswordFile(t, "pw"),
 			"inspect", "rl:*", "--stale", "10m", "--limit", "3", "--clock", "local", "-o", "json").wantExit(t, ExitOK)
 		sameKeys(t, decodeInspect(t, r.out, true).Keys, node)
-		runIn(t, runConfig{}, "--addr", seed, "--username", "reader", "--password", "pw", "inspect", "rl:*").wantExit(t, ExitOK)
+		runIn(t, runConfig{}, "--addr", seed, "--username", "reader", "--password-file", writePasswordFile(t, "pw"), "inspect", "rl:*").wantExit(t, ExitOK)
 		for _, m := range cl.Masters {
 			c := redis.NewClient(&redis.Options{Addr: m.Addr})
 			if denied := aclDenials(t, c); len(denied) != 0 {
@@ -373,7 +373,7 @@ func TestInspectAndPurgeOnACluster(t *testing.T) {
 			t.Errorf("dry run on a cluster:\n%s", dry.out)
 		}
 		checkUntouched(t, cc)
-		r := runIn(t, runConfig{now: fixedNow}, "--addr", seed, "--username", "purger", "--password", "pw",
+		r := runIn(t, runConfig{now: fixedNow}, "--addr", seed, "--username", "purger", "--password-file", writePasswordFile(t, "pw"),
 			"purge", "rl:*", "--older-than", "10m", "--yes", "--batch", "300", "--clock", "local", "-o", "json").wantExit(t, ExitOK)
 		if r.out != wantPurgeJSON(false) {
 			t.Errorf("purge on a cluster:\n%s", r.out)

@@ -48,6 +48,7 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 		SilenceErrors: true,
 		PersistentPreRunE: func(c *cobra.Command, args []string) error {
 			f.Conn.DBSet = c.Flags().Changed("db")
+			warnPasswordFlag(c, f)
 			if f.Getenv("NO_COLOR") != "" {
 				f.NoColor = true
 			}

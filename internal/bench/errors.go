@@ -29,7 +29,10 @@ func Classify(err error) string {
 		return "loading"
 	case strings.HasPrefix(upper, "OOM"):
 		return "oom"
-	case strings.HasPrefix(upper, "NOPERM"), strings.Contains(upper, "NOAUTH"), strings.Contains(upper, "WRONGPASS"):
+	// NOPERM also ends an EXECABORT when EXEC itself is not allowed.
+	case strings.Contains(upper, "NOPERM"), strings.Contains(upper, "NOAUTH"), strings.Contains(upper, "WRONGPASS"),
+		// Redis 7.0's words when a script calls a command the user's ACL does not allow.
+		strings.Contains(msg, "user executing the script can't run this command"):
 		return "noperm"
 	case strings.HasPrefix(upper, "MOVED"), strings.HasPrefix(upper, "ASK"), strings.HasPrefix(upper, "CLUSTERDOWN"),
 		strings.HasPrefix(upper, "CROSSSLOT"), strings.HasPrefix(upper, "TRYAGAIN"):

@@ -112,6 +112,12 @@ func FreePort() (int, error) {
 // StartProcess runs redis-server on a free loopback port with persistence off and the given
 // extra config directives (e.g. "maxmemory 10mb"), retrying on a port race.
 func StartProcess(bin string, extra ...string) (*Process, error) {
+	return StartProcessFunc(bin, func(int) []string { return extra })
+}
+
+// StartProcessFunc is StartProcess for directives that name the chosen port, such as a TLS
+// server's "port 0" and "tls-port <port>": directives is called with each port tried.
+func StartProcessFunc(bin string, directives func(port int) []string) (*Process, error) {
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		port, err := FreePort()
@@ -126,7 +132,7 @@ func StartProcess(bin string, extra ...string) (*Process, error) {
 		p.args = append([]string{
 			"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir,
 			"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", filepath.Join(dir, "redis.log"),
-		}, SplitDirectives(extra)...)
+		}, SplitDirectives(directives(port))...)
 		if err := p.launch(); err != nil {
 			lastErr = err
 			os.RemoveAll(dir)

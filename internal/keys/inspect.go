@@ -219,8 +219,14 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 				return nil, err
 			}
 		case "string":
+			if err := refused(r, "GETRANGE", r.prefix); err != nil {
+				return nil, err
+			}
 			readCounter(r)
 		case "hash":
+			if err := refused(r, "HMGET", r.bucket); err != nil {
+				return nil, err
+			}
 			readBucket(r, now, opts)
 		}
 	}
@@ -379,6 +385,15 @@ func execPipe(ctx context.Context, pipe redis.Pipeliner) error {
 		if e := c.Err(); e != nil && !isRedisError(e) {
 			return e
 		}
+	}
+	return nil
+}
+
+// refused is the error of a kind-detecting read the user's ACL does not allow: left silent, it
+// would report a counter or a bucket as unknown.
+func refused(r *keyReads, what string, c redis.Cmder) error {
+	if err := c.Err(); err != nil && redis.HasErrorPrefix(err, "NOPERM") {
+		return readError(r, what, err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -36,15 +37,14 @@ type multi struct{ base }
 
 func (m *multi) Acquire(ctx context.Context, key string, now time.Time) (Decision, error) {
 	st := m.newStep(key, now, false)
-	if _, err := m.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error { st.read(ctx, p); return nil }); err != nil && err != redis.Nil {
+	if err := txErr(m.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error { st.read(ctx, p); return nil })); err != nil && err != redis.Nil {
 		return Decision{}, err
 	}
 	d, write, err := st.decide()
 	if err != nil || !write {
 		return d, err
 	}
-	_, err = m.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error { st.write(ctx, p); return nil })
-	return d, err
+	return d, txErr(m.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error { st.write(ctx, p); return nil }))
 }
 
 // watch reads under WATCH and writes in MULTI/EXEC; if another client touched the key in
@@ -64,8 +64,7 @@ func (w *watch) Acquire(ctx context.Context, key string, now time.Time) (Decisio
 			if d, write, err = st.decide(); err != nil || !write {
 				return err
 			}
-			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error { st.write(ctx, p); return nil })
-			return err
+			return txErr(tx.TxPipelined(ctx, func(p redis.Pipeliner) error { st.write(ctx, p); return nil }))
 		}, st.watched())
 		if errors.Is(err, redis.TxFailedErr) {
 			backoff(attempt)
@@ -83,6 +82,20 @@ func backoff(attempt int) {
 		return
 	}
 	time.Sleep(time.Duration(rand.Int64N(int64(min(attempt, 40)) * int64(50*time.Microsecond))))
+}
+
+// txErr replaces EXEC's bare EXECABORT with the reason Redis refused a queued command (NOPERM
+// for an ACL user, OOM), which is what the user needs to read.
+func txErr(cmds []redis.Cmder, err error) error {
+	if err == nil || !strings.HasPrefix(err.Error(), "EXECABORT") {
+		return err
+	}
+	for _, c := range cmds {
+		if cerr := c.Err(); cerr != nil && cerr != redis.Nil && !strings.HasPrefix(cerr.Error(), "EXECABORT") {
+			return cerr
+		}
+	}
+	return err
 }
 
 // execErr returns the first error among commands that ran outside a pipeline.

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -66,12 +67,13 @@ func usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Spri
 
 // ConnectError says which server could not be reached, with the password removed.
 type ConnectError struct {
-	Addr string
-	Err  error
+	Addr    string
+	Err     error
+	secrets []string
 }
 
 func (e *ConnectError) Error() string {
-	return fmt.Sprintf("cannot connect to %s: %s", e.Addr, Redact(e.Err.Error()))
+	return Scrub(fmt.Sprintf("cannot connect to %s: %s", e.Addr, e.Err.Error()), e.secrets...)
 }
 
 func (e *ConnectError) Unwrap() error { return e.Err }
@@ -82,14 +84,31 @@ type Config struct {
 	Single  *redis.Options
 	Multi   *redis.ClusterOptions
 	Target  Target
+	// secrets are the passwords the options hold, scrubbed from every error.
+	secrets []string
 }
 
 // Resolve validates the options and builds client options without touching the network.
 // getenv supplies REDIS_URL and REDISCLI_AUTH (os.Getenv in the program, a map in tests).
+// Its errors are *UsageError and never hold a password.
 func Resolve(o Options, getenv func(string) string) (*Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	secrets := Secrets(o, getenv)
+	cfg, err := resolve(o, getenv)
+	if err != nil {
+		var ue *UsageError
+		if !errors.As(err, &ue) {
+			ue = &UsageError{Msg: err.Error()}
+		}
+		return nil, &UsageError{Msg: scrubSecrets(ue.Msg, secrets)}
+	}
+	cfg.secrets = secrets
+	return cfg, nil
+}
+
+func resolve(o Options, getenv func(string) string) (*Config, error) {
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
@@ -108,7 +127,7 @@ func Resolve(o Options, getenv func(string) string) (*Config, error) {
 	if o.PasswordFile != "" {
 		b, err := os.ReadFile(o.PasswordFile)
 		if err != nil {
-			return nil, usagef("cannot read --password-file: %v", errors.Unwrap(err))
+			return nil, usagef("cannot read --password-file %s: %v", o.PasswordFile, unwrapPathError(err))
 		}
 		o.Password = strings.TrimRight(string(b), "\r\n")
 	}
@@ -136,14 +155,23 @@ func Resolve(o Options, getenv func(string) string) (*Config, error) {
 	if o.URL != "" {
 		u, err := url.Parse(o.URL)
 		if err != nil {
-			return nil, usagef("bad --url %s: %s (expected redis://[user:password@]host:port[/db], rediss://... or unix:///path)", Redact(o.URL), Redact(unwrapURLError(err)))
+			detail := unwrapURLError(err)
+			if rawPassword(o.URL) != "" {
+				// net/url's detail may quote part of a malformed password ("invalid port \":pa\"").
+				detail = "it does not parse; a password holding / ? # @ % or spaces must be percent-encoded (/ is %2F)"
+			}
+			return nil, usagef("bad --url %s: %s (expected redis://host:port[/db], rediss://... or unix:///path, with user:password@ before the host when needed)", redactURL(o.URL), detail)
 		}
 		switch u.Scheme {
 		case "redis", "unix":
 		case "rediss":
 			wantTLS = true
 		default:
-			return nil, usagef("bad --url %s: scheme %q is not redis://, rediss:// or unix://", Redact(o.URL), u.Scheme)
+			return nil, usagef("bad --url %s: scheme %q is not redis://, rediss:// or unix://", redactURL(o.URL), u.Scheme)
+		}
+		if u.Query().Has("skip_verify") {
+			// go-redis would honour it; verification is only ever skipped by the explicit flag.
+			return nil, usagef("bad --url %s: skip_verify is not accepted; pass --tls-insecure to skip certificate verification", redactURL(o.URL))
 		}
 		if u.Scheme == "unix" && cluster {
 			return nil, usagef("a unix socket cannot be a cluster; drop --cluster")
@@ -208,6 +236,14 @@ func Resolve(o Options, getenv func(string) string) (*Config, error) {
 	return cfg, nil
 }
 
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 func unwrapURLError(err error) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -235,7 +271,7 @@ func singleOptions(o Options) (*redis.Options, error) {
 	if o.URL != "" {
 		parsed, err := redis.ParseURL(o.URL)
 		if err != nil {
-			return nil, usagef("bad --url %s: %s", Redact(o.URL), Redact(err.Error()))
+			return nil, usagef("bad --url %s: %s", redactURL(o.URL), err.Error())
 		}
 		so = parsed
 		// ParseURL builds its own TLS config for rediss://; ours (with --tls-ca etc.) replaces it.
@@ -260,7 +296,7 @@ func clusterOptions(o Options) (*redis.ClusterOptions, error) {
 	if o.URL != "" {
 		parsed, err := redis.ParseClusterURL(o.URL)
 		if err != nil {
-			return nil, usagef("bad --url %s: %s", Redact(o.URL), Redact(err.Error()))
+			return nil, usagef("bad --url %s: %s", redactURL(o.URL), err.Error())
 		}
 		co = parsed
 		co.TLSConfig = nil
@@ -282,7 +318,7 @@ func buildTLS(o Options) (*tls.Config, error) {
 	if o.TLSCA != "" {
 		pem, err := os.ReadFile(o.TLSCA)
 		if err != nil {
-			return nil, usagef("cannot read --tls-ca: %v", errors.Unwrap(err))
+			return nil, usagef("cannot read --tls-ca %s: %v", o.TLSCA, unwrapPathError(err))
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
@@ -321,7 +357,7 @@ func Connect(ctx context.Context, cfg *Config) (redis.UniversalClient, Target, e
 		})
 		if err != nil {
 			c.Close()
-			return nil, Target{}, &ConnectError{Addr: cfg.Target.Addr, Err: contextual(err, pctx)}
+			return nil, Target{}, cfg.connectError(pctx, err)
 		}
 		return c, cfg.Target, nil
 	}
@@ -330,7 +366,7 @@ func Connect(ctx context.Context, cfg *Config) (redis.UniversalClient, Target, e
 	defer cancel()
 	if err := c.Ping(pctx).Err(); err != nil {
 		c.Close()
-		return nil, Target{}, &ConnectError{Addr: cfg.Target.Addr, Err: contextual(err, pctx)}
+		return nil, Target{}, cfg.connectError(pctx, err)
 	}
 	if cfg.Single.Network != "unix" && isClusterNode(pctx, c) {
 		c.Close()
@@ -343,17 +379,73 @@ func Connect(ctx context.Context, cfg *Config) (redis.UniversalClient, Target, e
 		if cfg.Single.DB != 0 {
 			return nil, Target{}, usagef("%s is a cluster node; a cluster has only database 0, drop --db", cfg.Target.Addr)
 		}
-		return Connect(ctx, &Config{Cluster: true, Multi: co, Target: Target{Kind: "cluster", Addr: cfg.Single.Addr}})
+		return Connect(ctx, &Config{Cluster: true, Multi: co, Target: Target{Kind: "cluster", Addr: cfg.Single.Addr}, secrets: cfg.secrets})
 	}
 	return c, cfg.Target, nil
 }
 
 func isClusterNode(ctx context.Context, c *redis.Client) bool {
+	// HELLO needs no ACL permission and names the server's mode; INFO is for servers before 6.
+	if reply, err := c.Do(ctx, "HELLO", "2").Slice(); err == nil {
+		for i := 0; i+1 < len(reply); i += 2 {
+			if key, _ := reply[i].(string); key == "mode" {
+				mode, _ := reply[i+1].(string)
+				return mode == "cluster"
+			}
+		}
+	}
 	info, err := c.Info(ctx, "cluster").Result()
 	if err != nil {
-		return false // an ACL user may not run INFO; treat it as a single node
+		return false
 	}
 	return strings.Contains(info, "cluster_enabled:1")
+}
+
+// connectError says why the first contact failed, with a hint for the TLS mistakes people make.
+func (cfg *Config) connectError(ctx context.Context, err error) error {
+	tlsConf := cfg.tlsConfig()
+	tlsOn, hasCert := tlsConf != nil, tlsConf != nil && len(tlsConf.Certificates) > 0
+	msg := err.Error()
+	// Under TLS 1.3 a server that refuses the client's certificate says so after the handshake;
+	// the client often sees only the connection dropped under its first command.
+	dropped := strings.Contains(msg, "connection reset by peer") || strings.Contains(msg, "broken pipe") || errors.Is(err, io.EOF)
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	hint := ""
+	switch {
+	case strings.Contains(msg, "certificate required"):
+		hint = "the server requires a client certificate: pass --tls-cert and --tls-key"
+	case tlsOn && !hasCert && dropped:
+		hint = "the server closed the TLS connection; if it requires a client certificate, pass --tls-cert and --tls-key"
+	case tlsOn && hasCert && (dropped || strings.Contains(msg, "remote error: tls:")):
+		hint = "the server refused the TLS connection; is the client certificate signed by a CA the server trusts?"
+	case errors.As(err, &hostname):
+		hint = "connect by a host name or IP address the server's certificate is issued for"
+	case errors.As(err, &unknownCA), strings.Contains(msg, "certificate signed by unknown authority"):
+		hint = "the server's certificate is not signed by a trusted CA: give that CA with --tls-ca, or skip verification with --tls-insecure"
+	case errors.As(err, &invalid), strings.Contains(msg, "x509:"):
+		hint = "the server's certificate was refused; --tls-insecure skips verification"
+	case tlsOn && (errors.Is(err, context.DeadlineExceeded) || strings.Contains(msg, "does not look like a TLS handshake")):
+		hint = "no TLS handshake: if the server's port is plain text, connect with redis:// and without --tls"
+	case !tlsOn && dropped:
+		hint = "if the server expects TLS, connect with rediss:// or --tls"
+	}
+	err = contextual(err, ctx)
+	if hint != "" {
+		err = fmt.Errorf("%w (%s)", err, hint)
+	}
+	return &ConnectError{Addr: cfg.Target.Addr, Err: err, secrets: cfg.secrets}
+}
+
+func (cfg *Config) tlsConfig() *tls.Config {
+	if cfg.Single != nil {
+		return cfg.Single.TLSConfig
+	}
+	if cfg.Multi != nil {
+		return cfg.Multi.TLSConfig
+	}
+	return nil
 }
 
 func contextual(err error, ctx context.Context) error {
@@ -361,34 +453,6 @@ func contextual(err error, ctx context.Context) error {
 		return fmt.Errorf("no answer before the timeout: %w", err)
 	}
 	return err
-}
-
-// Redact removes passwords from URLs and the like inside s.
-func Redact(s string) string {
-	// redis://user:secret@host -> redis://user:xxxxx@host
-	out := s
-	for _, scheme := range []string{"redis://", "rediss://", "unix://"} {
-		i := 0
-		for {
-			j := strings.Index(out[i:], scheme)
-			if j < 0 {
-				break
-			}
-			start := i + j + len(scheme)
-			end := strings.IndexAny(out[start:], "@/ \t\n")
-			if end >= 0 && out[start+end] == '@' {
-				cred := out[start : start+end]
-				if k := strings.IndexByte(cred, ':'); k >= 0 {
-					out = out[:start+k+1] + "xxxxx" + out[start+end:]
-				} else if scheme != "unix://" {
-					// redis://secret@host: a lone credential is the password.
-					out = out[:start] + "xxxxx" + out[start+end:]
-				}
-			}
-			i = start
-		}
-	}
-	return out
 }
 
 // unprobedConn hides the socket's syscall.Conn, which is what go-redis's checkout probe needs.
