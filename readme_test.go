@@ -130,3 +130,35 @@ func seedReadmeKeys(t *testing.T, rdb *redis.Client) {
 	rdb.ZAdd(ctx, "rl:conc:search", redis.Z{Score: float64(now), Member: "req-live-3"})
 	rdb.PExpire(ctx, "rl:conc:search", time.Minute)
 }
+
+// The README's ACL table repeats docs/acl.md, whose every line cmd/acl_test.go runs against a
+// real server: each rule the README shows must be one of those, word for word.
+func TestReadmeACLsAreTheTestedOnes(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join("docs", "acl.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tested := map[string]bool{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		if strings.HasPrefix(line, "ACL SETUSER ") {
+			tested[strings.TrimSpace(line)] = true
+		}
+	}
+	shown := 0
+	for _, line := range strings.Split(string(readme), "\n") {
+		if !strings.HasPrefix(line, "ACL SETUSER ") {
+			continue
+		}
+		shown++
+		if !tested[strings.TrimSpace(line)] {
+			t.Errorf("README shows an ACL rule docs/acl.md does not test:\n%s", line)
+		}
+	}
+	if shown < 6 {
+		t.Errorf("README shows %d ACL rules, want one per command that talks to Redis", shown)
+	}
+}
