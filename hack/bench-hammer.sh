@@ -18,9 +18,12 @@ done
 go build -o /tmp/limitctl-bench .
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 dir=$(mktemp -d)
-redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" --daemonize no --logfile "$dir/log" &
-srv=$!
-trap 'kill $srv 2>/dev/null; rm -rf "$dir"' EXIT
+# The server runs in its own session, as a service does: started in this script's session it would
+# share one scheduling group (autogroup) with the client under test, and the client that needs
+# more CPU (Go's, not C's) would be the one squeezed.
+redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" --daemonize yes \
+  --pidfile "$dir/redis.pid" --logfile "$dir/log"
+trap 'kill "$(cat "$dir/redis.pid" 2>/dev/null)" 2>/dev/null; sleep 0.2; rm -rf "$dir"' EXIT
 until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
 
 sha=$(/tmp/limitctl-bench scripts load concurrency_acquire --addr 127.0.0.1:$port -o tsv | awk 'NR==2{print $2}')
