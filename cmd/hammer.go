@@ -372,6 +372,12 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 		return err
 	}
 
+	dashboard := o.tui == "on" || (o.tui == "auto" && f.IO.StdinTTY && f.IO.StdoutTTY && format != "json")
+	if dashboard {
+		// Five frames a second read as live; each costs a couple of milliseconds of rendering
+		// that the load would otherwise get.
+		cfg.Tick = 200 * time.Millisecond
+	}
 	engine := bench.New(cfg)
 	snapshots := make(chan bench.Snapshot, 4)
 	runCtx, stopRun := context.WithCancel(ctx)
@@ -383,7 +389,6 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 		view = recorder.Tee(snapshots)
 	}
 	viewDone := make(chan error, 1)
-	dashboard := o.tui == "on" || (o.tui == "auto" && f.IO.StdinTTY && f.IO.StdoutTTY && format != "json")
 	if dashboard {
 		opts := o.dashboardOptions(target, engine, stopRun, f.NoColor || f.Getenv("NO_COLOR") != "")
 		go func() { viewDone <- tui.Run(runCtx, opts, view, f.IO.In, f.IO.Out) }()
