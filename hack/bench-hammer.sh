@@ -31,7 +31,7 @@ now=$(date +%s%3N)
 
 # Equal work: both clients call EVALSHA concurrency_acquire with limit 0 on an empty set, so every
 # call is the same rejection inside Redis and only the client's efficiency differs (redis-benchmark
-# cannot release what it admits). Interleaved twice; the better run of each counts.
+# cannot release what it admits). Interleaved three times; the median of each counts.
 rb_run() {
   redis-benchmark -p "$port" -c "$conns" -n $(( 50000 * secs )) -r 100000000 -q \
     EVALSHA "$sha" 1 bench:{rb}:set 0 "$now" 10000 __rand_int__ | tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | awk '{print $1}'
@@ -43,25 +43,34 @@ ham_run() { # args: limit hold seconds -> JSON
 field() { python3 -c "import json,sys; print(json.load(sys.stdin)['strategies'][0]['$1'])"; }
 rb1=$(rb_run); h1=$(ham_run 0 0 "$secs" | field throughput_per_s)
 rb2=$(rb_run); h2=$(ham_run 0 0 "$secs" | field throughput_per_s)
+rb3=$(rb_run); h3=$(ham_run 0 0 "$secs" | field throughput_per_s)
 
 # The hammer's default concurrency run (limit 20, hold 2ms): decisions/s, and Redis commands/s
 # counting the ZREM of every admitted request's release.
 def_json=$(ham_run 20 2ms "$secs")
 
 # Dashboard cost: the same default run with the dashboard on (in a pseudo-terminal, via script)
-# and off, interleaved twice; the summary JSON follows the dashboard's exit from the alt screen.
-total_rate() { python3 -c "
+# and off, interleaved three times (medians); the summary JSON follows the dashboard's exit from
+# the alt screen.
+# Each prints "decisions/s cpu-µs-per-decision": CPU (user+sys of the hammer process) is the
+# steadier measure of what the dashboard costs; throughput also moves with the machine's noise.
+per_decision() { python3 -c "
 import json, sys
-s = sys.stdin.read()
-s = s.split('\x1b[?1049l')[-1].replace('\r', '')
+s = open(sys.argv[1], 'rb').read().decode('utf-8', 'replace').split('\x1b[?1049l')[-1].replace('\r', '')
 d = json.loads(s[s.index('{'):s.rindex('}') + 1])
-print(sum(x['throughput_per_s'] for x in d['strategies']))"; }
+u, sy = map(float, open(sys.argv[2]).read().split())
+n = sum(x['attempts'] for x in d['strategies'])
+print(sum(x['throughput_per_s'] for x in d['strategies']), (u + sy) * 1e6 / n)" "$1" "$2"; }
 tui_run() {
-  script -qfec "/tmp/limitctl-bench --addr 127.0.0.1:$port hammer --workers $conns --duration ${secs}s --tui on -o json" "$dir/ts" >/dev/null
-  total_rate < "$dir/ts"
+  script -qfec "/usr/bin/time -f '%U %S' -o $dir/cpu /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --workers $conns --duration ${secs}s --tui on -o json" "$dir/ts" >/dev/null
+  per_decision "$dir/ts" "$dir/cpu"
 }
-off_run() { /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --workers "$conns" --duration "${secs}s" --tui off -o json 2>/dev/null | total_rate; }
-off1=$(off_run); tui1=$(tui_run); off2=$(off_run); tui2=$(tui_run)
+off_run() {
+  /usr/bin/time -f '%U %S' -o "$dir/cpu" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --workers "$conns" \
+    --duration "${secs}s" --tui off -o json 2>/dev/null > "$dir/off.json"
+  per_decision "$dir/off.json" "$dir/cpu"
+}
+off1=$(off_run); tui1=$(tui_run); off2=$(off_run); tui2=$(tui_run); off3=$(off_run); tui3=$(tui_run)
 
 # Memory: peak RSS of a short and a long default run.
 /usr/bin/time -f '%M' -o "$dir/rss10" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies naive,lua \
@@ -69,22 +78,30 @@ off1=$(off_run); tui1=$(tui_run); off2=$(off_run); tui2=$(tui_run)
 /usr/bin/time -f '%M' -o "$dir/rss60" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies naive,lua \
   --workers "$conns" --duration "${long}s" -o json >/dev/null 2>&1
 
-python3 - "$rb1" "$rb2" "$h1" "$h2" "$(cat "$dir/rss10")" "$(cat "$dir/rss60")" "$secs" "$long" "$conns" "$def_json" "$off1" "$off2" "$tui1" "$tui2" <<'PY'
-import json, sys
-rb1, rb2, h1, h2, rss10, rss60 = map(float, sys.argv[1:7])
-secs, long, conns, default = sys.argv[7], sys.argv[8], sys.argv[9], json.loads(sys.argv[10])["strategies"][0]
-off1, off2, tui1, tui2 = map(float, sys.argv[11:15])
-rb, ham = max(rb1, rb2), max(h1, h2)
+python3 - "$(cat "$dir/rss10")" "$(cat "$dir/rss60")" "$secs" "$long" "$conns" "$def_json" \
+  "$rb1 $rb2 $rb3" "$h1 $h2 $h3" "$off1 $off2 $off3" "$tui1 $tui2 $tui3" <<'PY'
+import json, statistics, sys
+rss10, rss60 = map(float, sys.argv[1:3])
+secs, long, conns, default = sys.argv[3], sys.argv[4], sys.argv[5], json.loads(sys.argv[6])["strategies"][0]
+rbs, hs = ([float(x) for x in a.split()] for a in sys.argv[7:9])
+offs_all, tuis_all = ([float(x) for x in a.split()] for a in sys.argv[9:11])
+offs, off_cpu = offs_all[0::2], offs_all[1::2]
+tuis, tui_cpu = tuis_all[0::2], tuis_all[1::2]
+runs = lambda xs: " ".join(f"{x:,.0f}" for x in xs)
+rb, ham = statistics.median(rbs), statistics.median(hs)
+off, tui = statistics.median(offs), statistics.median(tuis)
 cmds = (default["attempts"] + default["admitted"]) / (default["attempts"] / default["throughput_per_s"])
 print(f"connections: {conns}, {secs}s runs, same redis-server")
 print(f"equal work (EVALSHA concurrency_acquire, every call rejected):")
-print(f"  redis-benchmark      {rb:>10,.0f} req/s        (runs: {rb1:,.0f} {rb2:,.0f})")
-print(f"  limitctl hammer      {ham:>10,.0f} decisions/s  (runs: {h1:,.0f} {h2:,.0f})")
+print(f"  redis-benchmark      {rb:>10,.0f} req/s        (median of {runs(rbs)})")
+print(f"  limitctl hammer      {ham:>10,.0f} decisions/s  (median of {runs(hs)})")
 print(f"  ratio                {ham/rb:>10.2f}  (target >= 0.90)")
 print(f"hammer default (limit 20, hold 2ms): {default['throughput_per_s']:,.0f} decisions/s, "
       f"{cmds:,.0f} Redis commands/s with releases, overshoot {default['overshoot']}")
-print(f"dashboard on vs off (naive,lua default run, decisions/s of both): on {max(tui1, tui2):,.0f} "
-      f"(runs {tui1:,.0f} {tui2:,.0f}), off {max(off1, off2):,.0f} (runs {off1:,.0f} {off2:,.0f}), "
-      f"ratio {max(tui1, tui2)/max(off1, off2):.2f}  (target >= 0.95)")
+print(f"dashboard on vs off (naive,lua default run, decisions/s of both): on {tui:,.0f} (median of {runs(tuis)}), "
+      f"off {off:,.0f} (median of {runs(offs)}), ratio {tui/off:.2f}  (target >= 0.95)")
+oc, tc = statistics.median(off_cpu), statistics.median(tui_cpu)
+print(f"  CPU per decision: off {oc:.2f} µs, on {tc:.2f} µs: the dashboard costs {100*(tc-oc)/oc:+.1f}% CPU, "
+      f"a throughput ratio of {oc/tc:.2f} on a CPU-bound machine")
 print(f"hammer peak RSS (naive,lua): {secs}s {rss10/1024:.1f} MiB, {long}s {rss60/1024:.1f} MiB, ratio {rss60/rss10:.2f}  (target < 1.25)")
 PY
