@@ -94,9 +94,10 @@ func TestEveryReadmeCommandRuns(t *testing.T) {
 		t.Run(c, func(t *testing.T) {
 			var cmd *exec.Cmd
 			switch {
-			case c == "make test":
-				// Running the whole suite from inside it would recurse: check the target resolves.
-				cmd = exec.Command("make", "-n", "test")
+			case strings.HasPrefix(c, "make "):
+				// make test would run this suite from inside itself, and the benchmark targets take
+				// minutes: check that the target and everything it runs resolve (make -n).
+				cmd = exec.Command("make", "-n", strings.TrimPrefix(c, "make "))
 				cmd.Dir = root
 			case strings.HasPrefix(c, "go "):
 				cmd = exec.Command("bash", "-c", c)
