@@ -5,7 +5,7 @@ GO        ?= go
 BIN       ?= limitctl
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build docs test vet redis-server bench bench-hammer clean
+.PHONY: all build docs test vet fuzz redis-server bench bench-hammer clean
 
 all: build
 
@@ -38,6 +38,16 @@ vet:
 
 test: redis-server vet
 	$(GO) test -race -timeout 30m ./...
+	$(MAKE) --no-print-directory fuzz
+
+# Each fuzz target for a bounded time (FUZZTIME): the linter, URL and flag resolution, password
+# redaction and assert expressions must never panic. The seed corpora also run in go test.
+FUZZTIME ?= 10s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzLint$$' -fuzztime $(FUZZTIME) ./internal/lint/
+	$(GO) test -run '^$$' -fuzz '^FuzzResolve$$' -fuzztime $(FUZZTIME) ./internal/redisconn/
+	$(GO) test -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) ./internal/redisconn/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseAssertion$$' -fuzztime $(FUZZTIME) ./internal/bench/
 
 # One decision of each limiter x strategy against a real redis-server.
 bench: redis-server

@@ -244,3 +244,18 @@ func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+func TestCommandsOverAUnixSocket(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "redis.sock")
+	srv := redistest.Start(t, "unixsocket "+sock, "unixsocketperm 700")
+	url := "unix://" + sock
+	r := run(t, "-u", url, "scripts", "load", "fixed_window", "-o", "json").wantExit(t, ExitOK)
+	if !strings.Contains(r.out, `"node": "unix:`+sock+`"`) {
+		t.Errorf("load over the socket does not name it as the node:\n%s", r.out)
+	}
+	if cached, _ := srv.Client(t).ScriptExists(context.Background(), scripts.SHA1(scripts.FixedWindow)).Result(); !cached[0] {
+		t.Errorf("the script did not reach the server behind the socket")
+	}
+	execBinary(t, []string{"REDIS_URL=" + url}, "hammer", "--duration", "1s", "--assert", "lua.overshoot==0").wantExit(t, ExitOK)
+	run(t, "-u", url+"-missing", "scripts", "status").wantExit(t, ExitError).wantOneLineError(t, "cannot connect to unix:"+sock+"-missing")
+}
