@@ -73,8 +73,8 @@ deleted at the end, also on Ctrl-C, unless --keep-keys.
 The token bucket uses --limit as its burst and refills --limit tokens per --window.
 
 Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP one of
-== != < <= > >= and metrics ` + strings.Join(bench.MetricNames(), ", ") + `.
-Latency takes units: lua.p99<5ms.`,
+== != < <= > >=; latency takes units (lua.p99<5ms, a bare number is milliseconds). Metrics:
+` + wrapWords(strings.Join(bench.MetricNames(), ", "), 92),
 		Example: `  limitctl hammer
   limitctl hammer --strategies naive,lua --duration 5s --assert 'lua.overshoot==0' --assert 'naive.overshoot>0'
   limitctl hammer --limiter sliding-window --limit 100 --window 1s --strategies watch,lua,function
@@ -574,4 +574,22 @@ func writeHammerReport(path string, summary bench.Summary, rec *htmlreport.Recor
 		return fmt.Errorf("--report: %w", err)
 	}
 	return fh.Close()
+}
+
+// wrapWords breaks text into lines of at most width characters, at spaces.
+func wrapWords(text string, width int) string {
+	var b strings.Builder
+	line := 0
+	for i, w := range strings.Fields(text) {
+		if i > 0 && line+1+len(w) > width {
+			b.WriteString("\n")
+			line = 0
+		} else if i > 0 {
+			b.WriteString(" ")
+			line++
+		}
+		b.WriteString(w)
+		line += len(w)
+	}
+	return b.String()
 }
