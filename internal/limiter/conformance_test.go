@@ -82,7 +82,8 @@ func hammer(t *testing.T, k limiter.Kind, lim limiter.Limiter, key string, d tim
 				admitted.Add(1)
 				check.Admit(now.UnixMilli())
 				if k == limiter.Concurrency {
-					time.Sleep(2 * time.Millisecond)
+					// Long enough that even watch, slowed by its retries, fills every slot.
+					time.Sleep(20 * time.Millisecond)
 					check.Release()
 					if err := lim.Release(context.Background(), key, dec); err != nil {
 						errs <- err
