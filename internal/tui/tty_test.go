@@ -76,7 +76,9 @@ func newTmux(t *testing.T, w, h int, command string) *tmuxTerm {
 		}
 		t.Skip("tmux not on PATH: skipping the real-terminal test")
 	}
-	tm := &tmuxTerm{t: t, socket: "limitctl-tui-test-" + strconv.Itoa(os.Getpid())}
+	// One server per call: a socket named by the pid alone was still held by the previous
+	// subtest's server, being killed, when the next one asked for a session on it.
+	tm := &tmuxTerm{t: t, socket: fmt.Sprintf("limitctl-tui-test-%d-%d", os.Getpid(), time.Now().UnixNano())}
 	tm.run("new-session", "-d", "-s", "dash", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), command)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", tm.socket, "kill-server").Run() })
 	return tm
