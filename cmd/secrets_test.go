@@ -136,7 +136,12 @@ func TestPasswordNotInTheProcessArguments(t *testing.T) {
 	srv := redistest.Start(t, "requirepass "+serverPassword)
 	file := writePasswordFile(t, serverPassword)
 	cmd, _, errOut := startBinary(t, "--addr", srv.Addr, "--password-file", file, "hammer", "--duration", "1s", "--workers", "2")
+	// Right after Start the child may not have exec'd yet (its cmdline is empty): wait for it.
 	args := cmdline(t, cmd.Process.Pid)
+	for deadline := time.Now().Add(3 * time.Second); !strings.Contains(args, "hammer") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		args = cmdline(t, cmd.Process.Pid)
+	}
 	if strings.Contains(args, serverPassword) {
 		t.Errorf("the password is in /proc/%d/cmdline: %q", cmd.Process.Pid, args)
 	}
@@ -149,8 +154,7 @@ func TestPasswordNotInTheProcessArguments(t *testing.T) {
 	}
 }
 
-// cmdline is what ps shows of a process: its arguments, fixed at exec (so readable as soon as
-// Start returns).
+// cmdline is what ps shows of a process: its arguments, fixed at exec.
 func cmdline(t *testing.T, pid int) string {
 	t.Helper()
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
