@@ -179,9 +179,10 @@ func TestACLAuthenticationFailuresAreOneLine(t *testing.T) {
 }
 
 // hammerArgs is a short run: a few decisions per strategy, over a low limit so rejections
-// happen too, are enough to use every command.
+// happen too, are enough to use every command. Four workers holding 5ms keep a concurrency
+// slot busy while the others ask, even on a loaded machine.
 func hammerArgs(extra ...string) []string {
-	return append([]string{"hammer", "--requests", "20", "--workers", "2", "--hold", "1ms", "--limit", "1"}, extra...)
+	return append([]string{"hammer", "--requests", "20", "--workers", "4", "--hold", "5ms", "--limit", "1"}, extra...)
 }
 
 func TestACLHammerDefaultRun(t *testing.T) {
