@@ -166,7 +166,7 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 		return usagef("give --duration or --requests, not both")
 	case o.duration <= 0:
 		return usagef("--duration must be positive, got %s", o.duration)
-	case o.requests < 0:
+	case o.requests < 0 || (c.Flags().Changed("requests") && o.requests == 0):
 		return usagef("--requests must be positive, got %d", o.requests)
 	case o.hold < 0:
 		return usagef("--hold must be 0 or more, got %s", o.hold)
@@ -467,7 +467,7 @@ func preflight(ctx context.Context, rdb redis.UniversalClient, o *hammerOptions)
 			if err := limiter.LoadFunctions(ctx, rdb); isPermissionError(err) {
 				return fmt.Errorf("strategy function cannot load its library: FUNCTION LOAD: %s", oneLine(err.Error()))
 			} else if err != nil {
-				return fmt.Errorf("strategy function needs Redis 7 Functions: FUNCTION LOAD failed: %s", oneLine(err.Error()))
+				return fmt.Errorf("strategy function needs Redis 7 Functions: FUNCTION LOAD failed: %s", redisReason(err))
 			}
 		case limiter.Lua, limiter.LuaTSMember, limiter.Custom:
 			src, what := limiter.ScriptFor(o.kind).Source, "the "+limiter.ScriptFor(o.kind).Name+" script"
@@ -478,7 +478,7 @@ func preflight(ctx context.Context, rdb redis.UniversalClient, o *hammerOptions)
 				if err := m.ScriptLoad(ctx, src).Err(); isPermissionError(err) {
 					return fmt.Errorf("strategy %s cannot load %s: SCRIPT LOAD: %s", s, what, oneLine(err.Error()))
 				} else if err != nil {
-					return fmt.Errorf("Redis rejected %s: %s", what, oneLine(err.Error()))
+					return fmt.Errorf("Redis rejected %s: %s", what, redisReason(err))
 				}
 			}
 		}
@@ -592,4 +592,17 @@ func wrapWords(text string, width int) string {
 		line += len(w)
 	}
 	return b.String()
+}
+
+// redisReason is Redis's complaint without the command's arguments, which some servers echo
+// back ("with args beginning with: ..." would repeat a whole script).
+func redisReason(err error) string {
+	msg := oneLine(err.Error())
+	if i := strings.Index(msg, ", with args beginning with"); i >= 0 {
+		msg = msg[:i]
+	}
+	if len(msg) > 200 {
+		msg = msg[:200] + "..."
+	}
+	return msg
 }

@@ -42,6 +42,7 @@ type strategyJSON struct {
 	ServerUsecPerCall *float64         `json:"server_usec_per_call"`
 	FailOpenAdmits    int64            `json:"fail_open_admits"`
 	FailClosedRejects int64            `json:"fail_closed_rejects"`
+	ReleaseErrors     int64            `json:"release_errors"`
 }
 
 type latencyJSON struct {
@@ -75,6 +76,7 @@ func toHammerJSON(s bench.Summary, results []bench.AssertionResult, passed bool)
 				P999: ms3(st.Latency.P999), Max: ms3(st.Latency.Max),
 			},
 			ServerUsecPerCall: st.ServerUsecPerCall, FailOpenAdmits: st.FailOpenAdmits, FailClosedRejects: st.FailClosedRejects,
+			ReleaseErrors: st.ReleaseErrors,
 		})
 	}
 	return out
@@ -87,9 +89,9 @@ func writeHammerSummary(f *Factory, format string, s bench.Summary, results []be
 		return writeJSON(f.IO.Out, toHammerJSON(s, results, passed))
 	}
 	r := report{header: []string{"strategy", "attempts", "admitted", "rejected", "errors", "retries", "peak", "overshoot",
-		"events", "decisions/s", "p50", "p99", "p99.9", "max", "server usec/call"}}
+		"events", "decisions/s", "p50", "p90", "p99", "p99.9", "max", "server usec/call"}}
 	if format == "tsv" {
-		r.header[9], r.header[14] = "throughput_per_s", "server_usec_per_call"
+		r.header[9], r.header[15] = "throughput_per_s", "server_usec_per_call"
 	}
 	for _, st := range s.Strategies {
 		errs := strconv.FormatInt(st.Errors, 10)
@@ -99,7 +101,7 @@ func writeHammerSummary(f *Factory, format string, s bench.Summary, results []be
 		r.rows = append(r.rows, []string{
 			st.Name, itoa64(st.Attempts), itoa64(st.Admitted), itoa64(st.Rejected), errs, itoa64(st.Retries),
 			itoa64(st.Peak), itoa64(st.Overshoot), itoa64(st.OvershootEvent), strconv.FormatFloat(math.Round(st.AvgThroughput), 'f', 0, 64),
-			fmtMs(st.Latency.P50), fmtMs(st.Latency.P99), fmtMs(st.Latency.P999), fmtMs(st.Latency.Max), fmtUsec(st.ServerUsecPerCall),
+			fmtMs(st.Latency.P50), fmtMs(st.Latency.P90), fmtMs(st.Latency.P99), fmtMs(st.Latency.P999), fmtMs(st.Latency.Max), fmtUsec(st.ServerUsecPerCall),
 		})
 	}
 	if err := writeReport(f.IO.Out, format, r); err != nil {

@@ -27,7 +27,7 @@ func writeReport(w io.Writer, format string, r report) error {
 	case "json":
 		return writeJSON(w, r.json)
 	case "tsv":
-		writeTSV(w, r.header, r.rows, r.footer)
+		writeTSV(w, r.header, r.rows)
 		return nil
 	default:
 		return writeTable(w, r.header, r.rows, r.footer)
@@ -42,8 +42,9 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // writeTSV writes one header line and one line per row, tab-separated, for scripts: no
-// alignment, no colour, tabs and newlines inside cells replaced by spaces.
-func writeTSV(w io.Writer, header []string, rows [][]string, footer []string) {
+// alignment, no colour, no totals line (a script would read it as data), tabs and newlines
+// inside cells replaced by spaces.
+func writeTSV(w io.Writer, header []string, rows [][]string) {
 	clean := strings.NewReplacer("\t", " ", "\n", " ", "\r", " ")
 	line := func(cells []string) {
 		for i, c := range cells {
@@ -54,9 +55,6 @@ func writeTSV(w io.Writer, header []string, rows [][]string, footer []string) {
 	line(append([]string(nil), lowerAll(header)...))
 	for _, r := range rows {
 		line(append([]string(nil), r...))
-	}
-	if footer != nil {
-		line(append([]string(nil), footer...))
 	}
 }
 

@@ -27,7 +27,13 @@ type strategyState struct {
 	keys []string
 
 	attempts, admitted, rejected, errs, retries atomic.Int64
-	failOpen, failClosed, issued                atomic.Int64
+	failOpen, failClosed, issued, releaseErrs   atomic.Int64
+
+	// live counts running workers; finished is when the last one stopped (since begin), so a
+	// strategy that got through its --requests early is not rated over the others' time.
+	live     atomic.Int32
+	begin    time.Time
+	finished atomic.Int64
 
 	errMu    sync.Mutex
 	errKinds map[string]int64
@@ -82,11 +88,16 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 			s.pace(ctx, e, schedule, begin)
 		}()
 	}
+	s.begin = begin
+	s.live.Store(int32(s.cfg.Workers))
 	for w := 0; w < s.cfg.Workers; w++ {
 		wg.Add(1)
 		go func(worker int) {
 			defer wg.Done()
 			s.work(ctx, e, worker, schedule)
+			if s.live.Add(-1) == 0 {
+				s.finished.Store(int64(time.Since(begin)))
+			}
 		}(w)
 	}
 }
@@ -190,7 +201,7 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 		check.Release() // before the release is sent, so the witness never over-counts
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Horizon)
 		if err := s.run.Limiter.Release(rctx, key, d); err != nil {
-			s.countError("release")
+			s.releaseErrs.Add(1) // not a decision: counted apart from errors and their kinds
 		}
 		cancel()
 	}
@@ -238,6 +249,7 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 		Name: s.run.Name, Attempts: attempts, Admitted: s.admitted.Load(), Rejected: s.rejected.Load(),
 		Errors: s.errs.Load(), Retries: s.retries.Load(),
 		FailOpenAdmits: s.failOpen.Load(), FailClosedRejects: s.failClosed.Load(),
+		ReleaseErrors: s.releaseErrs.Load(),
 	}
 	s.errMu.Lock()
 	v.ErrorsByKind = make(map[string]int64, len(s.errKinds))
@@ -262,6 +274,9 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 	}
 	if sinceTick > 0 && !final {
 		v.Throughput = float64(attempts-s.lastAttempts) / sinceTick.Seconds()
+	}
+	if f := time.Duration(s.finished.Load()); f > 0 && f < active {
+		active = f // done before the run: rate it over its own time
 	}
 	if active > 0 {
 		v.AvgThroughput = float64(attempts) / active.Seconds()

@@ -33,6 +33,8 @@ type StrategySnapshot struct {
 	Retries           int64
 	FailOpenAdmits    int64
 	FailClosedRejects int64
+	// ReleaseErrors counts releases (ZREM) that failed: not decisions, so not in Errors.
+	ReleaseErrors int64
 	// Current is in flight now (concurrency) or the newest window's count (windows, bucket).
 	Current int64
 	// TickPeak is the highest Current since the previous snapshot (0 when the engine does not
