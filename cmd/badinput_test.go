@@ -45,6 +45,7 @@ func TestBadInputAcrossCommands(t *testing.T) {
 	}{
 		// the target and global flags
 		{"url with a bad port", ExitUsage, []string{"-u", "redis://bob:" + secret + "@127.0.0.1:notaport", "scripts", "status"}, "bad --url"},
+		{"url with a port out of range", ExitUsage, []string{"-u", "redis://127.0.0.1:99999", "scripts", "status"}, "port must be 1-65535"},
 		{"url with a bad db", ExitUsage, []string{"-u", "redis://127.0.0.1:6379/notadb", "scripts", "status"}, "bad --url"},
 		{"url that does not parse", ExitUsage, []string{"-u", "redis://%zz", "scripts", "status"}, "bad --url"},
 		{"url with an unknown scheme", ExitUsage, []string{"-u", "http://127.0.0.1:1", "scripts", "status"}, "scheme"},

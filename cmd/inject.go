@@ -93,7 +93,8 @@ func startInjects(ctx context.Context, events []injectEvent, rdb redis.Universal
 func fire(ctx context.Context, ev injectEvent, rdb redis.UniversalClient, spawned *embedded.Server) string {
 	switch ev.kind {
 	case "flush-scripts":
-		nodes, err := redisconn.AllNodes(ctx, rdb)
+		nodes, release, err := redisconn.AllNodes(ctx, rdb)
+		defer release()
 		if err != nil {
 			return "failed: " + oneLine(err.Error())
 		}

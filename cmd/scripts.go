@@ -198,10 +198,11 @@ func runScriptsLoad(ctx context.Context, f *Factory, opts *scriptsLoadOptions) e
 	}
 	// Scripts go to replicas too: Redis 7 does not replicate SCRIPT LOAD, and a replica promoted
 	// by a failover would otherwise answer NOSCRIPT. Functions replicate, so masters suffice.
-	nodes, err := redisconn.AllNodes(ctx, rdb)
+	nodes, release, err := redisconn.AllNodes(ctx, rdb)
 	if opts.functions {
 		nodes, err = redisconn.Masters(ctx, rdb)
 	}
+	defer release()
 	if err != nil {
 		return err
 	}
@@ -311,7 +312,8 @@ func runScriptsStatus(ctx context.Context, f *Factory, names, files []string) er
 	if err != nil {
 		return err
 	}
-	nodes, err := redisconn.AllNodes(ctx, rdb)
+	nodes, release, err := redisconn.AllNodes(ctx, rdb)
+	defer release()
 	if err != nil {
 		return err
 	}

@@ -259,3 +259,29 @@ func TestCommandsOverAUnixSocket(t *testing.T) {
 	execBinary(t, []string{"REDIS_URL=" + url}, "hammer", "--duration", "1s", "--assert", "lua.overshoot==0").wantExit(t, ExitOK)
 	run(t, "-u", url+"-missing", "scripts", "status").wantExit(t, ExitError).wantOneLineError(t, "cannot connect to unix:"+sock+"-missing")
 }
+
+func TestScriptsReachTheReplicasOfASingleMaster(t *testing.T) {
+	master := redistest.Start(t)
+	replica := redistest.Start(t, "replicaof 127.0.0.1 "+itoa(master.Port))
+	ctx := context.Background()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		info, _ := master.Client(t).Info(ctx, "replication").Result()
+		if strings.Contains(info, "state=online") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica never came online:\n%s", info)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Status through the master sees the replica, and its empty script cache.
+	before := run(t, "--addr", master.Addr, "scripts", "status", "fixed_window", "-o", "json").wantExit(t, ExitCheckFailed)
+	if !strings.Contains(before.out, `"node": "`+replica.Addr+`"`) || !strings.Contains(before.out, `"role": "replica"`) {
+		t.Fatalf("status through the master does not list its replica:\n%s", before.out)
+	}
+	run(t, "--addr", master.Addr, "scripts", "load", "fixed_window").wantExit(t, ExitOK)
+	if cached, _ := replica.Client(t).ScriptExists(ctx, scripts.SHA1(scripts.FixedWindow)).Result(); !cached[0] {
+		t.Fatalf("load through the master did not reach the replica")
+	}
+	run(t, "--addr", master.Addr, "scripts", "status", "fixed_window").wantExit(t, ExitOK)
+}

@@ -3,6 +3,7 @@ package redisconn
 import (
 	"context"
 	"fmt"
+	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -12,15 +13,72 @@ import (
 
 // Masters returns a client per master: every master of a cluster, or the one server.
 func Masters(ctx context.Context, c redis.UniversalClient) ([]*redis.Client, error) {
-	return nodes(ctx, c, false)
+	return nodesOf(ctx, c, false)
 }
 
-// AllNodes returns a client per node, replicas included.
-func AllNodes(ctx context.Context, c redis.UniversalClient) ([]*redis.Client, error) {
-	return nodes(ctx, c, true)
+// AllNodes returns a client per node, replicas included: a cluster's from its slot map, a
+// single server's from its INFO replication (the replicas it reports online). release closes
+// the clients AllNodes opened for those replicas.
+func AllNodes(ctx context.Context, c redis.UniversalClient) (nodes []*redis.Client, release func(), err error) {
+	release = func() {}
+	single, ok := c.(*redis.Client)
+	if !ok {
+		nodes, err = nodesOf(ctx, c, true)
+		return nodes, release, err
+	}
+	replicas, err := replicaAddrs(ctx, single)
+	if err != nil {
+		return nil, release, err
+	}
+	nodes = []*redis.Client{single}
+	var opened []*redis.Client
+	for _, addr := range replicas {
+		o := *single.Options()
+		o.Addr = addr
+		r := redis.NewClient(&o)
+		opened = append(opened, r)
+		nodes = append(nodes, r)
+	}
+	return nodes, func() {
+		for _, r := range opened {
+			r.Close()
+		}
+	}, nil
 }
 
-func nodes(ctx context.Context, c redis.UniversalClient, replicas bool) ([]*redis.Client, error) {
+// replicaAddrs reads the online replicas a server reports (INFO replication's slaveN lines). A
+// server that refuses INFO (an ACL without it) is taken to have none.
+func replicaAddrs(ctx context.Context, c *redis.Client) ([]string, error) {
+	if c.Options().Network == "unix" {
+		return nil, nil
+	}
+	info, err := c.Info(ctx, "replication").Result()
+	if err != nil {
+		if strings.Contains(err.Error(), "NOPERM") {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var addrs []string
+	for _, line := range strings.Split(info, "\n") {
+		name, fields, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "slave") || strings.HasPrefix(name, "slave_") {
+			continue
+		}
+		kv := map[string]string{}
+		for _, f := range strings.Split(fields, ",") {
+			k, v, _ := strings.Cut(f, "=")
+			kv[k] = v
+		}
+		if kv["state"] == "online" && kv["ip"] != "" && kv["port"] != "" {
+			addrs = append(addrs, net.JoinHostPort(kv["ip"], kv["port"]))
+		}
+	}
+	sort.Strings(addrs)
+	return addrs, nil
+}
+
+func nodesOf(ctx context.Context, c redis.UniversalClient, replicas bool) ([]*redis.Client, error) {
 	switch cc := c.(type) {
 	case *redis.ClusterClient:
 		// Fresh slots, so a failover that just happened is reflected.

@@ -177,6 +177,11 @@ func resolve(o Options, getenv func(string) string) (*Config, error) {
 		if u.Scheme == "unix" && cluster {
 			return nil, usagef("a unix socket cannot be a cluster; drop --cluster")
 		}
+		if p := u.Port(); u.Scheme != "unix" && p != "" {
+			if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+				return nil, usagef("bad --url %s: port must be 1-65535", redactURL(o.URL))
+			}
+		}
 	}
 	if wantTLS {
 		var err error
