@@ -91,3 +91,17 @@ func waitExit(t *testing.T, cmd *exec.Cmd, limit time.Duration) int {
 		return -1
 	}
 }
+
+// interrupt sends sig to a started binary and checks it exits 130 within a second, as every
+// long command must.
+func interrupt(t *testing.T, cmd *exec.Cmd, sig os.Signal, errOut *bytes.Buffer) {
+	t.Helper()
+	sent := time.Now()
+	cmd.Process.Signal(sig)
+	if code := waitExit(t, cmd, 5*time.Second); code != ExitInterrupted {
+		t.Fatalf("exit %d after %s, want 130\nstderr:\n%s", code, sig, errOut)
+	}
+	if took := time.Since(sent); took > time.Second {
+		t.Errorf("took %s to stop after %s", took, sig)
+	}
+}

@@ -395,7 +395,7 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 	} else {
 		go func() { viewDone <- progressLines(f.IO.ErrOut, view) }()
 	}
-	stopInjects := startInjects(runCtx, o.events, rdb, spawned, engine, f.IO.ErrOut)
+	stopInjects := startInjects(runCtx, o.events, rdb, spawned, f.IO.ErrOut)
 	summary, runErr := engine.Run(runCtx, snapshots)
 	stopInjects()
 	viewErr := <-viewDone

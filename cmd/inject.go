@@ -11,7 +11,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/embedded"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
@@ -66,7 +65,7 @@ func parseInjects(specs []string, hasTarget bool) ([]injectEvent, error) {
 
 // startInjects fires the events at their times from the run's start; the returned func waits
 // for the injector to stop. Each event prints one line to errOut.
-func startInjects(ctx context.Context, events []injectEvent, rdb redis.UniversalClient, spawned *embedded.Server, engine *bench.Engine, errOut io.Writer) func() {
+func startInjects(ctx context.Context, events []injectEvent, rdb redis.UniversalClient, spawned *embedded.Server, errOut io.Writer) func() {
 	if len(events) == 0 {
 		return func() {}
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -71,11 +72,7 @@ func CommandStats(ctx context.Context, rdb redis.UniversalClient) (map[string]Cm
 	return total, nil
 }
 
-type noStatsError struct{}
-
-func (noStatsError) Error() string { return "the server reports no commandstats" }
-
-var errNoStats = noStatsError{}
+var errNoStats = errors.New("the server reports no commandstats")
 
 // attributeServerTime gives each strategy Redis's time per decision over the run: the usec its
 // own commands took, divided by its decisions. A strategy whose commands another running strategy

@@ -161,7 +161,7 @@ loop:
 				serverUsec = attributeServerTime(cfg.Strategies, statsBefore, e.readStats(ctx), runs)
 				lastStats = now
 			}
-			snap := e.snapshot(runs, clock.active, now.Sub(lastTick), now.Sub(start), serverUsec, false, false)
+			snap := e.snapshot(runs, clock.active, now.Sub(lastTick), serverUsec, false)
 			lastTick = now
 			if snapshots != nil {
 				select {
@@ -173,13 +173,10 @@ loop:
 	}
 	end := time.Now()
 	clock.advance(end, e.paused.Load())
-	for _, r := range runs {
-		r.finish()
-	}
 	if cfg.ServerStats != nil {
 		serverUsec = attributeServerTime(cfg.Strategies, statsBefore, e.readStats(context.WithoutCancel(ctx)), runs)
 	}
-	final := e.snapshot(runs, clock.active, end.Sub(lastTick), end.Sub(start), serverUsec, true, true)
+	final := e.snapshot(runs, clock.active, end.Sub(lastTick), serverUsec, true)
 	if snapshots != nil {
 		select {
 		case snapshots <- final:
@@ -221,11 +218,12 @@ func (c *activeClock) advance(now time.Time, paused bool) {
 	c.last = now
 }
 
-func (e *Engine) snapshot(runs []*strategyState, active, sinceTick, wall time.Duration, serverUsec []*float64, done, final bool) Snapshot {
+// snapshot builds the tick's view; final settles the checkers and marks the run done.
+func (e *Engine) snapshot(runs []*strategyState, active, sinceTick time.Duration, serverUsec []*float64, final bool) Snapshot {
 	cfg := e.cfg
 	s := Snapshot{
 		Target: cfg.Target, Limiter: cfg.Limiter, Limit: cfg.Limit, Workers: cfg.Workers,
-		Elapsed: active, Total: cfg.Duration, Paused: e.paused.Load(), Done: done,
+		Elapsed: active, Total: cfg.Duration, Paused: e.paused.Load(), Done: final,
 	}
 	switch {
 	case cfg.Duration > 0:
@@ -239,7 +237,7 @@ func (e *Engine) snapshot(runs []*strategyState, active, sinceTick, wall time.Du
 		}
 		s.Progress = min(1, float64(least)/float64(cfg.Requests))
 	}
-	if done {
+	if final {
 		s.Progress = 1
 	}
 	for i, r := range runs {
@@ -251,6 +249,3 @@ func (e *Engine) snapshot(runs []*strategyState, active, sinceTick, wall time.Du
 	}
 	return s
 }
-
-// ErrorKinds is the order error kinds are reported in.
-var ErrorKinds = []string{"timeout", "connection", "noscript", "busy", "readonly", "loading", "oom", "noperm", "cluster", "script", "other"}

@@ -45,7 +45,6 @@ type strategyState struct {
 
 	// tick state, touched only by the engine's loop
 	lastAttempts int64
-	last         StrategySnapshot
 }
 
 func newStrategyState(cfg Config, run StrategyRun) *strategyState {
@@ -235,13 +234,6 @@ func (s *strategyState) countError(kind string) {
 	s.errMu.Unlock()
 }
 
-// finish settles the checkers once no more admits can arrive.
-func (s *strategyState) finish() {
-	for _, c := range s.checkers {
-		c.Finish()
-	}
-}
-
 // view is the strategy's snapshot; sinceTick is the time since the previous snapshot.
 func (s *strategyState) view(sinceTick, active time.Duration, final bool) StrategySnapshot {
 	attempts := s.attempts.Load()
@@ -293,7 +285,6 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 		}
 	}
 	s.histMu.Unlock()
-	s.last = v
 	return v
 }
 
