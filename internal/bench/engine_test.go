@@ -68,8 +68,10 @@ func TestNaiveOvershootsWithinOneSecondWhileLuaHolds(t *testing.T) {
 			if naive.Overshoot == 0 || naive.OvershootEvent == 0 {
 				t.Errorf("naive showed no overshoot in 1s on %s: %+v", name, naive)
 			}
-			if lua.Overshoot != 0 || lua.Peak != 20 {
-				t.Errorf("lua on %s: peak %d overshoot %d, want exactly the limit and no overshoot", name, lua.Peak, lua.Overshoot)
+			// Rejections prove lua met its limit; the witness, which counts a request only between
+			// its acquire's reply and its release, may not catch all 20 at once in a race build.
+			if lua.Overshoot != 0 || lua.Peak > 20 || lua.Rejected == 0 {
+				t.Errorf("lua on %s: peak %d overshoot %d, %d rejected; want no overshoot with the limit reached", name, lua.Peak, lua.Overshoot, lua.Rejected)
 			}
 			for _, s := range sum.Strategies {
 				if s.Attempts != s.Admitted+s.Rejected+s.Errors || s.Attempts == 0 {
