@@ -53,7 +53,7 @@ func (c *checker) redisCall(e *ast.FuncCallExpr, fn string) value {
 	case integerReplyCommands[cmd] && !(cmd == "ZADD" && hasWord(e.Args, "INCR")):
 		reply.typ, reply.typWhy = numberType, "the integer reply of "+cmd
 	case bulkReplyCommands[cmd] && (!popCommands[cmd] || len(e.Args) == 2) || cmd == "ZADD" && hasWord(e.Args, "INCR"):
-		reply.typ, reply.typWhy = stringType, "the reply of "+cmd+", a string (or false)"
+		reply.typ, reply.typWhy = stringType, "the reply of "+cmd+", a string or false"
 	}
 	if cmd == "KEYS" {
 		c.report(at, RuleKeysCommand,

@@ -64,6 +64,7 @@ func readHeader(first string) header {
 		h.problems = append(h.problems, headerProblem{1, fmt.Sprintf(
 			"Redis refuses the script: the shebang names engine %q, and Redis runs only #!lua; start the file with '#!lua' (plus flags=... for EVAL, name=... for a Function library), or remove the line",
 			strings.TrimPrefix(engine, "#!"))})
+		return h // Redis stops at the engine too
 	}
 	named := false
 	for _, w := range words[1:] {
