@@ -106,7 +106,7 @@ func ParseConfig(src []byte) (Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	dec.KnownFields(true)
 	if err := dec.Decode(&file); err != nil && !errors.Is(err, io.EOF) {
-		return Config{}, errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+		return Config{}, yamlError(err)
 	}
 	return Config{}.With(file.Lint.Disable, nil)
 }
@@ -142,4 +142,21 @@ func FindConfig(dir string) (Config, error) {
 		}
 		dir = parent
 	}
+}
+
+// yamlError makes a decoding error one line: an unknown field says which,
+// and what the file may hold.
+func yamlError(err error) error {
+	var typeErr *yaml.TypeError
+	if !errors.As(err, &typeErr) {
+		return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	msgs := make([]string, len(typeErr.Errors))
+	for i, m := range typeErr.Errors {
+		if field, _, ok := strings.Cut(m, " not found in type"); ok {
+			m = strings.Replace(field, "field ", "unknown field ", 1) + " (the file holds lint: disable: [rule, ...])"
+		}
+		msgs[i] = m
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
