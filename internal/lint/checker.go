@@ -31,6 +31,9 @@ type checker struct {
 	callbacks map[*ast.FunctionExpr]callback
 	// fn is the function whose body is being walked (nil at the top level).
 	fn *funcInfo
+	// resp3 is set once the script calls redis.setresp: reply types are no
+	// longer certain after it.
+	resp3 bool
 }
 
 // unit is what missing-expire and readonly-write judge together: a script,
@@ -434,7 +437,7 @@ func (c *checker) index(t value, key ast.Expr, k value) value {
 	case t.origin == fromReply:
 		return value{origin: fromReply, name: clip(t.name + "[" + k.name + "]"), reply: t.reply}
 	case t.origin == builtin && (t.name == "redis" || t.name == "server") &&
-		(keyName == "call" || keyName == "pcall" || keyName == "register_function"):
+		(keyName == "call" || keyName == "pcall" || keyName == "register_function" || keyName == "setresp"):
 		return value{origin: builtin, name: t.name + "." + keyName}
 	case t.origin == builtin && t.name == "math" && keyName == "random":
 		return value{origin: builtin, name: "math.random"}
@@ -531,6 +534,8 @@ func (c *checker) call(e *ast.FuncCallExpr) value {
 		switch fn.name {
 		case "redis.call", "redis.pcall", "server.call", "server.pcall":
 			return c.redisCall(e, fn.name)
+		case "redis.setresp", "server.setresp":
+			c.resp3 = true
 		case "redis.register_function", "server.register_function":
 			if !c.library {
 				c.report(c.pos.at(e), RuleLibrary,

@@ -49,7 +49,10 @@ func (c *checker) redisCall(e *ast.FuncCallExpr, fn string) value {
 	if c.fn != nil && c.fn.writes == "" && refusedInReadOnly[cmd] {
 		c.fn.writes = cmd
 	}
+	// A pcall may answer an error table, and under RESP3 replies change
+	// shape (a ZSCORE is a double): the reply's type is then not certain.
 	switch {
+	case strings.HasSuffix(fn, ".pcall") || c.resp3:
 	case integerReplyCommands[cmd] && !(cmd == "ZADD" && hasWord(e.Args, "INCR")):
 		reply.typ, reply.typWhy = numberType, "the integer reply of "+cmd
 	case bulkReplyCommands[cmd] && (!popCommands[cmd] || len(e.Args) == 2) || cmd == "ZADD" && hasWord(e.Args, "INCR"):

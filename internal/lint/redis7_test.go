@@ -214,3 +214,14 @@ func TestReadonlyWriteKnowsEveryWriteCommandOfTheServer(t *testing.T) {
 		t.Fatalf("only %d write commands seen; is COMMAND answering?", checked)
 	}
 }
+
+func TestReplyTypeIsNotGuessed(t *testing.T) {
+	runChecks(t, []check{
+		{"a pcall reply may be an error table",
+			"return redis.pcall('SCARD', KEYS[1]) == ARGV[1]", nil},
+		{"after redis.setresp replies change shape",
+			"redis.setresp(3)\nreturn redis.call('SCARD', KEYS[1]) == ARGV[1]", nil},
+		{"a count capped in a branch is bounded",
+			"local l = redis.call('LRANGE', KEYS[1], 0, -1)\nlocal n = #l\nif n > 100 then n = 100 end\nfor i = 1, n do redis.call('SREM', KEYS[2], l[i]) end", nil},
+	})
+}

@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"cmp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -65,13 +64,12 @@ const (
 )
 
 // merge is what a local holds after a branch or loop body may have assigned
-// it: what the two values share, and the taint of either.
+// it. Origin and type, which errors rest on, are kept only when both values
+// share them. What the value depends on (grows, reply), which only warnings
+// rest on, is the assigned value's: `if n > 100 then n = 100 end` caps a
+// count, and `cursor = reply[1]` in a loop body is what its condition reads.
 func merge(before, after value) value {
-	out := value{
-		name:  after.name,
-		grows: cmp.Or(after.grows, before.grows),
-		reply: cmp.Or(after.reply, before.reply),
-	}
+	out := value{name: after.name, grows: after.grows, reply: after.reply}
 	if before.typ == after.typ {
 		out.typ, out.typWhy = after.typ, after.typWhy
 	}
