@@ -335,6 +335,10 @@ func (c *checker) numberFor(s *ast.NumberForStmt) {
 		c.report(c.pos.atStmt(s), RuleUnboundedLoop,
 			"for loop up to the size of %s calls redis.call once per element; that reply grows with the data, so bound it (ZRANGE key 0 N-1, ZRANGEBYSCORE ... LIMIT 0 N) and let the client call again for the rest",
 			limit.grows)
+	} else if limit.reply != "" && c.redisCalls > calls {
+		c.report(c.pos.atStmt(s), RuleUnboundedLoop,
+			"for loop up to %s, a number read from the reply of %s, calls redis.call once per step; the data sets the bound, so cap it (math.min(n, max_iterations)) and let the client call again for the rest",
+			render(s.Limit), limit.reply)
 	}
 }
 
@@ -482,7 +486,8 @@ func (c *checker) expr(e ast.Expr) value {
 		return value{origin: fromNumber, name: render(e), reply: v.reply, typ: numberType, typWhy: "arithmetic"}
 	case *ast.UnaryLenOpExpr:
 		v := c.expr(e.Expr)
-		return value{origin: fromNumber, name: render(e), grows: v.grows, reply: v.reply, typ: numberType, typWhy: "a length"}
+		// The length of a reply grows only if the reply does.
+		return value{origin: fromNumber, name: render(e), grows: v.grows, typ: numberType, typWhy: "a length"}
 	case *ast.UnaryNotOpExpr:
 		v := c.expr(e.Expr)
 		return value{name: render(e), reply: v.reply, grows: v.grows}
@@ -646,6 +651,16 @@ func (c *checker) dataBound(cond ast.Expr, endsWhenTrue bool) string {
 	return c.dependsOn(cond)
 }
 
+// growsOf names the growing reply a local holds, or "".
+func (c *checker) growsOf(e ast.Expr) string {
+	if id, ok := e.(*ast.IdentExpr); ok {
+		if v := c.local(id.Value); v != nil && v.grows != "" {
+			return "the size of " + v.grows
+		}
+	}
+	return ""
+}
+
 // dependsOn names the reply an expression reads, as its locals are now,
 // without reporting anything.
 func (c *checker) dependsOn(e ast.Expr) string {
@@ -671,9 +686,15 @@ func (c *checker) dependsOn(e ast.Expr) string {
 			}
 		}
 	case *ast.AttrGetExpr:
-		return cmp.Or(c.dependsOn(e.Object), c.dependsOn(e.Key))
+		// page[1] is a value from the data; items[i] walks a reply, which
+		// ends when a reply that does not grow ends.
+		switch e.Key.(type) {
+		case *ast.StringExpr, *ast.NumberExpr:
+			return c.dependsOn(e.Object)
+		}
+		return cmp.Or(c.growsOf(e.Object), c.dependsOn(e.Key))
 	case *ast.UnaryLenOpExpr:
-		return c.dependsOn(e.Expr)
+		return c.growsOf(e.Expr)
 	case *ast.UnaryMinusOpExpr:
 		return c.dependsOn(e.Expr)
 	case *ast.UnaryNotOpExpr:
