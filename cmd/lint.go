@@ -75,7 +75,9 @@ Output: the diagnostic lines (on a terminal or piped, so editors and CI annotate
 func ruleNames(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	var names []string
 	for _, r := range lint.Rules() {
-		names = append(names, r.Name+"\t"+r.Severity)
+		if r.Name != lint.RuleSyntax { // never off, so never offered
+			names = append(names, r.Name+"\t"+r.Severity)
+		}
 	}
 	return names, cobra.ShellCompDirectiveNoFileComp
 }
