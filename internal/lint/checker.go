@@ -34,6 +34,8 @@ type checker struct {
 	// resp3 is set once the script calls redis.setresp: reply types are no
 	// longer certain after it.
 	resp3 bool
+	// registrations counts calls of redis.register_function, wherever they are.
+	registrations int
 }
 
 // unit is what missing-expire and readonly-write judge together: a script,
@@ -542,6 +544,7 @@ func (c *checker) call(e *ast.FuncCallExpr) value {
 		case "redis.setresp", "server.setresp":
 			c.resp3 = true
 		case "redis.register_function", "server.register_function":
+			c.registrations++
 			if !c.library {
 				c.report(c.pos.at(e), RuleLibrary,
 					"%s exists only while FUNCTION LOAD loads a library that starts with '#!lua name=mylib'; EVAL has no such function, and FUNCTION LOAD refuses a file without that line",

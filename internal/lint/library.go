@@ -13,14 +13,14 @@ type callback struct {
 }
 
 // registrations finds the functions a library registers at its top level,
-// before the walk, so each callback's body is walked as a unit of its own
+// before the walk (a registration nested in a block or loop is counted by the
+// walk, but its callback's parameters are not followed), so each callback's body is walked as a unit of its own
 // with its first two parameters as KEYS and ARGV. Both forms count:
 // redis.register_function('name', fn) and
 // redis.register_function{function_name='name', callback=fn, flags={...}},
 // where fn is a function expression or a local function defined above.
-func registrations(chunk []ast.Stmt) (map[*ast.FunctionExpr]callback, int) {
+func registrations(chunk []ast.Stmt) map[*ast.FunctionExpr]callback {
 	found := map[*ast.FunctionExpr]callback{}
-	count := 0
 	defined := map[string]*ast.FunctionExpr{}
 	resolve := func(e ast.Expr) *ast.FunctionExpr {
 		switch e := e.(type) {
@@ -47,7 +47,6 @@ func registrations(chunk []ast.Stmt) (map[*ast.FunctionExpr]callback, int) {
 			if !ok || !isRegisterFunction(call.Func) {
 				continue
 			}
-			count++
 			var cb callback
 			var fn *ast.FunctionExpr
 			switch {
@@ -89,7 +88,7 @@ func registrations(chunk []ast.Stmt) (map[*ast.FunctionExpr]callback, int) {
 			}
 		}
 	}
-	return found, count
+	return found
 }
 
 // isRegisterFunction reports whether fn is redis.register_function (or

@@ -38,14 +38,13 @@ func LintWith(filename string, src []byte, cfg Config) []Diagnostic {
 			c.report(pos{1, p.col}, RuleShebang, "%s", p.msg)
 		}
 		if c.library {
-			var registered int
-			c.callbacks, registered = registrations(chunk)
-			if registered == 0 {
-				c.report(pos{1, 1}, RuleLibrary,
-					"this Function library registers no function, and FUNCTION LOAD refuses it (No functions registered); call redis.register_function('name', function(keys, args) ... end)")
-			}
+			c.callbacks = registrations(chunk)
 		}
 		c.block(chunk)
+		if c.library && c.registrations == 0 {
+			c.report(pos{1, 1}, RuleLibrary,
+				"this Function library registers no function, and FUNCTION LOAD refuses it (No functions registered); call redis.register_function('name', function(keys, args) ... end)")
+		}
 		c.missingExpire(c.unit)
 		diags = c.diags
 	}

@@ -78,6 +78,8 @@ func TestLibrary(t *testing.T) {
 			[]string{"2:11 library"}},
 		{"a library that registers nothing",
 			"#!lua name=l\nlocal function f() return 1 end", []string{"1:1 library"}},
+		{"a library that registers its functions in a loop registers some",
+			"#!lua name=l\nlocal fns = {a = function() return 1 end}\nfor name, fn in pairs(fns) do redis.register_function(name, fn) end", nil},
 		{"register_function outside a library",
 			"redis.register_function('f', function() return 1 end)", []string{"1:1 library"}},
 		{"server.register_function is Valkey's spelling",
