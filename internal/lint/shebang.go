@@ -60,7 +60,8 @@ func readHeader(first string) header {
 			h.library = true
 		}
 	}
-	if engine := words[0].text; !strings.EqualFold(engine, "#!lua") {
+	// EVAL compares the engine exactly; FUNCTION LOAD ignores its case.
+	if engine := words[0].text; engine != "#!lua" && !(h.library && strings.EqualFold(engine, "#!lua")) {
 		h.problems = append(h.problems, headerProblem{1, fmt.Sprintf(
 			"Redis refuses the script: the shebang names engine %q, and Redis runs only #!lua; start the file with '#!lua' (plus flags=... for EVAL, name=... for a Function library), or remove the line",
 			strings.TrimPrefix(engine, "#!"))})
@@ -80,9 +81,14 @@ func readHeader(first string) header {
 			h.problems = append(h.problems, headerProblem{w.col, fmt.Sprintf(
 				"FUNCTION LOAD refuses %q in a library's shebang (only name=...); give flags per function: redis.register_function{function_name=..., callback=..., flags={'no-writes'}}", w.text)})
 		case key == "flags" && strings.Contains(w.text, "="):
+			if val == "" {
+				break // flags= with nothing is accepted; flags=a, is not
+			}
 			for _, flag := range strings.Split(val, ",") {
 				switch {
 				case flag == "":
+					h.problems = append(h.problems, headerProblem{w.col,
+						"Redis refuses the script: an empty shebang flag (a stray comma in flags=...)"})
 				case !evalFlags[flag]:
 					h.problems = append(h.problems, headerProblem{w.col, fmt.Sprintf(
 						"Redis refuses the script: unknown shebang flag %q (EVAL accepts no-writes, allow-oom, allow-stale, no-cluster, allow-cross-slot-keys)", flag)})
