@@ -41,6 +41,7 @@ type checker struct {
 // unit is what missing-expire and readonly-write judge together: a script,
 // or one registered function of a library.
 type unit struct {
+	name     string // a registered function's name, for messages
 	noWrites bool
 	writes   []keyWrite
 	expired  map[string]bool
@@ -57,7 +58,6 @@ func newUnit(noWrites bool) *unit { return &unit{noWrites: noWrites, expired: ma
 // each call: `local function touch(k) redis.call('PEXPIRE', k, 10) end`
 // gives a TTL to whatever touch(KEYS[1]) passes.
 type funcInfo struct {
-	name         string
 	unit         *unit
 	paramExpires map[int]bool
 	paramWrites  []paramWrite
@@ -279,10 +279,13 @@ func (c *checker) localCall(e *ast.FuncCallExpr, info *funcInfo, args []value) {
 
 // unitKind names the unit being walked, for messages.
 func (c *checker) unitKind() string {
-	if c.library {
-		return "function"
+	switch {
+	case !c.library:
+		return "script"
+	case c.unit.name != "":
+		return "function " + luaQuote(c.unit.name)
 	}
-	return "script"
+	return "function"
 }
 
 // function walks a function body in its own scope. A parameter is followed
@@ -290,11 +293,12 @@ func (c *checker) unitKind() string {
 // caller's argument); a registered function of a library gets KEYS and ARGV
 // as its first two parameters and is a unit of its own.
 func (c *checker) function(f *ast.FunctionExpr, method bool) *funcInfo {
-	info := &funcInfo{name: "function", unit: c.unit, paramExpires: map[int]bool{}}
+	info := &funcInfo{unit: c.unit, paramExpires: map[int]bool{}}
 	outerFn, outerUnit := c.fn, c.unit
 	cb, registered := c.callbacks[f]
 	if registered {
 		c.unit = newUnit(cb.noWrites)
+		c.unit.name = cb.name
 		info.unit = c.unit
 	}
 	c.fn = info
