@@ -113,3 +113,16 @@ func TestLintASyntaxErrorCannotBeHidden(t *testing.T) {
 		t.Errorf("want the syntax error despite the comment, got\n%s", r.out)
 	}
 }
+
+// The corpus's project: a queue that turns missing-expire off in its .limitctl.yaml still gets
+// its real defect reported.
+func TestLintCorpusProjectFile(t *testing.T) {
+	script := filepath.Join("..", "testdata", "lint", "project", "queue-push.lua")
+	r := run(t, "lint", script).wantExit(t, ExitCheckFailed)
+	if strings.Contains(r.out, "missing-expire") || !strings.Contains(r.out, ":8:4: error: reply-type: ") {
+		t.Errorf("want only the reply-type error, got\n%s", r.out)
+	}
+	if r := run(t, "lint", "--enable", "missing-expire", script).wantExit(t, ExitCheckFailed); strings.Count(r.out, "missing-expire") != 4 {
+		t.Errorf("--enable missing-expire: want 4 keys reported, got\n%s", r.out)
+	}
+}
