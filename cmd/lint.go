@@ -3,7 +3,11 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"maps"
+	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,8 +16,10 @@ import (
 )
 
 type lintOptions struct {
-	files  []string
-	strict bool
+	files   []string
+	strict  bool
+	disable []string
+	enable  []string
 }
 
 func newLintCmd(f *Factory) *cobra.Command {
@@ -25,7 +31,20 @@ func newLintCmd(f *Factory) *cobra.Command {
 what goes wrong with limiter scripts in production:
 
 ` + lintRuleList() + `
+Scripts may start with a Redis 7 shebang (#!lua flags=no-writes); a file starting with
+#!lua name=mylib is a Function library, and each function it registers is checked on its own,
+its first two parameters standing for KEYS and ARGV. server.call (Valkey) is redis.call.
+
 Suppress a rule on one line with a comment on the line before: -- limitctl:ignore rule-name
+(a syntax error cannot be suppressed). Turn rules off for a whole project in ` + lint.ConfigFile + `,
+found in the linted file's directory or a parent up to the repository root (the directory
+holding .git); standard input uses the current directory:
+
+  lint:
+    disable: [missing-expire]   # a queue keeps its data on purpose
+
+--disable RULE turns a rule off for this run, --enable RULE turns one back on that the project
+file turned off. syntax cannot be disabled.
 Exits 3 when any error is found (with --strict, any warning too).
 
 Output: the diagnostic lines (on a terminal or piped, so editors and CI annotate them),
@@ -36,6 +55,10 @@ Output: the diagnostic lines (on a terminal or piped, so editors and CI annotate
 			}
 			return nil
 		},
+		Example: `  limitctl lint scripts/*.lua
+  limitctl lint --disable missing-expire,reply-key queue/*.lua
+  limitctl lint --enable missing-expire limiter.lua   # even where .limitctl.yaml turns it off
+  limitctl lint -o json --strict limiter.lua`,
 		ValidArgsFunction: luaFiles,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.files = args
@@ -43,7 +66,49 @@ Output: the diagnostic lines (on a terminal or piped, so editors and CI annotate
 		},
 	}
 	c.Flags().BoolVar(&opts.strict, "strict", false, "exit 3 on warnings too")
+	c.Flags().StringSliceVar(&opts.disable, "disable", nil, "rules to turn off for this run (repeat or comma-separate)")
+	c.Flags().StringSliceVar(&opts.enable, "enable", nil, "rules to turn back on that "+lint.ConfigFile+" turns off")
+	c.RegisterFlagCompletionFunc("disable", ruleNames)
+	c.RegisterFlagCompletionFunc("enable", ruleNames)
 	return c
+}
+
+func ruleNames(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	var names []string
+	for _, r := range lint.Rules() {
+		if r.Name != lint.RuleSyntax { // never off, so never offered
+			names = append(names, r.Name+"\t"+r.Severity)
+		}
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+// lintConfigs resolves each file's rules: the project file found from its directory
+// (standard input: the working directory), then --disable and --enable. Directories are
+// looked up once.
+func lintConfigs(opts *lintOptions, names []string) ([]lint.Config, error) {
+	byDir := map[string]lint.Config{}
+	configs := make([]lint.Config, len(names))
+	for i, name := range names {
+		dir := "."
+		if name != "<stdin>" {
+			dir = filepath.Dir(name)
+		}
+		project, ok := byDir[dir]
+		if !ok {
+			var err error
+			if project, err = lint.FindConfig(dir); err != nil {
+				return nil, usagef("%v", err)
+			}
+			byDir[dir] = project
+		}
+		cfg, err := project.With(opts.disable, opts.enable)
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		configs[i] = cfg
+	}
+	return configs, nil
 }
 
 func lintRuleList() string {
@@ -81,13 +146,25 @@ func lintSources(in io.Reader, files []string) (names []string, sources [][]byte
 }
 
 func runLint(f *Factory, opts *lintOptions) error {
+	// Flag errors first, whatever the files.
+	if _, err := (lint.Config{}).With(opts.disable, opts.enable); err != nil {
+		return usagef("%v", err)
+	}
 	names, sources, err := lintSources(f.IO.In, opts.files)
 	if err != nil {
 		return err
 	}
+	configs, err := lintConfigs(opts, names)
+	if err != nil {
+		return err
+	}
 	diags := []lint.Diagnostic{}
+	off := map[string]bool{}
 	for i := range names {
-		diags = append(diags, lint.Lint(names[i], sources[i])...)
+		diags = append(diags, lint.LintWith(names[i], sources[i], configs[i])...)
+		for r := range configs[i].Disabled {
+			off[r] = true
+		}
 	}
 	errs, warns := 0, 0
 	for _, d := range diags {
@@ -119,7 +196,11 @@ func runLint(f *Factory, opts *lintOptions) error {
 		}
 	}
 	if f.Output != "json" && f.IO.StderrTTY {
-		fmt.Fprintf(f.IO.ErrOut, "%d file(s): %d error(s), %d warning(s)\n", len(names), errs, warns)
+		note := ""
+		if len(off) > 0 {
+			note = fmt.Sprintf(" (off: %s)", strings.Join(slices.Sorted(maps.Keys(off)), ", "))
+		}
+		fmt.Fprintf(f.IO.ErrOut, "%d file(s): %d error(s), %d warning(s)%s\n", len(names), errs, warns, note)
 	}
 	if lint.HasErrors(diags, opts.strict) {
 		if errs == 0 {

@@ -73,3 +73,56 @@ func TestLintBadInput(t *testing.T) {
 	os.WriteFile(bin, []byte{0x7f, 'E', 'L', 'F', 0, 1}, 0o644)
 	run(t, "lint", bin).wantExit(t, ExitUsage).wantOneLineError(t, "binary data")
 }
+
+func TestLintRulesOnAndOffForAProject(t *testing.T) {
+	repo := t.TempDir()
+	os.Mkdir(filepath.Join(repo, ".git"), 0o755)
+	dir := filepath.Join(repo, "queue")
+	os.Mkdir(dir, 0o755)
+	// A queue keeps its data on purpose: the push never gives the list a TTL.
+	push := filepath.Join(dir, "push.lua")
+	os.WriteFile(push, []byte("return redis.call('RPUSH', KEYS[1], ARGV[1])\n"), 0o644)
+
+	r := run(t, "lint", push).wantExit(t, ExitOK)
+	if !strings.Contains(r.out, "missing-expire") {
+		t.Fatalf("without a project file missing-expire reports:\n%s", r.out)
+	}
+	if r := run(t, "lint", "--disable", "missing-expire", push).wantExit(t, ExitOK); r.out != "" {
+		t.Errorf("--disable missing-expire: got\n%s", r.out)
+	}
+
+	os.WriteFile(filepath.Join(repo, ".limitctl.yaml"), []byte("lint:\n  disable: [missing-expire]\n"), 0o644)
+	if r := run(t, "lint", push).wantExit(t, ExitOK); r.out != "" {
+		t.Errorf("the project file turns missing-expire off, got\n%s", r.out)
+	}
+	if r := run(t, "lint", "--enable", "missing-expire", push).wantExit(t, ExitOK); !strings.Contains(r.out, "missing-expire") {
+		t.Errorf("--enable overrides the project file, got\n%s", r.out)
+	}
+
+	run(t, "lint", "--disable", "missing-ttl", push).wantExit(t, ExitUsage).wantOneLineError(t, `unknown rule "missing-ttl"`, "missing-expire")
+	run(t, "lint", "--disable", "syntax", push).wantExit(t, ExitUsage).wantOneLineError(t, "syntax cannot be disabled")
+	os.WriteFile(filepath.Join(repo, ".limitctl.yaml"), []byte("lint:\n  disabled: [missing-expire]\n"), 0o644)
+	run(t, "lint", push).wantExit(t, ExitUsage).wantOneLineError(t, ".limitctl.yaml", "disabled")
+}
+
+func TestLintASyntaxErrorCannotBeHidden(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "broken.lua")
+	os.WriteFile(p, []byte("-- limitctl:ignore syntax\nlocal x = = 1\n"), 0o644)
+	r := run(t, "lint", p).wantExit(t, ExitCheckFailed)
+	if !strings.Contains(r.out, ":2:11: error: syntax: ") {
+		t.Errorf("want the syntax error despite the comment, got\n%s", r.out)
+	}
+}
+
+// The corpus's project: a queue that turns missing-expire off in its .limitctl.yaml still gets
+// its real defect reported.
+func TestLintCorpusProjectFile(t *testing.T) {
+	script := filepath.Join("..", "testdata", "lint", "project", "queue-push.lua")
+	r := run(t, "lint", script).wantExit(t, ExitCheckFailed)
+	if strings.Contains(r.out, "missing-expire") || !strings.Contains(r.out, ":8:4: error: reply-type: ") {
+		t.Errorf("want only the reply-type error, got\n%s", r.out)
+	}
+	if r := run(t, "lint", "--enable", "missing-expire", script).wantExit(t, ExitCheckFailed); strings.Count(r.out, ": warning: missing-expire: ") != 4 {
+		t.Errorf("--enable missing-expire: want 4 keys reported, got\n%s", r.out)
+	}
+}

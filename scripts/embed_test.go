@@ -18,6 +18,14 @@ func TestShippedScriptsLintClean(t *testing.T) {
 	}
 }
 
+// The library is linted as Redis 7 loads it: each registered function on its own, with its
+// KEYS and ARGV parameters.
+func TestFunctionsLibraryLintsClean(t *testing.T) {
+	for _, d := range lint.Lint("limitctl-library.lua", []byte(scripts.FunctionsLibrary())) {
+		t.Errorf("%s", d)
+	}
+}
+
 func TestFunctionsLibraryCarriesEveryLimiterScriptUnchanged(t *testing.T) {
 	lib := scripts.FunctionsLibrary()
 	if !strings.HasPrefix(lib, "#!lua name=limitctl\n") {

@@ -22,24 +22,70 @@ type checker struct {
 	// redisCalls counts redis.call/pcall sites walked so far, so a loop can
 	// tell whether its body made any.
 	redisCalls int
-	// writes and expired feed missing-expire, which can only be decided once
-	// the whole script has been seen.
-	writes  []keyWrite
-	expired map[string]bool
-	// expireUnresolved is set when a TTL is given to a key the linter cannot
-	// name (a function parameter, say): it could be any key, so missing-expire
-	// stays silent rather than guess.
-	expireUnresolved bool
+	// unit is the script, or in a Function library the registered function
+	// being walked: each has its own keys, TTLs and flags.
+	unit *unit
+	// library is set for a Function library (#!lua name=...); callbacks are
+	// its registered functions, found before the walk.
+	library   bool
+	callbacks map[*ast.FunctionExpr]callback
+	// fn is the function whose body is being walked (nil at the top level).
+	fn *funcInfo
+	// resp3 is set once the script calls redis.setresp: reply types are no
+	// longer certain after it.
+	resp3 bool
+	// registrations counts calls of redis.register_function, wherever they are.
+	registrations int
+}
+
+// unit is what missing-expire and readonly-write judge together: a script,
+// or one registered function of a library.
+type unit struct {
+	name     string // a registered function's name, for messages
+	noWrites bool
+	writes   []keyWrite
+	expired  map[string]bool
+	// expiredSomeKey: a TTL on a KEYS entry the linter can name; expiredKeys:
+	// on a KEYS entry it cannot tell (KEYS[i]), which could be any declared
+	// key; expiredAny: on a key it cannot name at all (a call result, a
+	// parameter no call resolves), which could be any key.
+	expiredSomeKey, expiredKeys, expiredAny bool
+}
+
+func newUnit(noWrites bool) *unit { return &unit{noWrites: noWrites, expired: map[string]bool{}} }
+
+// funcInfo is what a local function does with its parameters, applied at
+// each call: `local function touch(k) redis.call('PEXPIRE', k, 10) end`
+// gives a TTL to whatever touch(KEYS[1]) passes.
+type funcInfo struct {
+	unit         *unit
+	paramExpires map[int]bool
+	paramWrites  []paramWrite
+	// writes is the first write command the body (or a function it calls)
+	// runs, for readonly-write at a call from a no-writes function.
+	writes string
+}
+
+type paramWrite struct {
+	index int
+	cmd   string
 }
 
 // scope is one block's locals; lookups climb to the enclosing blocks.
 type scope struct {
 	parent *scope
+	depth  int
 	vars   map[string]*value
 }
 
-func (c *checker) push() { c.scope = &scope{parent: c.scope, vars: map[string]*value{}} }
-func (c *checker) pop()  { c.scope = c.scope.parent }
+func (c *checker) push() {
+	depth := 0
+	if c.scope != nil {
+		depth = c.scope.depth + 1
+	}
+	c.scope = &scope{parent: c.scope, depth: depth, vars: map[string]*value{}}
+}
+func (c *checker) pop() { c.scope = c.scope.parent }
 
 func (c *checker) declare(name string, v value) {
 	c.scope.vars[name] = &v
@@ -47,12 +93,18 @@ func (c *checker) declare(name string, v value) {
 
 // local returns the variable a name refers to, or nil for a global.
 func (c *checker) local(name string) *value {
+	v, _ := c.lookup(name)
+	return v
+}
+
+// lookup returns a local and the depth of the block that declared it.
+func (c *checker) lookup(name string) (*value, int) {
 	for s := c.scope; s != nil; s = s.parent {
 		if v, ok := s.vars[name]; ok {
-			return v
+			return v, s.depth
 		}
 	}
-	return nil
+	return nil, 0
 }
 
 // report adds a diagnostic at a position, falling back to the first non-blank column
@@ -108,22 +160,37 @@ func (c *checker) stmt(s ast.Stmt) {
 		c.expr(s.Condition)
 		calls := c.redisCalls
 		c.block(s.Stmts)
-		if isConstTrue(s.Condition) && c.redisCalls > calls {
+		if c.redisCalls == calls {
+			break
+		}
+		if isConstTrue(s.Condition) {
 			c.report(c.pos.atStmt(s), RuleUnboundedLoop,
 				"while %s loop calls redis.call and only a break can end it; Redis serves no one else while the script runs, so bound it with a counter (for i = 1, max_iterations do ... end)",
 				render(s.Condition))
+		} else if dep := c.dataBound(s.Condition, false); dep != "" {
+			c.report(c.pos.atStmt(s), RuleUnboundedLoop,
+				"while loop calls redis.call for as long as %s holds, and that depends on %s, which grows with the data; Redis serves no one else while the script runs, so also bound it with a counter (while n < max_iterations and ...) and let the client call again for the rest",
+				render(s.Condition), dep)
 		}
 	case *ast.RepeatStmt:
 		calls := c.redisCalls
-		// The until condition sees the body's locals.
+		// The until condition sees the body's locals, as they are after the body.
 		c.push()
 		c.stmts(s.Stmts)
 		c.expr(s.Condition)
+		dep := c.dataBound(s.Condition, true)
 		c.pop()
-		if isConstFalse(s.Condition) && c.redisCalls > calls {
+		if c.redisCalls == calls {
+			break
+		}
+		if isConstFalse(s.Condition) {
 			c.report(c.pos.atStmt(s), RuleUnboundedLoop,
 				"repeat ... until %s loop calls redis.call and only a break can end it; Redis serves no one else while the script runs, so bound it with a counter (for i = 1, max_iterations do ... end)",
 				render(s.Condition))
+		} else if dep != "" {
+			c.report(c.pos.atStmt(s), RuleUnboundedLoop,
+				"repeat ... until %s loop calls redis.call until %s says so, which grows with the data (a SCAN cursor returns to 0 only after the whole keyspace); Redis serves no one else while the script runs, so also bound it with a counter (until ... or n >= max_iterations) and let the client call again for the rest",
+				render(s.Condition), dep)
 		}
 	case *ast.NumberForStmt:
 		c.numberFor(s)
@@ -151,8 +218,14 @@ func (c *checker) assign(s *ast.AssignStmt) {
 		if !ok {
 			continue
 		}
-		if v := c.local(name.Value); v != nil {
-			*v = vals[i]
+		if v, depth := c.lookup(name.Value); v != nil {
+			// Assigned in a branch or loop body: after it, the local may hold
+			// either value.
+			if c.scope.depth > depth {
+				*v = merge(*v, vals[i])
+			} else {
+				*v = vals[i]
+			}
 			continue
 		}
 		c.report(c.pos.at(name), RuleGlobalWrite,
@@ -178,18 +251,81 @@ func (c *checker) funcDef(s *ast.FuncDefStmt) {
 	c.function(s.Func, false)
 }
 
-// function walks a function body in its own scope; parameters are unknown,
-// since the linter does not follow values through calls.
-func (c *checker) function(f *ast.FunctionExpr, method bool) {
+// localCall applies what a local function does with its parameters to the
+// arguments of one call.
+func (c *checker) localCall(e *ast.FuncCallExpr, info *funcInfo, args []value) {
+	for i := range info.paramExpires {
+		if i < len(args) {
+			c.expire(args[i])
+		}
+	}
+	for _, w := range info.paramWrites {
+		if w.index < len(args) {
+			c.write(w.cmd, e.Args[w.index], args[w.index])
+		}
+	}
+	if info.writes == "" {
+		return
+	}
+	if c.fn != nil && c.fn.writes == "" {
+		c.fn.writes = info.writes
+	}
+	if c.unit.noWrites && info.unit != c.unit {
+		c.report(c.pos.at(e), RuleReadonlyWrite,
+			"%s runs %s, a write command, but this %s is flagged no-writes, so Redis refuses the call at run time (Write commands are not allowed from read-only scripts); drop the flag or the write",
+			render(e.Func), info.writes, c.unitKind())
+	}
+}
+
+// unitKind names the unit being walked, for messages.
+func (c *checker) unitKind() string {
+	switch {
+	case !c.library:
+		return "script"
+	case c.unit.name != "":
+		return "function " + luaQuote(c.unit.name)
+	}
+	return "function"
+}
+
+// function walks a function body in its own scope. A parameter is followed
+// through the calls of the function (what the body does to it happens to the
+// caller's argument); a registered function of a library gets KEYS and ARGV
+// as its first two parameters and is a unit of its own.
+func (c *checker) function(f *ast.FunctionExpr, method bool) *funcInfo {
+	info := &funcInfo{unit: c.unit, paramExpires: map[int]bool{}}
+	outerFn, outerUnit := c.fn, c.unit
+	cb, registered := c.callbacks[f]
+	if registered {
+		c.unit = newUnit(cb.noWrites)
+		c.unit.name = cb.name
+		info.unit = c.unit
+	}
+	c.fn = info
 	c.push()
 	if method {
 		c.declare("self", value{name: "self"})
 	}
-	for _, n := range f.ParList.Names {
-		c.declare(n, value{name: n})
+	for i, n := range f.ParList.Names {
+		switch {
+		case registered && i == 0:
+			c.declare(n, value{origin: keysTable, name: "KEYS"})
+		case registered && i == 1:
+			c.declare(n, value{origin: argvTable, name: "ARGV"})
+		default:
+			c.declare(n, value{origin: fromParam, name: n, fn: info, param: i})
+		}
 	}
 	c.stmts(f.Stmts)
 	c.pop()
+	if registered {
+		c.missingExpire(c.unit)
+	}
+	c.fn, c.unit = outerFn, outerUnit
+	if outerFn != nil && outerFn.writes == "" {
+		outerFn.writes = info.writes
+	}
+	return info
 }
 
 func (c *checker) numberFor(s *ast.NumberForStmt) {
@@ -205,6 +341,10 @@ func (c *checker) numberFor(s *ast.NumberForStmt) {
 		c.report(c.pos.atStmt(s), RuleUnboundedLoop,
 			"for loop up to the size of %s calls redis.call once per element; that reply grows with the data, so bound it (ZRANGE key 0 N-1, ZRANGEBYSCORE ... LIMIT 0 N) and let the client call again for the rest",
 			limit.grows)
+	} else if limit.reply != "" && c.redisCalls > calls {
+		c.report(c.pos.atStmt(s), RuleUnboundedLoop,
+			"for loop up to %s, a number read from the reply of %s, calls redis.call once per step; the data sets the bound, so cap it (math.min(n, max_iterations)) and let the client call again for the rest",
+			render(s.Limit), limit.reply)
 	}
 }
 
@@ -225,6 +365,8 @@ func (c *checker) genericFor(s *ast.GenericForStmt) {
 				v = value{origin: fromArgv, name: "ARGV[" + s.Names[0] + "]"}
 			case keyList:
 				v = value{origin: fromKeys, name: clip(over.name + "[" + s.Names[0] + "]")}
+			case fromReply:
+				v = value{origin: fromReply, name: clip(over.name + "[" + s.Names[0] + "]"), reply: over.reply}
 			}
 		}
 		c.declare(name, v)
@@ -273,11 +415,17 @@ func (c *checker) ident(e *ast.IdentExpr) value {
 		return *v
 	}
 	switch e.Value {
-	case "KEYS":
-		return value{origin: keysTable, name: "KEYS"}
-	case "ARGV":
+	case "KEYS", "ARGV":
+		if c.library {
+			c.report(c.pos.at(e), RuleLibrary,
+				"%s is not a global in a Function library (Redis: Script attempted to access nonexistent global variable); a registered function receives the keys and the arguments as its two parameters: function(keys, args) ... keys[1] ... end",
+				e.Value)
+		}
+		if e.Value == "KEYS" {
+			return value{origin: keysTable, name: "KEYS"}
+		}
 		return value{origin: argvTable, name: "ARGV"}
-	case "redis", "math", "tonumber":
+	case "redis", "server", "math", "tonumber", "unpack", "table":
 		return value{origin: builtin, name: e.Value}
 	}
 	return value{name: e.Value}
@@ -293,13 +441,18 @@ func (c *checker) index(t value, key ast.Expr, k value) value {
 	case t.origin == keysTable:
 		return value{origin: fromKeys, name: clip("KEYS[" + k.name + "]")}
 	case t.origin == argvTable:
-		return value{origin: fromArgv, name: clip("ARGV[" + k.name + "]")}
+		return value{origin: fromArgv, name: clip("ARGV[" + k.name + "]"), typ: stringType, typWhy: "ARGV, always a string"}
 	case t.origin == keyList:
 		return value{origin: fromKeys, name: clip(t.name + "[" + k.name + "]")}
-	case t.origin == builtin && t.name == "redis" && (keyName == "call" || keyName == "pcall"):
-		return value{origin: builtin, name: "redis." + keyName}
+	case t.origin == fromReply:
+		return value{origin: fromReply, name: clip(t.name + "[" + k.name + "]"), reply: t.reply}
+	case t.origin == builtin && (t.name == "redis" || t.name == "server") &&
+		(keyName == "call" || keyName == "pcall" || keyName == "register_function" || keyName == "setresp"):
+		return value{origin: builtin, name: t.name + "." + keyName}
 	case t.origin == builtin && t.name == "math" && keyName == "random":
 		return value{origin: builtin, name: "math.random"}
+	case t.origin == builtin && t.name == "table" && keyName == "unpack":
+		return value{origin: builtin, name: "unpack"}
 	}
 	if _, ok := key.(*ast.StringExpr); ok && isName(keyName) {
 		return value{name: clip(t.name + "." + keyName)}
@@ -314,9 +467,9 @@ func (c *checker) expr(e ast.Expr) value {
 	case *ast.IdentExpr:
 		return c.ident(e)
 	case *ast.StringExpr:
-		return value{origin: fromString, name: luaQuote(e.Value)}
+		return value{origin: fromString, name: luaQuote(e.Value), typ: stringType, typWhy: "a string literal"}
 	case *ast.NumberExpr:
-		return value{origin: fromNumber, name: e.Value}
+		return value{origin: fromNumber, name: e.Value, typ: numberType, typWhy: "a number"}
 	case *ast.AttrGetExpr:
 		v := c.index(c.expr(e.Object), e.Key, c.expr(e.Key))
 		if v.origin == builtin && v.name == "math.random" {
@@ -327,33 +480,39 @@ func (c *checker) expr(e ast.Expr) value {
 		return c.call(e)
 	case *ast.StringConcatOpExpr:
 		l, r := c.expr(e.Lhs), c.expr(e.Rhs)
-		return value{origin: fromConcat, name: clip(l.name + " .. " + r.name)}
+		return value{origin: fromConcat, name: clip(l.name + " .. " + r.name), typ: stringType, typWhy: "a concatenation",
+			reply: cmp.Or(l.reply, r.reply)}
 	case *ast.ArithmeticOpExpr:
 		// A count derived from a growing reply (#reply - 1) grows with it.
 		l, r := c.arithmetic(e.Lhs, e.Operator), c.arithmetic(e.Rhs, e.Operator)
-		return value{origin: fromNumber, name: render(e), grows: cmp.Or(l.grows, r.grows)}
+		return value{origin: fromNumber, name: render(e), grows: cmp.Or(l.grows, r.grows), reply: cmp.Or(l.reply, r.reply),
+			typ: numberType, typWhy: "arithmetic"}
 	case *ast.UnaryMinusOpExpr:
-		c.arithmetic(e.Expr, "unary -")
-		return value{origin: fromNumber, name: render(e)}
+		v := c.arithmetic(e.Expr, "unary -")
+		return value{origin: fromNumber, name: render(e), reply: v.reply, typ: numberType, typWhy: "arithmetic"}
 	case *ast.UnaryLenOpExpr:
-		return value{origin: fromNumber, name: render(e), grows: c.expr(e.Expr).grows}
+		v := c.expr(e.Expr)
+		// The length of a reply grows only if the reply does.
+		return value{origin: fromNumber, name: render(e), grows: v.grows, typ: numberType, typWhy: "a length"}
 	case *ast.UnaryNotOpExpr:
-		c.expr(e.Expr)
+		v := c.expr(e.Expr)
+		return value{name: render(e), reply: v.reply, grows: v.grows}
 	case *ast.RelationalOpExpr:
-		if strings.ContainsAny(e.Operator, "<>") {
-			c.comparison(e.Lhs, e.Operator)
-			c.comparison(e.Rhs, e.Operator)
-		} else {
-			c.expr(e.Lhs)
-			c.expr(e.Rhs)
-		}
+		l, r := c.expr(e.Lhs), c.expr(e.Rhs)
+		c.relational(e, l, r)
+		return value{name: render(e), reply: cmp.Or(l.reply, r.reply), grows: cmp.Or(l.grows, r.grows)}
 	case *ast.LogicalOpExpr:
 		// `tonumber(ARGV[1]) or 10` is still a number; mixed origins are not
 		// followed.
 		l, r := c.expr(e.Lhs), c.expr(e.Rhs)
+		v := value{name: render(e), reply: cmp.Or(l.reply, r.reply), grows: cmp.Or(l.grows, r.grows)}
 		if l.origin == r.origin && l.origin != builtin {
-			return value{origin: l.origin, name: render(e)}
+			v.origin = l.origin
 		}
+		if l.typ == r.typ {
+			v.typ, v.typWhy = l.typ, l.typWhy
+		}
+		return v
 	case *ast.TableExpr:
 		// {KEYS[1], KEYS[2]} is a list of declared keys; iterating it or
 		// indexing it gives declared keys.
@@ -367,7 +526,7 @@ func (c *checker) expr(e ast.Expr) value {
 			return value{origin: keyList, name: render(e)}
 		}
 	case *ast.FunctionExpr:
-		c.function(e, false)
+		return value{origin: localFunc, name: "function", fn: c.function(e, false)}
 	case nil:
 		return value{}
 	}
@@ -382,12 +541,41 @@ func (c *checker) call(e *ast.FuncCallExpr) value {
 		return value{name: render(e)}
 	}
 	fn := c.expr(e.Func)
-	if fn.origin == builtin && (fn.name == "redis.call" || fn.name == "redis.pcall") {
-		return c.redisCall(e, fn.name)
+	if fn.origin == builtin {
+		switch fn.name {
+		case "redis.call", "redis.pcall", "server.call", "server.pcall":
+			return c.redisCall(e, fn.name)
+		case "redis.setresp", "server.setresp":
+			c.resp3 = true
+		case "redis.register_function", "server.register_function":
+			c.registrations++
+			if !c.library {
+				c.report(c.pos.at(e), RuleLibrary,
+					"%s exists only while FUNCTION LOAD loads a library that starts with '#!lua name=mylib'; EVAL has no such function, and FUNCTION LOAD refuses a file without that line",
+					fn.name)
+			}
+		}
 	}
-	c.exprList(e.Args, 0)
-	if fn.origin == builtin && fn.name == "tonumber" {
-		return value{origin: fromNumber, name: render(e)}
+	args := c.exprList(e.Args, 0)
+	if fn.origin == localFunc && fn.fn != nil {
+		c.localCall(e, fn.fn, args)
+	}
+	if fn.origin == builtin && len(args) > 0 {
+		switch fn.name {
+		case "tonumber":
+			return value{origin: fromNumber, name: render(e), reply: args[0].reply, grows: args[0].grows,
+				typ: numberType, typWhy: "tonumber(...)"}
+		case "unpack":
+			// unpack(t) passes t's elements as arguments.
+			switch args[0].origin {
+			case keysTable:
+				return value{origin: fromKeys, name: "KEYS[?]"}
+			case argvTable:
+				return value{origin: fromArgv, name: "ARGV[?]", typ: stringType, typWhy: "ARGV, always a string"}
+			case fromReply:
+				return value{origin: fromReply, name: render(e), reply: args[0].reply}
+			}
+		}
 	}
 	return value{name: render(e)}
 }
@@ -403,13 +591,131 @@ func (c *checker) arithmetic(operand ast.Expr, op string) value {
 	return v
 }
 
-// comparison walks an operand of < <= > >=.
-func (c *checker) comparison(operand ast.Expr, op string) {
-	if v := c.expr(operand); v.origin == fromArgv {
-		c.report(c.pos.at(operand), RuleArgvNumber,
-			"%s is a string compared with %s: against a number Lua raises an error, against another string it compares as text ('10' < '9'); compare tonumber(%s) instead",
-			describe(operand, v), op, v.name)
+// relational checks a comparison whose operands evaluated to l and r. Lua
+// never converts between numbers and strings when it compares: == between
+// them is always false, ~= always true, and an ordering raises an error.
+func (c *checker) relational(e *ast.RelationalOpExpr, l, r value) {
+	ordering := strings.ContainsAny(e.Operator, "<>")
+	if (l.typ == numberType && r.typ == stringType) || (l.typ == stringType && r.typ == numberType) {
+		numE, num, strE, str := e.Lhs, l, e.Rhs, r
+		if l.typ == stringType {
+			numE, num, strE, str = e.Rhs, r, e.Lhs, l
+		}
+		fix := "convert the string side with tonumber"
+		if str.origin == fromArgv {
+			fix = "compare with tonumber(" + render(strE) + ")"
+		}
+		switch {
+		case ordering:
+			c.report(c.pos.at(e.Lhs), RuleReplyType,
+				"%s (%s) %s %s (%s) raises an 'attempt to compare' error at run time: Lua never converts between them in a comparison; %s",
+				render(numE), num.typWhy, e.Operator, render(strE), str.typWhy, fix)
+		case e.Operator == "==":
+			c.report(c.pos.at(e.Lhs), RuleReplyType,
+				"%s == %s is always false: %s is %s and %s is %s, and Lua's == never converts between numbers and strings, so what it guards never happens; %s",
+				render(e.Lhs), render(e.Rhs), render(numE), num.typWhy, render(strE), str.typWhy, fix)
+		default:
+			c.report(c.pos.at(e.Lhs), RuleReplyType,
+				"%s ~= %s is always true: %s is %s and %s is %s, and Lua's ~= never converts between numbers and strings; %s",
+				render(e.Lhs), render(e.Rhs), render(numE), num.typWhy, render(strE), str.typWhy, fix)
+		}
+		return
 	}
+	if !ordering {
+		return
+	}
+	for _, side := range []struct {
+		e ast.Expr
+		v value
+	}{{e.Lhs, l}, {e.Rhs, r}} {
+		if side.v.origin == fromArgv {
+			c.report(c.pos.at(side.e), RuleArgvNumber,
+				"%s is a string compared with %s: against a number Lua raises an error, against another string it compares as text ('10' < '9'); compare tonumber(%s) instead",
+				describe(side.e, side.v), e.Operator, side.v.name)
+		}
+	}
+}
+
+// dataBound returns what a loop condition depends on that grows with the
+// data (a reply, its length), or "" when the condition can end the loop
+// without it. endsWhenTrue is true for repeat's until, false for while.
+// `until done or n >= max` ends once n does, however the reply goes.
+func (c *checker) dataBound(cond ast.Expr, endsWhenTrue bool) string {
+	switch e := cond.(type) {
+	case *ast.LogicalOpExpr:
+		l, r := c.dataBound(e.Lhs, endsWhenTrue), c.dataBound(e.Rhs, endsWhenTrue)
+		// The loop stops as soon as one side lets it: `and` for while,
+		// `or` for until. Then one bounded side bounds it.
+		if (e.Operator == "and") != endsWhenTrue {
+			if l == "" || r == "" {
+				return ""
+			}
+		}
+		return cmp.Or(l, r)
+	case *ast.UnaryNotOpExpr:
+		return c.dataBound(e.Expr, !endsWhenTrue)
+	}
+	return c.dependsOn(cond)
+}
+
+// growsOf names the growing reply a local holds, or "".
+func (c *checker) growsOf(e ast.Expr) string {
+	if id, ok := e.(*ast.IdentExpr); ok {
+		if v := c.local(id.Value); v != nil && v.grows != "" {
+			return "the size of " + v.grows
+		}
+	}
+	return ""
+}
+
+// dependsOn names the reply an expression reads, as its locals are now,
+// without reporting anything.
+func (c *checker) dependsOn(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.IdentExpr:
+		if v := c.local(e.Value); v != nil {
+			if v.grows != "" {
+				return "the size of " + v.grows
+			}
+			if v.reply != "" {
+				return "the reply of " + v.reply
+			}
+		}
+	case *ast.FuncCallExpr:
+		if fn, ok := e.Func.(*ast.AttrGetExpr); ok {
+			if obj, ok := fn.Object.(*ast.IdentExpr); ok && (obj.Value == "redis" || obj.Value == "server") && c.local(obj.Value) == nil {
+				return "the reply of " + render(e)
+			}
+		}
+		for _, a := range e.Args {
+			if d := c.dependsOn(a); d != "" {
+				return d
+			}
+		}
+	case *ast.AttrGetExpr:
+		// page[1] is a value from the data; items[i] walks a reply, which
+		// ends when a reply that does not grow ends.
+		switch e.Key.(type) {
+		case *ast.StringExpr, *ast.NumberExpr:
+			return c.dependsOn(e.Object)
+		}
+		return cmp.Or(c.growsOf(e.Object), c.dependsOn(e.Key))
+	case *ast.UnaryLenOpExpr:
+		return c.growsOf(e.Expr)
+	case *ast.UnaryMinusOpExpr:
+		return c.dependsOn(e.Expr)
+	case *ast.UnaryNotOpExpr:
+		return c.dependsOn(e.Expr)
+	case *ast.RelationalOpExpr:
+		return cmp.Or(c.dependsOn(e.Lhs), c.dependsOn(e.Rhs))
+	case *ast.ArithmeticOpExpr:
+		return cmp.Or(c.dependsOn(e.Lhs), c.dependsOn(e.Rhs))
+	case *ast.StringConcatOpExpr:
+		return cmp.Or(c.dependsOn(e.Lhs), c.dependsOn(e.Rhs))
+	case *ast.LogicalOpExpr:
+		return cmp.Or(c.dependsOn(e.Lhs), c.dependsOn(e.Rhs))
+	}
+	return ""
 }
 
 // isConstTrue reports whether a loop condition is a constant truthy value.

@@ -34,6 +34,16 @@ var edgeSeeds = []string{
 	"return " + strings.Repeat("-", 500) + "ARGV[1]",
 	"return redis.call('GET', '\xff\xfe\n')",
 	"return redis.call('GET', '" + strings.Repeat("é", 60) + "')",
+	"#!",
+	"#!lua",
+	"#!lua name=",
+	"#!lua name=x\r\nredis.register_function()",
+	"#!lua name=x\nredis.register_function{callback=1, flags={1, 'no-writes', x=2}}",
+	"#!lua name=x\nlocal f\nredis.register_function('f', f)\nredis.register_function('g', undefined)",
+	"#!lua flags=no-writes\nlocal function w(k) return w(k) end\nw(KEYS[1])",
+	"local function f(a, a) redis.call('PEXPIRE', a, 1) end\nf()\nf(KEYS[1], KEYS[2], KEYS[3])",
+	"repeat local x until not not not x",
+	"while (redis.call('GET', KEYS[1])) do redis.call('DEL', KEYS[1]) end",
 }
 
 func FuzzLint(f *testing.F) {

@@ -9,25 +9,46 @@ import (
 	"github.com/yuin/gopher-lua/parse"
 )
 
-// Lint checks one Redis Lua script and returns its diagnostics sorted by
-// line, column and rule; the slice is empty, never nil, for a clean script.
-// filename only labels the diagnostics. A script that does not parse gets a
-// single syntax diagnostic and no other checks.
+// Lint checks one Redis Lua script (an EVAL script, or a Function library
+// starting with `#!lua name=...`) with every rule and returns its
+// diagnostics sorted by line, column and rule; the slice is empty, never nil,
+// for a clean script. filename only labels the diagnostics. A script that
+// does not parse gets a single syntax diagnostic and no other checks.
 func Lint(filename string, src []byte) []Diagnostic {
+	return LintWith(filename, src, Config{})
+}
+
+// LintWith is Lint with the rules cfg disables left out.
+func LintWith(filename string, src []byte, cfg Config) []Diagnostic {
 	lines := splitLines(src)
 	var diags []Diagnostic
-	chunk, err := parse.Parse(bytes.NewReader(src), filename)
+	head := readHeader(lines[0])
+	body := src
+	if head.present {
+		body = blankHeader(src)
+	}
+	chunk, err := parse.Parse(bytes.NewReader(body), filename)
 	// gopher-lua returns a nil chunk without an error when its parser panics
 	// with something other than an error; that is no parse either.
 	if err != nil || chunk == nil {
 		diags = []Diagnostic{syntaxError(filename, lines, err)}
 	} else {
-		c := &checker{file: filename, lines: lines, pos: locate(chunk, src), expired: map[string]bool{}}
+		c := &checker{file: filename, lines: lines, pos: locate(chunk, body), unit: newUnit(head.noWrites), library: head.library}
+		for _, p := range head.problems {
+			c.report(pos{1, p.col}, RuleShebang, "%s", p.msg)
+		}
+		if c.library {
+			c.callbacks = registrations(chunk)
+		}
 		c.block(chunk)
-		c.missingExpire()
+		if c.library && c.registrations == 0 {
+			c.report(pos{1, 1}, RuleLibrary,
+				"this Function library registers no function, and FUNCTION LOAD refuses it (No functions registered); call redis.register_function('name', function(keys, args) ... end)")
+		}
+		c.missingExpire(c.unit)
 		diags = c.diags
 	}
-	diags = suppress(diags, lines)
+	diags = suppress(cfg.filter(diags), lines)
 	sortDiagnostics(diags)
 	if diags == nil {
 		diags = []Diagnostic{}

@@ -108,6 +108,11 @@ func TestRulesAreTheSpecifiedOnesWithFixedSeverities(t *testing.T) {
 		RuleMissingExpire:    SeverityWarning,
 		RuleUnboundedLoop:    SeverityWarning,
 		RuleArgvNumber:       SeverityWarning,
+		RuleShebang:          SeverityError,
+		RuleReadonlyWrite:    SeverityError,
+		RuleLibrary:          SeverityError,
+		RuleReplyType:        SeverityError,
+		RuleReplyKey:         SeverityWarning,
 	}
 	got := Rules()
 	if len(got) != len(want) {

@@ -163,6 +163,8 @@ func (p *positions) expr(e ast.Expr) {
 		p.word(e, e.Line(), e.Value)
 	case *ast.StringExpr:
 		p.word(e, e.Line(), e.Value)
+	case *ast.NumberExpr:
+		p.pair(e, e.Line(), func(t token) bool { return t.typ == parse.TNumber && t.str == e.Value })
 	case *ast.AttrGetExpr:
 		p.expr(e.Object)
 		p.expr(e.Key)
@@ -209,7 +211,7 @@ func (p *positions) expr(e ast.Expr) {
 // position of its leftmost name or string. col is 0 when unknown.
 func (p *positions) at(e ast.Expr) pos {
 	switch e := e.(type) {
-	case *ast.IdentExpr, *ast.StringExpr:
+	case *ast.IdentExpr, *ast.StringExpr, *ast.NumberExpr:
 		if at, ok := p.of[e]; ok {
 			return at
 		}

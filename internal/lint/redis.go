@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -11,6 +12,8 @@ import (
 // been seen and missing-expire can tell whether it ever gets a TTL.
 type keyWrite struct {
 	name    string // resolved key, the identity TTLs are matched on
+	keys    bool   // a declared key (from KEYS)
+	anyKey  bool   // a declared key the linter cannot tell apart (KEYS[i])
 	source  string // the key as written at the call
 	display string
 	command string
@@ -22,7 +25,13 @@ type keyWrite struct {
 func (c *checker) redisCall(e *ast.FuncCallExpr, fn string) value {
 	c.redisCalls++
 	args := c.exprList(e.Args, 0)
-	reply := value{origin: fromReply, name: render(e)}
+	reply := value{origin: fromReply, name: render(e), reply: fn}
+	at := c.pos.at(e)
+	if c.library && c.fn == nil {
+		c.report(at, RuleLibrary,
+			"%s at the top of a Function library runs while FUNCTION LOAD loads it, where %s does not exist, so Redis refuses the library; call it inside a registered function",
+			fn, fn)
+	}
 	if len(e.Args) == 0 {
 		return reply
 	}
@@ -31,7 +40,24 @@ func (c *checker) redisCall(e *ast.FuncCallExpr, fn string) value {
 		return reply
 	}
 	cmd := strings.ToUpper(literal.Value)
-	at := c.pos.at(e)
+	reply.reply = cmd
+	if c.unit.noWrites && refusedInReadOnly[cmd] {
+		c.report(at, RuleReadonlyWrite,
+			"%s is a write command, but this %s is flagged no-writes, so Redis refuses it at run time (Write commands are not allowed from read-only scripts); drop the flag or the write",
+			cmd, c.unitKind())
+	}
+	if c.fn != nil && c.fn.writes == "" && refusedInReadOnly[cmd] {
+		c.fn.writes = cmd
+	}
+	// A pcall may answer an error table, and under RESP3 replies change
+	// shape (a ZSCORE is a double): the reply's type is then not certain.
+	switch {
+	case strings.HasSuffix(fn, ".pcall") || c.resp3:
+	case integerReplyCommands[cmd] && !(cmd == "ZADD" && hasWord(e.Args, "INCR")):
+		reply.typ, reply.typWhy = numberType, "the integer reply of "+cmd
+	case bulkReplyCommands[cmd] && (!popCommands[cmd] || len(e.Args) == 2) || cmd == "ZADD" && hasWord(e.Args, "INCR"):
+		reply.typ, reply.typWhy = stringType, "the reply of "+cmd+", a string or false"
+	}
 	if cmd == "KEYS" {
 		c.report(at, RuleKeysCommand,
 			"%s('KEYS', ...) walks the whole keyspace and blocks the server while the script runs; iterate with SCAN from the client, outside the script, or pass the keys the script needs in KEYS",
@@ -72,6 +98,10 @@ func (c *checker) checkKey(cmd string, arg ast.Expr, v value) {
 		c.report(at, RuleUndeclaredKey,
 			"%s key %s is hard-coded and bypasses KEYS; pass it in KEYS so Redis Cluster can route the script to the key's node",
 			cmd, what)
+	case fromReply:
+		c.report(at, RuleReplyKey,
+			"%s key %s comes from the reply of %s rather than from the KEYS table: Redis Cluster accepts it only if it shares the hash slot of the script's keys (a {hash tag} in every name), and the script's work grows with the data; pass the keys in KEYS (the client can read them first), or if the names are hash-tagged, suppress this line",
+			cmd, what, v.reply)
 	}
 }
 
@@ -112,20 +142,42 @@ func resolved(v value) bool {
 	return false
 }
 
+// specificKey matches the declared keys the linter can tell apart: KEYS[2],
+// not KEYS[i].
+var specificKey = regexp.MustCompile(`^KEYS\[[0-9]+\]$`)
+
+// expire records a TTL given to the key v holds, as precisely as the linter
+// can tell which key that is: one named key, any declared key (KEYS[i]), a
+// parameter (then whatever each call passes), or any key at all. A key read
+// from a reply is one the script found in the data, not one it names.
 func (c *checker) expire(v value) {
-	if resolved(v) {
-		c.expired[v.name] = true
-	} else {
-		c.expireUnresolved = true
+	u := c.unit
+	switch {
+	case v.origin == fromParam && v.fn != nil:
+		v.fn.paramExpires[v.param] = true
+	case v.origin == fromKeys && !specificKey.MatchString(v.name):
+		u.expiredKeys = true
+	case resolved(v):
+		u.expired[v.name] = true
+		u.expiredSomeKey = u.expiredSomeKey || v.origin == fromKeys
+	case v.origin == fromReply:
+	default:
+		u.expiredAny = true
 	}
 }
 
 func (c *checker) write(cmd string, key ast.Expr, v value) {
+	if v.origin == fromParam && v.fn != nil {
+		v.fn.paramWrites = append(v.fn.paramWrites, paramWrite{v.param, cmd})
+		return
+	}
 	if !resolved(v) {
 		return
 	}
-	c.writes = append(c.writes, keyWrite{
+	c.unit.writes = append(c.unit.writes, keyWrite{
 		name:    v.name,
+		keys:    v.origin == fromKeys,
+		anyKey:  v.origin == fromKeys && !specificKey.MatchString(v.name),
 		source:  render(key),
 		display: describe(key, v),
 		command: cmd,
@@ -133,21 +185,22 @@ func (c *checker) write(cmd string, key ast.Expr, v value) {
 	})
 }
 
-// missingExpire reports, once per key at its first write, every written key
-// that no command in the script gives a TTL.
-func (c *checker) missingExpire() {
-	if c.expireUnresolved {
+// missingExpire reports, once per key at its first write, every key a unit
+// writes that nothing in it may give a TTL.
+func (c *checker) missingExpire(u *unit) {
+	if u.expiredAny {
 		return
 	}
 	reported := map[string]bool{}
-	for _, w := range c.writes {
-		if c.expired[w.name] || reported[w.name] {
+	for _, w := range u.writes {
+		covered := u.expired[w.name] || w.keys && u.expiredKeys || w.anyKey && u.expiredSomeKey
+		if covered || reported[w.name] {
 			continue
 		}
 		reported[w.name] = true
 		c.report(w.at, RuleMissingExpire,
-			"%s is written by %s but this script never gives it a TTL, so an abandoned key lives forever; add redis.call('PEXPIRE', %s, ttl_ms) after the write (or write it with SET ... PX ttl_ms)",
-			w.display, w.command, w.source)
+			"%s is written by %s but this %s never gives it a TTL, so an abandoned key lives forever; add redis.call('PEXPIRE', %s, ttl_ms) after the write (or write it with SET ... PX ttl_ms), or if the data must persist (a queue, an id counter), disable missing-expire for the project in .limitctl.yaml",
+			w.display, w.command, c.unitKind(), w.source)
 	}
 }
 

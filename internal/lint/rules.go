@@ -10,6 +10,11 @@ const (
 	RuleMissingExpire    = "missing-expire"
 	RuleUnboundedLoop    = "unbounded-loop"
 	RuleArgvNumber       = "argv-number"
+	RuleShebang          = "shebang"
+	RuleReadonlyWrite    = "readonly-write"
+	RuleLibrary          = "library"
+	RuleReplyType        = "reply-type"
+	RuleReplyKey         = "reply-key"
 )
 
 // Rule describes one check, for `limitctl lint` help and the docs.
@@ -28,6 +33,14 @@ var rules = []Rule{
 		"a key argument of redis.call/pcall that does not come from KEYS (ARGV, concatenation, a loop variable or a literal); Redis Cluster routes a script by its KEYS only"},
 	{RuleKeysCommand, SeverityError,
 		"the KEYS command inside a script walks the whole keyspace and blocks the server; use SCAN from the client or pass the keys in KEYS"},
+	{RuleShebang, SeverityError,
+		"a Redis 7 shebang line Redis refuses: an engine other than lua, an unknown flag, name= in an EVAL script, flags= in a Function library"},
+	{RuleReadonlyWrite, SeverityError,
+		"a write command in a script flagged no-writes (#!lua flags=no-writes) or a function registered with flags={'no-writes'}; Redis refuses it at run time"},
+	{RuleLibrary, SeverityError,
+		"what a Function library cannot do: read the KEYS/ARGV globals (a registered function gets them as parameters), call redis.call while FUNCTION LOAD runs the file, register nothing; or redis.register_function outside a library"},
+	{RuleReplyType, SeverityError,
+		"a number (a command's integer reply, tonumber, arithmetic) compared with a string (ARGV, a bulk reply, a literal): == is always false and ~= always true in Lua, and < <= > >= raise an error"},
 	{RuleNondeterministic, SeverityWarning,
 		"TIME, RANDOMKEY, SRANDMEMBER, SPOP or math.random inside a script; pass time and randomness in ARGV so clients share one clock and tests can inject it"},
 	{RuleMissingExpire, SeverityWarning,
@@ -36,6 +49,8 @@ var rules = []Rule{
 		"a loop with a constant condition, or a loop over a reply that grows with the data, calls redis.call; the script's run time, during which Redis serves nobody else, has no bound"},
 	{RuleArgvNumber, SeverityWarning,
 		"ARGV (always a string) used in arithmetic or an ordering comparison without tonumber; comparisons fail or compare as text"},
+	{RuleReplyKey, SeverityWarning,
+		"a key argument taken from a command's reply (SCAN, KEYS, SMEMBERS, ZRANGE, HGET...): Redis Cluster cannot route it unless it shares the script's hash slot, and the script's work grows with the data"},
 }
 
 // Rules lists every rule in the order the docs present them.

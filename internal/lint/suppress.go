@@ -25,11 +25,12 @@ func ignoredRules(lines []string, line int) []string {
 	return strings.FieldsFunc(names, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 }
 
-// suppress drops the diagnostics that an ignore comment silences.
+// suppress drops the diagnostics that an ignore comment silences. A syntax
+// error cannot be silenced: it means nothing else in the file was checked.
 func suppress(ds []Diagnostic, lines []string) []Diagnostic {
 	kept := ds[:0]
 	for _, d := range ds {
-		if !slices.Contains(ignoredRules(lines, d.Line), d.Rule) {
+		if d.Rule == RuleSyntax || !slices.Contains(ignoredRules(lines, d.Line), d.Rule) {
 			kept = append(kept, d)
 		}
 	}

@@ -21,7 +21,9 @@ const (
 	fromConcat                // built with ..
 	fromString                // a string literal
 	fromLoop                  // a loop variable over something other than KEYS or ARGV
-	fromReply                 // the reply of redis.call/pcall
+	fromReply                 // the reply of redis.call/pcall, an element of it, or a loop variable over it
+	fromParam                 // a parameter of a function the script defines; param and fn say which
+	localFunc                 // a function the script defines; fn describes it
 	keysTable                 // the KEYS table itself (so `local keys = KEYS` works)
 	argvTable                 // the ARGV table itself
 	keyList                   // a table constructor holding only declared keys
@@ -38,6 +40,46 @@ type value struct {
 	// grows is set on replies whose size grows with the data (ZRANGE ... 0 -1,
 	// SMEMBERS, ZCARD...): it says which call, for the unbounded-loop message.
 	grows string
+	// typ is the Lua type the value certainly has, and typWhy says why, for
+	// reply-type: "ARGV, always a string", "the integer reply of INCRBY".
+	typ    luaType
+	typWhy string
+	// reply names the command whose reply this value was computed from, if
+	// any; it survives arithmetic, tonumber and merges, so a loop condition
+	// can tell it depends on the data.
+	reply string
+	// fn is the function a localFunc value is, or whose parameter number
+	// param a fromParam value is.
+	fn    *funcInfo
+	param int
+}
+
+// luaType is a Lua type the linter is certain of.
+type luaType int
+
+const (
+	anyType luaType = iota
+	numberType
+	stringType
+)
+
+// merge is what a local holds after a branch or loop body may have assigned
+// it. Origin and type, which errors rest on, are kept only when both values
+// share them. What the value depends on (grows, reply), which only warnings
+// rest on, is the assigned value's: `if n > 100 then n = 100 end` caps a
+// count, and `cursor = reply[1]` in a loop body is what its condition reads.
+func merge(before, after value) value {
+	out := value{name: after.name, grows: after.grows, reply: after.reply}
+	if before.typ == after.typ {
+		out.typ, out.typWhy = after.typ, after.typWhy
+	}
+	if before.origin == after.origin && before.fn == after.fn && before.param == after.param {
+		out.origin, out.fn, out.param = after.origin, after.fn, after.param
+		if before.name != after.name && after.origin == fromKeys {
+			out.name = "KEYS[?]" // one of two declared keys: a key the linter cannot name
+		}
+	}
+	return out
 }
 
 // maxName bounds value names and rendered expressions: they only feed
