@@ -314,7 +314,7 @@ func readCounter(r *keyReads) {
 
 // readBucket makes a hash with numeric tokens and ts fields a bucket: its size is the whole
 // tokens left, its age the time since its last refill (ts). A hash with a numeric tat field is a
-// GCRA bucket (limitctl's token_bucket.lua, go-redis/redis_rate): the tokens left depend on a rate
+// GCRA bucket (limitctl's token_bucket.lua; go-redis/redis_rate keeps a plain string, SET ... EX): the tokens left depend on a rate
 // the key does not hold, so its size stays the field count, and its age is now - tat (negative
 // while the bucket is still refilling).
 func readBucket(r *keyReads, now time.Time, opts InspectOptions) {
