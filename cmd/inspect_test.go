@@ -16,8 +16,8 @@ import (
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
-// decodeInspect parses inspect -o json, checks it has exactly the fields of SPEC section 6
-// (nulls included), and normalises what depends on the server and the clock: TTLs (counting
+// decodeInspect parses inspect -o json, checks it has exactly the fields of SPEC section 6 plus
+// the ones added since (CHANGELOG; nulls included), and normalises what depends on the server and the clock: TTLs (counting
 // down since the fixture was written) and memory (present, or null when memKnown is false).
 func decodeInspect(t *testing.T, out string, memKnown bool) inspectJSON {
 	t.Helper()
@@ -32,7 +32,8 @@ func decodeInspect(t *testing.T, out string, memKnown bool) inspectJSON {
 	if err := json.Unmarshal(raw["keys"], &rawKeys); err != nil {
 		t.Fatal(err)
 	}
-	specFields := []string{"flags", "key", "kind", "memory_bytes", "newest_age_ms", "node", "oldest_age_ms", "size", "stale", "ttl_ms", "type"}
+	specFields := []string{"estimate", "expired", "flags", "full_at_ms", "full_in_ms", "key", "kind", "memory_bytes", "newest_age_ms", "node",
+		"oldest_age_ms", "pair_key", "score_unit", "scores", "scores_guessed", "size", "stale", "ttl_ms", "type", "window_ms"}
 	for _, k := range rawKeys {
 		if got := sortedKeys(k); !reflect.DeepEqual(got, specFields) {
 			t.Errorf("key fields %v, want %v", got, specFields)
@@ -98,7 +99,7 @@ func TestInspectIsExactInEveryFormat(t *testing.T) {
 
 	tsv := at(t, a...).wantExit(t, ExitOK)
 	lines := strings.Split(strings.TrimRight(tsv.out, "\n"), "\n")
-	if lines[0] != "key\tnode\ttype\tkind\tsize\tttl_ms\toldest_age_ms\tnewest_age_ms\tstale\tmemory_bytes\tflags" {
+	if lines[0] != "key\tnode\ttype\tkind\tsize\tttl_ms\toldest_age_ms\tnewest_age_ms\tstale\tmemory_bytes\tflags\tdetail" {
 		t.Errorf("tsv header %q", lines[0])
 	}
 	if len(lines) != 9 || strings.HasPrefix(lines[8], "total") {
@@ -106,7 +107,7 @@ func TestInspectIsExactInEveryFormat(t *testing.T) {
 	}
 	row := strings.Split(lines[2], "\t")
 	row[5], row[9] = "TTL", "MEMORY" // they depend on the clock and the server
-	if want := []string{"rl:conc:u1", srv.Addr, "zset", "concurrency", "4", "TTL", "1800000", "1000", "2", "MEMORY", "STALE,OVER_LIMIT"}; !reflect.DeepEqual(row, want) {
+	if want := []string{"rl:conc:u1", srv.Addr, "zset", "concurrency", "4", "TTL", "1800000", "1000", "2", "MEMORY", "STALE,OVER_LIMIT", ""}; !reflect.DeepEqual(row, want) {
 		t.Errorf("tsv row %q, want %q", row, want)
 	}
 	if tsv.errOut != "" {
@@ -167,6 +168,8 @@ func TestInspectMembers(t *testing.T) {
   "node": "` + srv.Addr + `",
   "size": 4,
   "score_unit": "ms",
+  "scores": "start",
+  "scores_guessed": true,
   "members": [
     {
       "member": "req-4",
