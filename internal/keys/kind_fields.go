@@ -68,9 +68,17 @@ var tatEpochs = []struct {
 	{"2017-01-01", time.Date(2017, 1, 1, 0, 0, 0, 0, time.UTC)},
 }
 
+// A TAT lies near now: a key expires at (or soon after) its TAT, and a TAT is at most one burst
+// period ahead. Thirty days back allows keys kept without a TTL; no epoch's small numbers (2017
+// plus a few seconds) land in that range.
+const (
+	tatPast   = 30 * 24 * time.Hour
+	tatFuture = deadlineFuture
+)
+
 // tatTime reads a theoretical arrival time: the epoch and unit in which v is a plausible time
-// near now (ten years either way). Epochs 47 years apart and units a factor 1000 apart leave
-// at most one reading in range. ok is false when none fits: the epoch is unknown.
+// near now (tatPast before to tatFuture after). Epochs 47 years apart and units a factor 1000
+// apart leave at most one reading in range. ok is false when none fits: the epoch is unknown.
 func tatTime(v float64, now time.Time) (time.Time, bool) {
 	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return time.Time{}, false
@@ -82,7 +90,7 @@ func tatTime(v float64, now time.Time) (time.Time, bool) {
 				continue
 			}
 			t := e.at.Add(time.Duration(d.UnixNano()))
-			if !t.Before(now.Add(-maxPast)) && !t.After(now.Add(maxPast)) {
+			if !t.Before(now.Add(-tatPast)) && !t.After(now.Add(tatFuture)) {
 				return t, true
 			}
 		}
