@@ -188,6 +188,7 @@ func TestPurgeBadInputWritesNothing(t *testing.T) {
 		"batch too large":     {"purge", "rl:conc:u1", "--older-than", "10m", "--batch", "10001"},
 		"batch not a number":  {"purge", "rl:conc:u1", "--older-than", "10m", "--batch", "many"},
 		"unknown unit":        {"purge", "rl:conc:u1", "--older-than", "10m", "--score-unit", "minutes"},
+		"unknown scores":      {"purge", "rl:conc:u1", "--older-than", "10m", "--scores", "end"},
 		"unknown clock":       {"purge", "rl:conc:u1", "--older-than", "10m", "--clock", "sundial"},
 		"zero count":          {"purge", "rl:*", "--older-than", "10m", "--yes", "--count", "0"},
 		"no key":              {"purge", "--older-than", "10m"},
