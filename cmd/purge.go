@@ -20,8 +20,8 @@ import (
 //	  +evalsha +eval +zremrangebyrank +ping +time
 //	  (a cluster adds +cluster|slots)
 //
-// scan and type find the keys; zrange reads the newest score (unit detection, not needed
-// with --score-unit); zcount and zcard make --dry-run; evalsha runs the script (eval when the
+// scan and type find the keys; zcard and zrange read five sampled scores (unit and score-mode
+// detection, not needed with --score-unit); zcount and zcard make --dry-run; evalsha runs the script (eval when the
 // server's script cache lacks it), which itself calls zcount, zremrangebyrank and zcard;
 // ping checks the connection and time reads the server clock (not with --clock local). On a
 // cluster, cluster|slots serves go-redis's cluster client (+command is optional: refused, it

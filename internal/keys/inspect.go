@@ -440,13 +440,12 @@ func readPair(r *keyReads, value int64, now time.Time) {
 	}
 	window, ok := inferWindow(top, now)
 	if !ok {
-		r.info.Kind, r.info.PairKey = KindSlidingCounter, pair
-		return
+		return // no window fits the index: not a window index
 	}
 	est, state := slidingEstimate(r.window, counts, ttls, window, now)
 	switch state {
-	case pairFixed:
-		return // fixed-window counters: stays a counter
+	case pairNone:
+		return // stays a counter
 	case pairLive:
 		r.info.Estimate = &est.estimate
 	}

@@ -165,19 +165,26 @@ type pairState int
 const (
 	pairLive     pairState = iota // the current or the previous window of a sliding pair
 	pairLeftover                  // an older window of a sliding pair, waiting for its TTL
-	pairFixed                     // fixed-window counters that happen to overlap, not a pair
+	pairNone                      // counters that only look like a pair (see slidingEstimate)
 )
 
 // slidingEstimate reads the pair that the key of window index n belongs to at now; counts and
-// ttls hold the windows read (n-1, n, n+1). The previous window's key must outlive the current
-// window, as a sliding window reads it for the whole current window; one that dies sooner
-// belongs to a fixed-window counter whose predecessor has not expired yet.
+// ttls hold the windows read (n-1, n, n+1). A sliding pair's keys expire, within a few windows
+// (upstash: two windows and a second), and the previous window's key outlives the current window,
+// which reads it to its end. Counters without a TTL or living far longer (per-user counters that
+// merely have consecutive ids), or whose previous window's key dies sooner (fixed-window counters
+// whose predecessor has not expired yet) are no pair.
 func slidingEstimate(n int64, counts map[int64]int64, ttls map[int64]time.Duration, window time.Duration, now time.Time) (pairEstimate, pairState) {
 	w := window.Milliseconds()
+	for _, ttl := range ttls {
+		if ttl < 0 || ttl > 3*window+2*time.Second {
+			return pairEstimate{}, pairNone
+		}
+	}
 	nowMs := now.UnixMilli()
 	cur := nowMs / w
-	if ttl, ok := ttls[cur-1]; ok && ttl >= 0 && nowMs+ttl.Milliseconds() < (cur+1)*w {
-		return pairEstimate{}, pairFixed
+	if ttl, ok := ttls[cur-1]; ok && nowMs+ttl.Milliseconds() < (cur+1)*w {
+		return pairEstimate{}, pairNone
 	}
 	if cur != n && cur != n+1 {
 		return pairEstimate{}, pairLeftover

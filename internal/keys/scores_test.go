@@ -126,8 +126,12 @@ func TestCounterPairsAgainstFixedWindowOverlap(t *testing.T) {
 	write("old:u1", 2*w)
 	must(t, rdb.Set(ctx, windowKeyAt("old:u1", cur-2), 4, 50*time.Second).Err())
 	must(t, rdb.Set(ctx, windowKeyAt("alone:u1", cur), 4, w).Err())
+	// Per-user counters whose ids are consecutive: no TTL, or one far longer than the window.
+	must(t, rdb.Set(ctx, "users:1001", 4, 0).Err())
+	must(t, rdb.Set(ctx, "users:1002", 4, 0).Err())
+	write("long:u1", 24*time.Hour)
 	clock := LocalClock(func() time.Time { return now })
-	sel, err := Select(ctx, rdb, []string{"fixed:u1:*", "sliding:u1:*", "old:u1:*", "alone:u1:*"}, SelectOptions{})
+	sel, err := Select(ctx, rdb, []string{"fixed:u1:*", "sliding:u1:*", "old:u1:*", "alone:u1:*", "users:*", "long:u1:*"}, SelectOptions{})
 	must(t, err)
 	in, err := Inspect(ctx, rdb, sel, InspectOptions{Clock: clock, Limit: 8, HasLimit: true})
 	must(t, err)
