@@ -400,11 +400,9 @@ func readString(r *keyReads, now time.Time) {
 		return
 	}
 	// A fraction: a GCRA theoretical arrival time when it reads as a time near now in a known
-	// epoch, or (epoch unknown) when the key expires, as every GCRA store's key does.
+	// epoch. Any other fraction stays unknown: a float counter (INCRBYFLOAT) looks the same.
 	if at, ok := tatTime(f, now); ok {
 		r.info.Kind, r.info.FullAt = KindGCRA, &at
-	} else if r.info.TTL >= 0 {
-		r.info.Kind = KindGCRA
 	}
 }
 
