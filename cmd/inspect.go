@@ -43,6 +43,8 @@ type inspectOptions struct {
 	hasLimit  bool
 	scoreUnit string
 	unit      keys.ScoreUnit
+	scoreMode string
+	scores    keys.ScoreMode
 	clock     keyClockFlag
 	members   string
 	top       int64
@@ -58,20 +60,28 @@ func newInspectCmd(f *Factory) *cobra.Command {
 each with read-only commands: inspect never writes. An argument with *, ? or [ is a pattern;
 any other is a key name, read directly. No argument means every key.
 
-Per key: the Redis type; the kind (concurrency set, window_log, counter, bucket or unknown),
-read from the structure: a sorted set whose scores are timestamps and whose members look like
-request ids is a concurrency set or a window log (told apart by naming hints, then by how far
-the members spread against the TTL), a string holding an integer is a counter, a hash with
-tokens and ts fields is a token bucket; the size (members, a counter's count, a bucket's whole
-tokens, another type's length); the TTL; the oldest and newest member's age; members older
-than --stale; and MEMORY USAGE ("-" when the server or ACL refuses it).
+Per key: the Redis type; the kind, read from the structure (docs/kinds.md has each rule with
+an example): a sorted set whose scores are timestamps and whose members look like request ids
+is a concurrency set or a window log (told apart by naming hints, then by how far the members
+spread against the TTL); a string holding an integer is a counter, and a sliding_counter when
+it is <id>:<window index> beside <id>:<index-1> (the estimate is shown); a string or hash
+field holding a theoretical arrival time is gcra (when it is full again is shown when the
+epoch is known); a hash with tokens and a refill time (tokens/ts, tokens/refilledAt, ...) is a
+bucket. Then the size (members, a counter's count, a bucket's whole tokens, another type's
+length); the TTL; the oldest and newest member's age; members older than --stale; MEMORY USAGE
+("-" when the server or ACL refuses it); and a detail column for what the kind adds.
 
 Flags: NO_TTL (the key never expires: an abandoned limiter key lives forever), STALE (members
-older than --stale), OVER_LIMIT (a concurrency set, window log or counter above --limit).
+older than --stale), OVER_LIMIT (a concurrency set, window log or counter above --limit, or a
+sliding counter whose estimate is).
 
-Scores are read as times in --score-unit; auto picks, per set, the unit in which the newest
-score is a plausible time near now. Ages are measured from the server's TIME (--clock local:
-this machine's clock).`,
+Scores are read as times in --score-unit; auto picks, per set, the one unit in which sampled
+scores (oldest, newest and three between) are all plausible times near now. --scores says
+what a score is: start (when the member began; stale --stale after it) or deadline (when it
+expires, as job throttlers keep leases; stale once it passed --stale ago, and the members past
+it are counted as expired); auto reads deadlines when most sampled scores lie in the future,
+and says so. Ages are now minus the score, measured from the server's TIME (--clock local: this
+machine's clock); for deadlines, how long ago the deadline passed (negative: still ahead).`,
 		Example: `  limitctl inspect 'rl:*' --stale 10m --limit 20
   limitctl inspect rl:user:42 -o json
   limitctl inspect --members rl:user:42 --top 10 --stale 30s
@@ -92,6 +102,7 @@ this machine's clock).`,
 	fl.DurationVar(&opts.stale, "stale", 0, "count members at least this old as stale (flag STALE), e.g. 10m")
 	fl.Int64Var(&opts.limit, "limit", 0, "flag OVER_LIMIT when a set holds more members, or a counter counts more, than this")
 	fl.StringVar(&opts.scoreUnit, "score-unit", "auto", "unit of sorted-set scores: auto, s, ms, us or ns")
+	fl.StringVar(&opts.scoreMode, "scores", "auto", "what sorted-set scores mean: start, deadline (when the member expires) or auto")
 	fl.StringVar(&opts.clock.name, "clock", "server", "reference time: server (its TIME) or local (this machine's clock)")
 	fl.StringVar(&opts.members, "members", "", "list the members of this sorted set, oldest first, with score, time, age and staleness")
 	fl.Int64Var(&opts.top, "top", 100, "with --members: how many members to list, oldest first (0: all)")
@@ -100,6 +111,7 @@ this machine's clock).`,
 	c.RegisterFlagCompletionFunc("members", cobra.NoFileCompletions)
 	c.RegisterFlagCompletionFunc("type", fixedCompletion(redisTypes...))
 	c.RegisterFlagCompletionFunc("score-unit", fixedCompletion(scoreUnits...))
+	c.RegisterFlagCompletionFunc("scores", fixedCompletion(scoreModes...))
 	c.RegisterFlagCompletionFunc("clock", fixedCompletion(clockNames...))
 	return c
 }
@@ -107,6 +119,9 @@ this machine's clock).`,
 func (o *inspectOptions) validate(c *cobra.Command) error {
 	var err error
 	if o.unit, err = parseScoreUnit(o.scoreUnit); err != nil {
+		return err
+	}
+	if o.scores, err = parseScoreMode(o.scoreMode); err != nil {
 		return err
 	}
 	if err := o.clock.validate(); err != nil {
@@ -237,6 +252,17 @@ type inspectKeyJSON struct {
 	Stale       int64    `json:"stale"`
 	MemoryBytes *int64   `json:"memory_bytes"`
 	Flags       []string `json:"flags"`
+
+	// Added after SPEC section 6 (CHANGELOG): null when they do not apply to the key.
+	ScoreUnit     *string `json:"score_unit"`     // a sorted set's or bucket's time unit
+	Scores        *string `json:"scores"`         // a sorted set's scores: start or deadline
+	ScoresGuessed bool    `json:"scores_guessed"` // --scores auto decided it
+	Expired       *int64  `json:"expired"`        // deadline scores: members past their deadline
+	FullAtMs      *int64  `json:"full_at_ms"`     // gcra: Unix ms when the key is back to a full burst
+	FullInMs      *int64  `json:"full_in_ms"`     // gcra: ms until then (0: full now)
+	WindowMs      *int64  `json:"window_ms"`      // sliding_counter: the inferred window
+	Estimate      *int64  `json:"estimate"`       // sliding_counter: the sliding-window count now
+	PairKey       *string `json:"pair_key"`       // sliding_counter: the other window's key
 }
 
 type inspectJSON struct {
@@ -251,16 +277,17 @@ func inspectKeys(ctx context.Context, rdb redis.UniversalClient, clock keys.Cloc
 		return inspectView{}, err
 	}
 	in, err := keys.Inspect(ctx, rdb, sel, keys.InspectOptions{
-		Stale: opts.stale, Limit: opts.limit, HasLimit: opts.hasLimit, Unit: opts.unit, Clock: clock,
+		Stale: opts.stale, Limit: opts.limit, HasLimit: opts.hasLimit, Unit: opts.unit, Scores: opts.scores, Clock: clock,
 	})
 	if err != nil {
 		return inspectView{}, err
 	}
 	human := format == "table"
-	r := report{header: []string{"key", "node", "type", "kind", "size", "ttl", "oldest", "newest", "stale", "memory", "flags"}}
+	r := report{header: []string{"key", "node", "type", "kind", "size", "ttl", "oldest", "newest", "stale", "memory", "flags", "detail"}}
 	if !human {
-		r.header = []string{"key", "node", "type", "kind", "size", "ttl_ms", "oldest_age_ms", "newest_age_ms", "stale", "memory_bytes", "flags"}
+		r.header = []string{"key", "node", "type", "kind", "size", "ttl_ms", "oldest_age_ms", "newest_age_ms", "stale", "memory_bytes", "flags", "detail"}
 	}
+	var guessedDeadlines []string
 	out := inspectJSON{SchemaVersion: SchemaVersion, Scanned: in.Scanned, Keys: []inspectKeyJSON{}}
 	for _, k := range in.Keys {
 		j := inspectKeyJSON{
@@ -274,11 +301,16 @@ func inspectKeys(ctx context.Context, rdb redis.UniversalClient, clock keys.Cloc
 		for _, fl := range k.Flags {
 			j.Flags = append(j.Flags, string(fl))
 		}
+		addKindFields(&j, k, in.Now)
+		if k.Scores == keys.ScoresDeadline && k.ScoresGuessed {
+			guessedDeadlines = append(guessedDeadlines, k.Key)
+		}
 		out.Keys = append(out.Keys, j)
 		r.rows = append(r.rows, []string{
 			k.Key, k.Node, k.Type, string(k.Kind), strconv.FormatInt(k.Size, 10),
 			ttlCell(k.TTL, human), ageCell(k.OldestAge, human), ageCell(k.NewestAge, human),
 			strconv.FormatInt(k.Stale, 10), memoryCell(k.Memory, human), strings.Join(j.Flags, ","),
+			detailCell(k, in.Now),
 		})
 	}
 	tot := in.Totals()
@@ -293,7 +325,7 @@ func inspectKeys(ctx context.Context, rdb redis.UniversalClient, clock keys.Cloc
 	if human {
 		members += " members"
 	}
-	r.footer = []string{fmt.Sprintf("total (%d keys)", tot.Keys), "", "", "", members, "", "", "", strconv.FormatInt(tot.Stale, 10), memory, ""}
+	r.footer = []string{fmt.Sprintf("total (%d keys)", tot.Keys), "", "", "", members, "", "", "", strconv.FormatInt(tot.Stale, 10), memory, "", ""}
 	r.json = out
 
 	var notes []string
@@ -311,7 +343,83 @@ func inspectKeys(ctx context.Context, rdb redis.UniversalClient, clock keys.Cloc
 	for _, m := range in.Missing {
 		notes = append(notes, fmt.Sprintf("no such key: %s", m))
 	}
+	if n := len(guessedDeadlines); n > 0 {
+		notes = append(notes, fmt.Sprintf("%s read as deadlines: most of %s scores lie in the future (--scores auto; --scores start reads them as start times)",
+			describeKeys(guessedDeadlines), plural(n, "its", "their")))
+	}
 	return inspectView{report: r, notes: notes}, nil
+}
+
+// describeKeys names a few keys: "rl:a", "rl:a and rl:b", "rl:a, rl:b and 3 more".
+func describeKeys(ks []string) string {
+	switch {
+	case len(ks) == 1:
+		return ks[0]
+	case len(ks) == 2:
+		return ks[0] + " and " + ks[1]
+	}
+	return fmt.Sprintf("%s, %s and %d more", ks[0], ks[1], len(ks)-2)
+}
+
+// addKindFields fills the JSON fields that only some kinds have.
+func addKindFields(j *inspectKeyJSON, k keys.KeyInfo, now time.Time) {
+	str := func(s string) *string { return &s }
+	i64 := func(n int64) *int64 { return &n }
+	if k.Unit != "" {
+		j.ScoreUnit = str(string(k.Unit))
+	}
+	if k.Scores != "" {
+		j.Scores, j.ScoresGuessed = str(string(k.Scores)), k.ScoresGuessed
+	}
+	j.Expired = k.Expired
+	if k.FullAt != nil {
+		j.FullAtMs = i64(k.FullAt.UnixMilli())
+		j.FullInMs = i64(max(0, k.FullAt.Sub(now).Milliseconds()))
+	}
+	if k.Window > 0 {
+		j.WindowMs = i64(k.Window.Milliseconds())
+	}
+	j.Estimate = k.Estimate
+	if k.PairKey != "" {
+		j.PairKey = str(k.PairKey)
+	}
+}
+
+// detailCell says what a key's kind adds: a gcra key's refill, a sliding counter's estimate,
+// a deadline set's expired members.
+func detailCell(k keys.KeyInfo, now time.Time) string {
+	var parts []string
+	switch k.Kind {
+	case keys.KindGCRA:
+		switch {
+		case k.FullAt == nil:
+			parts = append(parts, "epoch unknown")
+		case !k.FullAt.After(now):
+			parts = append(parts, "full")
+		default:
+			parts = append(parts, "full in "+humanDuration(k.FullAt.Sub(now)))
+		}
+	case keys.KindSlidingCounter:
+		if k.Estimate != nil {
+			parts = append(parts, fmt.Sprintf("estimate %d", *k.Estimate))
+		} else if k.Window > 0 {
+			parts = append(parts, "older window")
+		}
+		if k.Window > 0 {
+			parts = append(parts, humanDuration(k.Window)+" window")
+		}
+		parts = append(parts, "with "+k.PairKey)
+	}
+	if k.Scores == keys.ScoresDeadline {
+		parts = append(parts, "deadlines")
+		if k.ScoresGuessed {
+			parts[len(parts)-1] += " (guessed)"
+		}
+		if k.Expired != nil {
+			parts = append(parts, fmt.Sprintf("%d expired", *k.Expired))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func describeArgs(args []string) string {
@@ -335,11 +443,13 @@ type membersJSON struct {
 	Node          string       `json:"node"`
 	Size          int64        `json:"size"`
 	ScoreUnit     *string      `json:"score_unit"`
+	Scores        *string      `json:"scores"`         // start or deadline (added after SPEC section 6)
+	ScoresGuessed bool         `json:"scores_guessed"` // --scores auto decided it
 	Members       []memberJSON `json:"members"`
 }
 
 func inspectMembers(ctx context.Context, rdb redis.UniversalClient, clock keys.Clock, opts *inspectOptions, format string) (inspectView, error) {
-	list, err := keys.Members(ctx, rdb, opts.members, keys.MembersOptions{Top: opts.top, Stale: opts.stale, Unit: opts.unit, Clock: clock})
+	list, err := keys.Members(ctx, rdb, opts.members, keys.MembersOptions{Top: opts.top, Stale: opts.stale, Unit: opts.unit, Scores: opts.scores, Clock: clock})
 	if err != nil {
 		if errors.Is(err, keys.ErrNotSortedSet) {
 			return inspectView{}, fmt.Errorf("%v: --members lists sorted-set members; inspect the key without --members", err)
@@ -353,8 +463,8 @@ func inspectMembers(ctx context.Context, rdb redis.UniversalClient, clock keys.C
 	}
 	out := membersJSON{SchemaVersion: SchemaVersion, Key: list.Key, Node: list.Node, Size: list.Size, Members: []memberJSON{}}
 	if list.Unit != "" {
-		u := string(list.Unit)
-		out.ScoreUnit = &u
+		u, m := string(list.Unit), string(list.Scores)
+		out.ScoreUnit, out.Scores, out.ScoresGuessed = &u, &m, list.Guessed
 	}
 	stale := 0
 	for _, m := range list.Members {
@@ -378,6 +488,13 @@ func inspectMembers(ctx context.Context, rdb redis.UniversalClient, clock keys.C
 	var notes []string
 	if list.Unit == "" {
 		notes = append(notes, fmt.Sprintf("the scores of %s are not timestamps in any unit; give --score-unit to read them as times", list.Key))
+	}
+	if list.Scores == keys.ScoresDeadline {
+		how := "--scores deadline"
+		if list.Guessed {
+			how = "most scores lie in the future (--scores auto; --scores start reads them as start times)"
+		}
+		notes = append(notes, fmt.Sprintf("the scores of %s are read as deadlines: %s; an age is how long ago the deadline passed, negative while it is ahead", list.Key, how))
 	}
 	return inspectView{report: r, notes: notes}, nil
 }
