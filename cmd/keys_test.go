@@ -21,6 +21,8 @@ type runConfig struct {
 	now   time.Time       // the factory's clock; zero keeps time.Now
 	ctx   context.Context // nil: background
 	tty   bool            // stdin and stdout are terminals
+	// columns is the terminal's width (0: 80, what a terminal whose size cannot be read gets).
+	columns int
 	stdin string
 	// setup runs on the factory before the command, e.g. to add a hook to its client.
 	setup func(f *Factory)
@@ -36,6 +38,7 @@ func runIn(t *testing.T, rc runConfig, args ...string) result {
 	streams, in, out, errOut := TestStreams()
 	in.WriteString(rc.stdin)
 	streams.StdinTTY, streams.StdoutTTY = rc.tty, rc.tty
+	streams.Columns = rc.columns
 	f := NewFactory(streams, Build{Version: "test"})
 	defer f.Close()
 	if !rc.now.IsZero() {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/limitctl/limitctl/internal/keys"
+	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
 // purge writes only through the purge_stale script. The smallest ACL that runs it (checked by
@@ -176,7 +177,7 @@ func runPurge(ctx context.Context, f *Factory, opts *purgeOptions) error {
 	if runErr != nil && res.TotalRemoved == 0 {
 		return runErr
 	}
-	if err := writeReport(f.IO.Out, format, purgeReport(res, opts, format)); err != nil {
+	if err := printReport(f.IO.Out, f.IO.TerminalWidth(), format, purgeReport(res, opts)); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -198,28 +199,43 @@ func runPurge(ctx context.Context, f *Factory, opts *purgeOptions) error {
 	return nil
 }
 
-func purgeReport(res keys.PurgeResult, opts *purgeOptions, format string) report {
-	removedHeader := "removed"
-	if opts.dryRun && format == "table" {
-		removedHeader = "would remove"
-	}
-	r := report{header: []string{"key", "node", "unit", removedHeader, "remaining", "skipped"}}
+func purgeReport(res keys.PurgeResult, opts *purgeOptions) report {
 	out := purgeJSON{SchemaVersion: SchemaVersion, DryRun: opts.dryRun, OlderThanMs: opts.olderThan.Milliseconds(), Keys: []purgeKeyJSON{}}
-	var remaining int64
-	skipped := 0
 	for _, k := range res.Keys {
 		out.Keys = append(out.Keys, purgeKeyJSON{Key: k.Key, Removed: k.Removed, Remaining: k.Remaining, Skipped: k.Skipped})
-		r.rows = append(r.rows, []string{k.Key, k.Node, string(k.Unit), strconv.FormatInt(k.Removed, 10), strconv.FormatInt(k.Remaining, 10), k.Skipped})
-		remaining += k.Remaining
-		if k.Skipped != "" {
+	}
+	out.TotalRemoved = res.TotalRemoved
+	return report{table: purgeTable(res, opts.dryRun), json: out}
+}
+
+// purgeTable: the key (cut in the middle on a narrow terminal), what was removed and what
+// remains always show; the unit goes first, then the node. Why a key was skipped shows when
+// one was, cut to fit.
+func purgeTable(res keys.PurgeResult, dryRun bool) tableprint.Table[keys.PurgedKey] {
+	type k = keys.PurgedKey
+	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
+	var remaining int64
+	skipped := 0
+	for _, key := range res.Keys {
+		remaining += key.Remaining
+		if key.Skipped != "" {
 			skipped++
 		}
 	}
-	out.TotalRemoved = res.TotalRemoved
-	r.footer = []string{fmt.Sprintf("total (%d keys)", len(res.Keys)), "", "", strconv.FormatInt(res.TotalRemoved, 10),
-		strconv.FormatInt(remaining, 10), fmt.Sprintf("%d skipped", skipped)}
-	r.json = out
-	return r
+	removed := tableprint.Column[k]{Header: "removed", Human: func(x k) string { return itoa(x.Removed) }, Total: itoa(res.TotalRemoved)}
+	if dryRun {
+		removed.Header, removed.Field = "would remove", "removed"
+	}
+	return tableprint.Table[keys.PurgedKey]{Rows: res.Keys, Totals: true, Columns: []tableprint.Column[k]{
+		{Header: "key", Human: func(x k) string { return x.Key }, MinWidth: 20, Cut: tableprint.CutMiddle,
+			Total: fmt.Sprintf("total (%d keys)", len(res.Keys))},
+		{Header: "node", Human: func(x k) string { return x.Node }, MinWidth: 12, Cut: tableprint.CutMiddle, Priority: 2},
+		{Header: "unit", Human: func(x k) string { return string(x.Unit) }, Priority: 3},
+		removed,
+		{Header: "remaining", Human: func(x k) string { return itoa(x.Remaining) }, Total: itoa(remaining)},
+		{Header: "skipped", Human: func(x k) string { return x.Skipped }, MinWidth: 16, Priority: 1,
+			HideZero: true, Total: fmt.Sprintf("%d skipped", skipped)},
+	}}
 }
 
 func plural(n int, one, many string) string {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/limitctl/limitctl/internal/redisconn"
+	"github.com/limitctl/limitctl/internal/tableprint"
 	"github.com/limitctl/limitctl/scripts"
 )
 
@@ -38,6 +39,20 @@ type scriptJSON struct {
 	Description string   `json:"description"`
 }
 
+// scriptsListTable: on a narrow terminal the description and SHA1 are cut, then the contract goes.
+func scriptsListTable(list []scriptJSON) tableprint.Table[scriptJSON] {
+	return tableprint.Table[scriptJSON]{Rows: list, Columns: []tableprint.Column[scriptJSON]{
+		{Header: "name", Human: func(s scriptJSON) string { return s.Name }},
+		{Header: "sha1", Human: func(s scriptJSON) string { return s.SHA1 }, MinWidth: shortSHA1, Priority: 3},
+		{Header: "keys", Human: func(s scriptJSON) string { return strings.Join(s.Keys, ",") }, MinWidth: 12, Priority: 2},
+		{Header: "argv", Human: func(s scriptJSON) string { return strings.Join(s.Args, ",") }, MinWidth: 12, Priority: 2},
+		{Header: "description", Human: func(s scriptJSON) string { return s.Description }, MinWidth: 24, Priority: 1},
+	}}
+}
+
+// shortSHA1 is how much of a SHA1 a narrow table keeps: enough to tell scripts apart by eye.
+const shortSHA1 = 12
+
 func newScriptsListCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:               "list",
@@ -49,17 +64,15 @@ func newScriptsListCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r := report{header: []string{"name", "sha1", "keys", "argv", "description"}}
 			list := []scriptJSON{}
 			for _, s := range scripts.All() {
-				r.rows = append(r.rows, []string{s.Name, s.SHA1(), strings.Join(s.Keys, ","), strings.Join(s.Args, ","), s.Description})
 				list = append(list, scriptJSON{Name: s.Name, SHA1: s.SHA1(), Keys: s.Keys, Args: s.Args, Description: s.Description})
 			}
-			r.json = struct {
+			r := report{table: scriptsListTable(list), json: struct {
 				SchemaVersion int          `json:"schema_version"`
 				Scripts       []scriptJSON `json:"scripts"`
-			}{SchemaVersion, list}
-			return writeReport(f.IO.Out, format, r)
+			}{SchemaVersion, list}}
+			return printReport(f.IO.Out, f.IO.TerminalWidth(), format, r)
 		},
 	}
 }
@@ -150,6 +163,15 @@ type loadedJSON struct {
 	CachedBefore bool   `json:"cached_before"`
 }
 
+func scriptsLoadTable(loaded []loadedJSON) tableprint.Table[loadedJSON] {
+	return tableprint.Table[loadedJSON]{Rows: loaded, Columns: []tableprint.Column[loadedJSON]{
+		{Header: "name", Human: func(l loadedJSON) string { return l.Name }, MinWidth: 16},
+		{Header: "sha1", Human: func(l loadedJSON) string { return l.SHA1 }, MinWidth: shortSHA1, Priority: 1},
+		{Header: "node", Human: func(l loadedJSON) string { return l.Node }, MinWidth: 16, Cut: tableprint.CutMiddle},
+		{Header: "cached before", Human: func(l loadedJSON) string { return yesNo(l.CachedBefore) }},
+	}}
+}
+
 type scriptsLoadOptions struct {
 	names     []string
 	files     []string
@@ -233,15 +255,11 @@ func runScriptsLoad(ctx context.Context, f *Factory, opts *scriptsLoadOptions) e
 			loaded = append(loaded, loadedJSON{Name: s.name, SHA1: got, Node: addr, CachedBefore: len(exists) > 0 && exists[0]})
 		}
 	}
-	r := report{header: []string{"name", "sha1", "node", "cached before"}}
-	for _, l := range loaded {
-		r.rows = append(r.rows, []string{l.Name, l.SHA1, l.Node, yesNo(l.CachedBefore)})
-	}
-	r.json = struct {
+	r := report{table: scriptsLoadTable(loaded), json: struct {
 		SchemaVersion int          `json:"schema_version"`
 		Loaded        []loadedJSON `json:"loaded"`
-	}{SchemaVersion, loaded}
-	return writeReport(f.IO.Out, format, r)
+	}{SchemaVersion, loaded}}
+	return printReport(f.IO.Out, f.IO.TerminalWidth(), format, r)
 }
 
 // loadFunctions replaces the limitctl Functions library on one node.
@@ -279,6 +297,30 @@ type statusNodeJSON struct {
 	Node    string             `json:"node"`
 	Role    string             `json:"role"`
 	Scripts []statusScriptJSON `json:"scripts"`
+}
+
+// statusRow is one script on one node: a line of the scripts status table.
+type statusRow struct {
+	node   statusNodeJSON
+	script statusScriptJSON
+}
+
+// scriptsStatusTable: on a narrow terminal the SHA1 is cut to its first characters, then the
+// role goes; node, script and whether it is cached always show.
+func scriptsStatusTable(nodes []statusNodeJSON, missing int) tableprint.Table[statusRow] {
+	var rows []statusRow
+	for _, n := range nodes {
+		for _, s := range n.Scripts {
+			rows = append(rows, statusRow{n, s})
+		}
+	}
+	return tableprint.Table[statusRow]{Rows: rows, Totals: true, Columns: []tableprint.Column[statusRow]{
+		{Header: "node", Human: func(r statusRow) string { return r.node.Node }, MinWidth: 16, Cut: tableprint.CutMiddle},
+		{Header: "role", Human: func(r statusRow) string { return r.node.Role }, Priority: 2},
+		{Header: "name", Human: func(r statusRow) string { return r.script.Name }, MinWidth: 16},
+		{Header: "sha1", Human: func(r statusRow) string { return r.script.SHA1 }, MinWidth: shortSHA1, Priority: 1},
+		{Header: "cached", Human: func(r statusRow) string { return yesNo(r.script.Cached) }, Total: strconv.Itoa(missing) + " missing"},
+	}}
 }
 
 func newScriptsStatusCmd(f *Factory) *cobra.Command {
@@ -323,7 +365,6 @@ func runScriptsStatus(ctx context.Context, f *Factory, names, files []string) er
 	}
 	var out []statusNodeJSON
 	missing := 0
-	r := report{header: []string{"node", "role", "name", "sha1", "cached"}}
 	for _, node := range nodes {
 		addr := redisconn.NodeAddr(node)
 		role, err := redisconn.Role(ctx, node)
@@ -341,17 +382,15 @@ func runScriptsStatus(ctx context.Context, f *Factory, names, files []string) er
 				missing++
 			}
 			n.Scripts = append(n.Scripts, statusScriptJSON{Name: s.name, SHA1: shas[i], Cached: cached})
-			r.rows = append(r.rows, []string{addr, role, s.name, shas[i], yesNo(cached)})
 		}
 		out = append(out, n)
 	}
-	r.footer = []string{"", "", "", "missing", strconv.Itoa(missing)}
-	r.json = struct {
+	r := report{table: scriptsStatusTable(out, missing), json: struct {
 		SchemaVersion int              `json:"schema_version"`
 		Nodes         []statusNodeJSON `json:"nodes"`
 		Missing       int              `json:"missing"`
-	}{SchemaVersion, out, missing}
-	if err := writeReport(f.IO.Out, format, r); err != nil {
+	}{SchemaVersion, out, missing}}
+	if err := printReport(f.IO.Out, f.IO.TerminalWidth(), format, r); err != nil {
 		return err
 	}
 	if missing > 0 {
