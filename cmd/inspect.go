@@ -354,16 +354,17 @@ func msPtr(d *time.Duration) *int64 {
 }
 
 // inspectTable: the key, its size and flags always show (a long key cut in the middle, where
-// keys differ); on a narrow terminal the type goes first, then the node, the newest age, memory,
-// the oldest age, the TTL and the kind. The stale count shows only when some key has stale members.
+// keys differ). On a narrow terminal the type goes first, then the node, the newest age, memory
+// and the oldest age; then keys and flags are cut; then the TTL and the kind go. The stale
+// count shows only when some key has stale members.
 func inspectTable(rows []inspectKeyJSON, tot keys.Totals) tableprint.Table[inspectKeyJSON] {
 	type k = inspectKeyJSON
 	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
 	memory := humanBytes(tot.Memory)
 	if tot.MemoryUnknown > 0 {
-		memory += fmt.Sprintf(" (+%d unknown)", tot.MemoryUnknown)
+		memory = "≥" + memory // some key's memory is unknown ("-")
 	}
-	return tableprint.Table[inspectKeyJSON]{Rows: rows, Totals: true, Columns: []tableprint.Column[inspectKeyJSON]{
+	return tableprint.Table[inspectKeyJSON]{Rows: rows, Totals: true, Optional: 3, Columns: []tableprint.Column[inspectKeyJSON]{
 		{Header: "key", Human: func(x k) string { return x.Key }, MinWidth: 20, Cut: tableprint.CutMiddle,
 			Total: fmt.Sprintf("total (%d keys)", tot.Keys)},
 		{Header: "node", Human: func(x k) string { return x.Node }, MinWidth: 12, Cut: tableprint.CutMiddle, Priority: 7},
@@ -373,7 +374,7 @@ func inspectTable(rows []inspectKeyJSON, tot keys.Totals) tableprint.Table[inspe
 		{Header: "ttl", Field: "ttl_ms", Human: func(x k) string { return ttlHuman(x.TTLMs) }, Machine: func(x k) string { return itoa(x.TTLMs) }, Priority: 3},
 		{Header: "oldest", Field: "oldest_age_ms", Human: func(x k) string { return msHuman(x.OldestAgeMs) }, Machine: func(x k) string { return numberOrEmpty(x.OldestAgeMs) }, Priority: 4},
 		{Header: "newest", Field: "newest_age_ms", Human: func(x k) string { return msHuman(x.NewestAgeMs) }, Machine: func(x k) string { return numberOrEmpty(x.NewestAgeMs) }, Priority: 6},
-		{Header: "stale", Human: func(x k) string { return itoa(x.Stale) }, HideZero: true, Priority: 1, Total: itoa(tot.Stale)},
+		{Header: "stale", Human: func(x k) string { return itoa(x.Stale) }, HideZero: true, Priority: 1, Total: itoa(tot.Stale) + " stale"},
 		{Header: "memory", Field: "memory_bytes", Human: func(x k) string { return bytesHuman(x.MemoryBytes) }, Machine: func(x k) string { return numberOrEmpty(x.MemoryBytes) }, Priority: 5, Total: memory},
 		{Header: "flags", Human: func(x k) string { return strings.Join(x.Flags, ",") }, MinWidth: 12},
 	}}

@@ -208,9 +208,9 @@ func purgeReport(res keys.PurgeResult, opts *purgeOptions) report {
 	return report{table: purgeTable(res, opts.dryRun), json: out}
 }
 
-// purgeTable: the key (cut in the middle on a narrow terminal), what was removed and what
-// remains always show; the unit goes first, then the node. Why a key was skipped shows when
-// one was, cut to fit.
+// purgeTable: the key, what was removed and what remains always show. On a narrow terminal
+// the unit goes first, then the node; then keys (in the middle) and why a key was skipped are
+// cut. The skipped column shows only when a key was skipped.
 func purgeTable(res keys.PurgeResult, dryRun bool) tableprint.Table[keys.PurgedKey] {
 	type k = keys.PurgedKey
 	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
@@ -226,7 +226,7 @@ func purgeTable(res keys.PurgeResult, dryRun bool) tableprint.Table[keys.PurgedK
 	if dryRun {
 		removed.Header, removed.Field = "would remove", "removed"
 	}
-	return tableprint.Table[keys.PurgedKey]{Rows: res.Keys, Totals: true, Columns: []tableprint.Column[k]{
+	return tableprint.Table[keys.PurgedKey]{Rows: res.Keys, Totals: true, Optional: 1, Columns: []tableprint.Column[k]{
 		{Header: "key", Human: func(x k) string { return x.Key }, MinWidth: 20, Cut: tableprint.CutMiddle,
 			Total: fmt.Sprintf("total (%d keys)", len(res.Keys))},
 		{Header: "node", Human: func(x k) string { return x.Node }, MinWidth: 12, Cut: tableprint.CutMiddle, Priority: 2},

@@ -38,7 +38,8 @@ type Column[R any] struct {
 	Field string
 	// Human is the cell a person reads; Machine the one a script reads (nil: Human).
 	Human, Machine func(R) string
-	// Total is the column's cell in the totals line under a terminal table; tsv has none.
+	// Total is the column's cell in the totals line under a terminal table (tsv has none). It
+	// does not widen the column: it runs on into the next columns while their totals are empty.
 	Total string
 	// Priority orders what gives way on a narrow terminal: 0 is never dropped, the highest
 	// number goes first, and columns sharing a number go together.
@@ -62,6 +63,9 @@ type Table[R any] struct {
 	Rows    []R
 	// Totals adds the totals line (each column's Total) under a terminal table.
 	Totals bool
+	// Optional is the priority above which columns are dropped before any column is narrowed:
+	// what a person can do without goes before a key is cut. 0: narrow before dropping anything.
+	Optional int
 }
 
 // WriteTSV writes a header of field names and one line per row with every column except the
@@ -115,20 +119,75 @@ func (c Column[R]) machine(r R) string {
 // Lines carry no trailing spaces and no escape codes.
 func (t Table[R]) WriteTerminal(w io.Writer, width int) error {
 	l := t.Layout(width)
+	if len(l.Columns) == 0 {
+		return nil
+	}
 	header := make([]string, len(l.Columns))
 	rows := make([][]string, len(t.Rows))
-	var totals []string
 	for i, ci := range l.Columns {
 		c := t.Columns[ci]
 		header[i] = cut(upperASCII(c.Header), l.Widths[i], c.Cut)
 		for r, row := range t.Rows {
 			rows[r] = append(rows[r], cut(c.Human(row), l.Widths[i], c.Cut))
 		}
-		if t.Totals {
-			totals = append(totals, cut(c.Total, l.Widths[i], c.Cut))
-		}
 	}
-	return render(w, header, rows, totals)
+	var b bytes.Buffer
+	if err := render(&b, header, rows); err != nil {
+		return err
+	}
+	if t.Totals {
+		b.WriteString(strings.Repeat("─", l.Width()) + "\n")
+		b.WriteString(t.totalsLine(l, width) + "\n")
+	}
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("writing table: %w", err)
+	}
+	return nil
+}
+
+// totalsLine places each total under its column. A total wider than its column runs on to
+// the next total, or to the terminal's edge (width; no bound when 0 or less); if it does not
+// fit there it moves left into blank space, and only then is cut.
+func (t Table[R]) totalsLine(l Layout, width int) string {
+	starts := make([]int, len(l.Columns))
+	for k := 1; k < len(l.Columns); k++ {
+		starts[k] = starts[k-1] + l.Widths[k-1] + Gap
+	}
+	var b strings.Builder
+	at := 0 // the width written so far
+	for k, ci := range l.Columns {
+		c := t.Columns[ci]
+		if c.Total == "" {
+			continue
+		}
+		start := max(starts[k], at+1)
+		if at == 0 {
+			start = starts[k]
+		}
+		end := -1 // the column where the next total begins, or the terminal's edge
+		for j := k + 1; j < len(l.Columns) && end < 0; j++ {
+			if t.Columns[l.Columns[j]].Total != "" {
+				end = starts[j] - 1
+			}
+		}
+		if end < 0 {
+			end = width
+		}
+		cell := c.Total
+		if end > 0 {
+			if need := twwidth.Width(cell); start+need > end { // shift left into blank space first
+				start = max(end-need, min(start, at+1))
+				if at == 0 {
+					start = max(end-need, 0)
+				}
+			}
+			cell = cut(cell, end-start, c.Cut)
+		}
+		b.WriteString(strings.Repeat(" ", start-at))
+		b.WriteString(cell)
+		at = start + twwidth.Width(cell)
+	}
+	return b.String()
 }
 
 // Layout is the columns a terminal table shows (indices into Table.Columns, in order) and
@@ -151,10 +210,11 @@ func (l Layout) Width() int {
 }
 
 // Layout decides which columns show at what width to fit width cells (0 or less: no bound):
-// columns of zeros marked HideZero are left out; then, while the table is too wide, it
-// narrows what may be narrowed if that is enough, else drops the least important columns
-// (showing a merged column once all its parts are gone) and tries again. When nothing is
-// left to drop it narrows every narrowable column to its header and lets the line overflow.
+// columns of zeros marked HideZero are left out; then, while the table is too wide, it drops
+// the optional columns, least important first; then narrows what may be narrowed if that is
+// enough, else drops the next least important columns (showing a merged column once all its
+// parts are gone) and tries again. When nothing is left to drop it narrows every narrowable
+// column to its header and lets the line overflow.
 func (t Table[R]) Layout(width int) Layout {
 	natural := make([]int, len(t.Columns))
 	visible := make([]bool, len(t.Columns))
@@ -165,9 +225,6 @@ func (t Table[R]) Layout(width int) Layout {
 			cell := c.Human(r)
 			natural[i] = max(natural[i], twwidth.Width(cell))
 			zero = zero && (cell == "" || cell == "0" || cell == "-")
-		}
-		if t.Totals {
-			natural[i] = max(natural[i], twwidth.Width(c.Total))
 		}
 		visible[i] = c.Of == nil && !(c.HideZero && zero && len(t.Rows) > 0)
 	}
@@ -196,14 +253,14 @@ func (t Table[R]) Layout(width int) Layout {
 		if width <= 0 || over <= 0 {
 			return l
 		}
-		if over <= slack {
-			return t.narrow(l, over, minWidth)
-		}
 		level := 0
 		for i, c := range t.Columns {
 			if visible[i] {
 				level = max(level, c.Priority)
 			}
+		}
+		if (t.Optional == 0 || level <= t.Optional) && over <= slack {
+			return t.narrow(l, over, minWidth)
 		}
 		if level == 0 { // nothing left to drop: as narrow as the headers allow
 			for k, i := range l.Columns {
@@ -290,8 +347,8 @@ func cut(s string, width int, where Cut) string {
 }
 
 // render hands the cut cells to tablewriter: no borders, no column separators, two spaces
-// between columns, a rule above the totals line. Trailing spaces are trimmed.
-func render(w io.Writer, header []string, rows [][]string, totals []string) error {
+// between columns. Trailing spaces are trimmed.
+func render(w io.Writer, header []string, rows [][]string) error {
 	if len(header) == 0 {
 		return nil
 	}
@@ -306,29 +363,23 @@ func render(w io.Writer, header []string, rows [][]string, totals []string) erro
 			Borders: tw.BorderNone,
 			Settings: tw.Settings{
 				Separators: tw.Separators{BetweenColumns: tw.Off, BetweenRows: tw.Off},
-				Lines:      tw.Lines{ShowHeaderLine: tw.Off, ShowFooterLine: tw.On},
+				Lines:      tw.Lines{ShowHeaderLine: tw.Off},
 			},
 		})),
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithFooterAutoWrap(tw.WrapNone),
 		tablewriter.WithTrimSpace(tw.Off),
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
 		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithFooterAlignmentConfig(tw.CellAlignment{Global: tw.AlignLeft}),
 		tablewriter.WithHeaderPaddingPerColumn(pad),
 		tablewriter.WithRowPaddingPerColumn(pad),
-		tablewriter.WithFooterPaddingPerColumn(pad),
 	)
 	t.Header(anys(header)...)
 	for _, r := range rows {
 		if err := t.Append(anys(r)...); err != nil {
 			return err
 		}
-	}
-	if totals != nil {
-		t.Footer(anys(totals)...)
 	}
 	if err := t.Render(); err != nil {
 		return err
@@ -341,10 +392,8 @@ func render(w io.Writer, header []string, rows [][]string, totals []string) erro
 		out.WriteString(strings.TrimRight(line, " \n"))
 		out.WriteByte('\n')
 	}
-	if _, err := w.Write(out.Bytes()); err != nil {
-		return fmt.Errorf("writing table: %w", err)
-	}
-	return nil
+	_, err := w.Write(out.Bytes())
+	return err
 }
 
 func anys(cells []string) []any {
