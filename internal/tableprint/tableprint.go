@@ -53,7 +53,8 @@ type Column[R any] struct {
 	// never retries). tsv keeps it.
 	HideZero bool
 	// Of makes this a merged column, on a terminal only: it stands in for the named columns
-	// (by Header) once all of them have given way, and lower its own Priority is dropped in turn.
+	// (by Field) once all of them have given way, and at its own Priority is dropped in turn.
+	// A merged column of one column is its short form: an error count without its kinds.
 	Of []string
 }
 
@@ -237,7 +238,7 @@ func (t Table[R]) Layout(width int) Layout {
 	}
 	index := make(map[string]int, len(t.Columns))
 	for i, c := range t.Columns {
-		index[c.Header] = i
+		index[c.field()] = i
 	}
 	for {
 		l := Layout{}

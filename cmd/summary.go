@@ -1,0 +1,144 @@
+package cmd
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"time"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/human"
+	"github.com/limitctl/limitctl/internal/tableprint"
+)
+
+// hammerTable prints the strategies of a hammer summary. tsv keeps every column in the units
+// of the JSON (milliseconds, per second). On a terminal, counts carry thousands separators and
+// latencies three significant digits. What overshoot is judged by (strategy, peak, overshoot,
+// errors) always shows; on a narrow terminal the rest gives way in this order: max, p99.9,
+// p90; p50 and p99 merge into p50/p99; the error kinds go (the count stays); then server time,
+// attempts, rejected, admitted, retries (shown only when some strategy retried), the merged
+// latency, decisions/s and overshoot events.
+func hammerTable(rows []strategyJSON) tableprint.Table[strategyJSON] {
+	type s = strategyJSON
+	count := func(get func(s) int64) (func(s) string, func(s) string) {
+		return func(x s) string { return human.Count(get(x)) }, func(x s) string { return itoa64(get(x)) }
+	}
+	latency := func(header string, priority int, get func(latencyJSON) float64) tableprint.Column[s] {
+		return tableprint.Column[s]{Header: header, Priority: priority,
+			Human:   func(x s) string { return human.Latency(msToDuration(get(x.LatencyMs))) },
+			Machine: func(x s) string { return strconv.FormatFloat(get(x.LatencyMs), 'f', 3, 64) + "ms" },
+		}
+	}
+	col := func(header string, priority int, get func(s) int64) tableprint.Column[s] {
+		h, m := count(get)
+		return tableprint.Column[s]{Header: header, Priority: priority, Human: h, Machine: m}
+	}
+	attempts := col("attempts", 7, func(x s) int64 { return x.Attempts })
+	admitted := col("admitted", 5, func(x s) int64 { return x.Admitted })
+	rejected := col("rejected", 6, func(x s) int64 { return x.Rejected })
+	retries := col("retries", 4, func(x s) int64 { return x.Retries })
+	retries.HideZero = true
+	peak := col("peak", 0, func(x s) int64 { return x.Peak })
+	overshoot := col("overshoot", 0, func(x s) int64 { return x.Overshoot })
+	events := col("events", 1, func(x s) int64 { return x.OvershootEvents })
+	errorCount := col("errors", 0, func(x s) int64 { return x.Errors })
+	errorCount.Field, errorCount.Of = "errors_count", []string{"errors"}
+	return tableprint.Table[strategyJSON]{Rows: rows, Columns: []tableprint.Column[s]{
+		{Header: "strategy", Human: func(x s) string { return x.Name }},
+		attempts, admitted, rejected,
+		{Header: "errors", Priority: 9,
+			Human: func(x s) string {
+				if x.Errors == 0 {
+					return "0"
+				}
+				return human.Count(x.Errors) + " (" + errorKinds(x.ErrorsByKind) + ")"
+			},
+			Machine: func(x s) string { return itoa64(x.Errors) }},
+		errorCount,
+		retries, peak, overshoot, events,
+		{Header: "decisions/s", Field: "throughput_per_s", Priority: 2,
+			Human:   func(x s) string { return human.Count(int64(math.Round(x.ThroughputPerS))) },
+			Machine: func(x s) string { return strconv.FormatFloat(math.Round(x.ThroughputPerS), 'f', 0, 64) }},
+		latency("p50", 10, func(l latencyJSON) float64 { return l.P50 }),
+		latency("p90", 11, func(l latencyJSON) float64 { return l.P90 }),
+		latency("p99", 10, func(l latencyJSON) float64 { return l.P99 }),
+		latency("p99.9", 12, func(l latencyJSON) float64 { return l.P999 }),
+		latency("max", 13, func(l latencyJSON) float64 { return l.Max }),
+		{Header: "p50/p99", Of: []string{"p50", "p99"}, Priority: 3, Human: func(x s) string {
+			return human.Latency(msToDuration(x.LatencyMs.P50)) + "/" + human.Latency(msToDuration(x.LatencyMs.P99))
+		}},
+		{Header: "server µs", Field: "server_usec_per_call", Priority: 8,
+			Human:   func(x s) string { return usecCell(x.ServerUsecPerCall, "-") },
+			Machine: func(x s) string { return usecCell(x.ServerUsecPerCall, "n/a") }},
+	}}
+}
+
+func msToDuration(ms float64) time.Duration {
+	return time.Duration(math.Round(ms * float64(time.Millisecond)))
+}
+
+func usecCell(v *float64, none string) string {
+	if v == nil {
+		return none
+	}
+	return strconv.FormatFloat(*v, 'f', 1, 64)
+}
+
+// errorShare is the share of a strategy's decisions that may fail before its verdict is
+// "errors": above it, what the limiter would have decided is unknown too often to judge it.
+const errorShare = 0.01
+
+// verdicts are one line per strategy saying in plain words who overshot, by how much, and on
+// what evidence, aligned in columns:
+//
+//	naive  OVERSHOOT    peak 64 of 20 (+44), 29,022 events in 8.0s
+//	lua    held         peak 20 of 20, 0 events
+//	watch  no evidence  peak 6 of 20: the limit was never reached, so nothing was tested
+//	eval   errors       312 of 10,000 decisions failed (timeout 312); peak 20 of 20
+//
+// OVERSHOOT stands on its evidence whatever else happened; otherwise errors on more than 1%
+// of decisions leave the limiter unjudged; otherwise a strategy that never reached the limit
+// (no rejection, peak below it) proved nothing; otherwise it held.
+func verdicts(s bench.Summary) []string {
+	type line struct{ name, word, text string }
+	var lines []line
+	nameW, wordW := 0, 0
+	for _, st := range s.Strategies {
+		peak := fmt.Sprintf("peak %s of %s", human.Count(st.Peak), human.Count(s.Limit))
+		var l line
+		switch {
+		case st.Overshoot > 0:
+			l = line{st.Name, "OVERSHOOT", fmt.Sprintf("%s (+%s), %s %s in %s", peak, human.Count(st.Overshoot),
+				human.Count(st.OvershootEvent), plural(int(st.OvershootEvent), "event", "events"), human.Clock(s.Duration))}
+			if st.FailOpenAdmits > 0 {
+				l.text += fmt.Sprintf(", %s admitted failing open", human.Count(st.FailOpenAdmits))
+			}
+		case st.Attempts > 0 && float64(st.Errors) > errorShare*float64(st.Attempts):
+			l = line{st.Name, "errors", fmt.Sprintf("%s of %s decisions failed (%s); %s", human.Count(st.Errors),
+				human.Count(st.Attempts), errorKinds(st.ErrorsByKind), peak)}
+		case st.Rejected == 0 && st.Peak < s.Limit:
+			l = line{st.Name, "no evidence", peak + ": the limit was never reached, so nothing was tested"}
+		default:
+			l = line{st.Name, "held", fmt.Sprintf("%s, 0 events", peak)}
+			if st.Errors > 0 {
+				l.text += fmt.Sprintf(" (%s %s)", human.Count(st.Errors), plural(int(st.Errors), "error", "errors"))
+			}
+		}
+		nameW, wordW = max(nameW, len(l.name)), max(wordW, len(l.word))
+		lines = append(lines, l)
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = fmt.Sprintf("%-*s  %-*s  %s", nameW, l.name, wordW, l.word, l.text)
+	}
+	return out
+}
+
+// fitLine cuts a line to the terminal's width (0: no bound) so that it never wraps.
+func fitLine(s string, width int) string {
+	if width <= 0 || len([]rune(s)) <= width {
+		return s
+	}
+	return string([]rune(s)[:width-1]) + "…"
+}
