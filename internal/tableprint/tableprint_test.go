@@ -157,3 +157,26 @@ func TestCut(t *testing.T) {
 		}
 	}
 }
+
+// A merged column of one column is that column's short form: an error count without its kinds.
+func TestShortFormStandsInForItsColumn(t *testing.T) {
+	type e struct{ count, detail string }
+	tb := Table[e]{Rows: []e{{"3", "3 (timeout 2, conn 1)"}}, Columns: []Column[e]{
+		{Header: "name", Human: func(e) string { return "eval" }},
+		{Header: "errors", Human: func(x e) string { return x.detail }, Machine: func(x e) string { return x.count }, Priority: 1},
+		{Header: "errors", Field: "errors_short", Human: func(x e) string { return x.count }, Of: []string{"errors"}},
+	}}
+	var wide, narrow, tsv bytes.Buffer
+	tb.WriteTerminal(&wide, 0)
+	tb.WriteTerminal(&narrow, 15)
+	tb.WriteTSV(&tsv)
+	if wide.String() != "NAME  ERRORS\neval  3 (timeout 2, conn 1)\n" {
+		t.Errorf("wide:\n%s", wide.String())
+	}
+	if narrow.String() != "NAME  ERRORS\neval  3\n" {
+		t.Errorf("narrow:\n%s", narrow.String())
+	}
+	if tsv.String() != "name\terrors\neval\t3\n" {
+		t.Errorf("tsv:\n%s", tsv.String())
+	}
+}
