@@ -355,8 +355,8 @@ func msPtr(d *time.Duration) *int64 {
 
 // inspectTable: the key, its size and flags always show (a long key cut in the middle, where
 // keys differ). On a narrow terminal the type goes first, then the node, the newest age, memory
-// and the oldest age; then keys and flags are cut; then the TTL and the kind go. The stale
-// count shows only when some key has stale members.
+// and the TTL (NO_TTL stays among the flags); then keys and flags are cut; then the oldest age
+// and the kind go. The stale count shows only when some key has stale members.
 func inspectTable(rows []inspectKeyJSON, tot keys.Totals) tableprint.Table[inspectKeyJSON] {
 	type k = inspectKeyJSON
 	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
@@ -371,8 +371,8 @@ func inspectTable(rows []inspectKeyJSON, tot keys.Totals) tableprint.Table[inspe
 		{Header: "type", Human: func(x k) string { return x.Type }, Priority: 8},
 		{Header: "kind", Human: func(x k) string { return x.Kind }, Priority: 2},
 		{Header: "size", Human: func(x k) string { return itoa(x.Size) }, Total: itoa(tot.Members) + " members"},
-		{Header: "ttl", Field: "ttl_ms", Human: func(x k) string { return ttlHuman(x.TTLMs) }, Machine: func(x k) string { return itoa(x.TTLMs) }, Priority: 3},
-		{Header: "oldest", Field: "oldest_age_ms", Human: func(x k) string { return msHuman(x.OldestAgeMs) }, Machine: func(x k) string { return numberOrEmpty(x.OldestAgeMs) }, Priority: 4},
+		{Header: "ttl", Field: "ttl_ms", Human: func(x k) string { return ttlHuman(x.TTLMs) }, Machine: func(x k) string { return itoa(x.TTLMs) }, Priority: 4},
+		{Header: "oldest", Field: "oldest_age_ms", Human: func(x k) string { return msHuman(x.OldestAgeMs) }, Machine: func(x k) string { return numberOrEmpty(x.OldestAgeMs) }, Priority: 3},
 		{Header: "newest", Field: "newest_age_ms", Human: func(x k) string { return msHuman(x.NewestAgeMs) }, Machine: func(x k) string { return numberOrEmpty(x.NewestAgeMs) }, Priority: 6},
 		{Header: "stale", Human: func(x k) string { return itoa(x.Stale) }, HideZero: true, Priority: 1, Total: itoa(tot.Stale) + " stale"},
 		{Header: "memory", Field: "memory_bytes", Human: func(x k) string { return bytesHuman(x.MemoryBytes) }, Machine: func(x k) string { return numberOrEmpty(x.MemoryBytes) }, Priority: 5, Total: memory},

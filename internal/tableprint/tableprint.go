@@ -161,14 +161,14 @@ func (t Table[R]) totalsLine(l Layout, width int) string {
 		if c.Total == "" {
 			continue
 		}
-		start := max(starts[k], at+1)
+		start := max(starts[k], at+Gap)
 		if at == 0 {
 			start = starts[k]
 		}
 		end := -1 // the column where the next total begins, or the terminal's edge
 		for j := k + 1; j < len(l.Columns) && end < 0; j++ {
 			if t.Columns[l.Columns[j]].Total != "" {
-				end = starts[j] - 1
+				end = starts[j] - Gap
 			}
 		}
 		if end < 0 {
@@ -177,7 +177,7 @@ func (t Table[R]) totalsLine(l Layout, width int) string {
 		cell := c.Total
 		if end > 0 {
 			if need := twwidth.Width(cell); start+need > end { // shift left into blank space first
-				start = max(end-need, min(start, at+1))
+				start = max(end-need, min(start, at+Gap))
 				if at == 0 {
 					start = max(end-need, 0)
 				}
