@@ -3,8 +3,6 @@ package cmd
 import (
 	"encoding/json"
 	"io"
-
-	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
 // SchemaVersion is carried by every JSON object limitctl prints.
@@ -22,11 +20,6 @@ type tabular interface {
 type report struct {
 	table tabular
 	json  any
-
-	// The hammer summary's rows as strings, until it moves to the printer (issue 16).
-	header []string
-	rows   [][]string
-	footer []string
 }
 
 // printReport prints r in format; a table fits width cells (0: no bound).
@@ -46,18 +39,4 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
-}
-
-// writeReport prints the hammer summary's string rows through the same printer, unfitted.
-func writeReport(w io.Writer, format string, r report) error {
-	t := tableprint.Table[[]string]{Rows: r.rows, Totals: r.footer != nil}
-	for i, h := range r.header {
-		c := tableprint.Column[[]string]{Header: h, Human: func(row []string) string { return row[i] }}
-		if r.footer != nil {
-			c.Total = r.footer[i]
-		}
-		t.Columns = append(t.Columns, c)
-	}
-	r.table = t
-	return printReport(w, 0, format, r)
 }

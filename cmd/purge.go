@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/keys"
 	"github.com/limitctl/limitctl/internal/tableprint"
 )
@@ -65,7 +66,7 @@ score); now is the server's TIME (--clock local: this machine's clock).`,
   limitctl purge rl:conc:user42 --older-than 30s --batch 500`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return &usageError{msg: "want one or more keys or patterns to purge", command: c.CommandPath()}
+				return &usageError{Msg: "want one or more keys or patterns to purge", Command: c.CommandPath()}
 			}
 			return nil
 		},
@@ -160,7 +161,7 @@ func runPurge(ctx context.Context, f *Factory, opts *purgeOptions) error {
 	}
 	if opts.hasPattern() && !opts.yes && !opts.dryRun && len(sel.Targets) > 0 {
 		q := fmt.Sprintf("Purge members older than %s from %d %s on %d %s?", humanDuration(opts.olderThan),
-			len(sel.Targets), plural(len(sel.Targets), "key", "keys"), sel.Nodes(), plural(sel.Nodes(), "node", "nodes"))
+			len(sel.Targets), human.Plural(len(sel.Targets), "key", "keys"), sel.Nodes(), human.Plural(sel.Nodes(), "node", "nodes"))
 		ok, err := promptYes(ctx, f.IO, q)
 		if err != nil {
 			return err
@@ -190,11 +191,11 @@ func runPurge(ctx context.Context, f *Factory, opts *purgeOptions) error {
 	}
 	if opts.dryRun {
 		notef(f.IO.ErrOut, "dry run: nothing was removed; a real run would remove %d %s older than %s", res.TotalRemoved,
-			plural(int(res.TotalRemoved), "member", "members"), humanDuration(opts.olderThan))
+			human.Plural(res.TotalRemoved, "member", "members"), humanDuration(opts.olderThan))
 	}
 	if res.Interrupted {
-		return &interruptedError{what: fmt.Sprintf("purge stopped between batches after removing %d %s from %d %s",
-			res.TotalRemoved, plural(int(res.TotalRemoved), "member", "members"), len(res.Keys), plural(len(res.Keys), "key", "keys"))}
+		return interruptedError(fmt.Sprintf("purge stopped between batches after removing %d %s from %d %s",
+			res.TotalRemoved, human.Plural(res.TotalRemoved, "member", "members"), len(res.Keys), human.Plural(len(res.Keys), "key", "keys")))
 	}
 	return nil
 }
@@ -236,11 +237,4 @@ func purgeTable(res keys.PurgeResult, dryRun bool) tableprint.Table[keys.PurgedK
 		{Header: "skipped", Human: func(x k) string { return x.Skipped }, MinWidth: 16, Priority: 1,
 			HideZero: true, Total: fmt.Sprintf("%d skipped", skipped)},
 	}}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

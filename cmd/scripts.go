@@ -1,19 +1,14 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
-	"github.com/limitctl/limitctl/internal/redisconn"
+	"github.com/limitctl/limitctl/internal/scriptcache"
 	"github.com/limitctl/limitctl/internal/tableprint"
 	"github.com/limitctl/limitctl/scripts"
 )
@@ -102,76 +97,6 @@ func newScriptsShowCmd(f *Factory) *cobra.Command {
 	}
 }
 
-// scriptSource is a script to load or check: a shipped one or a --file.
-type scriptSource struct {
-	name, source string
-}
-
-// selectScripts resolves NAME arguments and --file paths; no names and no files means every
-// shipped script.
-func selectScripts(names, files []string) ([]scriptSource, error) {
-	var out []scriptSource
-	for _, n := range names {
-		s, err := scripts.Lookup(n)
-		if err != nil {
-			return nil, usagef("%v", err)
-		}
-		out = append(out, scriptSource{s.Name, s.Source})
-	}
-	for _, path := range files {
-		src, err := readScriptFile(path)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, scriptSource{strings.TrimSuffix(filepath.Base(path), ".lua"), src})
-	}
-	if len(names) == 0 && len(files) == 0 {
-		for _, s := range scripts.All() {
-			out = append(out, scriptSource{s.Name, s.Source})
-		}
-	}
-	return out, nil
-}
-
-// readScriptFile reads a Lua script given on the command line ("-" is standard input is not
-// offered here: scripts are loaded by name). Binary or empty files are refused before Redis sees them.
-func readScriptFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", usagef("cannot read script %s: %v", path, unwrapPathError(err))
-	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return "", usagef("script %s is empty", path)
-	}
-	if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
-		return "", usagef("%s is not a Lua script: it holds binary data", path)
-	}
-	return string(b), nil
-}
-
-func unwrapPathError(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
-	}
-	return err
-}
-
-type loadedJSON struct {
-	Name         string `json:"name"`
-	SHA1         string `json:"sha1"`
-	Node         string `json:"node"`
-	CachedBefore bool   `json:"cached_before"`
-}
-
-func scriptsLoadTable(loaded []loadedJSON) tableprint.Table[loadedJSON] {
-	return tableprint.Table[loadedJSON]{Rows: loaded, Columns: []tableprint.Column[loadedJSON]{
-		{Header: "name", Human: func(l loadedJSON) string { return l.Name }, MinWidth: 16},
-		{Header: "sha1", Human: func(l loadedJSON) string { return l.SHA1 }, MinWidth: shortSHA1, Priority: 1},
-		{Header: "node", Human: func(l loadedJSON) string { return l.Node }, MinWidth: 16, Cut: tableprint.CutMiddle},
-		{Header: "cached before", Human: func(l loadedJSON) string { return yesNo(l.CachedBefore) }},
-	}}
-}
-
 type scriptsLoadOptions struct {
 	names     []string
 	files     []string
@@ -208,9 +133,9 @@ func runScriptsLoad(ctx context.Context, f *Factory, opts *scriptsLoadOptions) e
 	if err != nil {
 		return err
 	}
-	var selected []scriptSource
+	var selected []scriptcache.Source
 	if !opts.functions {
-		if selected, err = selectScripts(opts.names, opts.files); err != nil {
+		if selected, err = scriptcache.Select(opts.names, opts.files); err != nil {
 			return err
 		}
 	}
@@ -218,66 +143,30 @@ func runScriptsLoad(ctx context.Context, f *Factory, opts *scriptsLoadOptions) e
 	if err != nil {
 		return err
 	}
-	// Scripts go to replicas too: Redis 7 does not replicate SCRIPT LOAD, and a replica promoted
-	// by a failover would otherwise answer NOSCRIPT. Functions replicate, so masters suffice.
-	nodes, release, err := redisconn.AllNodes(ctx, rdb)
+	var loaded []scriptcache.Loaded
 	if opts.functions {
-		nodes, err = redisconn.Masters(ctx, rdb)
+		loaded, err = scriptcache.LoadLibrary(ctx, rdb)
+	} else {
+		loaded, err = scriptcache.Load(ctx, rdb, selected)
 	}
-	defer release()
 	if err != nil {
 		return err
 	}
-	loaded := []loadedJSON{}
-	for _, node := range nodes {
-		addr := redisconn.NodeAddr(node)
-		if opts.functions {
-			row, err := loadFunctions(ctx, node)
-			if err != nil {
-				return fmt.Errorf("%s: %w", addr, err)
-			}
-			loaded = append(loaded, row)
-			continue
-		}
-		for _, s := range selected {
-			want := scripts.SHA1(s.source)
-			exists, err := node.ScriptExists(ctx, want).Result()
-			if err != nil {
-				return fmt.Errorf("%s: SCRIPT EXISTS: %w", addr, err)
-			}
-			got, err := node.ScriptLoad(ctx, s.source).Result()
-			if err != nil {
-				return fmt.Errorf("%s: Redis rejected script %s: %s", addr, s.name, oneLine(err.Error()))
-			}
-			if got != want {
-				return fmt.Errorf("%s: script %s: Redis answered SHA1 %s, expected %s", addr, s.name, got, want)
-			}
-			loaded = append(loaded, loadedJSON{Name: s.name, SHA1: got, Node: addr, CachedBefore: len(exists) > 0 && exists[0]})
-		}
-	}
 	r := report{table: scriptsLoadTable(loaded), json: struct {
-		SchemaVersion int          `json:"schema_version"`
-		Loaded        []loadedJSON `json:"loaded"`
+		SchemaVersion int                  `json:"schema_version"`
+		Loaded        []scriptcache.Loaded `json:"loaded"`
 	}{SchemaVersion, loaded}}
 	return printReport(f.IO.Out, f.IO.TerminalWidth(), format, r)
 }
 
-// loadFunctions replaces the limitctl Functions library on one node.
-func loadFunctions(ctx context.Context, node *redis.Client) (loadedJSON, error) {
-	lib := scripts.FunctionsLibrary()
-	before, err := node.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: scripts.LibraryName, WithCode: true}).Result()
-	if err != nil {
-		return loadedJSON{}, fmt.Errorf("FUNCTION LIST: %w", err)
-	}
-	cached := len(before) == 1 && before[0].Code == lib
-	name, err := node.FunctionLoadReplace(ctx, lib).Result()
-	if err != nil {
-		return loadedJSON{}, fmt.Errorf("FUNCTION LOAD: %w", err)
-	}
-	if name != scripts.LibraryName {
-		return loadedJSON{}, fmt.Errorf("FUNCTION LOAD answered library %q, expected %q", name, scripts.LibraryName)
-	}
-	return loadedJSON{Name: scripts.LibraryName, SHA1: scripts.SHA1(lib), Node: redisconn.NodeAddr(node), CachedBefore: cached}, nil
+func scriptsLoadTable(loaded []scriptcache.Loaded) tableprint.Table[scriptcache.Loaded] {
+	type l = scriptcache.Loaded
+	return tableprint.Table[scriptcache.Loaded]{Rows: loaded, Columns: []tableprint.Column[l]{
+		{Header: "name", Human: func(x l) string { return x.Name }, MinWidth: 16},
+		{Header: "sha1", Human: func(x l) string { return x.SHA1 }, MinWidth: shortSHA1, Priority: 1},
+		{Header: "node", Human: func(x l) string { return x.Node }, MinWidth: 16, Cut: tableprint.CutMiddle},
+		{Header: "cached before", Human: func(x l) string { return yesNo(x.CachedBefore) }},
+	}}
 }
 
 func yesNo(b bool) string {
@@ -287,27 +176,15 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-type statusScriptJSON struct {
-	Name   string `json:"name"`
-	SHA1   string `json:"sha1"`
-	Cached bool   `json:"cached"`
-}
-
-type statusNodeJSON struct {
-	Node    string             `json:"node"`
-	Role    string             `json:"role"`
-	Scripts []statusScriptJSON `json:"scripts"`
-}
-
 // statusRow is one script on one node: a line of the scripts status table.
 type statusRow struct {
-	node   statusNodeJSON
-	script statusScriptJSON
+	node   scriptcache.NodeStatus
+	script scriptcache.ScriptStatus
 }
 
 // scriptsStatusTable: on a narrow terminal the SHA1 is cut to its first characters, then the
 // role goes; node, script and whether it is cached always show.
-func scriptsStatusTable(nodes []statusNodeJSON, missing int) tableprint.Table[statusRow] {
+func scriptsStatusTable(nodes []scriptcache.NodeStatus, missing int) tableprint.Table[statusRow] {
 	var rows []statusRow
 	for _, n := range nodes {
 		for _, s := range n.Scripts {
@@ -346,7 +223,7 @@ func runScriptsStatus(ctx context.Context, f *Factory, names, files []string) er
 	if err != nil {
 		return err
 	}
-	selected, err := selectScripts(names, files)
+	selected, err := scriptcache.Select(names, files)
 	if err != nil {
 		return err
 	}
@@ -354,42 +231,15 @@ func runScriptsStatus(ctx context.Context, f *Factory, names, files []string) er
 	if err != nil {
 		return err
 	}
-	nodes, release, err := redisconn.AllNodes(ctx, rdb)
-	defer release()
+	nodes, missing, err := scriptcache.Status(ctx, rdb, selected)
 	if err != nil {
 		return err
 	}
-	shas := make([]string, len(selected))
-	for i, s := range selected {
-		shas[i] = scripts.SHA1(s.source)
-	}
-	var out []statusNodeJSON
-	missing := 0
-	for _, node := range nodes {
-		addr := redisconn.NodeAddr(node)
-		role, err := redisconn.Role(ctx, node)
-		if err != nil {
-			return fmt.Errorf("%s: ROLE: %w", addr, err)
-		}
-		exists, err := node.ScriptExists(ctx, shas...).Result()
-		if err != nil {
-			return fmt.Errorf("%s: SCRIPT EXISTS: %w", addr, err)
-		}
-		n := statusNodeJSON{Node: addr, Role: role, Scripts: []statusScriptJSON{}}
-		for i, s := range selected {
-			cached := i < len(exists) && exists[i]
-			if !cached {
-				missing++
-			}
-			n.Scripts = append(n.Scripts, statusScriptJSON{Name: s.name, SHA1: shas[i], Cached: cached})
-		}
-		out = append(out, n)
-	}
-	r := report{table: scriptsStatusTable(out, missing), json: struct {
-		SchemaVersion int              `json:"schema_version"`
-		Nodes         []statusNodeJSON `json:"nodes"`
-		Missing       int              `json:"missing"`
-	}{SchemaVersion, out, missing}}
+	r := report{table: scriptsStatusTable(nodes, missing), json: struct {
+		SchemaVersion int                      `json:"schema_version"`
+		Nodes         []scriptcache.NodeStatus `json:"nodes"`
+		Missing       int                      `json:"missing"`
+	}{SchemaVersion, nodes, missing}}
 	if err := printReport(f.IO.Out, f.IO.TerminalWidth(), format, r); err != nil {
 		return err
 	}

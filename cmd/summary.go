@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"time"
 
@@ -52,7 +53,7 @@ func hammerTable(rows []strategyJSON) tableprint.Table[strategyJSON] {
 				if x.Errors == 0 {
 					return "0"
 				}
-				return human.Count(x.Errors) + " (" + errorKinds(x.ErrorsByKind) + ")"
+				return human.Count(x.Errors) + " (" + strings.Join(human.ErrorKinds(x.ErrorsByKind), ", ") + ")"
 			},
 			Machine: func(x s) string { return itoa64(x.Errors) }},
 		errorCount,
@@ -110,19 +111,19 @@ func verdicts(s bench.Summary) []string {
 		switch {
 		case st.Overshoot > 0:
 			l = line{st.Name, "OVERSHOOT", fmt.Sprintf("%s (+%s), %s %s in %s", peak, human.Count(st.Overshoot),
-				human.Count(st.OvershootEvent), plural(int(st.OvershootEvent), "event", "events"), human.Clock(s.Duration))}
+				human.Count(st.OvershootEvent), human.Plural(st.OvershootEvent, "event", "events"), human.Clock(s.Duration))}
 			if st.FailOpenAdmits > 0 {
 				l.text += fmt.Sprintf(", %s admitted failing open", human.Count(st.FailOpenAdmits))
 			}
 		case st.Attempts > 0 && float64(st.Errors) > errorShare*float64(st.Attempts):
 			l = line{st.Name, "errors", fmt.Sprintf("%s of %s decisions failed (%s); %s", human.Count(st.Errors),
-				human.Count(st.Attempts), errorKinds(st.ErrorsByKind), peak)}
+				human.Count(st.Attempts), strings.Join(human.ErrorKinds(st.ErrorsByKind), ", "), peak)}
 		case st.Rejected == 0 && st.Peak < s.Limit:
 			l = line{st.Name, "no evidence", peak + ": the limit was never reached, so nothing was tested"}
 		default:
 			l = line{st.Name, "held", fmt.Sprintf("%s, 0 events", peak)}
 			if st.Errors > 0 {
-				l.text += fmt.Sprintf(" (%s %s)", human.Count(st.Errors), plural(int(st.Errors), "error", "errors"))
+				l.text += fmt.Sprintf(" (%s %s)", human.Count(st.Errors), human.Plural(st.Errors, "error", "errors"))
 			}
 		}
 		nameW, wordW = max(nameW, len(l.name)), max(wordW, len(l.word))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -36,7 +37,7 @@ func summaryFixture() bench.Summary {
 
 func TestHammerSummaryTableFits(t *testing.T) {
 	s := summaryFixture()
-	checkTableGolden(t, "hammer", hammerTable(toHammerJSON(s, nil, true).Strategies))
+	checkTableGolden(t, "hammer", hammerTable(toHammerJSON(hammer.Result{Summary: s, Passed: true}).Strategies))
 
 	// Every strategy's verdict, in plain words, one line each.
 	got := strings.Join(verdicts(s), "\n") + "\n"
@@ -51,7 +52,7 @@ func TestHammerSummaryTableFits(t *testing.T) {
 
 	// tsv keeps every column in the JSON's units, whatever the terminal's width.
 	var tsv bytes.Buffer
-	if err := hammerTable(toHammerJSON(s, nil, true).Strategies).WriteTSV(&tsv); err != nil {
+	if err := hammerTable(toHammerJSON(hammer.Result{Summary: s, Passed: true}).Strategies).WriteTSV(&tsv); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(tsv.String(), "\n")
@@ -74,7 +75,7 @@ func TestVerdicts(t *testing.T) {
 		"multi  OVERSHOOT    peak 61 of 20 (+41), 3,264 events in 8.0s",
 		"watch  no evidence  peak 6 of 20: the limit was never reached, so nothing was tested",
 		"lua    held         peak 20 of 20, 0 events",
-		"eval   errors       3,000 of 100,000 decisions failed (conn 12, timeout 2988); peak 20 of 20",
+		"eval   errors       3,000 of 100,000 decisions failed (timeout 2,988, conn 12); peak 20 of 20",
 	} {
 		if v[i] != want {
 			t.Errorf("verdict %d\n%q\nwant\n%q", i, v[i], want)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/keys"
 	"github.com/limitctl/limitctl/internal/lint"
+	"github.com/limitctl/limitctl/internal/scriptcache"
 	"github.com/limitctl/limitctl/scripts"
 )
 
@@ -128,21 +129,21 @@ func TestScriptsTablesFit(t *testing.T) {
 	}
 	checkTableGolden(t, "scripts_list", scriptsListTable(list))
 
-	var nodes []statusNodeJSON
+	var nodes []scriptcache.NodeStatus
 	missing := 0
 	for i, n := range []struct{ addr, role string }{{"10.0.12.101:7000", "master"}, {"10.0.12.104:7003", "replica"}} {
-		node := statusNodeJSON{Node: n.addr, Role: n.role}
+		node := scriptcache.NodeStatus{Node: n.addr, Role: n.role}
 		for j, s := range list[:3] {
 			cached := i == 0 || j != 1
 			if !cached {
 				missing++
 			}
-			node.Scripts = append(node.Scripts, statusScriptJSON{Name: s.Name, SHA1: s.SHA1, Cached: cached})
+			node.Scripts = append(node.Scripts, scriptcache.ScriptStatus{Name: s.Name, SHA1: s.SHA1, Cached: cached})
 		}
 		nodes = append(nodes, node)
 	}
 	checkTableGolden(t, "scripts_status", scriptsStatusTable(nodes, missing))
-	checkTableGolden(t, "scripts_load", scriptsLoadTable([]loadedJSON{
+	checkTableGolden(t, "scripts_load", scriptsLoadTable([]scriptcache.Loaded{
 		{Name: list[0].Name, SHA1: list[0].SHA1, Node: "10.0.12.101:7000", CachedBefore: true},
 		{Name: list[1].Name, SHA1: list[1].SHA1, Node: "10.0.12.104:7003"},
 	}))
