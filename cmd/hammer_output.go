@@ -24,25 +24,29 @@ type hammerJSON struct {
 	Strategies    []strategyJSON          `json:"strategies"`
 	Assertions    []bench.AssertionResult `json:"assertions"`
 	Passed        bool                    `json:"passed"`
+	Failures      []string                `json:"failures"`
 }
 
 type strategyJSON struct {
-	Name              string           `json:"name"`
-	Attempts          int64            `json:"attempts"`
-	Admitted          int64            `json:"admitted"`
-	Rejected          int64            `json:"rejected"`
-	Errors            int64            `json:"errors"`
-	ErrorsByKind      map[string]int64 `json:"errors_by_kind"`
-	Retries           int64            `json:"retries"`
-	Peak              int64            `json:"peak"`
-	Overshoot         int64            `json:"overshoot"`
-	OvershootEvents   int64            `json:"overshoot_events"`
-	ThroughputPerS    float64          `json:"throughput_per_s"`
-	LatencyMs         latencyJSON      `json:"latency_ms"`
-	ServerUsecPerCall *float64         `json:"server_usec_per_call"`
-	FailOpenAdmits    int64            `json:"fail_open_admits"`
-	FailClosedRejects int64            `json:"fail_closed_rejects"`
-	ReleaseErrors     int64            `json:"release_errors"`
+	Name              string              `json:"name"`
+	Attempts          int64               `json:"attempts"`
+	Admitted          int64               `json:"admitted"`
+	Rejected          int64               `json:"rejected"`
+	Errors            int64               `json:"errors"`
+	ErrorsByKind      map[string]int64    `json:"errors_by_kind"`
+	Retries           int64               `json:"retries"`
+	Peak              int64               `json:"peak"`
+	Overshoot         int64               `json:"overshoot"`
+	OvershootEvents   int64               `json:"overshoot_events"`
+	ThroughputPerS    float64             `json:"throughput_per_s"`
+	LatencyMs         latencyJSON         `json:"latency_ms"`
+	ServerUsecPerCall *float64            `json:"server_usec_per_call"`
+	FailOpenAdmits    int64               `json:"fail_open_admits"`
+	FailClosedRejects int64               `json:"fail_closed_rejects"`
+	ReleaseErrors     int64               `json:"release_errors"`
+	Contended         bool                `json:"contended"`
+	ErrorSamples      []bench.ErrorSample `json:"error_samples"`
+	Unjudged          int64               `json:"unjudged"`
 }
 
 type latencyJSON struct {
@@ -62,7 +66,10 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 	out := hammerJSON{
 		SchemaVersion: SchemaVersion, RunID: s.RunID, Target: s.Target, Limiter: string(s.Limiter), Limit: s.Limit,
 		Workers: s.Workers, DurationS: math.Round(s.Duration.Seconds()*1000) / 1000, Interrupted: s.Interrupted,
-		Strategies: []strategyJSON{}, Assertions: results, Passed: passed,
+		Strategies: []strategyJSON{}, Assertions: results, Passed: passed, Failures: res.Failures,
+	}
+	if out.Failures == nil {
+		out.Failures = []string{}
 	}
 	if out.Assertions == nil {
 		out.Assertions = []bench.AssertionResult{}
@@ -77,8 +84,11 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 				P999: ms3(st.Latency.P999), Max: ms3(st.Latency.Max),
 			},
 			ServerUsecPerCall: st.ServerUsecPerCall, FailOpenAdmits: st.FailOpenAdmits, FailClosedRejects: st.FailClosedRejects,
-			ReleaseErrors: st.ReleaseErrors,
+			ReleaseErrors: st.ReleaseErrors, Contended: st.Contended, ErrorSamples: st.ErrorSamples, Unjudged: st.Unjudged,
 		})
+		if last := &out.Strategies[len(out.Strategies)-1]; last.ErrorSamples == nil {
+			last.ErrorSamples = []bench.ErrorSample{}
+		}
 	}
 	return out
 }
@@ -86,8 +96,10 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 // writeHammerSummary prints the final summary. On a terminal (-o table): the strategies
 // table fitted to its width, the run's shape, one verdict line per strategy, the assertions.
 // Otherwise stdout holds only the data (tsv or JSON) and the verdicts and assertions go to
-// stderr, so a CI log still has a line a person reads at a glance.
+// stderr, so a CI log still has a line a person reads at a glance. The error samples go to
+// stderr in every format.
 func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
+	writeErrorSamples(f.IO.ErrOut, res.Summary)
 	s := res.Summary
 	doc := toHammerJSON(res)
 	width := f.IO.TerminalWidth()
@@ -116,9 +128,24 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 		if !a.Passed {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(words, "%s  %s  (actual %s)\n", verdict, a.Expr, hammer.FormatActual(a.Actual))
+		fmt.Fprintf(words, "%s  %s  (%s)\n", verdict, a.Expr, hammer.AssertionDetail(a))
 	}
 	return nil
+}
+
+// writeErrorSamples prints, per strategy that saw errors, the first distinct messages with
+// their counts: what failed, not only how often.
+func writeErrorSamples(w io.Writer, s bench.Summary) {
+	for _, st := range s.Strategies {
+		if len(st.ErrorSamples) == 0 {
+			continue
+		}
+		parts := make([]string, len(st.ErrorSamples))
+		for i, e := range st.ErrorSamples {
+			parts[i] = fmt.Sprintf("%q x%d", e.Message, e.Count)
+		}
+		fmt.Fprintf(w, "%s: errors: %s\n", st.Name, strings.Join(parts, ", "))
+	}
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
