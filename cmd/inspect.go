@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/keys"
 	"github.com/limitctl/limitctl/internal/tableprint"
 )
@@ -44,6 +45,8 @@ type inspectOptions struct {
 	hasLimit  bool
 	scoreUnit string
 	unit      keys.ScoreUnit
+	scoreMode string
+	scores    keys.ScoreMode
 	clock     keyClockFlag
 	members   string
 	top       int64
@@ -59,20 +62,28 @@ func newInspectCmd(f *Factory) *cobra.Command {
 each with read-only commands: inspect never writes. An argument with *, ? or [ is a pattern;
 any other is a key name, read directly. No argument means every key.
 
-Per key: the Redis type; the kind (concurrency set, window_log, counter, bucket or unknown),
-read from the structure: a sorted set whose scores are timestamps and whose members look like
-request ids is a concurrency set or a window log (told apart by naming hints, then by how far
-the members spread against the TTL), a string holding an integer is a counter, a hash with
-tokens and ts fields is a token bucket; the size (members, a counter's count, a bucket's whole
-tokens, another type's length); the TTL; the oldest and newest member's age; members older
-than --stale; and MEMORY USAGE ("-" when the server or ACL refuses it).
+Per key: the Redis type; the kind, read from the structure (docs/kinds.md has each rule with
+an example): a sorted set whose scores are timestamps and whose members look like request ids
+is a concurrency set or a window log (told apart by naming hints, then by how far the members
+spread against the TTL); a string holding an integer is a counter, and a sliding_counter when
+it is <id>:<window index> beside <id>:<index-1> (the estimate is shown); a string or hash
+field holding a theoretical arrival time is gcra (when it is full again is shown when the
+epoch is known); a hash with tokens and a refill time (tokens/ts, tokens/refilledAt, ...) is a
+bucket. Then the size (members, a counter's count, a bucket's whole tokens, another type's
+length); the TTL; the oldest and newest member's age; members older than --stale; MEMORY USAGE
+("-" when the server or ACL refuses it); and a detail column for what the kind adds.
 
 Flags: NO_TTL (the key never expires: an abandoned limiter key lives forever), STALE (members
-older than --stale), OVER_LIMIT (a concurrency set, window log or counter above --limit).
+older than --stale), OVER_LIMIT (a concurrency set, window log or counter above --limit, or a
+sliding counter whose estimate is).
 
-Scores are read as times in --score-unit; auto picks, per set, the unit in which the newest
-score is a plausible time near now. Ages are measured from the server's TIME (--clock local:
-this machine's clock).`,
+Scores are read as times in --score-unit; auto picks, per set, the one unit in which sampled
+scores (oldest, newest and three between) are all plausible times near now. --scores says
+what a score is: start (when the member began; stale --stale after it) or deadline (when it
+expires, as job throttlers keep leases; stale once it passed --stale ago, and the members past
+it are counted as expired); auto reads deadlines when most sampled scores lie in the future,
+and says so. Ages are now minus the score, measured from the server's TIME (--clock local: this
+machine's clock); for deadlines, how long ago the deadline passed (negative: still ahead).`,
 		Example: `  limitctl inspect 'rl:*' --stale 10m --limit 20
   limitctl inspect rl:user:42 -o json
   limitctl inspect --members rl:user:42 --top 10 --stale 30s
@@ -93,6 +104,7 @@ this machine's clock).`,
 	fl.DurationVar(&opts.stale, "stale", 0, "count members at least this old as stale (flag STALE), e.g. 10m")
 	fl.Int64Var(&opts.limit, "limit", 0, "flag OVER_LIMIT when a set holds more members, or a counter counts more, than this")
 	fl.StringVar(&opts.scoreUnit, "score-unit", "auto", "unit of sorted-set scores: auto, s, ms, us or ns")
+	fl.StringVar(&opts.scoreMode, "scores", "auto", "what sorted-set scores mean: start, deadline (when the member expires) or auto")
 	fl.StringVar(&opts.clock.name, "clock", "server", "reference time: server (its TIME) or local (this machine's clock)")
 	fl.StringVar(&opts.members, "members", "", "list the members of this sorted set, oldest first, with score, time, age and staleness")
 	fl.Int64Var(&opts.top, "top", 100, "with --members: how many members to list, oldest first (0: all)")
@@ -101,6 +113,7 @@ this machine's clock).`,
 	c.RegisterFlagCompletionFunc("members", cobra.NoFileCompletions)
 	c.RegisterFlagCompletionFunc("type", fixedCompletion(redisTypes...))
 	c.RegisterFlagCompletionFunc("score-unit", fixedCompletion(scoreUnits...))
+	c.RegisterFlagCompletionFunc("scores", fixedCompletion(scoreModes...))
 	c.RegisterFlagCompletionFunc("clock", fixedCompletion(clockNames...))
 	return c
 }
@@ -108,6 +121,9 @@ this machine's clock).`,
 func (o *inspectOptions) validate(c *cobra.Command) error {
 	var err error
 	if o.unit, err = parseScoreUnit(o.scoreUnit); err != nil {
+		return err
+	}
+	if o.scores, err = parseScoreMode(o.scoreMode); err != nil {
 		return err
 	}
 	if err := o.clock.validate(); err != nil {
@@ -238,6 +254,17 @@ type inspectKeyJSON struct {
 	Stale       int64    `json:"stale"`
 	MemoryBytes *int64   `json:"memory_bytes"`
 	Flags       []string `json:"flags"`
+
+	// Added after SPEC section 6 (CHANGELOG): null when they do not apply to the key.
+	ScoreUnit     *string `json:"score_unit"`     // a sorted set's or bucket's time unit
+	Scores        *string `json:"scores"`         // a sorted set's scores: start or deadline
+	ScoresGuessed bool    `json:"scores_guessed"` // --scores auto decided it
+	Expired       *int64  `json:"expired"`        // deadline scores: members past their deadline
+	FullAtMs      *int64  `json:"full_at_ms"`     // gcra: Unix ms when the key is back to a full burst
+	FullInMs      *int64  `json:"full_in_ms"`     // gcra: ms until then (0: full now)
+	WindowMs      *int64  `json:"window_ms"`      // sliding_counter: the inferred window
+	Estimate      *int64  `json:"estimate"`       // sliding_counter: the sliding-window count now
+	PairKey       *string `json:"pair_key"`       // sliding_counter: the other window's key
 }
 
 type inspectJSON struct {
@@ -252,11 +279,12 @@ func inspectKeys(ctx context.Context, rdb redis.UniversalClient, clock keys.Cloc
 		return inspectView{}, err
 	}
 	in, err := keys.Inspect(ctx, rdb, sel, keys.InspectOptions{
-		Stale: opts.stale, Limit: opts.limit, HasLimit: opts.hasLimit, Unit: opts.unit, Clock: clock,
+		Stale: opts.stale, Limit: opts.limit, HasLimit: opts.hasLimit, Unit: opts.unit, Scores: opts.scores, Clock: clock,
 	})
 	if err != nil {
 		return inspectView{}, err
 	}
+	var guessedDeadlines []string
 	out := inspectJSON{SchemaVersion: SchemaVersion, Scanned: in.Scanned, Keys: []inspectKeyJSON{}}
 	for _, k := range in.Keys {
 		j := inspectKeyJSON{
@@ -269,6 +297,10 @@ func inspectKeys(ctx context.Context, rdb redis.UniversalClient, clock keys.Cloc
 		}
 		for _, fl := range k.Flags {
 			j.Flags = append(j.Flags, string(fl))
+		}
+		addKindFields(&j, k, in.Now)
+		if k.Scores == keys.ScoresDeadline && k.ScoresGuessed {
+			guessedDeadlines = append(guessedDeadlines, k.Key)
 		}
 		out.Keys = append(out.Keys, j)
 	}
@@ -289,7 +321,85 @@ func inspectKeys(ctx context.Context, rdb redis.UniversalClient, clock keys.Cloc
 	for _, m := range in.Missing {
 		notes = append(notes, fmt.Sprintf("no such key: %s", m))
 	}
+	if n := len(guessedDeadlines); n > 0 {
+		notes = append(notes, fmt.Sprintf("%s read as deadlines: most of %s scores lie in the future (--scores auto; --scores start reads them as start times)",
+			describeKeys(guessedDeadlines), human.Plural(n, "its", "their")))
+	}
 	return inspectView{report: r, notes: notes}, nil
+}
+
+// describeKeys names a few keys: "rl:a", "rl:a and rl:b", "rl:a, rl:b and 3 more".
+func describeKeys(ks []string) string {
+	switch {
+	case len(ks) == 1:
+		return ks[0]
+	case len(ks) == 2:
+		return ks[0] + " and " + ks[1]
+	}
+	return fmt.Sprintf("%s, %s and %d more", ks[0], ks[1], len(ks)-2)
+}
+
+// addKindFields fills the JSON fields that only some kinds have.
+func addKindFields(j *inspectKeyJSON, k keys.KeyInfo, now time.Time) {
+	str := func(s string) *string { return &s }
+	i64 := func(n int64) *int64 { return &n }
+	if k.Unit != "" {
+		j.ScoreUnit = str(string(k.Unit))
+	}
+	if k.Scores != "" {
+		j.Scores, j.ScoresGuessed = str(string(k.Scores)), k.ScoresGuessed
+	}
+	j.Expired = k.Expired
+	if k.FullAt != nil {
+		j.FullAtMs = i64(k.FullAt.UnixMilli())
+		j.FullInMs = i64(max(0, k.FullAt.Sub(now).Milliseconds()))
+	}
+	if k.Window > 0 {
+		j.WindowMs = i64(k.Window.Milliseconds())
+	}
+	j.Estimate = k.Estimate
+	if k.PairKey != "" {
+		j.PairKey = str(k.PairKey)
+	}
+}
+
+// detailCell says what a key's kind adds: a gcra key's refill, a sliding counter's estimate,
+// a deadline set's expired members.
+func detailCell(k inspectKeyJSON) string {
+	var parts []string
+	switch keys.Kind(k.Kind) {
+	case keys.KindGCRA:
+		switch {
+		case k.FullInMs == nil:
+			parts = append(parts, "epoch unknown")
+		case *k.FullInMs == 0:
+			parts = append(parts, "full")
+		default:
+			parts = append(parts, "full in "+humanDuration(time.Duration(*k.FullInMs)*time.Millisecond))
+		}
+	case keys.KindSlidingCounter:
+		if k.Estimate != nil {
+			parts = append(parts, fmt.Sprintf("estimate %d", *k.Estimate))
+		} else if k.WindowMs != nil {
+			parts = append(parts, "older window")
+		}
+		if k.WindowMs != nil {
+			parts = append(parts, humanDuration(time.Duration(*k.WindowMs)*time.Millisecond)+" window")
+		}
+		if k.PairKey != nil {
+			parts = append(parts, "with "+*k.PairKey)
+		}
+	}
+	if k.Scores != nil && keys.ScoreMode(*k.Scores) == keys.ScoresDeadline {
+		parts = append(parts, "deadlines")
+		if k.ScoresGuessed {
+			parts[len(parts)-1] += " (guessed)"
+		}
+		if k.Expired != nil {
+			parts = append(parts, fmt.Sprintf("%d expired", *k.Expired))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func describeArgs(args []string) string {
@@ -313,11 +423,13 @@ type membersJSON struct {
 	Node          string       `json:"node"`
 	Size          int64        `json:"size"`
 	ScoreUnit     *string      `json:"score_unit"`
+	Scores        *string      `json:"scores"`         // start or deadline (added after SPEC section 6)
+	ScoresGuessed bool         `json:"scores_guessed"` // --scores auto decided it
 	Members       []memberJSON `json:"members"`
 }
 
 func inspectMembers(ctx context.Context, rdb redis.UniversalClient, clock keys.Clock, opts *inspectOptions) (inspectView, error) {
-	list, err := keys.Members(ctx, rdb, opts.members, keys.MembersOptions{Top: opts.top, Stale: opts.stale, Unit: opts.unit, Clock: clock})
+	list, err := keys.Members(ctx, rdb, opts.members, keys.MembersOptions{Top: opts.top, Stale: opts.stale, Unit: opts.unit, Scores: opts.scores, Clock: clock})
 	if err != nil {
 		if errors.Is(err, keys.ErrNotSortedSet) {
 			return inspectView{}, fmt.Errorf("%v: --members lists sorted-set members; inspect the key without --members", err)
@@ -326,8 +438,8 @@ func inspectMembers(ctx context.Context, rdb redis.UniversalClient, clock keys.C
 	}
 	out := membersJSON{SchemaVersion: SchemaVersion, Key: list.Key, Node: list.Node, Size: list.Size, Members: []memberJSON{}}
 	if list.Unit != "" {
-		u := string(list.Unit)
-		out.ScoreUnit = &u
+		u, m := string(list.Unit), string(list.Scores)
+		out.ScoreUnit, out.Scores, out.ScoresGuessed = &u, &m, list.Guessed
 	}
 	for _, m := range list.Members {
 		j := memberJSON{Member: m.Member, Score: m.Score, AgeMs: msPtr(m.Age), Stale: m.Stale}
@@ -342,6 +454,13 @@ func inspectMembers(ctx context.Context, rdb redis.UniversalClient, clock keys.C
 	if list.Unit == "" {
 		notes = append(notes, fmt.Sprintf("the scores of %s are not timestamps in any unit; give --score-unit to read them as times", list.Key))
 	}
+	if list.Scores == keys.ScoresDeadline {
+		how := "--scores deadline"
+		if list.Guessed {
+			how = "most scores lie in the future (--scores auto; --scores start reads them as start times)"
+		}
+		notes = append(notes, fmt.Sprintf("the scores of %s are read as deadlines: %s; an age is how long ago the deadline passed, negative while it is ahead", list.Key, how))
+	}
 	return inspectView{report: r, notes: notes}, nil
 }
 
@@ -355,8 +474,9 @@ func msPtr(d *time.Duration) *int64 {
 
 // inspectTable: the key, its size and flags always show (a long key cut in the middle, where
 // keys differ). On a narrow terminal the type goes first, then the node, the newest age, memory
-// and the TTL (NO_TTL stays among the flags); then keys and flags are cut; then the oldest age
-// and the kind go. The stale count shows only when some key has stale members.
+// and the TTL (NO_TTL stays among the flags); then keys, flags and details are cut; then the
+// details, the oldest age and the kind go. The stale count and the details show only when some
+// key has any.
 func inspectTable(rows []inspectKeyJSON, tot keys.Totals) tableprint.Table[inspectKeyJSON] {
 	type k = inspectKeyJSON
 	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
@@ -364,19 +484,20 @@ func inspectTable(rows []inspectKeyJSON, tot keys.Totals) tableprint.Table[inspe
 	if tot.MemoryUnknown > 0 {
 		memory = "≥" + memory // some key's memory is unknown ("-")
 	}
-	return tableprint.Table[inspectKeyJSON]{Rows: rows, Totals: true, Optional: 3, Columns: []tableprint.Column[inspectKeyJSON]{
+	return tableprint.Table[inspectKeyJSON]{Rows: rows, Totals: true, Optional: 4, Columns: []tableprint.Column[inspectKeyJSON]{
 		{Header: "key", Human: func(x k) string { return x.Key }, MinWidth: 20, Cut: tableprint.CutMiddle,
 			Total: fmt.Sprintf("total (%d keys)", tot.Keys)},
-		{Header: "node", Human: func(x k) string { return x.Node }, MinWidth: 12, Cut: tableprint.CutMiddle, Priority: 7},
-		{Header: "type", Human: func(x k) string { return x.Type }, Priority: 8},
+		{Header: "node", Human: func(x k) string { return x.Node }, MinWidth: 12, Cut: tableprint.CutMiddle, Priority: 8},
+		{Header: "type", Human: func(x k) string { return x.Type }, Priority: 9},
 		{Header: "kind", Human: func(x k) string { return x.Kind }, Priority: 2},
 		{Header: "size", Human: func(x k) string { return itoa(x.Size) }, Total: itoa(tot.Members) + " members"},
-		{Header: "ttl", Field: "ttl_ms", Human: func(x k) string { return ttlHuman(x.TTLMs) }, Machine: func(x k) string { return itoa(x.TTLMs) }, Priority: 4},
+		{Header: "ttl", Field: "ttl_ms", Human: func(x k) string { return ttlHuman(x.TTLMs) }, Machine: func(x k) string { return itoa(x.TTLMs) }, Priority: 5},
 		{Header: "oldest", Field: "oldest_age_ms", Human: func(x k) string { return msHuman(x.OldestAgeMs) }, Machine: func(x k) string { return numberOrEmpty(x.OldestAgeMs) }, Priority: 3},
-		{Header: "newest", Field: "newest_age_ms", Human: func(x k) string { return msHuman(x.NewestAgeMs) }, Machine: func(x k) string { return numberOrEmpty(x.NewestAgeMs) }, Priority: 6},
+		{Header: "newest", Field: "newest_age_ms", Human: func(x k) string { return msHuman(x.NewestAgeMs) }, Machine: func(x k) string { return numberOrEmpty(x.NewestAgeMs) }, Priority: 7},
 		{Header: "stale", Human: func(x k) string { return itoa(x.Stale) }, HideZero: true, Priority: 1, Total: itoa(tot.Stale) + " stale"},
-		{Header: "memory", Field: "memory_bytes", Human: func(x k) string { return bytesHuman(x.MemoryBytes) }, Machine: func(x k) string { return numberOrEmpty(x.MemoryBytes) }, Priority: 5, Total: memory},
+		{Header: "memory", Field: "memory_bytes", Human: func(x k) string { return bytesHuman(x.MemoryBytes) }, Machine: func(x k) string { return numberOrEmpty(x.MemoryBytes) }, Priority: 6, Total: memory},
 		{Header: "flags", Human: func(x k) string { return strings.Join(x.Flags, ",") }, MinWidth: 12},
+		{Header: "detail", Human: detailCell, HideZero: true, MinWidth: 16, Priority: 4},
 	}}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +18,8 @@ import (
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
-// decodeInspect parses inspect -o json, checks it has exactly the fields of SPEC section 6
-// (nulls included), and normalises what depends on the server and the clock: TTLs (counting
+// decodeInspect parses inspect -o json, checks it has exactly the fields of SPEC section 6 plus
+// the ones added since (CHANGELOG; nulls included), and normalises what depends on the server and the clock: TTLs (counting
 // down since the fixture was written) and memory (present, or null when memKnown is false).
 func decodeInspect(t *testing.T, out string, memKnown bool) inspectJSON {
 	t.Helper()
@@ -33,7 +34,8 @@ func decodeInspect(t *testing.T, out string, memKnown bool) inspectJSON {
 	if err := json.Unmarshal(raw["keys"], &rawKeys); err != nil {
 		t.Fatal(err)
 	}
-	specFields := []string{"flags", "key", "kind", "memory_bytes", "newest_age_ms", "node", "oldest_age_ms", "size", "stale", "ttl_ms", "type"}
+	specFields := []string{"estimate", "expired", "flags", "full_at_ms", "full_in_ms", "key", "kind", "memory_bytes", "newest_age_ms", "node",
+		"oldest_age_ms", "pair_key", "score_unit", "scores", "scores_guessed", "size", "stale", "ttl_ms", "type", "window_ms"}
 	for _, k := range rawKeys {
 		if got := sortedKeys(k); !reflect.DeepEqual(got, specFields) {
 			t.Errorf("key fields %v, want %v", got, specFields)
@@ -99,7 +101,7 @@ func TestInspectIsExactInEveryFormat(t *testing.T) {
 
 	tsv := at(t, a...).wantExit(t, ExitOK)
 	lines := strings.Split(strings.TrimRight(tsv.out, "\n"), "\n")
-	if lines[0] != "key\tnode\ttype\tkind\tsize\tttl_ms\toldest_age_ms\tnewest_age_ms\tstale\tmemory_bytes\tflags" {
+	if lines[0] != "key\tnode\ttype\tkind\tsize\tttl_ms\toldest_age_ms\tnewest_age_ms\tstale\tmemory_bytes\tflags\tdetail" {
 		t.Errorf("tsv header %q", lines[0])
 	}
 	if len(lines) != 9 || strings.HasPrefix(lines[8], "total") {
@@ -107,7 +109,7 @@ func TestInspectIsExactInEveryFormat(t *testing.T) {
 	}
 	row := strings.Split(lines[2], "\t")
 	row[5], row[9] = "TTL", "MEMORY" // they depend on the clock and the server
-	if want := []string{"rl:conc:u1", srv.Addr, "zset", "concurrency", "4", "TTL", "1800000", "1000", "2", "MEMORY", "STALE,OVER_LIMIT"}; !reflect.DeepEqual(row, want) {
+	if want := []string{"rl:conc:u1", srv.Addr, "zset", "concurrency", "4", "TTL", "1800000", "1000", "2", "MEMORY", "STALE,OVER_LIMIT", ""}; !reflect.DeepEqual(row, want) {
 		t.Errorf("tsv row %q, want %q", row, want)
 	}
 	if tsv.errOut != "" {
@@ -180,6 +182,8 @@ func TestInspectMembers(t *testing.T) {
   "node": "` + srv.Addr + `",
   "size": 4,
   "score_unit": "ms",
+  "scores": "start",
+  "scores_guessed": true,
   "members": [
     {
       "member": "req-4",
@@ -324,6 +328,7 @@ func TestInspectBadInput(t *testing.T) {
 		"negative limit":        {"inspect", "--limit", "-2"},
 		"unknown type":          {"inspect", "--type", "tree"},
 		"unknown unit":          {"inspect", "--score-unit", "minutes"},
+		"unknown scores":        {"inspect", "--scores", "expiry"},
 		"unknown clock":         {"inspect", "--clock", "sundial"},
 		"members and args":      {"inspect", "--members", "rl:a", "rl:b"},
 		"members pattern":       {"inspect", "--members", "rl:*"},
@@ -379,4 +384,94 @@ func aclDenials(t *testing.T, admin *redis.Client) []string {
 		}
 	}
 	return out
+}
+
+// q in inspect --watch means what it means in the hammer's dashboard: stop and leave the last
+// view on the normal screen. Nothing was cut short, so the exit code is 0; Ctrl-C is 130.
+func TestInspectWatchInARealTerminalQuitsOnQ(t *testing.T) {
+	srv := redistest.Start(t)
+	seedLimiterKeys(t, srv.Client(t))
+	for _, c := range []struct {
+		key, exit string
+	}{{"q", "EXIT=0"}, {"C-c", "EXIT=130"}} {
+		t.Run(c.key, func(t *testing.T) {
+			m := newTmux(t, 200, 30, binary(t)+" --addr "+srv.Addr+" inspect 'rl:*' --watch 1s")
+			m.waitFor(15*time.Second, "Every 1s: limitctl inspect rl:*", "rl:conc:u1", "(q quit)")
+			m.run("send-keys", c.key)
+			after := m.waitFor(10*time.Second, c.exit, "rl:conc:u1", "total (8 keys)")
+			if strings.Contains(after, "(q quit)") {
+				t.Errorf("the live view is still on screen after %s:\n%s", c.key, after)
+			}
+		})
+	}
+}
+
+// Keys in other libraries' layouts, through the command: the added JSON fields, the detail
+// column, and the note that says a set was read as deadlines.
+func TestInspectOtherLibrariesKeys(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	sec := func(d time.Duration) float64 { return float64(fixedNow.Add(d).UnixMicro()) / 1e6 }
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(rdb.ZAdd(ctx, "jobs:export", redis.Z{Score: sec(15 * time.Minute), Member: "b4a577edbccf1d80"},
+		redis.Z{Score: sec(10 * time.Minute), Member: "0c1d2e3f40516273"}, redis.Z{Score: sec(-20 * time.Minute), Member: "11aa22bb33cc44dd"}).Err())
+	must(rdb.Expire(ctx, "jobs:export", 15*time.Minute).Err())
+	epoch2017 := time.Date(2017, 1, 1, 0, 0, 0, 0, time.UTC)
+	must(rdb.Set(ctx, "rate:user42", strconv.FormatFloat(fixedNow.Add(1500*time.Millisecond).Sub(epoch2017).Seconds(), 'f', 6, 64), 2*time.Second).Err())
+	idx := fixedNow.UnixMilli() / 10000 // fixedNow is on a window boundary: the previous window counts whole
+	must(rdb.Set(ctx, "up:u1:"+strconv.FormatInt(idx-1, 10), 6, 21*time.Second).Err())
+	must(rdb.Set(ctx, "up:u1:"+strconv.FormatInt(idx, 10), 2, 21*time.Second).Err())
+
+	a := []string{"--addr", srv.Addr, "inspect", "jobs:*", "rate:*", "up:*", "--clock", "local", "--stale", "5m", "--limit", "7"}
+	r := at(t, append(a, "-o", "json")...).wantExit(t, ExitOK)
+	var got inspectJSON // TTLs as the libraries set them: not decodeInspect's fixture of an hour
+	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, r.out)
+	}
+	byKey := map[string]inspectKeyJSON{}
+	for _, k := range got.Keys {
+		byKey[k.Key] = k
+	}
+	show := func(p *int64) string {
+		if p == nil {
+			return "null"
+		}
+		return strconv.FormatInt(*p, 10)
+	}
+	j := byKey["jobs:export"]
+	if j.Kind != "concurrency" || j.Scores == nil || *j.Scores != "deadline" || !j.ScoresGuessed || show(j.Expired) != "1" || j.Stale != 1 {
+		t.Errorf("jobs:export: %+v, want a concurrency set of guessed deadlines, 1 expired, 1 stale", j)
+	}
+	g := byKey["rate:user42"]
+	if g.Kind != "gcra" || show(g.FullInMs) != "1500" || show(g.FullAtMs) != strconv.FormatInt(fixedNow.Add(1500*time.Millisecond).UnixMilli(), 10) {
+		t.Errorf("rate:user42: kind %s full_in_ms %s full_at_ms %s, want gcra full in 1500ms", g.Kind, show(g.FullInMs), show(g.FullAtMs))
+	}
+	cur := byKey["up:u1:"+strconv.FormatInt(idx, 10)]
+	if cur.Kind != "sliding_counter" || show(cur.Estimate) != "8" || show(cur.WindowMs) != "10000" || cur.PairKey == nil ||
+		*cur.PairKey != "up:u1:"+strconv.FormatInt(idx-1, 10) || strings.Join(cur.Flags, ",") != "OVER_LIMIT" {
+		t.Errorf("current window: %+v, want a sliding_counter, estimate 8 = 2 + 6 over the limit 7, window 10000", cur)
+	}
+	r.wantOneLineError(t, "note: jobs:export read as deadlines: most of its scores lie in the future (--scores auto")
+
+	table := runIn(t, runConfig{now: fixedNow, tty: true, columns: 200}, a...).wantExit(t, ExitOK)
+	for _, want := range []string{"DETAIL", "deadlines (guessed), 1 expired", "full in 1.5s", "estimate 8, 10s window, with up:u1:"} {
+		if !strings.Contains(table.out, want) {
+			t.Errorf("table lacks %q:\n%s", want, table.out)
+		}
+	}
+	// Told it is start times, the set is read so, and no note is printed.
+	r = at(t, "--addr", srv.Addr, "inspect", "jobs:export", "--clock", "local", "--scores", "start", "-o", "json").wantExit(t, ExitOK)
+	var start inspectJSON
+	if err := json.Unmarshal([]byte(r.out), &start); err != nil || len(start.Keys) != 1 {
+		t.Fatalf("not JSON of one key: %v\n%s", err, r.out)
+	}
+	if j := start.Keys[0]; j.Scores == nil || *j.Scores != "start" || j.ScoresGuessed || j.Expired != nil || r.errOut != "" {
+		t.Errorf("--scores start: %+v, stderr %q", j, r.errOut)
+	}
 }

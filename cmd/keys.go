@@ -19,6 +19,8 @@ import (
 var (
 	clockNames = []string{"server\tthe server's TIME", "local\tthis machine's clock"}
 	scoreUnits = []string{"auto", "s", "ms", "us", "ns"}
+	scoreModes = []string{"auto\tdeadline when most scores lie in the future, else start", "start\ta score is when the member began",
+		"deadline\ta score is when the member expires"}
 )
 
 // keyClockFlag is --clock: whose clock ages and cutoffs are measured against.
@@ -54,6 +56,22 @@ func parseScoreUnit(s string) (keys.ScoreUnit, error) {
 		return "", usagef("unknown --score-unit %q: want auto, s, ms, us or ns", s)
 	}
 	return u, nil
+}
+
+func parseScoreMode(s string) (keys.ScoreMode, error) {
+	m, err := keys.ParseScoreMode(s)
+	if err != nil {
+		return "", usagef("unknown --scores %q: want start, deadline or auto", s)
+	}
+	return m, nil
+}
+
+// scoresCell says how a set's scores were read: start, deadline, "deadline (guessed)".
+func scoresCell(mode keys.ScoreMode, guessed bool) string {
+	if mode == keys.ScoresDeadline && guessed {
+		return "deadline (guessed)"
+	}
+	return string(mode)
 }
 
 // notef writes a note (not an error) to stderr.

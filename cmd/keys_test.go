@@ -123,15 +123,18 @@ func i64(n int64) *int64 { return &n }
 
 // wantInspect is the fixture's inspect -o json with --stale 10m --limit 3, nodes, TTLs and
 // memory left out (they depend on the server and the time the test takes).
+func str(s string) *string { return &s }
+
 func wantInspect() []inspectKeyJSON {
+	ms, s, us, start := str("ms"), str("s"), str("us"), str("start")
 	return []inspectKeyJSON{
-		{Key: "rl:big:log", Type: "zset", Kind: "window_log", Size: 2502, TTLMs: 3600000, OldestAgeMs: i64(662499), NewestAgeMs: i64(1000), Stale: 2500, Flags: []string{"STALE", "OVER_LIMIT"}},
-		{Key: "rl:conc:u1", Type: "zset", Kind: "concurrency", Size: 4, TTLMs: 3600000, OldestAgeMs: i64(1800000), NewestAgeMs: i64(1000), Stale: 2, Flags: []string{"STALE", "OVER_LIMIT"}},
+		{Key: "rl:big:log", Type: "zset", Kind: "window_log", Size: 2502, TTLMs: 3600000, OldestAgeMs: i64(662499), NewestAgeMs: i64(1000), Stale: 2500, Flags: []string{"STALE", "OVER_LIMIT"}, ScoreUnit: ms, Scores: start, ScoresGuessed: true},
+		{Key: "rl:conc:u1", Type: "zset", Kind: "concurrency", Size: 4, TTLMs: 3600000, OldestAgeMs: i64(1800000), NewestAgeMs: i64(1000), Stale: 2, Flags: []string{"STALE", "OVER_LIMIT"}, ScoreUnit: ms, Scores: start, ScoresGuessed: true},
 		{Key: "rl:fw:u4", Type: "string", Kind: "counter", Size: 5, TTLMs: 3600000, Stale: 0, Flags: []string{"OVER_LIMIT"}},
 		{Key: "rl:fw:u5", Type: "string", Kind: "counter", Size: 2, TTLMs: -1, Flags: []string{"NO_TTL"}},
 		{Key: "rl:junk", Type: "list", Kind: "unknown", Size: 2, TTLMs: -1, Flags: []string{"NO_TTL"}},
-		{Key: "rl:sliding:u2", Type: "zset", Kind: "window_log", Size: 2, TTLMs: -1, OldestAgeMs: i64(660000), NewestAgeMs: i64(5000), Stale: 1, Flags: []string{"NO_TTL", "STALE"}},
-		{Key: "rl:sw:u3", Type: "zset", Kind: "window_log", Size: 3, TTLMs: 3600000, OldestAgeMs: i64(960000), NewestAgeMs: i64(1000), Stale: 2, Flags: []string{"STALE"}},
-		{Key: "rl:tb:u6", Type: "hash", Kind: "bucket", Size: 7, TTLMs: 3600000, OldestAgeMs: i64(3000), NewestAgeMs: i64(3000), Flags: []string{}},
+		{Key: "rl:sliding:u2", Type: "zset", Kind: "window_log", Size: 2, TTLMs: -1, OldestAgeMs: i64(660000), NewestAgeMs: i64(5000), Stale: 1, Flags: []string{"NO_TTL", "STALE"}, ScoreUnit: s, Scores: start, ScoresGuessed: true},
+		{Key: "rl:sw:u3", Type: "zset", Kind: "window_log", Size: 3, TTLMs: 3600000, OldestAgeMs: i64(960000), NewestAgeMs: i64(1000), Stale: 2, Flags: []string{"STALE"}, ScoreUnit: us, Scores: start, ScoresGuessed: true},
+		{Key: "rl:tb:u6", Type: "hash", Kind: "bucket", Size: 7, TTLMs: 3600000, OldestAgeMs: i64(3000), NewestAgeMs: i64(3000), Flags: []string{}, ScoreUnit: ms},
 	}
 }

@@ -22,8 +22,8 @@ import (
 //	  +evalsha +eval +zremrangebyrank +ping +time
 //	  (a cluster adds +cluster|slots)
 //
-// scan and type find the keys; zrange reads the newest score (unit detection, not needed
-// with --score-unit); zcount and zcard make --dry-run; evalsha runs the script (eval when the
+// scan and type find the keys; zcard and zrange read five sampled scores (unit and score-mode
+// detection, not needed with --score-unit); zcount and zcard make --dry-run; evalsha runs the script (eval when the
 // server's script cache lacks it), which itself calls zcount, zremrangebyrank and zcard;
 // ping checks the connection and time reads the server clock (not with --clock local). On a
 // cluster, cluster|slots serves go-redis's cluster client (+command is optional: refused, it
@@ -40,6 +40,8 @@ type purgeOptions struct {
 	count     int64
 	scoreUnit string
 	unit      keys.ScoreUnit
+	scoreMode string
+	scores    keys.ScoreMode
 	clock     keyClockFlag
 }
 
@@ -59,11 +61,19 @@ batches and reports what was done.
 
 An argument with *, ? or [ is a pattern, matched with SCAN on every master; removing by pattern
 needs --yes, or a confirmation typed on a terminal. --dry-run counts what would go and writes
-nothing. Scores are read in --score-unit (auto: per set, from the magnitude of its newest
-score); now is the server's TIME (--clock local: this machine's clock).`,
+nothing. Scores are read in --score-unit (auto: per set, the one unit in which its oldest,
+newest and three sampled scores are all plausible times; a set whose scores mix units is
+skipped); now is the server's TIME (--clock local: this machine's clock).
+
+--scores says what a score is: start (when the member began: it goes once it is D old) or
+deadline (when the member expires, now + a timeout, as job throttlers keep leases: it goes once
+its deadline passed D ago). Either way a member goes when its score is at or before now - D, so
+a member whose deadline is still ahead is never removed. auto (with --score-unit auto) reads
+deadlines when most sampled scores lie in the future, and says so in the report.`,
 		Example: `  limitctl purge 'rl:conc:*' --older-than 10m --dry-run
   limitctl purge 'rl:conc:*' --older-than 10m --yes
-  limitctl purge rl:conc:user42 --older-than 30s --batch 500`,
+  limitctl purge rl:conc:user42 --older-than 30s --batch 500
+  limitctl purge 'throttled:*:concurrency*' --scores deadline --older-than 1m --yes`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return &usageError{Msg: "want one or more keys or patterns to purge", Command: c.CommandPath()}
@@ -85,9 +95,11 @@ score); now is the server's TIME (--clock local: this machine's clock).`,
 	fl.BoolVarP(&opts.yes, "yes", "y", false, "purge keys matched by a pattern without asking (a --dry-run needs no confirmation)")
 	fl.Int64Var(&opts.count, "count", keys.DefaultScanCount, "SCAN COUNT hint: keyspace slots each SCAN call walks")
 	fl.StringVar(&opts.scoreUnit, "score-unit", "auto", "unit of sorted-set scores: auto, s, ms, us or ns")
+	fl.StringVar(&opts.scoreMode, "scores", "auto", "what scores mean: start, deadline (when the member expires) or auto")
 	fl.StringVar(&opts.clock.name, "clock", "server", "reference time: server (its TIME) or local (this machine's clock)")
 	c.ValidArgsFunction = cobra.NoFileCompletions // key names live in Redis
 	c.RegisterFlagCompletionFunc("score-unit", fixedCompletion(scoreUnits...))
+	c.RegisterFlagCompletionFunc("scores", fixedCompletion(scoreModes...))
 	c.RegisterFlagCompletionFunc("clock", fixedCompletion(clockNames...))
 	return c
 }
@@ -107,6 +119,9 @@ func (o *purgeOptions) validate(c *cobra.Command, f *Factory) error {
 		return usagef("--count must be at least 1, got %d", o.count)
 	}
 	if o.unit, err = parseScoreUnit(o.scoreUnit); err != nil {
+		return err
+	}
+	if o.scores, err = parseScoreMode(o.scoreMode); err != nil {
 		return err
 	}
 	if err := o.clock.validate(); err != nil {
@@ -136,6 +151,11 @@ type purgeKeyJSON struct {
 	Removed   int64  `json:"removed"`
 	Remaining int64  `json:"remaining"`
 	Skipped   string `json:"skipped"`
+
+	// Added after SPEC section 6 (CHANGELOG): null when the key's scores were not read as times.
+	ScoreUnit     *string `json:"score_unit"`
+	Scores        *string `json:"scores"`         // start or deadline
+	ScoresGuessed bool    `json:"scores_guessed"` // --scores auto decided it
 }
 
 type purgeJSON struct {
@@ -171,7 +191,7 @@ func runPurge(ctx context.Context, f *Factory, opts *purgeOptions) error {
 		}
 	}
 	res, runErr := keys.Purge(ctx, rdb, sel, keys.PurgeOptions{
-		OlderThan: opts.olderThan, Batch: int64(opts.batch), DryRun: opts.dryRun, Unit: opts.unit, Clock: opts.clock.clock(f, rdb),
+		OlderThan: opts.olderThan, Batch: int64(opts.batch), DryRun: opts.dryRun, Unit: opts.unit, Scores: opts.scores, Clock: opts.clock.clock(f, rdb),
 	})
 	// After a failure, print what was done before it if anything was removed: the operator
 	// must know. Nothing removed: the error line alone says it all.
@@ -193,6 +213,16 @@ func runPurge(ctx context.Context, f *Factory, opts *purgeOptions) error {
 		notef(f.IO.ErrOut, "dry run: nothing was removed; a real run would remove %d %s older than %s", res.TotalRemoved,
 			human.Plural(res.TotalRemoved, "member", "members"), humanDuration(opts.olderThan))
 	}
+	var guessed []string
+	for _, k := range res.Keys {
+		if k.Scores == keys.ScoresDeadline && k.Guessed {
+			guessed = append(guessed, k.Key)
+		}
+	}
+	if len(guessed) > 0 {
+		notef(f.IO.ErrOut, "%s read as deadlines: most of %s scores lie in the future (--scores auto); a member went once its deadline passed %s ago",
+			describeKeys(guessed), human.Plural(len(guessed), "its", "their"), humanDuration(opts.olderThan))
+	}
 	if res.Interrupted {
 		return interruptedError(fmt.Sprintf("purge stopped between batches after removing %d %s from %d %s",
 			res.TotalRemoved, human.Plural(res.TotalRemoved, "member", "members"), len(res.Keys), human.Plural(len(res.Keys), "key", "keys")))
@@ -203,15 +233,25 @@ func runPurge(ctx context.Context, f *Factory, opts *purgeOptions) error {
 func purgeReport(res keys.PurgeResult, opts *purgeOptions) report {
 	out := purgeJSON{SchemaVersion: SchemaVersion, DryRun: opts.dryRun, OlderThanMs: opts.olderThan.Milliseconds(), Keys: []purgeKeyJSON{}}
 	for _, k := range res.Keys {
-		out.Keys = append(out.Keys, purgeKeyJSON{Key: k.Key, Removed: k.Removed, Remaining: k.Remaining, Skipped: k.Skipped})
+		j := purgeKeyJSON{Key: k.Key, Removed: k.Removed, Remaining: k.Remaining, Skipped: k.Skipped, ScoresGuessed: k.Guessed}
+		if k.Unit != "" {
+			u := string(k.Unit)
+			j.ScoreUnit = &u
+		}
+		if k.Scores != "" {
+			m := string(k.Scores)
+			j.Scores = &m
+		}
+		out.Keys = append(out.Keys, j)
 	}
 	out.TotalRemoved = res.TotalRemoved
 	return report{table: purgeTable(res, opts.dryRun), json: out}
 }
 
 // purgeTable: the key, what was removed and what remains always show. On a narrow terminal
-// the unit goes first, then the node; then keys (in the middle) and why a key was skipped are
-// cut. The skipped column shows only when a key was skipped.
+// the node goes first, then the unit; then keys (in the middle) and why a key was skipped are
+// cut; then whether scores were read as deadlines goes. The skipped column shows only when a
+// key was skipped, the scores column only when a set was read as deadlines (tsv: always).
 func purgeTable(res keys.PurgeResult, dryRun bool) tableprint.Table[keys.PurgedKey] {
 	type k = keys.PurgedKey
 	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
@@ -227,14 +267,22 @@ func purgeTable(res keys.PurgeResult, dryRun bool) tableprint.Table[keys.PurgedK
 	if dryRun {
 		removed.Header, removed.Field = "would remove", "removed"
 	}
-	return tableprint.Table[keys.PurgedKey]{Rows: res.Keys, Totals: true, Optional: 1, Columns: []tableprint.Column[k]{
+	return tableprint.Table[keys.PurgedKey]{Rows: res.Keys, Totals: true, Optional: 2, Columns: []tableprint.Column[k]{
 		{Header: "key", Human: func(x k) string { return x.Key }, MinWidth: 20, Cut: tableprint.CutMiddle,
 			Total: fmt.Sprintf("total (%d keys)", len(res.Keys))},
-		{Header: "node", Human: func(x k) string { return x.Node }, MinWidth: 12, Cut: tableprint.CutMiddle, Priority: 2},
+		{Header: "node", Human: func(x k) string { return x.Node }, MinWidth: 12, Cut: tableprint.CutMiddle, Priority: 4},
 		{Header: "unit", Human: func(x k) string { return string(x.Unit) }, Priority: 3},
 		removed,
 		{Header: "remaining", Human: func(x k) string { return itoa(x.Remaining) }, Total: itoa(remaining)},
 		{Header: "skipped", Human: func(x k) string { return x.Skipped }, MinWidth: 16, Priority: 1,
 			HideZero: true, Total: fmt.Sprintf("%d skipped", skipped)},
+		{Header: "scores", Priority: 2, HideZero: true, // on a terminal only deadlines are news
+			Human: func(x k) string {
+				if x.Scores != keys.ScoresDeadline {
+					return ""
+				}
+				return scoresCell(x.Scores, x.Guessed)
+			},
+			Machine: func(x k) string { return scoresCell(x.Scores, x.Guessed) }},
 	}}
 }

@@ -82,8 +82,12 @@ func TestInspectTableFits(t *testing.T) {
 		{Key: "rl:fw:user:8812734:29114400", Node: nodes[0], Type: "string", Kind: "counter", Size: 5, TTLMs: 42_300, MemoryBytes: ptr[int64](72), Flags: []string{}},
 		{Key: "rl:tb:user:8812734", Node: nodes[1], Type: "hash", Kind: "bucket", Size: 7, TTLMs: 3_600_000, OldestAgeMs: ptr[int64](3000), NewestAgeMs: ptr[int64](3000), Flags: []string{}},
 		{Key: "rl:junk", Node: nodes[2], Type: "list", Kind: "unknown", Size: 2, TTLMs: -1, MemoryBytes: ptr[int64](96), Flags: []string{"NO_TTL"}},
+		{Key: "rate:user42", Node: nodes[0], Type: "string", Kind: "gcra", Size: 1, TTLMs: 2000, MemoryBytes: ptr[int64](64), Flags: []string{},
+			FullInMs: ptr[int64](1500), FullAtMs: ptr[int64](1748779201500)},
+		{Key: "jobs:export", Node: nodes[1], Type: "zset", Kind: "concurrency", Size: 2, TTLMs: -1, MemoryBytes: ptr[int64](128), Flags: []string{"NO_TTL"},
+			Scores: ptr("deadline"), ScoresGuessed: true, Expired: ptr[int64](1)},
 	}
-	tot := keys.Totals{Keys: len(rows), Members: 23 + 4 + 2502, Stale: 2503, Memory: 2311 + 412 + 190_442 + 72 + 96, MemoryUnknown: 1}
+	tot := keys.Totals{Keys: len(rows), Members: 23 + 4 + 2502 + 2, Stale: 2503, Memory: 2311 + 412 + 190_442 + 72 + 96, MemoryUnknown: 1}
 	checkTableGolden(t, "inspect", inspectTable(rows, tot))
 
 	// Without --stale no key has stale members: the column of zeros gives its room to others.
@@ -113,10 +117,11 @@ func TestInspectMembersTableFits(t *testing.T) {
 }
 
 func TestPurgeTableFits(t *testing.T) {
-	res := keys.PurgeResult{TotalRemoved: 2503, Keys: []keys.PurgedKey{
-		{Key: "limitctl:{checkout-api}:concurrency:tenant:acme-industries", Node: "10.0.12.101:7000", Unit: "ms", Removed: 3, Remaining: 20},
-		{Key: "rl:sliding:user:8812734", Node: "10.0.12.103:7002", Unit: "us", Removed: 2500, Remaining: 2},
+	res := keys.PurgeResult{TotalRemoved: 2504, Keys: []keys.PurgedKey{
+		{Key: "limitctl:{checkout-api}:concurrency:tenant:acme-industries", Node: "10.0.12.101:7000", Unit: "ms", Scores: keys.ScoresStart, Removed: 3, Remaining: 20},
+		{Key: "rl:sliding:user:8812734", Node: "10.0.12.103:7002", Unit: "us", Scores: keys.ScoresStart, Removed: 2500, Remaining: 2},
 		{Key: "rl:odd:scores", Node: "10.0.12.102:7001", Skipped: "scores are not timestamps in any unit (give --score-unit)"},
+		{Key: "jobs:export", Node: "10.0.12.102:7001", Unit: "s", Scores: keys.ScoresDeadline, Guessed: true, Removed: 1, Remaining: 1},
 	}}
 	checkTableGolden(t, "purge", purgeTable(res, false))
 	checkTableGolden(t, "purge_dry_run", purgeTable(res, true))

@@ -17,6 +17,7 @@ type InspectOptions struct {
 	Limit    int64         // flag OVER_LIMIT above this, when HasLimit
 	HasLimit bool
 	Unit     ScoreUnit // score unit of sorted sets; "" or UnitAuto detects it per set
+	Scores   ScoreMode // what sorted-set scores mean; "" or ScoresAuto guesses per set
 	Clock    Clock
 }
 
@@ -28,14 +29,26 @@ type KeyInfo struct {
 	Kind Kind
 	// Size is the members of a sorted set, the value of a counter, the whole tokens left in a
 	// bucket, and the length of anything else.
-	Size      int64
-	TTL       time.Duration // negative: no TTL
-	Unit      ScoreUnit     // the unit the scores were read in; "" when they are not timestamps
+	Size int64
+	TTL  time.Duration // negative: no TTL
+	Unit ScoreUnit     // the unit the scores were read in; "" when they are not timestamps
+	// OldestAge and NewestAge are now minus the lowest and highest score (for a bucket, its
+	// refill time): the age of a start time, or how long ago a deadline passed (negative: ahead).
 	OldestAge *time.Duration
 	NewestAge *time.Duration
 	Stale     int64
 	Memory    *int64 // MEMORY USAGE in bytes; nil when the server or the ACL refuses it
 	Flags     []Flag
+
+	// Scores is what a sorted set's scores were read as ("" when they are not timestamps);
+	// ScoresGuessed is true when --scores auto decided it.
+	Scores        ScoreMode
+	ScoresGuessed bool
+	Expired       *int64        // deadline scores: members whose deadline has passed
+	FullAt        *time.Time    // gcra: when the key is back to a full burst (nil: epoch unknown)
+	Window        time.Duration // sliding_counter: the window inferred from the index (0: unknown)
+	Estimate      *int64        // sliding_counter: the sliding-window count now
+	PairKey       string        // sliding_counter: the other window's key
 }
 
 // Inspection is the result of one inspect run.
@@ -115,12 +128,19 @@ type keyReads struct {
 	ttl       *redis.DurationCmd
 	memory    *redis.IntCmd
 
-	length         *redis.IntCmd // ZCARD, STRLEN, HLEN, LLEN, SCARD, XLEN
-	oldest, newest *redis.ZSliceCmd
-	prefix         *redis.StringCmd // a string's first bytes: is it an integer?
-	bucket         *redis.SliceCmd  // HMGET tokens ts tat
-	stale          *redis.IntCmd    // ZCOUNT -inf cutoff
-	unit           ScoreUnit        // the sorted set's unit, needed for the stale cutoff
+	length  *redis.IntCmd      // ZCARD, STRLEN, HLEN, LLEN, SCARD, XLEN
+	samples []*redis.ZSliceCmd // a sorted set's sampled ranks, lowest first (sampleRanks)
+	prefix  *redis.StringCmd   // a string's first bytes: is it a number?
+	fields  *redis.SliceCmd    // HMGET hashFields
+	stale   *redis.IntCmd      // ZCOUNT -inf cutoff
+	expired *redis.IntCmd      // ZCOUNT -inf now, for deadline scores
+	reading scoreReading       // the sorted set's unit and score mode; unit "" when not times
+
+	// A counter named <id>:<n> reads its neighbours <id>:<n-1> and <id>:<n+1>.
+	windowID  string
+	window    int64
+	neighbour map[int64]*redis.StringCmd
+	neighTTL  map[int64]*redis.DurationCmd
 
 	info *KeyInfo // nil once the key is known gone
 }
@@ -129,9 +149,10 @@ type keyReads struct {
 // longer string cannot be a counter.
 const counterDigits = 21
 
-// inspectChunkOf reads one chunk of keys in three pipelined rounds: what each key is, then its
-// type-specific shape, then the stale count of the sorted sets (whose cutoff needs the unit read
-// in round two). A nil entry is a key that is gone.
+// inspectChunkOf reads one chunk of keys in four pipelined rounds: what each key is; its
+// type-specific shape; the middle samples of the sorted sets (whose ranks need their size);
+// then the stale and expired counts of the sorted sets (whose cutoffs need the unit). A nil
+// entry is a key that is gone.
 func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Target, now time.Time, opts InspectOptions) ([]*KeyInfo, error) {
 	reads := make([]*keyReads, len(targets))
 	// Round 1: type, TTL and memory.
@@ -181,14 +202,22 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 		switch r.info.Type {
 		case "zset":
 			r.length = pipe.ZCard(ctx, k)
-			r.oldest = pipe.ZRangeWithScores(ctx, k, 0, 0)
-			r.newest = pipe.ZRangeWithScores(ctx, k, -1, -1)
+			r.samples = []*redis.ZSliceCmd{pipe.ZRangeWithScores(ctx, k, 0, 0), pipe.ZRangeWithScores(ctx, k, -1, -1)}
 		case "string":
 			r.length = pipe.StrLen(ctx, k)
 			r.prefix = pipe.GetRange(ctx, k, 0, counterDigits-1)
+			if id, n, ok := windowKey(k); ok {
+				r.windowID, r.window = id, n
+				r.neighbour = map[int64]*redis.StringCmd{}
+				r.neighTTL = map[int64]*redis.DurationCmd{}
+				for _, m := range []int64{n - 1, n + 1} {
+					r.neighbour[m] = pipe.GetRange(ctx, windowKeyAt(id, m), 0, counterDigits-1)
+					r.neighTTL[m] = pipe.PTTL(ctx, windowKeyAt(id, m))
+				}
+			}
 		case "hash":
 			r.length = pipe.HLen(ctx, k)
-			r.bucket = pipe.HMGet(ctx, k, "tokens", "ts", "tat")
+			r.fields = pipe.HMGet(ctx, k, hashFields...)
 		case "list":
 			r.length = pipe.LLen(ctx, k)
 		case "set":
@@ -214,44 +243,79 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 		}
 		r.info.Size = n
 		switch r.info.Type {
-		case "zset":
-			if err := readZSet(r, now, opts); err != nil {
-				return nil, err
-			}
 		case "string":
 			if err := refused(r, "GETRANGE", r.prefix); err != nil {
 				return nil, err
 			}
-			readCounter(r)
+			readString(r, now)
 		case "hash":
-			if err := refused(r, "HMGET", r.bucket); err != nil {
+			if err := refused(r, "HMGET", r.fields); err != nil {
 				return nil, err
 			}
-			readBucket(r, now, opts)
+			readHash(r, now, opts)
 		}
 	}
 
-	// Round 3: stale members of the sorted sets whose scores read as times.
-	if opts.Stale > 0 {
-		pipe = rdb.Pipeline()
-		for _, r := range reads {
-			if r.info != nil && r.info.Type == "zset" && r.unit != "" {
-				cutoff := r.unit.Score(now.Add(-opts.Stale))
-				r.stale = pipe.ZCount(ctx, r.key, "-inf", formatScore(cutoff))
+	// Round 3: the middle samples of the sorted sets, now that their sizes are known.
+	pipe = rdb.Pipeline()
+	for _, r := range reads {
+		if r.info == nil || r.info.Type != "zset" {
+			continue
+		}
+		oldest, newest := r.samples[0], r.samples[1]
+		r.samples = []*redis.ZSliceCmd{oldest}
+		for _, rank := range sampleRanks(r.info.Size) {
+			if rank > 0 && rank < r.info.Size-1 {
+				r.samples = append(r.samples, pipe.ZRangeWithScores(ctx, r.key, rank, rank))
 			}
 		}
-		if err := execPipe(ctx, pipe); err != nil {
-			return nil, err
-		}
-		for _, r := range reads {
-			if r.stale == nil || r.info == nil {
-				continue
+		r.samples = append(r.samples, newest)
+	}
+	if err := execPipe(ctx, pipe); err != nil {
+		return nil, err
+	}
+	for _, r := range reads {
+		if r.info != nil && r.info.Type == "zset" {
+			if err := readZSet(r, now, opts); err != nil {
+				return nil, err
 			}
+		}
+	}
+
+	// Round 4: stale members, and expired ones of deadline sets, of the sorted sets whose
+	// scores read as times.
+	pipe = rdb.Pipeline()
+	for _, r := range reads {
+		if r.info == nil || r.info.Type != "zset" || r.reading.unit == "" {
+			continue
+		}
+		if opts.Stale > 0 {
+			r.stale = pipe.ZCount(ctx, r.key, "-inf", formatScore(r.reading.unit.Score(now.Add(-opts.Stale))))
+		}
+		if r.reading.mode == ScoresDeadline {
+			r.expired = pipe.ZCount(ctx, r.key, "-inf", formatScore(r.reading.unit.Score(now)))
+		}
+	}
+	if err := execPipe(ctx, pipe); err != nil {
+		return nil, err
+	}
+	for _, r := range reads {
+		if r.info == nil {
+			continue
+		}
+		if r.stale != nil {
 			n, err := r.stale.Result()
 			if err != nil {
 				return nil, readError(r, "ZCOUNT", err)
 			}
 			r.info.Stale = n
+		}
+		if r.expired != nil {
+			n, err := r.expired.Result()
+			if err != nil {
+				return nil, readError(r, "ZCOUNT", err)
+			}
+			r.info.Expired = &n
 		}
 	}
 
@@ -265,31 +329,42 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 	return out, nil
 }
 
-// readZSet fills a sorted set's unit, ages and kind from its oldest and newest members.
+// readZSet fills a sorted set's unit, score mode, ages and kind from its sampled members.
 func readZSet(r *keyReads, now time.Time, opts InspectOptions) error {
-	oldest, err := r.oldest.Result()
-	if err != nil {
-		return readError(r, "ZRANGE", err)
+	var sampled []redis.Z
+	for _, c := range r.samples {
+		zs, err := c.Result()
+		if err != nil {
+			if isWrongType(err) {
+				r.info = nil
+				return nil
+			}
+			return readError(r, "ZRANGE", err)
+		}
+		sampled = append(sampled, zs...)
 	}
-	newest, err := r.newest.Result()
-	if err != nil {
-		return readError(r, "ZRANGE", err)
-	}
-	if r.info.Size == 0 || len(oldest) == 0 || len(newest) == 0 {
+	if r.info.Size == 0 || len(sampled) < 2 {
 		r.info = nil // emptied between the rounds: Redis deletes an empty set
 		return nil
 	}
+	oldest, newest := sampled[0], sampled[len(sampled)-1]
 	shape := zsetShape{
 		key: r.key, size: r.info.Size, ttl: r.info.TTL, now: now,
-		oldestMember: memberString(oldest[0].Member), newestMember: memberString(newest[0].Member),
+		oldestMember: memberString(oldest.Member), newestMember: memberString(newest.Member),
 	}
-	if unit, ok := resolveUnit(opts.Unit, newest[0].Score, now); ok {
-		oldestAt, ok1 := unit.Time(oldest[0].Score)
-		newestAt, ok2 := unit.Time(newest[0].Score)
+	scores := make([]float64, len(sampled))
+	for i, z := range sampled {
+		scores[i] = z.Score
+	}
+	if rd, ok := readScores(scores, now, opts.Unit, opts.Scores); ok {
+		oldestAt, ok1 := rd.unit.Time(oldest.Score)
+		newestAt, ok2 := rd.unit.Time(newest.Score)
 		if ok1 && ok2 {
-			r.unit, r.info.Unit = unit, unit
+			r.reading = rd
+			r.info.Unit, r.info.Scores, r.info.ScoresGuessed = rd.unit, rd.mode, rd.guessed
 			shape.oldest, shape.newest = oldestAt, newestAt
-			shape.timestamps = Plausible(newestAt, now)
+			shape.timestamps = true
+			shape.deadlines = rd.mode == ScoresDeadline
 			r.info.OldestAge = durationPtr(now.Sub(oldestAt))
 			r.info.NewestAge = durationPtr(now.Sub(newestAt))
 		}
@@ -298,8 +373,10 @@ func readZSet(r *keyReads, now time.Time, opts InspectOptions) error {
 	return nil
 }
 
-// readCounter makes a string holding an integer a counter whose size is its value.
-func readCounter(r *keyReads) {
+// readString makes a string holding an integer a counter whose size is its value, one holding
+// a theoretical arrival time a gcra key, and a counter named <id>:<n> with a neighbouring
+// window's counter a sliding_counter.
+func readString(r *keyReads, now time.Time) {
 	if r.info.Size >= counterDigits {
 		return
 	}
@@ -308,48 +385,107 @@ func readCounter(r *keyReads) {
 		return
 	}
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		// An integer is a counter, unless it is a time the key expires at: redis-cell and
+		// other GCRA stores keep an integer TAT (nanoseconds) and expire the key at it.
+		if at, ok := tatTime(float64(n), now); ok && tatMatchesTTL(at, r.info.TTL, now) {
+			r.info.Kind, r.info.FullAt = KindGCRA, &at
+			return
+		}
 		r.info.Kind, r.info.Size = KindCounter, n
+		readPair(r, n, now)
+		return
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
+		return
+	}
+	// A fraction: a GCRA theoretical arrival time when it reads as a time near now in a known
+	// epoch. Any other fraction stays unknown: a float counter (INCRBYFLOAT) looks the same.
+	if at, ok := tatTime(f, now); ok {
+		r.info.Kind, r.info.FullAt = KindGCRA, &at
 	}
 }
 
-// readBucket makes a hash with numeric tokens and ts fields a bucket: its size is the whole
-// tokens left, its age the time since its last refill (ts). A hash with a numeric tat field is a
-// GCRA bucket (limitctl's token_bucket.lua): the tokens left depend on a rate the key does not
-// hold, so its size stays the field count, and its age is now - tat (negative while the bucket is
-// still refilling). go-redis/redis_rate keeps its GCRA state elsewhere: a plain string (SET key
-// tat EX n), which reads as a string or counter, not as a bucket.
-func readBucket(r *keyReads, now time.Time, opts InspectOptions) {
-	vals, err := r.bucket.Result()
-	if err != nil || len(vals) != 3 {
+// readPair makes a counter <id>:<n> whose neighbour <id>:<n-1> or <id>:<n+1> is a counter too
+// one of a sliding-window pair, with the pair's estimate when the window can be inferred.
+func readPair(r *keyReads, value int64, now time.Time) {
+	if r.neighbour == nil {
 		return
 	}
-	tokens, ok1 := numberOf(vals[0])
-	ts, ok2 := numberOf(vals[1])
-	if tat, ok := numberOf(vals[2]); ok && !(ok1 && ok2) {
-		if unit, ok := resolveUnit(opts.Unit, tat, now); ok {
-			if at, ok := unit.Time(tat); ok {
-				r.info.Kind, r.info.Unit = KindBucket, unit
-				r.info.OldestAge = durationPtr(now.Sub(at))
-				r.info.NewestAge = durationPtr(now.Sub(at))
-			}
+	counts := map[int64]int64{r.window: value}
+	ttls := map[int64]time.Duration{r.window: r.info.TTL}
+	top, pair := r.window, ""
+	for _, m := range []int64{r.window - 1, r.window + 1} {
+		s, err := r.neighbour[m].Result()
+		if err != nil || len(s) >= counterDigits {
+			continue
+		}
+		c, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			continue
+		}
+		counts[m] = c
+		if ttl, err := r.neighTTL[m].Result(); err == nil {
+			ttls[m] = ttl
+		}
+		top = max(top, m)
+		if pair == "" || m > r.window { // the newer neighbour is the partner when both exist
+			pair = windowKeyAt(r.windowID, m)
+		}
+	}
+	if pair == "" {
+		return
+	}
+	window, ok := inferWindow(top, now)
+	if !ok {
+		return // no window fits the index: not a window index
+	}
+	est, state := slidingEstimate(r.window, counts, ttls, window, now)
+	switch state {
+	case pairNone:
+		return // stays a counter
+	case pairLive:
+		r.info.Estimate = &est.estimate
+	}
+	r.info.Kind, r.info.PairKey, r.info.Window = KindSlidingCounter, pair, window
+}
+
+// readHash makes a hash with a theoretical arrival time field (tat) a gcra key, and one with a
+// tokens field and a refill time field (any common naming, see tokenFields and refillFields) a
+// bucket whose size is its whole tokens left and whose age is the time since its refill.
+func readHash(r *keyReads, now time.Time, opts InspectOptions) {
+	vals, err := r.fields.Result()
+	if err != nil {
+		return
+	}
+	h := readHashFields(vals)
+	if h.hasTAT {
+		// limitctl's token_bucket.lua keeps its TAT (ms since the Unix epoch) in a hash; its
+		// size stays the field count, since the tokens left depend on a rate the key lacks.
+		r.info.Kind = KindGCRA
+		if at, ok := tatTime(h.tat, now); ok {
+			r.info.FullAt = &at
 		}
 		return
 	}
-	if !ok1 || !ok2 {
+	if !h.hasTokens || !h.hasRefill {
 		return
 	}
-	r.info.Kind, r.info.Size = KindBucket, int64(math.Floor(tokens))
-	if unit, ok := resolveUnit(opts.Unit, ts, now); ok {
-		if at, ok := unit.Time(ts); ok {
-			r.info.Unit = unit
-			r.info.OldestAge = durationPtr(now.Sub(at))
-			r.info.NewestAge = durationPtr(now.Sub(at))
-		}
+	unit, ok := resolveUnit(opts.Unit, h.refill, now)
+	if !ok {
+		return // a "time" that is no time: not a bucket
 	}
+	at, ok := unit.Time(h.refill)
+	if !ok {
+		return
+	}
+	r.info.Kind, r.info.Size, r.info.Unit = KindBucket, int64(math.Floor(h.tokens)), unit
+	r.info.OldestAge = durationPtr(now.Sub(at))
+	r.info.NewestAge = durationPtr(now.Sub(at))
 }
 
 // flagsOf lists a key's flags. OVER_LIMIT applies to the kinds that count against a limit:
-// concurrency sets, window logs and counters.
+// concurrency sets, window logs and counters, and to a sliding counter's estimate.
 func flagsOf(k KeyInfo, opts InspectOptions) []Flag {
 	flags := []Flag{}
 	if k.TTL < 0 {
@@ -358,10 +494,16 @@ func flagsOf(k KeyInfo, opts InspectOptions) []Flag {
 	if k.Stale > 0 {
 		flags = append(flags, FlagStale)
 	}
-	if opts.HasLimit && k.Size > opts.Limit {
-		switch k.Kind {
-		case KindConcurrency, KindWindowLog, KindCounter:
-			flags = append(flags, FlagOverLimit)
+	if opts.HasLimit {
+		switch {
+		case k.Kind == KindSlidingCounter && k.Estimate != nil:
+			if *k.Estimate > opts.Limit {
+				flags = append(flags, FlagOverLimit)
+			}
+		case k.Kind == KindConcurrency, k.Kind == KindWindowLog, k.Kind == KindCounter, k.Kind == KindSlidingCounter:
+			if k.Size > opts.Limit {
+				flags = append(flags, FlagOverLimit)
+			}
 		}
 	}
 	return flags

@@ -589,7 +589,7 @@ func TestInspectRecognisesTheKeysOfTheShippedLimiters(t *testing.T) {
 	now := fixedNow
 	want := map[limiter.Kind]Kind{
 		limiter.Concurrency: KindConcurrency, limiter.SlidingWindow: KindWindowLog,
-		limiter.FixedWindow: KindCounter, limiter.TokenBucket: KindBucket,
+		limiter.FixedWindow: KindCounter, limiter.TokenBucket: KindGCRA, // token_bucket.lua keeps GCRA state: a tat field
 	}
 	cfg := limiter.Config{Limit: 5, Window: time.Minute, StaleAfter: time.Minute, Rate: 1, Burst: 5}
 	for k, kind := range want {

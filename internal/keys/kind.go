@@ -14,8 +14,12 @@ const (
 	KindConcurrency Kind = "concurrency" // sorted set of in-flight request ids scored by start time
 	KindWindowLog   Kind = "window_log"  // sorted set of admitted request ids scored by request time
 	KindCounter     Kind = "counter"     // string holding an integer (fixed window)
-	KindBucket      Kind = "bucket"      // hash with tokens and ts fields (token bucket)
-	KindUnknown     Kind = "unknown"
+	KindBucket      Kind = "bucket"      // hash with a tokens field and a refill time field (token bucket)
+	KindGCRA        Kind = "gcra"        // string or hash field holding a theoretical arrival time
+	// KindSlidingCounter is one of a pair of fixed-window counters <id>:<index> and
+	// <id>:<index-1> that together estimate a sliding window (upstash/ratelimit's layout).
+	KindSlidingCounter Kind = "sliding_counter"
+	KindUnknown        Kind = "unknown"
 )
 
 // Flag marks a key that needs an operator's attention.
@@ -35,7 +39,8 @@ type zsetShape struct {
 	ttl            time.Duration // negative: no TTL
 	oldestMember   string
 	newestMember   string
-	timestamps     bool // the newest score reads as a plausible time in the resolved unit
+	timestamps     bool // the sampled scores read as plausible times in the resolved unit
+	deadlines      bool // the scores are deadlines (--scores deadline, or guessed)
 	oldest, newest time.Time
 	now            time.Time
 }
@@ -58,12 +63,18 @@ type zsetShape struct {
 //     of the horizon: window log; less: concurrency.
 //  4. Inconclusive (no TTL, or fewer than two members): window log, the far more common
 //     sorted-set limiter.
+//
+// Scores that are deadlines (after step 2) make a concurrency set: a deadline is a lease's
+// expiry, which is how job throttlers (sidekiq-throttled) keep in-flight work.
 func zsetKind(s zsetShape) Kind {
 	if !s.timestamps || !requestID(s.oldestMember) || !requestID(s.newestMember) {
 		return KindUnknown
 	}
 	if k, ok := kindFromName(s.key); ok {
 		return k
+	}
+	if s.deadlines {
+		return KindConcurrency
 	}
 	if s.ttl > 0 && s.size >= 2 {
 		horizon := s.ttl + s.now.Sub(s.newest)

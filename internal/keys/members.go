@@ -17,10 +17,11 @@ var ErrNotSortedSet = errors.New("not a sorted set")
 
 // MembersOptions choose which members to list.
 type MembersOptions struct {
-	Top   int64         // the oldest Top members (0: all of them)
-	Stale time.Duration // members at least this old are marked stale (0: none)
-	Unit  ScoreUnit
-	Clock Clock
+	Top    int64         // the oldest Top members (0: all of them)
+	Stale  time.Duration // members at least this old are marked stale (0: none)
+	Unit   ScoreUnit
+	Scores ScoreMode // what the scores mean; "" or ScoresAuto guesses
+	Clock  Clock
 }
 
 // Member is one sorted-set member with its score read as a time.
@@ -39,6 +40,8 @@ type MemberList struct {
 	Node    string
 	Size    int64     // every member of the set, listed or not
 	Unit    ScoreUnit // "" when the scores are not timestamps
+	Scores  ScoreMode // start or deadline; "" when the scores are not timestamps
+	Guessed bool      // Scores was guessed by --scores auto
 	Members []Member
 }
 
@@ -86,9 +89,14 @@ func Members(ctx context.Context, rdb redis.UniversalClient, key string, opts Me
 	if len(top) == 0 {
 		return MemberList{}, fmt.Errorf("%s: %w", key, ErrNoSuchKey) // deleted since TYPE
 	}
-	unit, ok := resolveUnit(opts.Unit, top[0].Score, now)
+	samples := []float64{top[0].Score}
+	if len(zs) > 0 {
+		samples = []float64{zs[0].Score, top[0].Score}
+	}
+	rd, ok := readScores(samples, now, opts.Unit, opts.Scores)
+	unit := rd.unit
 	if ok {
-		list.Unit = unit
+		list.Unit, list.Scores, list.Guessed = rd.unit, rd.mode, rd.guessed
 	}
 	for _, z := range zs {
 		m := Member{Member: memberString(z.Member), Score: z.Score}

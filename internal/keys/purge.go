@@ -24,6 +24,7 @@ const (
 	SkipVanished     = "key vanished"
 	SkipNoSuchKey    = "no such key"
 	SkipNotTimes     = "scores are not timestamps in any unit"
+	SkipMixedUnits   = "scores mix units (some read as one unit, some as another)"
 )
 
 // purgeStale is the shipped script: EVALSHA, with EVAL when the server answers NOSCRIPT.
@@ -34,8 +35,12 @@ type PurgeOptions struct {
 	OlderThan time.Duration // members at least this old go
 	Batch     int64         // at most this many members per script call
 	DryRun    bool          // count with ZCOUNT, write nothing
-	Unit      ScoreUnit     // "" or UnitAuto: detected per set from its newest score
-	Clock     Clock
+	Unit      ScoreUnit     // "" or UnitAuto: detected per set from sampled scores
+	// Scores is what the scores mean: start (stale D after it) or deadline (stale D after it
+	// passed); the cutoff, now - OlderThan, is the same. "" or ScoresAuto guesses per set when
+	// the unit is detected too, and only labels the report.
+	Scores ScoreMode
+	Clock  Clock
 }
 
 // PurgedKey is what purge did to one key. In a dry run, Removed is what would go.
@@ -43,6 +48,8 @@ type PurgedKey struct {
 	Key       string
 	Node      string
 	Unit      ScoreUnit
+	Scores    ScoreMode // what the scores were read as; "" when not examined
+	Guessed   bool      // Scores was guessed by --scores auto
 	Removed   int64
 	Remaining int64
 	Skipped   string // empty, or why the key was left alone
@@ -121,7 +128,7 @@ func purgeKey(ctx context.Context, rdb redis.UniversalClient, t Target, now time
 
 	unit := opts.Unit
 	if unit == "" || unit == UnitAuto {
-		newest, err := rdb.ZRangeWithScores(ctx, t.Key, -1, -1).Result()
+		samples, err := sampleScores(ctx, rdb, t.Key)
 		if err != nil {
 			if isWrongType(err) {
 				pk.Skipped = SkipNotSortedSet
@@ -129,16 +136,23 @@ func purgeKey(ctx context.Context, rdb redis.UniversalClient, t Target, now time
 			}
 			return fail("ZRANGE", err)
 		}
-		if len(newest) == 0 {
+		if len(samples) == 0 {
 			pk.Skipped = SkipVanished
 			return pk, nil
 		}
-		var ok bool
-		if unit, ok = DetectUnit(newest[0].Score, now); !ok {
-			// Scores that are not times (ranks, prices) must never be cut by a time.
+		rd, ok := readScores(samples, now, unit, opts.Scores)
+		if !ok {
+			// Scores that are not times (ranks, prices), or times in two units, must never be
+			// cut by one time: a millisecond cutoff would take every second-scored member.
 			pk.Skipped = SkipNotTimes
+			if mixedUnits(samples, now) {
+				pk.Skipped = SkipMixedUnits
+			}
 			return pk, nil
 		}
+		unit, pk.Scores, pk.Guessed = rd.unit, rd.mode, rd.guessed
+	} else if opts.Scores == ScoresStart || opts.Scores == ScoresDeadline {
+		pk.Scores = opts.Scores
 	}
 	pk.Unit = unit
 	cutoff := formatScore(unit.Score(now.Add(-opts.OlderThan)))
@@ -201,4 +215,45 @@ func purgeKey(ctx context.Context, rdb redis.UniversalClient, t Target, now time
 			return fail("purge_stale", fmt.Errorf("removed nothing while %d stale members remain", staleLeft))
 		}
 	}
+}
+
+// sampleScores reads the scores at sampleRanks of a set, lowest first: ZCARD, then one ZRANGE
+// per rank, pipelined. Empty when the set is gone.
+func sampleScores(ctx context.Context, rdb redis.UniversalClient, key string) ([]float64, error) {
+	size, err := rdb.ZCard(ctx, key).Result()
+	if err != nil || size == 0 {
+		return nil, err
+	}
+	pipe := rdb.Pipeline()
+	var cmds []*redis.ZSliceCmd
+	for _, rank := range sampleRanks(size) {
+		cmds = append(cmds, pipe.ZRangeWithScores(ctx, key, rank, rank))
+	}
+	if err := execPipe(ctx, pipe); err != nil {
+		return nil, err
+	}
+	var scores []float64
+	for _, c := range cmds {
+		zs, err := c.Result()
+		if err != nil {
+			return nil, err
+		}
+		for _, z := range zs {
+			scores = append(scores, z.Score)
+		}
+	}
+	return scores, nil
+}
+
+// mixedUnits reports whether every score is a time in some unit, but not all in the same one.
+func mixedUnits(scores []float64, now time.Time) bool {
+	seen := map[ScoreUnit]bool{}
+	for _, s := range scores {
+		u, ok := detectUnitAll([]float64{s}, now, deadlineFuture)
+		if !ok {
+			return false
+		}
+		seen[u] = true
+	}
+	return len(seen) > 1
 }

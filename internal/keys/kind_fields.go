@@ -1,0 +1,195 @@
+package keys
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind detection of strings and hashes: what other libraries' limiter keys hold. docs/kinds.md
+// documents each heuristic with an example, and kinds_doc_test.go runs every example.
+
+// The hash field names read (HMGET, so a big hash is never read whole), in order of preference.
+var (
+	// tatFields hold a GCRA theoretical arrival time.
+	tatFields = []string{"tat", "TAT", "theoretical_arrival_time", "theoreticalArrivalTime"}
+	// tokenFields hold a token bucket's tokens left.
+	tokenFields = []string{"tokens", "tokens_left", "tokensLeft", "remaining", "available", "value"}
+	// refillFields hold the time of a token bucket's last refill.
+	refillFields = []string{"ts", "timestamp", "refilledAt", "refilled_at", "last_refill", "lastRefill",
+		"last_refill_time", "lastRefillTime", "last_refilled", "lastRefilled", "last_update", "lastUpdate",
+		"updated_at", "updatedAt", "last", "time"}
+)
+
+// hashFields is every field HMGET asks for: tat, then tokens, then refill names.
+var hashFields = func() []string {
+	var all []string
+	all = append(all, tatFields...)
+	all = append(all, tokenFields...)
+	return append(all, refillFields...)
+}()
+
+// hashShape is what a bucket or GCRA hash holds, read from HMGET hashFields.
+type hashShape struct {
+	tat, tokens, refill float64
+	hasTAT, hasTokens   bool
+	hasRefill           bool
+}
+
+// readHashFields picks the first numeric field of each role from an HMGET of hashFields.
+func readHashFields(vals []any) hashShape {
+	var h hashShape
+	pick := func(from int, names []string) (float64, bool) {
+		for i := range names {
+			if v, ok := numberOf(vals[from+i]); ok {
+				return v, true
+			}
+		}
+		return 0, false
+	}
+	if len(vals) != len(hashFields) {
+		return h
+	}
+	h.tat, h.hasTAT = pick(0, tatFields)
+	h.tokens, h.hasTokens = pick(len(tatFields), tokenFields)
+	h.refill, h.hasRefill = pick(len(tatFields)+len(tokenFields), refillFields)
+	return h
+}
+
+// Epochs a theoretical arrival time is counted from: Unix time (limitctl's token_bucket.lua,
+// most libraries), and 2017-01-01 UTC (go-redis/redis_rate, which shifts TIME by that much so
+// a float64 keeps microseconds).
+var tatEpochs = []struct {
+	name string
+	at   time.Time
+}{
+	{"unix", time.Unix(0, 0)},
+	{"2017-01-01", time.Date(2017, 1, 1, 0, 0, 0, 0, time.UTC)},
+}
+
+// A TAT lies near now: a key expires at (or soon after) its TAT, and a TAT is at most one burst
+// period ahead. Thirty days back allows keys kept without a TTL; no epoch's small numbers (2017
+// plus a few seconds) land in that range.
+const (
+	tatPast   = 30 * 24 * time.Hour
+	tatFuture = deadlineFuture
+)
+
+// tatTime reads a theoretical arrival time: the epoch and unit in which v is a plausible time
+// near now (tatPast before to tatFuture after). Epochs 47 years apart and units a factor 1000
+// apart leave at most one reading in range. ok is false when none fits: the epoch is unknown.
+func tatTime(v float64, now time.Time) (time.Time, bool) {
+	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return time.Time{}, false
+	}
+	for _, e := range tatEpochs {
+		for _, u := range units {
+			d, ok := u.Time(v) // v units after the Unix epoch; shift to e
+			if !ok {
+				continue
+			}
+			t := e.at.Add(time.Duration(d.UnixNano()))
+			if !t.Before(now.Add(-tatPast)) && !t.After(now.Add(tatFuture)) {
+				return t, true
+			}
+		}
+	}
+	return time.Time{}, false
+}
+
+// tatMatchesTTL reports whether a key's expiry sits at its TAT: GCRA libraries expire the key
+// when the bucket is full again (redis_rate: EX ceil(tat - now); limitctl: PX tat - now + 1s),
+// so an integer that is a TAT (redis-cell keeps nanoseconds) can be told from a counter.
+func tatMatchesTTL(tat time.Time, ttl time.Duration, now time.Time) bool {
+	if ttl < 0 {
+		return false
+	}
+	d := now.Add(ttl).Sub(tat)
+	return d >= -2*time.Second && d <= 2*time.Second
+}
+
+// windowKey splits a key <id>:<index> into its id and window index.
+func windowKey(key string) (id string, index int64, ok bool) {
+	i := strings.LastIndexByte(key, ':')
+	if i <= 0 || i == len(key)-1 {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(key[i+1:], 10, 64)
+	if err != nil || n < 1 || key[i+1] == '+' || key[i+1] == '0' {
+		return "", 0, false
+	}
+	return key[:i], n, true
+}
+
+// windowKeyAt names the key of window index n of id.
+func windowKeyAt(id string, n int64) string { return id + ":" + strconv.FormatInt(n, 10) }
+
+// inferWindow finds the window length of a counter pair from its newest index: the newest
+// window is the current one or at most two behind (the keys live two windows and a second), so
+// the window lies in (now/(top+3), now/top]. The roundest whole number of milliseconds in that
+// range wins (60000 over 60001): for windows up to hours the range is narrower than a
+// millisecond, and a day's window still stands out by its round value. ok is false when no
+// whole millisecond fits.
+func inferWindow(top int64, now time.Time) (time.Duration, bool) {
+	ms := float64(now.UnixMilli())
+	if top < 1 || float64(top) >= ms {
+		return 0, false
+	}
+	lo := int64(math.Floor(ms/float64(top+3))) + 1
+	hi := int64(math.Floor(ms / float64(top)))
+	if lo > hi {
+		return 0, false
+	}
+	for g := int64(1_000_000_000); g >= 1; g /= 10 {
+		for _, step := range []int64{g * 5, g * 2, g} { // 5s, 2s and 1s windows before 3s ones
+			if m := (lo + step - 1) / step * step; m <= hi {
+				return time.Duration(m) * time.Millisecond, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// pairEstimate is the sliding-window estimate of a counter pair, as upstash/ratelimit computes
+// it: the current window's count plus the previous window's count weighted by the part of the
+// previous window the sliding window still covers.
+type pairEstimate struct {
+	window   time.Duration
+	estimate int64
+}
+
+// pairState is what a counter with a neighbouring window's counter is.
+type pairState int
+
+const (
+	pairLive     pairState = iota // the current or the previous window of a sliding pair
+	pairLeftover                  // an older window of a sliding pair, waiting for its TTL
+	pairNone                      // counters that only look like a pair (see slidingEstimate)
+)
+
+// slidingEstimate reads the pair that the key of window index n belongs to at now; counts and
+// ttls hold the windows read (n-1, n, n+1). A sliding pair's keys expire, within a few windows
+// (upstash: two windows and a second), and the previous window's key outlives the current window,
+// which reads it to its end. Counters without a TTL or living far longer (per-user counters that
+// merely have consecutive ids), or whose previous window's key dies sooner (fixed-window counters
+// whose predecessor has not expired yet) are no pair.
+func slidingEstimate(n int64, counts map[int64]int64, ttls map[int64]time.Duration, window time.Duration, now time.Time) (pairEstimate, pairState) {
+	w := window.Milliseconds()
+	for _, ttl := range ttls {
+		if ttl < 0 || ttl > 3*window+2*time.Second {
+			return pairEstimate{}, pairNone
+		}
+	}
+	nowMs := now.UnixMilli()
+	cur := nowMs / w
+	if ttl, ok := ttls[cur-1]; ok && nowMs+ttl.Milliseconds() < (cur+1)*w {
+		return pairEstimate{}, pairNone
+	}
+	if cur != n && cur != n+1 {
+		return pairEstimate{}, pairLeftover
+	}
+	elapsed := float64(nowMs%w) / float64(w)
+	est := counts[cur] + int64(math.Floor((1-elapsed)*float64(counts[cur-1])))
+	return pairEstimate{window: window, estimate: est}, pairLive
+}

@@ -1,0 +1,112 @@
+package keys
+
+import (
+	"fmt"
+	"time"
+)
+
+// ScoreMode says what a sorted set's scores mean.
+type ScoreMode string
+
+// The score modes. A start score is when a member began (limitctl's sets, most limiters); a
+// deadline score is when it expires (now + a timeout, as sidekiq-throttled keeps its jobs).
+// ScoresAuto reads each set's own scores: deadlines when most of them lie in the future.
+const (
+	ScoresAuto     ScoreMode = "auto"
+	ScoresStart    ScoreMode = "start"
+	ScoresDeadline ScoreMode = "deadline"
+)
+
+// ParseScoreMode accepts start, deadline or auto.
+func ParseScoreMode(s string) (ScoreMode, error) {
+	switch m := ScoreMode(s); m {
+	case ScoresAuto, ScoresStart, ScoresDeadline:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown score mode %q: want start, deadline or auto", s)
+}
+
+// futureSkew is how far ahead of now a start score may lie without counting as a deadline:
+// client clocks run a little ahead of the server's.
+const futureSkew = time.Second
+
+// deadlineFuture is how far ahead a deadline may lie: a lease or a lost-job threshold of
+// hours or days, never years.
+const deadlineFuture = 400 * 24 * time.Hour
+
+// sampleRanks are the ranks whose scores decide a set's unit and score mode: the oldest, the
+// newest and three between, so that one odd member cannot decide alone and a set whose scores
+// mix units (the lowest are seconds, the highest milliseconds) is caught at its ends.
+func sampleRanks(size int64) []int64 {
+	if size <= 0 {
+		return nil
+	}
+	ranks := []int64{0}
+	for _, q := range []int64{1, 2, 3} {
+		if r := size * q / 4; r > ranks[len(ranks)-1] && r < size-1 {
+			ranks = append(ranks, r)
+		}
+	}
+	if size > 1 {
+		ranks = append(ranks, size-1)
+	}
+	return ranks
+}
+
+// scoreReading is how a set's scores are read: the unit and what they mean.
+type scoreReading struct {
+	unit    ScoreUnit
+	mode    ScoreMode
+	guessed bool // the mode was guessed by --scores auto
+}
+
+// readScores decides the unit and the mode of a set from sampled scores (oldest first). An
+// explicit unit is trusted as is; auto needs every sample to be a plausible time in one unit
+// (a set that mixes units, or holds ranks or prices, is not read as times: ok is false).
+// Deadlines may lie up to deadlineFuture ahead, start times only futureSkew-ish (maxFuture).
+// Auto mode reads deadlines when more than half of the samples lie in the future.
+func readScores(samples []float64, now time.Time, unit ScoreUnit, mode ScoreMode) (scoreReading, bool) {
+	if len(samples) == 0 {
+		return scoreReading{}, false
+	}
+	future := deadlineFuture
+	if mode == ScoresStart {
+		future = maxFuture
+	}
+	if unit == "" || unit == UnitAuto {
+		var ok bool
+		if unit, ok = detectUnitAll(samples, now, future); !ok {
+			return scoreReading{}, false
+		}
+	}
+	rd := scoreReading{unit: unit, mode: mode}
+	if mode == "" || mode == ScoresAuto {
+		ahead := 0
+		for _, s := range samples {
+			if t, ok := unit.Time(s); ok && t.After(now.Add(futureSkew)) {
+				ahead++
+			}
+		}
+		rd.mode, rd.guessed = ScoresStart, true
+		if ahead*2 > len(samples) {
+			rd.mode = ScoresDeadline
+		}
+	}
+	return rd, true
+}
+
+// detectUnitAll finds the one unit in which every score is a plausible time at now, with
+// times up to future ahead allowed.
+func detectUnitAll(scores []float64, now time.Time, future time.Duration) (ScoreUnit, bool) {
+	for _, u := range units {
+		all := true
+		for _, s := range scores {
+			t, ok := u.Time(s)
+			all = all && ok && !t.Before(now.Add(-maxPast)) && !t.After(now.Add(future))
+		}
+		if all {
+			return u, true
+		}
+	}
+	return "", false
+}
