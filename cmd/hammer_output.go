@@ -25,6 +25,8 @@ type hammerJSON struct {
 	Assertions    []bench.AssertionResult `json:"assertions"`
 	Passed        bool                    `json:"passed"`
 	Failures      []string                `json:"failures"`
+	KeysDeleted   int64                   `json:"keys_deleted"`
+	CleanupErrors []string                `json:"cleanup_errors"`
 }
 
 type strategyJSON struct {
@@ -71,6 +73,10 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 	if out.Failures == nil {
 		out.Failures = []string{}
 	}
+	out.KeysDeleted, out.CleanupErrors = res.KeysDeleted, res.CleanupWarnings
+	if out.CleanupErrors == nil {
+		out.CleanupErrors = []string{}
+	}
 	if out.Assertions == nil {
 		out.Assertions = []bench.AssertionResult{}
 	}
@@ -111,6 +117,9 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 		words = f.IO.Out
 		fmt.Fprintf(words, "\n%s\n", fitLine(fmt.Sprintf("%s limiter, limit %d, %d workers per strategy, %s%s", s.Limiter, s.Limit, s.Workers,
 			s.Duration.Round(time.Millisecond), map[bool]string{true: " (interrupted)", false: ""}[s.Interrupted]), width))
+		if res.KeysNotDeleted > 0 {
+			fmt.Fprintf(words, "%s\n", fitLine(fmt.Sprintf("clean-up: %d of the run's keys could not be deleted (see the warnings above)", res.KeysNotDeleted), width))
+		}
 	} else {
 		width = 0 // stderr: whole lines in a log; cut only to a $COLUMNS given for a terminal
 		if f.IO.StderrTTY {
