@@ -10,7 +10,6 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/hammer"
-	"github.com/limitctl/limitctl/internal/human"
 )
 
 type hammerJSON struct {
@@ -100,51 +99,45 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 	return out
 }
 
-// writeHammerSummary prints the final summary: JSON, a tsv table (assertions on stderr), or a
-// table followed by the assertions and a verdict. The error samples go to stderr in every format.
+// writeHammerSummary prints the final summary. On a terminal (-o table): the strategies
+// table fitted to its width, the run's shape, one verdict line per strategy, the assertions.
+// Otherwise stdout holds only the data (tsv or JSON) and the verdicts and assertions go to
+// stderr, so a CI log still has a line a person reads at a glance. The error samples go to
+// stderr in every format.
 func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 	writeErrorSamples(f.IO.ErrOut, res.Summary)
-	if format == "json" {
-		return writeJSON(f.IO.Out, toHammerJSON(res))
-	}
-	s, results := res.Summary, res.Assertions
-	r := report{header: []string{"strategy", "attempts", "admitted", "rejected", "errors", "retries", "peak", "overshoot",
-		"events", "decisions/s", "p50", "p90", "p99", "p99.9", "max", "server usec/call", "contended", "unjudged", "release errors"}}
-	if format == "tsv" {
-		r.header[9], r.header[15] = "throughput_per_s", "server_usec_per_call"
-	}
-	for _, st := range s.Strategies {
-		errs := strconv.FormatInt(st.Errors, 10)
-		if format == "table" && st.Errors > 0 {
-			errs += " (" + strings.Join(human.ErrorKinds(st.ErrorsByKind), ", ") + ")"
-		}
-		r.rows = append(r.rows, []string{
-			st.Name, itoa64(st.Attempts), itoa64(st.Admitted), itoa64(st.Rejected), errs, itoa64(st.Retries),
-			itoa64(st.Peak), itoa64(st.Overshoot), itoa64(st.OvershootEvent), strconv.FormatFloat(math.Round(st.AvgThroughput), 'f', 0, 64),
-			fmtMs(st.Latency.P50), fmtMs(st.Latency.P90), fmtMs(st.Latency.P99), fmtMs(st.Latency.P999), fmtMs(st.Latency.Max), fmtUsec(st.ServerUsecPerCall),
-			yesNo(st.Contended), itoa64(st.Unjudged), itoa64(st.ReleaseErrors),
-		})
-	}
-	if err := writeReport(f.IO.Out, format, r); err != nil {
+	s := res.Summary
+	doc := toHammerJSON(res)
+	width := f.IO.TerminalWidth()
+	if err := printReport(f.IO.Out, width, format, report{table: hammerTable(doc.Strategies), json: doc}); err != nil {
 		return err
 	}
-	assertOut := f.IO.Out
-	if format == "tsv" {
-		assertOut = f.IO.ErrOut
-	}
+	words := f.IO.ErrOut
 	if format == "table" {
-		fmt.Fprintf(f.IO.Out, "\n%s limiter, limit %d, %d workers per strategy, %s%s\n", s.Limiter, s.Limit, s.Workers,
-			s.Duration.Round(time.Millisecond), map[bool]string{true: " (interrupted)", false: ""}[s.Interrupted])
+		words = f.IO.Out
+		fmt.Fprintf(words, "\n%s\n", fitLine(fmt.Sprintf("%s limiter, limit %d, %d workers per strategy, %s%s", s.Limiter, s.Limit, s.Workers,
+			s.Duration.Round(time.Millisecond), map[bool]string{true: " (interrupted)", false: ""}[s.Interrupted]), width))
 		if res.KeysNotDeleted > 0 {
-			fmt.Fprintf(f.IO.Out, "clean-up: %d of the run's keys could not be deleted (see the warnings above)\n", res.KeysNotDeleted)
+			fmt.Fprintf(words, "%s\n", fitLine(fmt.Sprintf("clean-up: %d of the run's keys could not be deleted (see the warnings above)", res.KeysNotDeleted), width))
+		}
+	} else {
+		width = 0 // stderr: whole lines in a log; cut only to a $COLUMNS given for a terminal
+		if f.IO.StderrTTY {
+			width = f.IO.Columns
 		}
 	}
-	for _, res := range results {
+	for _, v := range verdicts(s) {
+		fmt.Fprintln(words, fitLine(v, width))
+	}
+	if format == "json" {
+		return nil // the assertions are in the JSON
+	}
+	for _, a := range res.Assertions {
 		verdict := "PASS"
-		if !res.Passed {
+		if !a.Passed {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(assertOut, "%s  %s  (%s)\n", verdict, res.Expr, hammer.AssertionDetail(res))
+		fmt.Fprintf(words, "%s  %s  (%s)\n", verdict, a.Expr, hammer.AssertionDetail(a))
 	}
 	return nil
 }
@@ -168,13 +161,6 @@ func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 
 func fmtMs(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 3, 64) + "ms"
-}
-
-func fmtUsec(v *float64) string {
-	if v == nil {
-		return "n/a"
-	}
-	return strconv.FormatFloat(*v, 'f', 1, 64)
 }
 
 // progressLines prints one plain line per second (no ANSI codes) while the run lasts: what CI

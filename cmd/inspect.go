@@ -12,7 +12,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/keys"
+	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
 // inspect reads, and never writes. The smallest ACL that runs it (checked by
@@ -179,16 +181,16 @@ func runInspect(ctx context.Context, f *Factory, opts *inspectOptions) error {
 	clock := opts.clock.clock(f, rdb)
 	snapshot := func(ctx context.Context) (inspectView, error) {
 		if opts.members != "" {
-			return inspectMembers(ctx, rdb, clock, opts, format)
+			return inspectMembers(ctx, rdb, clock, opts)
 		}
-		return inspectKeys(ctx, rdb, clock, opts, format)
+		return inspectKeys(ctx, rdb, clock, opts)
 	}
 	if opts.watch == 0 {
 		v, err := snapshot(ctx)
 		if err != nil {
 			return err
 		}
-		if err := writeReport(f.IO.Out, format, v.report); err != nil {
+		if err := printReport(f.IO.Out, f.IO.TerminalWidth(), format, v.report); err != nil {
 			return err
 		}
 		for _, n := range v.notes {
@@ -205,7 +207,7 @@ func runInspect(ctx context.Context, f *Factory, opts *inspectOptions) error {
 				return "", err
 			}
 			var b bytes.Buffer
-			if err := writeReport(&b, format, v.report); err != nil {
+			if err := printReport(&b, f.IO.TerminalWidth(), format, v.report); err != nil {
 				return "", err
 			}
 			for _, n := range v.notes {
@@ -225,7 +227,7 @@ func runInspect(ctx context.Context, f *Factory, opts *inspectOptions) error {
 		if !first && format != "json" {
 			fmt.Fprintln(f.IO.Out)
 		}
-		if err := writeReport(f.IO.Out, format, v.report); err != nil {
+		if err := printReport(f.IO.Out, f.IO.TerminalWidth(), format, v.report); err != nil {
 			return err
 		}
 		for _, n := range v.notes {
@@ -271,7 +273,7 @@ type inspectJSON struct {
 	Keys          []inspectKeyJSON `json:"keys"`
 }
 
-func inspectKeys(ctx context.Context, rdb redis.UniversalClient, clock keys.Clock, opts *inspectOptions, format string) (inspectView, error) {
+func inspectKeys(ctx context.Context, rdb redis.UniversalClient, clock keys.Clock, opts *inspectOptions) (inspectView, error) {
 	sel, err := keys.Select(ctx, rdb, opts.args, keys.SelectOptions{Count: opts.count, MaxKeys: opts.maxKeys, Type: opts.keyType})
 	if err != nil {
 		return inspectView{}, err
@@ -281,11 +283,6 @@ func inspectKeys(ctx context.Context, rdb redis.UniversalClient, clock keys.Cloc
 	})
 	if err != nil {
 		return inspectView{}, err
-	}
-	human := format == "table"
-	r := report{header: []string{"key", "node", "type", "kind", "size", "ttl", "oldest", "newest", "stale", "memory", "flags", "detail"}}
-	if !human {
-		r.header = []string{"key", "node", "type", "kind", "size", "ttl_ms", "oldest_age_ms", "newest_age_ms", "stale", "memory_bytes", "flags", "detail"}
 	}
 	var guessedDeadlines []string
 	out := inspectJSON{SchemaVersion: SchemaVersion, Scanned: in.Scanned, Keys: []inspectKeyJSON{}}
@@ -306,27 +303,8 @@ func inspectKeys(ctx context.Context, rdb redis.UniversalClient, clock keys.Cloc
 			guessedDeadlines = append(guessedDeadlines, k.Key)
 		}
 		out.Keys = append(out.Keys, j)
-		r.rows = append(r.rows, []string{
-			k.Key, k.Node, k.Type, string(k.Kind), strconv.FormatInt(k.Size, 10),
-			ttlCell(k.TTL, human), ageCell(k.OldestAge, human), ageCell(k.NewestAge, human),
-			strconv.FormatInt(k.Stale, 10), memoryCell(k.Memory, human), strings.Join(j.Flags, ","),
-			detailCell(k, in.Now),
-		})
 	}
-	tot := in.Totals()
-	memory := strconv.FormatInt(tot.Memory, 10)
-	if human {
-		memory = humanBytes(tot.Memory)
-	}
-	if tot.MemoryUnknown > 0 {
-		memory += fmt.Sprintf(" (+%d unknown)", tot.MemoryUnknown)
-	}
-	members := strconv.FormatInt(tot.Members, 10)
-	if human {
-		members += " members"
-	}
-	r.footer = []string{fmt.Sprintf("total (%d keys)", tot.Keys), "", "", "", members, "", "", "", strconv.FormatInt(tot.Stale, 10), memory, "", ""}
-	r.json = out
+	r := report{table: inspectTable(out.Keys, in.Totals()), json: out}
 
 	var notes []string
 	// An empty match is an answer, not an error: the report has no keys, the note says why,
@@ -345,7 +323,7 @@ func inspectKeys(ctx context.Context, rdb redis.UniversalClient, clock keys.Cloc
 	}
 	if n := len(guessedDeadlines); n > 0 {
 		notes = append(notes, fmt.Sprintf("%s read as deadlines: most of %s scores lie in the future (--scores auto; --scores start reads them as start times)",
-			describeKeys(guessedDeadlines), plural(n, "its", "their")))
+			describeKeys(guessedDeadlines), human.Plural(n, "its", "their")))
 	}
 	return inspectView{report: r, notes: notes}, nil
 }
@@ -387,30 +365,32 @@ func addKindFields(j *inspectKeyJSON, k keys.KeyInfo, now time.Time) {
 
 // detailCell says what a key's kind adds: a gcra key's refill, a sliding counter's estimate,
 // a deadline set's expired members.
-func detailCell(k keys.KeyInfo, now time.Time) string {
+func detailCell(k inspectKeyJSON) string {
 	var parts []string
-	switch k.Kind {
+	switch keys.Kind(k.Kind) {
 	case keys.KindGCRA:
 		switch {
-		case k.FullAt == nil:
+		case k.FullInMs == nil:
 			parts = append(parts, "epoch unknown")
-		case !k.FullAt.After(now):
+		case *k.FullInMs == 0:
 			parts = append(parts, "full")
 		default:
-			parts = append(parts, "full in "+humanDuration(k.FullAt.Sub(now)))
+			parts = append(parts, "full in "+humanDuration(time.Duration(*k.FullInMs)*time.Millisecond))
 		}
 	case keys.KindSlidingCounter:
 		if k.Estimate != nil {
 			parts = append(parts, fmt.Sprintf("estimate %d", *k.Estimate))
-		} else if k.Window > 0 {
+		} else if k.WindowMs != nil {
 			parts = append(parts, "older window")
 		}
-		if k.Window > 0 {
-			parts = append(parts, humanDuration(k.Window)+" window")
+		if k.WindowMs != nil {
+			parts = append(parts, humanDuration(time.Duration(*k.WindowMs)*time.Millisecond)+" window")
 		}
-		parts = append(parts, "with "+k.PairKey)
+		if k.PairKey != nil {
+			parts = append(parts, "with "+*k.PairKey)
+		}
 	}
-	if k.Scores == keys.ScoresDeadline {
+	if k.Scores != nil && keys.ScoreMode(*k.Scores) == keys.ScoresDeadline {
 		parts = append(parts, "deadlines")
 		if k.ScoresGuessed {
 			parts[len(parts)-1] += " (guessed)"
@@ -448,7 +428,7 @@ type membersJSON struct {
 	Members       []memberJSON `json:"members"`
 }
 
-func inspectMembers(ctx context.Context, rdb redis.UniversalClient, clock keys.Clock, opts *inspectOptions, format string) (inspectView, error) {
+func inspectMembers(ctx context.Context, rdb redis.UniversalClient, clock keys.Clock, opts *inspectOptions) (inspectView, error) {
 	list, err := keys.Members(ctx, rdb, opts.members, keys.MembersOptions{Top: opts.top, Stale: opts.stale, Unit: opts.unit, Scores: opts.scores, Clock: clock})
 	if err != nil {
 		if errors.Is(err, keys.ErrNotSortedSet) {
@@ -456,35 +436,20 @@ func inspectMembers(ctx context.Context, rdb redis.UniversalClient, clock keys.C
 		}
 		return inspectView{}, err
 	}
-	human := format == "table"
-	r := report{header: []string{"member", "score", "time", "age", "stale"}}
-	if !human {
-		r.header = []string{"member", "score", "time", "age_ms", "stale"}
-	}
 	out := membersJSON{SchemaVersion: SchemaVersion, Key: list.Key, Node: list.Node, Size: list.Size, Members: []memberJSON{}}
 	if list.Unit != "" {
 		u, m := string(list.Unit), string(list.Scores)
 		out.ScoreUnit, out.Scores, out.ScoresGuessed = &u, &m, list.Guessed
 	}
-	stale := 0
 	for _, m := range list.Members {
 		j := memberJSON{Member: m.Member, Score: m.Score, AgeMs: msPtr(m.Age), Stale: m.Stale}
-		timeCell := "-"
-		if !human {
-			timeCell = ""
-		}
 		if m.Time != nil {
 			s := m.Time.UTC().Format("2006-01-02T15:04:05.000Z07:00")
-			j.Time, timeCell = &s, s
-		}
-		if m.Stale {
-			stale++
+			j.Time = &s
 		}
 		out.Members = append(out.Members, j)
-		r.rows = append(r.rows, []string{m.Member, strconv.FormatFloat(m.Score, 'f', -1, 64), timeCell, ageCell(m.Age, human), yesNo(m.Stale)})
 	}
-	r.footer = []string{fmt.Sprintf("%d of %d members", len(list.Members), list.Size), "", "", "", fmt.Sprintf("%d stale", stale)}
-	r.json = out
+	r := report{table: membersTable(out), json: out}
 	var notes []string
 	if list.Unit == "" {
 		notes = append(notes, fmt.Sprintf("the scores of %s are not timestamps in any unit; give --score-unit to read them as times", list.Key))
@@ -507,38 +472,89 @@ func msPtr(d *time.Duration) *int64 {
 	return &ms
 }
 
-func ttlCell(ttl time.Duration, human bool) string {
-	switch {
-	case ttl < 0 && human:
+// inspectTable: the key, its size and flags always show (a long key cut in the middle, where
+// keys differ). On a narrow terminal the type goes first, then the node, the newest age, memory
+// and the TTL (NO_TTL stays among the flags); then keys, flags and details are cut; then the
+// details, the oldest age and the kind go. The stale count and the details show only when some
+// key has any.
+func inspectTable(rows []inspectKeyJSON, tot keys.Totals) tableprint.Table[inspectKeyJSON] {
+	type k = inspectKeyJSON
+	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
+	memory := humanBytes(tot.Memory)
+	if tot.MemoryUnknown > 0 {
+		memory = "≥" + memory // some key's memory is unknown ("-")
+	}
+	return tableprint.Table[inspectKeyJSON]{Rows: rows, Totals: true, Optional: 4, Columns: []tableprint.Column[inspectKeyJSON]{
+		{Header: "key", Human: func(x k) string { return x.Key }, MinWidth: 20, Cut: tableprint.CutMiddle,
+			Total: fmt.Sprintf("total (%d keys)", tot.Keys)},
+		{Header: "node", Human: func(x k) string { return x.Node }, MinWidth: 12, Cut: tableprint.CutMiddle, Priority: 8},
+		{Header: "type", Human: func(x k) string { return x.Type }, Priority: 9},
+		{Header: "kind", Human: func(x k) string { return x.Kind }, Priority: 2},
+		{Header: "size", Human: func(x k) string { return itoa(x.Size) }, Total: itoa(tot.Members) + " members"},
+		{Header: "ttl", Field: "ttl_ms", Human: func(x k) string { return ttlHuman(x.TTLMs) }, Machine: func(x k) string { return itoa(x.TTLMs) }, Priority: 5},
+		{Header: "oldest", Field: "oldest_age_ms", Human: func(x k) string { return msHuman(x.OldestAgeMs) }, Machine: func(x k) string { return numberOrEmpty(x.OldestAgeMs) }, Priority: 3},
+		{Header: "newest", Field: "newest_age_ms", Human: func(x k) string { return msHuman(x.NewestAgeMs) }, Machine: func(x k) string { return numberOrEmpty(x.NewestAgeMs) }, Priority: 7},
+		{Header: "stale", Human: func(x k) string { return itoa(x.Stale) }, HideZero: true, Priority: 1, Total: itoa(tot.Stale) + " stale"},
+		{Header: "memory", Field: "memory_bytes", Human: func(x k) string { return bytesHuman(x.MemoryBytes) }, Machine: func(x k) string { return numberOrEmpty(x.MemoryBytes) }, Priority: 6, Total: memory},
+		{Header: "flags", Human: func(x k) string { return strings.Join(x.Flags, ",") }, MinWidth: 12},
+		{Header: "detail", Human: detailCell, HideZero: true, MinWidth: 16, Priority: 4},
+	}}
+}
+
+// membersTable: the member and its age always show (a long member cut in the middle); on a
+// narrow terminal the score goes first, then the time, then whether it is stale.
+func membersTable(list membersJSON) tableprint.Table[memberJSON] {
+	type m = memberJSON
+	stale := 0
+	for _, x := range list.Members {
+		if x.Stale {
+			stale++
+		}
+	}
+	return tableprint.Table[memberJSON]{Rows: list.Members, Totals: true, Columns: []tableprint.Column[memberJSON]{
+		{Header: "member", Human: func(x m) string { return x.Member }, MinWidth: 16, Cut: tableprint.CutMiddle,
+			Total: fmt.Sprintf("%d of %d members", len(list.Members), list.Size)},
+		{Header: "score", Human: func(x m) string { return strconv.FormatFloat(x.Score, 'f', -1, 64) }, Priority: 3},
+		{Header: "time", Human: func(x m) string { return deref(x.Time, "-") }, Machine: func(x m) string { return deref(x.Time, "") }, Priority: 2},
+		{Header: "age", Field: "age_ms", Human: func(x m) string { return msHuman(x.AgeMs) }, Machine: func(x m) string { return numberOrEmpty(x.AgeMs) }},
+		{Header: "stale", Human: func(x m) string { return yesNo(x.Stale) }, Priority: 1, Total: fmt.Sprintf("%d stale", stale)},
+	}}
+}
+
+func deref(s *string, none string) string {
+	if s == nil {
+		return none
+	}
+	return *s
+}
+
+// ttlHuman reads a TTL in milliseconds, -1 for none.
+func ttlHuman(ms int64) string {
+	if ms < 0 {
 		return "none"
-	case ttl < 0:
-		return "-1"
-	case human:
-		return humanDuration(ttl)
 	}
-	return strconv.FormatInt(ttl.Milliseconds(), 10)
+	return humanDuration(time.Duration(ms) * time.Millisecond)
 }
 
-func ageCell(d *time.Duration, human bool) string {
-	switch {
-	case d == nil && human:
+// msHuman reads an age in milliseconds; "-" when there is none.
+func msHuman(ms *int64) string {
+	if ms == nil {
 		return "-"
-	case d == nil:
-		return ""
-	case human:
-		return humanDuration(*d)
 	}
-	return strconv.FormatInt(d.Milliseconds(), 10)
+	return humanDuration(time.Duration(*ms) * time.Millisecond)
 }
 
-func memoryCell(m *int64, human bool) string {
-	switch {
-	case m == nil && human:
-		return "-"
-	case m == nil:
+// numberOrEmpty is a number for a script, empty when there is none.
+func numberOrEmpty(n *int64) string {
+	if n == nil {
 		return ""
-	case human:
-		return humanBytes(*m)
 	}
-	return strconv.FormatInt(*m, 10)
+	return strconv.FormatInt(*n, 10)
+}
+
+func bytesHuman(n *int64) string {
+	if n == nil {
+		return "-"
+	}
+	return humanBytes(*n)
 }

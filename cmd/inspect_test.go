@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/redis/go-redis/v9"
@@ -115,7 +116,7 @@ func TestInspectIsExactInEveryFormat(t *testing.T) {
 		t.Errorf("stderr %q, want nothing", tsv.errOut)
 	}
 
-	table := runIn(t, runConfig{now: fixedNow, tty: true}, a...).wantExit(t, ExitOK)
+	table := runIn(t, runConfig{now: fixedNow, tty: true, columns: 160}, a...).wantExit(t, ExitOK)
 	for _, want := range []string{"KEY", "OLDEST", "rl:conc:u1", "30m", "1s", "none", "STALE,OVER_LIMIT", "total (8 keys)", "2511 members", "2505"} {
 		if !strings.Contains(table.out, want) {
 			t.Errorf("table lacks %q:\n%s", want, table.out)
@@ -123,6 +124,18 @@ func TestInspectIsExactInEveryFormat(t *testing.T) {
 	}
 	if strings.Contains(table.out, "\x1b[") {
 		t.Errorf("table holds escape codes:\n%s", table.out)
+	}
+	// On an 80-column terminal the same table fits, keeping each key, its size and flags.
+	narrow := runIn(t, runConfig{now: fixedNow, tty: true, columns: 80}, a...).wantExit(t, ExitOK)
+	for _, line := range strings.Split(strings.TrimRight(narrow.out, "\n"), "\n") {
+		if n := utf8.RuneCountInString(line); n > 80 {
+			t.Errorf("a line of %d columns on an 80-column terminal: %q", n, line)
+		}
+	}
+	for _, want := range []string{"rl:conc:u1", "STALE,OVER_LIMIT", "2511 members"} {
+		if !strings.Contains(narrow.out, want) {
+			t.Errorf("80-column table lacks %q:\n%s", want, narrow.out)
+		}
 	}
 }
 
@@ -446,7 +459,7 @@ func TestInspectOtherLibrariesKeys(t *testing.T) {
 	}
 	r.wantOneLineError(t, "note: jobs:export read as deadlines: most of its scores lie in the future (--scores auto")
 
-	table := runIn(t, runConfig{now: fixedNow, tty: true}, a...).wantExit(t, ExitOK)
+	table := runIn(t, runConfig{now: fixedNow, tty: true, columns: 200}, a...).wantExit(t, ExitOK)
 	for _, want := range []string{"DETAIL", "deadlines (guessed), 1 expired", "full in 1.5s", "estimate 8, 10s window, with up:u1:"} {
 		if !strings.Contains(table.out, want) {
 			t.Errorf("table lacks %q:\n%s", want, table.out)

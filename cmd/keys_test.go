@@ -17,10 +17,12 @@ var fixedNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
 // runConfig is what runIn varies beyond run: the clock, the context, the terminal, stdin.
 type runConfig struct {
-	now   time.Time       // the factory's clock; zero keeps time.Now
-	ctx   context.Context // nil: background
-	tty   bool            // stdin and stdout are terminals
-	stdin string
+	now time.Time       // the factory's clock; zero keeps time.Now
+	ctx context.Context // nil: background
+	tty bool            // stdin and stdout are terminals
+	// columns is the terminal's width (0: 80, what a terminal whose size cannot be read gets).
+	columns int
+	stdin   string
 	// setup runs on the factory before the command, e.g. to add a hook to its client.
 	setup func(f *Factory)
 }
@@ -35,6 +37,7 @@ func runIn(t *testing.T, rc runConfig, args ...string) result {
 	streams, in, out, errOut := TestStreams()
 	in.WriteString(rc.stdin)
 	streams.StdinTTY, streams.StdoutTTY = rc.tty, rc.tty
+	streams.Columns = rc.columns
 	f := NewFactory(streams, Build{Version: "test"})
 	defer f.Close()
 	if !rc.now.IsZero() {

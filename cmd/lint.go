@@ -13,6 +13,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/lint"
 	"github.com/limitctl/limitctl/internal/scriptcache"
+	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
 type lintOptions struct {
@@ -183,11 +184,7 @@ func runLint(f *Factory, opts *lintOptions) error {
 			return err
 		}
 	case "tsv", "table":
-		r := report{header: []string{"file", "line", "col", "severity", "rule", "message"}}
-		for _, d := range diags {
-			r.rows = append(r.rows, []string{d.File, strconv.Itoa(d.Line), strconv.Itoa(d.Col), d.Severity, d.Rule, d.Message})
-		}
-		if err := writeReport(f.IO.Out, f.Output, r); err != nil {
+		if err := printReport(f.IO.Out, f.IO.TerminalWidth(), f.Output, report{table: lintTable(diags)}); err != nil {
 			return err
 		}
 	default:
@@ -209,4 +206,17 @@ func runLint(f *Factory, opts *lintOptions) error {
 		return checkFailedf("lint: %d error(s), %d warning(s)", errs, warns)
 	}
 	return nil
+}
+
+// lintTable: on a narrow terminal the file name and the message are cut, then the rule goes.
+func lintTable(diags []lint.Diagnostic) tableprint.Table[lint.Diagnostic] {
+	type d = lint.Diagnostic
+	return tableprint.Table[lint.Diagnostic]{Rows: diags, Columns: []tableprint.Column[lint.Diagnostic]{
+		{Header: "file", Human: func(x d) string { return x.File }, MinWidth: 12, Cut: tableprint.CutMiddle},
+		{Header: "line", Human: func(x d) string { return strconv.Itoa(x.Line) }},
+		{Header: "col", Human: func(x d) string { return strconv.Itoa(x.Col) }},
+		{Header: "severity", Human: func(x d) string { return x.Severity }},
+		{Header: "rule", Human: func(x d) string { return x.Rule }, Priority: 1},
+		{Header: "message", Human: func(x d) string { return x.Message }, MinWidth: 30},
+	}}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/keys"
+	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
 // purge writes only through the purge_stale script. The smallest ACL that runs it (checked by
@@ -197,7 +198,7 @@ func runPurge(ctx context.Context, f *Factory, opts *purgeOptions) error {
 	if runErr != nil && res.TotalRemoved == 0 {
 		return runErr
 	}
-	if err := writeReport(f.IO.Out, format, purgeReport(res, opts, format)); err != nil {
+	if err := printReport(f.IO.Out, f.IO.TerminalWidth(), format, purgeReport(res, opts)); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -220,7 +221,7 @@ func runPurge(ctx context.Context, f *Factory, opts *purgeOptions) error {
 	}
 	if len(guessed) > 0 {
 		notef(f.IO.ErrOut, "%s read as deadlines: most of %s scores lie in the future (--scores auto); a member went once its deadline passed %s ago",
-			describeKeys(guessed), plural(len(guessed), "its", "their"), humanDuration(opts.olderThan))
+			describeKeys(guessed), human.Plural(len(guessed), "its", "their"), humanDuration(opts.olderThan))
 	}
 	if res.Interrupted {
 		return interruptedError(fmt.Sprintf("purge stopped between batches after removing %d %s from %d %s",
@@ -229,15 +230,8 @@ func runPurge(ctx context.Context, f *Factory, opts *purgeOptions) error {
 	return nil
 }
 
-func purgeReport(res keys.PurgeResult, opts *purgeOptions, format string) report {
-	removedHeader := "removed"
-	if opts.dryRun && format == "table" {
-		removedHeader = "would remove"
-	}
-	r := report{header: []string{"key", "node", "unit", removedHeader, "remaining", "skipped", "scores"}}
+func purgeReport(res keys.PurgeResult, opts *purgeOptions) report {
 	out := purgeJSON{SchemaVersion: SchemaVersion, DryRun: opts.dryRun, OlderThanMs: opts.olderThan.Milliseconds(), Keys: []purgeKeyJSON{}}
-	var remaining int64
-	skipped := 0
 	for _, k := range res.Keys {
 		j := purgeKeyJSON{Key: k.Key, Removed: k.Removed, Remaining: k.Remaining, Skipped: k.Skipped, ScoresGuessed: k.Guessed}
 		if k.Unit != "" {
@@ -249,16 +243,46 @@ func purgeReport(res keys.PurgeResult, opts *purgeOptions, format string) report
 			j.Scores = &m
 		}
 		out.Keys = append(out.Keys, j)
-		r.rows = append(r.rows, []string{k.Key, k.Node, string(k.Unit), strconv.FormatInt(k.Removed, 10), strconv.FormatInt(k.Remaining, 10), k.Skipped,
-			scoresCell(k.Scores, k.Guessed)})
-		remaining += k.Remaining
-		if k.Skipped != "" {
+	}
+	out.TotalRemoved = res.TotalRemoved
+	return report{table: purgeTable(res, opts.dryRun), json: out}
+}
+
+// purgeTable: the key, what was removed and what remains always show. On a narrow terminal
+// the node goes first, then the unit; then keys (in the middle) and why a key was skipped are
+// cut; then whether scores were read as deadlines goes. The skipped column shows only when a
+// key was skipped, the scores column only when a set was read as deadlines (tsv: always).
+func purgeTable(res keys.PurgeResult, dryRun bool) tableprint.Table[keys.PurgedKey] {
+	type k = keys.PurgedKey
+	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
+	var remaining int64
+	skipped := 0
+	for _, key := range res.Keys {
+		remaining += key.Remaining
+		if key.Skipped != "" {
 			skipped++
 		}
 	}
-	out.TotalRemoved = res.TotalRemoved
-	r.footer = []string{fmt.Sprintf("total (%d keys)", len(res.Keys)), "", "", strconv.FormatInt(res.TotalRemoved, 10),
-		strconv.FormatInt(remaining, 10), fmt.Sprintf("%d skipped", skipped), ""}
-	r.json = out
-	return r
+	removed := tableprint.Column[k]{Header: "removed", Human: func(x k) string { return itoa(x.Removed) }, Total: itoa(res.TotalRemoved)}
+	if dryRun {
+		removed.Header, removed.Field = "would remove", "removed"
+	}
+	return tableprint.Table[keys.PurgedKey]{Rows: res.Keys, Totals: true, Optional: 2, Columns: []tableprint.Column[k]{
+		{Header: "key", Human: func(x k) string { return x.Key }, MinWidth: 20, Cut: tableprint.CutMiddle,
+			Total: fmt.Sprintf("total (%d keys)", len(res.Keys))},
+		{Header: "node", Human: func(x k) string { return x.Node }, MinWidth: 12, Cut: tableprint.CutMiddle, Priority: 4},
+		{Header: "unit", Human: func(x k) string { return string(x.Unit) }, Priority: 3},
+		removed,
+		{Header: "remaining", Human: func(x k) string { return itoa(x.Remaining) }, Total: itoa(remaining)},
+		{Header: "skipped", Human: func(x k) string { return x.Skipped }, MinWidth: 16, Priority: 1,
+			HideZero: true, Total: fmt.Sprintf("%d skipped", skipped)},
+		{Header: "scores", Priority: 2, HideZero: true, // on a terminal only deadlines are news
+			Human: func(x k) string {
+				if x.Scores != keys.ScoresDeadline {
+					return ""
+				}
+				return scoresCell(x.Scores, x.Guessed)
+			},
+			Machine: func(x k) string { return scoresCell(x.Scores, x.Guessed) }},
+	}}
 }

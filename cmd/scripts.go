@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/limitctl/limitctl/internal/scriptcache"
+	"github.com/limitctl/limitctl/internal/tableprint"
 	"github.com/limitctl/limitctl/scripts"
 )
 
@@ -33,6 +34,20 @@ type scriptJSON struct {
 	Description string   `json:"description"`
 }
 
+// scriptsListTable: on a narrow terminal the description and SHA1 are cut, then the contract goes.
+func scriptsListTable(list []scriptJSON) tableprint.Table[scriptJSON] {
+	return tableprint.Table[scriptJSON]{Rows: list, Columns: []tableprint.Column[scriptJSON]{
+		{Header: "name", Human: func(s scriptJSON) string { return s.Name }},
+		{Header: "sha1", Human: func(s scriptJSON) string { return s.SHA1 }, MinWidth: shortSHA1, Priority: 3},
+		{Header: "keys", Human: func(s scriptJSON) string { return strings.Join(s.Keys, ",") }, MinWidth: 12, Priority: 2},
+		{Header: "argv", Human: func(s scriptJSON) string { return strings.Join(s.Args, ",") }, MinWidth: 12, Priority: 2},
+		{Header: "description", Human: func(s scriptJSON) string { return s.Description }, MinWidth: 24, Priority: 1},
+	}}
+}
+
+// shortSHA1 is how much of a SHA1 a narrow table keeps: enough to tell scripts apart by eye.
+const shortSHA1 = 12
+
 func newScriptsListCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:               "list",
@@ -44,17 +59,15 @@ func newScriptsListCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r := report{header: []string{"name", "sha1", "keys", "argv", "description"}}
 			list := []scriptJSON{}
 			for _, s := range scripts.All() {
-				r.rows = append(r.rows, []string{s.Name, s.SHA1(), strings.Join(s.Keys, ","), strings.Join(s.Args, ","), s.Description})
 				list = append(list, scriptJSON{Name: s.Name, SHA1: s.SHA1(), Keys: s.Keys, Args: s.Args, Description: s.Description})
 			}
-			r.json = struct {
+			r := report{table: scriptsListTable(list), json: struct {
 				SchemaVersion int          `json:"schema_version"`
 				Scripts       []scriptJSON `json:"scripts"`
-			}{SchemaVersion, list}
-			return writeReport(f.IO.Out, format, r)
+			}{SchemaVersion, list}}
+			return printReport(f.IO.Out, f.IO.TerminalWidth(), format, r)
 		},
 	}
 }
@@ -139,15 +152,21 @@ func runScriptsLoad(ctx context.Context, f *Factory, opts *scriptsLoadOptions) e
 	if err != nil {
 		return err
 	}
-	r := report{header: []string{"name", "sha1", "node", "cached before"}}
-	for _, l := range loaded {
-		r.rows = append(r.rows, []string{l.Name, l.SHA1, l.Node, yesNo(l.CachedBefore)})
-	}
-	r.json = struct {
+	r := report{table: scriptsLoadTable(loaded), json: struct {
 		SchemaVersion int                  `json:"schema_version"`
 		Loaded        []scriptcache.Loaded `json:"loaded"`
-	}{SchemaVersion, loaded}
-	return writeReport(f.IO.Out, format, r)
+	}{SchemaVersion, loaded}}
+	return printReport(f.IO.Out, f.IO.TerminalWidth(), format, r)
+}
+
+func scriptsLoadTable(loaded []scriptcache.Loaded) tableprint.Table[scriptcache.Loaded] {
+	type l = scriptcache.Loaded
+	return tableprint.Table[scriptcache.Loaded]{Rows: loaded, Columns: []tableprint.Column[l]{
+		{Header: "name", Human: func(x l) string { return x.Name }, MinWidth: 16},
+		{Header: "sha1", Human: func(x l) string { return x.SHA1 }, MinWidth: shortSHA1, Priority: 1},
+		{Header: "node", Human: func(x l) string { return x.Node }, MinWidth: 16, Cut: tableprint.CutMiddle},
+		{Header: "cached before", Human: func(x l) string { return yesNo(x.CachedBefore) }},
+	}}
 }
 
 func yesNo(b bool) string {
@@ -155,6 +174,30 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// statusRow is one script on one node: a line of the scripts status table.
+type statusRow struct {
+	node   scriptcache.NodeStatus
+	script scriptcache.ScriptStatus
+}
+
+// scriptsStatusTable: on a narrow terminal the SHA1 is cut to its first characters, then the
+// role goes; node, script and whether it is cached always show.
+func scriptsStatusTable(nodes []scriptcache.NodeStatus, missing int) tableprint.Table[statusRow] {
+	var rows []statusRow
+	for _, n := range nodes {
+		for _, s := range n.Scripts {
+			rows = append(rows, statusRow{n, s})
+		}
+	}
+	return tableprint.Table[statusRow]{Rows: rows, Totals: true, Columns: []tableprint.Column[statusRow]{
+		{Header: "node", Human: func(r statusRow) string { return r.node.Node }, MinWidth: 16, Cut: tableprint.CutMiddle},
+		{Header: "role", Human: func(r statusRow) string { return r.node.Role }, Priority: 2},
+		{Header: "name", Human: func(r statusRow) string { return r.script.Name }, MinWidth: 16},
+		{Header: "sha1", Human: func(r statusRow) string { return r.script.SHA1 }, MinWidth: shortSHA1, Priority: 1},
+		{Header: "cached", Human: func(r statusRow) string { return yesNo(r.script.Cached) }, Total: strconv.Itoa(missing) + " missing"},
+	}}
 }
 
 func newScriptsStatusCmd(f *Factory) *cobra.Command {
@@ -192,19 +235,12 @@ func runScriptsStatus(ctx context.Context, f *Factory, names, files []string) er
 	if err != nil {
 		return err
 	}
-	r := report{header: []string{"node", "role", "name", "sha1", "cached"}}
-	for _, n := range nodes {
-		for _, s := range n.Scripts {
-			r.rows = append(r.rows, []string{n.Node, n.Role, s.Name, s.SHA1, yesNo(s.Cached)})
-		}
-	}
-	r.footer = []string{"", "", "", "missing", strconv.Itoa(missing)}
-	r.json = struct {
+	r := report{table: scriptsStatusTable(nodes, missing), json: struct {
 		SchemaVersion int                      `json:"schema_version"`
 		Nodes         []scriptcache.NodeStatus `json:"nodes"`
 		Missing       int                      `json:"missing"`
-	}{SchemaVersion, nodes, missing}
-	if err := writeReport(f.IO.Out, format, r); err != nil {
+	}{SchemaVersion, nodes, missing}}
+	if err := printReport(f.IO.Out, f.IO.TerminalWidth(), format, r); err != nil {
 		return err
 	}
 	if missing > 0 {

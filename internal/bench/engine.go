@@ -34,7 +34,7 @@ type Config struct {
 	Workers    int
 	Duration   time.Duration // stop after this much unpaused time (0: no time bound)
 	Requests   int64         // stop after this many decisions per strategy (0: no count bound)
-	Hold       time.Duration // how long an admitted request holds its slot
+	Hold       time.Duration // concurrency: how long an admitted request holds its slot; windows and bucket: a think time after each admit
 	OpenRate   float64       // decisions per second per strategy (open loop); 0 is closed loop
 	KeyFor     func(strategy string, i int) string
 	KeyCount   int

@@ -20,7 +20,7 @@ type Options struct {
 	Limit      int64              // concurrency and windows: the limit; token bucket: the burst
 	Duration   time.Duration      // unpaused time to run; 0 when Requests bounds the run
 	Requests   int64              // decisions per strategy; 0 when Duration bounds the run
-	Hold       time.Duration      // how long an admitted request holds its slot
+	Hold       time.Duration      // concurrency: how long an admitted request holds its slot; windows and bucket: a think time after each admit
 	Window     time.Duration      // windows; the token bucket refills Limit per Window
 	StaleAfter time.Duration      // concurrency: members older than this are reclaimed
 	OpenRate   float64            // decisions per second per strategy (open loop); 0 is closed loop

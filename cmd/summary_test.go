@@ -1,0 +1,96 @@
+package cmd
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/hammer"
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+func usec(v float64) *float64 { return &v }
+
+// summaryFixture is an 8-second concurrency run of five strategies: naive and multi overshoot,
+// watch retries and never reaches the limit, lua holds, eval fails on 3% of its decisions (and
+// 7 releases); 12 of multi's admits came too late to judge.
+func summaryFixture() bench.Summary {
+	lat := func(p50, p99 time.Duration) bench.Latency {
+		return bench.Latency{P50: p50, P90: (p50 + p99) / 2, P99: p99, P999: p99 * 2, Max: p99 * 3}
+	}
+	return bench.Summary{RunID: "fixture", Target: bench.Target{Kind: "redis", Addr: "127.0.0.1:6379"}, Limiter: limiter.Concurrency,
+		Limit: 20, Workers: 64, Duration: 8 * time.Second, Strategies: []bench.StrategySnapshot{
+			{Name: "naive", Attempts: 110_406, Admitted: 49_450, Rejected: 60_956, Contended: true, Peak: 64, Overshoot: 44, OvershootEvent: 29_022,
+				AvgThroughput: 13_800.7, Latency: lat(2179*time.Microsecond, 13903*time.Microsecond)},
+			{Name: "multi", Attempts: 161_620, Admitted: 76_170, Rejected: 85_450, Contended: true, Unjudged: 12, Peak: 61, Overshoot: 41, OvershootEvent: 3264,
+				AvgThroughput: 20_202.5, Latency: lat(3651*time.Microsecond, 20527*time.Microsecond)},
+			{Name: "watch", Attempts: 3600, Admitted: 3600, Retries: 98_940, Peak: 6, AvgThroughput: 450,
+				Latency: lat(193919*time.Microsecond, 1222655*time.Microsecond)},
+			{Name: "lua", Attempts: 342_748, Admitted: 41_580, Rejected: 301_168, Contended: true, Peak: 20, AvgThroughput: 42_843.5,
+				Latency: lat(729*time.Microsecond, 7415*time.Microsecond), ServerUsecPerCall: usec(5.1)},
+			{Name: "eval", Attempts: 100_000, Admitted: 30_000, Rejected: 67_000, Errors: 3000, Contended: true, ReleaseErrors: 7, Peak: 20, AvgThroughput: 12_500,
+				ErrorsByKind: map[string]int64{"timeout": 2988, "conn": 12}, FailClosedRejects: 3000,
+				Latency: lat(812*time.Microsecond, 9120*time.Microsecond), ServerUsecPerCall: usec(9.8)},
+		}}
+}
+
+func TestHammerSummaryTableFits(t *testing.T) {
+	s := summaryFixture()
+	checkTableGolden(t, "hammer", hammerTable(toHammerJSON(hammer.Result{Summary: s, Passed: true}).Strategies))
+
+	// Every strategy's verdict, in plain words, one line each.
+	got := strings.Join(verdicts(s), "\n") + "\n"
+	checkGolden(t, tablesGoldenDir+"/hammer_verdicts.golden", got)
+	for _, width := range goldenWidths {
+		var b strings.Builder
+		for _, v := range verdicts(s) {
+			b.WriteString(fitLine(v, width) + "\n")
+		}
+		checkFits(t, b.String(), width)
+	}
+
+	// tsv keeps every column in the JSON's units, whatever the terminal's width.
+	var tsv bytes.Buffer
+	if err := hammerTable(toHammerJSON(hammer.Result{Summary: s, Passed: true}).Strategies).WriteTSV(&tsv); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(tsv.String(), "\n")
+	if want := "strategy\tattempts\tadmitted\trejected\terrors\tretries\tpeak\tovershoot\tevents\tthroughput_per_s\tp50\tp90\tp99\tp99.9\tmax\tserver_usec_per_call\tcontended\tunjudged\trelease_errors"; lines[0] != want {
+		t.Errorf("tsv header\n%s\nwant\n%s", lines[0], want)
+	}
+	if want := "naive\t110406\t49450\t60956\t0\t0\t64\t44\t29022\t13801\t2.179ms\t8.041ms\t13.903ms\t27.806ms\t41.709ms\tn/a\tyes\t0\t0"; lines[1] != want {
+		t.Errorf("tsv row\n%s\nwant\n%s", lines[1], want)
+	}
+	if want := "eval\t100000\t30000\t67000\t3000\t0\t20\t0\t0\t12500\t0.812ms\t4.966ms\t9.120ms\t18.240ms\t27.360ms\t9.8\tyes\t0\t7"; lines[5] != want {
+		t.Errorf("tsv row\n%s\nwant\n%s", lines[5], want)
+	}
+}
+
+func TestVerdicts(t *testing.T) {
+	s := summaryFixture()
+	v := verdicts(s)
+	for i, want := range []string{
+		"naive  OVERSHOOT    peak 64 of 20 (+44), 29,022 events in 8.0s",
+		"multi  OVERSHOOT    peak 61 of 20 (+41), 3,264 events in 8.0s, 12 admits too late to judge",
+		"watch  no evidence  peak 6 of 20: the limit was never reached, so nothing was tested",
+		"lua    held         peak 20 of 20, 0 events",
+		"eval   errors       3,000 of 100,000 decisions failed (timeout 2,988, conn 12); peak 20 of 20, 7 releases failed",
+	} {
+		if v[i] != want {
+			t.Errorf("verdict %d\n%q\nwant\n%q", i, v[i], want)
+		}
+	}
+	// At or under 1% of decisions failing, a strategy that reached the limit held; its errors are counted.
+	s.Strategies[4].Errors = 1000
+	if got := verdicts(s)[4]; got != "eval   held         peak 20 of 20, 0 events (1,000 errors), 7 releases failed" {
+		t.Errorf("eval with 1%% errors: %q", got)
+	}
+	// Contended is the engine's evidence that the limit was reached (a rejection counts even when
+	// the witness missed the full instant): then a strategy below the limit held.
+	s.Strategies[2].Contended, s.Strategies[2].Peak = true, 19
+	if got := verdicts(s)[2]; got != "watch  held       peak 19 of 20, 0 events" {
+		t.Errorf("a contended strategy: %q", got)
+	}
+}
