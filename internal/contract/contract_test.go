@@ -153,7 +153,7 @@ func TestAllowedConvertsRepliesAsRedisDoes(t *testing.T) {
 		{"reply[1] > 0", []any{int64(3)}, true},
 		{"reply == 0", int64(0), true},
 		{"reply ~= false", int64(1), true},
-		{"reply ~= false", nil, false},        // Lua false reaches a RESP2 client as nil
+		{"reply ~= false", nil, false},          // Lua false reaches a RESP2 client as nil
 		{"reply[1] == false", []any{nil}, true}, // a nil inside an array is false too
 		{"reply[1] <= reply[2]", []any{int64(20), int64(20)}, true},
 		{`reply[3] == "-1"`, []any{int64(1), int64(19), "-1", "0.05"}, true},

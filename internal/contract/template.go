@@ -183,7 +183,9 @@ func (t *Template) uses(pred func(placeholder) bool) bool {
 }
 
 // UsesMember reports whether the template passes {member}.
-func (t *Template) UsesMember() bool { return t.uses(func(p placeholder) bool { return p == phMember }) }
+func (t *Template) UsesMember() bool {
+	return t.uses(func(p placeholder) bool { return p == phMember })
+}
 
 // UsesClientTime reports whether the template passes the client's clock ({now_*} or a window
 // derived from it), so the script's time is the client's.
