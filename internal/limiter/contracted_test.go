@@ -57,7 +57,7 @@ func TestContractReadsEveryReplyShape(t *testing.T) {
 	rdb := server(t).Client(t)
 	cases := []struct {
 		name, body, allowed string
-		want               bool
+		want                bool
 	}{
 		{"bare integer", "return 1", "reply == 1", true},
 		{"lua true is 1", "return true", "reply == 1", true},
