@@ -41,6 +41,9 @@ type Config struct {
 	KeyCount   int
 	// FailOpen admits when Redis errors or times out; otherwise such a decision is a reject.
 	FailOpen bool
+	// ServerClock: the limiter's script reads TIME, so window and bucket evidence uses each
+	// admitted call's [sent, replied] interval (IntervalChecker), not the time it was given.
+	ServerClock bool
 	// Horizon is how late an admit may be recorded after a newer one: the call timeout.
 	Horizon time.Duration
 	Tick    time.Duration // snapshot interval (100ms if zero)

@@ -60,6 +60,9 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 
 func (s *strategyState) newChecker(key string) Checker {
 	horizon := s.cfg.Horizon.Milliseconds() + 1000
+	if s.cfg.ServerClock && s.cfg.Limiter != limiter.Concurrency {
+		return newIntervalChecker(s.cfg)
+	}
 	switch s.cfg.Limiter {
 	case limiter.Concurrency:
 		if s.run.Witness != nil {
@@ -167,7 +170,9 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 	if !scheduled.IsZero() {
 		started = scheduled
 	}
+	sent := time.Since(s.begin) // monotonic: the interval in which a server clock was read
 	d, err := s.run.Limiter.Acquire(ctx, key, now)
+	replied := time.Since(s.begin)
 	latency := time.Since(started)
 	if err != nil && ctx.Err() != nil {
 		return // the run is over; an interrupted call is not a decision
@@ -194,7 +199,11 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 		return
 	}
 	s.admitted.Add(1)
-	check.Admit(now.UnixMilli())
+	if ic, ok := check.(IntervalAdmitter); ok {
+		ic.AdmitInterval(sent, replied)
+	} else {
+		check.Admit(now.UnixMilli())
+	}
 	s.hold(ctx)
 	if s.cfg.Limiter == limiter.Concurrency {
 		check.Release() // before the release is sent, so the witness never over-counts
