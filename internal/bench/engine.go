@@ -41,6 +41,12 @@ type Config struct {
 	KeyCount   int
 	// FailOpen admits when Redis errors or times out; otherwise such a decision is a reject.
 	FailOpen bool
+	// Profile shapes the load in time: ProfileSteady, or ProfileBursty (idle spells longer than
+	// the window between bursts, so refill and expiry bugs surface). "" is steady.
+	Profile string
+	// Skew offsets each worker's clock by a fixed amount in [-Skew, +Skew], as app servers'
+	// clocks disagree: their now values reach Redis out of order.
+	Skew time.Duration
 	// ServerClock: the limiter's script reads TIME, so window and bucket evidence uses each
 	// admitted call's [sent, replied] interval (IntervalChecker), not the time it was given.
 	ServerClock bool

@@ -31,7 +31,7 @@ const (
 
 // intervalSpans is how many windows the sliding and fixed checks span at most: a longer span
 // catches a smaller excess per window (a limiter 1.5 times too generous shows over 3 windows).
-const intervalSpans = 4
+const intervalSpans = 3
 
 // IntervalChecker reports overshoot only when more admits than the rule allows fall certainly
 // inside one interval: an admit sent at s and replied at r was decided at some t in [s, r], so a
@@ -81,7 +81,7 @@ func NewIntervalChecker(inv IntervalInvariant, limit int64, window time.Duration
 	allowance := func(span int64) int64 { return 1000 + span/1000 }
 	switch inv {
 	case BucketInvariant:
-		for _, f := range []float64{0.125, 0.25, 0.5, 1, 2, 4} {
+		for _, f := range []float64{0.125, 0.25, 0.5, 1, 2} {
 			span := int64(f * float64(w))
 			c.checks = append(c.checks, spanCheck{span: span, bound: c.ratePerUs * float64(span+allowance(span))})
 		}

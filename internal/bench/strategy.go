@@ -120,6 +120,9 @@ func (s *strategyState) pace(ctx context.Context, e *Engine, schedule chan<- tim
 			}
 			next = time.Now() // a pause is not a backlog
 		}
+		if idleUntil, idle := idleSpell(s.cfg, next.Sub(begin)); idle {
+			next = begin.Add(idleUntil) // no requests are due in an idle spell
+		}
 		if d := time.Until(next); d > 0 {
 			t := time.NewTimer(d)
 			select {
@@ -153,9 +156,12 @@ func (s *strategyState) work(ctx context.Context, e *Engine, worker int, schedul
 		} else if s.cfg.Requests > 0 && s.issued.Add(1) > s.cfg.Requests {
 			return
 		}
+		if schedule == nil && !s.waitActive(ctx) {
+			return
+		}
 		key := i % len(s.keys)
 		i += s.cfg.Workers
-		s.decide(ctx, key, scheduled)
+		s.decide(ctx, key, scheduled, workerSkew(s.cfg, worker))
 		if ctx.Err() != nil {
 			return
 		}
@@ -163,9 +169,9 @@ func (s *strategyState) work(ctx context.Context, e *Engine, worker int, schedul
 }
 
 // decide runs one acquire (and, when admitted, the hold and the release) and records it.
-func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time.Time) {
+func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time.Time, skew time.Duration) {
 	key, check := s.keys[keyIndex], s.checkers[keyIndex]
-	now := s.cfg.Now()
+	now := s.cfg.Now().Add(skew)
 	started := time.Now()
 	if !scheduled.IsZero() {
 		started = scheduled
