@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/embedded"
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
@@ -44,6 +45,11 @@ type hammerOptions struct {
 	keepKeys   bool
 	embedded   string
 	inject     []string
+
+	// the custom script's calling contract (SPEC section 7) and the load shape
+	scriptKeys, scriptArgs, scriptAllowed, scriptRelease, clock string
+	profile                                                     string
+	skew                                                        time.Duration
 
 	run       hammer.Options // resolved by validate
 	hasTarget bool           // --url, --addr or REDIS_URL: the user's server, not a spawned one
@@ -99,6 +105,13 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.IntVar(&opts.keys, "keys", 1, "limiter keys per strategy (spread over cluster slots by hash tags)")
 	fl.StringVar(&opts.script, "script", "", "a Lua script with the limiter's KEYS/ARGV contract, run as strategy custom")
 	fl.BoolVar(&opts.noLint, "no-lint", false, "run a --script even when lint finds errors")
+	fl.StringVar(&opts.scriptKeys, "script-keys", "", "the script's KEYS as a template, e.g. '{key}:{window_index} {key}:{prev_window_index}' (default: the limiter's shipped contract)")
+	fl.StringVar(&opts.scriptArgs, "script-args", "", "the script's ARGV as a template, e.g. '{limit} {now_ms} {window_ms} \"\"' (default: the limiter's shipped contract)")
+	fl.StringVar(&opts.scriptAllowed, "script-allowed", "", "Lua expression over reply, true when admitted, e.g. 'reply == 0' (default: reply[1] == 1)")
+	fl.StringVar(&opts.scriptRelease, "script-release", "", "concurrency: the release as a command template, or none (default: ZREM {key} {member})")
+	fl.StringVar(&opts.clock, "clock", "", "whose clock the script uses: client (passed as {now_*}) or server (it reads TIME) (default: client when a {now_*} or window placeholder is passed, else server)")
+	fl.StringVar(&opts.profile, "profile", bench.DefaultProfile, "load shape: steady, or bursty (idle spells of 1.5 windows after 2 windows of load, so refill and expiry bugs surface)")
+	fl.DurationVar(&opts.skew, "skew", bench.DefaultSkew, "offset each worker's clock by a fixed amount within ±skew, as app servers' clocks disagree (0: one clock)")
 	fl.StringVar(&opts.witness, "witness", "local", "concurrency witness: local (in-process) or redis (shared by several hammer processes)")
 	fl.StringArrayVar(&opts.asserts, "assert", nil, "threshold that must hold, e.g. 'lua.overshoot==0' (repeatable; exit 3 if one fails)")
 	fl.StringVar(&opts.onError, "on-error", "closed", "when Redis errors or times out: open (admit) or closed (reject); counted apart")
@@ -115,6 +128,8 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	c.RegisterFlagCompletionFunc("tui", fixedCompletion("auto", "on", "off"))
 	c.RegisterFlagCompletionFunc("witness", fixedCompletion("local", "redis"))
 	c.RegisterFlagCompletionFunc("embedded", fixedCompletion("auto", "redis-server", "memory"))
+	c.RegisterFlagCompletionFunc("clock", fixedCompletion("client", "server"))
+	c.RegisterFlagCompletionFunc("profile", fixedCompletion(bench.ProfileSteady, bench.ProfileBursty))
 	c.RegisterFlagCompletionFunc("script", luaFiles)
 	c.MarkFlagFilename("report", "html")
 	return c
@@ -245,6 +260,19 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 			return usagef("--report: %v", err)
 		}
 	}
+	if err := o.validateContract(c); err != nil {
+		return err
+	}
+	switch o.profile {
+	case bench.ProfileSteady, bench.ProfileBursty:
+		r.Profile = o.profile
+	default:
+		return usagef("--profile must be steady or bursty, got %q", o.profile)
+	}
+	if o.skew < 0 || o.skew > time.Minute {
+		return usagef("--skew must be 0 up to 1m, got %s", o.skew)
+	}
+	r.Skew = o.skew
 	if o.script != "" {
 		if r.ScriptSource, err = scriptcache.ReadFile(o.script); err != nil {
 			return err
@@ -252,6 +280,33 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 		r.Script, r.NoLint = o.script, o.noLint
 	}
 	r.Prefix, r.RunID, r.KeepKeys = o.prefix, o.runID, o.keepKeys
+	return nil
+}
+
+// validateContract compiles the custom script's calling contract, so a template or expression
+// error stops the run before any load (exit 2, naming the flag and the column).
+func (o *hammerOptions) validateContract(c *cobra.Command) error {
+	flags := []string{"script-keys", "script-args", "script-allowed", "script-release", "clock"}
+	for _, name := range flags {
+		if c.Flags().Changed(name) && o.script == "" {
+			return usagef("--%s describes a custom script: give --script FILE.lua", name)
+		}
+	}
+	if o.script == "" {
+		return nil
+	}
+	if c.Flags().Changed("script-release") && o.run.Limiter != limiter.Concurrency {
+		return usagef("--script-release applies only to the concurrency limiter")
+	}
+	spec := contract.Spec{Keys: o.scriptKeys, Args: o.scriptArgs, Allowed: o.scriptAllowed, Release: o.scriptRelease, Clock: o.clock}
+	if c.Flags().Changed("script-args") && strings.TrimSpace(o.scriptArgs) == "" {
+		spec.Args = " " // given empty: a script that takes no ARGV, not the shipped contract
+	}
+	ct, err := contract.Compile(spec, limiter.DefaultContract(o.run.Limiter))
+	if err != nil {
+		return usagef("%v", err)
+	}
+	o.run.Contract = ct
 	return nil
 }
 

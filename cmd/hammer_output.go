@@ -11,6 +11,7 @@ import (
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/human"
+	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 type hammerJSON struct {
@@ -22,6 +23,8 @@ type hammerJSON struct {
 	Workers       int                     `json:"workers"`
 	DurationS     float64                 `json:"duration_s"`
 	Interrupted   bool                    `json:"interrupted"`
+	Profile       string                  `json:"profile"`
+	SkewMs        float64                 `json:"skew_ms"`
 	Strategies    []strategyJSON          `json:"strategies"`
 	Assertions    []bench.AssertionResult `json:"assertions"`
 	Passed        bool                    `json:"passed"`
@@ -44,6 +47,17 @@ type strategyJSON struct {
 	FailOpenAdmits    int64            `json:"fail_open_admits"`
 	FailClosedRejects int64            `json:"fail_closed_rejects"`
 	ReleaseErrors     int64            `json:"release_errors"`
+	// Clock is whose time the strategy's script used: client (passed in ARGV) or server (TIME).
+	Clock string `json:"clock"`
+	// Contract is how the custom script was called and its reply read (custom only).
+	Contract *contractJSON `json:"contract,omitempty"`
+}
+
+type contractJSON struct {
+	Keys    string `json:"keys"`
+	Args    string `json:"args"`
+	Allowed string `json:"allowed"`
+	Release string `json:"release,omitempty"` // concurrency only
 }
 
 type latencyJSON struct {
@@ -64,12 +78,16 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 		SchemaVersion: SchemaVersion, RunID: s.RunID, Target: s.Target, Limiter: string(s.Limiter), Limit: s.Limit,
 		Workers: s.Workers, DurationS: math.Round(s.Duration.Seconds()*1000) / 1000, Interrupted: s.Interrupted,
 		Strategies: []strategyJSON{}, Assertions: results, Passed: passed,
+		Profile: res.Options.Profile, SkewMs: ms3(res.Options.Skew),
+	}
+	if out.Profile == "" {
+		out.Profile = bench.ProfileSteady
 	}
 	if out.Assertions == nil {
 		out.Assertions = []bench.AssertionResult{}
 	}
 	for _, st := range s.Strategies {
-		out.Strategies = append(out.Strategies, strategyJSON{
+		sj := strategyJSON{
 			Name: st.Name, Attempts: st.Attempts, Admitted: st.Admitted, Rejected: st.Rejected, Errors: st.Errors,
 			ErrorsByKind: st.ErrorsByKind, Retries: st.Retries, Peak: st.Peak, Overshoot: st.Overshoot,
 			OvershootEvents: st.OvershootEvent, ThroughputPerS: math.Round(st.AvgThroughput*10) / 10,
@@ -79,7 +97,15 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 			},
 			ServerUsecPerCall: st.ServerUsecPerCall, FailOpenAdmits: st.FailOpenAdmits, FailClosedRejects: st.FailClosedRejects,
 			ReleaseErrors: st.ReleaseErrors,
-		})
+			Clock:         string(hammer.ClockOf(res.Options, limiter.Strategy(st.Name))),
+		}
+		if c := res.Options.Contract; c != nil && st.Name == string(limiter.Custom) {
+			sj.Contract = &contractJSON{Keys: c.Spec.Keys, Args: c.Spec.Args, Allowed: c.Spec.Allowed}
+			if res.Options.Limiter == limiter.Concurrency {
+				sj.Contract.Release = c.Spec.Release
+			}
+		}
+		out.Strategies = append(out.Strategies, sj)
 	}
 	return out
 }

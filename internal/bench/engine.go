@@ -19,6 +19,9 @@ type StrategyRun struct {
 	Commands, Inner []string
 	// Witness optionally replaces the in-process concurrency witness (the shared Redis one).
 	Witness func(key string) Checker
+	// ServerClock: the strategy's script reads TIME, so window and bucket evidence uses each
+	// admitted call's [sent, replied] interval (IntervalChecker), not the time it was given.
+	ServerClock bool
 }
 
 // Config describes one run. Durations and counts are validated by the caller.
@@ -46,9 +49,6 @@ type Config struct {
 	// Skew offsets each worker's clock by a fixed amount in [-Skew, +Skew], as app servers'
 	// clocks disagree: their now values reach Redis out of order.
 	Skew time.Duration
-	// ServerClock: the limiter's script reads TIME, so window and bucket evidence uses each
-	// admitted call's [sent, replied] interval (IntervalChecker), not the time it was given.
-	ServerClock bool
 	// Horizon is how late an admit may be recorded after a newer one: the call timeout.
 	Horizon time.Duration
 	Tick    time.Duration // snapshot interval (100ms if zero)

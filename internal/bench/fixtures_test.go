@@ -28,7 +28,7 @@ var libraryFixtures = []struct {
 	{"fixed_window_counter.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}:{window_index}", Args: "{limit} {window_ms} {cost}", Allowed: "reply[1] <= reply[2]"}, false},
 	{"concurrency_deadlines.lua", limiter.Concurrency, contract.Spec{Keys: "{key}:in_progress {key}:backlog", Args: "{member} {limit} {stale_after_s} {now_s}", Allowed: "reply == 0", Release: "ZREM {key}:in_progress {member}"}, false},
 	{"moving_window_list.lua", limiter.SlidingWindow, contract.Spec{Args: "{now_s} {limit} {window_s} {cost}", Allowed: "reply ~= false"}, false},
-	{"fixed_window_first_hit.lua", limiter.FixedWindow, contract.Spec{Args: "{cost} {window_s}", Allowed: "reply[1] <= 20"}, false},
+	{"fixed_window_first_hit.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}", Args: "{cost} {window_s}", Allowed: "reply[1] <= 20"}, false},
 }
 
 // fixtureRun hammers one fixture at the hammer's defaults (64 workers, limit 20, window 1s,
@@ -51,9 +51,8 @@ func fixtureRun(t *testing.T, srv *redistest.Server, file string, kind limiter.K
 	cfg := bench.Config{
 		RunID: "test", Limiter: kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64,
 		Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
-		ServerClock: c.Clock == contract.ServerClock,
-		KeyFor:      func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
-		Strategies:  []bench.StrategyRun{{Name: "custom", Limiter: lim}},
+		KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
+		Strategies: []bench.StrategyRun{{Name: "custom", Limiter: lim, ServerClock: c.Clock == contract.ServerClock}},
 	}
 	sum, err := bench.New(cfg).Run(context.Background(), nil)
 	if err != nil {

@@ -157,12 +157,9 @@ func (c *IntervalChecker) judgeNext() {
 		if i == 0 {
 			c.current = count
 		}
-		if p := c.peakFor(ch, count); p > c.peak {
-			c.peak = p
-		}
-		if float64(count) > ch.bound+1e-9 {
-			over = true
-		}
+		p := c.peakFor(ch, count)
+		c.peak = max(c.peak, p)
+		over = over || p > c.limit
 	}
 	if over {
 		c.events++

@@ -190,3 +190,14 @@ func TestIntervalCheckerLeavesLateAndSlowAdmitsUnjudged(t *testing.T) {
 		t.Fatalf("unjudged %d, want 3", got)
 	}
 }
+
+func TestIntervalCheckerCountsEventsOnlyWithOvershoot(t *testing.T) {
+	rate := float64(testLimitI) / testWindowI.Seconds()
+	for _, inv := range []IntervalInvariant{SlidingInvariant, FixedInvariant, BucketInvariant} {
+		calls := simulate(3, 2_000_000, 500, false, gcraLimiter(testLimitI/2, rate/2))
+		got := judge(NewIntervalChecker(inv, testLimitI, testWindowI, rate), calls)
+		if got.Overshoot != 0 || got.OvershootEvent != 0 {
+			t.Errorf("invariant %d: a limiter at half the limit gave %+v", inv, got)
+		}
+	}
+}

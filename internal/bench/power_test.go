@@ -81,9 +81,8 @@ func powerRun(t *testing.T, srv *redistest.Server, c powerCase, d time.Duration,
 		Profile: bench.DefaultProfile, Skew: bench.DefaultSkew,
 		RunID: run, Limiter: c.kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64,
 		Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
-		ServerClock: ct.Clock == contract.ServerClock,
-		KeyFor:      func(s string, i int) string { return fmt.Sprintf("p:{%s}:%s:%d", run, s, i) },
-		Strategies:  []bench.StrategyRun{{Name: "custom", Limiter: lim}},
+		KeyFor:     func(s string, i int) string { return fmt.Sprintf("p:{%s}:%s:%d", run, s, i) },
+		Strategies: []bench.StrategyRun{{Name: "custom", Limiter: lim, ServerClock: ct.Clock == contract.ServerClock}},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

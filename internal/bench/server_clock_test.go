@@ -36,9 +36,9 @@ func serverClockRun(t *testing.T, srv *redistest.Server, file string, d time.Dur
 	}
 	cfg := bench.Config{
 		RunID: "test", Limiter: limiter.TokenBucket, Limit: 20, Window: time.Second, Rate: 20, Workers: 64,
-		Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second, ServerClock: true,
+		Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
 		KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
-		Strategies: []bench.StrategyRun{{Name: "custom", Limiter: lim}},
+		Strategies: []bench.StrategyRun{{Name: "custom", Limiter: lim, ServerClock: true}},
 	}
 	sum, err := bench.New(cfg).Run(context.Background(), nil)
 	if err != nil {

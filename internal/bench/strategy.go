@@ -60,7 +60,7 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 
 func (s *strategyState) newChecker(key string) Checker {
 	horizon := s.cfg.Horizon.Milliseconds() + 1000
-	if s.cfg.ServerClock && s.cfg.Limiter != limiter.Concurrency {
+	if s.run.ServerClock && s.cfg.Limiter != limiter.Concurrency {
 		return newIntervalChecker(s.cfg)
 	}
 	switch s.cfg.Limiter {

@@ -31,7 +31,8 @@ const (
 // NoRelease is the --script-release value of limiters that release by expiry.
 const NoRelease = "none"
 
-// Spec is the contract as text: flag values, or a limiter's shipped defaults.
+// Spec is the contract as text: flag values, or a limiter's shipped defaults. An empty field
+// takes the default; a blank one (only spaces) is a template of no words.
 type Spec struct {
 	Keys, Args, Allowed, Release string
 	Clock                        string // "", client or server; "" picks by the templates

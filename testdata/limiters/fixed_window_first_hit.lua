@@ -8,7 +8,7 @@
 -- ARGV  points to consume, duration (s)
 --
 -- limitctl hammer --limiter fixed-window --limit 20 --window 1s --script fixed_window_first_hit.lua \
---   --script-args '{cost} {window_s}' --script-allowed 'reply[1] <= 20'
+--   --script-keys '{key}' --script-args '{cost} {window_s}' --script-allowed 'reply[1] <= 20'
 local counter = KEYS[1]
 local points = tonumber(ARGV[1])
 local duration = tonumber(ARGV[2])
