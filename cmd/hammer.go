@@ -111,7 +111,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.StringVar(&opts.scriptRelease, "script-release", "", "concurrency: the release as a command template, or none (default: ZREM {key} {member})")
 	fl.StringVar(&opts.clock, "clock", "", "whose clock the script uses: client (passed as {now_*}) or server (it reads TIME) (default: client when a {now_*} or window placeholder is passed, else server)")
 	fl.StringVar(&opts.profile, "profile", bench.DefaultProfile, "load shape: steady, or bursty (idle spells of 1.5 windows after 2 windows of load, so refill and expiry bugs surface)")
-	fl.DurationVar(&opts.skew, "skew", bench.DefaultSkew, "offset each worker's clock by a fixed amount within ±skew, as app servers' clocks disagree (0: one clock)")
+	fl.DurationVar(&opts.skew, "skew", 0, "offset each worker's clock by a fixed amount within ±skew, as app servers' clocks disagree (default 5ms for the window limiters, 0 for the others: one clock)")
 	fl.StringVar(&opts.witness, "witness", "local", "concurrency witness: local (in-process) or redis (shared by several hammer processes)")
 	fl.StringArrayVar(&opts.asserts, "assert", nil, "threshold that must hold, e.g. 'lua.overshoot==0' (repeatable; exit 3 if one fails)")
 	fl.StringVar(&opts.onError, "on-error", "closed", "when Redis errors or times out: open (admit) or closed (reject); counted apart")
@@ -273,6 +273,9 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 		return usagef("--skew must be 0 up to 1m, got %s", o.skew)
 	}
 	r.Skew = o.skew
+	if !c.Flags().Changed("skew") {
+		r.Skew = bench.DefaultSkew(r.Limiter)
+	}
 	if o.script != "" {
 		if r.ScriptSource, err = scriptcache.ReadFile(o.script); err != nil {
 			return err

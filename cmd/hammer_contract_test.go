@@ -62,7 +62,7 @@ func TestHammerJSONCarriesContractAndClock(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, r.out)
 	}
-	if doc.SchemaVersion != 1 || doc.Profile != "bursty" || doc.SkewMs != 5 || len(doc.Strategies) != 2 {
+	if doc.SchemaVersion != 1 || doc.Profile != "bursty" || doc.SkewMs != 5 || len(doc.Strategies) != 2 { // a window limiter's default skew
 		t.Fatalf("run fields: %+v", doc)
 	}
 	lua, custom := doc.Strategies[0], doc.Strategies[1]

@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"time"
+
+	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // The load shapes of --profile.
@@ -11,13 +13,22 @@ const (
 	ProfileBursty = "bursty"
 )
 
-// The default load shape: bursts with idle spells, and clocks that disagree by a few
-// milliseconds. Steady load on one clock never refills a bucket past its burst nor lets a
-// request arrive after its window's counter expired, so it cannot catch those bugs.
-const (
-	DefaultProfile = ProfileBursty
-	DefaultSkew    = 5 * time.Millisecond
-)
+// DefaultProfile is bursty: steady load never lets a bucket refill past its burst, so it
+// cannot catch a refill that is not capped.
+const DefaultProfile = ProfileBursty
+
+// DefaultSkew is how far the workers' clocks disagree by default. The window limiters get a
+// few milliseconds: requests then reach Redis out of their now order, as from app servers
+// whose clocks differ, which is what a log pruned too eagerly or a counter that expires with
+// its window gets wrong. The token bucket and the concurrency limiter get one clock: a bucket
+// judged over skewed times must forgive a fraction of a token, which would hide a bucket one
+// request too large, and a concurrency witness does not look at times at all.
+func DefaultSkew(k limiter.Kind) time.Duration {
+	if k == limiter.FixedWindow || k == limiter.SlidingWindow {
+		return 5 * time.Millisecond
+	}
+	return 0
+}
 
 // A bursty cycle: load for burstWindows windows, then idle for idleWindows: longer than a
 // window, so a bucket refills completely and every window's keys expire.

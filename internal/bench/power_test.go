@@ -78,7 +78,7 @@ func powerRun(t *testing.T, srv *redistest.Server, c powerCase, d time.Duration,
 	}
 	run := fmt.Sprintf("%d", time.Now().UnixNano())
 	cfg := bench.Config{
-		Profile: bench.DefaultProfile, Skew: bench.DefaultSkew,
+		Profile: bench.DefaultProfile, Skew: bench.DefaultSkew(c.kind),
 		RunID: run, Limiter: c.kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64,
 		Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
 		KeyFor:     func(s string, i int) string { return fmt.Sprintf("p:{%s}:%s:%d", run, s, i) },
