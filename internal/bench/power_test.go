@@ -125,6 +125,7 @@ func TestPowerCatchesEveryBugClass(t *testing.T) {
 				if st.Errors > 0 {
 					t.Fatalf("run %d: %d decisions errored: %v", i+1, st.Errors, st.ErrorsByKind)
 				}
+				t.Logf("run %d: caught at %s, overshoot %d, admitted %d", i+1, at.Round(10*time.Millisecond), st.Overshoot, st.Admitted)
 				if at > 0 && at <= 5500*time.Millisecond {
 					caught++
 					slowest = max(slowest, at)
