@@ -76,13 +76,26 @@ deleted at the end, also on Ctrl-C, unless --keep-keys.
 
 The token bucket uses --limit as its burst and refills --limit tokens per --window.
 
+` + wrapWords(`A script you already have runs as strategy custom with its own calling contract:
+--script-keys and --script-args are templates of words (a "quoted word" may hold spaces; "" is
+an empty one) with placeholders {`+strings.Join(contract.Placeholders(), "} {")+`}.
+--script-allowed is a Lua expression over reply (integer -> number, bulk -> string, array ->
+table, nil -> false). A script given no {now_*} time reads TIME itself (--clock server): its
+evidence then counts only admits certainly inside one window, by when each call was sent and
+answered.`, 92) + `
+
+The default load is bursty (idle spells longer than a window, so refill and expiry bugs show)
+with worker clocks skewed by up to 5ms for the window limiters (requests reach Redis out of
+their time order); --profile steady and --skew 0 give plain load for throughput numbers.
+
 Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP one of
 == != < <= > >=; latency takes units (lua.p99<5ms, a bare number is milliseconds). Metrics:
 ` + wrapWords(strings.Join(bench.MetricNames(), ", "), 92),
 		Example: `  limitctl hammer
   limitctl hammer --strategies naive,lua --duration 5s --assert 'lua.overshoot==0' --assert 'naive.overshoot>0'
   limitctl hammer --limiter sliding-window --limit 100 --window 1s --strategies watch,lua,function
-  limitctl hammer --script ours.lua --assert 'custom.overshoot==0' -o json`,
+  limitctl hammer --script ours.lua --assert 'custom.overshoot==0' -o json
+  limitctl hammer --limiter token-bucket --script gcra.lua --script-args '{burst} {limit} {window_s} {cost}' --script-allowed 'reply[1] > 0'`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := opts.validate(c, f); err != nil {
@@ -103,7 +116,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.DurationVar(&opts.staleAfter, "stale-after", 0, "concurrency: members older than this are reclaimed as abandoned (default max(10s, 100 x hold))")
 	fl.Float64Var(&opts.rate, "rate", 0, "open loop: decisions per second per strategy, latency timed from each scheduled start (default: closed loop)")
 	fl.IntVar(&opts.keys, "keys", 1, "limiter keys per strategy (spread over cluster slots by hash tags)")
-	fl.StringVar(&opts.script, "script", "", "a Lua script with the limiter's KEYS/ARGV contract, run as strategy custom")
+	fl.StringVar(&opts.script, "script", "", "a Lua script to run as strategy custom (its contract: --script-keys, --script-args, --script-allowed; default the limiter's shipped one)")
 	fl.BoolVar(&opts.noLint, "no-lint", false, "run a --script even when lint finds errors")
 	fl.StringVar(&opts.scriptKeys, "script-keys", "", "the script's KEYS as a template, e.g. '{key}:{window_index} {key}:{prev_window_index}' (default: the limiter's shipped contract)")
 	fl.StringVar(&opts.scriptArgs, "script-args", "", "the script's ARGV as a template, e.g. '{limit} {now_ms} {window_ms} \"\"' (default: the limiter's shipped contract)")
