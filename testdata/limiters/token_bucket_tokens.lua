@@ -15,13 +15,15 @@ if tokens == nil or ts == nil then
   tokens, ts = burst, now
 end
 if now > ts then
-  -- Refill for the time since the last refill, never beyond the bucket's size. A request whose
-  -- now is older than ts (it raced a newer one to Redis) gets no refill at all.
+  -- Refill for the time since the last refill, never beyond the bucket's size.
   tokens = math.min(burst, tokens + (now - ts) * rate)
   ts = now
 end
+-- A request whose now is older than ts (it raced a newer one to Redis) is judged at its own
+-- time: it may not spend tokens that refilled after it was sent.
+local available = tokens - (ts - now) * rate
 local allowed = 0
-if tokens >= cost then
+if available >= cost then
   tokens = tokens - cost
   allowed = 1
 end
