@@ -412,7 +412,7 @@ func dashboardOptions(o hammer.Options, live hammer.Live, noColor bool) tui.Opti
 			results, _ := hammer.Judge(o.Assertions, bench.Summary{Limiter: s.Limiter, Limit: s.Limit, Strategies: s.Strategies})
 			out := make([]tui.AssertResult, len(results))
 			for i, r := range results {
-				out[i] = tui.AssertResult{Expr: r.Expr, Known: r.Actual != nil, Passed: r.Passed, Actual: hammer.FormatActual(r.Actual)}
+				out[i] = tui.AssertResult{Expr: r.Expr, Known: r.Actual != nil, Passed: r.Passed, Actual: hammer.ActualText(r)}
 			}
 			return out
 		},
@@ -423,7 +423,7 @@ func dashboardOptions(o hammer.Options, live hammer.Live, noColor bool) tui.Opti
 func writeHammerReport(path string, summary bench.Summary, rec *htmlreport.Recorder, results []bench.AssertionResult) error {
 	asserts := make([]htmlreport.Assertion, len(results))
 	for i, r := range results {
-		asserts[i] = htmlreport.Assertion{Expr: r.Expr, Passed: r.Passed, Actual: hammer.FormatActual(r.Actual)}
+		asserts[i] = htmlreport.Assertion{Expr: r.Expr, Passed: r.Passed, Actual: hammer.ActualText(r)}
 	}
 	fh, err := os.Create(path)
 	if err != nil {

@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/limitctl/limitctl/internal/redistest"
@@ -73,5 +74,66 @@ func TestHammerJSONCarriesContractAndClock(t *testing.T) {
 	if custom.Clock != "server" || len(custom.Contract) != 3 || custom.Contract["keys"] != want["keys"] ||
 		custom.Contract["args"] != want["args"] || custom.Contract["allowed"] != want["allowed"] || custom.Errors != 0 {
 		t.Errorf("custom: clock %q contract %v errors %d; want server and %v", custom.Clock, custom.Contract, custom.Errors, want)
+	}
+}
+
+// A script run without contract flags gets the limiter's shipped contract; one that does not
+// fit it must not pass: the run fails (exit 3) and says what went wrong, on stderr and in JSON.
+func TestHammerScriptThatDoesNotFitFailsWithSamples(t *testing.T) {
+	srv := redistest.Start(t)
+	// limits-style: ARGV timestamp, limit, expiry, amount; given the shipped limit, now_ms,
+	// window_ms, member, its tonumber(amount) is nil and every call is a script error.
+	script := filepath.Join("..", "testdata", "limiters", "moving_window_list.lua")
+	r := run(t, "--addr", srv.Addr, "hammer", "--limiter", "sliding-window", "--script", script, "--duration", "1s", "-o", "json").
+		wantExit(t, ExitCheckFailed)
+	if !strings.Contains(r.errOut, `attempt to compare number with nil`) {
+		t.Errorf("stderr does not show the error sample:\n%s", r.errOut)
+	}
+	var doc struct {
+		Passed     bool     `json:"passed"`
+		Failures   []string `json:"failures"`
+		Strategies []struct {
+			Errors       int64 `json:"errors"`
+			ErrorSamples []struct {
+				Message string `json:"message"`
+				Count   int64  `json:"count"`
+			} `json:"error_samples"`
+		} `json:"strategies"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	st := doc.Strategies[0]
+	if len(doc.Failures) > 0 && !strings.Contains(doc.Failures[0], "decisions failed") {
+		t.Errorf("failure %q does not say the decisions failed", doc.Failures[0])
+	}
+	if doc.Passed || len(doc.Failures) == 0 || st.Errors == 0 || len(st.ErrorSamples) == 0 ||
+		!strings.Contains(st.ErrorSamples[0].Message, "attempt to compare number with nil") {
+		t.Fatalf("passed %v failures %q errors %d samples %+v", doc.Passed, doc.Failures, st.Errors, st.ErrorSamples)
+	}
+}
+
+// A reply --script-allowed cannot read is an error too, counted as kind reply.
+func TestHammerUnreadableReplyFails(t *testing.T) {
+	srv := redistest.Start(t)
+	script := filepath.Join("..", "testdata", "limiters", "moving_window_list.lua")
+	r := run(t, "--addr", srv.Addr, "hammer", "--limiter", "sliding-window", "--script", script,
+		"--script-args", "{now_s} {limit} {window_s} {cost}", "--duration", "1s", "-o", "json").wantExit(t, ExitCheckFailed)
+	for _, want := range []string{`--script-allowed \"reply[1] == 1\" failed on a reply that is an integer`, "decisions failed"} {
+		if !strings.Contains(r.errOut, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, r.errOut)
+		}
+	}
+	var doc struct {
+		Strategies []struct {
+			Errors       int64            `json:"errors"`
+			ErrorsByKind map[string]int64 `json:"errors_by_kind"`
+		} `json:"strategies"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if st := doc.Strategies[0]; st.Errors == 0 || st.ErrorsByKind["reply"] != st.Errors {
+		t.Errorf("errors %d by kind %v, want all of kind reply", st.Errors, st.ErrorsByKind)
 	}
 }

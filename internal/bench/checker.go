@@ -27,6 +27,7 @@ type CheckResult struct {
 	Overshoot      int64 // max(0, peak - limit)
 	OvershootEvent int64 // admits that went over the limit
 	Current        int64 // in flight now, or the count of the newest window
+	Unjudged       int64 // admits that arrived after their window was judged: left out
 }
 
 // Witness is the in-process witness for the concurrency limiter: incremented after an
@@ -228,6 +229,7 @@ func (c *SlidingChecker) Result() CheckResult {
 	})
 	res.Current = sum
 	res.Overshoot = max(0, res.Peak-c.limit)
+	res.Unjudged = c.ring.late
 	return res
 }
 
@@ -318,6 +320,7 @@ func (c *BucketChecker) Result() CheckResult {
 	})
 	res.Peak = int64(math.Floor(peak + 1e-9))
 	res.Overshoot = max(0, res.Peak-c.burst)
+	res.Unjudged = c.ring.late
 	return res
 }
 

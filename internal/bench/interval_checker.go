@@ -109,6 +109,7 @@ func (c *IntervalChecker) AdmitInterval(sent, replied time.Duration) {
 	defer c.mu.Unlock()
 	if c.maxLatency <= 0 || rUs-s > c.maxLatency || (c.started && s < c.frontier) {
 		c.unjudged++
+		c.publish()
 		return
 	}
 	c.sent = insertSorted(c.sent, s)
@@ -197,7 +198,7 @@ func (c *IntervalChecker) peakFor(ch *spanCheck, count int64) int64 {
 }
 
 func (c *IntervalChecker) publish() {
-	c.pub.Store(&CheckResult{Peak: c.peak, Overshoot: max(0, c.peak-c.limit), OvershootEvent: c.events, Current: c.current})
+	c.pub.Store(&CheckResult{Peak: c.peak, Overshoot: max(0, c.peak-c.limit), OvershootEvent: c.events, Current: c.current, Unjudged: c.unjudged})
 }
 
 // Admit implements Checker for callers that know only one time; it is a zero-width interval.
@@ -221,14 +222,6 @@ func (c *IntervalChecker) Finish() CheckResult {
 	}
 	c.publish()
 	return *c.pub.Load()
-}
-
-// Unjudged is how many admits were left out: too slow a call, or recorded after their time
-// was judged.
-func (c *IntervalChecker) Unjudged() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.unjudged
 }
 
 // newIntervalChecker is the engine's checker for a window or bucket limiter on the server's

@@ -185,8 +185,7 @@ func TestIntervalCheckerLeavesLateAndSlowAdmitsUnjudged(t *testing.T) {
 	c.AdmitInterval(ms(1000), ms(1001)) // judges the admit sent at 10 ms
 	c.AdmitInterval(ms(5), ms(1002))    // sent before a judged one, and slow
 	c.AdmitInterval(ms(9), ms(12))      // sent before a judged one: too late to count
-	c.Finish()
-	if got := c.Unjudged(); got != 3 {
+	if got := c.Finish().Unjudged; got != 3 {
 		t.Fatalf("unjudged %d, want 3", got)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,10 +19,13 @@ import (
 
 // Result is what a finished session found.
 type Result struct {
-	Options     Options // what ran
-	Summary     bench.Summary
-	Assertions  []bench.AssertionResult
-	Passed      bool // every assertion held
+	Options    Options // what ran
+	Summary    bench.Summary
+	Assertions []bench.AssertionResult
+	Passed     bool // every assertion held and no strategy failed too often
+	// Failures say why the run failed (each failed assertion, each strategy whose decisions
+	// errored on more than MaxErrorRate of them); empty when it passed.
+	Failures    []string
 	Interrupted bool // a signal or the watcher stopped the load early
 	// KeysKept names where the run's keys stayed (--keep-keys); empty when they were deleted.
 	KeysKept string
@@ -42,35 +44,10 @@ func (r Result) Err() error {
 	if r.Interrupted {
 		return &exitcode.InterruptedError{What: fmt.Sprintf("hammer stopped after %s; partial summary above", r.Summary.Duration.Round(time.Millisecond))}
 	}
-	if !r.Passed {
-		var failed []string
-		for _, a := range r.Assertions {
-			if !a.Passed {
-				failed = append(failed, fmt.Sprintf("%s (actual %s)", a.Expr, FormatActual(a.Actual)))
-			}
-		}
-		return exitcode.CheckFailedf("assertion failed: %s", strings.Join(failed, "; "))
+	if len(r.Failures) > 0 {
+		return exitcode.CheckFailedf("%s", failureMessage(r.Failures))
 	}
 	return nil
-}
-
-// FormatActual prints an assertion's measured value; none when the metric has no value.
-func FormatActual(v *float64) string {
-	if v == nil {
-		return "none"
-	}
-	return strconv.FormatFloat(*v, 'f', -1, 64)
-}
-
-// Judge evaluates assertions against a summary (or a live snapshot's numbers).
-func Judge(assertions []bench.Assertion, sum bench.Summary) (results []bench.AssertionResult, passed bool) {
-	results = make([]bench.AssertionResult, len(assertions))
-	passed = true
-	for i, a := range assertions {
-		results[i] = a.Eval(sum)
-		passed = passed && results[i].Passed
-	}
-	return results, passed
 }
 
 // ClockOf is whose clock a strategy's script runs on: the custom script's contract says; the
@@ -235,7 +212,9 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	if runErr != nil {
 		return res, runErr
 	}
-	res.Assertions, res.Passed = Judge(s.opts.Assertions, summary)
+	res.Assertions, _ = Judge(s.opts.Assertions, summary)
+	res.Failures = verdict(s.opts, summary, res.Assertions)
+	res.Passed = len(res.Failures) == 0
 	res.Interrupted = summary.Interrupted || ctx.Err() != nil
 	return res, nil
 }
