@@ -212,6 +212,9 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	if runErr != nil {
 		return res, runErr
 	}
+	if n := underAdmitted(s.opts, summary); n != "" {
+		s.deps.notice(n)
+	}
 	res.Assertions, _ = Judge(s.opts.Assertions, summary)
 	res.Failures = verdict(s.opts, summary, res.Assertions)
 	res.Passed = len(res.Failures) == 0

@@ -1,0 +1,33 @@
+package hammer
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+// underAdmitted is a notice when the custom strategy admitted far fewer requests than its
+// limit allows over the run, though it was contended and nothing errored: the usual sign of a
+// contract that fits by accident (a reply read as "admitted" for another reason, an argument
+// in the wrong place) rather than a limiter at work. It is a notice, not a failure: a limiter
+// may rightly admit little, and the hammer cannot know the script's intent.
+func underAdmitted(o Options, sum bench.Summary) string {
+	if o.Limiter == limiter.Concurrency || o.Window <= 0 || sum.Duration <= 0 {
+		return ""
+	}
+	for _, st := range sum.Strategies {
+		if st.Name != string(limiter.Custom) || st.Errors > 0 || !st.Contended {
+			continue
+		}
+		// Under contention a limiter admits about its limit per window of load, and a burst more.
+		load := bench.ActiveLoad(o.Profile, o.Window, sum.Duration)
+		allowed := float64(o.Limit) * (load.Seconds()/o.Window.Seconds() + 1)
+		if float64(st.Admitted) < allowed/2 {
+			return fmt.Sprintf("notice: custom admitted %d requests, under half the about %.0f its limit allows in %s of load: if the limiter is not that strict, check --script-args and --script-allowed",
+				st.Admitted, allowed, load.Round(time.Millisecond))
+		}
+	}
+	return ""
+}
