@@ -2,6 +2,7 @@ package hammer
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
@@ -30,4 +31,30 @@ func underAdmitted(o Options, sum bench.Summary) string {
 		}
 	}
 	return ""
+}
+
+// describeContract is the line that says how the custom script is called, before any load, so
+// a run whose contract does not fit shows why from its first line.
+func describeContract(o Options) string {
+	c := o.Contract.Spec
+	shipped := limiter.DefaultContract(o.Limiter)
+	origin := func(v, d string) string {
+		if v == d {
+			return " (shipped)"
+		}
+		return ""
+	}
+	line := fmt.Sprintf("custom: KEYS %s%s, ARGV %s%s, admitted when %s", quoteTemplate(c.Keys), origin(c.Keys, shipped.Keys),
+		quoteTemplate(c.Args), origin(c.Args, shipped.Args), c.Allowed)
+	if o.Limiter == limiter.Concurrency {
+		line += ", release " + c.Release
+	}
+	return line + ", clock " + c.Clock
+}
+
+func quoteTemplate(t string) string {
+	if strings.TrimSpace(t) == "" {
+		return "(none)"
+	}
+	return "'" + t + "'"
 }

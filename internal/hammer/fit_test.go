@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -28,5 +29,17 @@ func TestUnderAdmittedNoticesAContractThatFitsByAccident(t *testing.T) {
 	o.Limiter = limiter.Concurrency // admits depend on the hold time: no estimate
 	if n := underAdmitted(o, sum(1)); n != "" {
 		t.Errorf("concurrency got a notice: %q", n)
+	}
+}
+
+func TestDescribeContractSaysWhatIsShipped(t *testing.T) {
+	c, err := contract.Compile(contract.Spec{Allowed: "reply[1] > 0", Args: " "}, limiter.DefaultContract(limiter.TokenBucket))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := describeContract(Options{Limiter: limiter.TokenBucket, Contract: c})
+	want := "custom: KEYS '{key}' (shipped), ARGV (none), admitted when reply[1] > 0, clock server"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

@@ -85,6 +85,9 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 		if err := lintScript(o, deps.notice); err != nil {
 			return Result{}, err
 		}
+		if o.Contract != nil {
+			deps.notice(describeContract(o))
+		}
 	}
 	closeTarget, err := s.openTarget(ctx)
 	defer closeTarget()
