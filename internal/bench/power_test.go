@@ -34,7 +34,6 @@ var buggyScripts = []powerCase{
 	{"buggy/sliding_window_prune_exact.lua", limiter.SlidingWindow, contract.Spec{}},
 	{"buggy/token_bucket_uncapped.lua", limiter.TokenBucket, contract.Spec{}},
 	{"buggy/fixed_window_ttl_is_window.lua", limiter.FixedWindow, contract.Spec{}},
-	{"buggy/moving_window_list_ttl_is_window.lua", limiter.SlidingWindow, contract.Spec{Args: "{now_s} {limit} {window_s} {cost}", Allowed: "reply ~= false"}},
 	{"buggy/gcra_double_rate.lua", limiter.TokenBucket, contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0"}},
 }
 
