@@ -48,6 +48,9 @@ type contracted struct {
 	script *redis.Script
 	caller *contract.Caller
 	member bool
+	// shipped: called as the shipped script is, so its reply reads as the shipped one's
+	// ({allowed, count, ttl_ms or retry_after_ms}) and the decision carries those numbers.
+	shipped bool
 }
 
 func newContracted(b base) (*contracted, error) {
@@ -62,7 +65,9 @@ func newContracted(b base) (*contracted, error) {
 		Limit: b.cfg.Limit, Burst: b.cfg.Burst, Cost: b.cfg.Cost, RatePerS: b.cfg.Rate,
 		Window: b.cfg.Window, StaleAfter: b.cfg.StaleAfter,
 	})
-	return &contracted{base: b, script: redis.NewScript(b.cfg.CustomSource), caller: caller, member: c.UsesMember()}, nil
+	d := DefaultContract(b.kind)
+	shipped := c.Spec.Keys == d.Keys && c.Spec.Args == d.Args && c.Spec.Allowed == contract.DefaultAllowed
+	return &contracted{base: b, script: redis.NewScript(b.cfg.CustomSource), caller: caller, member: c.UsesMember(), shipped: shipped}, nil
 }
 
 func (c *contracted) Acquire(ctx context.Context, key string, now time.Time) (Decision, error) {
@@ -86,7 +91,33 @@ func (c *contracted) Acquire(ctx context.Context, key string, now time.Time) (De
 	if allowed {
 		d.Member = call.Member
 	}
+	if c.shipped {
+		c.readShippedReply(reply, &d)
+	}
 	return d, nil
+}
+
+// readShippedReply fills in what a reply in the shipped scripts' shape says beyond the
+// decision; anything else in the reply is left alone (the decision is already made).
+func (c *contracted) readShippedReply(reply any, d *Decision) {
+	arr, ok := reply.([]any)
+	if !ok || len(arr) < 2 {
+		return
+	}
+	if n, ok := arr[1].(int64); ok {
+		d.Count = n
+	}
+	if len(arr) < 3 {
+		return
+	}
+	if ms, ok := arr[2].(int64); ok {
+		switch c.kind {
+		case FixedWindow:
+			d.TTL = time.Duration(ms) * time.Millisecond
+		case TokenBucket:
+			d.RetryAfter = time.Duration(ms) * time.Millisecond
+		}
+	}
 }
 
 // Release sends the contract's release command (concurrency only; none releases by expiry).
