@@ -71,8 +71,10 @@ at the same time (concurrency), or the admitted timestamps checked against the l
 invariant (windows, token bucket). A correct atomic strategy shows 0.
 
 Without --url/--addr the hammer starts a throw-away redis-server on a free loopback port (or an
-in-process server when none is installed). Keys live under <prefix>:{<run-id>}... and are
-deleted at the end, also on Ctrl-C, unless --keep-keys.
+in-process server when none is installed). Keys live under <prefix>:{<run-id>}:<strategy>
+(with --keys N, <prefix>:{<run-id>.<i>}:<strategy>), plus window counters and the witness under
+those names. At the end, also on Ctrl-C, exactly those keys are deleted unless --keep-keys:
+another run id that merely starts the same, or a key of yours under the prefix, is never touched.
 
 The token bucket uses --limit as its burst and refills --limit tokens per --window.
 
@@ -208,8 +210,8 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 		return usagef("--rate must be 0 (closed loop) up to 10000000, got %g", o.rate)
 	case o.keys < 1 || o.keys > 10000:
 		return usagef("--keys must be 1-10000, got %d", o.keys)
-	case o.prefix == "" || strings.ContainsAny(o.prefix, "{}*?[] \t\n"):
-		return usagef("--prefix must be non-empty without braces, glob characters or spaces, got %q", o.prefix)
+	case o.prefix == "" || strings.ContainsAny(o.prefix, "{}*?[]\\ \t\n"):
+		return usagef("--prefix must be non-empty without braces, glob characters, backslashes or spaces, got %q", o.prefix)
 	}
 	if o.runID != "" && !hammer.ValidRunID(o.runID) {
 		return usagef("--run-id must be 1-64 letters, digits, '-' or '_', got %q", o.runID)

@@ -29,6 +29,8 @@ type hammerJSON struct {
 	Assertions    []bench.AssertionResult `json:"assertions"`
 	Passed        bool                    `json:"passed"`
 	Failures      []string                `json:"failures"`
+	KeysDeleted   int64                   `json:"keys_deleted"`
+	CleanupErrors []string                `json:"cleanup_errors"`
 }
 
 type strategyJSON struct {
@@ -89,6 +91,10 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 	}
 	if out.Failures == nil {
 		out.Failures = []string{}
+	}
+	out.KeysDeleted, out.CleanupErrors = res.KeysDeleted, res.CleanupWarnings
+	if out.CleanupErrors == nil {
+		out.CleanupErrors = []string{}
 	}
 	if out.Assertions == nil {
 		out.Assertions = []bench.AssertionResult{}
@@ -155,6 +161,9 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 	if format == "table" {
 		fmt.Fprintf(f.IO.Out, "\n%s limiter, limit %d, %d workers per strategy, %s%s\n", s.Limiter, s.Limit, s.Workers,
 			s.Duration.Round(time.Millisecond), map[bool]string{true: " (interrupted)", false: ""}[s.Interrupted])
+		if res.KeysNotDeleted > 0 {
+			fmt.Fprintf(f.IO.Out, "clean-up: %d of the run's keys could not be deleted (see the warnings above)\n", res.KeysNotDeleted)
+		}
 	}
 	for _, res := range results {
 		verdict := "PASS"

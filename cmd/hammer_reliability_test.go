@@ -35,7 +35,7 @@ func parseHammer(t *testing.T, r result) hammerResult {
 
 func TestHammerOnAClusterSpreadsKeysOverMastersWithoutCrossslot(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 0)
-	r := execBinary(t, nil, "--addr", c.Masters[0].Addr, "--cluster", "hammer", "--duration", "2s", "--keys", "12",
+	r := execBinary(t, nil, "--addr", c.Masters[0].Addr, "--cluster", "hammer", "--duration", "2s", "--keys", "12", "--run-id", "spread",
 		"--limiter", "sliding-window", "--limit", "3", "--strategies", "naive,watch,lua,eval,function", "--keep-keys", "-o", "json",
 		"--assert", "lua.overshoot==0", "--assert", "watch.overshoot==0", "--assert", "eval.overshoot==0", "--assert", "function.overshoot==0",
 	).wantExit(t, ExitOK)
@@ -51,6 +51,28 @@ func TestHammerOnAClusterSpreadsKeysOverMastersWithoutCrossslot(t *testing.T) {
 		if err != nil || n == 0 {
 			t.Errorf("master %s holds %d of the run's keys (%v): keys did not spread over slots", m.Addr, n, err)
 		}
+	}
+	// The same run id again without --keep-keys: the clean-up reaches every master and deletes
+	// the run's keys there, and nothing else.
+	cc := c.Client(t)
+	lookalikes := []string{"limitctl:{spread2}:lua", "limitctl:{spread-3}:lua", "limitctl:{spread.12}:lua", "limitctl:{spread}:x"}
+	for _, k := range lookalikes {
+		cc.Set(ctx, k, "keep", 0)
+	}
+	execBinary(t, nil, "--addr", c.Masters[0].Addr, "--cluster", "hammer", "--requests", "100", "--keys", "12", "--run-id", "spread",
+		"--limiter", "sliding-window", "--limit", "3", "--strategies", "naive,watch,lua,eval,function", "-o", "json").wantExit(t, ExitOK)
+	var total int64
+	for _, m := range c.Masters {
+		n, _ := m.Client(t).DBSize(ctx).Result()
+		total += n
+	}
+	for _, k := range lookalikes {
+		if n, _ := cc.Exists(ctx, k).Result(); n != 1 {
+			t.Errorf("look-alike %s deleted", k)
+		}
+	}
+	if total != int64(len(lookalikes)) {
+		t.Errorf("after the clean-up the masters hold %d keys, want only the %d look-alikes", total, len(lookalikes))
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -11,73 +13,198 @@ import (
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
-// KeyScheme owns the names of a run's keys: every key the hammer writes is named here.
+// KeyScheme owns the names of a run's keys: every key the hammer writes is named here, and
+// the clean-up deletes a key only when Owns says this scheme named it.
+//
+//	<prefix>:{<run-id>}:<strategy>           the limiter key (one key per strategy)
+//	<prefix>:{<run-id>.<i>}:<strategy>       the i-th limiter key (--keys > 1: a tag per index
+//	                                         spreads them over a cluster's slots; '.' is never
+//	                                         in a run id, so no other run's tag looks the same)
+//	<limiter key>:<window start ms>          fixed window: the counter of one window (limiter.WindowKey)
+//	<limiter key>:witness                    the shared Redis witness
+//	<prefix>:{<run-id>}:probe-<what>         the pre-run probe's throw-away keys (and their windows)
 type KeyScheme struct {
-	Prefix string
-	RunID  string
-	Keys   int // limiter keys per strategy
+	Prefix     string
+	RunID      string   // letters, digits, '-' and '_' only (ValidRunID)
+	Keys       int      // limiter keys per strategy
+	Strategies []string // the run's strategy names
 }
 
-// Key names a strategy's i-th limiter key. With one key per strategy every key of the run
-// shares the {run-id} hash tag; with more, each index gets its own tag so keys spread over a
-// cluster's slots.
+// Key names a strategy's i-th limiter key.
 func (k KeyScheme) Key(strategy string, i int) string {
 	if k.Keys <= 1 {
-		return fmt.Sprintf("%s:{%s}:%s", k.Prefix, k.RunID, strategy)
+		return k.Prefix + ":{" + k.RunID + "}:" + strategy
 	}
-	return fmt.Sprintf("%s:{%s-%d}:%s", k.Prefix, k.RunID, i, strategy)
+	return k.Prefix + ":{" + k.RunID + "." + strconv.Itoa(i) + "}:" + strategy
 }
 
 // Witness names the shared Redis witness of a limiter key.
 func (k KeyScheme) Witness(key string) string { return key + ":witness" }
 
-// Probe names the throw-away key the pre-run permission probe writes for what.
-func (k KeyScheme) Probe(what string) string {
-	return fmt.Sprintf("%s:{%s}:probe-%s", k.Prefix, k.RunID, what)
-}
-
-// pattern is what the clean-up SCANs for.
-func (k KeyScheme) pattern() string { return k.Prefix + ":{" + k.RunID + "*" }
+// Probe names the throw-away key the pre-run permission probe writes for what: a strategy's
+// name, "witness" or "cleanup".
+func (k KeyScheme) Probe(what string) string { return k.Prefix + ":{" + k.RunID + "}:probe-" + what }
 
 // Describe says where the run's keys live, for the --keep-keys notice.
-func (k KeyScheme) Describe() string { return k.Prefix + ":{" + k.RunID + "..." }
+func (k KeyScheme) Describe() string {
+	if k.Keys <= 1 {
+		return k.Prefix + ":{" + k.RunID + "}:..."
+	}
+	return k.Prefix + ":{" + k.RunID + "}:... and " + k.Prefix + ":{" + k.RunID + ".<i>}:..."
+}
 
-// cleanup deletes the run's keys on every master (SCAN, never KEYS), bounded in time, also
-// after an interrupt. What it could not delete comes back as warnings.
-func (k KeyScheme) cleanup(rdb redis.UniversalClient, timeout time.Duration) []string {
+// Owns reports whether key is one this scheme names: the exact prefix and run id, a strategy
+// of the run (or a probe), and no suffix but a window start or the witness. A look-alike (another
+// run id that starts the same, a user's key under the prefix) is never owned.
+func (k KeyScheme) Owns(key string) bool {
+	rest, ok := strings.CutPrefix(key, k.Prefix+":{")
+	if !ok {
+		return false
+	}
+	tag, rest, ok := strings.Cut(rest, "}:")
+	if !ok {
+		return false
+	}
+	name, suffix, hasSuffix := strings.Cut(rest, ":")
+	switch {
+	case tag == k.RunID && (k.Keys <= 1 || strings.HasPrefix(name, "probe-")):
+	case k.Keys > 1 && k.indexTag(tag):
+	default:
+		return false
+	}
+	what, probe := strings.CutPrefix(name, "probe-")
+	if !k.strategy(what) && !(probe && (what == "witness" || what == "cleanup")) {
+		return false
+	}
+	return !hasSuffix || suffix == "witness" || digits(suffix)
+}
+
+// indexTag is "<run-id>.<i>" with i a key index of the run.
+func (k KeyScheme) indexTag(tag string) bool {
+	index, ok := strings.CutPrefix(tag, k.RunID+".")
+	if !ok || !digits(index) || (len(index) > 1 && index[0] == '0') {
+		return false
+	}
+	i, err := strconv.Atoi(index)
+	return err == nil && i < k.Keys
+}
+
+func (k KeyScheme) strategy(name string) bool {
+	for _, s := range k.Strategies {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}
+
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// patterns are the SCAN patterns that find every key the run may own (and a few it does not,
+// which Owns then leaves alone): the run id is matched exactly, closing brace or '.' included.
+func (k KeyScheme) patterns() []string {
+	p := []string{globEscape(k.Prefix) + ":{" + k.RunID + "}:*"}
+	if k.Keys > 1 {
+		p = append(p, globEscape(k.Prefix)+":{"+k.RunID+".*")
+	}
+	return p
+}
+
+// globEscape quotes the characters SCAN's MATCH treats as special.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`*?[]\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// cleanupReport is what the clean-up did.
+type cleanupReport struct {
+	deleted  int64
+	failed   int64
+	warnings []string
+}
+
+// cleanup deletes the run's keys on every master (SCAN for the run's exact patterns, never
+// KEYS; UNLINK only what Owns), bounded in time, also after an interrupt. Every UNLINK that
+// failed is counted and reported, never swallowed.
+func (k KeyScheme) cleanup(rdb redis.UniversalClient, timeout time.Duration) cleanupReport {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second+timeout)
 	defer cancel()
+	var rep cleanupReport
 	masters, err := redisconn.Masters(ctx, rdb)
 	if err != nil {
-		return []string{"could not delete the run's keys: " + oneLine(err.Error())}
+		rep.warnings = append(rep.warnings, "could not delete the run's keys: "+oneLine(err.Error()))
+		return rep
 	}
-	var warnings []string
 	for _, m := range masters {
-		iter := m.Scan(ctx, 0, k.pattern(), 1000).Iterator()
 		var batch []string
+		var failed int64
+		var firstErr error
 		flush := func() {
-			if len(batch) > 0 {
-				// One UNLINK per key: in a cluster the keys of one batch may sit in different slots.
-				pipe := m.Pipeline()
+			if len(batch) == 0 {
+				return
+			}
+			// One UNLINK per key: in a cluster the keys of one batch may sit in different slots.
+			cmds, _ := m.Pipelined(ctx, func(p redis.Pipeliner) error {
 				for _, key := range batch {
-					pipe.Unlink(ctx, key)
+					p.Unlink(ctx, key)
 				}
-				pipe.Exec(ctx)
-				batch = batch[:0]
+				return nil
+			})
+			for i := range batch {
+				var err error
+				if i < len(cmds) {
+					err = cmds[i].Err()
+				} else {
+					err = ctx.Err()
+				}
+				if err != nil {
+					failed++
+					if firstErr == nil {
+						firstErr = err
+					}
+				} else {
+					rep.deleted++
+				}
+			}
+			batch = batch[:0]
+		}
+		for _, pattern := range k.patterns() {
+			iter := m.Scan(ctx, 0, pattern, 1000).Iterator()
+			for iter.Next(ctx) {
+				if key := iter.Val(); k.Owns(key) {
+					batch = append(batch, key)
+				}
+				if len(batch) == 500 {
+					flush()
+				}
+			}
+			flush()
+			if err := iter.Err(); err != nil && !errors.Is(err, context.Canceled) {
+				rep.warnings = append(rep.warnings, fmt.Sprintf("could not look for all of the run's keys on %s: %s", redisconn.NodeAddr(m), oneLine(err.Error())))
 			}
 		}
-		for iter.Next(ctx) {
-			batch = append(batch, iter.Val())
-			if len(batch) == 500 {
-				flush()
-			}
-		}
-		flush()
-		if err := iter.Err(); err != nil && !errors.Is(err, context.Canceled) {
-			warnings = append(warnings, fmt.Sprintf("could not delete all of the run's keys on %s: %s", redisconn.NodeAddr(m), oneLine(err.Error())))
+		if failed > 0 {
+			rep.failed += failed
+			rep.warnings = append(rep.warnings, fmt.Sprintf("could not delete %d of the run's keys on %s: %s", failed, redisconn.NodeAddr(m), oneLine(firstErr.Error())))
 		}
 	}
-	return warnings
+	return rep
 }
 
 // probeCleanup checks the user may SCAN every master and UNLINK, before anything is written.
@@ -87,7 +214,7 @@ func (k KeyScheme) probeCleanup(ctx context.Context, rdb redis.UniversalClient) 
 		return err
 	}
 	for _, m := range masters {
-		if err := m.Scan(ctx, 0, k.pattern(), 10).Err(); err != nil {
+		if err := m.Scan(ctx, 0, k.patterns()[0], 10).Err(); err != nil {
 			return err
 		}
 	}

@@ -29,7 +29,10 @@ type Result struct {
 	Interrupted bool // a signal or the watcher stopped the load early
 	// KeysKept names where the run's keys stayed (--keep-keys); empty when they were deleted.
 	KeysKept string
-	// CleanupWarnings are what the clean-up could not delete.
+	// KeysDeleted counts the keys the clean-up deleted; KeysNotDeleted those whose UNLINK
+	// failed, and CleanupWarnings say why (also sent to Notice).
+	KeysDeleted     int64
+	KeysNotDeleted  int64
 	CleanupWarnings []string
 	// WatchErr is the watcher's own failure (the dashboard), if any.
 	WatchErr error
@@ -81,6 +84,12 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 		deps.Now = time.Now
 	}
 	s := &session{opts: o, deps: deps}
+	if o.RunID != "" && !ValidRunID(o.RunID) {
+		return Result{}, exitcode.Usagef("run id %q: want 1-64 letters, digits, '-' or '_'", o.RunID)
+	}
+	if o.Prefix == "" || strings.ContainsAny(o.Prefix, "{}*?[]\\ \t\n") {
+		return Result{}, exitcode.Usagef("key prefix %q: want a non-empty prefix without braces, glob characters or spaces", o.Prefix)
+	}
 	if o.ScriptSource != "" {
 		if err := lintScript(o, deps.notice); err != nil {
 			return Result{}, err
@@ -99,6 +108,9 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 		runID = NewRunID()
 	}
 	s.keys = KeyScheme{Prefix: o.Prefix, RunID: runID, Keys: o.Keys}
+	for _, st := range o.Strategies {
+		s.keys.Strategies = append(s.keys.Strategies, string(st))
+	}
 	if err := s.build(runID); err != nil {
 		return Result{}, err
 	}
@@ -210,7 +222,8 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	if s.opts.KeepKeys {
 		res.KeysKept = s.keys.Describe()
 	} else {
-		res.CleanupWarnings = s.cleanup()
+		rep := s.cleanup()
+		res.KeysDeleted, res.KeysNotDeleted, res.CleanupWarnings = rep.deleted, rep.failed, rep.warnings
 	}
 	if runErr != nil {
 		return res, runErr
@@ -226,12 +239,12 @@ func (s *session) load(ctx context.Context) (Result, error) {
 }
 
 // cleanup deletes the run's keys, reporting each failure as a notice.
-func (s *session) cleanup() []string {
-	warnings := s.keys.cleanup(s.rdb, s.deps.Timeout)
-	for _, w := range warnings {
+func (s *session) cleanup() cleanupReport {
+	rep := s.keys.cleanup(s.rdb, s.deps.Timeout)
+	for _, w := range rep.warnings {
 		s.deps.notice("warning: " + w)
 	}
-	return warnings
+	return rep
 }
 
 func serverVersion(ctx context.Context, rdb redis.UniversalClient) string {

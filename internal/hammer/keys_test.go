@@ -1,0 +1,66 @@
+package hammer
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/redistest"
+)
+
+func TestKeySchemeOwnsExactlyItsKeys(t *testing.T) {
+	one := KeyScheme{Prefix: "rl", RunID: "user", Keys: 1, Strategies: []string{"lua", "lua-ts-member"}}
+	many := KeyScheme{Prefix: "rl", RunID: "user", Keys: 3, Strategies: []string{"lua"}}
+	for _, key := range []string{one.Key("lua", 0), one.Key("lua-ts-member", 0), one.Witness(one.Key("lua", 0)),
+		one.Key("lua", 0) + ":1700000000000", one.Probe("lua"), one.Probe("lua") + ":1700000000000", one.Probe("witness"),
+		one.Probe("cleanup"), many.Key("lua", 0), many.Key("lua", 2) + ":witness", many.Probe("lua")} {
+		scheme := one
+		if strings.Contains(key, "{user.") || key == many.Probe("lua") {
+			scheme = many
+		}
+		if !scheme.Owns(key) {
+			t.Errorf("%q not owned by its own scheme", key)
+		}
+	}
+	for _, key := range []string{"rl:{user42}:lua", "rl:{user-1}:lua", "rl:{user}:notes", "rl:{user}:lua:notes",
+		"rl:{user}:lua:12x", "rl:{user}", "rl:{user}:", "rl:{userx}:lua:witness", "rl:{user}:naive", "rl:{user}:probe-naive",
+		"rlx:{user}:lua", "r:{user}:lua", "rl:{user.0}:lua", "x:rl:{user}:lua"} {
+		if one.Owns(key) {
+			t.Errorf("%q owned by rl/user/1 key", key)
+		}
+	}
+	for _, key := range []string{"rl:{user}:lua", "rl:{user.3}:lua", "rl:{user.01}:lua", "rl:{user.}:lua", "rl:{user.-1}:lua"} {
+		if many.Owns(key) {
+			t.Errorf("%q owned by rl/user/3 keys", key)
+		}
+	}
+	if got := globEscape(`a*b?c[d]e\f`); got != `a\*b\?c\[d\]e\\f` {
+		t.Errorf("globEscape: %q", got)
+	}
+}
+
+// A server that refuses UNLINK: the clean-up says how many keys it could not delete, and why.
+func TestCleanupReportsFailedUnlinks(t *testing.T) {
+	srv := redistest.Start(t, `rename-command UNLINK ""`)
+	o := baseOptions()
+	o.Limiter, o.Strategies, o.Window = limiter.SlidingWindow, []limiter.Strategy{limiter.Lua}, 10*time.Second
+	var log notices
+	res, err := Run(context.Background(), o, Deps{Connect: connectTo(t, srv), Timeout: time.Second, Notice: log.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.KeysNotDeleted == 0 || res.KeysDeleted != 0 || len(res.CleanupWarnings) != 1 {
+		t.Fatalf("deleted %d, not deleted %d, warnings %q", res.KeysDeleted, res.KeysNotDeleted, res.CleanupWarnings)
+	}
+	if w := res.CleanupWarnings[0]; !strings.Contains(w, "could not delete") || !strings.Contains(strings.ToLower(w), "unlink") {
+		t.Errorf("warning %q", w)
+	}
+	if !strings.Contains(log.String(), "warning: could not delete") {
+		t.Errorf("notices %q lack the warning", log.String())
+	}
+	if n, _ := srv.Client(t).Exists(context.Background(), "limitctl:{sess1}:lua").Result(); n != 1 {
+		t.Errorf("the run's key is gone though UNLINK is refused")
+	}
+}
