@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -135,5 +136,22 @@ func TestHammerUnreadableReplyFails(t *testing.T) {
 	}
 	if st := doc.Strategies[0]; st.Errors == 0 || st.ErrorsByKind["reply"] != st.Errors {
 		t.Errorf("errors %d by kind %v, want all of kind reply", st.Errors, st.ErrorsByKind)
+	}
+}
+
+// Every key a custom contract names comes from {key}, so the clean-up deletes them all: a
+// second key (the backlog hash) and a suffixed set leave nothing behind.
+func TestHammerCustomContractKeysAreCleanedUp(t *testing.T) {
+	srv := redistest.Start(t)
+	script := filepath.Join("..", "testdata", "limiters", "concurrency_deadlines.lua")
+	run(t, "--addr", srv.Addr, "hammer", "--limiter", "concurrency", "--script", script, "--requests", "300",
+		"--script-keys", "{key}:in_progress {key}:backlog", "--script-args", "{member} {limit} {stale_after_s} {now_s}",
+		"--script-allowed", "reply == 0", "--script-release", "ZREM {key}:in_progress {member}").wantExit(t, ExitOK)
+	keys, err := srv.Client(t).Keys(context.Background(), "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 0 {
+		t.Fatalf("keys left behind: %q", keys)
 	}
 }
