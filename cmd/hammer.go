@@ -86,9 +86,10 @@ table, nil -> false). A script given no {now_*} time reads TIME itself (--clock 
 evidence then counts only admits certainly inside one window, by when each call was sent and
 answered.`, 92) + `
 
-The default load is bursty (idle spells longer than a window, so refill and expiry bugs show)
-with worker clocks skewed by up to 5ms for the window limiters (requests reach Redis out of
-their time order); --profile steady and --skew 0 give plain load for throughput numbers.
+For the window and bucket limiters the default load is bursty (idle spells longer than a
+window, so refill and expiry bugs show), and for the window limiters the workers' clocks are
+skewed by up to 5ms (requests reach Redis out of their time order); --profile steady --skew 0
+gives plain load for throughput numbers.
 
 Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP one of
 == != < <= > >=; latency takes units (lua.p99<5ms, a bare number is milliseconds). Metrics:
@@ -125,7 +126,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.StringVar(&opts.scriptAllowed, "script-allowed", "", "Lua expression over reply, true when admitted, e.g. 'reply == 0' (default: reply[1] == 1)")
 	fl.StringVar(&opts.scriptRelease, "script-release", "", "concurrency: the release as a command template, or none (default: ZREM {key} {member})")
 	fl.StringVar(&opts.clock, "clock", "", "whose clock the script uses: client (passed as {now_*}) or server (it reads TIME) (default: client when a {now_*} or window placeholder is passed, else server)")
-	fl.StringVar(&opts.profile, "profile", bench.DefaultProfile, "load shape: steady, or bursty (idle spells of 1.5 windows after 2 windows of load, so refill and expiry bugs surface)")
+	fl.StringVar(&opts.profile, "profile", "", "load shape: steady, or bursty (idle spells of 1.5 windows after 2 windows of load, so refill and expiry bugs surface) (default bursty for the window and bucket limiters, steady for concurrency)")
 	fl.DurationVar(&opts.skew, "skew", 0, "offset each worker's clock by a fixed amount within ±skew, as app servers' clocks disagree (default 5ms for the window limiters, 0 for the others: one clock)")
 	fl.StringVar(&opts.witness, "witness", "local", "concurrency witness: local (in-process) or redis (shared by several hammer processes)")
 	fl.StringArrayVar(&opts.asserts, "assert", nil, "threshold that must hold, e.g. 'lua.overshoot==0' (repeatable; exit 3 if one fails)")
@@ -279,6 +280,8 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 		return err
 	}
 	switch o.profile {
+	case "":
+		r.Profile = bench.DefaultProfile(r.Limiter)
 	case bench.ProfileSteady, bench.ProfileBursty:
 		r.Profile = o.profile
 	default:

@@ -13,9 +13,16 @@ const (
 	ProfileBursty = "bursty"
 )
 
-// DefaultProfile is bursty: steady load never lets a bucket refill past its burst, so it
-// cannot catch a refill that is not capped.
-const DefaultProfile = ProfileBursty
+// DefaultProfile is bursty for the window and bucket limiters: steady load never lets a bucket
+// refill past its burst nor every window key expire, so it cannot catch a refill that is not
+// capped. The concurrency limiter's bugs show under steady load, which also keeps its
+// throughput numbers whole.
+func DefaultProfile(k limiter.Kind) string {
+	if k == limiter.Concurrency {
+		return ProfileSteady
+	}
+	return ProfileBursty
+}
 
 // DefaultSkew is how far the workers' clocks disagree by default. The window limiters get a
 // few milliseconds: requests then reach Redis out of their now order, as from app servers

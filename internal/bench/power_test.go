@@ -31,6 +31,7 @@ var buggyScripts = []powerCase{
 	{"buggy/sliding_window_off_by_one.lua", limiter.SlidingWindow, contract.Spec{}},
 	{"buggy/token_bucket_off_by_one.lua", limiter.TokenBucket, contract.Spec{}},
 	{"buggy/sliding_window_timestamp_member.lua", limiter.SlidingWindow, contract.Spec{}},
+	{"buggy/concurrency_timestamp_member.lua", limiter.Concurrency, contract.Spec{}},
 	{"buggy/sliding_window_prune_exact.lua", limiter.SlidingWindow, contract.Spec{}},
 	{"buggy/token_bucket_uncapped.lua", limiter.TokenBucket, contract.Spec{}},
 	{"buggy/fixed_window_ttl_is_window.lua", limiter.FixedWindow, contract.Spec{}},
@@ -78,7 +79,7 @@ func powerRun(t *testing.T, srv *redistest.Server, c powerCase, d time.Duration,
 	}
 	run := fmt.Sprintf("%d", time.Now().UnixNano())
 	cfg := bench.Config{
-		Profile: bench.DefaultProfile, Skew: bench.DefaultSkew(c.kind),
+		Profile: bench.DefaultProfile(c.kind), Skew: bench.DefaultSkew(c.kind),
 		RunID: run, Limiter: c.kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64,
 		Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
 		KeyFor:     func(s string, i int) string { return fmt.Sprintf("p:{%s}:%s:%d", run, s, i) },
