@@ -89,6 +89,10 @@ func TestEveryReadmeCommandRuns(t *testing.T) {
 	work := t.TempDir()
 	os.MkdirAll(filepath.Join(work, "limiter"), 0o755)
 	os.WriteFile(filepath.Join(work, "limiter", "acquire.lua"), []byte(scripts.ConcurrencyAcquire), 0o644)
+	// "Verify a limiter you already have" runs the scripts in testdata/limiters by that path.
+	if err := os.Symlink(filepath.Join(root, "testdata"), filepath.Join(work, "testdata")); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, c := range cmds {
 		t.Run(c, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/embedded"
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
@@ -51,6 +52,11 @@ type hammerOptions struct {
 	embedded   string
 	inject     []string
 
+	// the custom script's calling contract (SPEC section 7) and the load shape
+	scriptKeys, scriptArgs, scriptAllowed, scriptRelease, clock string
+	profile                                                     string
+	skew                                                        time.Duration
+
 	run       hammer.Options // resolved by validate
 	hasTarget bool           // --url, --addr or REDIS_URL: the user's server, not a spawned one
 }
@@ -82,13 +88,27 @@ The token bucket uses --limit as its burst and refills --limit tokens per --wind
 bucket limiters have no slot: there --hold is a think time after each admitted request, 0
 unless given, so the load runs as fast as the server answers.
 
+` + wrapWords(`A script you already have runs as strategy custom with its own calling contract:
+--script-keys and --script-args are templates of words (a "quoted word" may hold spaces; "" is
+an empty one) with placeholders {`+strings.Join(contract.Placeholders(), "} {")+`}.
+--script-allowed is a Lua expression over reply (integer -> number, bulk -> string, array ->
+table, nil -> false). A script given no {now_*} time reads TIME itself (--clock server): its
+evidence then counts only admits certainly inside one window, by when each call was sent and
+answered.`, 92) + `
+
+For the window and bucket limiters the default load is bursty (idle spells longer than a
+window, so refill and expiry bugs show), and for the window limiters the workers' clocks are
+skewed by up to 5ms (requests reach Redis out of their time order); --profile steady --skew 0
+gives plain load for throughput numbers.
+
 Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP one of
 == != < <= > >=; latency takes units (lua.p99<5ms, a bare number is milliseconds). Metrics:
 ` + wrapWords(strings.Join(bench.MetricNames(), ", "), 92),
 		Example: `  limitctl hammer
   limitctl hammer --strategies naive,lua --duration 5s --assert 'lua.overshoot==0' --assert 'naive.overshoot>0'
   limitctl hammer --limiter sliding-window --limit 100 --window 1s --strategies watch,lua,function
-  limitctl hammer --script ours.lua --assert 'custom.overshoot==0' -o json`,
+  limitctl hammer --script ours.lua --assert 'custom.overshoot==0' -o json
+  limitctl hammer --limiter token-bucket --script gcra.lua --script-args '{burst} {limit} {window_s} {cost}' --script-allowed 'reply[1] > 0'`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := opts.validate(c, f); err != nil {
@@ -109,8 +129,15 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.DurationVar(&opts.staleAfter, "stale-after", 0, "concurrency: members older than this are reclaimed as abandoned (default max(10s, 100 x hold))")
 	fl.Float64Var(&opts.rate, "rate", 0, "open loop: decisions per second per strategy, latency timed from each scheduled start (default: closed loop)")
 	fl.IntVar(&opts.keys, "keys", 1, "limiter keys per strategy (spread over cluster slots by hash tags)")
-	fl.StringVar(&opts.script, "script", "", "a Lua script with the limiter's KEYS/ARGV contract, run as strategy custom")
+	fl.StringVar(&opts.script, "script", "", "a Lua script to run as strategy custom (its contract: --script-keys, --script-args, --script-allowed; default the limiter's shipped one)")
 	fl.BoolVar(&opts.noLint, "no-lint", false, "run a --script even when lint finds errors")
+	fl.StringVar(&opts.scriptKeys, "script-keys", "", "the script's KEYS as a template, e.g. '{key}:{window_index} {key}:{prev_window_index}' (default: the limiter's shipped contract)")
+	fl.StringVar(&opts.scriptArgs, "script-args", "", "the script's ARGV as a template, e.g. '{limit} {now_ms} {window_ms} \"\"' (default: the limiter's shipped contract)")
+	fl.StringVar(&opts.scriptAllowed, "script-allowed", "", "Lua expression over reply, true when admitted, e.g. 'reply == 0' (default: reply[1] == 1)")
+	fl.StringVar(&opts.scriptRelease, "script-release", "", "concurrency: the release as a command template, or none (default: ZREM {key} {member})")
+	fl.StringVar(&opts.clock, "clock", "", "whose clock the script uses: client (passed as {now_*}) or server (it reads TIME) (default: client when a {now_*} or window placeholder is passed, else server)")
+	fl.StringVar(&opts.profile, "profile", "", "load shape: steady, or bursty (idle spells of 1.5 windows after 2 windows of load, so refill and expiry bugs surface) (default bursty for the window and bucket limiters, steady for concurrency)")
+	fl.DurationVar(&opts.skew, "skew", 0, "offset each worker's clock by a fixed amount within ±skew, as app servers' clocks disagree (default 5ms for the window limiters, 0 for the others: one clock)")
 	fl.StringVar(&opts.witness, "witness", "local", "concurrency witness: local (in-process) or redis (shared by several hammer processes)")
 	fl.StringArrayVar(&opts.asserts, "assert", nil, "threshold that must hold, e.g. 'lua.overshoot==0' (repeatable; exit 3 if one fails)")
 	fl.StringVar(&opts.onError, "on-error", "closed", "when Redis errors or times out: open (admit) or closed (reject); counted apart")
@@ -127,6 +154,8 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	c.RegisterFlagCompletionFunc("tui", fixedCompletion("auto", "on", "off"))
 	c.RegisterFlagCompletionFunc("witness", fixedCompletion("local", "redis"))
 	c.RegisterFlagCompletionFunc("embedded", fixedCompletion("auto", "redis-server", "memory"))
+	c.RegisterFlagCompletionFunc("clock", fixedCompletion("client", "server"))
+	c.RegisterFlagCompletionFunc("profile", fixedCompletion(bench.ProfileSteady, bench.ProfileBursty))
 	c.RegisterFlagCompletionFunc("script", luaFiles)
 	c.MarkFlagFilename("report", "html")
 	return c
@@ -260,6 +289,24 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 			return usagef("--report: %v", err)
 		}
 	}
+	if err := o.validateContract(c); err != nil {
+		return err
+	}
+	switch o.profile {
+	case "":
+		r.Profile = bench.DefaultProfile(r.Limiter)
+	case bench.ProfileSteady, bench.ProfileBursty:
+		r.Profile = o.profile
+	default:
+		return usagef("--profile must be steady or bursty, got %q", o.profile)
+	}
+	if o.skew < 0 || o.skew > time.Minute {
+		return usagef("--skew must be 0 up to 1m, got %s", o.skew)
+	}
+	r.Skew = o.skew
+	if !c.Flags().Changed("skew") {
+		r.Skew = bench.DefaultSkew(r.Limiter)
+	}
 	if o.script != "" {
 		if r.ScriptSource, err = scriptcache.ReadFile(o.script); err != nil {
 			return err
@@ -267,6 +314,33 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 		r.Script, r.NoLint = o.script, o.noLint
 	}
 	r.Prefix, r.RunID, r.KeepKeys = o.prefix, o.runID, o.keepKeys
+	return nil
+}
+
+// validateContract compiles the custom script's calling contract, so a template or expression
+// error stops the run before any load (exit 2, naming the flag and the column).
+func (o *hammerOptions) validateContract(c *cobra.Command) error {
+	flags := []string{"script-keys", "script-args", "script-allowed", "script-release", "clock"}
+	for _, name := range flags {
+		if c.Flags().Changed(name) && o.script == "" {
+			return usagef("--%s describes a custom script: give --script FILE.lua", name)
+		}
+	}
+	if o.script == "" {
+		return nil
+	}
+	if c.Flags().Changed("script-release") && o.run.Limiter != limiter.Concurrency {
+		return usagef("--script-release applies only to the concurrency limiter")
+	}
+	spec := contract.Spec{Keys: o.scriptKeys, Args: o.scriptArgs, Allowed: o.scriptAllowed, Release: o.scriptRelease, Clock: o.clock}
+	if c.Flags().Changed("script-args") && strings.TrimSpace(o.scriptArgs) == "" {
+		spec.Args = " " // given empty: a script that takes no ARGV, not the shipped contract
+	}
+	ct, err := contract.Compile(spec, limiter.DefaultContract(o.run.Limiter))
+	if err != nil {
+		return usagef("%v", err)
+	}
+	o.run.Contract = ct
 	return nil
 }
 

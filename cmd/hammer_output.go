@@ -10,6 +10,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/hammer"
+	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 type hammerJSON struct {
@@ -21,6 +22,8 @@ type hammerJSON struct {
 	Workers       int                     `json:"workers"`
 	DurationS     float64                 `json:"duration_s"`
 	Interrupted   bool                    `json:"interrupted"`
+	Profile       string                  `json:"profile"`
+	SkewMs        float64                 `json:"skew_ms"`
 	Strategies    []strategyJSON          `json:"strategies"`
 	Assertions    []bench.AssertionResult `json:"assertions"`
 	Passed        bool                    `json:"passed"`
@@ -49,6 +52,17 @@ type strategyJSON struct {
 	Contended         bool                `json:"contended"`
 	ErrorSamples      []bench.ErrorSample `json:"error_samples"`
 	Unjudged          int64               `json:"unjudged"`
+	// Clock is whose time the strategy's script used: client (passed in ARGV) or server (TIME).
+	Clock string `json:"clock"`
+	// Contract is how the custom script was called and its reply read (custom only).
+	Contract *contractJSON `json:"contract,omitempty"`
+}
+
+type contractJSON struct {
+	Keys    string `json:"keys"`
+	Args    string `json:"args"`
+	Allowed string `json:"allowed"`
+	Release string `json:"release,omitempty"` // concurrency only
 }
 
 type latencyJSON struct {
@@ -69,6 +83,10 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 		SchemaVersion: SchemaVersion, RunID: s.RunID, Target: s.Target, Limiter: string(s.Limiter), Limit: s.Limit,
 		Workers: s.Workers, DurationS: math.Round(s.Duration.Seconds()*1000) / 1000, Interrupted: s.Interrupted,
 		Strategies: []strategyJSON{}, Assertions: results, Passed: passed, Failures: res.Failures,
+		Profile: res.Options.Profile, SkewMs: ms3(res.Options.Skew),
+	}
+	if out.Profile == "" {
+		out.Profile = bench.ProfileSteady
 	}
 	if out.Failures == nil {
 		out.Failures = []string{}
@@ -81,7 +99,7 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 		out.Assertions = []bench.AssertionResult{}
 	}
 	for _, st := range s.Strategies {
-		out.Strategies = append(out.Strategies, strategyJSON{
+		sj := strategyJSON{
 			Name: st.Name, Attempts: st.Attempts, Admitted: st.Admitted, Rejected: st.Rejected, Errors: st.Errors,
 			ErrorsByKind: st.ErrorsByKind, Retries: st.Retries, Peak: st.Peak, Overshoot: st.Overshoot,
 			OvershootEvents: st.OvershootEvent, ThroughputPerS: math.Round(st.AvgThroughput*10) / 10,
@@ -91,10 +109,18 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 			},
 			ServerUsecPerCall: st.ServerUsecPerCall, FailOpenAdmits: st.FailOpenAdmits, FailClosedRejects: st.FailClosedRejects,
 			ReleaseErrors: st.ReleaseErrors, Contended: st.Contended, ErrorSamples: st.ErrorSamples, Unjudged: st.Unjudged,
-		})
-		if last := &out.Strategies[len(out.Strategies)-1]; last.ErrorSamples == nil {
-			last.ErrorSamples = []bench.ErrorSample{}
+			Clock: string(hammer.ClockOf(res.Options, limiter.Strategy(st.Name))),
 		}
+		if sj.ErrorSamples == nil {
+			sj.ErrorSamples = []bench.ErrorSample{}
+		}
+		if c := res.Options.Contract; c != nil && st.Name == string(limiter.Custom) {
+			sj.Contract = &contractJSON{Keys: c.Spec.Keys, Args: c.Spec.Args, Allowed: c.Spec.Allowed}
+			if res.Options.Limiter == limiter.Concurrency {
+				sj.Contract.Release = c.Spec.Release
+			}
+		}
+		out.Strategies = append(out.Strategies, sj)
 	}
 	return out
 }

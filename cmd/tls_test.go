@@ -91,7 +91,7 @@ func TestTLSAndPlainTextMismatchSayWhatToDo(t *testing.T) {
 func TestTLSHammer(t *testing.T) {
 	srv := redistest.StartTLS(t, redistest.TLSOptions{AuthClients: "yes"})
 	r := run(t, "-u", srv.URL(), "--tls-ca", srv.CAFile, "--tls-cert", srv.ClientCertFile, "--tls-key", srv.ClientKeyFile,
-		"hammer", "--duration", "1s", "--workers", "8", "--strategies", "naive,lua,function", "--assert", "lua.overshoot==0",
+		"hammer", "--duration", "1s", "--workers", "8", "--limit", "4", "--strategies", "naive,lua,function", "--assert", "lua.overshoot==0",
 		"--assert", "lua.errors==0", "--assert", "function.errors==0", "-o", "json").wantExit(t, ExitOK)
 	var summary struct {
 		Target     struct{ Kind, Addr string }

@@ -19,6 +19,9 @@ type StrategyRun struct {
 	Commands, Inner []string
 	// Witness optionally replaces the in-process concurrency witness (the shared Redis one).
 	Witness func(key string) Checker
+	// ServerClock: the strategy's script reads TIME, so window and bucket evidence uses each
+	// admitted call's [sent, replied] interval (IntervalChecker), not the time it was given.
+	ServerClock bool
 }
 
 // Config describes one run. Durations and counts are validated by the caller.
@@ -40,6 +43,12 @@ type Config struct {
 	KeyCount   int
 	// FailOpen admits when Redis errors or times out; otherwise such a decision is a reject.
 	FailOpen bool
+	// Profile shapes the load in time: ProfileSteady, or ProfileBursty (idle spells longer than
+	// the window between bursts, so refill and expiry bugs surface). "" is steady.
+	Profile string
+	// Skew offsets each worker's clock by a fixed amount in [-Skew, +Skew], as app servers'
+	// clocks disagree: their now values reach Redis out of order.
+	Skew time.Duration
 	// Horizon is how late an admit may be recorded after a newer one: the call timeout.
 	Horizon time.Duration
 	Tick    time.Duration // snapshot interval (100ms if zero)

@@ -5,12 +5,17 @@ import (
 	"errors"
 	"net"
 	"strings"
+
+	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // Classify names the kind of a failed decision, for errors-by-kind counts.
 func Classify(err error) string {
 	if err == nil {
 		return ""
+	}
+	if limiter.IsReplyError(err) {
+		return "reply" // the script answered, but --script-allowed could not read the answer
 	}
 	var netErr net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) {

@@ -63,6 +63,9 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 
 func (s *strategyState) newChecker(key string) Checker {
 	horizon := s.cfg.Horizon.Milliseconds() + 1000
+	if s.run.ServerClock && s.cfg.Limiter != limiter.Concurrency {
+		return newIntervalChecker(s.cfg)
+	}
 	switch s.cfg.Limiter {
 	case limiter.Concurrency:
 		if s.run.Witness != nil {
@@ -120,6 +123,9 @@ func (s *strategyState) pace(ctx context.Context, e *Engine, schedule chan<- tim
 			}
 			next = time.Now() // a pause is not a backlog
 		}
+		if idleUntil, idle := idleSpell(s.cfg, next.Sub(begin)); idle {
+			next = begin.Add(idleUntil) // no requests are due in an idle spell
+		}
 		if d := time.Until(next); d > 0 {
 			t := time.NewTimer(d)
 			select {
@@ -153,9 +159,12 @@ func (s *strategyState) work(ctx context.Context, e *Engine, worker int, schedul
 		} else if s.cfg.Requests > 0 && s.issued.Add(1) > s.cfg.Requests {
 			return
 		}
+		if schedule == nil && !s.waitActive(ctx) {
+			return
+		}
 		key := i % len(s.keys)
 		i += s.cfg.Workers
-		s.decide(ctx, key, scheduled)
+		s.decide(ctx, key, scheduled, workerSkew(s.cfg, worker))
 		if ctx.Err() != nil {
 			return
 		}
@@ -163,14 +172,16 @@ func (s *strategyState) work(ctx context.Context, e *Engine, worker int, schedul
 }
 
 // decide runs one acquire (and, when admitted, the hold and the release) and records it.
-func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time.Time) {
+func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time.Time, skew time.Duration) {
 	key, check := s.keys[keyIndex], s.checkers[keyIndex]
-	now := s.cfg.Now()
+	now := s.cfg.Now().Add(skew)
 	started := time.Now()
 	if !scheduled.IsZero() {
 		started = scheduled
 	}
+	sent := time.Since(s.begin) // monotonic: the interval in which a server clock was read
 	d, err := s.run.Limiter.Acquire(ctx, key, now)
+	replied := time.Since(s.begin)
 	latency := time.Since(started)
 	if err != nil && ctx.Err() != nil {
 		return // the run is over; an interrupted call is not a decision
@@ -197,7 +208,11 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 		return
 	}
 	s.admitted.Add(1)
-	check.Admit(now.UnixMilli())
+	if ic, ok := check.(IntervalAdmitter); ok {
+		ic.AdmitInterval(sent, replied)
+	} else {
+		check.Admit(now.UnixMilli())
+	}
 	s.hold(ctx)
 	if s.cfg.Limiter == limiter.Concurrency {
 		check.Release() // before the release is sent, so the witness never over-counts

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
@@ -54,7 +55,8 @@ func (k KeyScheme) Describe() string {
 }
 
 // Owns reports whether key is one this scheme names: the exact prefix and run id, a strategy
-// of the run (or a probe), and no suffix but a window start or the witness. A look-alike (another
+// of the run (or a probe), and no suffix but a window start or the witness (the custom
+// strategy: any suffix, since its contract names its keys from {key}). A look-alike (another
 // run id that starts the same, a user's key under the prefix) is never owned.
 func (k KeyScheme) Owns(key string) bool {
 	rest, ok := strings.CutPrefix(key, k.Prefix+":{")
@@ -75,6 +77,11 @@ func (k KeyScheme) Owns(key string) bool {
 	what, probe := strings.CutPrefix(name, "probe-")
 	if !k.strategy(what) && !(probe && (what == "witness" || what == "cleanup")) {
 		return false
+	}
+	if what == string(limiter.Custom) {
+		// The custom script's KEYS are templates that must contain {key}: any suffix after it
+		// is one of its keys (a backlog, a window index, a second counter).
+		return true
 	}
 	return !hasSuffix || suffix == "witness" || digits(suffix)
 }

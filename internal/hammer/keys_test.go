@@ -36,6 +36,19 @@ func TestKeySchemeOwnsExactlyItsKeys(t *testing.T) {
 			t.Errorf("%q owned by rl/user/3 keys", key)
 		}
 	}
+	// The custom strategy's contract names its keys from {key}: any suffix is its own.
+	custom := KeyScheme{Prefix: "rl", RunID: "user", Keys: 1, Strategies: []string{"custom"}}
+	for _, key := range []string{custom.Key("custom", 0) + ":in_progress", custom.Key("custom", 0) + ":backlog",
+		custom.Key("custom", 0) + ":1700000000", custom.Probe("custom") + ":in_progress"} {
+		if !custom.Owns(key) {
+			t.Errorf("%q, a key of the custom contract, not owned", key)
+		}
+	}
+	for _, key := range []string{"rl:{user}:lua:backlog", "rl:{user2}:custom:backlog", "rl:{user}:customer:x"} {
+		if custom.Owns(key) {
+			t.Errorf("%q owned by the custom scheme", key)
+		}
+	}
 	if got := globEscape(`a*b?c[d]e\f`); got != `a\*b\?c\[d\]e\\f` {
 		t.Errorf("globEscape: %q", got)
 	}

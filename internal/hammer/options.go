@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -30,6 +31,14 @@ type Options struct {
 	Script       string
 	ScriptSource string
 	NoLint       bool // run a custom script even when lint finds errors
+	// Contract is how the custom script is called and its reply read (SPEC section 7); nil is
+	// the limiter's shipped contract.
+	Contract *contract.Contract
+
+	// Profile and Skew shape the load (bench.ProfileSteady or ProfileBursty; each worker's
+	// clock offset within ±Skew).
+	Profile string
+	Skew    time.Duration
 
 	RedisWitness bool // concurrency: count in-flight requests on Redis, shared by processes
 	Assertions   []bench.Assertion

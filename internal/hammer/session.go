@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/embedded"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/limiter"
@@ -18,6 +19,7 @@ import (
 
 // Result is what a finished session found.
 type Result struct {
+	Options    Options // what ran
 	Summary    bench.Summary
 	Assertions []bench.AssertionResult
 	Passed     bool // every assertion held and no strategy failed too often
@@ -51,6 +53,15 @@ func (r Result) Err() error {
 	return nil
 }
 
+// ClockOf is whose clock a strategy's script runs on: the custom script's contract says; the
+// shipped scripts take the hammer's time in ARGV.
+func ClockOf(o Options, st limiter.Strategy) contract.Clock {
+	if st == limiter.Custom && o.Contract != nil {
+		return o.Contract.Clock
+	}
+	return contract.ClientClock
+}
+
 // session is one run's state between the steps of Run.
 type session struct {
 	opts       Options
@@ -82,6 +93,9 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if o.ScriptSource != "" {
 		if err := lintScript(o, deps.notice); err != nil {
 			return Result{}, err
+		}
+		if o.Contract != nil {
+			deps.notice(describeContract(o))
 		}
 	}
 	closeTarget, err := s.openTarget(ctx)
@@ -149,14 +163,14 @@ func (s *session) build(runID string) error {
 		Rate: float64(o.Limit) / o.Window.Seconds(), Workers: o.Workers, Duration: o.Duration,
 		Requests: o.Requests, Hold: o.Hold, OpenRate: o.OpenRate, KeyCount: o.Keys, KeyFor: s.keys.Key,
 		FailOpen: o.FailOpen, Horizon: s.deps.Timeout, Now: s.deps.Now, Tick: o.Tick,
-		ErrorBackoff: 10 * time.Millisecond,
+		ErrorBackoff: 10 * time.Millisecond, Profile: o.Profile, Skew: o.Skew,
 		ServerStats: func(ctx context.Context) (map[string]bench.CmdStat, error) {
 			return bench.CommandStats(ctx, s.rdb)
 		},
 	}
 	lcfg := limiter.Config{
 		Limit: o.Limit, Window: o.Window, StaleAfter: o.StaleAfter,
-		Rate: s.cfg.Rate, Burst: o.Limit, CustomSource: o.ScriptSource,
+		Rate: s.cfg.Rate, Burst: o.Limit, CustomSource: o.ScriptSource, Contract: o.Contract,
 	}
 	if o.RedisWitness && o.Limiter == limiter.Concurrency {
 		s.witnessKey = s.keys.Witness
@@ -167,7 +181,8 @@ func (s *session) build(runID string) error {
 			return exitcode.Usagef("%v", err)
 		}
 		cmds, inner := limiter.Commands(o.Limiter, st)
-		run := bench.StrategyRun{Name: string(st), Limiter: lim, Commands: cmds, Inner: inner}
+		run := bench.StrategyRun{Name: string(st), Limiter: lim, Commands: cmds, Inner: inner,
+			ServerClock: ClockOf(o, st) == contract.ServerClock}
 		if s.witnessKey != nil {
 			run.Witness = func(key string) bench.Checker {
 				return bench.NewRedisWitness(s.rdb, s.witnessKey(key), o.Limit, s.deps.Timeout)
@@ -203,7 +218,7 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	stopInjects()
 	watchErr := <-watchDone
 
-	res := Result{Summary: summary, WatchErr: watchErr}
+	res := Result{Options: s.opts, Summary: summary, WatchErr: watchErr}
 	if s.opts.KeepKeys {
 		res.KeysKept = s.keys.Describe()
 	} else {
@@ -212,6 +227,9 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	}
 	if runErr != nil {
 		return res, runErr
+	}
+	if n := underAdmitted(s.opts, summary); n != "" {
+		s.deps.notice(n)
 	}
 	res.Assertions, _ = Judge(s.opts.Assertions, summary)
 	res.Failures = verdict(s.opts, summary, res.Assertions)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/contract"
 )
 
 // Kind is a rate-limiting algorithm.
@@ -94,9 +96,11 @@ type Config struct {
 	Rate       float64       // token bucket: tokens per second
 	Burst      int64         // token bucket: capacity
 	Cost       int64         // token bucket: tokens per request (1 if zero)
-	// CustomSource is the script for the custom strategy, with the same KEYS/ARGV contract
-	// as the limiter's shipped script.
+	// CustomSource is the script for the custom strategy.
 	CustomSource string
+	// Contract is how the custom script is called and its reply read; nil is the limiter's
+	// shipped contract (DefaultContract).
+	Contract *contract.Contract
 	// MaxRetries bounds the watch strategy's retries of one decision (1000 if zero).
 	MaxRetries int
 }
@@ -113,6 +117,8 @@ type Decision struct {
 	// Member is the sorted-set member added for this request (concurrency, sliding window);
 	// Release removes it.
 	Member string
+	// acquiredAt is the now of the acquire, for a release template that passes the time.
+	acquiredAt time.Time
 }
 
 // Limiter makes decisions for one algorithm and strategy. It is safe for concurrent use.
@@ -127,6 +133,7 @@ type Limiter interface {
 type Client interface {
 	redis.Cmdable
 	Watch(ctx context.Context, fn func(*redis.Tx) error, keys ...string) error
+	Do(ctx context.Context, args ...any) *redis.Cmd // a custom contract's release command
 }
 
 // New builds a limiter of kind k running strategy s.
@@ -148,7 +155,9 @@ func New(k Kind, s Strategy, rdb Client, cfg Config) (Limiter, error) {
 	}
 	base := base{kind: k, cfg: cfg, rdb: rdb, ids: newIDSource()}
 	switch s {
-	case Lua, Eval, Function, LuaTSMember, Custom:
+	case Custom:
+		return newContracted(base)
+	case Lua, Eval, Function, LuaTSMember:
 		return newScripted(base, s), nil
 	case Naive:
 		return &naive{base}, nil

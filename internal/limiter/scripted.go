@@ -13,8 +13,8 @@ import (
 	"github.com/limitctl/limitctl/scripts"
 )
 
-// scripted runs the limiter's Lua script: the shipped one (lua, eval, function, lua-ts-member)
-// or the caller's (custom). The whole decision happens inside Redis, atomically.
+// scripted runs the limiter's shipped Lua script (lua, eval, function, lua-ts-member). The
+// whole decision happens inside Redis, atomically. The caller's script runs as contracted.
 type scripted struct {
 	base
 	strategy Strategy
@@ -23,11 +23,7 @@ type scripted struct {
 }
 
 func newScripted(b base, s Strategy) *scripted {
-	src := shippedScript(b.kind)
-	if s == Custom {
-		src = b.cfg.CustomSource
-	}
-	sc := &scripted{base: b, strategy: s, script: redis.NewScript(src)}
+	sc := &scripted{base: b, strategy: s, script: redis.NewScript(shippedScript(b.kind))}
 	if s == Function {
 		name, _ := scripts.Lookup(scriptName(b.kind))
 		sc.fn = name.FunctionName()

@@ -1,0 +1,157 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/limitctl/limitctl/internal/redistest"
+)
+
+// A contract the user mistyped stops the run before any load: exit 2, one line naming the
+// flag and the column. The target does not exist, so a mistake that slipped through
+// validation would show as a connection failure (exit 1) instead.
+func TestHammerContractErrorsAreUsageErrors(t *testing.T) {
+	closed := "127.0.0.1:" + itoa(redistest.FreePort(t))
+	script := filepath.Join("..", "testdata", "limiters", "moving_window_list.lua")
+	base := []string{"--addr", closed, "hammer", "--limiter", "sliding-window", "--script", script}
+	cases := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"unknown placeholder", []string{"--script-args", "{now_s} {limit} {windw_s}"}, []string{"--script-args: column 17: unknown placeholder {windw_s}"}},
+		{"unbalanced quote", []string{"--script-keys", `{key} "{key}:x`}, []string{"--script-keys: column 7: unbalanced double quote"}},
+		{"key not the run's own", []string{"--script-keys", "users:42"}, []string{"--script-keys: key 1 must contain {key}"}},
+		{"expression syntax", []string{"--script-allowed", "reply ~= false and"}, []string{"--script-allowed:", "syntax error"}},
+		{"expression syntax with a column", []string{"--script-allowed", "reply = 1"}, []string{"--script-allowed: column 7: syntax error"}},
+		{"release on a window", []string{"--script-release", "none"}, []string{"--script-release applies only to the concurrency limiter"}},
+		{"unknown clock", []string{"--clock", "wall"}, []string{`--clock: want client or server, got "wall"`}},
+		{"unknown profile", []string{"--profile", "spiky"}, []string{"--profile must be steady or bursty"}},
+		{"negative skew", []string{"--skew", "-1ms"}, []string{"--skew must be 0 up to 1m"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			run(t, append(append([]string{}, base...), c.args...)...).wantExit(t, ExitUsage).wantOneLineError(t, c.want...)
+		})
+	}
+	t.Run("contract flags without a script", func(t *testing.T) {
+		run(t, "--addr", closed, "hammer", "--script-args", "{limit}").wantExit(t, ExitUsage).
+			wantOneLineError(t, "--script-args describes a custom script: give --script FILE.lua")
+	})
+}
+
+// The JSON says per strategy whose clock the evidence used and, for custom, the contract it ran.
+func TestHammerJSONCarriesContractAndClock(t *testing.T) {
+	srv := redistest.Start(t)
+	script := filepath.Join("..", "testdata", "limiters", "fixed_window_first_hit.lua")
+	r := run(t, "--addr", srv.Addr, "hammer", "--limiter", "fixed-window", "--strategies", "lua,custom", "--script", script,
+		"--script-keys", "{key}", "--script-args", "{cost} {window_s}", "--script-allowed", "reply[1] <= 20", "--duration", "1500ms",
+		"--assert", "custom.overshoot==0", "-o", "json").wantExit(t, ExitOK)
+	var doc struct {
+		SchemaVersion int     `json:"schema_version"`
+		Profile       string  `json:"profile"`
+		SkewMs        float64 `json:"skew_ms"`
+		Strategies    []struct {
+			Name     string            `json:"name"`
+			Clock    string            `json:"clock"`
+			Contract map[string]string `json:"contract"`
+			Errors   int64             `json:"errors"`
+		} `json:"strategies"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if doc.SchemaVersion != 1 || doc.Profile != "bursty" || doc.SkewMs != 5 || len(doc.Strategies) != 2 { // a window limiter's default skew
+		t.Fatalf("run fields: %+v", doc)
+	}
+	lua, custom := doc.Strategies[0], doc.Strategies[1]
+	if lua.Clock != "client" || lua.Contract != nil {
+		t.Errorf("lua: clock %q contract %v; want client and no contract", lua.Clock, lua.Contract)
+	}
+	want := map[string]string{"keys": "{key}", "args": "{cost} {window_s}", "allowed": "reply[1] <= 20"}
+	if custom.Clock != "server" || len(custom.Contract) != 3 || custom.Contract["keys"] != want["keys"] ||
+		custom.Contract["args"] != want["args"] || custom.Contract["allowed"] != want["allowed"] || custom.Errors != 0 {
+		t.Errorf("custom: clock %q contract %v errors %d; want server and %v", custom.Clock, custom.Contract, custom.Errors, want)
+	}
+}
+
+// A script run without contract flags gets the limiter's shipped contract; one that does not
+// fit it must not pass: the run fails (exit 3) and says what went wrong, on stderr and in JSON.
+func TestHammerScriptThatDoesNotFitFailsWithSamples(t *testing.T) {
+	srv := redistest.Start(t)
+	// limits-style: ARGV timestamp, limit, expiry, amount; given the shipped limit, now_ms,
+	// window_ms, member, its tonumber(amount) is nil and every call is a script error.
+	script := filepath.Join("..", "testdata", "limiters", "moving_window_list.lua")
+	r := run(t, "--addr", srv.Addr, "hammer", "--limiter", "sliding-window", "--script", script, "--duration", "1s", "-o", "json").
+		wantExit(t, ExitCheckFailed)
+	if !strings.Contains(r.errOut, `attempt to compare number with nil`) {
+		t.Errorf("stderr does not show the error sample:\n%s", r.errOut)
+	}
+	var doc struct {
+		Passed     bool     `json:"passed"`
+		Failures   []string `json:"failures"`
+		Strategies []struct {
+			Errors       int64 `json:"errors"`
+			ErrorSamples []struct {
+				Message string `json:"message"`
+				Count   int64  `json:"count"`
+			} `json:"error_samples"`
+		} `json:"strategies"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	st := doc.Strategies[0]
+	if len(doc.Failures) > 0 && !strings.Contains(doc.Failures[0], "decisions failed") {
+		t.Errorf("failure %q does not say the decisions failed", doc.Failures[0])
+	}
+	if doc.Passed || len(doc.Failures) == 0 || st.Errors == 0 || len(st.ErrorSamples) == 0 ||
+		!strings.Contains(st.ErrorSamples[0].Message, "attempt to compare number with nil") {
+		t.Fatalf("passed %v failures %q errors %d samples %+v", doc.Passed, doc.Failures, st.Errors, st.ErrorSamples)
+	}
+}
+
+// A reply --script-allowed cannot read is an error too, counted as kind reply.
+func TestHammerUnreadableReplyFails(t *testing.T) {
+	srv := redistest.Start(t)
+	script := filepath.Join("..", "testdata", "limiters", "moving_window_list.lua")
+	r := run(t, "--addr", srv.Addr, "hammer", "--limiter", "sliding-window", "--script", script,
+		"--script-args", "{now_s} {limit} {window_s} {cost}", "--duration", "1s", "-o", "json").wantExit(t, ExitCheckFailed)
+	for _, want := range []string{`--script-allowed \"reply[1] == 1\" failed on a reply that is an integer`, "decisions failed"} {
+		if !strings.Contains(r.errOut, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, r.errOut)
+		}
+	}
+	var doc struct {
+		Strategies []struct {
+			Errors       int64            `json:"errors"`
+			ErrorsByKind map[string]int64 `json:"errors_by_kind"`
+		} `json:"strategies"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if st := doc.Strategies[0]; st.Errors == 0 || st.ErrorsByKind["reply"] != st.Errors {
+		t.Errorf("errors %d by kind %v, want all of kind reply", st.Errors, st.ErrorsByKind)
+	}
+}
+
+// Every key a custom contract names comes from {key}, so the clean-up deletes them all: a
+// second key (the backlog hash) and a suffixed set leave nothing behind.
+func TestHammerCustomContractKeysAreCleanedUp(t *testing.T) {
+	srv := redistest.Start(t)
+	script := filepath.Join("..", "testdata", "limiters", "concurrency_deadlines.lua")
+	run(t, "--addr", srv.Addr, "hammer", "--limiter", "concurrency", "--script", script, "--requests", "300",
+		"--script-keys", "{key}:in_progress {key}:backlog", "--script-args", "{member} {limit} {stale_after_s} {now_s}",
+		"--script-allowed", "reply == 0", "--script-release", "ZREM {key}:in_progress {member}").wantExit(t, ExitOK)
+	keys, err := srv.Client(t).Keys(context.Background(), "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 0 {
+		t.Fatalf("keys left behind: %q", keys)
+	}
+}

@@ -1,0 +1,81 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/redistest"
+)
+
+// libraryFixtures are the scripts in testdata/limiters, written in the calling style of
+// well-known libraries, with the contract flags the README gives for each.
+var libraryFixtures = []struct {
+	file string
+	kind limiter.Kind
+	spec contract.Spec
+	// approximate: an estimate, not the exact invariant; it may exceed it by up to one limit
+	// (two counters: the previous window's admits weigh by time, not by when they happened).
+	approximate bool
+}{
+	{"gcra_server_time.lua", limiter.TokenBucket, contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0"}, false},
+	{"sliding_two_counters.lua", limiter.SlidingWindow, contract.Spec{Keys: `{key}:{window_index} {key}:{prev_window_index} ""`, Args: "{limit} {now_ms} {window_ms} {cost}", Allowed: "reply[1] >= 0"}, true},
+	{"fixed_window_counter.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}:{window_index}", Args: "{limit} {window_ms} {cost}", Allowed: "reply[1] <= reply[2]"}, false},
+	{"concurrency_deadlines.lua", limiter.Concurrency, contract.Spec{Keys: "{key}:in_progress {key}:backlog", Args: "{member} {limit} {stale_after_s} {now_s}", Allowed: "reply == 0", Release: "ZREM {key}:in_progress {member}"}, false},
+	{"moving_window_list.lua", limiter.SlidingWindow, contract.Spec{Args: "{now_s} {limit} {window_s} {cost}", Allowed: "reply ~= false"}, false},
+	{"fixed_window_first_hit.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}", Args: "{cost} {window_s}", Allowed: "reply[1] <= 20"}, false},
+}
+
+// fixtureRun hammers one fixture at the hammer's defaults (64 workers, limit 20, window 1s,
+// hold 2ms) for d.
+func fixtureRun(t *testing.T, srv *redistest.Server, file string, kind limiter.Kind, spec contract.Spec, d time.Duration) bench.StrategySnapshot {
+	t.Helper()
+	src, err := os.ReadFile("../../testdata/limiters/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := contract.Compile(spec, limiter.DefaultContract(kind))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim, err := limiter.New(kind, limiter.Custom, srv.Client(t), limiter.Config{
+		Rate: 20, Burst: 20, Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, CustomSource: string(src), Contract: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := bench.Config{
+		RunID: "test", Limiter: kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64,
+		Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
+		KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
+		Strategies: []bench.StrategyRun{{Name: "custom", Limiter: lim, ServerClock: c.Clock == contract.ServerClock}},
+	}
+	sum, err := bench.New(cfg).Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum.Strategies[0]
+}
+
+func TestLibraryStyleFixturesRunUnderTheirContracts(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, f := range libraryFixtures {
+		t.Run(f.file, func(t *testing.T) {
+			got := fixtureRun(t, srv, f.file, f.kind, f.spec, 2500*time.Millisecond)
+			t.Logf("%s: admitted %d rejected %d errors %v peak %d overshoot %d", f.file, got.Admitted, got.Rejected, got.ErrorsByKind, got.Peak, got.Overshoot)
+			if got.Errors != 0 || got.Admitted == 0 || got.Rejected == 0 {
+				t.Fatalf("not a clean contended run: admitted %d rejected %d errors %v", got.Admitted, got.Rejected, got.ErrorsByKind)
+			}
+			switch {
+			case f.approximate && got.Overshoot > 20:
+				t.Errorf("overshoot %d beyond the estimate's own bound of one limit (peak %d)", got.Overshoot, got.Peak)
+			case !f.approximate && got.Overshoot != 0:
+				t.Errorf("overshoot %d (peak %d)", got.Overshoot, got.Peak)
+			}
+		})
+	}
+}

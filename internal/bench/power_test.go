@@ -1,0 +1,166 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/redistest"
+)
+
+// The statistical power of the hammer's default load (make verify-power): each buggy script in
+// testdata/limiters/buggy must be caught within 5s in at least 19 of 20 runs, and each correct
+// script (written differently from the shipped ones) must show 0 overshoot in 20 of 20. It takes
+// minutes, so it runs only when LIMITCTL_POWER is set; LIMITCTL_POWER_RUNS changes the 20.
+
+type powerCase struct {
+	file string
+	kind limiter.Kind
+	spec contract.Spec
+}
+
+var buggyScripts = []powerCase{
+	{"buggy/concurrency_off_by_one.lua", limiter.Concurrency, contract.Spec{}},
+	{"buggy/fixed_window_off_by_one.lua", limiter.FixedWindow, contract.Spec{}},
+	{"buggy/sliding_window_off_by_one.lua", limiter.SlidingWindow, contract.Spec{}},
+	{"buggy/token_bucket_off_by_one.lua", limiter.TokenBucket, contract.Spec{}},
+	{"buggy/sliding_window_timestamp_member.lua", limiter.SlidingWindow, contract.Spec{}},
+	{"buggy/concurrency_timestamp_member.lua", limiter.Concurrency, contract.Spec{}},
+	{"buggy/sliding_window_prune_exact.lua", limiter.SlidingWindow, contract.Spec{}},
+	{"buggy/token_bucket_uncapped.lua", limiter.TokenBucket, contract.Spec{}},
+	{"buggy/fixed_window_ttl_is_window.lua", limiter.FixedWindow, contract.Spec{}},
+	{"buggy/gcra_double_rate.lua", limiter.TokenBucket, contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0"}},
+}
+
+func correctScripts() []powerCase {
+	out := []powerCase{{"token_bucket_tokens.lua", limiter.TokenBucket, contract.Spec{}}}
+	for _, f := range libraryFixtures {
+		if !f.approximate {
+			out = append(out, powerCase{f.file, f.kind, f.spec})
+		}
+	}
+	return out
+}
+
+func powerRuns(t *testing.T) int {
+	if os.Getenv("LIMITCTL_POWER") == "" {
+		t.Skip("statistical power runs take minutes: make verify-power")
+	}
+	runs := 20
+	if v, err := strconv.Atoi(os.Getenv("LIMITCTL_POWER_RUNS")); err == nil && v > 0 {
+		runs = v
+	}
+	return runs
+}
+
+// powerRun hammers one script at the default load for up to d, stopping at the first
+// overshoot when stopOnOvershoot; it returns the final strategy numbers and when overshoot was
+// first seen (0 if never).
+func powerRun(t *testing.T, srv *redistest.Server, c powerCase, d time.Duration, stopOnOvershoot bool) (bench.StrategySnapshot, time.Duration) {
+	t.Helper()
+	src, err := os.ReadFile("../../testdata/limiters/" + c.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, err := contract.Compile(c.spec, limiter.DefaultContract(c.kind))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim, err := limiter.New(c.kind, limiter.Custom, srv.Client(t), limiter.Config{
+		Rate: 20, Burst: 20, Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, CustomSource: string(src), Contract: ct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := fmt.Sprintf("%d", time.Now().UnixNano())
+	cfg := bench.Config{
+		Profile: bench.DefaultProfile(c.kind), Skew: bench.DefaultSkew(c.kind),
+		RunID: run, Limiter: c.kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64,
+		Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
+		KeyFor:     func(s string, i int) string { return fmt.Sprintf("p:{%s}:%s:%d", run, s, i) },
+		Strategies: []bench.StrategyRun{{Name: "custom", Limiter: lim, ServerClock: ct.Clock == contract.ServerClock}},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	snaps := make(chan bench.Snapshot, 4)
+	start := time.Now()
+	var caughtAt time.Duration
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for s := range snaps {
+			if caughtAt == 0 && s.Strategies[0].Overshoot > 0 {
+				caughtAt = time.Since(start)
+				if stopOnOvershoot {
+					cancel()
+				}
+			}
+		}
+	}()
+	sum, err := bench.New(cfg).Run(ctx, snaps)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := sum.Strategies[0]
+	if caughtAt == 0 && st.Overshoot > 0 {
+		caughtAt = time.Since(start)
+	}
+	return st, caughtAt
+}
+
+func TestPowerCatchesEveryBugClass(t *testing.T) {
+	runs := powerRuns(t)
+	srv := redistest.Start(t)
+	for _, c := range buggyScripts {
+		t.Run(c.file, func(t *testing.T) {
+			caught := 0
+			var slowest time.Duration
+			for i := 0; i < runs; i++ {
+				st, at := powerRun(t, srv, c, 5*time.Second, true)
+				if st.Errors > 0 {
+					t.Fatalf("run %d: %d decisions errored: %v", i+1, st.Errors, st.ErrorsByKind)
+				}
+				t.Logf("run %d: caught at %s, overshoot %d, admitted %d", i+1, at.Round(10*time.Millisecond), st.Overshoot, st.Admitted)
+				if at > 0 && at <= 5500*time.Millisecond {
+					caught++
+					slowest = max(slowest, at)
+				}
+			}
+			t.Logf("%s: caught in %d of %d runs, slowest at %s", c.file, caught, runs, slowest.Round(10*time.Millisecond))
+			if caught*20 < runs*19 {
+				t.Errorf("caught in only %d of %d runs (want 19 in 20)", caught, runs)
+			}
+		})
+	}
+}
+
+func TestPowerPassesCorrectScripts(t *testing.T) {
+	runs := powerRuns(t)
+	srv := redistest.Start(t)
+	for _, c := range correctScripts() {
+		t.Run(c.file, func(t *testing.T) {
+			clean := 0
+			for i := 0; i < runs; i++ {
+				st, _ := powerRun(t, srv, c, 5*time.Second, false)
+				if st.Errors > 0 || st.Rejected == 0 {
+					t.Fatalf("run %d: not a clean contended run: %d errors %v, %d rejected", i+1, st.Errors, st.ErrorsByKind, st.Rejected)
+				}
+				if st.Overshoot == 0 {
+					clean++
+				} else {
+					t.Logf("run %d: overshoot %d (peak %d)", i+1, st.Overshoot, st.Peak)
+				}
+			}
+			t.Logf("%s: 0 overshoot in %d of %d runs", c.file, clean, runs)
+			if clean != runs {
+				t.Errorf("a correct script was blamed in %d of %d runs", runs-clean, runs)
+			}
+		})
+	}
+}

@@ -1,0 +1,66 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/redistest"
+)
+
+// serverClockRun hammers a GCRA script that reads TIME (redis_rate's calling style) through
+// the engine with server-clock evidence, until the duration or the first overshoot.
+func serverClockRun(t *testing.T, srv *redistest.Server, file string, d time.Duration) bench.StrategySnapshot {
+	t.Helper()
+	src, err := os.ReadFile("../../testdata/limiters/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := contract.Compile(contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0"}, limiter.DefaultContract(limiter.TokenBucket))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Clock != contract.ServerClock {
+		t.Fatalf("a script given no time must default to the server clock, got %s", c.Clock)
+	}
+	rdb := srv.Client(t)
+	lim, err := limiter.New(limiter.TokenBucket, limiter.Custom, rdb, limiter.Config{
+		Rate: 20, Burst: 20, Limit: 20, Window: time.Second, CustomSource: string(src), Contract: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := bench.Config{
+		RunID: "test", Limiter: limiter.TokenBucket, Limit: 20, Window: time.Second, Rate: 20, Workers: 64,
+		Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
+		KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
+		Strategies: []bench.StrategyRun{{Name: "custom", Limiter: lim, ServerClock: true}},
+	}
+	sum, err := bench.New(cfg).Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum.Strategies[0]
+}
+
+func TestServerClockEvidenceIsSoundAndSharp(t *testing.T) {
+	srv := redistest.Start(t)
+	for run := 1; run <= 3; run++ {
+		got := serverClockRun(t, srv, "gcra_server_time.lua", 2*time.Second)
+		if got.Errors != 0 || got.Rejected == 0 || got.Admitted < 20 {
+			t.Fatalf("run %d: the correct GCRA was not contended cleanly: %+v", run, got)
+		}
+		if got.Overshoot != 0 {
+			t.Fatalf("run %d: a correct GCRA reading TIME was blamed: overshoot %d (peak %d)", run, got.Overshoot, got.Peak)
+		}
+	}
+	got := serverClockRun(t, srv, "buggy/gcra_double_rate.lua", 5*time.Second)
+	if got.Errors != 0 || got.Overshoot == 0 {
+		t.Fatalf("a GCRA admitting twice its rate was not caught in 5s: overshoot %d, peak %d, %d admitted, %d errors",
+			got.Overshoot, got.Peak, got.Admitted, got.Errors)
+	}
+}

@@ -1,0 +1,212 @@
+package contract
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// DefaultAllowed is the decision of the shipped scripts: the first element of the reply is 1.
+const DefaultAllowed = "reply[1] == 1"
+
+// The expression is compiled as the body of a function whose argument is the reply; it starts
+// on the third line, so a position Lua reports maps back to the flag's value.
+const (
+	allowedPrefix   = "local reply = ...\nreturn (\n"
+	allowedFirstRow = 3
+)
+
+// Allowed is a compiled --script-allowed expression. Eval is safe for concurrent use: each
+// goroutine borrows its own Lua state from a pool, so a call costs no compilation.
+type Allowed struct {
+	expr  string
+	proto *lua.FunctionProto
+	pool  sync.Pool
+}
+
+type allowedState struct {
+	L  *lua.LState
+	fn *lua.LFunction
+}
+
+// CompileAllowed compiles a Lua expression over reply. A syntax error names the flag and the
+// column.
+func CompileAllowed(flag, expr string) (*Allowed, error) {
+	if strings.TrimSpace(expr) == "" {
+		return nil, &Error{Flag: flag, Msg: "empty expression; want a Lua expression over reply, e.g. " + DefaultAllowed}
+	}
+	src := allowedPrefix + expr + "\n)"
+	chunk, err := parse.Parse(strings.NewReader(src), "--script-allowed")
+	if err != nil {
+		return nil, allowedSyntaxError(flag, expr, err)
+	}
+	proto, err := lua.Compile(chunk, "--script-allowed")
+	if err != nil {
+		return nil, &Error{Flag: flag, Msg: "cannot compile: " + strings.TrimSpace(err.Error())}
+	}
+	a := &Allowed{expr: expr, proto: proto}
+	a.pool.New = func() any { return a.newState() }
+	return a, nil
+}
+
+// allowedSyntaxError turns gopher-lua's position (in the wrapped source) into one in expr.
+func allowedSyntaxError(flag, expr string, err error) error {
+	var pe *parse.Error
+	if !errors.As(err, &pe) {
+		return &Error{Flag: flag, Msg: "syntax error: " + strings.TrimSpace(err.Error())}
+	}
+	msg := strings.TrimSpace(pe.Message)
+	row := pe.Pos.Line - allowedFirstRow
+	lines := strings.Split(expr, "\n")
+	if pe.Pos.Line == parse.EOF || row < 0 || row >= len(lines) {
+		return &Error{Flag: flag, Msg: fmt.Sprintf("syntax error at the end of the expression: %s", msg)}
+	}
+	col := pe.Pos.Column
+	for _, l := range lines[:row] {
+		col += len([]rune(l)) + 1
+	}
+	if pe.Token != "" {
+		msg += fmt.Sprintf(" (near %q)", pe.Token)
+	}
+	return &Error{Flag: flag, Column: col, Msg: "syntax error: " + msg}
+}
+
+// String is the expression as given.
+func (a *Allowed) String() string { return a.expr }
+
+func (a *Allowed) newState() *allowedState {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 64, RegistrySize: 256})
+	for _, lib := range []struct {
+		name string
+		open lua.LGFunction
+	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath}} {
+		L.Push(L.NewFunction(lib.open))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	return &allowedState{L: L, fn: L.NewFunctionFromProto(a.proto)}
+}
+
+// Eval reports whether reply, converted as Redis converts replies for Lua, makes the
+// expression true. The expression must give a boolean: a number such as 0 is true in Lua, and
+// reading it as admitted would be a wrong verdict.
+func (a *Allowed) Eval(reply any) (bool, error) {
+	st := a.pool.Get().(*allowedState)
+	defer a.pool.Put(st)
+	L := st.L
+	L.Push(st.fn)
+	L.Push(toLua(L, reply))
+	if err := L.PCall(1, 1, nil); err != nil {
+		L.SetTop(0)
+		return false, fmt.Errorf("--script-allowed %q failed on a reply that is %s: %s", a.expr, shape(reply), luaMessage(err))
+	}
+	ret := L.Get(-1)
+	L.SetTop(0)
+	if b, ok := ret.(lua.LBool); ok {
+		return bool(b), nil
+	}
+	return false, fmt.Errorf("--script-allowed %q gave a %s, not true or false (reply is %s)", a.expr, ret.Type(), shape(reply))
+}
+
+var luaPosition = regexp.MustCompile(`^--script-allowed:\d+: `)
+
+// luaMessage is the runtime error without the chunk's position and stack trace.
+func luaMessage(err error) string {
+	msg := err.Error()
+	var ae *lua.ApiError
+	if errors.As(err, &ae) && ae.Object != nil {
+		msg = ae.Object.String()
+	}
+	msg, _, _ = strings.Cut(msg, "\n")
+	return luaPosition.ReplaceAllString(msg, "")
+}
+
+// toLua converts a go-redis reply the way Redis converts a reply for Lua: integer to number,
+// bulk or status to string, array to table, nil to false, an error to {err=...}. (A status
+// reply reaches go-redis as a plain string, so it reads as a string here, not {ok=...}.)
+func toLua(L *lua.LState, v any) lua.LValue {
+	switch x := v.(type) {
+	case nil:
+		return lua.LFalse
+	case int64:
+		return lua.LNumber(x)
+	case string:
+		return lua.LString(x)
+	case []any:
+		t := L.CreateTable(len(x), 0)
+		for i, e := range x {
+			t.RawSetInt(i+1, toLua(L, e))
+		}
+		return t
+	case bool: // RESP3 boolean
+		return lua.LBool(x)
+	case float64: // RESP3 double
+		return lua.LNumber(x)
+	case map[any]any: // RESP3 map
+		t := L.CreateTable(0, len(x))
+		for k, e := range x {
+			t.RawSet(toLua(L, k), toLua(L, e))
+		}
+		return t
+	case error:
+		t := L.CreateTable(0, 1)
+		t.RawSetString("err", lua.LString(x.Error()))
+		return t
+	default:
+		return lua.LString(fmt.Sprint(x))
+	}
+}
+
+// shape describes a reply by type, not value, so error samples group by kind of mistake.
+func shape(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "nil (false in Lua)"
+	case int64:
+		return "an integer"
+	case string:
+		if _, err := strconv.ParseFloat(x, 64); err == nil {
+			return "a numeric string"
+		}
+		return "a string"
+	case []any:
+		parts := make([]string, 0, min(len(x), 6))
+		for i, e := range x {
+			if i == 6 {
+				parts = append(parts, "...")
+				break
+			}
+			parts = append(parts, elementShape(e))
+		}
+		return "an array {" + strings.Join(parts, ", ") + "}"
+	case bool:
+		return "a boolean"
+	case error:
+		return "an error"
+	default:
+		return fmt.Sprintf("a %T", v)
+	}
+}
+
+func elementShape(v any) string {
+	switch v.(type) {
+	case nil:
+		return "nil"
+	case int64:
+		return "integer"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case error:
+		return "error"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}

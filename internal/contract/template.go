@@ -1,0 +1,386 @@
+package contract
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// placeholder is one of the names a template may use between braces.
+type placeholder uint8
+
+const (
+	literal placeholder = iota // not a placeholder: the part is text
+	phKey
+	phMember
+	phLimit
+	phBurst
+	phRatePerS
+	phCost
+	phWindowMs
+	phWindowS
+	phStaleAfterMs
+	phStaleAfterS
+	phNowMs
+	phNowS
+	phNowUs
+	phWindowIndex
+	phPrevWindowIndex
+	phWindowStartMs
+	numPlaceholders
+)
+
+var placeholderNames = map[string]placeholder{
+	"key": phKey, "member": phMember, "limit": phLimit, "burst": phBurst, "rate_per_s": phRatePerS,
+	"cost": phCost, "window_ms": phWindowMs, "window_s": phWindowS, "stale_after_ms": phStaleAfterMs,
+	"stale_after_s": phStaleAfterS, "now_ms": phNowMs, "now_s": phNowS, "now_us": phNowUs,
+	"window_index": phWindowIndex, "prev_window_index": phPrevWindowIndex, "window_start_ms": phWindowStartMs,
+}
+
+// Placeholders lists the placeholder names in the order SPEC section 7 gives them.
+func Placeholders() []string {
+	names := make([]string, 0, len(placeholderNames))
+	for n := range placeholderNames {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return placeholderNames[names[i]] < placeholderNames[names[j]] })
+	return names
+}
+
+// static reports whether a placeholder's value is the same on every call, so Bind can fold it.
+func (p placeholder) static() bool {
+	switch p {
+	case phLimit, phBurst, phRatePerS, phCost, phWindowMs, phWindowS, phStaleAfterMs, phStaleAfterS:
+		return true
+	}
+	return false
+}
+
+// clientTime reports whether a placeholder carries the client's clock into the script.
+func (p placeholder) clientTime() bool { return p >= phNowMs && p <= phWindowStartMs }
+
+type part struct {
+	text string // literal text (ph == literal)
+	ph   placeholder
+}
+
+// Template is a parsed --script-keys, --script-args or --script-release value: words, each a
+// sequence of literal text and placeholders.
+type Template struct {
+	flag  string
+	text  string
+	words [][]part
+}
+
+// Error is a template or expression the user must fix: it names the flag and the position.
+type Error struct {
+	Flag   string
+	Column int // 1-based, in characters of the flag's value; 0 when not about one place
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	if e.Column > 0 {
+		return fmt.Sprintf("%s: column %d: %s", e.Flag, e.Column, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.Flag, e.Msg)
+}
+
+// Parse reads a template: words separated by spaces; a double-quoted stretch may hold spaces or
+// be empty ("" is an empty word), with \" and \\ inside quotes; {name} is a placeholder, {{ and }}
+// are literal braces.
+func Parse(flag, text string) (*Template, error) {
+	t := &Template{flag: flag, text: text}
+	runes := []rune(text)
+	errAt := func(i int, format string, a ...any) error {
+		return &Error{Flag: flag, Column: i + 1, Msg: fmt.Sprintf(format, a...)}
+	}
+	i := 0
+	for {
+		for i < len(runes) && isSpace(runes[i]) {
+			i++
+		}
+		if i == len(runes) {
+			break
+		}
+		var word []part
+		var lit strings.Builder
+		flush := func() {
+			if lit.Len() > 0 {
+				word = append(word, part{text: lit.String()})
+				lit.Reset()
+			}
+		}
+		inQuote, quoteAt, quoted := false, 0, false
+		for i < len(runes) && (inQuote || !isSpace(runes[i])) {
+			r := runes[i]
+			switch {
+			case r == '"':
+				inQuote, quoteAt, quoted = !inQuote, i, true
+				i++
+			case inQuote && r == '\\' && i+1 < len(runes) && (runes[i+1] == '"' || runes[i+1] == '\\'):
+				lit.WriteRune(runes[i+1])
+				i += 2
+			case r == '{' && i+1 < len(runes) && runes[i+1] == '{':
+				lit.WriteRune('{')
+				i += 2
+			case r == '}' && i+1 < len(runes) && runes[i+1] == '}':
+				lit.WriteRune('}')
+				i += 2
+			case r == '{':
+				end := i + 1
+				for end < len(runes) && runes[end] != '}' && runes[end] != '{' && !isSpace(runes[end]) && runes[end] != '"' {
+					end++
+				}
+				if end == len(runes) || runes[end] != '}' {
+					return nil, errAt(i, "unclosed { (a literal brace is written {{)")
+				}
+				name := string(runes[i+1 : end])
+				ph, ok := placeholderNames[name]
+				if !ok {
+					return nil, errAt(i, "unknown placeholder {%s}; known: {%s}", name, strings.Join(Placeholders(), "} {"))
+				}
+				flush()
+				word = append(word, part{ph: ph})
+				i = end + 1
+			default:
+				lit.WriteRune(r)
+				i++
+			}
+		}
+		if inQuote {
+			return nil, errAt(quoteAt, "unbalanced double quote")
+		}
+		flush()
+		if len(word) == 0 && quoted {
+			word = []part{{text: ""}} // "" is an empty argument, not nothing
+		}
+		t.words = append(t.words, word)
+	}
+	return t, nil
+}
+
+func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' }
+
+// String is the template as given.
+func (t *Template) String() string { return t.text }
+
+// Len is the number of words.
+func (t *Template) Len() int { return len(t.words) }
+
+// uses reports whether any word uses a placeholder for which pred is true.
+func (t *Template) uses(pred func(placeholder) bool) bool {
+	for _, w := range t.words {
+		for _, p := range w {
+			if p.ph != literal && pred(p.ph) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// UsesMember reports whether the template passes {member}.
+func (t *Template) UsesMember() bool {
+	return t.uses(func(p placeholder) bool { return p == phMember })
+}
+
+// UsesClientTime reports whether the template passes the client's clock ({now_*} or a window
+// derived from it), so the script's time is the client's.
+func (t *Template) UsesClientTime() bool { return t.uses(placeholder.clientTime) }
+
+// wordUsesKey reports whether word i contains {key}.
+func (t *Template) wordUsesKey(i int) bool {
+	for _, p := range t.words[i] {
+		if p.ph == phKey {
+			return true
+		}
+	}
+	return false
+}
+
+// literalWord returns word i's text when it has no placeholder.
+func (t *Template) literalWord(i int) (string, bool) {
+	var b strings.Builder
+	for _, p := range t.words[i] {
+		if p.ph != literal {
+			return "", false
+		}
+		b.WriteString(p.text)
+	}
+	return b.String(), true
+}
+
+// Static holds the values that are the same on every call; Bind folds them into the template.
+type Static struct {
+	Limit, Burst, Cost int64
+	RatePerS           float64
+	Window, StaleAfter time.Duration
+}
+
+// Call holds what changes from call to call.
+type Call struct {
+	Key, Member string
+	Now         time.Time
+}
+
+// Bound is a template with its static placeholders folded into text: expanding it costs only
+// the per-call values.
+type Bound struct {
+	words    []boundWord
+	windowMs int64
+}
+
+type boundWord struct {
+	text  string // the whole word when it has no per-call placeholder
+	parts []part // otherwise: literal text and per-call placeholders
+}
+
+// Bind folds the static values into the template.
+func (t *Template) Bind(s Static) *Bound {
+	b := &Bound{windowMs: max(1, s.Window.Milliseconds())}
+	for _, w := range t.words {
+		var parts []part
+		for _, p := range w {
+			if p.ph.static() {
+				p = part{text: staticValue(p.ph, s)}
+			}
+			if p.ph == literal && len(parts) > 0 && parts[len(parts)-1].ph == literal {
+				parts[len(parts)-1].text += p.text
+				continue
+			}
+			parts = append(parts, p)
+		}
+		if len(parts) == 1 && parts[0].ph == literal {
+			b.words = append(b.words, boundWord{text: parts[0].text})
+			continue
+		}
+		if len(parts) == 0 {
+			parts = nil
+		}
+		b.words = append(b.words, boundWord{parts: parts})
+	}
+	return b
+}
+
+func staticValue(p placeholder, s Static) string {
+	switch p {
+	case phLimit:
+		return strconv.FormatInt(s.Limit, 10)
+	case phBurst:
+		return strconv.FormatInt(s.Burst, 10)
+	case phCost:
+		return strconv.FormatInt(s.Cost, 10)
+	case phRatePerS:
+		return strconv.FormatFloat(s.RatePerS, 'g', -1, 64)
+	case phWindowMs:
+		return strconv.FormatInt(s.Window.Milliseconds(), 10)
+	case phWindowS:
+		return strconv.FormatFloat(s.Window.Seconds(), 'f', -1, 64)
+	case phStaleAfterMs:
+		return strconv.FormatInt(s.StaleAfter.Milliseconds(), 10)
+	case phStaleAfterS:
+		return strconv.FormatFloat(s.StaleAfter.Seconds(), 'f', -1, 64)
+	}
+	return ""
+}
+
+// Len is the number of words.
+func (b *Bound) Len() int { return len(b.words) }
+
+// values computes each per-call placeholder at most once per call.
+type values struct {
+	call     *Call
+	windowMs int64
+	cache    [numPlaceholders]string
+	have     [numPlaceholders]bool
+}
+
+func (v *values) get(p placeholder) string {
+	switch p {
+	case phKey:
+		return v.call.Key
+	case phMember:
+		return v.call.Member
+	}
+	if v.have[p] {
+		return v.cache[p]
+	}
+	var s string
+	ms := v.call.Now.UnixMilli()
+	switch p {
+	case phNowMs:
+		s = strconv.FormatInt(ms, 10)
+	case phNowUs:
+		s = strconv.FormatInt(v.call.Now.UnixMicro(), 10)
+	case phNowS:
+		us := v.call.Now.UnixMicro()
+		frac := strconv.FormatInt(1_000_000+us%1_000_000, 10)[1:] // six digits, zero-padded
+		s = strconv.FormatInt(us/1_000_000, 10) + "." + frac
+	case phWindowIndex:
+		s = strconv.FormatInt(floorDiv(ms, v.windowMs), 10)
+	case phPrevWindowIndex:
+		s = strconv.FormatInt(floorDiv(ms, v.windowMs)-1, 10)
+	case phWindowStartMs:
+		s = strconv.FormatInt(floorDiv(ms, v.windowMs)*v.windowMs, 10)
+	}
+	v.cache[p], v.have[p] = s, true
+	return s
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func (b *Bound) expandWord(w *boundWord, v *values) string {
+	if w.parts == nil {
+		return w.text
+	}
+	if len(w.parts) == 1 {
+		return v.get(w.parts[0].ph)
+	}
+	n := 0
+	for _, p := range w.parts {
+		if p.ph == literal {
+			n += len(p.text)
+		} else {
+			n += len(v.get(p.ph))
+		}
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, p := range w.parts {
+		if p.ph == literal {
+			sb.WriteString(p.text)
+		} else {
+			sb.WriteString(v.get(p.ph))
+		}
+	}
+	return sb.String()
+}
+
+// AppendStrings appends the expanded words for one call to dst.
+func (b *Bound) AppendStrings(dst []string, c *Call) []string {
+	v := values{call: c, windowMs: b.windowMs}
+	return b.appendStrings(dst, &v)
+}
+
+func (b *Bound) appendStrings(dst []string, v *values) []string {
+	for i := range b.words {
+		dst = append(dst, b.expandWord(&b.words[i], v))
+	}
+	return dst
+}
+
+func (b *Bound) appendAny(dst []any, v *values) []any {
+	for i := range b.words {
+		dst = append(dst, b.expandWord(&b.words[i], v))
+	}
+	return dst
+}

@@ -1,0 +1,60 @@
+package hammer
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+// underAdmitted is a notice when the custom strategy admitted far fewer requests than its
+// limit allows over the run, though it was contended and nothing errored: the usual sign of a
+// contract that fits by accident (a reply read as "admitted" for another reason, an argument
+// in the wrong place) rather than a limiter at work. It is a notice, not a failure: a limiter
+// may rightly admit little, and the hammer cannot know the script's intent.
+func underAdmitted(o Options, sum bench.Summary) string {
+	if o.Limiter == limiter.Concurrency || o.Window <= 0 || sum.Duration <= 0 {
+		return ""
+	}
+	for _, st := range sum.Strategies {
+		if st.Name != string(limiter.Custom) || st.Errors > 0 || !st.Contended {
+			continue
+		}
+		// Under contention a limiter admits about its limit per window of load, and a burst more.
+		load := bench.ActiveLoad(o.Profile, o.Window, sum.Duration)
+		allowed := float64(o.Limit) * (load.Seconds()/o.Window.Seconds() + 1)
+		if float64(st.Admitted) < allowed/2 {
+			return fmt.Sprintf("notice: custom admitted %d requests, under half the about %.0f its limit allows in %s of load: if the limiter is not that strict, check --script-args and --script-allowed",
+				st.Admitted, allowed, load.Round(time.Millisecond))
+		}
+	}
+	return ""
+}
+
+// describeContract is the line that says how the custom script is called, before any load, so
+// a run whose contract does not fit shows why from its first line.
+func describeContract(o Options) string {
+	c := o.Contract.Spec
+	shipped := limiter.DefaultContract(o.Limiter)
+	origin := func(v, d string) string {
+		if v == d {
+			return " (shipped)"
+		}
+		return ""
+	}
+	line := fmt.Sprintf("custom: KEYS %s%s, ARGV %s%s, admitted when %s", quoteTemplate(c.Keys), origin(c.Keys, shipped.Keys),
+		quoteTemplate(c.Args), origin(c.Args, shipped.Args), c.Allowed)
+	if o.Limiter == limiter.Concurrency {
+		line += ", release " + c.Release
+	}
+	return line + ", clock " + c.Clock
+}
+
+func quoteTemplate(t string) string {
+	if strings.TrimSpace(t) == "" {
+		return "(none)"
+	}
+	return "'" + t + "'"
+}

@@ -1,0 +1,133 @@
+package limiter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/contract"
+)
+
+// DefaultContract is the calling contract of a limiter's shipped script, which a custom script
+// is held to unless the user gives its own (SPEC section 7).
+func DefaultContract(k Kind) contract.Spec {
+	switch k {
+	case Concurrency:
+		return contract.Spec{Keys: "{key}", Args: "{limit} {now_ms} {stale_after_ms} {member}", Release: "ZREM {key} {member}"}
+	case FixedWindow:
+		// The window's start is part of the key, as WindowKey names it.
+		return contract.Spec{Keys: "{key}:{window_start_ms}", Args: "{limit} {window_ms}"}
+	case SlidingWindow:
+		return contract.Spec{Keys: "{key}", Args: "{limit} {now_ms} {window_ms} {member}"}
+	default:
+		return contract.Spec{Keys: "{key}", Args: "{rate_per_s} {burst} {now_ms} {cost}"}
+	}
+}
+
+// ReplyError is a reply the contract's --script-allowed expression could not judge: the
+// script ran, but what it said cannot be read as admitted or rejected.
+type ReplyError struct{ Err error }
+
+func (e *ReplyError) Error() string { return e.Err.Error() }
+func (e *ReplyError) Unwrap() error { return e.Err }
+
+// IsReplyError reports whether err is a reply the contract could not judge.
+func IsReplyError(err error) bool {
+	var re *ReplyError
+	return errors.As(err, &re)
+}
+
+// contracted runs the caller's script with its own calling contract: KEYS and ARGV expanded
+// from templates, the reply judged by a Lua expression, the release as a command template.
+// Through EVALSHA, falling back to EVAL on NOSCRIPT, as the shipped scripts run.
+type contracted struct {
+	base
+	script *redis.Script
+	caller *contract.Caller
+	member bool
+	// shipped: called as the shipped script is, so its reply reads as the shipped one's
+	// ({allowed, count, ttl_ms or retry_after_ms}) and the decision carries those numbers.
+	shipped bool
+}
+
+func newContracted(b base) (*contracted, error) {
+	c := b.cfg.Contract
+	if c == nil {
+		var err error
+		if c, err = contract.Compile(contract.Spec{}, DefaultContract(b.kind)); err != nil {
+			return nil, fmt.Errorf("default contract of %s: %w", b.kind, err)
+		}
+	}
+	caller := c.Bind(contract.Static{
+		Limit: b.cfg.Limit, Burst: b.cfg.Burst, Cost: b.cfg.Cost, RatePerS: b.cfg.Rate,
+		Window: b.cfg.Window, StaleAfter: b.cfg.StaleAfter,
+	})
+	d := DefaultContract(b.kind)
+	shipped := c.Spec.Keys == d.Keys && c.Spec.Args == d.Args && c.Spec.Allowed == contract.DefaultAllowed
+	return &contracted{base: b, script: redis.NewScript(b.cfg.CustomSource), caller: caller, member: c.UsesMember(), shipped: shipped}, nil
+}
+
+func (c *contracted) Acquire(ctx context.Context, key string, now time.Time) (Decision, error) {
+	call := contract.Call{Key: key, Now: now}
+	if c.member {
+		call.Member = c.ids.id()
+	}
+	keys, args := c.caller.Expand(&call)
+	reply, err := c.script.Run(ctx, c.rdb, keys, args...).Result()
+	if errors.Is(err, redis.Nil) {
+		reply, err = nil, nil // Lua false (or nil) is a reply, not a failure
+	}
+	if err != nil {
+		return Decision{}, err
+	}
+	allowed, err := c.caller.Allowed(reply)
+	if err != nil {
+		return Decision{}, &ReplyError{Err: err}
+	}
+	d := Decision{Allowed: allowed, acquiredAt: now}
+	if allowed {
+		d.Member = call.Member
+	}
+	if c.shipped {
+		c.readShippedReply(reply, &d)
+	}
+	return d, nil
+}
+
+// readShippedReply fills in what a reply in the shipped scripts' shape says beyond the
+// decision; anything else in the reply is left alone (the decision is already made).
+func (c *contracted) readShippedReply(reply any, d *Decision) {
+	arr, ok := reply.([]any)
+	if !ok || len(arr) < 2 {
+		return
+	}
+	if n, ok := arr[1].(int64); ok {
+		d.Count = n
+	}
+	if len(arr) < 3 {
+		return
+	}
+	if ms, ok := arr[2].(int64); ok {
+		switch c.kind {
+		case FixedWindow:
+			d.TTL = time.Duration(ms) * time.Millisecond
+		case TokenBucket:
+			d.RetryAfter = time.Duration(ms) * time.Millisecond
+		}
+	}
+}
+
+// Release sends the contract's release command (concurrency only; none releases by expiry).
+func (c *contracted) Release(ctx context.Context, key string, d Decision) error {
+	if c.kind != Concurrency || !d.Allowed {
+		return nil
+	}
+	cmd := c.caller.ReleaseCommand(&contract.Call{Key: key, Member: d.Member, Now: d.acquiredAt})
+	if cmd == nil {
+		return nil
+	}
+	return c.rdb.Do(ctx, cmd...).Err()
+}
