@@ -310,7 +310,8 @@ func TestACLHammerLuaNeedsEvalToSurviveAScriptFlush(t *testing.T) {
 				}
 			}
 		}()
-		r := srv.runAs(t, "limitctl-hammer", rule, "hammer", "--duration", "1s", "--workers", "2", "--strategies", "lua", "-o", "json")
+		r := srv.runAs(t, "limitctl-hammer", rule, "hammer", "--duration", "1s", "--workers", "2", "--strategies", "lua",
+			"--on-error", "open", "-o", "json") // the flushes are faults the test causes: errors are asked for
 		close(stop)
 		<-flushed
 		r.wantExit(t, ExitOK)

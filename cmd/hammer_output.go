@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/hammer"
+	"github.com/limitctl/limitctl/internal/human"
 )
 
 type hammerJSON struct {
@@ -24,25 +25,29 @@ type hammerJSON struct {
 	Strategies    []strategyJSON          `json:"strategies"`
 	Assertions    []bench.AssertionResult `json:"assertions"`
 	Passed        bool                    `json:"passed"`
+	Failures      []string                `json:"failures"`
 }
 
 type strategyJSON struct {
-	Name              string           `json:"name"`
-	Attempts          int64            `json:"attempts"`
-	Admitted          int64            `json:"admitted"`
-	Rejected          int64            `json:"rejected"`
-	Errors            int64            `json:"errors"`
-	ErrorsByKind      map[string]int64 `json:"errors_by_kind"`
-	Retries           int64            `json:"retries"`
-	Peak              int64            `json:"peak"`
-	Overshoot         int64            `json:"overshoot"`
-	OvershootEvents   int64            `json:"overshoot_events"`
-	ThroughputPerS    float64          `json:"throughput_per_s"`
-	LatencyMs         latencyJSON      `json:"latency_ms"`
-	ServerUsecPerCall *float64         `json:"server_usec_per_call"`
-	FailOpenAdmits    int64            `json:"fail_open_admits"`
-	FailClosedRejects int64            `json:"fail_closed_rejects"`
-	ReleaseErrors     int64            `json:"release_errors"`
+	Name              string              `json:"name"`
+	Attempts          int64               `json:"attempts"`
+	Admitted          int64               `json:"admitted"`
+	Rejected          int64               `json:"rejected"`
+	Errors            int64               `json:"errors"`
+	ErrorsByKind      map[string]int64    `json:"errors_by_kind"`
+	Retries           int64               `json:"retries"`
+	Peak              int64               `json:"peak"`
+	Overshoot         int64               `json:"overshoot"`
+	OvershootEvents   int64               `json:"overshoot_events"`
+	ThroughputPerS    float64             `json:"throughput_per_s"`
+	LatencyMs         latencyJSON         `json:"latency_ms"`
+	ServerUsecPerCall *float64            `json:"server_usec_per_call"`
+	FailOpenAdmits    int64               `json:"fail_open_admits"`
+	FailClosedRejects int64               `json:"fail_closed_rejects"`
+	ReleaseErrors     int64               `json:"release_errors"`
+	Contended         bool                `json:"contended"`
+	ErrorSamples      []bench.ErrorSample `json:"error_samples"`
+	Unjudged          int64               `json:"unjudged"`
 }
 
 type latencyJSON struct {
@@ -57,11 +62,15 @@ func ms3(d time.Duration) float64 {
 	return math.Round(float64(d)/float64(time.Millisecond)*1000) / 1000
 }
 
-func toHammerJSON(s bench.Summary, results []bench.AssertionResult, passed bool) hammerJSON {
+func toHammerJSON(res hammer.Result) hammerJSON {
+	s, results, passed := res.Summary, res.Assertions, res.Passed
 	out := hammerJSON{
 		SchemaVersion: SchemaVersion, RunID: s.RunID, Target: s.Target, Limiter: string(s.Limiter), Limit: s.Limit,
 		Workers: s.Workers, DurationS: math.Round(s.Duration.Seconds()*1000) / 1000, Interrupted: s.Interrupted,
-		Strategies: []strategyJSON{}, Assertions: results, Passed: passed,
+		Strategies: []strategyJSON{}, Assertions: results, Passed: passed, Failures: res.Failures,
+	}
+	if out.Failures == nil {
+		out.Failures = []string{}
 	}
 	if out.Assertions == nil {
 		out.Assertions = []bench.AssertionResult{}
@@ -76,32 +85,38 @@ func toHammerJSON(s bench.Summary, results []bench.AssertionResult, passed bool)
 				P999: ms3(st.Latency.P999), Max: ms3(st.Latency.Max),
 			},
 			ServerUsecPerCall: st.ServerUsecPerCall, FailOpenAdmits: st.FailOpenAdmits, FailClosedRejects: st.FailClosedRejects,
-			ReleaseErrors: st.ReleaseErrors,
+			ReleaseErrors: st.ReleaseErrors, Contended: st.Contended, ErrorSamples: st.ErrorSamples, Unjudged: st.Unjudged,
 		})
+		if last := &out.Strategies[len(out.Strategies)-1]; last.ErrorSamples == nil {
+			last.ErrorSamples = []bench.ErrorSample{}
+		}
 	}
 	return out
 }
 
 // writeHammerSummary prints the final summary: JSON, a tsv table (assertions on stderr), or a
-// table followed by the assertions and a verdict.
-func writeHammerSummary(f *Factory, format string, s bench.Summary, results []bench.AssertionResult, passed bool) error {
+// table followed by the assertions and a verdict. The error samples go to stderr in every format.
+func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
+	writeErrorSamples(f.IO.ErrOut, res.Summary)
 	if format == "json" {
-		return writeJSON(f.IO.Out, toHammerJSON(s, results, passed))
+		return writeJSON(f.IO.Out, toHammerJSON(res))
 	}
+	s, results := res.Summary, res.Assertions
 	r := report{header: []string{"strategy", "attempts", "admitted", "rejected", "errors", "retries", "peak", "overshoot",
-		"events", "decisions/s", "p50", "p90", "p99", "p99.9", "max", "server usec/call"}}
+		"events", "decisions/s", "p50", "p90", "p99", "p99.9", "max", "server usec/call", "contended", "unjudged", "release errors"}}
 	if format == "tsv" {
 		r.header[9], r.header[15] = "throughput_per_s", "server_usec_per_call"
 	}
 	for _, st := range s.Strategies {
 		errs := strconv.FormatInt(st.Errors, 10)
 		if format == "table" && st.Errors > 0 {
-			errs += " (" + errorKinds(st.ErrorsByKind) + ")"
+			errs += " (" + strings.Join(human.ErrorKinds(st.ErrorsByKind), ", ") + ")"
 		}
 		r.rows = append(r.rows, []string{
 			st.Name, itoa64(st.Attempts), itoa64(st.Admitted), itoa64(st.Rejected), errs, itoa64(st.Retries),
 			itoa64(st.Peak), itoa64(st.Overshoot), itoa64(st.OvershootEvent), strconv.FormatFloat(math.Round(st.AvgThroughput), 'f', 0, 64),
 			fmtMs(st.Latency.P50), fmtMs(st.Latency.P90), fmtMs(st.Latency.P99), fmtMs(st.Latency.P999), fmtMs(st.Latency.Max), fmtUsec(st.ServerUsecPerCall),
+			yesNo(st.Contended), itoa64(st.Unjudged), itoa64(st.ReleaseErrors),
 		})
 	}
 	if err := writeReport(f.IO.Out, format, r); err != nil {
@@ -120,9 +135,24 @@ func writeHammerSummary(f *Factory, format string, s bench.Summary, results []be
 		if !res.Passed {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(assertOut, "%s  %s  (actual %s)\n", verdict, res.Expr, formatActual(res.Actual))
+		fmt.Fprintf(assertOut, "%s  %s  (%s)\n", verdict, res.Expr, hammer.AssertionDetail(res))
 	}
 	return nil
+}
+
+// writeErrorSamples prints, per strategy that saw errors, the first distinct messages with
+// their counts: what failed, not only how often.
+func writeErrorSamples(w io.Writer, s bench.Summary) {
+	for _, st := range s.Strategies {
+		if len(st.ErrorSamples) == 0 {
+			continue
+		}
+		parts := make([]string, len(st.ErrorSamples))
+		for i, e := range st.ErrorSamples {
+			parts[i] = fmt.Sprintf("%q x%d", e.Message, e.Count)
+		}
+		fmt.Fprintf(w, "%s: errors: %s\n", st.Name, strings.Join(parts, ", "))
+	}
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
@@ -136,26 +166,6 @@ func fmtUsec(v *float64) string {
 		return "n/a"
 	}
 	return strconv.FormatFloat(*v, 'f', 1, 64)
-}
-
-func formatActual(v *float64) string {
-	if v == nil {
-		return "none"
-	}
-	return strconv.FormatFloat(*v, 'f', -1, 64)
-}
-
-func errorKinds(kinds map[string]int64) string {
-	names := make([]string, 0, len(kinds))
-	for k := range kinds {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, k := range names {
-		parts[i] = fmt.Sprintf("%s %d", k, kinds[k])
-	}
-	return strings.Join(parts, ", ")
 }
 
 // progressLines prints one plain line per second (no ANSI codes) while the run lasts: what CI

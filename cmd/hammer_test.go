@@ -33,7 +33,8 @@ func TestHammerJSONShapeAndPassingAsserts(t *testing.T) {
 	for _, s := range strategies {
 		st := s.(map[string]any)
 		wantKeys(t, "strategy", st, "name", "attempts", "admitted", "rejected", "errors", "retries", "peak", "overshoot",
-			"overshoot_events", "throughput_per_s", "latency_ms", "server_usec_per_call", "fail_open_admits", "fail_closed_rejects")
+			"overshoot_events", "throughput_per_s", "latency_ms", "server_usec_per_call", "fail_open_admits", "fail_closed_rejects",
+			"release_errors", "contended", "error_samples", "unjudged")
 		wantKeys(t, "latency_ms", st["latency_ms"].(map[string]any), "p50", "p90", "p99", "p999", "max")
 	}
 	if doc["schema_version"] != 1.0 || doc["passed"] != true || doc["limiter"] != "concurrency" || doc["limit"] != 20.0 {

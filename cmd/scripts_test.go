@@ -187,7 +187,7 @@ func TestEveryCommandOnAClusterWithReplicas(t *testing.T) {
 			t.Fatalf("tenant%d holds %v after purge, want only fresh-1", i, members)
 		}
 	}
-	execBinary(t, nil, "--addr", seed, "hammer", "--duration", "1s", "--keys", "4", "--strategies", "naive,lua,function",
+	execBinary(t, nil, "--addr", seed, "hammer", "--duration", "1s", "--keys", "4", "--limit", "5", "--strategies", "naive,lua,function",
 		"--assert", "lua.errors==0", "--assert", "function.errors==0", "--assert", "lua.overshoot==0").wantExit(t, ExitOK)
 }
 

@@ -19,11 +19,22 @@ type Assertion struct {
 }
 
 // AssertionResult is an assertion evaluated against a summary. Actual is nil when the metric
-// has no value (server time the server does not report).
+// has no value (server time the server does not report). Reason says why an assertion failed
+// whatever its value: an overshoot measured where the limit was never reached.
 type AssertionResult struct {
 	Expr   string   `json:"expr"`
 	Passed bool     `json:"passed"`
 	Actual *float64 `json:"actual"`
+	Reason string   `json:"reason,omitempty"`
+}
+
+// NoEvidence is the reason an overshoot assertion fails on a strategy that never reached its
+// limit: 0 overshoot there proves nothing about the limiter.
+const NoEvidence = "limit never reached: no evidence"
+
+// needsContention lists the metrics that mean something only once the limit was reached.
+func needsContention(metric string) bool {
+	return metric == "overshoot" || metric == "overshoot_events"
 }
 
 // metrics maps every assertable name to its reader; latency metrics read milliseconds.
@@ -38,6 +49,8 @@ var metrics = map[string]func(StrategySnapshot) *float64{
 	"overshoot_events":     count(func(s StrategySnapshot) int64 { return s.OvershootEvent }),
 	"fail_open_admits":     count(func(s StrategySnapshot) int64 { return s.FailOpenAdmits }),
 	"fail_closed_rejects":  count(func(s StrategySnapshot) int64 { return s.FailClosedRejects }),
+	"release_errors":       count(func(s StrategySnapshot) int64 { return s.ReleaseErrors }),
+	"unjudged":             count(func(s StrategySnapshot) int64 { return s.Unjudged }),
 	"throughput":           value(func(s StrategySnapshot) float64 { return s.AvgThroughput }),
 	"throughput_per_s":     value(func(s StrategySnapshot) float64 { return s.AvgThroughput }),
 	"p50":                  millis(func(l Latency) time.Duration { return l.P50 }),
@@ -72,7 +85,8 @@ func millis(f func(Latency) time.Duration) func(StrategySnapshot) *float64 {
 // MetricNames lists what an assertion may test, for help text and completion.
 func MetricNames() []string {
 	return []string{"attempts", "admitted", "rejected", "errors", "retries", "peak", "overshoot", "overshoot_events",
-		"throughput", "p50", "p90", "p99", "p999", "max", "server_usec_per_call", "fail_open_admits", "fail_closed_rejects"}
+		"throughput", "p50", "p90", "p99", "p999", "max", "server_usec_per_call", "fail_open_admits", "fail_closed_rejects",
+		"release_errors", "unjudged"}
 }
 
 var operators = []string{"==", "!=", "<=", ">=", "<", ">"} // two-character ones first
@@ -153,6 +167,10 @@ func (a Assertion) Eval(sum Summary) AssertionResult {
 		res.Actual = actual
 		if actual == nil {
 			return res // no data is never a pass
+		}
+		if needsContention(a.Metric) && !s.Contended {
+			res.Reason = NoEvidence
+			return res
 		}
 		v := *actual
 		switch a.Op {

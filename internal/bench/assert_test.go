@@ -68,24 +68,31 @@ func TestParseAssertionRejectsBadExpressions(t *testing.T) {
 func TestAssertionEvaluation(t *testing.T) {
 	srv := 12.5
 	sum := Summary{Strategies: []StrategySnapshot{
-		{Name: "naive", Overshoot: 7, Errors: 0},
-		{Name: "lua", Overshoot: 0, Latency: Latency{P99: 4 * time.Millisecond}, ServerUsecPerCall: &srv},
-		{Name: "eval"}, // no server time reported
+		{Name: "naive", Overshoot: 7, Errors: 0, Contended: true},
+		{Name: "lua", Overshoot: 0, Latency: Latency{P99: 4 * time.Millisecond}, ServerUsecPerCall: &srv, Contended: true, ReleaseErrors: 2},
+		{Name: "eval", Unjudged: 3}, // no server time reported; never reached its limit
 	}}
 	tests := []struct {
 		expr   string
 		passed bool
 		actual any // float64, or nil for no data
+		reason string
 	}{
-		{"lua.overshoot==0", true, 0.0},
-		{"naive.overshoot==0", false, 7.0},
-		{"naive.overshoot>0", true, 7.0},
-		{"lua.p99<5ms", true, 4.0},
-		{"lua.p99<4ms", false, 4.0},
-		{"lua.p99<=4ms", true, 4.0},
-		{"lua.server_usec_per_call<20", true, 12.5},
-		{"eval.server_usec_per_call<20", false, nil}, // no data is never a pass
-		{"naive.errors!=0", false, 0.0},
+		{"lua.overshoot==0", true, 0.0, ""},
+		{"naive.overshoot==0", false, 7.0, ""},
+		{"naive.overshoot>0", true, 7.0, ""},
+		{"lua.p99<5ms", true, 4.0, ""},
+		{"lua.p99<4ms", false, 4.0, ""},
+		{"lua.p99<=4ms", true, 4.0, ""},
+		{"lua.server_usec_per_call<20", true, 12.5, ""},
+		{"eval.server_usec_per_call<20", false, nil, ""}, // no data is never a pass
+		{"naive.errors!=0", false, 0.0, ""},
+		// An overshoot of 0 where the limit was never reached is no evidence: never a pass.
+		{"eval.overshoot==0", false, 0.0, NoEvidence},
+		{"eval.overshoot_events<1", false, 0.0, NoEvidence},
+		{"eval.attempts==0", true, 0.0, ""}, // other metrics need no contention
+		{"lua.release_errors==0", false, 2.0, ""},
+		{"eval.unjudged==3", true, 3.0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {
@@ -94,8 +101,8 @@ func TestAssertionEvaluation(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := a.Eval(sum)
-			if res.Passed != tt.passed {
-				t.Errorf("passed = %v, want %v", res.Passed, tt.passed)
+			if res.Passed != tt.passed || res.Reason != tt.reason {
+				t.Errorf("passed = %v (reason %q), want %v (reason %q)", res.Passed, res.Reason, tt.passed, tt.reason)
 			}
 			switch want := tt.actual.(type) {
 			case nil:

@@ -26,6 +26,7 @@ type CheckResult struct {
 	Overshoot      int64 // max(0, peak - limit)
 	OvershootEvent int64 // admits that went over the limit
 	Current        int64 // in flight now, or the count of the newest window
+	Unjudged       int64 // admits that arrived after their window was judged: left out
 }
 
 // Witness is the in-process witness for the concurrency limiter: incremented after an
@@ -182,6 +183,7 @@ func (c *SlidingChecker) Result() CheckResult {
 	}
 	res.Current = sum
 	res.Overshoot = max(0, res.Peak-c.limit)
+	res.Unjudged = c.log.late
 	return res
 }
 
@@ -274,7 +276,8 @@ func (c *BucketChecker) Result() CheckResult {
 		s.step(c, p.ms, p.n)
 	}
 	peak := int64(math.Floor(s.peak + 1e-9))
-	return CheckResult{Peak: peak, Overshoot: max(0, peak-c.burst), OvershootEvent: s.events, Current: c.current}
+	return CheckResult{Peak: peak, Overshoot: max(0, peak-c.burst), OvershootEvent: s.events, Current: c.current,
+		Unjudged: c.log.late}
 }
 
 // Finish implements Checker.

@@ -36,7 +36,6 @@ type Config struct {
 	Requests   int64         // stop after this many decisions per strategy (0: no count bound)
 	Hold       time.Duration // how long an admitted request holds its slot
 	OpenRate   float64       // decisions per second per strategy (open loop); 0 is closed loop
-	Keys       []string      // per strategy: Keys[i] is prefixed by KeyFor
 	KeyFor     func(strategy string, i int) string
 	KeyCount   int
 	// FailOpen admits when Redis errors or times out; otherwise such a decision is a reject.

@@ -3,9 +3,11 @@ package bench
 import (
 	"context"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
@@ -35,8 +37,9 @@ type strategyState struct {
 	begin    time.Time
 	finished atomic.Int64
 
-	errMu    sync.Mutex
-	errKinds map[string]int64
+	errMu      sync.Mutex
+	errKinds   map[string]int64
+	errSamples []ErrorSample // the first distinct messages, in order of first sight
 
 	histMu sync.Mutex
 	hist   *hdrhistogram.Histogram
@@ -176,7 +179,7 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 	s.record(latency)
 	if err != nil {
 		s.errs.Add(1)
-		s.countError(Classify(err))
+		s.countError(Classify(err), err.Error())
 		if s.cfg.FailOpen {
 			s.failOpen.Add(1)
 			s.hold(ctx)
@@ -201,6 +204,7 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Horizon)
 		if err := s.run.Limiter.Release(rctx, key, d); err != nil {
 			s.releaseErrs.Add(1) // not a decision: counted apart from errors and their kinds
+			s.sampleError("release: " + err.Error())
 		}
 		cancel()
 	}
@@ -228,10 +232,44 @@ func (s *strategyState) record(latency time.Duration) {
 	s.histMu.Unlock()
 }
 
-func (s *strategyState) countError(kind string) {
+func (s *strategyState) countError(kind, msg string) {
 	s.errMu.Lock()
 	s.errKinds[kind]++
 	s.errMu.Unlock()
+	s.sampleError(msg)
+}
+
+// sampleError counts msg among the first distinct messages; later new ones are only counted
+// by kind, so memory stays bounded whatever the server says.
+func (s *strategyState) sampleError(msg string) {
+	msg = trimMessage(msg)
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	for i := range s.errSamples {
+		if s.errSamples[i].Message == msg {
+			s.errSamples[i].Count++
+			return
+		}
+	}
+	if len(s.errSamples) < MaxErrorSamples {
+		s.errSamples = append(s.errSamples, ErrorSample{Message: msg, Count: 1})
+	}
+}
+
+// trimMessage keeps an error message to one line of at most MaxErrorMessage bytes.
+func trimMessage(msg string) string {
+	msg = strings.TrimSpace(msg)
+	if i := strings.IndexAny(msg, "\r\n"); i >= 0 {
+		msg = strings.TrimSpace(msg[:i])
+	}
+	if len(msg) > MaxErrorMessage {
+		cut := MaxErrorMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "..."
+	}
+	return msg
 }
 
 // view is the strategy's snapshot; sinceTick is the time since the previous snapshot.
@@ -248,6 +286,7 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 	for k, n := range s.errKinds {
 		v.ErrorsByKind[k] = n
 	}
+	v.ErrorSamples = append([]ErrorSample(nil), s.errSamples...)
 	s.errMu.Unlock()
 	for _, c := range s.checkers {
 		var r CheckResult
@@ -260,10 +299,12 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 		v.Overshoot = max(v.Overshoot, r.Overshoot)
 		v.OvershootEvent += r.OvershootEvent
 		v.Current = max(v.Current, r.Current)
+		v.Unjudged += r.Unjudged
 		if tp, ok := c.(interface{ TakeTickPeak() int64 }); ok && !final {
 			v.TickPeak = max(v.TickPeak, tp.TakeTickPeak())
 		}
 	}
+	v.Contended = v.Rejected > 0 || v.Peak >= s.cfg.Limit
 	if sinceTick > 0 && !final {
 		v.Throughput = float64(attempts-s.lastAttempts) / sinceTick.Seconds()
 	}

@@ -35,6 +35,16 @@ type StrategySnapshot struct {
 	FailClosedRejects int64
 	// ReleaseErrors counts releases (ZREM) that failed: not decisions, so not in Errors.
 	ReleaseErrors int64
+	// ErrorSamples are the first distinct error messages (decisions and releases) with their
+	// counts, at most MaxErrorSamples of them, so a summary says what failed, not only how often.
+	ErrorSamples []ErrorSample
+	// Contended is the evidence that the limit was reached at least once: a decision the
+	// limiter rejected, or a peak (witness, window count, bucket draw) at the limit. Without it
+	// an overshoot of 0 proves nothing.
+	Contended bool
+	// Unjudged counts admits that arrived later than the horizon, after their window was
+	// judged: left out of the check rather than counted where they did not happen.
+	Unjudged int64
 	// Current is in flight now (concurrency) or the newest window's count (windows, bucket).
 	Current int64
 	// TickPeak is the highest Current since the previous snapshot (0 when the engine does not
@@ -51,6 +61,18 @@ type StrategySnapshot struct {
 	// server does not report it or it cannot be told apart from another strategy's.
 	ServerUsecPerCall *float64
 }
+
+// ErrorSample is one distinct error message and how often it occurred.
+type ErrorSample struct {
+	Message string `json:"message"`
+	Count   int64  `json:"count"`
+}
+
+// MaxErrorSamples bounds the distinct messages kept per strategy; MaxErrorMessage trims each.
+const (
+	MaxErrorSamples = 5
+	MaxErrorMessage = 200
+)
 
 // Latency holds percentiles of decision latency.
 type Latency struct {
