@@ -85,6 +85,7 @@ func TestBadInputAcrossCommands(t *testing.T) {
 		{"hammer zero workers", ExitUsage, []string{"--addr", closed, "hammer", "--workers", "0"}, "--workers"},
 		{"hammer huge workers", ExitUsage, []string{"--addr", closed, "hammer", "--workers", "99999999999"}, "--workers"},
 		{"hammer workers not a number", ExitUsage, []string{"--addr", closed, "hammer", "--workers", "many"}, "invalid argument"},
+		{"hammer negative conns", ExitUsage, []string{"--addr", closed, "hammer", "--conns", "-1"}, "--conns"},
 		{"hammer negative limit", ExitUsage, []string{"--addr", closed, "hammer", "--limit", "-1"}, "--limit"},
 		{"hammer zero duration", ExitUsage, []string{"--addr", closed, "hammer", "--duration", "0s"}, "--duration"},
 		{"hammer bad duration", ExitUsage, []string{"--addr", closed, "hammer", "--duration", "1fortnight"}, "invalid argument"},

@@ -32,6 +32,7 @@ type hammerOptions struct {
 	staleAfter time.Duration
 	rate       float64
 	keys       int
+	conns      int
 	script     string
 	noLint     bool
 	witness    string
@@ -70,6 +71,15 @@ deleted at the end, also on Ctrl-C, unless --keep-keys.
 
 The token bucket uses --limit as its burst and refills --limit tokens per --window.
 
+Connections: by default every worker has a connection of its own with one call in flight, so
+the latency printed is one round trip and nothing else: the truest latency, but one process
+cannot push a Redis to its limit that way. --conns N lets each strategy's workers share N
+connections: a connection sends every call pending when it is free as one pipeline, which is
+how a server reaches its throughput, and each call's latency then includes its wait for the
+batch ahead of it. Use the default to measure latency, --conns (e.g. --workers 256 --conns 8)
+to measure what the server can take. watch and multi hold a connection per transaction, so
+with --conns their workers share the N connections without pipelining.
+
 Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP one of
 == != < <= > >=; latency takes units (lua.p99<5ms, a bare number is milliseconds). Metrics:
 ` + wrapWords(strings.Join(bench.MetricNames(), ", "), 92),
@@ -96,6 +106,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.DurationVar(&opts.window, "window", time.Second, "window of the window limiters; the token bucket refills --limit per window")
 	fl.DurationVar(&opts.staleAfter, "stale-after", 0, "concurrency: members older than this are reclaimed as abandoned (default max(10s, 100 x hold))")
 	fl.Float64Var(&opts.rate, "rate", 0, "open loop: decisions per second per strategy, latency timed from each scheduled start (default: closed loop)")
+	fl.IntVar(&opts.conns, "conns", 0, "connections per strategy, shared by its workers with their calls pipelined (default 0: one per worker; see above)")
 	fl.IntVar(&opts.keys, "keys", 1, "limiter keys per strategy (spread over cluster slots by hash tags)")
 	fl.StringVar(&opts.script, "script", "", "a Lua script with the limiter's KEYS/ARGV contract, run as strategy custom")
 	fl.BoolVar(&opts.noLint, "no-lint", false, "run a --script even when lint finds errors")
@@ -180,13 +191,15 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 		return usagef("--rate must be 0 (closed loop) up to 10000000, got %g", o.rate)
 	case o.keys < 1 || o.keys > 10000:
 		return usagef("--keys must be 1-10000, got %d", o.keys)
+	case o.conns < 0 || o.conns > 10000:
+		return usagef("--conns must be 0 (one per worker) up to 10000, got %d", o.conns)
 	case o.prefix == "" || strings.ContainsAny(o.prefix, "{}*?[] \t\n"):
 		return usagef("--prefix must be non-empty without braces, glob characters or spaces, got %q", o.prefix)
 	}
 	if o.runID != "" && !hammer.ValidRunID(o.runID) {
 		return usagef("--run-id must be 1-64 letters, digits, '-' or '_', got %q", o.runID)
 	}
-	r.Workers, r.Limit, r.Hold, r.Window, r.OpenRate, r.Keys = o.workers, o.limit, o.hold, o.window, o.rate, o.keys
+	r.Workers, r.Limit, r.Hold, r.Window, r.OpenRate, r.Keys, r.Conns = o.workers, o.limit, o.hold, o.window, o.rate, o.keys, o.conns
 	r.Duration, r.Requests = o.duration, o.requests
 	if c.Flags().Changed("requests") {
 		r.Duration = 0

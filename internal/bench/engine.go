@@ -32,6 +32,7 @@ type Config struct {
 	// Strategies run at the same time, each with Workers goroutines and its own keys.
 	Strategies []StrategyRun
 	Workers    int
+	Conns      int           // connections each strategy's workers share (0: one per worker); reported only
 	Duration   time.Duration // stop after this much unpaused time (0: no time bound)
 	Requests   int64         // stop after this many decisions per strategy (0: no count bound)
 	Hold       time.Duration // how long an admitted request holds its slot
@@ -184,7 +185,7 @@ loop:
 	}
 	return Summary{
 		RunID: cfg.RunID, Target: cfg.Target, Limiter: cfg.Limiter, Limit: cfg.Limit, Workers: cfg.Workers,
-		Duration: clock.active, Interrupted: ctx.Err() != nil, Strategies: final.Strategies,
+		Conns: cfg.Conns, Duration: clock.active, Interrupted: ctx.Err() != nil, Strategies: final.Strategies,
 	}, nil
 }
 

@@ -92,6 +92,7 @@ type Summary struct {
 	Limiter     limiter.Kind
 	Limit       int64
 	Workers     int
+	Conns       int           // connections each strategy's workers shared, pipelined; 0: one per worker
 	Duration    time.Duration // actual wall time of the load
 	Interrupted bool
 	Strategies  []StrategySnapshot

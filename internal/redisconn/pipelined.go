@@ -3,6 +3,7 @@ package redisconn
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -29,17 +30,7 @@ var ErrPipelineClosed = errors.New("redisconn: pipelined client closed")
 // leave the watched connection). close stops the connections and the twin; call it once no command
 // is in flight.
 func Pipeline(base redis.UniversalClient, conns int) (front redis.UniversalClient, close func()) {
-	p := &autoPipeline{base: base, queue: make(chan *pendingCmd, conns*maxBatch)}
-	switch b := base.(type) {
-	case *redis.ClusterClient:
-		o := *b.Options()
-		p.front = redis.NewClusterClient(&o)
-	case *redis.Client:
-		o := *b.Options()
-		p.front = redis.NewClient(&o)
-	default:
-		panic("redisconn.Pipeline: want a *redis.Client or *redis.ClusterClient")
-	}
+	p := &autoPipeline{base: base, front: Twin(base, conns), queue: make(chan *pendingCmd, conns*maxBatch)}
 	for i := 0; i < max(1, conns); i++ {
 		p.wg.Add(1)
 		go p.connection()
@@ -48,6 +39,22 @@ func Pipeline(base redis.UniversalClient, conns int) (front redis.UniversalClien
 	// base's hooks and must reach the wire, not the queue.
 	p.front.AddHook(p)
 	return p.front, p.close
+}
+
+// Twin opens a client with client's options (target, credentials, TLS, timeouts) and a pool of
+// poolSize connections: a client of its own for a group of goroutines.
+func Twin(client redis.UniversalClient, poolSize int) redis.UniversalClient {
+	switch c := client.(type) {
+	case *redis.ClusterClient:
+		o := *c.Options()
+		o.PoolSize = poolSize
+		return redis.NewClusterClient(&o)
+	case *redis.Client:
+		o := *c.Options()
+		o.PoolSize = poolSize
+		return redis.NewClient(&o)
+	}
+	panic(fmt.Sprintf("redisconn.Twin: want a *redis.Client or *redis.ClusterClient, got %T", client))
 }
 
 type autoPipeline struct {
