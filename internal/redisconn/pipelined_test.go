@@ -164,3 +164,33 @@ func TestPipelineRefusesCommandsOnceClosed(t *testing.T) {
 		t.Fatalf("PING after close: %v, want ErrPipelineClosed", err)
 	}
 }
+
+func TestPipelineRoutesACluster(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, 0)
+	ctx := context.Background()
+	base := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs(), PoolSize: 2, MaxRetries: 0})
+	defer base.Close()
+	client, closePipeline := Pipeline(base, 2)
+	defer closePipeline()
+	if _, ok := client.(*redis.ClusterClient); !ok {
+		t.Fatalf("the pipelined twin of a cluster client is a %T", client)
+	}
+	// Keys over every slot range: each batch goes to the masters its commands belong to.
+	var wg sync.WaitGroup
+	var wrong atomic.Int64
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := int64(1); i <= 20; i++ {
+				if n, err := client.Incr(ctx, "slot:"+strconv.Itoa(g)).Result(); err != nil || n != i {
+					wrong.Add(1)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	if wrong.Load() != 0 {
+		t.Fatalf("%d of 320 INCR replies through the pipelined cluster client were wrong", wrong.Load())
+	}
+}
