@@ -120,6 +120,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.BoolVar(&opts.keepKeys, "keep-keys", false, "leave the run's keys in Redis")
 	fl.StringVar(&opts.embedded, "embedded", "auto", "server without --url/--addr: auto, redis-server or memory (in-process)")
 	fl.StringArrayVar(&opts.inject, "inject", nil, "fault events: flush-scripts@2s, pause@3s:500ms, kill@4s, restart@5s (kill/restart on the spawned server)")
+	c.AddCommand(newHammerReportCmd(f))
 	c.RegisterFlagCompletionFunc("limiter", fixedCompletion(limiterNames()...))
 	c.RegisterFlagCompletionFunc("strategies", listCompletion(hammerStrategies))
 	c.RegisterFlagCompletionFunc("on-error", fixedCompletion("open", "closed"))

@@ -20,7 +20,8 @@ type hammerJSON struct {
 	Limiter       string                  `json:"limiter"`
 	Limit         int64                   `json:"limit"`
 	Workers       int                     `json:"workers"`
-	Conns         int                     `json:"conns"` // 0: one connection per worker
+	Conns         int                     `json:"conns"`               // 0: one connection per worker
+	Processes     int                     `json:"processes,omitempty"` // hammer report: the processes merged
 	DurationS     float64                 `json:"duration_s"`
 	Interrupted   bool                    `json:"interrupted"`
 	Strategies    []strategyJSON          `json:"strategies"`
@@ -67,7 +68,7 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 	s, results, passed := res.Summary, res.Assertions, res.Passed
 	out := hammerJSON{
 		SchemaVersion: SchemaVersion, RunID: s.RunID, Target: s.Target, Limiter: string(s.Limiter), Limit: s.Limit,
-		Workers: s.Workers, Conns: s.Conns, DurationS: math.Round(s.Duration.Seconds()*1000) / 1000, Interrupted: s.Interrupted,
+		Workers: s.Workers, Conns: s.Conns, Processes: s.Processes, DurationS: math.Round(s.Duration.Seconds()*1000) / 1000, Interrupted: s.Interrupted,
 		Strategies: []strategyJSON{}, Assertions: results, Passed: passed, Failures: res.Failures,
 	}
 	if out.Failures == nil {
@@ -131,6 +132,9 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 		conns := ""
 		if s.Conns > 0 {
 			conns = fmt.Sprintf(" on %d pipelined connections", s.Conns)
+		}
+		if s.Processes > 0 {
+			conns += fmt.Sprintf(", %d processes merged", s.Processes)
 		}
 		fmt.Fprintf(f.IO.Out, "\n%s limiter, limit %d, %d workers per strategy%s, %s%s\n", s.Limiter, s.Limit, s.Workers, conns,
 			s.Duration.Round(time.Millisecond), map[bool]string{true: " (interrupted)", false: ""}[s.Interrupted])

@@ -319,6 +319,9 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 	}
 	s.lastAttempts = attempts
 	s.histMu.Lock()
+	if final {
+		v.Histogram = s.hist.Export()
+	}
 	if s.hist.TotalCount() > 0 {
 		v.Latency = Latency{
 			P50: us(s.hist.ValueAtQuantile(50)), P90: us(s.hist.ValueAtQuantile(90)),

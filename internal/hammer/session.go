@@ -222,6 +222,12 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	watchErr := <-watchDone
 
 	res := Result{Summary: summary, WatchErr: watchErr}
+	if runErr == nil && s.opts.RunID != "" && s.opts.RedisWitness {
+		// Other processes may share this run: leave the summary for `hammer report`.
+		if err := s.publish(summary); err != nil {
+			s.deps.notice("warning: could not leave this process's summary for hammer report: " + oneLine(err.Error()))
+		}
+	}
 	if s.opts.KeepKeys {
 		res.KeysKept = s.keys.Describe()
 	} else {
