@@ -102,7 +102,7 @@ func TestBadInputAcrossCommands(t *testing.T) {
 		{"hammer prefix with braces", ExitUsage, []string{"--addr", closed, "hammer", "--prefix", "a{b}"}, "--prefix"},
 		{"hammer pause without length", ExitUsage, []string{"--addr", closed, "hammer", "--inject", "pause@1s"}, "pause needs"},
 		{"hammer report in a missing dir", ExitUsage, []string{"--addr", closed, "hammer", "--report", "/nonexistent/dir/r.html"}, "--report"},
-		{"hammer with an argument", ExitUsage, []string{"--addr", closed, "hammer", "now"}, "unexpected argument"},
+		{"hammer with an argument", ExitUsage, []string{"--addr", closed, "hammer", "now"}, "unknown command \"now\" for limitctl hammer"},
 		// lint
 		{"lint without files", ExitUsage, []string{"lint"}, "FILE.lua"},
 		{"lint missing file", ExitUsage, []string{"lint", "/nonexistent.lua"}, "cannot read script"},

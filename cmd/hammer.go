@@ -110,7 +110,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.IntVar(&opts.keys, "keys", 1, "limiter keys per strategy (spread over cluster slots by hash tags)")
 	fl.StringVar(&opts.script, "script", "", "a Lua script with the limiter's KEYS/ARGV contract, run as strategy custom")
 	fl.BoolVar(&opts.noLint, "no-lint", false, "run a --script even when lint finds errors")
-	fl.StringVar(&opts.witness, "witness", "local", "concurrency witness: local (in-process) or redis (shared by several hammer processes)")
+	fl.StringVar(&opts.witness, "witness", "local", "evidence: local (in-process) or redis (shared by the hammer processes of one --run-id: the concurrency witness, and the windows' and buckets' admitted times)")
 	fl.StringArrayVar(&opts.asserts, "assert", nil, "threshold that must hold, e.g. 'lua.overshoot==0' (repeatable; exit 3 if one fails)")
 	fl.StringVar(&opts.onError, "on-error", "closed", "when Redis errors or times out: open (admit) or closed (reject); counted apart")
 	fl.StringVar(&opts.tui, "tui", "auto", "live dashboard: auto (when stdin and stdout are terminals), on, off")

@@ -8,7 +8,6 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/hammer"
-	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 type hammerReportOptions struct {
@@ -25,9 +24,12 @@ func newHammerReportCmd(f *Factory) *cobra.Command {
 		Short: "Merged summary of every hammer process that ran with --run-id ID --witness redis",
 		Long: `Each hammer process run with --run-id ID --witness redis leaves its summary in Redis (for 24h,
 under <prefix>:report:{ID}:...). This merges them: attempts, admitted, rejected and errors summed,
-latency percentiles from the merged HDR histograms, "processes": N. The concurrency limiter's
-peak and overshoot are joint (the Redis witness is shared by every process); a window or bucket
-limiter's are the worst single process's, since each judges only its own admits.`,
+latency percentiles from the merged HDR histograms, "processes": N. Peak and overshoot are joint:
+the concurrency witness is one Redis counter every process shares, and with --witness redis the
+window and bucket limiters' admitted times are shared in Redis and every process judges all of
+them (the process that finished last saw them all). Run the processes with --keep-keys (the first
+to finish would otherwise delete the limiter keys the others still use); the keys expire on their
+own, or delete them with redis-cli --scan --pattern '<prefix>:{ID*' | xargs redis-cli unlink.`,
 		Example: `  limitctl hammer report --run-id nightly-42 -o json
   limitctl hammer report --run-id nightly-42 --assert 'lua.overshoot==0' --assert 'naive.overshoot>0'`,
 		Args: noArgs,
@@ -75,9 +77,6 @@ func runHammerReport(ctx context.Context, f *Factory, o *hammerReportOptions) er
 		if !r.Passed {
 			res.Failures = append(res.Failures, fmt.Sprintf("%s (%s)", r.Expr, hammer.AssertionDetail(r)))
 		}
-	}
-	if summary.Limiter != limiter.Concurrency {
-		fmt.Fprintf(f.IO.ErrOut, "note: %s overshoot is the worst single process's; only the concurrency witness is judged across processes\n", summary.Limiter)
 	}
 	if err := writeHammerSummary(f, format, res); err != nil {
 		return err

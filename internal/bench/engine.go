@@ -19,6 +19,9 @@ type StrategyRun struct {
 	Commands, Inner []string
 	// Witness optionally replaces the in-process concurrency witness (the shared Redis one).
 	Witness func(key string) Checker
+	// Admits, for the window and bucket limiters, shares the admitted times with the other
+	// processes of the run and judges them all together; nil judges this process's alone.
+	Admits *SharedAdmits
 }
 
 // Config describes one run. Durations and counts are validated by the caller.

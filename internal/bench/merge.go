@@ -10,8 +10,8 @@ import (
 // limiter and limit): counts summed, latency percentiles from the merged histograms, the peak
 // and overshoot the worst process saw, overshoot events summed. With a shared Redis witness each
 // process's peak is the joint in-flight count and each event is a distinct witness value above
-// the limit, so both are joint evidence; a window or bucket checker judges only its own process's
-// admits, so theirs are the worst single process's.
+// the limit, so both are joint evidence; a window or bucket checker with SharedAdmits judges
+// every process's admits, and the process that finished last judged them all.
 func Merge(runs []Summary) (Summary, error) {
 	if len(runs) == 0 {
 		return Summary{}, fmt.Errorf("no process summary to merge")

@@ -162,6 +162,11 @@ func (s *session) build(runID string) error {
 		}
 		cmds, inner := limiter.Commands(o.Limiter, st)
 		run := bench.StrategyRun{Name: string(st), Limiter: lim, Commands: cmds, Inner: inner}
+		if o.RedisWitness && o.Limiter != limiter.Concurrency {
+			// Window and bucket limiters: judged over every process's admits together.
+			run.Admits = bench.NewSharedAdmits(s.rdb, o.Limiter, o.Limit, o.Window, s.cfg.Rate, s.deps.Timeout, s.deps.Now)
+			s.closers = append(s.closers, run.Admits.Close)
+		}
 		if s.witnessKey != nil {
 			run.Witness = func(key string) bench.Checker {
 				return bench.NewRedisWitness(rdb, s.witnessKey(key), o.Limit, s.deps.Timeout)
