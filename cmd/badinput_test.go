@@ -85,6 +85,7 @@ func TestBadInputAcrossCommands(t *testing.T) {
 		{"hammer zero workers", ExitUsage, []string{"--addr", closed, "hammer", "--workers", "0"}, "--workers"},
 		{"hammer huge workers", ExitUsage, []string{"--addr", closed, "hammer", "--workers", "99999999999"}, "--workers"},
 		{"hammer workers not a number", ExitUsage, []string{"--addr", closed, "hammer", "--workers", "many"}, "invalid argument"},
+		{"hammer negative conns", ExitUsage, []string{"--addr", closed, "hammer", "--conns", "-1"}, "--conns"},
 		{"hammer negative limit", ExitUsage, []string{"--addr", closed, "hammer", "--limit", "-1"}, "--limit"},
 		{"hammer zero duration", ExitUsage, []string{"--addr", closed, "hammer", "--duration", "0s"}, "--duration"},
 		{"hammer bad duration", ExitUsage, []string{"--addr", closed, "hammer", "--duration", "1fortnight"}, "invalid argument"},
@@ -101,7 +102,7 @@ func TestBadInputAcrossCommands(t *testing.T) {
 		{"hammer prefix with braces", ExitUsage, []string{"--addr", closed, "hammer", "--prefix", "a{b}"}, "--prefix"},
 		{"hammer pause without length", ExitUsage, []string{"--addr", closed, "hammer", "--inject", "pause@1s"}, "pause needs"},
 		{"hammer report in a missing dir", ExitUsage, []string{"--addr", closed, "hammer", "--report", "/nonexistent/dir/r.html"}, "--report"},
-		{"hammer with an argument", ExitUsage, []string{"--addr", closed, "hammer", "now"}, "unexpected argument"},
+		{"hammer with an argument", ExitUsage, []string{"--addr", closed, "hammer", "now"}, "unknown command \"now\" for limitctl hammer"},
 		// lint
 		{"lint without files", ExitUsage, []string{"lint"}, "FILE.lua"},
 		{"lint missing file", ExitUsage, []string{"lint", "/nonexistent.lua"}, "cannot read script"},

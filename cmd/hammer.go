@@ -39,6 +39,7 @@ type hammerOptions struct {
 	staleAfter time.Duration
 	rate       float64
 	keys       int
+	conns      int
 	script     string
 	noLint     bool
 	witness    string
@@ -101,6 +102,15 @@ window, so refill and expiry bugs show), and for the window limiters the workers
 skewed by up to 5ms (requests reach Redis out of their time order); --profile steady --skew 0
 gives plain load for throughput numbers.
 
+Connections: by default every worker has a connection of its own with one call in flight, so
+the latency printed is one round trip and nothing else: the truest latency, but one process
+cannot push a Redis to its limit that way. --conns N lets each strategy's workers share N
+connections: a connection sends every call pending when it is free as one pipeline, which is
+how a server reaches its throughput, and each call's latency then includes its wait for the
+batch ahead of it. Use the default to measure latency, --conns (e.g. --workers 256 --conns 8)
+to measure what the server can take. watch and multi hold a connection per transaction, so
+with --conns their workers share the N connections without pipelining.
+
 Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP one of
 == != < <= > >=; latency takes units (lua.p99<5ms, a bare number is milliseconds). Metrics:
 ` + wrapWords(strings.Join(bench.MetricNames(), ", "), 92),
@@ -128,6 +138,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.DurationVar(&opts.window, "window", time.Second, "window of the window limiters; the token bucket refills --limit per window")
 	fl.DurationVar(&opts.staleAfter, "stale-after", 0, "concurrency: members older than this are reclaimed as abandoned (default max(10s, 100 x hold))")
 	fl.Float64Var(&opts.rate, "rate", 0, "open loop: decisions per second per strategy, latency timed from each scheduled start (default: closed loop)")
+	fl.IntVar(&opts.conns, "conns", 0, "connections per strategy, shared by its workers with their calls pipelined (default 0: one per worker; see above)")
 	fl.IntVar(&opts.keys, "keys", 1, "limiter keys per strategy (spread over cluster slots by hash tags)")
 	fl.StringVar(&opts.script, "script", "", "a Lua script to run as strategy custom (its contract: --script-keys, --script-args, --script-allowed; default the limiter's shipped one)")
 	fl.BoolVar(&opts.noLint, "no-lint", false, "run a --script even when lint finds errors")
@@ -138,7 +149,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.StringVar(&opts.clock, "clock", "", "whose clock the script uses: client (passed as {now_*}) or server (it reads TIME) (default: client when a {now_*} or window placeholder is passed, else server)")
 	fl.StringVar(&opts.profile, "profile", "", "load shape: steady, or bursty (idle spells of 1.5 windows after 2 windows of load, so refill and expiry bugs surface) (default bursty for the window and bucket limiters, steady for concurrency)")
 	fl.DurationVar(&opts.skew, "skew", 0, "offset each worker's clock by a fixed amount within ±skew, as app servers' clocks disagree (default 5ms for the window limiters, 0 for the others: one clock)")
-	fl.StringVar(&opts.witness, "witness", "local", "concurrency witness: local (in-process) or redis (shared by several hammer processes)")
+	fl.StringVar(&opts.witness, "witness", "local", "evidence: local (in-process) or redis (shared by the hammer processes of one --run-id: the concurrency witness, and the windows' and buckets' admitted times)")
 	fl.StringArrayVar(&opts.asserts, "assert", nil, "threshold that must hold, e.g. 'lua.overshoot==0' (repeatable; exit 3 if one fails)")
 	fl.StringVar(&opts.onError, "on-error", "closed", "when Redis errors or times out: open (admit) or closed (reject); counted apart")
 	fl.StringVar(&opts.tui, "tui", "auto", "live dashboard: auto (when stdin and stdout are terminals), on, off")
@@ -148,6 +159,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.BoolVar(&opts.keepKeys, "keep-keys", false, "leave the run's keys in Redis")
 	fl.StringVar(&opts.embedded, "embedded", "auto", "server without --url/--addr: auto, redis-server or memory (in-process)")
 	fl.StringArrayVar(&opts.inject, "inject", nil, "fault events: flush-scripts@2s, pause@3s:500ms, kill@4s, restart@5s (kill/restart on the spawned server)")
+	c.AddCommand(newHammerReportCmd(f))
 	c.RegisterFlagCompletionFunc("limiter", fixedCompletion(limiterNames()...))
 	c.RegisterFlagCompletionFunc("strategies", listCompletion(hammerStrategies))
 	c.RegisterFlagCompletionFunc("on-error", fixedCompletion("open", "closed"))
@@ -221,6 +233,8 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 		return usagef("--rate must be 0 (closed loop) up to 10000000, got %g", o.rate)
 	case o.keys < 1 || o.keys > 10000:
 		return usagef("--keys must be 1-10000, got %d", o.keys)
+	case o.conns < 0 || o.conns > 10000:
+		return usagef("--conns must be 0 (one per worker) up to 10000, got %d", o.conns)
 	case o.prefix == "" || strings.ContainsAny(o.prefix, "{}*?[]\\ \t\n"):
 		return usagef("--prefix must be non-empty without braces, glob characters, backslashes or spaces, got %q", o.prefix)
 	}
@@ -230,7 +244,7 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 	if !c.Flags().Changed("hold") && r.Limiter == limiter.Concurrency {
 		o.hold = defaultConcurrencyHold
 	}
-	r.Workers, r.Limit, r.Hold, r.Window, r.OpenRate, r.Keys = o.workers, o.limit, o.hold, o.window, o.rate, o.keys
+	r.Workers, r.Limit, r.Hold, r.Window, r.OpenRate, r.Keys, r.Conns = o.workers, o.limit, o.hold, o.window, o.rate, o.keys, o.conns
 	r.Duration, r.Requests = o.duration, o.requests
 	if c.Flags().Changed("requests") {
 		r.Duration = 0

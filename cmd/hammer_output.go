@@ -20,6 +20,8 @@ type hammerJSON struct {
 	Limiter       string                  `json:"limiter"`
 	Limit         int64                   `json:"limit"`
 	Workers       int                     `json:"workers"`
+	Conns         int                     `json:"conns"`               // 0: one connection per worker
+	Processes     int                     `json:"processes,omitempty"` // hammer report: the processes merged
 	DurationS     float64                 `json:"duration_s"`
 	Interrupted   bool                    `json:"interrupted"`
 	Profile       string                  `json:"profile"`
@@ -81,7 +83,7 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 	s, results, passed := res.Summary, res.Assertions, res.Passed
 	out := hammerJSON{
 		SchemaVersion: SchemaVersion, RunID: s.RunID, Target: s.Target, Limiter: string(s.Limiter), Limit: s.Limit,
-		Workers: s.Workers, DurationS: math.Round(s.Duration.Seconds()*1000) / 1000, Interrupted: s.Interrupted,
+		Workers: s.Workers, Conns: s.Conns, Processes: s.Processes, DurationS: math.Round(s.Duration.Seconds()*1000) / 1000, Interrupted: s.Interrupted,
 		Strategies: []strategyJSON{}, Assertions: results, Passed: passed, Failures: res.Failures,
 		Profile: res.Options.Profile, SkewMs: ms3(res.Options.Skew),
 	}
@@ -141,7 +143,14 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 	words := f.IO.ErrOut
 	if format == "table" {
 		words = f.IO.Out
-		fmt.Fprintf(words, "\n%s\n", fitLine(fmt.Sprintf("%s limiter, limit %d, %d workers per strategy, %s%s", s.Limiter, s.Limit, s.Workers,
+		conns := ""
+		if s.Conns > 0 {
+			conns = fmt.Sprintf(" on %d pipelined connections", s.Conns)
+		}
+		if s.Processes > 0 {
+			conns += fmt.Sprintf(", %d processes merged", s.Processes)
+		}
+		fmt.Fprintf(words, "\n%s\n", fitLine(fmt.Sprintf("%s limiter, limit %d, %d workers per strategy%s, %s%s", s.Limiter, s.Limit, s.Workers, conns,
 			s.Duration.Round(time.Millisecond), map[bool]string{true: " (interrupted)", false: ""}[s.Interrupted]), width))
 		if res.KeysNotDeleted > 0 {
 			fmt.Fprintf(words, "%s\n", fitLine(fmt.Sprintf("clean-up: %d of the run's keys could not be deleted (see the warnings above)", res.KeysNotDeleted), width))

@@ -118,7 +118,7 @@ func TestHammerCustomScriptCorrectPassesOffByOneFails(t *testing.T) {
 
 	// The classic off-by-one: admitting while in_flight <= limit lets one request too many in.
 	offByOne := filepath.Join(dir, "off_by_one.lua")
-	os.WriteFile(offByOne, []byte(strings.Replace(scripts.ConcurrencyAcquire, "if in_flight < limit then", "if in_flight <= limit then", 1)), 0o644)
+	os.WriteFile(offByOne, []byte(strings.Replace(scripts.ConcurrencyAcquire, "if in_flight >= limit then", "if in_flight > limit then", 1)), 0o644)
 	r := execBinary(t, nil, "--addr", srv.Addr, "hammer", "--script", offByOne, "--duration", "1s",
 		"--assert", "custom.overshoot==0", "-o", "json").wantExit(t, ExitCheckFailed)
 	if !strings.Contains(r.out, `"overshoot": 1,`) {

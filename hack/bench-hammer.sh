@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Side-by-side throughput of `limitctl hammer` and redis-benchmark on one throw-away redis-server,
-# plus the hammer's peak RSS for a short and a long run (HDR histograms: memory must stay flat).
+# plus the hammer's peak RSS for a short and a long run (HDR histograms: memory must stay flat),
+# pipelined throughput (--conns) against redis-benchmark -P 16, and the window checkers' memory
+# over many keys and a long window.
 #
 #   make bench-hammer            # or: hack/bench-hammer.sh [seconds] [connections]
+#   ONLY=scale make bench-hammer # only the last two (pipelining, keys x window)
 #
 # Both clients send EVALSHA of concurrency_acquire with the same number of connections to the
 # same server, one after the other. Machines are shared and noisy: read the ratio, not the numbers.
@@ -26,6 +29,69 @@ redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$d
 trap 'kill "$(cat "$dir/redis.pid" 2>/dev/null)" 2>/dev/null; sleep 0.2; rm -rf "$dir"' EXIT
 until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
 
+field() { python3 -c "import json,sys; print(json.load(sys.stdin)['strategies'][0]['$1'])"; }
+fw_sha=$(/tmp/limitctl-bench scripts load fixed_window --addr 127.0.0.1:$port -o tsv | awk 'NR==2{print $2}')
+
+# Pipelining (--conns): fixed_window through EVALSHA, limit 0 so every call is the same rejection
+# (GET and PTTL of a missing counter) on both sides. redis-benchmark: 50 connections, 16 calls in
+# flight on each; hammer: 256 workers sharing 8 connections. Interleaved three times, medians.
+# Each hammer run prints "decisions/s p50_ms p99_ms"; redis-benchmark "req/s p50_ms".
+rbp_run() {
+  redis-benchmark -p "$port" -c 50 -P 16 -n $(( 150000 * secs )) -r 100000000 -q \
+    EVALSHA "$fw_sha" 1 bench:{rbp}:__rand_int__ 0 1000 | tr '\r' '\n' | grep 'requests per second' | tail -1 |
+    sed -E 's/.*: ([0-9.]+) requests per second, p50=([0-9.]+) msec.*/\1 \2/'
+}
+hamp_run() { # args: workers conns
+  /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies lua --limiter fixed-window --limit 0 \
+    --workers "$1" --conns "$2" --duration "${secs}s" -o json 2>/dev/null |
+    python3 -c "import json,sys; s=json.load(sys.stdin)['strategies'][0]; print(s['throughput_per_s'], s['latency_ms']['p50'], s['latency_ms']['p99'])"
+}
+rbp1=$(rbp_run); hp1=$(hamp_run 256 8); hd1=$(hamp_run 64 0)
+rbp2=$(rbp_run); hp2=$(hamp_run 256 8); hd2=$(hamp_run 64 0)
+rbp3=$(rbp_run); hp3=$(hamp_run 256 8); hd3=$(hamp_run 64 0)
+
+# Keys x window: a sliding window of 1m over 2000 keys against one key, 5s each. Peak RSS,
+# decisions/s, and CPU µs per decision of the hammer process; interleaved three times, medians.
+# Two shapes: the issue's (defaults: naive,lua, limit 20, hold 2ms), where 2000 keys admit far
+# more than one key does, so the server writes more and admitted requests hold their 2ms; and
+# every call admitted on both sides (limit 10^9, hold 0), where only the checkers' cost differs.
+kw_run() { # args: keys extra-flags... -> "rss_kb decisions/s cpu_us_per_decision" (decisions of all strategies)
+  local keys=$1; shift
+  /usr/bin/time -f '%M %U %S' -o "$dir/kw" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer \
+    --limiter sliding-window --window 1m --keys "$keys" --duration 5s --tui off -o json "$@" 2>/dev/null > "$dir/kw.json"
+  python3 -c "
+import json, sys
+ss = json.load(open(sys.argv[1]))['strategies']
+rss, u, sy = map(float, open(sys.argv[2]).read().split())
+print(int(rss), sum(s['throughput_per_s'] for s in ss), (u + sy) * 1e6 / sum(s['attempts'] for s in ss))" "$dir/kw.json" "$dir/kw"
+}
+all=(--strategies lua --limit 1000000000 --hold 0)
+kd1a=$(kw_run 1); kd2a=$(kw_run 2000); ka1a=$(kw_run 1 "${all[@]}"); ka2a=$(kw_run 2000 "${all[@]}")
+kd1b=$(kw_run 1); kd2b=$(kw_run 2000); ka1b=$(kw_run 1 "${all[@]}"); ka2b=$(kw_run 2000 "${all[@]}")
+kd1c=$(kw_run 1); kd2c=$(kw_run 2000); ka1c=$(kw_run 1 "${all[@]}"); ka2c=$(kw_run 2000 "${all[@]}")
+
+python3 - "$rbp1;$rbp2;$rbp3" "$hp1;$hp2;$hp3" "$hd1;$hd2;$hd3" "$kd1a;$kd1b;$kd1c" "$kd2a;$kd2b;$kd2c" \
+  "$ka1a;$ka1b;$ka1c" "$ka2a;$ka2b;$ka2c" "$secs" <<'PY'
+import statistics, sys
+rows = lambda a: [[float(x) for x in r.split()] for r in a.split(";")]
+rb, hp, hd, kd1, kd2, ka1, ka2 = (rows(a) for a in sys.argv[1:8])
+med = lambda rs, i: statistics.median(r[i] for r in rs)
+runs = lambda rs: " ".join(f"{r[0]:,.0f}" for r in rs)
+print(f"pipelining, fixed_window EVALSHA, every call rejected, {sys.argv[8]}s runs, same redis-server:")
+print(f"  redis-benchmark -c 50 -P 16     {med(rb,0):>10,.0f} req/s        p50 {med(rb,1):.2f} ms  (median of {runs(rb)})")
+print(f"  hammer --workers 256 --conns 8  {med(hp,0):>10,.0f} decisions/s  p50 {med(hp,1):.2f} ms  p99 {med(hp,2):.2f} ms  (median of {runs(hp)})")
+print(f"  hammer --workers 64 (default)   {med(hd,0):>10,.0f} decisions/s  p50 {med(hd,1):.2f} ms  p99 {med(hd,2):.2f} ms  (median of {runs(hd)})")
+print(f"  ratio --conns 8 / redis-benchmark -P 16: {med(hp,0)/med(rb,0):.2f}  (target >= 0.80)")
+for title, k1, k2 in (("defaults (naive,lua, limit 20, hold 2ms)", kd1, kd2),
+                      ("every call admitted (lua, limit 1e9, hold 0)", ka1, ka2)):
+    print(f"sliding window 1m, 5s, --keys 1 vs --keys 2000, {title}:")
+    print(f"  peak RSS     keys 1 {med(k1,0)/1024:.1f} MiB, keys 2000 {med(k2,0)/1024:.1f} MiB  (target < 200 MiB)")
+    print(f"  decisions/s  keys 1 {med(k1,1):,.0f} (median of {runs([[r[1]] for r in k1])}), keys 2000 {med(k2,1):,.0f} "
+          f"(median of {runs([[r[1]] for r in k2])}), ratio {med(k2,1)/med(k1,1):.2f}  (target >= 0.90)")
+    print(f"  CPU per decision: keys 1 {med(k1,2):.2f} µs, keys 2000 {med(k2,2):.2f} µs")
+PY
+[ "${ONLY:-}" = scale ] && exit 0
+
 sha=$(/tmp/limitctl-bench scripts load concurrency_acquire --addr 127.0.0.1:$port -o tsv | awk 'NR==2{print $2}')
 now=$(date +%s%3N)
 
@@ -40,7 +106,6 @@ ham_run() { # args: limit hold seconds -> JSON
   /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies lua --limiter concurrency \
     --workers "$conns" --limit "$1" --hold "$2" --duration "${3}s" -o json 2>/dev/null
 }
-field() { python3 -c "import json,sys; print(json.load(sys.stdin)['strategies'][0]['$1'])"; }
 rb1=$(rb_run); h1=$(ham_run 0 0 "$secs" | field throughput_per_s)
 rb2=$(rb_run); h2=$(ham_run 0 0 "$secs" | field throughput_per_s)
 rb3=$(rb_run); h3=$(ham_run 0 0 "$secs" | field throughput_per_s)

@@ -11,12 +11,12 @@ local member = ARGV[4]
 -- Reclaim slots whose release never came.
 redis.call('ZREMRANGEBYSCORE', set, '-inf', now - stale_after)
 local in_flight = redis.call('ZCARD', set)
-local allowed = 0
-if in_flight < limit then
-  redis.call('ZADD', set, now, member)
-  in_flight = in_flight + 1
-  allowed = 1
+if in_flight >= limit then
+  -- A rejection adds nothing, so it refreshes no TTL: the one the newest member set outlives
+  -- every member left.
+  return {0, in_flight}
 end
--- Every write refreshes the TTL, so an abandoned set disappears on its own.
+redis.call('ZADD', set, now, member)
+-- Every admit refreshes the TTL, so an abandoned set disappears on its own.
 redis.call('PEXPIRE', set, stale_after)
-return {allowed, in_flight}
+return {1, in_flight + 1}

@@ -8,18 +8,17 @@ local now = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local member = ARGV[4]
 
+-- Count every member newer than now - window, including ones from a racing client
+-- whose clock is a little ahead.
+local count = redis.call('ZCOUNT', log, '(' .. (now - window), '+inf')
+if count >= limit then
+  -- A rejection writes nothing: the count needs no pruning, and the log grows only on admits.
+  return {0, count}
+end
 -- Prune two windows back, not one: a request whose now is slightly older than one
 -- already executed (clients race on the way to Redis) must still see every member
 -- of its own window.
 redis.call('ZREMRANGEBYSCORE', log, '-inf', now - 2 * window)
--- Count every member newer than now - window, including ones from a racing client
--- whose clock is a little ahead.
-local count = redis.call('ZCOUNT', log, '(' .. (now - window), '+inf')
-local allowed = 0
-if count < limit then
-  redis.call('ZADD', log, now, member)
-  count = count + 1
-  allowed = 1
-end
+redis.call('ZADD', log, now, member)
 redis.call('PEXPIRE', log, 2 * window)
-return {allowed, count}
+return {1, count + 1}

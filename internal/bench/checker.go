@@ -2,7 +2,6 @@ package bench
 
 import (
 	"math"
-	"sync"
 	"sync/atomic"
 )
 
@@ -84,175 +83,149 @@ func (w *Witness) Result() CheckResult {
 // Finish implements Checker.
 func (w *Witness) Finish() CheckResult { return w.Result() }
 
-// msRing counts admits per millisecond over a span of recent milliseconds, and settles
-// each millisecond once no more admits for it can arrive (horizon), in time order.
-type msRing struct {
-	mu       sync.Mutex
-	counts   []int64 // ring indexed by ms mod len
-	started  bool
-	settled  int64 // every ms <= settled has been handed to settle
-	newest   int64 // newest ms seen
-	horizon  int64 // how far behind newest an admit may still arrive
-	late     int64 // admits for ms already settled: left out, never moved (moving one would invent evidence)
-	settleFn func(ms int64, n int64)
-}
-
-func newMSRing(span, horizon int64, settle func(ms, n int64)) *msRing {
-	return &msRing{counts: make([]int64, span+horizon+2), horizon: horizon, settleFn: settle}
-}
-
-func (r *msRing) add(ms int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.started {
-		// Open the horizon behind the first admit too: the next one may carry an older now.
-		r.started = true
-		r.settled = ms - r.horizon - 1
-		r.newest = ms
-	}
-	if ms <= r.settled {
-		// Later than the horizon (the call timeout) allows: its window is already judged.
-		// Counting it elsewhere could report overshoot that never happened, so it is left out.
-		r.late++
-		return
-	}
-	if ms > r.newest {
-		r.newest = ms
-	}
-	r.advance(r.newest - r.horizon)
-	r.counts[ms%int64(len(r.counts))]++
-}
-
-// advance settles every millisecond up to through.
-func (r *msRing) advance(through int64) {
-	for r.settled < through {
-		r.settled++
-		i := r.settled % int64(len(r.counts))
-		n := r.counts[i]
-		r.counts[i] = 0
-		r.settleFn(r.settled, n)
-	}
-}
-
-// pending calls fn for every millisecond not yet settled, oldest first, with its count, and
-// count(ms) reads any millisecond still in the ring. The caller holds r.mu.
-func (r *msRing) pending(fn func(ms, n int64)) {
-	if !r.started {
-		return
-	}
-	for ms := r.settled + 1; ms <= r.newest; ms++ {
-		fn(ms, r.count(ms))
-	}
-}
-
-func (r *msRing) count(ms int64) int64 { return r.counts[ms%int64(len(r.counts))] }
-
-func (r *msRing) finish() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.started {
-		r.advance(r.newest)
-	}
-}
-
 // SlidingChecker checks "at most limit admits in any window of window ms", the sliding-window
 // invariant, over the admitted now values. It also serves the fixed window when aligned.
 type SlidingChecker struct {
 	limit, window int64
 	aligned       bool // fixed window: windows start at multiples of window
-	ring          *msRing
-	// settled state, guarded by ring.mu
-	hist         []int64 // last window ms of settled counts
-	sum          int64
+	log           *admitLog
+	// settled state, guarded by log.mu
+	hist         msQueue // sliding: the settled admits of the last window
+	windowIndex  int64   // aligned: the window sum counts
+	sum          int64   // settled admits in the last (or the aligned) window
 	peak, events int64
-	pub          atomic.Pointer[CheckResult]
 }
 
 // NewSlidingChecker checks any window of windowMs (sliding) or only aligned windows (fixed).
 // horizonMs is how late an admit may be recorded after a newer one (the request timeout).
 func NewSlidingChecker(limit, windowMs, horizonMs int64, aligned bool) *SlidingChecker {
-	c := &SlidingChecker{limit: limit, window: windowMs, aligned: aligned, hist: make([]int64, windowMs)}
-	c.ring = newMSRing(windowMs, horizonMs, c.settle)
-	c.pub.Store(&CheckResult{})
+	c := &SlidingChecker{limit: limit, window: windowMs, aligned: aligned, windowIndex: math.MinInt64}
+	c.log = newAdmitLog(horizonMs, c.settle)
 	return c
 }
 
 func (c *SlidingChecker) settle(ms, n int64) {
-	i := ms % c.window
-	if c.aligned && i == 0 {
-		c.sum = 0 // a new fixed window starts counting from zero
-		clear(c.hist)
+	if c.aligned {
+		if w := floorDiv(ms, c.window); w != c.windowIndex {
+			c.windowIndex, c.sum = w, 0 // a new fixed window starts counting from zero
+		}
+	} else {
+		for c.hist.len() > 0 && c.hist.front().ms <= ms-c.window {
+			c.sum -= c.hist.popFront().n // left the window (t-window, t]
+		}
+		c.hist.add(ms, n)
 	}
-	c.sum += n - c.hist[i]
-	c.hist[i] = n
-	if c.sum > c.peak {
-		c.peak = c.sum
-	}
-	if n > 0 && c.sum > c.limit {
+	c.sum += n
+	c.peak = max(c.peak, c.sum)
+	if c.sum > c.limit {
 		c.events += min(n, c.sum-c.limit)
 	}
-	c.pub.Store(&CheckResult{Peak: c.peak, Overshoot: max(0, c.peak-c.limit), OvershootEvent: c.events, Current: c.sum})
 }
 
 // Admit implements Checker.
-func (c *SlidingChecker) Admit(nowMs int64) { c.ring.add(nowMs) }
+func (c *SlidingChecker) Admit(nowMs int64) { c.log.add(nowMs) }
 
 // Release implements Checker.
 func (c *SlidingChecker) Release() {}
 
 // Result implements Checker: the settled verdict plus the milliseconds still open to late
-// admits, walked without settling them, so a live view does not lag by the horizon.
+// admits, walked without settling them, so a live view does not lag by the horizon. The walk
+// visits only milliseconds that saw admits.
 func (c *SlidingChecker) Result() CheckResult {
-	c.ring.mu.Lock()
-	defer c.ring.mu.Unlock()
-	res := *c.pub.Load()
-	sum, settled := c.sum, c.ring.settled
-	c.ring.pending(func(ms, n int64) {
-		i := ms % c.window
-		switch {
-		case c.aligned:
-			if i == 0 {
-				sum = 0 // a new fixed window
-			}
-		case ms-c.window <= settled:
-			sum -= c.hist[i] // the millisecond leaving the window, already settled
-		default:
-			sum -= c.ring.count(ms - c.window)
-		}
-		sum += n
-		if sum > res.Peak {
-			res.Peak = sum
-		}
-		if n > 0 && sum > c.limit {
+	c.log.mu.Lock()
+	defer c.log.mu.Unlock()
+	res := CheckResult{Peak: c.peak, OvershootEvent: c.events}
+	sum, pending := c.sum, &c.log.pending
+	observe := func(n int64) {
+		res.Peak = max(res.Peak, sum)
+		if sum > c.limit {
 			res.OvershootEvent += min(n, sum-c.limit)
 		}
-	})
+	}
+	if c.aligned {
+		w := c.windowIndex
+		for i := 0; i < pending.len(); i++ {
+			p := pending.at(i)
+			if pw := floorDiv(p.ms, c.window); pw != w {
+				w, sum = pw, 0
+			}
+			sum += p.n
+			observe(p.n)
+		}
+		if c.log.started && floorDiv(c.log.newest, c.window) != w {
+			sum = 0
+		}
+	} else {
+		// The admits leaving the window, oldest first: the settled history, then the pending.
+		settled := c.hist.len()
+		entry := func(i int) msCount {
+			if i < settled {
+				return c.hist.at(i)
+			}
+			return pending.at(i - settled)
+		}
+		tail := 0
+		leave := func(through int64) {
+			for tail < settled+pending.len() && entry(tail).ms <= through {
+				sum -= entry(tail).n
+				tail++
+			}
+		}
+		for i := 0; i < pending.len(); i++ {
+			p := pending.at(i)
+			sum += p.n
+			leave(p.ms - c.window)
+			observe(p.n)
+		}
+		if c.log.started {
+			leave(c.log.newest - c.window)
+		}
+	}
 	res.Current = sum
 	res.Overshoot = max(0, res.Peak-c.limit)
-	res.Unjudged = c.ring.late
+	res.Unjudged = c.log.late
 	return res
 }
 
 // Finish implements Checker.
 func (c *SlidingChecker) Finish() CheckResult {
-	c.ring.finish()
+	c.log.finish()
 	return c.Result()
+}
+
+// floorDiv is a/b rounded down, so windows before the epoch line up too.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
 }
 
 // BucketChecker checks the token-bucket invariant over admitted now values: in any interval
 // of T ms at most burst + rate*T/1000 admits (cost 1). Peak is the largest draw beyond refill,
 // count - rate*T, over any interval; overshoot is how far that exceeds burst, in whole requests.
+//
+// The draw over [t1, t] is A(t) - A(t1-1) - rate*(t-t1) for the admit count A, so the worst
+// interval ending at t starts where A(t1-1) - rate*t1 is least. Between two admits A is flat
+// and that base falls with t1, so the least base is always found at a millisecond that saw
+// admits: only those are settled.
 type BucketChecker struct {
 	burst   int64
 	rate    float64 // tokens per ms
 	cost    int64
-	ring    *msRing
-	total   int64   // admits settled so far: A(t)
+	log     *admitLog
+	settled bucketState // guarded by log.mu
+	current int64       // admits in the newest settled millisecond
+}
+
+// bucketState is what settling moves forward; Result walks the open milliseconds on a copy.
+type bucketState struct {
+	total   int64   // admits so far: A(t)
 	minBase float64 // min over t1 of A(t1-1) - rate*t1
 	haveMin bool
 	peak    float64
 	events  int64
-	pub     atomic.Pointer[CheckResult]
 }
 
 // NewBucketChecker checks a bucket of burst tokens refilled at ratePerSec, cost tokens a request.
@@ -261,71 +234,54 @@ func NewBucketChecker(burst int64, ratePerSec float64, cost, horizonMs int64) *B
 		cost = 1
 	}
 	c := &BucketChecker{burst: burst, rate: ratePerSec / 1000, cost: cost}
-	c.ring = newMSRing(1, horizonMs, c.settle)
-	c.pub.Store(&CheckResult{})
+	c.log = newAdmitLog(horizonMs, c.settle)
 	return c
 }
 
-func (c *BucketChecker) settle(ms, n int64) {
+// step adds n admits at ms.
+func (s *bucketState) step(c *BucketChecker, ms, n int64) {
 	t := float64(ms)
-	base := float64(c.total) - c.rate*t
-	if !c.haveMin || base < c.minBase {
-		c.minBase, c.haveMin = base, true
+	if base := float64(s.total) - c.rate*t; !s.haveMin || base < s.minBase {
+		s.minBase, s.haveMin = base, true
 	}
-	if n == 0 {
-		return
-	}
-	c.total += n * c.cost
-	drawn := float64(c.total) - c.rate*t - c.minBase
-	if drawn > c.peak {
-		c.peak = drawn
-	}
+	s.total += n * c.cost
+	drawn := float64(s.total) - c.rate*t - s.minBase
+	s.peak = max(s.peak, drawn)
 	// Whole requests beyond burst: a fraction of a token of excess is clock noise between
 	// racing clients, not a request that should have been refused.
-	over := int64(math.Floor(drawn+1e-9)) - c.burst
-	if over > 0 {
-		c.events += min(n, over)
+	if over := int64(math.Floor(drawn+1e-9)) - c.burst; over > 0 {
+		s.events += min(n, over)
 	}
-	peak := int64(math.Floor(c.peak + 1e-9))
-	c.pub.Store(&CheckResult{Peak: peak, Overshoot: max(0, peak-c.burst), OvershootEvent: c.events, Current: n})
+}
+
+func (c *BucketChecker) settle(ms, n int64) {
+	c.settled.step(c, ms, n)
+	c.current = n
 }
 
 // Admit implements Checker.
-func (c *BucketChecker) Admit(nowMs int64) { c.ring.add(nowMs) }
+func (c *BucketChecker) Admit(nowMs int64) { c.log.add(nowMs) }
 
 // Release implements Checker.
 func (c *BucketChecker) Release() {}
 
-// Result implements Checker: the settled verdict plus the open milliseconds, walked without
-// settling them.
+// Result implements Checker: the settled verdict plus the open milliseconds that saw admits,
+// walked without settling them.
 func (c *BucketChecker) Result() CheckResult {
-	c.ring.mu.Lock()
-	defer c.ring.mu.Unlock()
-	res := *c.pub.Load()
-	total, minBase, haveMin, peak := c.total, c.minBase, c.haveMin, c.peak
-	c.ring.pending(func(ms, n int64) {
-		t := float64(ms)
-		if base := float64(total) - c.rate*t; !haveMin || base < minBase {
-			minBase, haveMin = base, true
-		}
-		if n == 0 {
-			return
-		}
-		total += n * c.cost
-		drawn := float64(total) - c.rate*t - minBase
-		peak = max(peak, drawn)
-		if over := int64(math.Floor(drawn+1e-9)) - c.burst; over > 0 {
-			res.OvershootEvent += min(n, over)
-		}
-	})
-	res.Peak = int64(math.Floor(peak + 1e-9))
-	res.Overshoot = max(0, res.Peak-c.burst)
-	res.Unjudged = c.ring.late
-	return res
+	c.log.mu.Lock()
+	defer c.log.mu.Unlock()
+	s := c.settled
+	for i := 0; i < c.log.pending.len(); i++ {
+		p := c.log.pending.at(i)
+		s.step(c, p.ms, p.n)
+	}
+	peak := int64(math.Floor(s.peak + 1e-9))
+	return CheckResult{Peak: peak, Overshoot: max(0, peak-c.burst), OvershootEvent: s.events, Current: c.current,
+		Unjudged: c.log.late}
 }
 
 // Finish implements Checker.
 func (c *BucketChecker) Finish() CheckResult {
-	c.ring.finish()
+	c.log.finish()
 	return c.Result()
 }

@@ -22,6 +22,9 @@ type StrategyRun struct {
 	// ServerClock: the strategy's script reads TIME, so window and bucket evidence uses each
 	// admitted call's [sent, replied] interval (IntervalChecker), not the time it was given.
 	ServerClock bool
+	// Admits, for the window and bucket limiters, shares the admitted times with the other
+	// processes of the run and judges them all together; nil judges this process's alone.
+	Admits *SharedAdmits
 }
 
 // Config describes one run. Durations and counts are validated by the caller.
@@ -35,6 +38,7 @@ type Config struct {
 	// Strategies run at the same time, each with Workers goroutines and its own keys.
 	Strategies []StrategyRun
 	Workers    int
+	Conns      int           // connections each strategy's workers share (0: one per worker); reported only
 	Duration   time.Duration // stop after this much unpaused time (0: no time bound)
 	Requests   int64         // stop after this many decisions per strategy (0: no count bound)
 	Hold       time.Duration // concurrency: how long an admitted request holds its slot; windows and bucket: a think time after each admit
@@ -193,7 +197,7 @@ loop:
 	}
 	return Summary{
 		RunID: cfg.RunID, Target: cfg.Target, Limiter: cfg.Limiter, Limit: cfg.Limit, Workers: cfg.Workers,
-		Duration: clock.active, Interrupted: ctx.Err() != nil, Strategies: final.Strategies,
+		Conns: cfg.Conns, Duration: clock.active, Interrupted: ctx.Err() != nil, Strategies: final.Strategies,
 	}, nil
 }
 

@@ -66,18 +66,28 @@ func (s *strategyState) newChecker(key string) Checker {
 	if s.run.ServerClock && s.cfg.Limiter != limiter.Concurrency {
 		return newIntervalChecker(s.cfg)
 	}
-	switch s.cfg.Limiter {
-	case limiter.Concurrency:
+	if s.cfg.Limiter == limiter.Concurrency {
 		if s.run.Witness != nil {
 			return s.run.Witness(key)
 		}
 		return NewWitness(s.cfg.Limit)
+	}
+	local := invariantChecker(s.cfg.Limiter, s.cfg.Limit, s.cfg.Window, s.cfg.Rate, horizon)
+	if s.run.Admits != nil {
+		return s.run.Admits.Checker(key, local)
+	}
+	return local
+}
+
+// invariantChecker checks a window or bucket limiter's invariant over admitted now values.
+func invariantChecker(kind limiter.Kind, limit int64, window time.Duration, rate float64, horizonMs int64) Checker {
+	switch kind {
 	case limiter.FixedWindow:
-		return NewSlidingChecker(s.cfg.Limit, s.cfg.Window.Milliseconds(), horizon, true)
+		return NewSlidingChecker(limit, window.Milliseconds(), horizonMs, true)
 	case limiter.SlidingWindow:
-		return NewSlidingChecker(s.cfg.Limit, s.cfg.Window.Milliseconds(), horizon, false)
+		return NewSlidingChecker(limit, window.Milliseconds(), horizonMs, false)
 	default:
-		return NewBucketChecker(s.cfg.Limit, s.cfg.Rate, 1, horizon)
+		return NewBucketChecker(limit, rate, 1, horizonMs)
 	}
 }
 
@@ -334,6 +344,9 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 	}
 	s.lastAttempts = attempts
 	s.histMu.Lock()
+	if final {
+		v.Histogram = s.hist.Export()
+	}
 	if s.hist.TotalCount() > 0 {
 		v.Latency = Latency{
 			P50: us(s.hist.ValueAtQuantile(50)), P90: us(s.hist.ValueAtQuantile(90)),

@@ -3,6 +3,8 @@ package bench
 import (
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -57,6 +59,9 @@ type StrategySnapshot struct {
 	Throughput    float64
 	AvgThroughput float64
 	Latency       Latency
+	// Histogram is the latency histogram (µs) of the final snapshot, for merging the runs of
+	// several processes; nil on live ticks.
+	Histogram *hdrhistogram.Snapshot
 	// ServerUsecPerCall is Redis's own time per decision from INFO commandstats; nil when the
 	// server does not report it or it cannot be told apart from another strategy's.
 	ServerUsecPerCall *float64
@@ -92,6 +97,8 @@ type Summary struct {
 	Limiter     limiter.Kind
 	Limit       int64
 	Workers     int
+	Conns       int           // connections each strategy's workers shared, pipelined; 0: one per worker
+	Processes   int           // hammer report: how many processes' summaries were merged (0: one run)
 	Duration    time.Duration // actual wall time of the load
 	Interrupted bool
 	Strategies  []StrategySnapshot

@@ -72,6 +72,7 @@ type session struct {
 	keys       KeyScheme
 	cfg        bench.Config
 	witnessKey func(string) string // nil without the Redis witness
+	closers    []func()            // the strategies' own clients (--conns)
 }
 
 // Run is one hammer session: lint a custom script, open or start the target, build the
@@ -100,6 +101,7 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	}
 	closeTarget, err := s.openTarget(ctx)
 	defer closeTarget()
+	defer s.closeClients()
 	if err != nil {
 		return Result{}, err
 	}
@@ -127,6 +129,9 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 // stops what was started.
 func (s *session) openTarget(ctx context.Context) (func(), error) {
 	poolSize := s.opts.Workers*len(s.opts.Strategies) + 16
+	if s.opts.Conns > 0 {
+		poolSize = 16 // the workers have their strategies' own clients
+	}
 	if s.deps.Connect != nil {
 		rdb, target, err := s.deps.Connect(ctx, poolSize)
 		if err != nil {
@@ -160,7 +165,7 @@ func (s *session) build(runID string) error {
 	o := s.opts
 	s.cfg = bench.Config{
 		RunID: runID, Target: s.target, Limiter: o.Limiter, Limit: o.Limit, Window: o.Window,
-		Rate: float64(o.Limit) / o.Window.Seconds(), Workers: o.Workers, Duration: o.Duration,
+		Rate: float64(o.Limit) / o.Window.Seconds(), Workers: o.Workers, Conns: o.Conns, Duration: o.Duration,
 		Requests: o.Requests, Hold: o.Hold, OpenRate: o.OpenRate, KeyCount: o.Keys, KeyFor: s.keys.Key,
 		FailOpen: o.FailOpen, Horizon: s.deps.Timeout, Now: s.deps.Now, Tick: o.Tick,
 		ErrorBackoff: 10 * time.Millisecond, Profile: o.Profile, Skew: o.Skew,
@@ -176,21 +181,51 @@ func (s *session) build(runID string) error {
 		s.witnessKey = s.keys.Witness
 	}
 	for _, st := range o.Strategies {
-		lim, err := limiter.New(o.Limiter, st, s.rdb, lcfg)
+		rdb := s.strategyClient(st)
+		lim, err := limiter.New(o.Limiter, st, rdb, lcfg)
 		if err != nil {
 			return exitcode.Usagef("%v", err)
 		}
 		cmds, inner := limiter.Commands(o.Limiter, st)
 		run := bench.StrategyRun{Name: string(st), Limiter: lim, Commands: cmds, Inner: inner,
 			ServerClock: ClockOf(o, st) == contract.ServerClock}
+		if o.RedisWitness && o.Limiter != limiter.Concurrency {
+			// Window and bucket limiters: judged over every process's admits together.
+			run.Admits = bench.NewSharedAdmits(s.rdb, o.Limiter, o.Limit, o.Window, s.cfg.Rate, s.deps.Timeout, s.deps.Now)
+			s.closers = append(s.closers, run.Admits.Close)
+		}
 		if s.witnessKey != nil {
 			run.Witness = func(key string) bench.Checker {
-				return bench.NewRedisWitness(s.rdb, s.witnessKey(key), o.Limit, s.deps.Timeout)
+				return bench.NewRedisWitness(rdb, s.witnessKey(key), o.Limit, s.deps.Timeout)
 			}
 		}
 		s.cfg.Strategies = append(s.cfg.Strategies, run)
 	}
 	return nil
+}
+
+// strategyClient is the client a strategy's workers share. With Conns, each strategy gets Conns
+// connections of its own, and its single commands are pipelined over them; watch and multi
+// keep a connection per transaction (WATCH state and MULTI/EXEC blocks cannot interleave with
+// other workers' commands), so their workers share Conns connections without pipelining.
+func (s *session) strategyClient(st limiter.Strategy) redis.UniversalClient {
+	if s.opts.Conns == 0 {
+		return s.rdb
+	}
+	base := redisconn.Twin(s.rdb, s.opts.Conns)
+	if st == limiter.Watch || st == limiter.Multi {
+		s.closers = append(s.closers, func() { base.Close() })
+		return base
+	}
+	front, stop := redisconn.Pipeline(base, s.opts.Conns)
+	s.closers = append(s.closers, func() { stop(); base.Close() })
+	return front
+}
+
+func (s *session) closeClients() {
+	for _, c := range s.closers {
+		c()
+	}
 }
 
 // load drives the engine with the watcher and the injected faults alongside, cleans up and
@@ -219,6 +254,12 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	watchErr := <-watchDone
 
 	res := Result{Options: s.opts, Summary: summary, WatchErr: watchErr}
+	if runErr == nil && s.opts.RunID != "" && s.opts.RedisWitness {
+		// Other processes may share this run: leave the summary for `hammer report`.
+		if err := s.publish(summary); err != nil {
+			s.deps.notice("warning: could not leave this process's summary for hammer report: " + oneLine(err.Error()))
+		}
+	}
 	if s.opts.KeepKeys {
 		res.KeysKept = s.keys.Describe()
 	} else {

@@ -1,0 +1,85 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/hammer"
+)
+
+type hammerReportOptions struct {
+	runID   string
+	prefix  string
+	asserts []string
+}
+
+// newHammerReportCmd merges what every process of one run left in Redis.
+func newHammerReportCmd(f *Factory) *cobra.Command {
+	opts := &hammerReportOptions{}
+	c := &cobra.Command{
+		Use:   "report --run-id ID",
+		Short: "Merged summary of every hammer process that ran with --run-id ID --witness redis",
+		Long: `Each hammer process run with --run-id ID --witness redis leaves its summary in Redis (for 24h,
+under <prefix>:report:{ID}:...). This merges them: attempts, admitted, rejected and errors summed,
+latency percentiles from the merged HDR histograms, "processes": N. Peak and overshoot are joint:
+the concurrency witness is one Redis counter every process shares, and with --witness redis the
+window and bucket limiters' admitted times are shared in Redis and every process judges all of
+them (the process that finished last saw them all). Run the processes with --keep-keys (the first
+to finish would otherwise delete the limiter keys the others still use); the keys expire on their
+own, or delete them with redis-cli --scan --pattern '<prefix>:{ID*' | xargs redis-cli unlink.`,
+		Example: `  limitctl hammer report --run-id nightly-42 -o json
+  limitctl hammer report --run-id nightly-42 --assert 'lua.overshoot==0' --assert 'naive.overshoot>0'`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if !hammer.ValidRunID(opts.runID) {
+				return usagef("--run-id must be 1-64 letters, digits, '-' or '_', got %q", opts.runID)
+			}
+			return runHammerReport(c.Context(), f, opts)
+		},
+	}
+	c.Flags().StringVar(&opts.runID, "run-id", "", "the run id the hammer processes shared (required)")
+	c.Flags().StringVar(&opts.prefix, "prefix", "limitctl", "key prefix the processes used")
+	c.Flags().StringArrayVar(&opts.asserts, "assert", nil, "threshold the merged summary must meet, e.g. 'lua.overshoot==0' (exit 3 if one fails)")
+	return c
+}
+
+func runHammerReport(ctx context.Context, f *Factory, o *hammerReportOptions) error {
+	format, err := f.Format()
+	if err != nil {
+		return err
+	}
+	rdb, _, err := f.Client(ctx)
+	if err != nil {
+		return err
+	}
+	summary, err := hammer.Report(ctx, rdb, o.prefix, o.runID)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(summary.Strategies))
+	for i, s := range summary.Strategies {
+		names[i] = s.Name
+	}
+	var assertions []bench.Assertion
+	for _, expr := range o.asserts {
+		a, err := bench.ParseAssertion(expr, names)
+		if err != nil {
+			return usagef("--assert: %v", err)
+		}
+		assertions = append(assertions, a)
+	}
+	res := hammer.Result{Summary: summary}
+	res.Assertions, res.Passed = hammer.Judge(assertions, summary)
+	for _, r := range res.Assertions {
+		if !r.Passed {
+			res.Failures = append(res.Failures, fmt.Sprintf("%s (%s)", r.Expr, hammer.AssertionDetail(r)))
+		}
+	}
+	if err := writeHammerSummary(f, format, res); err != nil {
+		return err
+	}
+	return res.Err()
+}

@@ -1,0 +1,77 @@
+package cmd
+
+import (
+	"encoding/json"
+	"sync"
+	"testing"
+
+	"github.com/limitctl/limitctl/internal/redistest"
+)
+
+func TestHammerReportMergesThreeProcesses(t *testing.T) {
+	for _, kind := range []string{"concurrency", "sliding-window"} {
+		t.Run(kind, func(t *testing.T) { testThreeProcesses(t, kind) })
+	}
+}
+
+func testThreeProcesses(t *testing.T, kind string) {
+	srv := redistest.Start(t)
+	// Three processes share one run: each has 8 workers, so a naive peak above 8 in-flight is
+	// joint evidence that only the shared witness can see. --keep-keys: the first process to
+	// finish must not delete the limiter keys the others still use.
+	var wg sync.WaitGroup
+	runs := make([]result, 3)
+	for i := range runs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			bound := []string{"--requests", "1500"}
+			if kind == "sliding-window" {
+				bound = []string{"--duration", "3s", "--window", "100ms"} // thirty windows to contend
+			}
+			args := append([]string{"--addr", srv.Addr, "hammer", "--limiter", kind, "--limit", "8", "--run-id", "three",
+				"--witness", "redis", "--keep-keys", "--workers", "8", "--hold", "5ms", "-o", "json"}, bound...)
+			runs[i] = execBinary(t, nil, args...)
+		}(i)
+	}
+	wg.Wait()
+	var attempts [2]int64
+	for _, r := range runs {
+		r.wantExit(t, ExitOK)
+		var one hammerJSON
+		if err := json.Unmarshal([]byte(r.out), &one); err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range one.Strategies {
+			attempts[i] += s.Attempts
+		}
+	}
+	r := execBinary(t, nil, "--addr", srv.Addr, "hammer", "report", "--run-id", "three", "-o", "json",
+		"--assert", "lua.overshoot==0").wantExit(t, ExitOK)
+	var merged hammerJSON
+	if err := json.Unmarshal([]byte(r.out), &merged); err != nil {
+		t.Fatal(err)
+	}
+	if merged.Processes != 3 || merged.Workers != 24 {
+		t.Fatalf("processes %d, workers %d; want 3 processes of 8 workers", merged.Processes, merged.Workers)
+	}
+	for i, s := range merged.Strategies {
+		if s.Attempts != attempts[i] {
+			t.Errorf("%s: merged attempts %d, the three processes made %d", s.Name, s.Attempts, attempts[i])
+		}
+		if s.Admitted+s.Rejected+s.Errors != s.Attempts || s.LatencyMs.P99 <= 0 || s.LatencyMs.Max < s.LatencyMs.P99 {
+			t.Errorf("%s: merged counts or latency do not add up: %+v", s.Name, s)
+		}
+	}
+	naive, lua := merged.Strategies[0], merged.Strategies[1]
+	if naive.Name != "naive" || naive.Overshoot == 0 {
+		t.Errorf("naive across three processes: peak %d overshoot %d; want an overshoot", naive.Peak, naive.Overshoot)
+	}
+	if kind == "concurrency" && naive.Peak <= 8 {
+		t.Errorf("naive's joint peak %d: three processes of 8 workers each must have held more than 8 slots at once", naive.Peak)
+	}
+	if lua.Name != "lua" || lua.Overshoot != 0 || !lua.Contended || lua.Peak != 8 {
+		t.Errorf("lua across three processes: peak %d overshoot %d contended %v; want the limit 8, 0 and contended", lua.Peak, lua.Overshoot, lua.Contended)
+	}
+	execBinary(t, nil, "--addr", srv.Addr, "hammer", "report", "--run-id", "nobody").wantExit(t, ExitError)
+}

@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Merge is the summary of several processes that ran one run side by side (the same run id,
+// limiter and limit): counts summed, latency percentiles from the merged histograms, the peak
+// and overshoot the worst process saw, overshoot events summed. With a shared Redis witness each
+// process's peak is the joint in-flight count and each event is a distinct witness value above
+// the limit, so both are joint evidence; a window or bucket checker with SharedAdmits judges
+// every process's admits, and the process that finished last judged them all.
+func Merge(runs []Summary) (Summary, error) {
+	if len(runs) == 0 {
+		return Summary{}, fmt.Errorf("no process summary to merge")
+	}
+	out := runs[0]
+	out.Strategies = nil
+	out.Workers, out.Conns, out.Duration, out.Interrupted = 0, 0, 0, false
+	out.Processes = len(runs)
+	index := map[string]int{}
+	hists := map[string]*hdrhistogram.Histogram{}
+	serverTime := map[string][2]float64{} // usec x attempts, attempts
+	for _, r := range runs {
+		if r.Limiter != out.Limiter || r.Limit != out.Limit {
+			return Summary{}, fmt.Errorf("run %s mixes processes of limiter %s limit %d and limiter %s limit %d",
+				out.RunID, out.Limiter, out.Limit, r.Limiter, r.Limit)
+		}
+		out.Workers += r.Workers
+		out.Conns += r.Conns
+		out.Duration = max(out.Duration, r.Duration)
+		out.Interrupted = out.Interrupted || r.Interrupted
+		for _, s := range r.Strategies {
+			i, ok := index[s.Name]
+			if !ok {
+				i = len(out.Strategies)
+				index[s.Name] = i
+				out.Strategies = append(out.Strategies, StrategySnapshot{Name: s.Name, ErrorsByKind: map[string]int64{}})
+			}
+			mergeStrategy(&out.Strategies[i], s)
+			if s.Histogram != nil {
+				h := hdrhistogram.Import(s.Histogram)
+				if hists[s.Name] == nil {
+					hists[s.Name] = hdrhistogram.New(histMin, histMax, histSigFigs)
+				}
+				hists[s.Name].Merge(h)
+			}
+			if s.ServerUsecPerCall != nil {
+				st := serverTime[s.Name]
+				serverTime[s.Name] = [2]float64{st[0] + *s.ServerUsecPerCall*float64(s.Attempts), st[1] + float64(s.Attempts)}
+			}
+		}
+	}
+	for i := range out.Strategies {
+		s := &out.Strategies[i]
+		if h := hists[s.Name]; h != nil && h.TotalCount() > 0 {
+			s.Latency = Latency{
+				P50: us(h.ValueAtQuantile(50)), P90: us(h.ValueAtQuantile(90)), P99: us(h.ValueAtQuantile(99)),
+				P999: us(h.ValueAtQuantile(99.9)), Max: us(h.Max()),
+			}
+			s.Histogram = h.Export()
+		}
+		if st := serverTime[s.Name]; st[1] > 0 {
+			v := round3(st[0] / st[1])
+			s.ServerUsecPerCall = &v
+		}
+	}
+	return out, nil
+}
+
+// mergeStrategy adds one process's numbers for a strategy into m.
+func mergeStrategy(m *StrategySnapshot, s StrategySnapshot) {
+	m.Attempts += s.Attempts
+	m.Admitted += s.Admitted
+	m.Rejected += s.Rejected
+	m.Errors += s.Errors
+	m.Retries += s.Retries
+	m.FailOpenAdmits += s.FailOpenAdmits
+	m.FailClosedRejects += s.FailClosedRejects
+	m.ReleaseErrors += s.ReleaseErrors
+	m.Unjudged += s.Unjudged
+	for k, n := range s.ErrorsByKind {
+		m.ErrorsByKind[k] += n
+	}
+	for _, e := range s.ErrorSamples {
+		found := false
+		for i := range m.ErrorSamples {
+			if m.ErrorSamples[i].Message == e.Message {
+				m.ErrorSamples[i].Count += e.Count
+				found = true
+			}
+		}
+		if !found && len(m.ErrorSamples) < MaxErrorSamples {
+			m.ErrorSamples = append(m.ErrorSamples, e)
+		}
+	}
+	m.Contended = m.Contended || s.Contended
+	m.Peak = max(m.Peak, s.Peak)
+	m.Overshoot = max(m.Overshoot, s.Overshoot)
+	m.OvershootEvent += s.OvershootEvent
+	// The processes ran side by side: their rates add up.
+	m.Throughput += s.Throughput
+	m.AvgThroughput += s.AvgThroughput
+}

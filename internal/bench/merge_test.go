@@ -1,0 +1,47 @@
+package bench
+
+import (
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+func histOf(values ...int64) *hdrhistogram.Snapshot {
+	h := hdrhistogram.New(histMin, histMax, histSigFigs)
+	for _, v := range values {
+		h.RecordValue(v)
+	}
+	return h.Export()
+}
+
+func TestMergeSumsCountsAndMergesHistograms(t *testing.T) {
+	a := Summary{RunID: "r", Limiter: "concurrency", Limit: 5, Workers: 4, Duration: 2 * time.Second, Strategies: []StrategySnapshot{
+		{Name: "lua", Attempts: 100, Admitted: 60, Rejected: 40, Peak: 5, Contended: true, Histogram: histOf(100, 100, 100)},
+	}}
+	b := Summary{RunID: "r", Limiter: "concurrency", Limit: 5, Workers: 4, Duration: 3 * time.Second, Strategies: []StrategySnapshot{
+		{Name: "lua", Attempts: 50, Admitted: 20, Rejected: 28, Errors: 2, Peak: 7, OvershootEvent: 3, Overshoot: 2,
+			ErrorsByKind: map[string]int64{"timeout": 2}, Histogram: histOf(9000)},
+	}}
+	m, err := Merge([]Summary{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.Strategies[0]
+	if m.Processes != 2 || m.Workers != 8 || m.Duration != 3*time.Second {
+		t.Fatalf("run: %d processes, %d workers, %s; want 2, 8, 3s", m.Processes, m.Workers, m.Duration)
+	}
+	if s.Attempts != 150 || s.Admitted != 80 || s.Rejected != 68 || s.Errors != 2 || s.ErrorsByKind["timeout"] != 2 {
+		t.Fatalf("counts not summed: %+v", s)
+	}
+	if s.Peak != 7 || s.Overshoot != 2 || s.OvershootEvent != 3 || !s.Contended {
+		t.Fatalf("evidence: %+v", s)
+	}
+	// Four latencies, one of them 9ms: p50 from the 100µs ones, max the 9ms from the other process.
+	if s.Latency.P50 != 100*time.Microsecond || s.Latency.Max < 8990*time.Microsecond {
+		t.Fatalf("merged latency %+v, want p50 100µs and max ~9ms", s.Latency)
+	}
+	if _, err := Merge([]Summary{a, {RunID: "r", Limiter: "concurrency", Limit: 6}}); err == nil {
+		t.Fatal("processes with different limits were merged")
+	}
+}

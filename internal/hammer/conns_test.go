@@ -1,0 +1,69 @@
+package hammer
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/redistest"
+)
+
+func connectionsReceived(t *testing.T, srv *redistest.Server) int {
+	t.Helper()
+	info, err := srv.Client(t).Info(context.Background(), "stats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "total_connections_received:"); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	t.Fatal("INFO stats has no total_connections_received")
+	return 0
+}
+
+func TestSharedConnectionsKeepTheEvidence(t *testing.T) {
+	// 64 workers per strategy on 4 pipelined connections each: naive must still be caught
+	// overshooting, the atomic strategies must still show none, and the server must have seen
+	// a handful of connections, not one per worker.
+	for _, kind := range []limiter.Kind{limiter.Concurrency, limiter.FixedWindow} {
+		t.Run(string(kind), func(t *testing.T) {
+			srv := redistest.Start(t)
+			o := baseOptions()
+			o.Limiter, o.Workers, o.Conns, o.Requests, o.Hold = kind, 64, 4, 3000, 2*time.Millisecond
+			o.Strategies = []limiter.Strategy{limiter.Naive, limiter.Lua, limiter.Watch}
+			before := connectionsReceived(t, srv)
+			res, err := Run(context.Background(), o, Deps{Connect: connectTo(t, srv), Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if opened := connectionsReceived(t, srv) - before; opened > 3*4+16 {
+				t.Errorf("the run opened %d connections; 3 strategies x 4 shared (plus at most 16 for set-up) was the bound", opened)
+			}
+			if res.Summary.Conns != 4 {
+				t.Errorf("summary conns %d, want 4", res.Summary.Conns)
+			}
+			byName := map[string]bench.StrategySnapshot{}
+			for _, s := range res.Summary.Strategies {
+				byName[s.Name] = s
+				if s.Errors != 0 {
+					t.Errorf("%s: %d errors", s.Name, s.Errors)
+				}
+			}
+			if naive := byName["naive"]; naive.Overshoot == 0 {
+				t.Errorf("naive on shared connections showed no overshoot (peak %d, limit %d)", naive.Peak, o.Limit)
+			}
+			for _, name := range []string{"lua", "watch"} {
+				if s := byName[name]; s.Overshoot != 0 || !s.Contended {
+					t.Errorf("%s on shared connections: overshoot %d, contended %v; want 0 and contended", name, s.Overshoot, s.Contended)
+				}
+			}
+		})
+	}
+}
