@@ -337,7 +337,7 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 	cfg := bench.Config{
 		RunID: runID, Target: target, Limiter: o.kind, Limit: o.limit, Window: o.window,
 		Rate: float64(o.limit) / o.window.Seconds(), Workers: o.workers, Duration: o.duration,
-		Requests: o.requests, Hold: o.hold, OpenRate: o.rate, KeyCount: o.keys,
+		Requests: o.requests, Hold: o.hold, StaleAfter: o.staleAfter, OpenRate: o.rate, KeyCount: o.keys,
 		KeyFor: func(strategy string, i int) string {
 			return hammerKey(o.prefix, runID, strategy, i, o.keys)
 		},
@@ -360,7 +360,7 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 		run := bench.StrategyRun{Name: string(s), Limiter: lim, Commands: cmds, Inner: inner}
 		if o.witness == "redis" && o.kind == limiter.Concurrency {
 			run.Witness = func(key string) bench.Checker {
-				return bench.NewRedisWitness(rdb, key+":witness", o.limit, f.Conn.Timeout)
+				return bench.NewRedisWitness(rdb, key+":witness", o.limit, o.staleAfter, f.Conn.Timeout)
 			}
 		}
 		cfg.Strategies = append(cfg.Strategies, run)

@@ -47,7 +47,7 @@ func probeCleanup(ctx context.Context, rdb redis.UniversalClient, pattern, key s
 
 func probeDecisions(ctx context.Context, f *Factory, rdb redis.UniversalClient, o *hammerOptions, strategies []bench.StrategyRun, probeKey func(string) string) error {
 	if o.witness == "redis" && o.kind == limiter.Concurrency {
-		w := bench.NewRedisWitness(rdb, probeKey("witness"), o.limit, f.Conn.Timeout)
+		w := bench.NewRedisWitness(rdb, probeKey("witness"), o.limit, o.staleAfter, f.Conn.Timeout)
 		if err := w.Probe(ctx); isPermissionError(err) {
 			return fmt.Errorf("--witness redis cannot run: %s", permissionMessage(err))
 		}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -29,22 +30,121 @@ type CheckResult struct {
 	Current        int64 // in flight now, or the count of the newest window
 }
 
-// Witness is the in-process witness for the concurrency limiter: incremented after an
-// acquire returns allowed, decremented before its release starts, so a value above the limit
-// proves that many admitted requests held a slot at once.
-type Witness struct {
-	limit    int64
-	inFlight atomic.Int64
-	peak     atomic.Int64
-	tickPeak atomic.Int64 // highest value since the last TakeTickPeak
-	events   atomic.Int64
+// HeldChecker is the concurrency limiter's checker. Each admitted request is held until its
+// release, which names its own admit (id), so a release can never cancel another request's
+// admit. nowMs is the decision time the limiter scored the request by: once two held requests
+// are stale-after apart, the limiter may rightly have reclaimed the older one, so they are
+// never counted together as evidence.
+type HeldChecker interface {
+	Checker
+	// AdmitHeld records request id admitted at nowMs, after its acquire returned.
+	AdmitHeld(id uint64, nowMs int64)
+	// ReleaseHeld records the end of request id, before its release is sent.
+	ReleaseHeld(id uint64)
 }
 
-// NewWitness returns a witness for a concurrency limit.
-func NewWitness(limit int64) *Witness { return &Witness{limit: limit} }
+// Witness is the in-process witness for the concurrency limiter: a request counts from after
+// its acquire returned allowed until before its release starts, so more than limit requests
+// held at once prove overshoot, provided the limiter had to count them all: their decision
+// times lie within stale-after of each other (an older one it may reclaim as abandoned).
+type Witness struct {
+	limit      int64
+	staleAfter int64 // ms; 0: the limiter never reclaims
+	mu         sync.Mutex
+	held       map[uint64]int64 // id -> decision time (ms)
+	anon       []uint64         // ids given by Admit, released last-in first-out by Release
+	nextAnon   uint64
+	scratch    []int64
+	inFlight   atomic.Int64
+	peak       atomic.Int64
+	tickPeak   atomic.Int64 // highest value since the last TakeTickPeak
+	events     atomic.Int64
+}
 
-// Admit implements Checker.
-func (w *Witness) Admit(int64) { w.observe(w.inFlight.Add(1)) }
+// NewWitness returns a witness for a concurrency limit whose limiter reclaims members older
+// than staleAfterMs (0: never).
+func NewWitness(limit, staleAfterMs int64) *Witness {
+	return &Witness{limit: limit, staleAfter: staleAfterMs, held: map[uint64]int64{}}
+}
+
+// Admit implements Checker for callers without request ids; Release pairs with the newest.
+func (w *Witness) Admit(nowMs int64) { w.AdmitHeld(w.anonAdmit(), nowMs) }
+
+// Release implements Checker: it ends the newest request admitted by Admit.
+func (w *Witness) Release() {
+	if id, ok := w.anonRelease(); ok {
+		w.ReleaseHeld(id)
+	}
+}
+
+// anonAdmit gives an id to an admit that came without one.
+func (w *Witness) anonAdmit() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.nextAnon++
+	id := w.nextAnon | 1<<63 // apart from the engine's ids
+	w.anon = append(w.anon, id)
+	return id
+}
+
+// anonRelease names the newest admit that came without an id.
+func (w *Witness) anonRelease() (uint64, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.anon) == 0 {
+		return 0, false
+	}
+	id := w.anon[len(w.anon)-1]
+	w.anon = w.anon[:len(w.anon)-1]
+	return id, true
+}
+
+// AdmitHeld implements HeldChecker.
+func (w *Witness) AdmitHeld(id uint64, nowMs int64) {
+	w.mu.Lock()
+	w.held[id] = nowMs
+	n := int64(len(w.held))
+	w.inFlight.Store(n)
+	if n > w.limit {
+		n = w.mostWithinStale()
+	}
+	w.mu.Unlock()
+	w.observe(n)
+}
+
+// ReleaseHeld implements HeldChecker.
+func (w *Witness) ReleaseHeld(id uint64) {
+	w.mu.Lock()
+	delete(w.held, id)
+	w.inFlight.Store(int64(len(w.held)))
+	w.mu.Unlock()
+}
+
+// mostWithinStale is the most held requests whose decision times lie less than stale-after
+// apart: the largest set the limiter had to count at once. The caller holds w.mu.
+func (w *Witness) mostWithinStale() int64 {
+	if w.staleAfter <= 0 {
+		return int64(len(w.held))
+	}
+	w.scratch = w.scratch[:0]
+	for _, t := range w.held {
+		w.scratch = append(w.scratch, t)
+	}
+	return mostWithin(w.scratch, w.staleAfter)
+}
+
+// mostWithin sorts times and returns the most of them in any span shorter than span.
+func mostWithin(times []int64, span int64) int64 {
+	slices.Sort(times)
+	best, lo := 0, 0
+	for hi := range times {
+		for times[hi]-times[lo] >= span {
+			lo++
+		}
+		best = max(best, hi-lo+1)
+	}
+	return int64(best)
+}
 
 // observe records a witness value: raises the peak, and counts an event above the limit.
 func (w *Witness) observe(v int64) {
@@ -70,9 +170,6 @@ func raise(m *atomic.Int64, v int64) {
 func (w *Witness) TakeTickPeak() int64 {
 	return w.tickPeak.Swap(w.inFlight.Load())
 }
-
-// Release implements Checker.
-func (w *Witness) Release() { w.inFlight.Add(-1) }
 
 // Result implements Checker.
 func (w *Witness) Result() CheckResult {

@@ -3,7 +3,7 @@ package bench
 import "testing"
 
 func TestWitnessCountsOnlyCoexistingAdmits(t *testing.T) {
-	w := NewWitness(2)
+	w := NewWitness(2, 0)
 	w.Admit(0)
 	w.Admit(0)
 	w.Release()
@@ -135,5 +135,31 @@ func TestAdmitsLaterThanTheHorizonAreLeftOutNotMoved(t *testing.T) {
 	c.Admit(1_010) // 190ms late with a 50ms horizon: its window is already judged
 	if got := c.Finish(); got.Overshoot != 0 {
 		t.Fatalf("a late admit was counted somewhere it never was: %+v", got)
+	}
+}
+
+func TestWitnessNeverCountsTogetherRequestsTheLimiterMayHaveReclaimed(t *testing.T) {
+	// Stale-after 100ms: held requests decided 100ms or more apart need not coexist in the
+	// limiter (it reclaims the older one as abandoned), so they are no evidence together.
+	w := NewWitness(2, 100)
+	w.AdmitHeld(1, 1_120)
+	w.AdmitHeld(2, 1_060)
+	w.AdmitHeld(3, 1_000) // three held, but 1_000 and 1_120 are 120ms apart
+	if got := w.Result(); got.Overshoot != 0 || got.OvershootEvent != 0 || got.Peak != 2 {
+		t.Fatalf("three held across 120ms with stale-after 100ms: got %+v, want peak 2 and no overshoot", got)
+	}
+	w.AdmitHeld(4, 1_050) // 1_000, 1_050, 1_060 lie within 60ms: the limiter had to count them all
+	if got := w.Result(); got.Overshoot != 1 || got.OvershootEvent != 1 || got.Peak != 3 {
+		t.Fatalf("three held within 60ms: got %+v, want peak 3, overshoot 1, 1 event", got)
+	}
+}
+
+func TestWitnessReleasePairsWithItsOwnAdmit(t *testing.T) {
+	w := NewWitness(1, 0)
+	w.AdmitHeld(1, 0)
+	w.ReleaseHeld(7) // a release whose admit never counted must not free another's slot
+	w.AdmitHeld(2, 0)
+	if got := w.Result(); got.Overshoot != 1 {
+		t.Fatalf("a stray release hid the overshoot: got %+v", got)
 	}
 }

@@ -35,6 +35,9 @@ type Config struct {
 	Duration   time.Duration // stop after this much unpaused time (0: no time bound)
 	Requests   int64         // stop after this many decisions per strategy (0: no count bound)
 	Hold       time.Duration // how long an admitted request holds its slot
+	// StaleAfter is when the concurrency limiter reclaims a member as abandoned (0: never):
+	// requests held further apart than that are not counted together as evidence.
+	StaleAfter time.Duration
 	OpenRate   float64       // decisions per second per strategy (open loop); 0 is closed loop
 	Keys       []string      // per strategy: Keys[i] is prefixed by KeyFor
 	KeyFor     func(strategy string, i int) string

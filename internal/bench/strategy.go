@@ -28,6 +28,7 @@ type strategyState struct {
 
 	attempts, admitted, rejected, errs, retries atomic.Int64
 	failOpen, failClosed, issued, releaseErrs   atomic.Int64
+	requestIDs                                  atomic.Uint64 // pairs a release with its own admit
 
 	// live counts running workers; finished is when the last one stopped (since begin), so a
 	// strategy that got through its --requests early is not rated over the others' time.
@@ -65,7 +66,7 @@ func (s *strategyState) newChecker(key string) Checker {
 		if s.run.Witness != nil {
 			return s.run.Witness(key)
 		}
-		return NewWitness(s.cfg.Limit)
+		return NewWitness(s.cfg.Limit, s.cfg.StaleAfter.Milliseconds())
 	case limiter.FixedWindow:
 		return NewSlidingChecker(s.cfg.Limit, s.cfg.Window.Milliseconds(), horizon, true)
 	case limiter.SlidingWindow:
@@ -194,10 +195,21 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 		return
 	}
 	s.admitted.Add(1)
-	check.Admit(now.UnixMilli())
+	held, isHeld := check.(HeldChecker)
+	id := s.requestIDs.Add(1)
+	if isHeld {
+		held.AdmitHeld(id, now.UnixMilli())
+	} else {
+		check.Admit(now.UnixMilli())
+	}
 	s.hold(ctx)
 	if s.cfg.Limiter == limiter.Concurrency {
-		check.Release() // before the release is sent, so the witness never over-counts
+		// Before the release is sent, so the witness never over-counts.
+		if isHeld {
+			held.ReleaseHeld(id)
+		} else {
+			check.Release()
+		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Horizon)
 		if err := s.run.Limiter.Release(rctx, key, d); err != nil {
 			s.releaseErrs.Add(1) // not a decision: counted apart from errors and their kinds
