@@ -5,97 +5,124 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"sync/atomic"
 
+	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
 // Exit codes, the same for every command.
 const (
-	ExitOK          = 0
-	ExitError       = 1   // a runtime error
-	ExitUsage       = 2   // bad flags or arguments
-	ExitCheckFailed = 3   // an assertion, a lint error, a missing script
-	ExitInterrupted = 130 // SIGINT or SIGTERM
+	ExitOK          = exitcode.OK
+	ExitError       = exitcode.Error
+	ExitUsage       = exitcode.Usage
+	ExitCheckFailed = exitcode.CheckFailed
+	ExitInterrupted = exitcode.Interrupted
 )
 
-// usageError is bad input on the command line: exit 2 with a pointer to the help.
-type usageError struct {
-	msg     string
-	command string // the command path for the hint, e.g. "limitctl hammer"
-}
+// usageError is bad input on the command line: exit 2 with a pointer to the help. It is the
+// one usage-error type, shared with internal/redisconn.
+type usageError = exitcode.UsageError
 
-func (e *usageError) Error() string { return e.msg }
+func usagef(format string, args ...any) error { return exitcode.Usagef(format, args...) }
 
-func usagef(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
-}
+func checkFailedf(format string, args ...any) error { return exitcode.CheckFailedf(format, args...) }
 
-// checkFailedError means the command ran and a check it makes failed: exit 3. Its report has
-// already been printed; the message names what failed.
-type checkFailedError struct{ msg string }
-
-func (e *checkFailedError) Error() string { return e.msg }
-
-func checkFailedf(format string, args ...any) error {
-	return &checkFailedError{msg: fmt.Sprintf(format, args...)}
-}
-
-// interruptedError means a signal stopped the command after it printed what it had done.
-type interruptedError struct{ what string }
-
-func (e *interruptedError) Error() string { return e.what }
-
-// cobra reports its own usage problems as plain errors; these are their prefixes.
-var cobraUsagePrefixes = []string{
-	"unknown command", "unknown flag", "unknown shorthand flag", "invalid argument",
-	"flag needs an argument", "accepts ", "requires at least", "requires at most",
-	"bad flag syntax", "if any flags in the group", "none of the others can be",
-}
+// interrupted is the error of a command a signal stopped after it printed what it had done.
+func interruptedError(what string) error { return &exitcode.InterruptedError{What: what} }
 
 // exitCode maps an error to the exit code and writes its one line to errOut, with the password
-// (if any) taken out.
+// (if any) taken out. Errors say their own code (ExitCode); a cancelled context is an interrupt;
+// anything else is a runtime error.
 func exitCode(err error, errOut io.Writer, secrets []string) int {
 	if err == nil {
 		return ExitOK
 	}
-	msg := redact(err.Error(), secrets)
-	var usage *usageError
-	var connUsage *redisconn.UsageError
-	var check *checkFailedError
-	var interrupted *interruptedError
-	switch {
-	case errors.As(err, &interrupted):
-		fmt.Fprintf(errOut, "limitctl: interrupted: %s\n", msg)
-		return ExitInterrupted
-	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(errOut, "limitctl: interrupted")
-		return ExitInterrupted
-	case errors.As(err, &check):
-		fmt.Fprintf(errOut, "limitctl: %s\n", msg)
-		return ExitCheckFailed
-	case errors.As(err, &usage):
-		fmt.Fprintf(errOut, "limitctl: %s (see '%s --help')\n", msg, orDefault(usage.command, "limitctl"))
-		return ExitUsage
-	case errors.As(err, &connUsage):
-		fmt.Fprintf(errOut, "limitctl: %s (see 'limitctl --help')\n", msg)
-		return ExitUsage
-	}
-	for _, p := range cobraUsagePrefixes {
-		if strings.HasPrefix(err.Error(), p) {
-			fmt.Fprintf(errOut, "limitctl: %s (see 'limitctl --help')\n", oneLine(msg))
-			return ExitUsage
+	code, msg := classify(err, secrets)
+	switch code {
+	case ExitInterrupted:
+		if msg == "" {
+			fmt.Fprintln(errOut, "limitctl: interrupted")
+		} else {
+			fmt.Fprintf(errOut, "limitctl: interrupted: %s\n", msg)
 		}
+	case ExitUsage:
+		command := "limitctl"
+		var usage *usageError
+		if errors.As(err, &usage) && usage.Command != "" {
+			command = usage.Command
+		}
+		fmt.Fprintf(errOut, "limitctl: %s (see '%s --help')\n", msg, command)
+	default:
+		fmt.Fprintf(errOut, "limitctl: %s\n", msg)
 	}
-	fmt.Fprintf(errOut, "limitctl: %s\n", oneLine(msg))
-	return ExitError
+	return code
 }
 
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
+// classify is an error's exit code and its one line, redacted.
+func classify(err error, secrets []string) (int, string) {
+	msg := oneLine(redact(err.Error(), secrets))
+	var coded exitcode.Coder
+	switch {
+	case errors.As(err, &coded):
+		return coded.ExitCode(), msg
+	case errors.Is(err, context.Canceled):
+		return ExitInterrupted, ""
 	}
-	return s
+	return ExitError, msg
+}
+
+// jsonError is what -o json prints on stdout when a command fails before it printed its report.
+type jsonError struct {
+	SchemaVersion int `json:"schema_version"`
+	Error         struct {
+		Message  string `json:"message"`
+		ExitCode int    `json:"exit_code"`
+	} `json:"error"`
+}
+
+// writeJSONError prints err as a JSON object on out, for -o json.
+func writeJSONError(out io.Writer, err error, secrets []string) {
+	var e jsonError
+	e.SchemaVersion = SchemaVersion
+	e.Error.ExitCode, e.Error.Message = classify(err, secrets)
+	if e.Error.Message == "" && e.Error.ExitCode == ExitInterrupted {
+		e.Error.Message = "interrupted"
+	}
+	writeJSON(out, e)
+}
+
+// trackedOut remembers whether a command wrote to stdout, so that -o json adds an error object
+// only where no report was printed (a failed assertion's summary already says passed: false).
+type trackedOut struct {
+	w     io.Writer
+	wrote atomic.Bool
+}
+
+func (t *trackedOut) Write(p []byte) (int, error) {
+	t.wrote.Store(true)
+	return t.w.Write(p)
+}
+
+// trackedFile is a trackedOut over a terminal: the dashboard still sees a file it can size.
+type trackedFile struct {
+	*trackedOut
+	f *os.File
+}
+
+func (t trackedFile) Read(p []byte) (int, error) { return t.f.Read(p) }
+func (t trackedFile) Close() error               { return t.f.Close() }
+func (t trackedFile) Fd() uintptr                { return t.f.Fd() }
+
+// trackOut wraps w; wrote reports whether anything was written through the result.
+func trackOut(w io.Writer) (out io.Writer, wrote func() bool) {
+	t := &trackedOut{w: w}
+	if f, ok := w.(*os.File); ok {
+		return trackedFile{t, f}, t.wrote.Load
+	}
+	return t, t.wrote.Load
 }
 
 // oneLine keeps an error to the single line the exit contract promises.

@@ -2,11 +2,7 @@ package cmd
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -16,13 +12,14 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/embedded"
+	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
-	"github.com/limitctl/limitctl/internal/lint"
-	"github.com/limitctl/limitctl/internal/redisconn"
 	htmlreport "github.com/limitctl/limitctl/internal/report"
+	"github.com/limitctl/limitctl/internal/scriptcache"
 	"github.com/limitctl/limitctl/internal/tui"
 )
 
+// hammerOptions are the hammer's flags as given; validate turns them into run.
 type hammerOptions struct {
 	limiter    string
 	strategies []string
@@ -48,15 +45,16 @@ type hammerOptions struct {
 	embedded   string
 	inject     []string
 
-	// resolved by validate
-	kind         limiter.Kind
-	strategyList []limiter.Strategy
-	assertions   []bench.Assertion
-	customSource string
-	events       []injectEvent
+	run       hammer.Options // resolved by validate
+	hasTarget bool           // --url, --addr or REDIS_URL: the user's server, not a spawned one
 }
 
-func newHammerCmd(f *Factory) *cobra.Command {
+// newHammerCmd binds the hammer's flags; runF runs the validated options (runHammer, or a
+// test's stand-in that needs no server).
+func newHammerCmd(f *Factory, runF func(context.Context, *Factory, *hammerOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runHammer
+	}
 	opts := &hammerOptions{}
 	c := &cobra.Command{
 		Use:   "hammer",
@@ -84,7 +82,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 			if err := opts.validate(c, f); err != nil {
 				return err
 			}
-			return runHammer(c.Context(), f, opts)
+			return runF(c.Context(), f, opts)
 		},
 	}
 	fl := c.Flags()
@@ -122,10 +120,12 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	return c
 }
 
-// validate checks every flag before anything connects or sends load.
+// validate checks every flag before anything connects or sends load, and resolves them into
+// the session's options.
 func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
+	r := &o.run
 	var err error
-	if o.kind, err = limiter.ParseKind(o.limiter); err != nil {
+	if r.Limiter, err = limiter.ParseKind(o.limiter); err != nil {
 		return usagef("--limiter: %v", err)
 	}
 	if o.script != "" && !c.Flags().Changed("strategies") {
@@ -140,13 +140,13 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 		if seen[s] {
 			return usagef("--strategies: %s given twice", s)
 		}
-		if !limiter.Supports(o.kind, s) {
+		if !limiter.Supports(r.Limiter, s) {
 			return usagef("--strategies: %s applies only to the concurrency and sliding-window limiters", s)
 		}
 		seen[s] = true
-		o.strategyList = append(o.strategyList, s)
+		r.Strategies = append(r.Strategies, s)
 	}
-	if len(o.strategyList) == 0 {
+	if len(r.Strategies) == 0 {
 		return usagef("--strategies: give at least one strategy")
 	}
 	if seen[limiter.Custom] != (o.script != "") {
@@ -160,7 +160,7 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 		return usagef("--workers must be 1-10000, got %d", o.workers)
 	case o.limit < 0:
 		return usagef("--limit must be 0 or more, got %d", o.limit)
-	case o.kind == limiter.TokenBucket && o.limit < 1:
+	case r.Limiter == limiter.TokenBucket && o.limit < 1:
 		return usagef("--limit is the token bucket's burst and must be at least 1")
 	case c.Flags().Changed("duration") && c.Flags().Changed("requests"):
 		return usagef("give --duration or --requests, not both")
@@ -183,22 +183,27 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 	case o.prefix == "" || strings.ContainsAny(o.prefix, "{}*?[] \t\n"):
 		return usagef("--prefix must be non-empty without braces, glob characters or spaces, got %q", o.prefix)
 	}
-	if o.runID != "" && !validRunID(o.runID) {
+	if o.runID != "" && !hammer.ValidRunID(o.runID) {
 		return usagef("--run-id must be 1-64 letters, digits, '-' or '_', got %q", o.runID)
 	}
+	r.Workers, r.Limit, r.Hold, r.Window, r.OpenRate, r.Keys = o.workers, o.limit, o.hold, o.window, o.rate, o.keys
+	r.Duration, r.Requests = o.duration, o.requests
 	if c.Flags().Changed("requests") {
-		o.duration = 0
+		r.Duration = 0
 	}
-	if o.staleAfter == 0 {
-		o.staleAfter = max(10*time.Second, 100*o.hold)
+	r.StaleAfter = o.staleAfter
+	if r.StaleAfter == 0 {
+		r.StaleAfter = max(10*time.Second, 100*o.hold)
 	}
 	switch o.witness {
 	case "local", "redis":
+		r.RedisWitness = o.witness == "redis"
 	default:
 		return usagef("--witness must be local or redis, got %q", o.witness)
 	}
 	switch o.onError {
 	case "open", "closed":
+		r.FailOpen = o.onError == "open"
 	default:
 		return usagef("--on-error must be open or closed, got %q", o.onError)
 	}
@@ -213,15 +218,16 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 	}
 	switch o.embedded {
 	case "auto", embedded.KindRedisServer, embedded.KindMemory:
+		r.Embedded = o.embedded
 	default:
 		return usagef("--embedded must be auto, redis-server or memory, got %q", o.embedded)
 	}
-	hasTarget := f.Conn.HasTarget() || f.Getenv("REDIS_URL") != ""
-	if c.Flags().Changed("embedded") && hasTarget {
+	o.hasTarget = f.Conn.HasTarget() || f.Getenv("REDIS_URL") != ""
+	if c.Flags().Changed("embedded") && o.hasTarget {
 		return usagef("--embedded applies only without --url/--addr/REDIS_URL")
 	}
-	names := make([]string, len(o.strategyList))
-	for i, s := range o.strategyList {
+	names := make([]string, len(r.Strategies))
+	for i, s := range r.Strategies {
 		names[i] = string(s)
 	}
 	for _, expr := range o.asserts {
@@ -229,9 +235,9 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 		if err != nil {
 			return usagef("--assert: %v", err)
 		}
-		o.assertions = append(o.assertions, a)
+		r.Assertions = append(r.Assertions, a)
 	}
-	if o.events, err = parseInjects(o.inject, hasTarget); err != nil {
+	if r.Injects, err = hammer.ParseInjects(o.inject, o.hasTarget); err != nil {
 		return err
 	}
 	if o.report != "" {
@@ -240,10 +246,12 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 		}
 	}
 	if o.script != "" {
-		if o.customSource, err = readScriptFile(o.script); err != nil {
+		if r.ScriptSource, err = scriptcache.ReadFile(o.script); err != nil {
 			return err
 		}
+		r.Script, r.NoLint = o.script, o.noLint
 	}
+	r.Prefix, r.RunID, r.KeepKeys = o.prefix, o.runID, o.keepKeys
 	return nil
 }
 
@@ -251,308 +259,89 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 func checkWritable(path string) error {
 	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
-		return unwrapPathError(err)
+		return scriptcache.UnwrapPathError(err)
 	}
 	return fh.Close()
 }
 
-func validRunID(id string) bool {
-	if len(id) == 0 || len(id) > 64 {
-		return false
-	}
-	for _, c := range id {
-		if !(c == '-' || c == '_' || ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')) {
-			return false
-		}
-	}
-	return true
-}
-
-func newRunID() string {
-	var b [4]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// hammerKey names a strategy's i-th limiter key. With one key per strategy every key of the run
-// shares the {run-id} hash tag; with more, each index gets its own tag so keys spread over a
-// cluster's slots.
-func hammerKey(prefix, runID, strategy string, i, keys int) string {
-	if keys == 1 {
-		return fmt.Sprintf("%s:{%s}:%s", prefix, runID, strategy)
-	}
-	return fmt.Sprintf("%s:{%s-%d}:%s", prefix, runID, i, strategy)
-}
-
+// runHammer runs the session with the live view the streams call for, then prints its result.
 func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 	format, err := f.Format()
 	if err != nil {
 		return err
 	}
-	if o.customSource != "" {
-		if err := lintCustom(f, o); err != nil {
-			return err
-		}
-	}
-
-	// The target: the flags' server, or a throw-away one.
-	var rdb redis.UniversalClient
-	var target bench.Target
-	var spawned *embedded.Server
-	poolSize := o.workers*len(o.strategyList) + 16
-	if f.Conn.HasTarget() || f.Getenv("REDIS_URL") != "" {
-		f.Conn.PoolSize, f.Conn.NoCheckoutProbe = poolSize, true
-		client, t, err := f.Client(ctx)
-		if err != nil {
-			return err
-		}
-		rdb, target = client, bench.Target{Kind: t.Kind, Addr: t.Addr}
-	} else {
-		spawned, err = embedded.Start(o.embedded)
-		if err != nil {
-			return err
-		}
-		defer spawned.Stop()
-		conn := redisconn.Options{Addrs: []string{spawned.Addr}, Timeout: f.Conn.Timeout, PoolSize: poolSize, NoCheckoutProbe: true}
-		client, _, err := redisconn.Open(ctx, conn, func(string) string { return "" })
-		if err != nil {
-			return err
-		}
-		defer client.Close()
-		rdb, target = client, bench.Target{Kind: spawned.Kind, Addr: spawned.Addr}
-		if spawned.Kind == embedded.KindMemory {
-			fmt.Fprintf(f.IO.ErrOut, "target: in-process server (miniredis) on %s; its throughput is not representative of Redis\n", spawned.Addr)
-		} else {
-			fmt.Fprintf(f.IO.ErrOut, "target: throw-away redis-server %s on %s\n", serverVersion(ctx, rdb), spawned.Addr)
-		}
-	}
-	if spawned == nil {
-		fmt.Fprintf(f.IO.ErrOut, "target: %s %s\n", target.Kind, target.Addr)
-	}
-
-	runID := o.runID
-	if runID == "" {
-		runID = newRunID()
-	}
-	cfg := bench.Config{
-		RunID: runID, Target: target, Limiter: o.kind, Limit: o.limit, Window: o.window,
-		Rate: float64(o.limit) / o.window.Seconds(), Workers: o.workers, Duration: o.duration,
-		Requests: o.requests, Hold: o.hold, StaleAfter: o.staleAfter, OpenRate: o.rate, KeyCount: o.keys,
-		KeyFor: func(strategy string, i int) string {
-			return hammerKey(o.prefix, runID, strategy, i, o.keys)
-		},
-		FailOpen: o.onError == "open", Horizon: f.Conn.Timeout, Now: f.Now,
-		ErrorBackoff: 10 * time.Millisecond,
-		ServerStats: func(ctx context.Context) (map[string]bench.CmdStat, error) {
-			return bench.CommandStats(ctx, rdb)
-		},
-	}
-	lcfg := limiter.Config{
-		Limit: o.limit, Window: o.window, StaleAfter: o.staleAfter,
-		Rate: cfg.Rate, Burst: o.limit, CustomSource: o.customSource,
-	}
-	for _, s := range o.strategyList {
-		lim, err := limiter.New(o.kind, s, rdb, lcfg)
-		if err != nil {
-			return usagef("%v", err)
-		}
-		cmds, inner := limiter.Commands(o.kind, s)
-		run := bench.StrategyRun{Name: string(s), Limiter: lim, Commands: cmds, Inner: inner}
-		if o.witness == "redis" && o.kind == limiter.Concurrency {
-			run.Witness = func(key string) bench.Checker {
-				return bench.NewRedisWitness(rdb, key+":witness", o.limit, o.staleAfter, f.Conn.Timeout)
-			}
-		}
-		cfg.Strategies = append(cfg.Strategies, run)
-	}
-	if err := preflight(ctx, rdb, o); err != nil {
-		return err
-	}
-	if err := probeRun(ctx, f, rdb, o, runID, cfg.Strategies); err != nil {
-		return err
-	}
-
+	run := o.run
 	dashboard := o.tui == "on" || (o.tui == "auto" && f.IO.StdinTTY && f.IO.StdoutTTY && format != "json")
 	if dashboard {
 		// Five frames a second read as live; each costs a couple of milliseconds of rendering
 		// that the load would otherwise get.
-		cfg.Tick = 200 * time.Millisecond
+		run.Tick = 200 * time.Millisecond
 	}
-	engine := bench.New(cfg)
-	snapshots := make(chan bench.Snapshot, 4)
-	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
-	var view <-chan bench.Snapshot = snapshots
 	var recorder *htmlreport.Recorder
 	if o.report != "" {
 		recorder = htmlreport.NewRecorder(htmlreport.DefaultMaxPoints)
-		view = recorder.Tee(snapshots)
 	}
-	viewDone := make(chan error, 1)
-	if dashboard {
-		opts := o.dashboardOptions(target, engine, stopRun, f.NoColor || f.Getenv("NO_COLOR") != "")
-		go func() { viewDone <- tui.Run(runCtx, opts, view, f.IO.In, f.IO.Out) }()
-	} else {
-		go func() { viewDone <- progressLines(f.IO.ErrOut, view) }()
+	deps := hammer.Deps{
+		Timeout: f.Conn.Timeout,
+		Now:     f.Now,
+		Notice:  func(line string) { fmt.Fprintln(f.IO.ErrOut, line) },
+		Watch: func(ctx context.Context, live hammer.Live, snapshots <-chan bench.Snapshot) error {
+			view := snapshots
+			if recorder != nil {
+				view = recorder.Tee(snapshots)
+			}
+			var err error
+			if dashboard {
+				err = tui.Run(ctx, dashboardOptions(run, live, f.NoColor || f.Getenv("NO_COLOR") != ""), view, f.IO.In, f.IO.Out)
+			} else {
+				err = progressLines(f.IO.ErrOut, view)
+			}
+			for range view { // after q the dashboard stops reading; let the recorder see the rest
+			}
+			return err
+		},
 	}
-	stopInjects := startInjects(runCtx, o.events, rdb, spawned, f.IO.ErrOut)
-	summary, runErr := engine.Run(runCtx, snapshots)
-	stopInjects()
-	viewErr := <-viewDone
-	for range view { // after q the dashboard stops reading; let the recorder see the rest
-	}
-
-	if !o.keepKeys {
-		cleanupKeys(rdb, o.prefix, runID, f.Conn.Timeout, f.IO.ErrOut)
-	} else {
-		fmt.Fprintf(f.IO.ErrOut, "keys kept under %s:{%s...\n", o.prefix, runID)
-	}
-	if runErr != nil {
-		return runErr
-	}
-	results := make([]bench.AssertionResult, len(o.assertions))
-	passed := true
-	var failed []string
-	for i, a := range o.assertions {
-		results[i] = a.Eval(summary)
-		if !results[i].Passed {
-			passed = false
-			failed = append(failed, fmt.Sprintf("%s (actual %s)", a.Expr, formatActual(results[i].Actual)))
+	if o.hasTarget {
+		deps.Connect = func(ctx context.Context, poolSize int) (redis.UniversalClient, bench.Target, error) {
+			f.Conn.PoolSize, f.Conn.NoCheckoutProbe = poolSize, true
+			client, t, err := f.Client(ctx)
+			return client, bench.Target{Kind: t.Kind, Addr: t.Addr}, err
 		}
 	}
-	if err := writeHammerSummary(f, format, summary, results, passed); err != nil {
+	res, err := hammer.Run(ctx, run, deps)
+	if err != nil {
+		return err
+	}
+	if res.KeysKept != "" {
+		fmt.Fprintf(f.IO.ErrOut, "keys kept under %s\n", res.KeysKept)
+	}
+	if err := writeHammerSummary(f, format, res); err != nil {
 		return err
 	}
 	if recorder != nil {
-		if err := writeHammerReport(o.report, summary, recorder, results); err != nil {
+		if err := writeHammerReport(o.report, res.Summary, recorder, res.Assertions); err != nil {
 			return err
 		}
 		fmt.Fprintf(f.IO.ErrOut, "report written to %s\n", o.report)
 	}
-	if viewErr != nil && !errors.Is(viewErr, context.Canceled) {
-		return fmt.Errorf("dashboard: %w", viewErr)
-	}
-	if summary.Interrupted || ctx.Err() != nil {
-		return &interruptedError{what: fmt.Sprintf("hammer stopped after %s; partial summary above", summary.Duration.Round(time.Millisecond))}
-	}
-	if !passed {
-		return checkFailedf("assertion failed: %s", strings.Join(failed, "; "))
-	}
-	return nil
-}
-
-// lintCustom runs the linter over --script first: warnings are printed, errors stop the run
-// (a failed check, exit 3) unless --no-lint.
-func lintCustom(f *Factory, o *hammerOptions) error {
-	diags := lint.Lint(o.script, []byte(o.customSource))
-	for _, d := range diags {
-		fmt.Fprintln(f.IO.ErrOut, d.String())
-	}
-	if lint.HasErrors(diags, false) && !o.noLint {
-		return checkFailedf("lint found errors in %s; fix them or pass --no-lint", o.script)
-	}
-	return nil
-}
-
-// preflight loads what the strategies call by name, so the first decisions are not all
-// NOSCRIPT fallbacks, and a custom script Redis rejects stops the run before any load.
-func preflight(ctx context.Context, rdb redis.UniversalClient, o *hammerOptions) error {
-	masters, err := redisconn.Masters(ctx, rdb)
-	if err != nil {
-		return err
-	}
-	for _, s := range o.strategyList {
-		switch s {
-		case limiter.Function:
-			if err := limiter.LoadFunctions(ctx, rdb); isPermissionError(err) {
-				return fmt.Errorf("strategy function cannot load its library: FUNCTION LOAD: %s", oneLine(err.Error()))
-			} else if err != nil {
-				return fmt.Errorf("strategy function needs Redis 7 Functions: FUNCTION LOAD failed: %s", redisReason(err))
-			}
-		case limiter.Lua, limiter.LuaTSMember, limiter.Custom:
-			src, what := limiter.ScriptFor(o.kind).Source, "the "+limiter.ScriptFor(o.kind).Name+" script"
-			if s == limiter.Custom {
-				src, what = o.customSource, o.script
-			}
-			for _, m := range masters {
-				if err := m.ScriptLoad(ctx, src).Err(); isPermissionError(err) {
-					return fmt.Errorf("strategy %s cannot load %s: SCRIPT LOAD: %s", s, what, oneLine(err.Error()))
-				} else if err != nil {
-					return fmt.Errorf("Redis rejected %s: %s", what, redisReason(err))
-				}
-			}
-		}
-	}
-	return nil
-}
-
-func serverVersion(ctx context.Context, rdb redis.UniversalClient) string {
-	info, err := rdb.Info(ctx, "server").Result()
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-// cleanupKeys deletes the run's keys on every master (SCAN, never KEYS), bounded in time,
-// also after an interrupt.
-func cleanupKeys(rdb redis.UniversalClient, prefix, runID string, timeout time.Duration, errOut io.Writer) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second+timeout)
-	defer cancel()
-	masters, err := redisconn.Masters(ctx, rdb)
-	if err != nil {
-		fmt.Fprintf(errOut, "warning: could not delete the run's keys: %s\n", oneLine(err.Error()))
-		return
-	}
-	pattern := prefix + ":{" + runID + "*"
-	for _, m := range masters {
-		iter := m.Scan(ctx, 0, pattern, 1000).Iterator()
-		var batch []string
-		flush := func() {
-			if len(batch) > 0 {
-				// One UNLINK per key: in a cluster the keys of one batch may sit in different slots.
-				pipe := m.Pipeline()
-				for _, k := range batch {
-					pipe.Unlink(ctx, k)
-				}
-				pipe.Exec(ctx)
-				batch = batch[:0]
-			}
-		}
-		for iter.Next(ctx) {
-			batch = append(batch, iter.Val())
-			if len(batch) == 500 {
-				flush()
-			}
-		}
-		flush()
-		if err := iter.Err(); err != nil && !errors.Is(err, context.Canceled) {
-			fmt.Fprintf(errOut, "warning: could not delete all of the run's keys on %s: %s\n", redisconn.NodeAddr(m), oneLine(err.Error()))
-		}
-	}
+	return res.Err()
 }
 
 // dashboardOptions are the static facts and controls the live dashboard shows; asserts are
 // judged live on every snapshot.
-func (o *hammerOptions) dashboardOptions(target bench.Target, engine *bench.Engine, quit func(), noColor bool) tui.Options {
-	exprs := make([]string, len(o.assertions))
-	for i, a := range o.assertions {
+func dashboardOptions(o hammer.Options, live hammer.Live, noColor bool) tui.Options {
+	exprs := make([]string, len(o.Assertions))
+	for i, a := range o.Assertions {
 		exprs[i] = a.Expr
 	}
 	return tui.Options{
-		Target: target, Limiter: o.kind, Limit: o.limit, Workers: o.workers, Total: o.duration,
-		Asserts: exprs, Controls: engine, Quit: quit, NoColor: noColor,
+		Target: live.Target, Limiter: o.Limiter, Limit: o.Limit, Workers: o.Workers, Total: o.Duration,
+		Asserts: exprs, Controls: live.Engine, Quit: live.Quit, NoColor: noColor,
 		Judge: func(s bench.Snapshot) []tui.AssertResult {
-			sum := bench.Summary{Limiter: s.Limiter, Limit: s.Limit, Strategies: s.Strategies}
-			out := make([]tui.AssertResult, len(o.assertions))
-			for i, a := range o.assertions {
-				r := a.Eval(sum)
-				out[i] = tui.AssertResult{Expr: r.Expr, Known: r.Actual != nil, Passed: r.Passed, Actual: formatActual(r.Actual)}
+			results, _ := hammer.Judge(o.Assertions, bench.Summary{Limiter: s.Limiter, Limit: s.Limit, Strategies: s.Strategies})
+			out := make([]tui.AssertResult, len(results))
+			for i, r := range results {
+				out[i] = tui.AssertResult{Expr: r.Expr, Known: r.Actual != nil, Passed: r.Passed, Actual: hammer.FormatActual(r.Actual)}
 			}
 			return out
 		},
@@ -563,11 +352,11 @@ func (o *hammerOptions) dashboardOptions(target bench.Target, engine *bench.Engi
 func writeHammerReport(path string, summary bench.Summary, rec *htmlreport.Recorder, results []bench.AssertionResult) error {
 	asserts := make([]htmlreport.Assertion, len(results))
 	for i, r := range results {
-		asserts[i] = htmlreport.Assertion{Expr: r.Expr, Passed: r.Passed, Actual: formatActual(r.Actual)}
+		asserts[i] = htmlreport.Assertion{Expr: r.Expr, Passed: r.Passed, Actual: hammer.FormatActual(r.Actual)}
 	}
 	fh, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("--report: %v", unwrapPathError(err))
+		return fmt.Errorf("--report: %v", scriptcache.UnwrapPathError(err))
 	}
 	if err := htmlreport.Write(fh, htmlreport.Data{Summary: summary, Series: rec.Series(), Assertions: asserts, Generated: time.Now()}); err != nil {
 		fh.Close()
@@ -592,17 +381,4 @@ func wrapWords(text string, width int) string {
 		line += len(w)
 	}
 	return b.String()
-}
-
-// redisReason is Redis's complaint without the command's arguments, which some servers echo
-// back ("with args beginning with: ..." would repeat a whole script).
-func redisReason(err error) string {
-	msg := oneLine(err.Error())
-	if i := strings.Index(msg, ", with args beginning with"); i >= 0 {
-		msg = msg[:i]
-	}
-	if len(msg) > 200 {
-		msg = msg[:200] + "..."
-	}
-	return msg
 }

@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/hammer"
+	"github.com/limitctl/limitctl/internal/human"
 )
 
 type hammerJSON struct {
@@ -57,7 +58,8 @@ func ms3(d time.Duration) float64 {
 	return math.Round(float64(d)/float64(time.Millisecond)*1000) / 1000
 }
 
-func toHammerJSON(s bench.Summary, results []bench.AssertionResult, passed bool) hammerJSON {
+func toHammerJSON(res hammer.Result) hammerJSON {
+	s, results, passed := res.Summary, res.Assertions, res.Passed
 	out := hammerJSON{
 		SchemaVersion: SchemaVersion, RunID: s.RunID, Target: s.Target, Limiter: string(s.Limiter), Limit: s.Limit,
 		Workers: s.Workers, DurationS: math.Round(s.Duration.Seconds()*1000) / 1000, Interrupted: s.Interrupted,
@@ -84,10 +86,11 @@ func toHammerJSON(s bench.Summary, results []bench.AssertionResult, passed bool)
 
 // writeHammerSummary prints the final summary: JSON, a tsv table (assertions on stderr), or a
 // table followed by the assertions and a verdict.
-func writeHammerSummary(f *Factory, format string, s bench.Summary, results []bench.AssertionResult, passed bool) error {
+func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 	if format == "json" {
-		return writeJSON(f.IO.Out, toHammerJSON(s, results, passed))
+		return writeJSON(f.IO.Out, toHammerJSON(res))
 	}
+	s, results := res.Summary, res.Assertions
 	r := report{header: []string{"strategy", "attempts", "admitted", "rejected", "errors", "retries", "peak", "overshoot",
 		"events", "decisions/s", "p50", "p90", "p99", "p99.9", "max", "server usec/call"}}
 	if format == "tsv" {
@@ -96,7 +99,7 @@ func writeHammerSummary(f *Factory, format string, s bench.Summary, results []be
 	for _, st := range s.Strategies {
 		errs := strconv.FormatInt(st.Errors, 10)
 		if format == "table" && st.Errors > 0 {
-			errs += " (" + errorKinds(st.ErrorsByKind) + ")"
+			errs += " (" + strings.Join(human.ErrorKinds(st.ErrorsByKind), ", ") + ")"
 		}
 		r.rows = append(r.rows, []string{
 			st.Name, itoa64(st.Attempts), itoa64(st.Admitted), itoa64(st.Rejected), errs, itoa64(st.Retries),
@@ -120,7 +123,7 @@ func writeHammerSummary(f *Factory, format string, s bench.Summary, results []be
 		if !res.Passed {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(assertOut, "%s  %s  (actual %s)\n", verdict, res.Expr, formatActual(res.Actual))
+		fmt.Fprintf(assertOut, "%s  %s  (actual %s)\n", verdict, res.Expr, hammer.FormatActual(res.Actual))
 	}
 	return nil
 }
@@ -136,26 +139,6 @@ func fmtUsec(v *float64) string {
 		return "n/a"
 	}
 	return strconv.FormatFloat(*v, 'f', 1, 64)
-}
-
-func formatActual(v *float64) string {
-	if v == nil {
-		return "none"
-	}
-	return strconv.FormatFloat(*v, 'f', -1, 64)
-}
-
-func errorKinds(kinds map[string]int64) string {
-	names := make([]string, 0, len(kinds))
-	for k := range kinds {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, k := range names {
-		parts[i] = fmt.Sprintf("%s %d", k, kinds[k])
-	}
-	return strings.Join(parts, ", ")
 }
 
 // progressLines prints one plain line per second (no ANSI codes) while the run lasts: what CI

@@ -203,7 +203,7 @@ func runInspect(ctx context.Context, f *Factory, opts *inspectOptions) error {
 		v, err := snapshot(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				return &interruptedError{what: "watch stopped"}
+				return interruptedError("watch stopped")
 			}
 			return err
 		}
@@ -218,7 +218,7 @@ func runInspect(ctx context.Context, f *Factory, opts *inspectOptions) error {
 		}
 		select {
 		case <-ctx.Done():
-			return &interruptedError{what: "watch stopped"}
+			return interruptedError("watch stopped")
 		case <-time.After(opts.watch):
 		}
 	}

@@ -25,7 +25,7 @@ func watchInspect(ctx context.Context, f *Factory, opts *inspectOptions, render 
 		return err
 	}
 	if interrupted {
-		return &interruptedError{what: "watch stopped"}
+		return interruptedError("watch stopped")
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"sort"
 	"strconv"
 	"testing"
@@ -49,16 +48,10 @@ func runIn(t *testing.T, rc runConfig, args ...string) result {
 		ctx = context.Background()
 	}
 	root := NewRootCmd(f)
-	root.SetArgs(args)
 	root.SetIn(streams.In)
 	root.SetOut(out)
 	root.SetErr(errOut)
-	c, err := root.ExecuteContextC(ctx)
-	var usage *usageError
-	if errors.As(err, &usage) && usage.command == "" && c != nil {
-		usage.command = c.CommandPath()
-	}
-	code := exitCode(err, errOut, f.secrets())
+	code := runRoot(ctx, f, root, args)
 	return result{code: code, out: out.String(), errOut: errOut.String()}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/limitctl/limitctl/internal/lint"
+	"github.com/limitctl/limitctl/internal/scriptcache"
 )
 
 type lintOptions struct {
@@ -31,7 +32,7 @@ Output: the diagnostic lines (on a terminal or piped, so editors and CI annotate
 -o json, -o tsv (one diagnostic per line, tab-separated) or -o table (aligned columns).`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return &usageError{msg: "want at least one FILE.lua (or - for standard input)", command: c.CommandPath()}
+				return &usageError{Msg: "want at least one FILE.lua (or - for standard input)", Command: c.CommandPath()}
 			}
 			return nil
 		},
@@ -70,7 +71,7 @@ func lintSources(in io.Reader, files []string) (names []string, sources [][]byte
 			names, sources = append(names, "<stdin>"), append(sources, b)
 			continue
 		}
-		src, err := readScriptFile(path)
+		src, err := scriptcache.ReadFile(path)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/keys"
 )
 
@@ -64,7 +65,7 @@ score); now is the server's TIME (--clock local: this machine's clock).`,
   limitctl purge rl:conc:user42 --older-than 30s --batch 500`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return &usageError{msg: "want one or more keys or patterns to purge", command: c.CommandPath()}
+				return &usageError{Msg: "want one or more keys or patterns to purge", Command: c.CommandPath()}
 			}
 			return nil
 		},
@@ -159,7 +160,7 @@ func runPurge(ctx context.Context, f *Factory, opts *purgeOptions) error {
 	}
 	if opts.hasPattern() && !opts.yes && !opts.dryRun && len(sel.Targets) > 0 {
 		q := fmt.Sprintf("Purge members older than %s from %d %s on %d %s?", humanDuration(opts.olderThan),
-			len(sel.Targets), plural(len(sel.Targets), "key", "keys"), sel.Nodes(), plural(sel.Nodes(), "node", "nodes"))
+			len(sel.Targets), human.Plural(len(sel.Targets), "key", "keys"), sel.Nodes(), human.Plural(sel.Nodes(), "node", "nodes"))
 		ok, err := promptYes(ctx, f.IO, q)
 		if err != nil {
 			return err
@@ -189,11 +190,11 @@ func runPurge(ctx context.Context, f *Factory, opts *purgeOptions) error {
 	}
 	if opts.dryRun {
 		notef(f.IO.ErrOut, "dry run: nothing was removed; a real run would remove %d %s older than %s", res.TotalRemoved,
-			plural(int(res.TotalRemoved), "member", "members"), humanDuration(opts.olderThan))
+			human.Plural(res.TotalRemoved, "member", "members"), humanDuration(opts.olderThan))
 	}
 	if res.Interrupted {
-		return &interruptedError{what: fmt.Sprintf("purge stopped between batches after removing %d %s from %d %s",
-			res.TotalRemoved, plural(int(res.TotalRemoved), "member", "members"), len(res.Keys), plural(len(res.Keys), "key", "keys"))}
+		return interruptedError(fmt.Sprintf("purge stopped between batches after removing %d %s from %d %s",
+			res.TotalRemoved, human.Plural(res.TotalRemoved, "member", "members"), len(res.Keys), human.Plural(len(res.Keys), "key", "keys")))
 	}
 	return nil
 }
@@ -220,11 +221,4 @@ func purgeReport(res keys.PurgeResult, opts *purgeOptions, format string) report
 		strconv.FormatInt(remaining, 10), fmt.Sprintf("%d skipped", skipped)}
 	r.json = out
 	return r
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

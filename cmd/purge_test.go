@@ -198,7 +198,8 @@ func TestPurgeConfirmsAPatternOnATerminal(t *testing.T) {
 
 	no := runIn(t, runConfig{now: fixedNow, tty: true, stdin: "n\n"}, a...).wantExit(t, ExitError)
 	if !strings.HasPrefix(no.errOut, "Purge members older than 10m from 8 keys on 1 node? [y/N] ") ||
-		!strings.HasSuffix(no.errOut, "limitctl: purge not confirmed: nothing was removed\n") || no.out != "" {
+		!strings.HasSuffix(no.errOut, "limitctl: purge not confirmed: nothing was removed\n") ||
+		no.out != "{\n  \"schema_version\": 1,\n  \"error\": {\n    \"message\": \"purge not confirmed: nothing was removed\",\n    \"exit_code\": 1\n  }\n}\n" {
 		t.Errorf("declined: stdout %q stderr %q", no.out, no.errOut)
 	}
 	checkUntouched(t, rdb)

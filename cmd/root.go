@@ -24,14 +24,27 @@ func Execute(ctx context.Context, build Build, args []string, streams *IOStreams
 	defer stop()
 	f := NewFactory(streams, build)
 	defer f.Close()
-	root := NewRootCmd(f)
+	return runRoot(ctx, f, NewRootCmd(f), args)
+}
+
+// runRoot executes the command tree and maps its outcome to the exit code, in one place: the
+// error's one line on stderr and, under -o json, a JSON error object on stdout when the command
+// printed no report of its own.
+func runRoot(ctx context.Context, f *Factory, root *cobra.Command, args []string) int {
+	out, wrote := trackOut(f.IO.Out)
+	stdout := f.IO.Out
+	f.IO.Out = out
+	defer func() { f.IO.Out = stdout }()
 	root.SetArgs(args)
 	c, err := root.ExecuteContextC(ctx)
 	var usage *usageError
-	if errors.As(err, &usage) && usage.command == "" && c != nil {
-		usage.command = c.CommandPath()
+	if errors.As(err, &usage) && usage.Command == "" && c != nil {
+		usage.Command = c.CommandPath()
 	}
-	return exitCode(err, streams.ErrOut, f.secrets())
+	if err != nil && f.Output == "json" && !wrote() {
+		writeJSONError(stdout, err, f.secrets())
+	}
+	return exitCode(err, f.IO.ErrOut, f.secrets())
 }
 
 // NewRootCmd builds the command tree on a factory.
@@ -58,9 +71,13 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 			return nil
 		},
 	}
+	// cobra's own complaints (a bad flag, a stray argument) become usage errors here, so that
+	// no exit code depends on the wording of cobra's messages.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &usageError{msg: err.Error(), command: c.CommandPath()}
+		return &usageError{Msg: err.Error(), Command: c.CommandPath()}
 	})
+	root.Args = noArgs
+	root.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
 	pf := root.PersistentFlags()
 	pf.StringVarP(&f.Conn.URL, "url", "u", "", "Redis URL: redis://[user:password@]host:port[/db], rediss://..., unix:///path (env REDIS_URL)")
 	pf.StringArrayVar(&f.Conn.Addrs, "addr", nil, "Redis host:port (repeat for a cluster's seed nodes)")
@@ -81,7 +98,7 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 	root.AddCommand(
 		newScriptsCmd(f),
 		newLintCmd(f),
-		newHammerCmd(f),
+		newHammerCmd(f, nil),
 		newInspectCmd(f),
 		newPurgeCmd(f),
 		newVersionCmd(f),
@@ -94,16 +111,35 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 	root.SetErr(f.IO.ErrOut)
 	root.InitDefaultCompletionCmd()
 	documentCompletionCmd(root)
+	usageArgs(root)
 	return root
+}
+
+// usageArgs makes every command's argument check (cobra's own validators included, as in the
+// completion commands) report a usage error.
+func usageArgs(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(c *cobra.Command, args []string) error {
+			err := check(c, args)
+			var usage *usageError
+			if err != nil && !errors.As(err, &usage) {
+				return &usageError{Msg: err.Error(), Command: c.CommandPath()}
+			}
+			return err
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 // noArgs and the like report wrong argument counts as usage errors.
 func noArgs(c *cobra.Command, args []string) error {
 	if len(args) > 0 {
 		if c.HasSubCommands() {
-			return &usageError{msg: fmt.Sprintf("unknown command %q for %s", args[0], c.CommandPath()), command: c.CommandPath()}
+			return &usageError{Msg: fmt.Sprintf("unknown command %q for %s", args[0], c.CommandPath()), Command: c.CommandPath()}
 		}
-		return &usageError{msg: "unexpected argument " + args[0], command: c.CommandPath()}
+		return &usageError{Msg: "unexpected argument " + args[0], Command: c.CommandPath()}
 	}
 	return nil
 }
@@ -111,7 +147,7 @@ func noArgs(c *cobra.Command, args []string) error {
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
-			return &usageError{msg: "want " + what, command: c.CommandPath()}
+			return &usageError{Msg: "want " + what, Command: c.CommandPath()}
 		}
 		return nil
 	}

@@ -1,19 +1,14 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
-	"github.com/limitctl/limitctl/internal/redisconn"
+	"github.com/limitctl/limitctl/internal/scriptcache"
 	"github.com/limitctl/limitctl/scripts"
 )
 
@@ -89,67 +84,6 @@ func newScriptsShowCmd(f *Factory) *cobra.Command {
 	}
 }
 
-// scriptSource is a script to load or check: a shipped one or a --file.
-type scriptSource struct {
-	name, source string
-}
-
-// selectScripts resolves NAME arguments and --file paths; no names and no files means every
-// shipped script.
-func selectScripts(names, files []string) ([]scriptSource, error) {
-	var out []scriptSource
-	for _, n := range names {
-		s, err := scripts.Lookup(n)
-		if err != nil {
-			return nil, usagef("%v", err)
-		}
-		out = append(out, scriptSource{s.Name, s.Source})
-	}
-	for _, path := range files {
-		src, err := readScriptFile(path)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, scriptSource{strings.TrimSuffix(filepath.Base(path), ".lua"), src})
-	}
-	if len(names) == 0 && len(files) == 0 {
-		for _, s := range scripts.All() {
-			out = append(out, scriptSource{s.Name, s.Source})
-		}
-	}
-	return out, nil
-}
-
-// readScriptFile reads a Lua script given on the command line ("-" is standard input is not
-// offered here: scripts are loaded by name). Binary or empty files are refused before Redis sees them.
-func readScriptFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", usagef("cannot read script %s: %v", path, unwrapPathError(err))
-	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return "", usagef("script %s is empty", path)
-	}
-	if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
-		return "", usagef("%s is not a Lua script: it holds binary data", path)
-	}
-	return string(b), nil
-}
-
-func unwrapPathError(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
-	}
-	return err
-}
-
-type loadedJSON struct {
-	Name         string `json:"name"`
-	SHA1         string `json:"sha1"`
-	Node         string `json:"node"`
-	CachedBefore bool   `json:"cached_before"`
-}
-
 type scriptsLoadOptions struct {
 	names     []string
 	files     []string
@@ -186,9 +120,9 @@ func runScriptsLoad(ctx context.Context, f *Factory, opts *scriptsLoadOptions) e
 	if err != nil {
 		return err
 	}
-	var selected []scriptSource
+	var selected []scriptcache.Source
 	if !opts.functions {
-		if selected, err = selectScripts(opts.names, opts.files); err != nil {
+		if selected, err = scriptcache.Select(opts.names, opts.files); err != nil {
 			return err
 		}
 	}
@@ -196,70 +130,24 @@ func runScriptsLoad(ctx context.Context, f *Factory, opts *scriptsLoadOptions) e
 	if err != nil {
 		return err
 	}
-	// Scripts go to replicas too: Redis 7 does not replicate SCRIPT LOAD, and a replica promoted
-	// by a failover would otherwise answer NOSCRIPT. Functions replicate, so masters suffice.
-	nodes, release, err := redisconn.AllNodes(ctx, rdb)
+	var loaded []scriptcache.Loaded
 	if opts.functions {
-		nodes, err = redisconn.Masters(ctx, rdb)
+		loaded, err = scriptcache.LoadLibrary(ctx, rdb)
+	} else {
+		loaded, err = scriptcache.Load(ctx, rdb, selected)
 	}
-	defer release()
 	if err != nil {
 		return err
-	}
-	loaded := []loadedJSON{}
-	for _, node := range nodes {
-		addr := redisconn.NodeAddr(node)
-		if opts.functions {
-			row, err := loadFunctions(ctx, node)
-			if err != nil {
-				return fmt.Errorf("%s: %w", addr, err)
-			}
-			loaded = append(loaded, row)
-			continue
-		}
-		for _, s := range selected {
-			want := scripts.SHA1(s.source)
-			exists, err := node.ScriptExists(ctx, want).Result()
-			if err != nil {
-				return fmt.Errorf("%s: SCRIPT EXISTS: %w", addr, err)
-			}
-			got, err := node.ScriptLoad(ctx, s.source).Result()
-			if err != nil {
-				return fmt.Errorf("%s: Redis rejected script %s: %s", addr, s.name, oneLine(err.Error()))
-			}
-			if got != want {
-				return fmt.Errorf("%s: script %s: Redis answered SHA1 %s, expected %s", addr, s.name, got, want)
-			}
-			loaded = append(loaded, loadedJSON{Name: s.name, SHA1: got, Node: addr, CachedBefore: len(exists) > 0 && exists[0]})
-		}
 	}
 	r := report{header: []string{"name", "sha1", "node", "cached before"}}
 	for _, l := range loaded {
 		r.rows = append(r.rows, []string{l.Name, l.SHA1, l.Node, yesNo(l.CachedBefore)})
 	}
 	r.json = struct {
-		SchemaVersion int          `json:"schema_version"`
-		Loaded        []loadedJSON `json:"loaded"`
+		SchemaVersion int                  `json:"schema_version"`
+		Loaded        []scriptcache.Loaded `json:"loaded"`
 	}{SchemaVersion, loaded}
 	return writeReport(f.IO.Out, format, r)
-}
-
-// loadFunctions replaces the limitctl Functions library on one node.
-func loadFunctions(ctx context.Context, node *redis.Client) (loadedJSON, error) {
-	lib := scripts.FunctionsLibrary()
-	before, err := node.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: scripts.LibraryName, WithCode: true}).Result()
-	if err != nil {
-		return loadedJSON{}, fmt.Errorf("FUNCTION LIST: %w", err)
-	}
-	cached := len(before) == 1 && before[0].Code == lib
-	name, err := node.FunctionLoadReplace(ctx, lib).Result()
-	if err != nil {
-		return loadedJSON{}, fmt.Errorf("FUNCTION LOAD: %w", err)
-	}
-	if name != scripts.LibraryName {
-		return loadedJSON{}, fmt.Errorf("FUNCTION LOAD answered library %q, expected %q", name, scripts.LibraryName)
-	}
-	return loadedJSON{Name: scripts.LibraryName, SHA1: scripts.SHA1(lib), Node: redisconn.NodeAddr(node), CachedBefore: cached}, nil
 }
 
 func yesNo(b bool) string {
@@ -267,18 +155,6 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-type statusScriptJSON struct {
-	Name   string `json:"name"`
-	SHA1   string `json:"sha1"`
-	Cached bool   `json:"cached"`
-}
-
-type statusNodeJSON struct {
-	Node    string             `json:"node"`
-	Role    string             `json:"role"`
-	Scripts []statusScriptJSON `json:"scripts"`
 }
 
 func newScriptsStatusCmd(f *Factory) *cobra.Command {
@@ -304,7 +180,7 @@ func runScriptsStatus(ctx context.Context, f *Factory, names, files []string) er
 	if err != nil {
 		return err
 	}
-	selected, err := selectScripts(names, files)
+	selected, err := scriptcache.Select(names, files)
 	if err != nil {
 		return err
 	}
@@ -312,45 +188,22 @@ func runScriptsStatus(ctx context.Context, f *Factory, names, files []string) er
 	if err != nil {
 		return err
 	}
-	nodes, release, err := redisconn.AllNodes(ctx, rdb)
-	defer release()
+	nodes, missing, err := scriptcache.Status(ctx, rdb, selected)
 	if err != nil {
 		return err
 	}
-	shas := make([]string, len(selected))
-	for i, s := range selected {
-		shas[i] = scripts.SHA1(s.source)
-	}
-	var out []statusNodeJSON
-	missing := 0
 	r := report{header: []string{"node", "role", "name", "sha1", "cached"}}
-	for _, node := range nodes {
-		addr := redisconn.NodeAddr(node)
-		role, err := redisconn.Role(ctx, node)
-		if err != nil {
-			return fmt.Errorf("%s: ROLE: %w", addr, err)
+	for _, n := range nodes {
+		for _, s := range n.Scripts {
+			r.rows = append(r.rows, []string{n.Node, n.Role, s.Name, s.SHA1, yesNo(s.Cached)})
 		}
-		exists, err := node.ScriptExists(ctx, shas...).Result()
-		if err != nil {
-			return fmt.Errorf("%s: SCRIPT EXISTS: %w", addr, err)
-		}
-		n := statusNodeJSON{Node: addr, Role: role, Scripts: []statusScriptJSON{}}
-		for i, s := range selected {
-			cached := i < len(exists) && exists[i]
-			if !cached {
-				missing++
-			}
-			n.Scripts = append(n.Scripts, statusScriptJSON{Name: s.name, SHA1: shas[i], Cached: cached})
-			r.rows = append(r.rows, []string{addr, role, s.name, shas[i], yesNo(cached)})
-		}
-		out = append(out, n)
 	}
 	r.footer = []string{"", "", "", "missing", strconv.Itoa(missing)}
 	r.json = struct {
-		SchemaVersion int              `json:"schema_version"`
-		Nodes         []statusNodeJSON `json:"nodes"`
-		Missing       int              `json:"missing"`
-	}{SchemaVersion, out, missing}
+		SchemaVersion int                      `json:"schema_version"`
+		Nodes         []scriptcache.NodeStatus `json:"nodes"`
+		Missing       int                      `json:"missing"`
+	}{SchemaVersion, nodes, missing}
 	if err := writeReport(f.IO.Out, format, r); err != nil {
 		return err
 	}

@@ -30,7 +30,6 @@ type Script struct {
 	Source      string
 	Keys        []string
 	Args        []string
-	Returns     string
 	Description string
 	// Limiter is true for the rate-limiter scripts, which also ship as Functions.
 	Limiter bool
@@ -52,31 +51,26 @@ var all = []Script{
 	{
 		Name: "concurrency_acquire", Source: ConcurrencyAcquire, Limiter: true,
 		Keys: []string{"set"}, Args: []string{"limit", "now_ms", "stale_after_ms", "member"},
-		Returns:     "{allowed, in_flight_after}",
 		Description: "take an in-flight slot on a sorted-set semaphore; reclaims members older than stale_after",
 	},
 	{
 		Name: "fixed_window", Source: FixedWindow, Limiter: true,
 		Keys: []string{"counter"}, Args: []string{"limit", "window_ms"},
-		Returns:     "{allowed, count, ttl_ms}",
 		Description: "count a request on the current window's counter, which expires with its window",
 	},
 	{
 		Name: "sliding_window", Source: SlidingWindow, Limiter: true,
 		Keys: []string{"log"}, Args: []string{"limit", "now_ms", "window_ms", "member"},
-		Returns:     "{allowed, count}",
 		Description: "admit at most limit requests in any window_ms, from a log of request times on a sorted set",
 	},
 	{
 		Name: "token_bucket", Source: TokenBucket, Limiter: true,
 		Keys: []string{"bucket"}, Args: []string{"rate_per_s", "burst", "now_ms", "cost"},
-		Returns:     "{allowed, remaining, retry_after_ms}",
 		Description: "take cost tokens from a bucket refilled at rate_per_s up to burst",
 	},
 	{
 		Name: "purge_stale", Source: PurgeStale,
 		Keys: []string{"set"}, Args: []string{"cutoff", "batch"},
-		Returns:     "{removed, remaining_stale, remaining_total}",
 		Description: "ops: remove at most batch members scored at or below cutoff (one short, atomic step of a purge)",
 	},
 }

@@ -38,8 +38,7 @@ type Config struct {
 	// StaleAfter is when the concurrency limiter reclaims a member as abandoned (0: never):
 	// requests held further apart than that are not counted together as evidence.
 	StaleAfter time.Duration
-	OpenRate   float64  // decisions per second per strategy (open loop); 0 is closed loop
-	Keys       []string // per strategy: Keys[i] is prefixed by KeyFor
+	OpenRate   float64 // decisions per second per strategy (open loop); 0 is closed loop
 	KeyFor     func(strategy string, i int) string
 	KeyCount   int
 	// FailOpen admits when Redis errors or times out; otherwise such a decision is a reject.

@@ -5,6 +5,7 @@ package human
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"time"
 )
@@ -93,4 +94,33 @@ func Clock(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 	}
+}
+
+// ErrorKinds lists error kinds with their counts, the most frequent first, then by name so the
+// order is stable: "timeout 10", "connection 2".
+func ErrorKinds(byKind map[string]int64) []string {
+	kinds := make([]string, 0, len(byKind))
+	for k, n := range byKind {
+		if n > 0 {
+			kinds = append(kinds, k)
+		}
+	}
+	sort.Slice(kinds, func(i, j int) bool {
+		if byKind[kinds[i]] != byKind[kinds[j]] {
+			return byKind[kinds[i]] > byKind[kinds[j]]
+		}
+		return kinds[i] < kinds[j]
+	})
+	for i, k := range kinds {
+		kinds[i] = k + " " + Count(byKind[k])
+	}
+	return kinds
+}
+
+// Plural picks the word for n: one when n is 1, else many.
+func Plural[N ~int | ~int64](n N, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -314,9 +314,10 @@ func readCounter(r *keyReads) {
 
 // readBucket makes a hash with numeric tokens and ts fields a bucket: its size is the whole
 // tokens left, its age the time since its last refill (ts). A hash with a numeric tat field is a
-// GCRA bucket (limitctl's token_bucket.lua, go-redis/redis_rate): the tokens left depend on a rate
-// the key does not hold, so its size stays the field count, and its age is now - tat (negative
-// while the bucket is still refilling).
+// GCRA bucket (limitctl's token_bucket.lua): the tokens left depend on a rate the key does not
+// hold, so its size stays the field count, and its age is now - tat (negative while the bucket is
+// still refilling). go-redis/redis_rate keeps its GCRA state elsewhere: a plain string (SET key
+// tat EX n), which reads as a string or counter, not as a bucket.
 func readBucket(r *keyReads, now time.Time, opts InspectOptions) {
 	vals, err := r.bucket.Result()
 	if err != nil || len(vals) != 3 {

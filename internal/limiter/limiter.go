@@ -49,15 +49,6 @@ func Strategies() []Strategy {
 	return []Strategy{Naive, Multi, Watch, Lua, Eval, Function, LuaTSMember, Custom}
 }
 
-// Atomic reports whether the strategy is expected never to exceed the limit.
-func (s Strategy) Atomic() bool {
-	switch s {
-	case Watch, Lua, Eval, Function:
-		return true
-	}
-	return false
-}
-
 // ParseKind accepts a limiter name.
 func ParseKind(s string) (Kind, error) {
 	for _, k := range Kinds() {

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/scriptcache"
 	"github.com/limitctl/limitctl/scripts"
 )
 
@@ -116,7 +116,7 @@ func (s *scripted) run(ctx context.Context, keys []string, args []any) (any, err
 	case Function:
 		reply, err := s.rdb.FCall(ctx, s.fn, keys, args...).Result()
 		if err != nil && isFunctionMissing(err) {
-			if err := LoadFunctions(ctx, s.rdb); err != nil {
+			if err := scriptcache.InstallLibrary(ctx, s.rdb); err != nil {
 				return nil, err
 			}
 			reply, err = s.rdb.FCall(ctx, s.fn, keys, args...).Result()
@@ -130,22 +130,6 @@ func (s *scripted) run(ctx context.Context, keys []string, args []any) (any, err
 
 func isFunctionMissing(err error) bool {
 	return strings.Contains(err.Error(), "Function not found")
-}
-
-var loadMu sync.Mutex
-
-// LoadFunctions installs the limitctl Functions library (FUNCTION LOAD REPLACE), on every
-// master of a cluster, since Functions are per node.
-func LoadFunctions(ctx context.Context, rdb redis.Cmdable) error {
-	loadMu.Lock()
-	defer loadMu.Unlock()
-	lib := scripts.FunctionsLibrary()
-	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		return cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-			return node.FunctionLoadReplace(ctx, lib).Err()
-		})
-	}
-	return rdb.FunctionLoadReplace(ctx, lib).Err()
 }
 
 // int64s decodes a script reply that must be an array of at least n integers.

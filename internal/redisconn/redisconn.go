@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/exitcode"
 )
 
 // DefaultAddr is where a command connects with no target given, like redis-cli.
@@ -59,10 +61,9 @@ type Target struct {
 	Addr string `json:"addr"`
 }
 
-// UsageError is a problem with the flags themselves: the command exits 2 with a hint.
-type UsageError struct{ Msg string }
-
-func (e *UsageError) Error() string { return e.Msg }
+// UsageError is a problem with the flags themselves: the command exits 2 with a hint. It is
+// the one usage-error type every command shares.
+type UsageError = exitcode.UsageError
 
 func usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
 

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -138,7 +137,7 @@ func build(d Data) (page, error) {
 			Over:    st.Overshoot > 0,
 			Verdict: verdict(st, s.Limit, countLabel),
 			Cells:   cells(st, s.Duration),
-			Errors:  errorKinds(st.ErrorsByKind),
+			Errors:  human.ErrorKinds(st.ErrorsByKind),
 		}
 		var err error
 		if v.Count, err = countChart(se, s.Limit, countLabel); err != nil {
@@ -166,7 +165,7 @@ func verdict(st bench.StrategySnapshot, limit int64, what string) string {
 	if st.Overshoot > 0 {
 		events := ""
 		if st.OvershootEvent > 0 {
-			events = fmt.Sprintf(", %s %s", human.Count(st.OvershootEvent), plural(st.OvershootEvent, "time", "times"))
+			events = fmt.Sprintf(", %s %s", human.Count(st.OvershootEvent), human.Plural(st.OvershootEvent, "time", "times"))
 		}
 		return fmt.Sprintf("exceeded the limit: peak %s %s against %s (+%s%s)",
 			human.Count(st.Peak), what, human.Count(limit), human.Count(st.Overshoot), events)
@@ -223,30 +222,4 @@ func uniqueID(name string, seen map[string]bool) string {
 	return id
 }
 
-func errorKinds(byKind map[string]int64) []string {
-	var kinds []string
-	for k, n := range byKind {
-		if n > 0 {
-			kinds = append(kinds, k)
-		}
-	}
-	sort.Slice(kinds, func(i, j int) bool { // most frequent first, then by name: stable pages
-		if byKind[kinds[i]] != byKind[kinds[j]] {
-			return byKind[kinds[i]] > byKind[kinds[j]]
-		}
-		return kinds[i] < kinds[j]
-	})
-	for i, k := range kinds {
-		kinds[i] = k + " " + human.Count(byKind[k])
-	}
-	return kinds
-}
-
 func hex(c drawing.Color) string { return fmt.Sprintf("%02x%02x%02x", c.R, c.G, c.B) }
-
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -144,7 +143,7 @@ func (m Model) statLines(s bench.StrategySnapshot, width int) []statLine {
 		over = label("overshoot") + st.bad.Render("+"+human.Count(s.Overshoot))
 	}
 	if s.OvershootEvent > 0 {
-		over += st.dim.Render("  " + human.Count(s.OvershootEvent) + plural(s.OvershootEvent, " event", " events"))
+		over += st.dim.Render("  " + human.Count(s.OvershootEvent) + human.Plural(s.OvershootEvent, " event", " events"))
 	}
 
 	decided := label("admitted") + st.value.Render(human.Count(s.Admitted)) +
@@ -153,7 +152,7 @@ func (m Model) statLines(s bench.StrategySnapshot, width int) []statLine {
 	errs := label("errors") + st.good.Render("0")
 	if s.Errors > 0 {
 		errs = label("errors") + st.bad.Render(human.Count(s.Errors))
-		for i, kind := range errorKinds(s.ErrorsByKind) { // the commonest kinds, as many as fit
+		for i, kind := range human.ErrorKinds(s.ErrorsByKind) { // the commonest kinds, as many as fit
 			sep := "  "
 			if i > 0 {
 				sep = ", "
@@ -309,31 +308,4 @@ func (m Model) series(name string, w int, pick func(*history) *ring[float64]) ([
 		span = ", last " + human.Clock(d)
 	}
 	return values, span
-}
-
-// errorKinds lists error kinds with their counts, the most frequent first: "timeout 10".
-func errorKinds(byKind map[string]int64) []string {
-	kinds := make([]string, 0, len(byKind))
-	for k, n := range byKind {
-		if n > 0 {
-			kinds = append(kinds, k)
-		}
-	}
-	sort.Slice(kinds, func(i, j int) bool {
-		if byKind[kinds[i]] != byKind[kinds[j]] {
-			return byKind[kinds[i]] > byKind[kinds[j]]
-		}
-		return kinds[i] < kinds[j]
-	})
-	for i, k := range kinds {
-		kinds[i] = k + " " + human.Count(byKind[k])
-	}
-	return kinds
-}
-
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

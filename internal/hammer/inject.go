@@ -1,9 +1,8 @@
-package cmd
+package hammer
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -12,60 +11,63 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/embedded"
+	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
-// injectEvent is a fault the hammer causes at a point of the run, so people can watch the
+// Inject is a fault the hammer causes at a point of the run, so people can watch the
 // strategies live through it: flush-scripts@2s, pause@3s:500ms, kill@4s, restart@5s.
-type injectEvent struct {
-	kind string
-	at   time.Duration
-	arg  time.Duration // pause: how long
+type Inject struct {
+	Kind string
+	At   time.Duration
+	For  time.Duration // pause: how long
 }
 
-func parseInjects(specs []string, hasTarget bool) ([]injectEvent, error) {
-	var out []injectEvent
+// ParseInjects reads --inject values (each may hold several, comma-separated) into events in
+// time order. kill and restart need the spawned server, so they are refused with a target.
+func ParseInjects(specs []string, hasTarget bool) ([]Inject, error) {
+	var out []Inject
 	for _, spec := range specs {
 		for _, one := range strings.Split(spec, ",") {
 			one = strings.TrimSpace(one)
 			kind, when, ok := strings.Cut(one, "@")
 			if !ok {
-				return nil, usagef("--inject %q: want EVENT@TIME, e.g. flush-scripts@2s", one)
+				return nil, exitcode.Usagef("--inject %q: want EVENT@TIME, e.g. flush-scripts@2s", one)
 			}
-			ev := injectEvent{kind: kind}
+			ev := Inject{Kind: kind}
 			at, arg, hasArg := strings.Cut(when, ":")
 			var err error
-			if ev.at, err = time.ParseDuration(at); err != nil || ev.at < 0 {
-				return nil, usagef("--inject %q: bad time %q (e.g. 2s, 1500ms)", one, at)
+			if ev.At, err = time.ParseDuration(at); err != nil || ev.At < 0 {
+				return nil, exitcode.Usagef("--inject %q: bad time %q (e.g. 2s, 1500ms)", one, at)
 			}
 			switch kind {
 			case "flush-scripts", "kill", "restart":
 				if hasArg {
-					return nil, usagef("--inject %q: %s takes no duration", one, kind)
+					return nil, exitcode.Usagef("--inject %q: %s takes no duration", one, kind)
 				}
 				if kind != "flush-scripts" && hasTarget {
-					return nil, usagef("--inject %s works only on the spawned embedded redis-server, not on --url/--addr", kind)
+					return nil, exitcode.Usagef("--inject %s works only on the spawned embedded redis-server, not on --url/--addr", kind)
 				}
 			case "pause":
 				if !hasArg {
-					return nil, usagef("--inject %q: pause needs a length, e.g. pause@3s:500ms", one)
+					return nil, exitcode.Usagef("--inject %q: pause needs a length, e.g. pause@3s:500ms", one)
 				}
-				if ev.arg, err = time.ParseDuration(arg); err != nil || ev.arg <= 0 || ev.arg > time.Minute {
-					return nil, usagef("--inject %q: bad pause length %q (up to 1m)", one, arg)
+				if ev.For, err = time.ParseDuration(arg); err != nil || ev.For <= 0 || ev.For > time.Minute {
+					return nil, exitcode.Usagef("--inject %q: bad pause length %q (up to 1m)", one, arg)
 				}
 			default:
-				return nil, usagef("--inject %q: unknown event %q (flush-scripts, pause, kill, restart)", one, kind)
+				return nil, exitcode.Usagef("--inject %q: unknown event %q (flush-scripts, pause, kill, restart)", one, kind)
 			}
 			out = append(out, ev)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].at < out[j].at })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At < out[j].At })
 	return out, nil
 }
 
 // startInjects fires the events at their times from the run's start; the returned func waits
-// for the injector to stop. Each event prints one line to errOut.
-func startInjects(ctx context.Context, events []injectEvent, rdb redis.UniversalClient, spawned *embedded.Server, errOut io.Writer) func() {
+// for the injector to stop. Each event reports one line to notice.
+func startInjects(ctx context.Context, events []Inject, rdb redis.UniversalClient, spawned *embedded.Server, notice func(string)) func() {
 	if len(events) == 0 {
 		return func() {}
 	}
@@ -76,21 +78,21 @@ func startInjects(ctx context.Context, events []injectEvent, rdb redis.Universal
 		defer wg.Done()
 		start := time.Now()
 		for _, ev := range events {
-			t := time.NewTimer(time.Until(start.Add(ev.at)))
+			t := time.NewTimer(time.Until(start.Add(ev.At)))
 			select {
 			case <-ctx.Done():
 				t.Stop()
 				return
 			case <-t.C:
 			}
-			fmt.Fprintf(errOut, "inject %s at %s: %s\n", ev.kind, ev.at, fire(ctx, ev, rdb, spawned))
+			notice(fmt.Sprintf("inject %s at %s: %s", ev.Kind, ev.At, fire(ctx, ev, rdb, spawned)))
 		}
 	}()
 	return func() { cancel(); wg.Wait() }
 }
 
-func fire(ctx context.Context, ev injectEvent, rdb redis.UniversalClient, spawned *embedded.Server) string {
-	switch ev.kind {
+func fire(ctx context.Context, ev Inject, rdb redis.UniversalClient, spawned *embedded.Server) string {
+	switch ev.Kind {
 	case "flush-scripts":
 		nodes, release, err := redisconn.AllNodes(ctx, rdb)
 		defer release()
@@ -109,16 +111,16 @@ func fire(ctx context.Context, ev injectEvent, rdb redis.UniversalClient, spawne
 			return "failed: " + oneLine(err.Error())
 		}
 		for _, m := range masters {
-			if err := m.Do(ctx, "CLIENT", "PAUSE", ev.arg.Milliseconds(), "WRITE").Err(); err != nil {
+			if err := m.Do(ctx, "CLIENT", "PAUSE", ev.For.Milliseconds(), "WRITE").Err(); err != nil {
 				return "failed: " + oneLine(err.Error())
 			}
 		}
-		return fmt.Sprintf("CLIENT PAUSE %s WRITE", ev.arg)
+		return fmt.Sprintf("CLIENT PAUSE %s WRITE", ev.For)
 	case "kill", "restart":
 		if spawned == nil || spawned.Process() == nil {
 			return "skipped: needs the spawned redis-server"
 		}
-		if ev.kind == "kill" {
+		if ev.Kind == "kill" {
 			spawned.Process().Kill()
 			return "redis-server killed"
 		}

@@ -1,0 +1,58 @@
+// Package exitcode holds the exit codes limitctl promises and the error types that carry them:
+// each error says its own code through ExitCode, and cmd maps any error to a code in one place.
+package exitcode
+
+import "fmt"
+
+// Exit codes, the same for every command.
+const (
+	OK          = 0
+	Error       = 1   // a runtime error
+	Usage       = 2   // bad flags or arguments
+	CheckFailed = 3   // an assertion, a lint error, a missing script
+	Interrupted = 130 // SIGINT or SIGTERM
+)
+
+// Coder is an error that knows its exit code.
+type Coder interface {
+	error
+	ExitCode() int
+}
+
+// UsageError is bad input on the command line: exit 2 with a pointer to the help.
+type UsageError struct {
+	Msg     string
+	Command string // the command path for the hint, e.g. "limitctl hammer"; empty until cmd knows it
+}
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// ExitCode is 2.
+func (e *UsageError) ExitCode() int { return Usage }
+
+// Usagef returns a *UsageError.
+func Usagef(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// CheckFailedError means the command ran and a check it makes failed: exit 3. Its report has
+// usually been printed already; the message names what failed.
+type CheckFailedError struct{ Msg string }
+
+func (e *CheckFailedError) Error() string { return e.Msg }
+
+// ExitCode is 3.
+func (e *CheckFailedError) ExitCode() int { return CheckFailed }
+
+// CheckFailedf returns a *CheckFailedError.
+func CheckFailedf(format string, args ...any) error {
+	return &CheckFailedError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// InterruptedError means a signal stopped the command after it reported what it had done.
+type InterruptedError struct{ What string }
+
+func (e *InterruptedError) Error() string { return e.What }
+
+// ExitCode is 130.
+func (e *InterruptedError) ExitCode() int { return Interrupted }

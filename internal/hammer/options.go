@@ -1,0 +1,95 @@
+package hammer
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+// Options are a validated hammer run: cmd turns flags into these.
+type Options struct {
+	Limiter    limiter.Kind
+	Strategies []limiter.Strategy // in display order
+	Workers    int                // per strategy
+	Limit      int64              // concurrency and windows: the limit; token bucket: the burst
+	Duration   time.Duration      // unpaused time to run; 0 when Requests bounds the run
+	Requests   int64              // decisions per strategy; 0 when Duration bounds the run
+	Hold       time.Duration      // how long an admitted request holds its slot
+	Window     time.Duration      // windows; the token bucket refills Limit per Window
+	StaleAfter time.Duration      // concurrency: members older than this are reclaimed
+	OpenRate   float64            // decisions per second per strategy (open loop); 0 is closed loop
+	Keys       int                // limiter keys per strategy
+
+	// Script names the custom strategy's file (for messages); ScriptSource is its text.
+	Script       string
+	ScriptSource string
+	NoLint       bool // run a custom script even when lint finds errors
+
+	RedisWitness bool // concurrency: count in-flight requests on Redis, shared by processes
+	Assertions   []bench.Assertion
+	FailOpen     bool // admit when Redis errors or times out
+
+	Prefix   string
+	RunID    string // empty: a random one
+	KeepKeys bool
+
+	Embedded string   // without Deps.Connect: auto, redis-server or memory
+	Injects  []Inject // fault events, in time order
+	Tick     time.Duration
+}
+
+// Deps are what a session needs from its caller.
+type Deps struct {
+	// Connect opens the user's server with a pool of poolSize connections; nil starts a
+	// throw-away server of Options.Embedded.
+	Connect func(ctx context.Context, poolSize int) (redis.UniversalClient, bench.Target, error)
+	// Timeout bounds every Redis call and the clean-up.
+	Timeout time.Duration
+	Now     func() time.Time
+	// Notice receives one line for the user at a time: the target, lint findings, injected
+	// faults, clean-up warnings. Nil drops them.
+	Notice func(line string)
+	// Watch consumes the snapshots while the load runs (a dashboard, progress lines) and
+	// returns once the channel is closed; nil drains them.
+	Watch func(ctx context.Context, live Live, snapshots <-chan bench.Snapshot) error
+}
+
+// Live is what a watcher may do to the running load.
+type Live struct {
+	Target bench.Target
+	Engine *bench.Engine // pause and resume
+	Quit   func()        // stop the load early; the run ends as interrupted
+}
+
+func (d Deps) notice(line string) {
+	if d.Notice != nil {
+		d.Notice(line)
+	}
+}
+
+// NewRunID returns a random run id: eight hex digits.
+func NewRunID() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// ValidRunID is what a run id may be: 1-64 letters, digits, '-' or '_', so that it names
+// exactly its own keys in a SCAN pattern and a hash tag.
+func ValidRunID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c == '-' || c == '_' || ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,137 @@
+package hammer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/exitcode"
+	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/lint"
+	"github.com/limitctl/limitctl/internal/redisconn"
+	"github.com/limitctl/limitctl/internal/scriptcache"
+)
+
+// lintScript runs the linter over the custom script first: every finding goes to notice,
+// errors stop the run (a failed check, exit 3) unless NoLint.
+func lintScript(o Options, notice func(string)) error {
+	diags := lint.Lint(o.Script, []byte(o.ScriptSource))
+	for _, d := range diags {
+		notice(d.String())
+	}
+	if lint.HasErrors(diags, false) && !o.NoLint {
+		return exitcode.CheckFailedf("lint found errors in %s; fix them or pass --no-lint", o.Script)
+	}
+	return nil
+}
+
+// preflight loads what the strategies call by name, so the first decisions are not all
+// NOSCRIPT fallbacks, and a custom script Redis rejects stops the run before any load.
+func preflight(ctx context.Context, rdb redis.UniversalClient, o Options) error {
+	masters, err := redisconn.Masters(ctx, rdb)
+	if err != nil {
+		return err
+	}
+	for _, s := range o.Strategies {
+		switch s {
+		case limiter.Function:
+			if err := scriptcache.InstallLibrary(ctx, rdb); isPermissionError(err) {
+				return fmt.Errorf("strategy function cannot load its library: %s", oneLine(err.Error()))
+			} else if err != nil {
+				return fmt.Errorf("strategy function needs Redis 7 Functions: %s", redisReason(err))
+			}
+		case limiter.Lua, limiter.LuaTSMember, limiter.Custom:
+			src, what := limiter.ScriptFor(o.Limiter).Source, "the "+limiter.ScriptFor(o.Limiter).Name+" script"
+			if s == limiter.Custom {
+				src, what = o.ScriptSource, o.Script
+			}
+			for _, m := range masters {
+				if err := m.ScriptLoad(ctx, src).Err(); isPermissionError(err) {
+					return fmt.Errorf("strategy %s cannot load %s: SCRIPT LOAD: %s", s, what, oneLine(err.Error()))
+				} else if err != nil {
+					return fmt.Errorf("Redis rejected %s: %s", what, redisReason(err))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// probe checks, before any load, that the user may send everything the run will: the
+// clean-up's SCAN and UNLINK, the Redis witness, and one decision (and release) per strategy on
+// a throw-away key of the run. An ACL user short of one command otherwise runs the whole
+// duration as counted errors, or leaves its keys behind. Only permission errors stop the run
+// here; any other error is the run's to count.
+func (s *session) probe(ctx context.Context) error {
+	if !s.opts.KeepKeys {
+		// Before anything is written, so a user who cannot clean up leaves nothing behind.
+		if err := s.keys.probeCleanup(ctx, s.rdb); isPermissionError(err) {
+			return fmt.Errorf("the run's keys could not be deleted at the end: %s (grant SCAN and UNLINK, or pass --keep-keys)", permissionMessage(err))
+		}
+	}
+	err := s.probeDecisions(ctx)
+	if err != nil && !s.opts.KeepKeys {
+		s.cleanup()
+	}
+	return err
+}
+
+func (s *session) probeDecisions(ctx context.Context) error {
+	if s.witnessKey != nil {
+		w := bench.NewRedisWitness(s.rdb, s.keys.Probe("witness"), s.opts.Limit, s.opts.StaleAfter, s.deps.Timeout)
+		if err := w.Probe(ctx); isPermissionError(err) {
+			return fmt.Errorf("--witness redis cannot run: %s", permissionMessage(err))
+		}
+	}
+	for _, st := range s.cfg.Strategies {
+		key := s.keys.Probe(st.Name)
+		d, err := st.Limiter.Acquire(ctx, key, s.deps.Now())
+		if err == nil {
+			err = st.Limiter.Release(ctx, key, d)
+		}
+		if isPermissionError(err) {
+			return fmt.Errorf("strategy %s cannot run: %s", st.Name, permissionMessage(err))
+		}
+	}
+	return nil
+}
+
+// isPermissionError is an ACL refusal (NOPERM) or failed authentication: retrying cannot help.
+func isPermissionError(err error) bool {
+	return err != nil && bench.Classify(err) == "noperm"
+}
+
+// permissionMessage is the server's refusal in one line, saying NOPERM even where Redis 7.0
+// does not (a script calling a command the user may not run).
+func permissionMessage(err error) string {
+	msg := oneLine(err.Error())
+	if !strings.Contains(strings.ToUpper(msg), "NOPERM") && !strings.Contains(msg, "AUTH") && !strings.Contains(msg, "WRONGPASS") {
+		msg = "NOPERM: " + msg + " (the script calls a command this user may not run)"
+	}
+	return msg
+}
+
+// redisReason is Redis's complaint without the command's arguments, which some servers echo
+// back ("with args beginning with: ..." would repeat a whole script).
+func redisReason(err error) string {
+	msg := oneLine(err.Error())
+	if i := strings.Index(msg, ", with args beginning with"); i >= 0 {
+		msg = msg[:i]
+	}
+	if len(msg) > 200 {
+		msg = msg[:200] + "..."
+	}
+	return msg
+}
+
+// oneLine keeps a message to its first line.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	return s
+}

@@ -1,0 +1,251 @@
+package hammer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/embedded"
+	"github.com/limitctl/limitctl/internal/exitcode"
+	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/redisconn"
+)
+
+// Result is what a finished session found.
+type Result struct {
+	Summary     bench.Summary
+	Assertions  []bench.AssertionResult
+	Passed      bool // every assertion held
+	Interrupted bool // a signal or the watcher stopped the load early
+	// KeysKept names where the run's keys stayed (--keep-keys); empty when they were deleted.
+	KeysKept string
+	// CleanupWarnings are what the clean-up could not delete.
+	CleanupWarnings []string
+	// WatchErr is the watcher's own failure (the dashboard), if any.
+	WatchErr error
+}
+
+// Err is the run's verdict as an error with its exit code, to return once the result has been
+// printed: the watcher's failure, an interrupt (130), a failed assertion (3), or nil.
+func (r Result) Err() error {
+	if r.WatchErr != nil && !errors.Is(r.WatchErr, context.Canceled) {
+		return fmt.Errorf("dashboard: %w", r.WatchErr)
+	}
+	if r.Interrupted {
+		return &exitcode.InterruptedError{What: fmt.Sprintf("hammer stopped after %s; partial summary above", r.Summary.Duration.Round(time.Millisecond))}
+	}
+	if !r.Passed {
+		var failed []string
+		for _, a := range r.Assertions {
+			if !a.Passed {
+				failed = append(failed, fmt.Sprintf("%s (actual %s)", a.Expr, FormatActual(a.Actual)))
+			}
+		}
+		return exitcode.CheckFailedf("assertion failed: %s", strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+// FormatActual prints an assertion's measured value; none when the metric has no value.
+func FormatActual(v *float64) string {
+	if v == nil {
+		return "none"
+	}
+	return strconv.FormatFloat(*v, 'f', -1, 64)
+}
+
+// Judge evaluates assertions against a summary (or a live snapshot's numbers).
+func Judge(assertions []bench.Assertion, sum bench.Summary) (results []bench.AssertionResult, passed bool) {
+	results = make([]bench.AssertionResult, len(assertions))
+	passed = true
+	for i, a := range assertions {
+		results[i] = a.Eval(sum)
+		passed = passed && results[i].Passed
+	}
+	return results, passed
+}
+
+// session is one run's state between the steps of Run.
+type session struct {
+	opts       Options
+	deps       Deps
+	rdb        redis.UniversalClient
+	spawned    *embedded.Server
+	target     bench.Target
+	keys       KeyScheme
+	cfg        bench.Config
+	witnessKey func(string) string // nil without the Redis witness
+}
+
+// Run is one hammer session: lint a custom script, open or start the target, build the
+// strategies, check before any load that the run can do everything it must, drive the load
+// with the injected faults, delete the run's keys and judge the assertions. An error means no
+// summary; a summary with an interrupt or a failed assertion comes back as a Result whose Err
+// says so.
+func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	s := &session{opts: o, deps: deps}
+	if o.ScriptSource != "" {
+		if err := lintScript(o, deps.notice); err != nil {
+			return Result{}, err
+		}
+	}
+	closeTarget, err := s.openTarget(ctx)
+	defer closeTarget()
+	if err != nil {
+		return Result{}, err
+	}
+	runID := o.RunID
+	if runID == "" {
+		runID = NewRunID()
+	}
+	s.keys = KeyScheme{Prefix: o.Prefix, RunID: runID, Keys: o.Keys}
+	if err := s.build(runID); err != nil {
+		return Result{}, err
+	}
+	if err := preflight(ctx, s.rdb, o); err != nil {
+		return Result{}, err
+	}
+	if err := s.probe(ctx); err != nil {
+		return Result{}, err
+	}
+	return s.load(ctx)
+}
+
+// openTarget connects to the user's server, or starts a throw-away one; the returned func
+// stops what was started.
+func (s *session) openTarget(ctx context.Context) (func(), error) {
+	poolSize := s.opts.Workers*len(s.opts.Strategies) + 16
+	if s.deps.Connect != nil {
+		rdb, target, err := s.deps.Connect(ctx, poolSize)
+		if err != nil {
+			return func() {}, err
+		}
+		s.rdb, s.target = rdb, target
+		s.deps.notice(fmt.Sprintf("target: %s %s", target.Kind, target.Addr))
+		return func() {}, nil
+	}
+	spawned, err := embedded.Start(s.opts.Embedded)
+	if err != nil {
+		return func() {}, err
+	}
+	conn := redisconn.Options{Addrs: []string{spawned.Addr}, Timeout: s.deps.Timeout, PoolSize: poolSize, NoCheckoutProbe: true}
+	rdb, _, err := redisconn.Open(ctx, conn, func(string) string { return "" })
+	if err != nil {
+		spawned.Stop()
+		return func() {}, err
+	}
+	s.rdb, s.spawned, s.target = rdb, spawned, bench.Target{Kind: spawned.Kind, Addr: spawned.Addr}
+	if spawned.Kind == embedded.KindMemory {
+		s.deps.notice(fmt.Sprintf("target: in-process server (miniredis) on %s; its throughput is not representative of Redis", spawned.Addr))
+	} else {
+		s.deps.notice(fmt.Sprintf("target: throw-away redis-server %s on %s", serverVersion(ctx, rdb), spawned.Addr))
+	}
+	return func() { rdb.Close(); spawned.Stop() }, nil
+}
+
+// build assembles the engine's configuration and one limiter per strategy.
+func (s *session) build(runID string) error {
+	o := s.opts
+	s.cfg = bench.Config{
+		RunID: runID, Target: s.target, Limiter: o.Limiter, Limit: o.Limit, Window: o.Window,
+		Rate: float64(o.Limit) / o.Window.Seconds(), Workers: o.Workers, Duration: o.Duration,
+		Requests: o.Requests, Hold: o.Hold, StaleAfter: o.StaleAfter, OpenRate: o.OpenRate, KeyCount: o.Keys, KeyFor: s.keys.Key,
+		FailOpen: o.FailOpen, Horizon: s.deps.Timeout, Now: s.deps.Now, Tick: o.Tick,
+		ErrorBackoff: 10 * time.Millisecond,
+		ServerStats: func(ctx context.Context) (map[string]bench.CmdStat, error) {
+			return bench.CommandStats(ctx, s.rdb)
+		},
+	}
+	lcfg := limiter.Config{
+		Limit: o.Limit, Window: o.Window, StaleAfter: o.StaleAfter,
+		Rate: s.cfg.Rate, Burst: o.Limit, CustomSource: o.ScriptSource,
+	}
+	if o.RedisWitness && o.Limiter == limiter.Concurrency {
+		s.witnessKey = s.keys.Witness
+	}
+	for _, st := range o.Strategies {
+		lim, err := limiter.New(o.Limiter, st, s.rdb, lcfg)
+		if err != nil {
+			return exitcode.Usagef("%v", err)
+		}
+		cmds, inner := limiter.Commands(o.Limiter, st)
+		run := bench.StrategyRun{Name: string(st), Limiter: lim, Commands: cmds, Inner: inner}
+		if s.witnessKey != nil {
+			run.Witness = func(key string) bench.Checker {
+				return bench.NewRedisWitness(s.rdb, s.witnessKey(key), o.Limit, o.StaleAfter, s.deps.Timeout)
+			}
+		}
+		s.cfg.Strategies = append(s.cfg.Strategies, run)
+	}
+	return nil
+}
+
+// load drives the engine with the watcher and the injected faults alongside, cleans up and
+// judges.
+func (s *session) load(ctx context.Context) (Result, error) {
+	engine := bench.New(s.cfg)
+	snapshots := make(chan bench.Snapshot, 4)
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	watchDone := make(chan error, 1)
+	go func() {
+		if s.deps.Watch == nil {
+			for range snapshots {
+			}
+			watchDone <- nil
+			return
+		}
+		err := s.deps.Watch(runCtx, Live{Target: s.target, Engine: engine, Quit: stopRun}, snapshots)
+		for range snapshots { // a watcher that quit early must not leave the engine's last send waiting
+		}
+		watchDone <- err
+	}()
+	stopInjects := startInjects(runCtx, s.opts.Injects, s.rdb, s.spawned, s.deps.notice)
+	summary, runErr := engine.Run(runCtx, snapshots)
+	stopInjects()
+	watchErr := <-watchDone
+
+	res := Result{Summary: summary, WatchErr: watchErr}
+	if s.opts.KeepKeys {
+		res.KeysKept = s.keys.Describe()
+	} else {
+		res.CleanupWarnings = s.cleanup()
+	}
+	if runErr != nil {
+		return res, runErr
+	}
+	res.Assertions, res.Passed = Judge(s.opts.Assertions, summary)
+	res.Interrupted = summary.Interrupted || ctx.Err() != nil
+	return res, nil
+}
+
+// cleanup deletes the run's keys, reporting each failure as a notice.
+func (s *session) cleanup() []string {
+	warnings := s.keys.cleanup(s.rdb, s.deps.Timeout)
+	for _, w := range warnings {
+		s.deps.notice("warning: " + w)
+	}
+	return warnings
+}
+
+func serverVersion(ctx context.Context, rdb redis.UniversalClient) string {
+	info, err := rdb.Info(ctx, "server").Result()
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+			return v
+		}
+	}
+	return ""
+}

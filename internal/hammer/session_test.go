@@ -1,0 +1,173 @@
+package hammer
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/exitcode"
+	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/redistest"
+)
+
+// connectTo is a Deps.Connect for a test server.
+func connectTo(t *testing.T, srv *redistest.Server) func(context.Context, int) (redis.UniversalClient, bench.Target, error) {
+	return func(ctx context.Context, poolSize int) (redis.UniversalClient, bench.Target, error) {
+		c := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: poolSize})
+		t.Cleanup(func() { c.Close() })
+		return c, bench.Target{Kind: "redis", Addr: srv.Addr}, nil
+	}
+}
+
+// notices collects Deps.Notice lines.
+type notices struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (n *notices) add(line string) { n.mu.Lock(); n.lines = append(n.lines, line); n.mu.Unlock() }
+func (n *notices) String() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return strings.Join(n.lines, "\n")
+}
+
+func baseOptions() Options {
+	return Options{
+		Limiter: limiter.Concurrency, Strategies: []limiter.Strategy{limiter.Naive, limiter.Lua},
+		Workers: 16, Limit: 5, Requests: 400, Hold: time.Millisecond, Window: time.Second,
+		StaleAfter: 10 * time.Second, Keys: 1, Prefix: "limitctl", RunID: "sess1",
+	}
+}
+
+func TestRunJudgesAssertionsAndDeletesItsKeys(t *testing.T) {
+	srv := redistest.Start(t)
+	o := baseOptions()
+	for _, expr := range []string{"lua.overshoot==0", "lua.attempts>=400"} {
+		a, err := bench.ParseAssertion(expr, []string{"naive", "lua"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Assertions = append(o.Assertions, a)
+	}
+	var log notices
+	watched := 0
+	res, err := Run(context.Background(), o, Deps{
+		Connect: connectTo(t, srv), Timeout: time.Second, Notice: log.add,
+		Watch: func(ctx context.Context, live Live, snaps <-chan bench.Snapshot) error {
+			if live.Engine == nil || live.Quit == nil || live.Target.Addr != srv.Addr {
+				t.Errorf("live %+v", live)
+			}
+			for range snaps {
+				watched++
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Passed || res.Err() != nil || len(res.Assertions) != 2 {
+		t.Fatalf("passed %v err %v assertions %+v", res.Passed, res.Err(), res.Assertions)
+	}
+	if watched == 0 {
+		t.Error("the watcher saw no snapshot")
+	}
+	if len(res.Summary.Strategies) != 2 || res.Summary.RunID != "sess1" {
+		t.Errorf("summary %+v", res.Summary)
+	}
+	if !strings.Contains(log.String(), "target: redis "+srv.Addr) {
+		t.Errorf("notices %q lack the target", log.String())
+	}
+	if keys, _ := srv.Client(t).Keys(context.Background(), "*").Result(); len(keys) != 0 {
+		t.Errorf("keys left behind: %v", keys)
+	}
+}
+
+func TestRunFailedAssertionIsACheckFailure(t *testing.T) {
+	srv := redistest.Start(t)
+	o := baseOptions()
+	o.Strategies = []limiter.Strategy{limiter.Lua}
+	a, _ := bench.ParseAssertion("lua.attempts>1000000", []string{"lua"})
+	o.Assertions = []bench.Assertion{a}
+	o.KeepKeys = true
+	res, err := Run(context.Background(), o, Deps{Connect: connectTo(t, srv), Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Passed || res.Err() == nil || !strings.Contains(res.Err().Error(), "lua.attempts>1000000 (actual 400)") {
+		t.Fatalf("passed %v err %v", res.Passed, res.Err())
+	}
+	var check *exitcode.CheckFailedError
+	if !errors.As(res.Err(), &check) || check.ExitCode() != exitcode.CheckFailed {
+		t.Errorf("err %T, want a check failure", res.Err())
+	}
+	if res.KeysKept != "limitctl:{sess1..." {
+		t.Errorf("KeysKept %q", res.KeysKept)
+	}
+}
+
+func TestRunRefusesACustomScriptLintFails(t *testing.T) {
+	o := baseOptions()
+	o.Strategies = []limiter.Strategy{limiter.Custom}
+	o.Script, o.ScriptSource = "bad.lua", "redis.call('KEYS', '*')\nreturn {1, 1}\n"
+	var log notices
+	// No target is opened: a refused script stops the run first.
+	_, err := Run(context.Background(), o, Deps{Notice: log.add, Connect: func(context.Context, int) (redis.UniversalClient, bench.Target, error) {
+		t.Fatal("connected before lint")
+		return nil, bench.Target{}, nil
+	}})
+	if c, ok := err.(exitcode.Coder); !ok || c.ExitCode() != exitcode.CheckFailed {
+		t.Fatalf("err %v, want a check failure", err)
+	}
+	if !strings.Contains(log.String(), "bad.lua") {
+		t.Errorf("lint findings not reported: %q", log.String())
+	}
+}
+
+func TestParseInjects(t *testing.T) {
+	evs, err := ParseInjects([]string{"restart@5s, flush-scripts@2s", "pause@3s:500ms"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Inject{{Kind: "flush-scripts", At: 2 * time.Second}, {Kind: "pause", At: 3 * time.Second, For: 500 * time.Millisecond}, {Kind: "restart", At: 5 * time.Second}}
+	if len(evs) != len(want) {
+		t.Fatalf("%+v", evs)
+	}
+	for i := range want {
+		if evs[i] != want[i] {
+			t.Errorf("event %d: %+v, want %+v", i, evs[i], want[i])
+		}
+	}
+	for _, bad := range []string{"flush-scripts", "pause@1s", "pause@1s:2m", "kill@1s:1s", "boom@1s", "flush-scripts@-1s"} {
+		if _, err := ParseInjects([]string{bad}, false); err == nil {
+			t.Errorf("%q accepted", bad)
+		} else if c, ok := err.(exitcode.Coder); !ok || c.ExitCode() != exitcode.Usage {
+			t.Errorf("%q: %v is not a usage error", bad, err)
+		}
+	}
+	if _, err := ParseInjects([]string{"kill@1s"}, true); err == nil {
+		t.Error("kill accepted against the user's server")
+	}
+}
+
+func TestKeySchemeNamesEveryKeyOfTheRun(t *testing.T) {
+	one := KeyScheme{Prefix: "rl", RunID: "r1", Keys: 1}
+	many := KeyScheme{Prefix: "rl", RunID: "r1", Keys: 3}
+	for _, tc := range []struct{ got, want string }{
+		{one.Key("lua", 0), "rl:{r1}:lua"},
+		{many.Key("lua", 2), "rl:{r1-2}:lua"},
+		{one.Witness(one.Key("lua", 0)), "rl:{r1}:lua:witness"},
+		{one.Probe("cleanup"), "rl:{r1}:probe-cleanup"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
