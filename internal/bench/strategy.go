@@ -29,6 +29,7 @@ type strategyState struct {
 	attempts, admitted, rejected, errs, retries atomic.Int64
 	failOpen, failClosed, issued, releaseErrs   atomic.Int64
 	requestIDs                                  atomic.Uint64 // pairs a release with its own admit
+	unjudged                                    atomic.Int64  // admits left out of the evidence
 
 	// live counts running workers; finished is when the last one stopped (since begin), so a
 	// strategy that got through its --requests early is not rated over the others' time.
@@ -168,8 +169,11 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 	if !scheduled.IsZero() {
 		started = scheduled
 	}
+	sent := time.Now()
 	d, err := s.run.Limiter.Acquire(ctx, key, now)
 	latency := time.Since(started)
+	// The longest the request can have taken to reach Redis after its now (in ms, as sent).
+	lateness := now.Sub(time.UnixMilli(now.UnixMilli())) + time.Since(sent)
 	if err != nil && ctx.Err() != nil {
 		return // the run is over; an interrupted call is not a decision
 	}
@@ -195,6 +199,13 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 		return
 	}
 	s.admitted.Add(1)
+	if s.windowed() && lateness >= s.cfg.Window {
+		// The window scripts are exact for a request that reaches Redis within one window of its
+		// now (the log keeps two windows, a counter lives two); a later one may rightly see an
+		// emptier window, so it is no evidence either way.
+		s.unjudged.Add(1)
+		return
+	}
 	held, isHeld := check.(HeldChecker)
 	id := s.requestIDs.Add(1)
 	if isHeld {
@@ -216,6 +227,11 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 		}
 		cancel()
 	}
+}
+
+// windowed reports whether the limiter judges admits per window of their now.
+func (s *strategyState) windowed() bool {
+	return s.cfg.Limiter == limiter.FixedWindow || s.cfg.Limiter == limiter.SlidingWindow
 }
 
 func (s *strategyState) hold(ctx context.Context) {
@@ -253,7 +269,7 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 		Name: s.run.Name, Attempts: attempts, Admitted: s.admitted.Load(), Rejected: s.rejected.Load(),
 		Errors: s.errs.Load(), Retries: s.retries.Load(),
 		FailOpenAdmits: s.failOpen.Load(), FailClosedRejects: s.failClosed.Load(),
-		ReleaseErrors: s.releaseErrs.Load(),
+		ReleaseErrors: s.releaseErrs.Load(), Unjudged: s.unjudged.Load(),
 	}
 	s.errMu.Lock()
 	v.ErrorsByKind = make(map[string]int64, len(s.errKinds))

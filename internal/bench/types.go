@@ -35,6 +35,10 @@ type StrategySnapshot struct {
 	FailClosedRejects int64
 	// ReleaseErrors counts releases (ZREM) that failed: not decisions, so not in Errors.
 	ReleaseErrors int64
+	// Unjudged counts admits left out of the evidence: for the window limiters, those whose
+	// reply came a window or more after their own now (the scripts are exact only for requests
+	// that reach Redis within one window of their now).
+	Unjudged int64
 	// Current is in flight now (concurrency) or the newest window's count (windows, bucket).
 	Current int64
 	// TickPeak is the highest Current since the previous snapshot (0 when the engine does not
