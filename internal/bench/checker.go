@@ -2,7 +2,6 @@ package bench
 
 import (
 	"math"
-	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -32,21 +31,24 @@ type CheckResult struct {
 
 // HeldChecker is the concurrency limiter's checker. Each admitted request is held until its
 // release, which names its own admit (id), so a release can never cancel another request's
-// admit. nowMs is the decision time the limiter scored the request by: once two held requests
-// are stale-after apart, the limiter may rightly have reclaimed the older one, so they are
-// never counted together as evidence.
+// admit. nowMs is the decision time the limiter scored the request by and atMs the time the
+// admit is recorded (same clock): a request stops counting as evidence once stale-after has
+// passed since its decision, because from then on the limiter may rightly have forgotten it
+// (reclaimed as abandoned, or its whole set expired after stale-after without a write).
 type HeldChecker interface {
 	Checker
-	// AdmitHeld records request id admitted at nowMs, after its acquire returned.
-	AdmitHeld(id uint64, nowMs int64)
+	// AdmitHeld records request id, decided at nowMs, admitted (its acquire returned) at atMs.
+	AdmitHeld(id uint64, nowMs, atMs int64)
 	// ReleaseHeld records the end of request id, before its release is sent.
 	ReleaseHeld(id uint64)
 }
 
 // Witness is the in-process witness for the concurrency limiter: a request counts from after
 // its acquire returned allowed until before its release starts, so more than limit requests
-// held at once prove overshoot, provided the limiter had to count them all: their decision
-// times lie within stale-after of each other (an older one it may reclaim as abandoned).
+// held at once prove overshoot, provided the limiter had to remember them all: each decided
+// less than stale-after ago. Any member the limiter holds was written no earlier than its
+// decision, and neither the reclaim (score <= now - stale-after) nor the set's TTL (stale-after
+// from the newest write) can remove it sooner.
 type Witness struct {
 	limit      int64
 	staleAfter int64 // ms; 0: the limiter never reclaims
@@ -54,7 +56,6 @@ type Witness struct {
 	held       map[uint64]int64 // id -> decision time (ms)
 	anon       []uint64         // ids given by Admit, released last-in first-out by Release
 	nextAnon   uint64
-	scratch    []int64
 	inFlight   atomic.Int64
 	peak       atomic.Int64
 	tickPeak   atomic.Int64 // highest value since the last TakeTickPeak
@@ -67,8 +68,9 @@ func NewWitness(limit, staleAfterMs int64) *Witness {
 	return &Witness{limit: limit, staleAfter: staleAfterMs, held: map[uint64]int64{}}
 }
 
-// Admit implements Checker for callers without request ids; Release pairs with the newest.
-func (w *Witness) Admit(nowMs int64) { w.AdmitHeld(w.anonAdmit(), nowMs) }
+// Admit implements Checker for callers without request ids, taking the admit to be recorded
+// at its decision time; Release pairs with the newest.
+func (w *Witness) Admit(nowMs int64) { w.AdmitHeld(w.anonAdmit(), nowMs, nowMs) }
 
 // Release implements Checker: it ends the newest request admitted by Admit.
 func (w *Witness) Release() {
@@ -100,13 +102,18 @@ func (w *Witness) anonRelease() (uint64, bool) {
 }
 
 // AdmitHeld implements HeldChecker.
-func (w *Witness) AdmitHeld(id uint64, nowMs int64) {
+func (w *Witness) AdmitHeld(id uint64, nowMs, atMs int64) {
 	w.mu.Lock()
 	w.held[id] = nowMs
 	n := int64(len(w.held))
 	w.inFlight.Store(n)
-	if n > w.limit {
-		n = w.mostWithinStale()
+	if n > w.limit && w.staleAfter > 0 {
+		n = 0
+		for _, decided := range w.held {
+			if decided > atMs-w.staleAfter {
+				n++
+			}
+		}
 	}
 	w.mu.Unlock()
 	w.observe(n)
@@ -118,32 +125,6 @@ func (w *Witness) ReleaseHeld(id uint64) {
 	delete(w.held, id)
 	w.inFlight.Store(int64(len(w.held)))
 	w.mu.Unlock()
-}
-
-// mostWithinStale is the most held requests whose decision times lie less than stale-after
-// apart: the largest set the limiter had to count at once. The caller holds w.mu.
-func (w *Witness) mostWithinStale() int64 {
-	if w.staleAfter <= 0 {
-		return int64(len(w.held))
-	}
-	w.scratch = w.scratch[:0]
-	for _, t := range w.held {
-		w.scratch = append(w.scratch, t)
-	}
-	return mostWithin(w.scratch, w.staleAfter)
-}
-
-// mostWithin sorts times and returns the most of them in any span shorter than span.
-func mostWithin(times []int64, span int64) int64 {
-	slices.Sort(times)
-	best, lo := 0, 0
-	for hi := range times {
-		for times[hi]-times[lo] >= span {
-			lo++
-		}
-		best = max(best, hi-lo+1)
-	}
-	return int64(best)
 }
 
 // observe records a witness value: raises the peak, and counts an event above the limit.

@@ -209,7 +209,7 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 	held, isHeld := check.(HeldChecker)
 	id := s.requestIDs.Add(1)
 	if isHeld {
-		held.AdmitHeld(id, now.UnixMilli())
+		held.AdmitHeld(id, now.UnixMilli(), s.cfg.Now().UnixMilli())
 	} else {
 		check.Admit(now.UnixMilli())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -17,10 +18,11 @@ import (
 //   - a release removes its own admit (ZREM of its id), so a failed or lost admit can never be
 //     cancelled by a release that drives the count low, and a release that failed is sent
 //     again with the next admit;
-//   - entries older than stale-after are pruned, as the limiter reclaims them, so what a killed
-//     process left behind ages out instead of blaming the next run;
-//   - an admit counts the most held requests whose decision times lie less than stale-after
-//     apart (what the limiter had to count at once), in the same script as its ZADD.
+//   - entries decided stale-after or more ago are pruned, as the limiter forgets them, so what
+//     a killed process left behind ages out instead of blaming the next run;
+//   - an admit counts, in the same script as its ZADD, the held requests; above the limit it
+//     returns their decision times, and only those decided less than stale-after before the
+//     reply count as evidence (the rule of Witness).
 //
 // The peak is what any admit of this process saw.
 type RedisWitness struct {
@@ -34,27 +36,27 @@ type RedisWitness struct {
 	pending []string // members whose ZREM failed: removed again by the next admit
 }
 
-// witnessAdmit adds one held request and returns the witness value. KEYS[1] the set;
-// ARGV: member, now_ms, stale_after_ms (0: never reclaimed), limit, ttl_ms, then members of
-// earlier releases to remove first. Time comes from ARGV, as in the limiter scripts.
+var (
+	_ HeldChecker = (*Witness)(nil)
+	_ HeldChecker = (*RedisWitness)(nil)
+)
+
+// witnessAdmit adds one held request. KEYS[1] the set; ARGV: member, now_ms, prune_ms (entries
+// scored at or below it are forgotten; empty: none), limit, ttl_ms, then members of earlier
+// releases to remove first. Returns {count} at or below the limit, else {count, scores...}.
+// Time comes from ARGV, as in the limiter scripts.
 var witnessAdmit = redis.NewScript(`
 local set = KEYS[1]
-local now = tonumber(ARGV[2])
-local stale = tonumber(ARGV[3])
-local limit = tonumber(ARGV[4])
 for i = 6, #ARGV do redis.call('ZREM', set, ARGV[i]) end
-if stale > 0 then redis.call('ZREMRANGEBYSCORE', set, '-inf', now - stale) end
-redis.call('ZADD', set, now, ARGV[1])
+if ARGV[3] ~= '' then redis.call('ZREMRANGEBYSCORE', set, '-inf', ARGV[3]) end
+redis.call('ZADD', set, ARGV[2], ARGV[1])
 redis.call('PEXPIRE', set, ARGV[5])
 local n = redis.call('ZCARD', set)
-if n <= limit or stale <= 0 then return n end
+if n <= tonumber(ARGV[4]) then return {n} end
+local out = {n}
 local held = redis.call('ZRANGE', set, 0, -1, 'WITHSCORES')
-local best, lo = 0, 2
-for hi = 2, #held, 2 do
-  while tonumber(held[hi]) - tonumber(held[lo]) >= stale do lo = lo + 2 end
-  if (hi - lo) / 2 + 1 > best then best = (hi - lo) / 2 + 1 end
-end
-return best
+for i = 2, #held, 2 do out[#out + 1] = held[i] end
+return out
 `)
 
 // NewRedisWitness returns a witness kept on key (which should share the limiter key's hash
@@ -69,19 +71,37 @@ func NewRedisWitness(rdb redis.Cmdable, key string, limit int64, staleAfter, tim
 }
 
 // AdmitHeld implements HeldChecker. When the script fails the request still counts locally,
-// and is never evidence.
-func (w *RedisWitness) AdmitHeld(id uint64, nowMs int64) {
+// and is no evidence.
+func (w *RedisWitness) AdmitHeld(id uint64, nowMs, atMs int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
 	defer cancel()
 	w.Witness.mu.Lock()
 	w.Witness.held[id] = nowMs
 	w.Witness.inFlight.Store(int64(len(w.Witness.held)))
 	w.Witness.mu.Unlock()
-	n, err := w.admit(ctx, w.member(id), nowMs, w.limit, w.staleAfter)
+	sent := time.Now()
+	reply, err := w.admit(ctx, w.member(id), nowMs, atMs, w.limit)
 	if err != nil {
 		return
 	}
-	w.observe(n)
+	// The latest the script can have run, on the engine's clock.
+	repliedMs := atMs + time.Since(sent).Milliseconds() + 1
+	w.observe(w.evidence(reply, repliedMs))
+}
+
+// evidence is the witness value of a script reply: the count, or above the limit the held
+// requests decided less than stale-after before repliedMs.
+func (w *RedisWitness) evidence(reply []int64, repliedMs int64) int64 {
+	if len(reply) == 1 || w.staleAfter <= 0 {
+		return reply[0]
+	}
+	var n int64
+	for _, decided := range reply[1:] {
+		if decided > repliedMs-w.staleAfter {
+			n++
+		}
+	}
+	return n
 }
 
 // ReleaseHeld implements HeldChecker.
@@ -102,7 +122,7 @@ func (w *RedisWitness) ReleaseHeld(id uint64) {
 }
 
 // Admit implements Checker for callers without request ids; Release pairs with the newest.
-func (w *RedisWitness) Admit(nowMs int64) { w.AdmitHeld(w.Witness.anonAdmit(), nowMs) }
+func (w *RedisWitness) Admit(nowMs int64) { w.AdmitHeld(w.Witness.anonAdmit(), nowMs, nowMs) }
 
 // Release implements Checker: it ends the newest request admitted by Admit.
 func (w *RedisWitness) Release() {
@@ -132,7 +152,8 @@ func (w *RedisWitness) Finish() CheckResult {
 // of 0 takes the script's counting branch too.
 func (w *RedisWitness) Probe(ctx context.Context) error {
 	member := w.member(0)
-	args := []any{member, time.Now().UnixMilli(), max(w.staleAfter, 1), 0, time.Minute.Milliseconds()}
+	now := time.Now().UnixMilli()
+	args := []any{member, now, now - time.Hour.Milliseconds(), 0, time.Minute.Milliseconds()}
 	if err := witnessAdmit.Eval(ctx, w.rdb, []string{w.key}, args...).Err(); err != nil {
 		return err
 	}
@@ -144,23 +165,28 @@ func (w *RedisWitness) Probe(ctx context.Context) error {
 
 func (w *RedisWitness) member(id uint64) string { return w.proc + ":" + strconv.FormatUint(id, 10) }
 
-func (w *RedisWitness) admit(ctx context.Context, member string, nowMs, limit, stale int64) (int64, error) {
+func (w *RedisWitness) admit(ctx context.Context, member string, nowMs, atMs, limit int64) ([]int64, error) {
 	w.mu.Lock()
 	removals := w.pending
 	w.pending = nil
 	w.mu.Unlock()
-	ttl := max(stale, 0) + time.Minute.Milliseconds() // outlives every request still held
-	if stale <= 0 {
-		ttl = time.Hour.Milliseconds()
+	prune, ttl := "", time.Hour.Milliseconds()
+	if w.staleAfter > 0 {
+		// Decided at or before atMs - stale-after: no process can count it any more.
+		prune = strconv.FormatInt(atMs-w.staleAfter, 10)
+		ttl = w.staleAfter + time.Minute.Milliseconds() // outlives every request still held
 	}
-	args := append([]any{member, nowMs, stale, limit, ttl}, toAny(removals)...)
-	n, err := witnessAdmit.Run(ctx, w.rdb, []string{w.key}, args...).Int64()
+	args := append([]any{member, nowMs, prune, limit, ttl}, toAny(removals)...)
+	reply, err := witnessAdmit.Run(ctx, w.rdb, []string{w.key}, args...).Int64Slice()
+	if err == nil && len(reply) == 0 {
+		err = errors.New("witness script: empty reply")
+	}
 	if err != nil && len(removals) > 0 {
 		w.mu.Lock()
 		w.pending = append(w.pending, removals...)
 		w.mu.Unlock()
 	}
-	return n, err
+	return reply, err
 }
 
 func toAny(ss []string) []any {

@@ -24,8 +24,8 @@ func TestRedisWitnessLeftoversOfAKilledRunAgeOut(t *testing.T) {
 		rdb.ZAdd(ctx, witnessKey, redis.Z{Score: float64(now - stale.Milliseconds() - 500), Member: "dead:" + string(rune('a'+i))})
 	}
 	w := NewRedisWitness(rdb, witnessKey, 20, stale, time.Second)
-	w.AdmitHeld(1, now)
-	w.AdmitHeld(2, now)
+	w.AdmitHeld(1, now, now)
+	w.AdmitHeld(2, now, now)
 	if got := w.Finish(); got.Overshoot != 0 || got.Peak != 2 {
 		t.Fatalf("after a killed run's leftovers: got %+v, want peak 2 and no overshoot", got)
 	}
@@ -36,11 +36,11 @@ func TestRedisWitnessProcessesReleaseOnlyTheirOwnAdmits(t *testing.T) {
 	a := NewRedisWitness(rdb, witnessKey, 2, 10*time.Second, time.Second)
 	b := NewRedisWitness(rdb, witnessKey, 2, 10*time.Second, time.Second)
 	now := time.Now().UnixMilli()
-	a.AdmitHeld(1, now)
-	b.AdmitHeld(1, now) // the same request number in another process is another request
+	a.AdmitHeld(1, now, now)
+	b.AdmitHeld(1, now, now) // the same request number in another process is another request
 	a.ReleaseHeld(2)    // a release whose admit failed or never happened changes nothing
 	b.ReleaseHeld(9)
-	b.AdmitHeld(3, now)
+	b.AdmitHeld(3, now, now)
 	if got := b.Result(); got.Overshoot != 1 || got.Peak != 3 {
 		t.Fatalf("three held across two processes with limit 2: got %+v, want peak 3, overshoot 1", got)
 	}
@@ -52,19 +52,19 @@ func TestRedisWitnessProcessesReleaseOnlyTheirOwnAdmits(t *testing.T) {
 	}
 }
 
-func TestRedisWitnessSpanRule(t *testing.T) {
+func TestRedisWitnessNeverCountsRequestsTheLimiterMayHaveForgotten(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
-	w := NewRedisWitness(rdb, witnessKey, 2, 100*time.Millisecond, time.Second)
+	w := NewRedisWitness(rdb, witnessKey, 2, time.Second, time.Second)
 	base := time.Now().UnixMilli()
-	w.AdmitHeld(1, base+120)
-	w.AdmitHeld(2, base+60)
-	w.AdmitHeld(3, base) // three held across 120ms with stale-after 100ms
+	w.AdmitHeld(1, base, base)
+	w.AdmitHeld(2, base+100, base+100)
+	w.AdmitHeld(3, base+200, base+1_001) // request 1 was decided stale-after ago
 	if got := w.Result(); got.Overshoot != 0 || got.Peak != 2 {
 		t.Fatalf("got %+v, want peak 2 and no overshoot", got)
 	}
-	w.AdmitHeld(4, base+50)
+	w.AdmitHeld(4, base+900, base+1_050) // 100, 200, 900: decided within a second of the reply
 	if got := w.Result(); got.Overshoot != 1 || got.Peak != 3 {
-		t.Fatalf("three held within 60ms: got %+v, want peak 3, overshoot 1", got)
+		t.Fatalf("three held, decided within stale-after: got %+v, want peak 3, overshoot 1", got)
 	}
 }
 
@@ -88,10 +88,10 @@ func TestRedisWitnessResendsAFailedRelease(t *testing.T) {
 	flaky := &failingZRem{Cmdable: rdb, failing: true}
 	w := NewRedisWitness(flaky, witnessKey, 1, 10*time.Second, time.Second)
 	now := time.Now().UnixMilli()
-	w.AdmitHeld(1, now)
+	w.AdmitHeld(1, now, now)
 	w.ReleaseHeld(1) // lost on the way
 	flaky.failing = false
-	w.AdmitHeld(2, now) // carries the lost release: one held, not two
+	w.AdmitHeld(2, now, now) // carries the lost release: one held, not two
 	if got := w.Result(); got.Overshoot != 0 {
 		t.Fatalf("a failed release over-counted the next admit: got %+v", got)
 	}

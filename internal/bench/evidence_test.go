@@ -51,3 +51,48 @@ func TestAtomicWindowScriptsShowNoOvershootAtTheSmallestWindow(t *testing.T) {
 		})
 	}
 }
+
+// At the shortest --stale-after the hammer accepts beside the default hold (just longer than
+// it), a loaded machine often holds a request past stale-after after its decision: the limiter
+// may then forget it (reclaimed, or its set expired without a write), so the witness must stop
+// counting it. A correct atomic script shows 0 with either witness.
+func TestAtomicConcurrencyScriptsShowNoOvershootAtAShortStaleAfter(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Start(t).Addr, PoolSize: 300})
+	defer rdb.Close()
+	const stale, hold = 3 * time.Millisecond, 2 * time.Millisecond
+	for _, witness := range []string{"local", "redis"} {
+		t.Run(witness, func(t *testing.T) {
+			cfg := bench.Config{
+				RunID: "test", Limiter: limiter.Concurrency, Limit: 20, Workers: 64, Hold: hold, StaleAfter: stale,
+				Duration: 1500 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
+				KeyFor: func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
+			}
+			for _, s := range []limiter.Strategy{limiter.Lua, limiter.Eval, limiter.Function} {
+				lim, err := limiter.New(limiter.Concurrency, s, rdb, limiter.Config{Limit: 20, StaleAfter: stale})
+				if err != nil {
+					t.Fatal(err)
+				}
+				run := bench.StrategyRun{Name: string(s), Limiter: lim}
+				if witness == "redis" {
+					run.Witness = func(key string) bench.Checker {
+						return bench.NewRedisWitness(rdb, key+":witness", 20, stale, 5*time.Second)
+					}
+				}
+				cfg.Strategies = append(cfg.Strategies, run)
+			}
+			sum, err := bench.New(cfg).Run(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range sum.Strategies {
+				t.Logf("%s: admitted %d rejected %d errors %d peak %d", s.Name, s.Admitted, s.Rejected, s.Errors, s.Peak)
+				if s.Errors != 0 || s.Admitted == 0 {
+					t.Fatalf("%s: %d errors, %d admitted: the run proves nothing", s.Name, s.Errors, s.Admitted)
+				}
+				if s.Overshoot != 0 {
+					t.Errorf("%s with stale-after %s, hold %s: overshoot %d (peak %d, %d events), want 0", s.Name, stale, hold, s.Overshoot, s.Peak, s.OvershootEvent)
+				}
+			}
+		})
+	}
+}
