@@ -108,7 +108,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.StringVar(&opts.tui, "tui", "auto", "live dashboard: auto (when stdin and stdout are terminals), on, off")
 	fl.StringVar(&opts.report, "report", "", "write a self-contained HTML report to this file")
 	fl.StringVar(&opts.prefix, "prefix", "limitctl", "key prefix")
-	fl.StringVar(&opts.runID, "run-id", "", "share keys with other hammer processes that pass the same id (default: random); with --witness redis they prove overshoot together")
+	fl.StringVar(&opts.runID, "run-id", "", "share keys with other hammer processes that pass the same id (default: random); with --witness redis they prove overshoot together; only the last of them to finish deletes the keys")
 	fl.BoolVar(&opts.keepKeys, "keep-keys", false, "leave the run's keys in Redis")
 	fl.StringVar(&opts.embedded, "embedded", "auto", "server without --url/--addr: auto, redis-server or memory (in-process)")
 	fl.StringArrayVar(&opts.inject, "inject", nil, "fault events: flush-scripts@2s, pause@3s:500ms, kill@4s, restart@5s (kill/restart on the spawned server)")

@@ -41,3 +41,50 @@ func TestRedisWitnessAfterAKilledRunBlamesNoGhosts(t *testing.T) {
 		t.Fatalf("no overshoot 0 in the summary:\n%s", r.out)
 	}
 }
+
+// Processes sharing a run id never delete each other's keys: the first to finish leaves them,
+// the last one deletes them.
+func TestSharedRunKeysAreDeletedByTheLastProcessOnly(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	if err := rdb.ConfigSet(ctx, "notify-keyspace-events", "Kg").Err(); err != nil {
+		t.Fatal(err)
+	}
+	sub := rdb.PSubscribe(ctx, "__keyspace@0__:limitctl:{peers}*")
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	args := func(d string) []string {
+		return []string{"--addr", srv.Addr, "hammer", "--run-id", "peers", "--limiter", "token-bucket", "--strategies", "lua",
+			"--workers", "4", "--duration", d, "-o", "json"}
+	}
+	long, _, longErr := startBinary(t, args("4s")...)
+	time.Sleep(500 * time.Millisecond)
+	short := execBinary(t, nil, args("1s")...)
+	if short.code != ExitOK {
+		t.Fatalf("short run: exit %d\n%s", short.code, short.errOut)
+	}
+	if !strings.Contains(short.errOut, "other process(es) still running with run id peers") {
+		t.Errorf("the first to finish did not say it left the keys:\n%s", short.errOut)
+	}
+	// Any deletion of the run's keys so far happened under the running process.
+	deadline := time.After(300 * time.Millisecond)
+	for waiting := true; waiting; {
+		select {
+		case msg := <-sub.Channel():
+			if msg.Payload == "del" {
+				t.Errorf("%s deleted while another process of the run was running", strings.TrimPrefix(msg.Channel, "__keyspace@0__:"))
+			}
+		case <-deadline:
+			waiting = false
+		}
+	}
+	if code := waitExit(t, long, 20*time.Second); code != ExitOK {
+		t.Fatalf("long run: exit %d\n%s", code, longErr)
+	}
+	if keys := rdb.Keys(ctx, "limitctl:{peers}*").Val(); len(keys) != 0 {
+		t.Errorf("the last process left %v behind", keys)
+	}
+}

@@ -36,6 +36,11 @@ func (k KeyScheme) Probe(what string) string {
 	return fmt.Sprintf("%s:{%s}:probe-%s", k.Prefix, k.RunID, what)
 }
 
+// Participants names the set of processes running with this run id (participants.go).
+func (k KeyScheme) Participants() string {
+	return fmt.Sprintf("%s:{%s}:participants", k.Prefix, k.RunID)
+}
+
 // pattern is what the clean-up SCANs for.
 func (k KeyScheme) pattern() string { return k.Prefix + ":{" + k.RunID + "*" }
 

@@ -81,6 +81,7 @@ type session struct {
 	keys       KeyScheme
 	cfg        bench.Config
 	witnessKey func(string) string // nil without the Redis witness
+	peers      *participation      // this process's entry in a run shared by id; nil once left
 }
 
 // Run is one hammer session: lint a custom script, open or start the target, build the
@@ -113,6 +114,19 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	}
 	if err := preflight(ctx, s.rdb, o); err != nil {
 		return Result{}, err
+	}
+	if o.RunID != "" {
+		// A given id may be shared: register, so no other process deletes the keys under us.
+		peers, err := join(ctx, s.rdb, s.keys.Participants(), s.deps.Timeout, time.Now)
+		if errors.Is(err, errRunClosing) {
+			return Result{}, fmt.Errorf("run id %s %v", o.RunID, err)
+		} else if isPermissionError(err) {
+			return Result{}, fmt.Errorf("--run-id cannot register this process with others sharing the id: %s", permissionMessage(err))
+		} else if err != nil {
+			return Result{}, fmt.Errorf("--run-id: could not register this process with others sharing the id: %s", oneLine(err.Error()))
+		}
+		s.peers = peers
+		defer s.leave() // after a failed probe with --keep-keys; otherwise already left
 	}
 	if err := s.probe(ctx); err != nil {
 		return Result{}, err
@@ -216,6 +230,7 @@ func (s *session) load(ctx context.Context) (Result, error) {
 
 	res := Result{Summary: summary, WatchErr: watchErr}
 	if s.opts.KeepKeys {
+		s.leave()
 		res.KeysKept = s.keys.Describe()
 	} else {
 		res.CleanupWarnings = s.cleanup()
@@ -228,8 +243,30 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	return res, nil
 }
 
-// cleanup deletes the run's keys, reporting each failure as a notice.
+// leave ends this process's part in a shared run and reports how many others still run.
+func (s *session) leave() (others int64, err error) {
+	if s.peers == nil {
+		return 0, nil
+	}
+	others, err = s.peers.leave(s.deps.Timeout)
+	s.peers = nil
+	return others, err
+}
+
+// cleanup deletes the run's keys, reporting each failure as a notice; in a run shared by id
+// only the last process to finish deletes them.
 func (s *session) cleanup() []string {
+	others, err := s.leave()
+	if err != nil {
+		w := oneLine(err.Error()) + "; the run's keys were left in place (they expire on their own)"
+		s.deps.notice("warning: " + w)
+		return []string{w}
+	}
+	if others > 0 {
+		s.deps.notice(fmt.Sprintf("keys left under %s for %d other process(es) still running with run id %s; the last to finish deletes them",
+			s.keys.Describe(), others, s.keys.RunID))
+		return nil
+	}
 	warnings := s.keys.cleanup(s.rdb, s.deps.Timeout)
 	for _, w := range warnings {
 		s.deps.notice("warning: " + w)
