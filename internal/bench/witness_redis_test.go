@@ -38,7 +38,7 @@ func TestRedisWitnessProcessesReleaseOnlyTheirOwnAdmits(t *testing.T) {
 	now := time.Now().UnixMilli()
 	a.AdmitHeld(1, now, now)
 	b.AdmitHeld(1, now, now) // the same request number in another process is another request
-	a.ReleaseHeld(2)    // a release whose admit failed or never happened changes nothing
+	a.ReleaseHeld(2)         // a release whose admit failed or never happened changes nothing
 	b.ReleaseHeld(9)
 	b.AdmitHeld(3, now, now)
 	if got := b.Result(); got.Overshoot != 1 || got.Peak != 3 {
