@@ -128,7 +128,20 @@ func (e *Engine) Run(ctx context.Context, snapshots chan<- Snapshot) (Summary, e
 	for i, s := range cfg.Strategies {
 		runs[i] = newStrategyState(cfg, s)
 	}
-	statsBefore := e.readStats(ctx)
+	// INFO runs off the tick path, each read with its own timeout: a server slow to answer it
+	// delays neither the snapshots nor the stop. The baseline is bounded tighter still, since
+	// the load waits for it.
+	statsBefore := e.readStats(ctx, statsBaselineTimeout)
+	var latestStats atomic.Pointer[map[string]CmdStat]
+	pollDone := make(chan struct{})
+	if cfg.ServerStats != nil && statsBefore != nil {
+		go func() {
+			defer close(pollDone)
+			e.pollStats(loadCtx, &latestStats)
+		}()
+	} else {
+		close(pollDone)
+	}
 
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -141,7 +154,7 @@ func (e *Engine) Run(ctx context.Context, snapshots chan<- Snapshot) (Summary, e
 	clock := activeClock{start: start}
 	lastTick := start
 	var serverUsec []*float64
-	lastStats := start
+	var lastStats *map[string]CmdStat
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 
@@ -159,9 +172,9 @@ loop:
 			if cfg.Duration > 0 && clock.active >= cfg.Duration {
 				stopLoad()
 			}
-			if cfg.ServerStats != nil && now.Sub(lastStats) >= time.Second {
-				serverUsec = attributeServerTime(cfg.Strategies, statsBefore, e.readStats(ctx), runs)
-				lastStats = now
+			if st := latestStats.Load(); st != nil && st != lastStats {
+				serverUsec = attributeServerTime(cfg.Strategies, statsBefore, *st, runs)
+				lastStats = st
 			}
 			snap := e.snapshot(runs, clock.active, now.Sub(lastTick), serverUsec, false)
 			lastTick = now
@@ -175,8 +188,19 @@ loop:
 	}
 	end := time.Now()
 	clock.advance(end, e.paused.Load())
-	if cfg.ServerStats != nil {
-		serverUsec = attributeServerTime(cfg.Strategies, statsBefore, e.readStats(context.WithoutCancel(ctx)), runs)
+	stopLoad()
+	<-pollDone
+	if statsBefore != nil {
+		// The final read counts every call; after an interrupt it may not hold up the summary.
+		timeout := statsTimeout
+		if ctx.Err() != nil {
+			timeout = statsBaselineTimeout
+		}
+		if st := e.readStats(context.WithoutCancel(ctx), timeout); st != nil {
+			serverUsec = attributeServerTime(cfg.Strategies, statsBefore, st, runs)
+		} else if st := latestStats.Load(); st != nil {
+			serverUsec = attributeServerTime(cfg.Strategies, statsBefore, *st, runs)
+		}
 	}
 	final := e.snapshot(runs, clock.active, end.Sub(lastTick), serverUsec, true)
 	if snapshots != nil {
@@ -191,11 +215,34 @@ loop:
 	}, nil
 }
 
-func (e *Engine) readStats(ctx context.Context) map[string]CmdStat {
+// Bounds on one INFO commandstats read: in the background, and where something waits for it.
+const (
+	statsTimeout         = 2 * time.Second
+	statsBaselineTimeout = 500 * time.Millisecond
+)
+
+// pollStats reads the server's command stats about once a second until ctx ends, publishing
+// each answer; a read that times out is skipped.
+func (e *Engine) pollStats(ctx context.Context, latest *atomic.Pointer[map[string]CmdStat]) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if st := e.readStats(ctx, statsTimeout); st != nil {
+				latest.Store(&st)
+			}
+		}
+	}
+}
+
+func (e *Engine) readStats(ctx context.Context, timeout time.Duration) map[string]CmdStat {
 	if e.cfg.ServerStats == nil {
 		return nil
 	}
-	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	st, err := e.cfg.ServerStats(sctx)
 	if err != nil {

@@ -96,3 +96,41 @@ func TestAtomicConcurrencyScriptsShowNoOvershootAtAShortStaleAfter(t *testing.T)
 		})
 	}
 }
+
+// INFO commandstats that does not answer never delays the snapshots or the end of the run.
+func TestSlowServerStatsDelayNeitherSnapshotsNorTheStop(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Start(t).Addr})
+	defer rdb.Close()
+	cfg := engineConfig(t, rdb, limiter.Concurrency, limiter.Lua)
+	cfg.Workers, cfg.Tick = 4, 100*time.Millisecond
+	cfg.ServerStats = func(ctx context.Context) (map[string]bench.CmdStat, error) {
+		<-ctx.Done() // a server too busy to answer INFO
+		return nil, ctx.Err()
+	}
+	snapshots := make(chan bench.Snapshot, 100)
+	var gaps []time.Duration
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		last := time.Now()
+		for range snapshots {
+			gaps = append(gaps, time.Since(last))
+			last = time.Now()
+		}
+	}()
+	started := time.Now()
+	if _, err := bench.New(cfg).Run(context.Background(), snapshots); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(started)
+	<-done
+	// Generous for a loaded machine: a 1s run with 100ms ticks; a blocking INFO held each for 2s.
+	if took > 2500*time.Millisecond {
+		t.Errorf("a 1s run took %s with INFO not answering", took)
+	}
+	for i, g := range gaps {
+		if g > 900*time.Millisecond {
+			t.Errorf("snapshot %d came %s after the previous one", i, g)
+		}
+	}
+}
