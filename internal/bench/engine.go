@@ -131,7 +131,7 @@ func (e *Engine) Run(ctx context.Context, snapshots chan<- Snapshot) (Summary, e
 	// INFO runs off the tick path, each read with its own timeout: a server slow to answer it
 	// delays neither the snapshots nor the stop. The baseline is bounded tighter still, since
 	// the load waits for it.
-	statsBefore := e.readStats(ctx, statsBaselineTimeout)
+	statsBefore := e.readStats(ctx, statsWaitTimeout)
 	var latestStats atomic.Pointer[map[string]CmdStat]
 	pollDone := make(chan struct{})
 	if cfg.ServerStats != nil && statsBefore != nil {
@@ -191,12 +191,9 @@ loop:
 	stopLoad()
 	<-pollDone
 	if statsBefore != nil {
-		// The final read counts every call; after an interrupt it may not hold up the summary.
-		timeout := statsTimeout
-		if ctx.Err() != nil {
-			timeout = statsBaselineTimeout
-		}
-		if st := e.readStats(context.WithoutCancel(ctx), timeout); st != nil {
+		// The final read counts every call, but may not hold up the summary: when it is slow
+		// the last background read stands.
+		if st := e.readStats(context.WithoutCancel(ctx), statsWaitTimeout); st != nil {
 			serverUsec = attributeServerTime(cfg.Strategies, statsBefore, st, runs)
 		} else if st := latestStats.Load(); st != nil {
 			serverUsec = attributeServerTime(cfg.Strategies, statsBefore, *st, runs)
@@ -217,8 +214,8 @@ loop:
 
 // Bounds on one INFO commandstats read: in the background, and where something waits for it.
 const (
-	statsTimeout         = 2 * time.Second
-	statsBaselineTimeout = 500 * time.Millisecond
+	statsTimeout     = 2 * time.Second
+	statsWaitTimeout = 500 * time.Millisecond
 )
 
 // pollStats reads the server's command stats about once a second until ctx ends, publishing

@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -103,8 +104,12 @@ func TestSlowServerStatsDelayNeitherSnapshotsNorTheStop(t *testing.T) {
 	defer rdb.Close()
 	cfg := engineConfig(t, rdb, limiter.Concurrency, limiter.Lua)
 	cfg.Workers, cfg.Tick = 4, 100*time.Millisecond
+	var calls atomic.Int32
 	cfg.ServerStats = func(ctx context.Context) (map[string]bench.CmdStat, error) {
-		<-ctx.Done() // a server too busy to answer INFO
+		if calls.Add(1) == 1 {
+			return map[string]bench.CmdStat{}, nil // the baseline answers
+		}
+		<-ctx.Done() // then the server is too busy to answer INFO
 		return nil, ctx.Err()
 	}
 	snapshots := make(chan bench.Snapshot, 100)
@@ -125,6 +130,9 @@ func TestSlowServerStatsDelayNeitherSnapshotsNorTheStop(t *testing.T) {
 	took := time.Since(started)
 	<-done
 	// Generous for a loaded machine: a 1s run with 100ms ticks; a blocking INFO held each for 2s.
+	if calls.Load() < 2 {
+		t.Fatalf("INFO read %d times: the background reads never ran", calls.Load())
+	}
 	if took > 2500*time.Millisecond {
 		t.Errorf("a 1s run took %s with INFO not answering", took)
 	}
