@@ -32,7 +32,9 @@ var joinScript = redis.NewScript(`
 local set = KEYS[1]
 redis.call('ZREMRANGEBYSCORE', set, '-inf', '(' .. ARGV[3])
 if redis.call('ZSCORE', set, '` + closingMember + `') then return 0 end
-redis.call('ZREM', set, ARGV[1]) -- a no-op but for ACL: the leave needs ZREM, so joining does too
+-- A true no-op (the mark is absent here), sent so a user who may not ZREM, which the leave
+-- needs, is refused now and not at the end.
+redis.call('ZREM', set, '` + closingMember + `')
 redis.call('ZADD', set, ARGV[2], ARGV[1])
 redis.call('PEXPIRE', set, ARGV[4])
 return redis.call('ZCARD', set)
