@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -249,7 +250,30 @@ func TestACLHammerRedisWitness(t *testing.T) {
 	srv.runAs(t, "limitctl-hammer", append(append([]string{}, base...), witness...), args...).wantExit(t, ExitOK)
 	for _, perm := range witness {
 		r := srv.runAs(t, "limitctl-hammer", append(append([]string{}, base...), without(witness, perm)...), args...)
-		r.wantExit(t, ExitError).wantNOPERM(t)
+		if r.code != ExitError {
+			t.Fatalf("without %s: exit %d, want 1\n%s", perm, r.code, r.errOut)
+		}
+		r.wantNOPERM(t)
+	}
+}
+
+// A given run id registers the process with the others sharing it (participants.go).
+func TestACLHammerSharedRunID(t *testing.T) {
+	doc := readACLDoc(t)
+	srv := startACLServer(t)
+	base := append(append(append([]string{}, doc.cell(t, "every run", 0)...), doc.cell(t, "fixed-window", 0)...), doc.cell(t, "naive", 0)...)
+	shared := doc.cell(t, "--run-id (processes sharing an id)", 0)
+	args := hammerArgs("--limiter", "fixed-window", "--strategies", "naive", "--run-id", "acl-shared", "--assert", "naive.errors==0")
+	srv.runAs(t, "limitctl-hammer", append(append([]string{}, base...), shared...), args...).wantExit(t, ExitOK)
+	for _, perm := range shared {
+		if slices.Contains(base, perm) {
+			continue // the limiter needs it anyway
+		}
+		r := srv.runAs(t, "limitctl-hammer", append(append([]string{}, base...), without(shared, perm)...), args...)
+		if r.code != ExitError {
+			t.Fatalf("without %s: exit %d, want 1\n%s", perm, r.code, r.errOut)
+		}
+		r.wantNOPERM(t)
 	}
 }
 

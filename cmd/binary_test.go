@@ -101,7 +101,9 @@ func interrupt(t *testing.T, cmd *exec.Cmd, sig os.Signal, errOut *bytes.Buffer)
 	if code := waitExit(t, cmd, 5*time.Second); code != ExitInterrupted {
 		t.Fatalf("exit %d after %s, want 130\nstderr:\n%s", code, sig, errOut)
 	}
-	if took := time.Since(sent); took > time.Second {
+	// The promise is one second; half a second more absorbs a loaded 2-core CI machine
+	// (scheduling and process exit), and a command that waits out a timeout still fails.
+	if took := time.Since(sent); took > 1500*time.Millisecond {
 		t.Errorf("took %s to stop after %s", took, sig)
 	}
 }

@@ -2,8 +2,11 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -136,7 +139,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.Int64Var(&opts.requests, "requests", 0, "stop after this many decisions per strategy instead of after --duration")
 	fl.DurationVar(&opts.hold, "hold", 0, "concurrency: how long an admitted request holds its slot (default 2ms); window and bucket limiters: a think time after each admit (default 0)")
 	fl.DurationVar(&opts.window, "window", time.Second, "window of the window limiters; the token bucket refills --limit per window")
-	fl.DurationVar(&opts.staleAfter, "stale-after", 0, "concurrency: members older than this are reclaimed as abandoned (default max(10s, 100 x hold))")
+	fl.DurationVar(&opts.staleAfter, "stale-after", 0, "concurrency: members older than this are reclaimed as abandoned; at least 1ms and longer than --hold (default max(10s, 100 x hold))")
 	fl.Float64Var(&opts.rate, "rate", 0, "open loop: decisions per second per strategy, latency timed from each scheduled start (default: closed loop)")
 	fl.IntVar(&opts.conns, "conns", 0, "connections per strategy, shared by its workers with their calls pipelined (default 0: one per worker; see above)")
 	fl.IntVar(&opts.keys, "keys", 1, "limiter keys per strategy (spread over cluster slots by hash tags)")
@@ -155,7 +158,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.StringVar(&opts.tui, "tui", "auto", "live dashboard: auto (when stdin and stdout are terminals), on, off")
 	fl.StringVar(&opts.report, "report", "", "write a self-contained HTML report to this file")
 	fl.StringVar(&opts.prefix, "prefix", "limitctl", "key prefix")
-	fl.StringVar(&opts.runID, "run-id", "", "share keys with other hammer processes that pass the same id (default: random); with --witness redis they prove overshoot together")
+	fl.StringVar(&opts.runID, "run-id", "", "share keys with other hammer processes that pass the same id (default: random); with --witness redis they prove overshoot together; only the last of them to finish deletes the keys")
 	fl.BoolVar(&opts.keepKeys, "keep-keys", false, "leave the run's keys in Redis")
 	fl.StringVar(&opts.embedded, "embedded", "auto", "server without --url/--addr: auto, redis-server or memory (in-process)")
 	fl.StringArrayVar(&opts.inject, "inject", nil, "fault events: flush-scripts@2s, pause@3s:500ms, kill@4s, restart@5s (kill/restart on the spawned server)")
@@ -227,8 +230,11 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 		return usagef("--window must be at least 1ms, got %s", o.window)
 	case o.window > 24*time.Hour:
 		return usagef("--window must be at most 24h, got %s", o.window)
-	case o.staleAfter < 0:
-		return usagef("--stale-after must be positive, got %s", o.staleAfter)
+	case o.staleAfter < 0 || (c.Flags().Changed("stale-after") && o.staleAfter < time.Millisecond):
+		// The scripts take milliseconds: below one, every call would reclaim every member.
+		return usagef("--stale-after must be at least 1ms, got %s", o.staleAfter)
+	case r.Limiter == limiter.Concurrency && c.Flags().Changed("stale-after") && o.staleAfter <= o.hold:
+		return usagef("--stale-after %s must be longer than --hold %s: the limiter would reclaim requests still held as abandoned", o.staleAfter, o.hold)
 	case o.rate < 0 || o.rate > 10_000_000:
 		return usagef("--rate must be 0 (closed loop) up to 10000000, got %g", o.rate)
 	case o.keys < 1 || o.keys > 10000:
@@ -358,13 +364,20 @@ func (o *hammerOptions) validateContract(c *cobra.Command) error {
 	return nil
 }
 
-// checkWritable makes sure the report can be written before the run spends its time.
+// checkWritable makes sure the report can be written before the run spends its time, without
+// creating or truncating it: a refused or failed run leaves nothing behind.
 func checkWritable(path string) error {
-	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if fh, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+		return fh.Close() // an existing file is replaced only when the report is written
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return scriptcache.UnwrapPathError(err)
+	}
+	probe, err := os.CreateTemp(filepath.Dir(path), ".limitctl-report-*")
 	if err != nil {
 		return scriptcache.UnwrapPathError(err)
 	}
-	return fh.Close()
+	probe.Close()
+	return os.Remove(probe.Name())
 }
 
 // runHammer runs the session with the live view the streams call for, then prints its result.

@@ -15,9 +15,27 @@ import (
 	"github.com/limitctl/limitctl/scripts"
 )
 
+// hammerUntilNaiveCaught runs the binary up to three times while the only failed assertion is
+// naive's overshoot: on a loaded machine naive's racing requests may all land within the limit
+// in one short run. Any other outcome (lua blamed, an error) is returned at once.
+func hammerUntilNaiveCaught(t *testing.T, args ...string) result {
+	t.Helper()
+	var r result
+	for attempt := 1; attempt <= 3; attempt++ {
+		r = execBinary(t, nil, args...)
+		lines := strings.Split(strings.TrimSpace(r.errOut), "\n")
+		last := lines[len(lines)-1]
+		if r.code != ExitCheckFailed || !strings.Contains(last, "naive.overshoot>0") || strings.Contains(last, "lua.") {
+			return r
+		}
+		t.Logf("attempt %d: naive not caught: %s", attempt, last)
+	}
+	return r
+}
+
 func TestHammerJSONShapeAndPassingAsserts(t *testing.T) {
 	srv := redistest.Start(t)
-	r := execBinary(t, nil, "--addr", srv.Addr, "hammer", "--duration", "1s", "--strategies", "naive,lua",
+	r := hammerUntilNaiveCaught(t, "--addr", srv.Addr, "hammer", "--duration", "1s", "--strategies", "naive,lua",
 		"--assert", "lua.overshoot==0", "--assert", "naive.overshoot>0", "-o", "json").wantExit(t, ExitOK)
 
 	var doc map[string]any
@@ -158,14 +176,14 @@ func TestHammerInterruptedPrintsPartialSummaryAndCleansUp(t *testing.T) {
 }
 
 func TestHammerEmbeddedDefaultSaysWhichServer(t *testing.T) {
-	r := execBinary(t, nil, "hammer", "--duration", "1s", "--assert", "naive.overshoot>0", "--assert", "lua.overshoot==0").wantExit(t, ExitOK)
+	r := hammerUntilNaiveCaught(t, "hammer", "--duration", "1s", "--assert", "naive.overshoot>0", "--assert", "lua.overshoot==0").wantExit(t, ExitOK)
 	if first := strings.SplitN(r.errOut, "\n", 2)[0]; !strings.HasPrefix(first, "target: throw-away redis-server 7.") {
 		t.Errorf("first line %q, want it to name the spawned redis-server", first)
 	}
 	// The in-process server serialises every command behind one lock: naive's four round trips
 	// are so slow there that, holding 2ms, about three requests are in flight on average and the
 	// limit of 20 is seldom reached (one run in eight peaked at 18). Holding 20ms contends it.
-	m := execBinary(t, nil, "hammer", "--embedded", "memory", "--duration", "1s", "--hold", "20ms",
+	m := hammerUntilNaiveCaught(t, "hammer", "--embedded", "memory", "--duration", "1s", "--hold", "20ms",
 		"--assert", "naive.overshoot>0", "--assert", "lua.overshoot==0").wantExit(t, ExitOK)
 	if first := strings.SplitN(m.errOut, "\n", 2)[0]; !strings.Contains(first, "in-process server") || !strings.Contains(first, "not representative") {
 		t.Errorf("first line %q, want it to say in-process and not representative", first)
@@ -197,6 +215,16 @@ func TestTwoHammersShareARedisWitness(t *testing.T) {
 		"--limit", "8", "--strategies", "naive,lua", "--duration", "2s", "--keep-keys", "-o", "json"}
 	first, out1, err1 := startBinary(t, args...)
 	second, out2, err2 := startBinary(t, args...)
+	// Both processes hold requests in the same witness: its members carry each process's prefix.
+	rdb, processes := srv.Client(t), map[string]bool{}
+	for deadline := time.Now().Add(10 * time.Second); len(processes) < 2 && time.Now().Before(deadline); {
+		for _, m := range rdb.ZRange(context.Background(), "limitctl:{shared}:lua:witness", 0, -1).Val() {
+			processes[strings.SplitN(m, ":", 2)[0]] = true
+		}
+	}
+	if len(processes) < 2 {
+		t.Errorf("the witness limitctl:{shared}:lua:witness never held requests of both processes (saw %d)", len(processes))
+	}
 	if code := waitExit(t, first, 20*time.Second); code != ExitOK {
 		t.Fatalf("first: exit %d\n%s", code, err1)
 	}
@@ -213,10 +241,6 @@ func TestTwoHammersShareARedisWitness(t *testing.T) {
 				t.Errorf("naive showed no overshoot across two processes")
 			}
 		}
-	}
-	// Both processes used the same keys, under the given run id.
-	if n, _ := srv.Client(t).Exists(context.Background(), "limitctl:{shared}:lua:witness").Result(); n != 1 {
-		t.Errorf("no shared witness key limitctl:{shared}:lua:witness")
 	}
 }
 

@@ -13,19 +13,44 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	"github.com/limitctl/limitctl/internal/embedded"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
 // Execute runs limitctl with args and returns the process exit code. SIGINT and SIGTERM cancel
-// the context; long commands stop, report what they did, and exit 130.
+// the context; long commands stop, report what they did, and exit 130. A second signal (say,
+// Ctrl-C again while the hammer deletes its keys) exits 130 at once.
 func Execute(ctx context.Context, build Build, args []string, streams *IOStreams) int {
 	redis.SetLogger(redisconn.QuietLogger{})
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	finished := make(chan struct{})
+	defer close(finished)
+	go func() {
+		select {
+		case <-signals:
+			cancel()
+		case <-finished:
+			return
+		}
+		select {
+		case <-signals:
+			fmt.Fprintln(streams.ErrOut, "limitctl: interrupted again: exiting at once")
+			embedded.StopAll()
+			exitNow(ExitInterrupted)
+		case <-finished:
+		}
+	}()
 	f := NewFactory(streams, build)
 	defer f.Close()
 	return runRoot(ctx, f, NewRootCmd(f), args)
 }
+
+// exitNow ends the process on a second signal, without waiting for clean-up.
+var exitNow = os.Exit
 
 // runRoot executes the command tree and maps its outcome to the exit code, in one place: the
 // error's one line on stderr and, under -o json, a JSON error object on stdout when the command

@@ -62,3 +62,30 @@ func TestLongCommandsStopCleanlyOnSignals(t *testing.T) {
 		})
 	}
 }
+
+// A second Ctrl-C while the hammer is stopping or deleting its keys exits at once. Writes are
+// paused on the server, so the clean-up's UNLINK would wait out the whole --timeout.
+func TestSecondSignalDuringCleanupExitsAtOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	// Open loop at a low rate: the workers are idle when writes pause, so the first signal
+	// stops the load at once and the time goes to the clean-up.
+	cmd, _, errOut := startBinary(t, "--addr", srv.Addr, "--timeout", "8s", "hammer", "--limiter", "token-bucket", "--window", "60s", "--rate", "20", "--workers", "2",
+		"--duration", "60s", "--tui", "off")
+	time.Sleep(1500 * time.Millisecond)
+	if err := rdb.Do(context.Background(), "CLIENT", "PAUSE", 30000, "WRITE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Do(context.Background(), "CLIENT", "UNPAUSE")
+	cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(500 * time.Millisecond)
+	sent := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := waitExit(t, cmd, 20*time.Second); code != ExitInterrupted {
+		t.Fatalf("exit %d after a second SIGINT, want 130\nstderr:\n%s", code, errOut)
+	}
+	// Generous for a loaded machine; without the fix the clean-up waits out --timeout (8s).
+	if took := time.Since(sent); took > 3*time.Second {
+		t.Errorf("took %s to exit after the second SIGINT\nstderr:\n%s", took, errOut)
+	}
+}

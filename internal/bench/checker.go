@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"sync"
 	"sync/atomic"
 )
 
@@ -29,22 +30,103 @@ type CheckResult struct {
 	Unjudged       int64 // admits that arrived after their window was judged: left out
 }
 
-// Witness is the in-process witness for the concurrency limiter: incremented after an
-// acquire returns allowed, decremented before its release starts, so a value above the limit
-// proves that many admitted requests held a slot at once.
-type Witness struct {
-	limit    int64
-	inFlight atomic.Int64
-	peak     atomic.Int64
-	tickPeak atomic.Int64 // highest value since the last TakeTickPeak
-	events   atomic.Int64
+// HeldChecker is the concurrency limiter's checker. Each admitted request is held until its
+// release, which names its own admit (id), so a release can never cancel another request's
+// admit. nowMs is the decision time the limiter scored the request by and atMs the time the
+// admit is recorded (same clock): a request stops counting as evidence once stale-after has
+// passed since its decision, because from then on the limiter may rightly have forgotten it
+// (reclaimed as abandoned, or its whole set expired after stale-after without a write).
+type HeldChecker interface {
+	Checker
+	// AdmitHeld records request id, decided at nowMs, admitted (its acquire returned) at atMs.
+	AdmitHeld(id uint64, nowMs, atMs int64)
+	// ReleaseHeld records the end of request id, before its release is sent.
+	ReleaseHeld(id uint64)
 }
 
-// NewWitness returns a witness for a concurrency limit.
-func NewWitness(limit int64) *Witness { return &Witness{limit: limit} }
+// Witness is the in-process witness for the concurrency limiter: a request counts from after
+// its acquire returned allowed until before its release starts, so more than limit requests
+// held at once prove overshoot, provided the limiter had to remember them all: each decided
+// less than stale-after ago. Any member the limiter holds was written no earlier than its
+// decision, and neither the reclaim (score <= now - stale-after) nor the set's TTL (stale-after
+// from the newest write) can remove it sooner.
+type Witness struct {
+	limit      int64
+	staleAfter int64 // ms; 0: the limiter never reclaims
+	mu         sync.Mutex
+	held       map[uint64]int64 // id -> decision time (ms)
+	anon       []uint64         // ids given by Admit, released last-in first-out by Release
+	nextAnon   uint64
+	inFlight   atomic.Int64
+	peak       atomic.Int64
+	tickPeak   atomic.Int64 // highest value since the last TakeTickPeak
+	events     atomic.Int64
+}
 
-// Admit implements Checker.
-func (w *Witness) Admit(int64) { w.observe(w.inFlight.Add(1)) }
+// NewWitness returns a witness for a concurrency limit whose limiter reclaims members older
+// than staleAfterMs (0: never).
+func NewWitness(limit, staleAfterMs int64) *Witness {
+	return &Witness{limit: limit, staleAfter: staleAfterMs, held: map[uint64]int64{}}
+}
+
+// Admit implements Checker for callers without request ids, taking the admit to be recorded
+// at its decision time; Release pairs with the newest.
+func (w *Witness) Admit(nowMs int64) { w.AdmitHeld(w.anonAdmit(), nowMs, nowMs) }
+
+// Release implements Checker: it ends the newest request admitted by Admit.
+func (w *Witness) Release() {
+	if id, ok := w.anonRelease(); ok {
+		w.ReleaseHeld(id)
+	}
+}
+
+// anonAdmit gives an id to an admit that came without one.
+func (w *Witness) anonAdmit() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.nextAnon++
+	id := w.nextAnon | 1<<63 // apart from the engine's ids
+	w.anon = append(w.anon, id)
+	return id
+}
+
+// anonRelease names the newest admit that came without an id.
+func (w *Witness) anonRelease() (uint64, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.anon) == 0 {
+		return 0, false
+	}
+	id := w.anon[len(w.anon)-1]
+	w.anon = w.anon[:len(w.anon)-1]
+	return id, true
+}
+
+// AdmitHeld implements HeldChecker.
+func (w *Witness) AdmitHeld(id uint64, nowMs, atMs int64) {
+	w.mu.Lock()
+	w.held[id] = nowMs
+	n := int64(len(w.held))
+	w.inFlight.Store(n)
+	if n > w.limit && w.staleAfter > 0 {
+		n = 0
+		for _, decided := range w.held {
+			if decided > atMs-w.staleAfter {
+				n++
+			}
+		}
+	}
+	w.mu.Unlock()
+	w.observe(n)
+}
+
+// ReleaseHeld implements HeldChecker.
+func (w *Witness) ReleaseHeld(id uint64) {
+	w.mu.Lock()
+	delete(w.held, id)
+	w.inFlight.Store(int64(len(w.held)))
+	w.mu.Unlock()
+}
 
 // observe records a witness value: raises the peak, and counts an event above the limit.
 func (w *Witness) observe(v int64) {
@@ -70,9 +152,6 @@ func raise(m *atomic.Int64, v int64) {
 func (w *Witness) TakeTickPeak() int64 {
 	return w.tickPeak.Swap(w.inFlight.Load())
 }
-
-// Release implements Checker.
-func (w *Witness) Release() { w.inFlight.Add(-1) }
 
 // Result implements Checker.
 func (w *Witness) Result() CheckResult {

@@ -3,7 +3,7 @@ package bench
 import "testing"
 
 func TestWitnessCountsOnlyCoexistingAdmits(t *testing.T) {
-	w := NewWitness(2)
+	w := NewWitness(2, 0)
 	w.Admit(0)
 	w.Admit(0)
 	w.Release()
@@ -135,5 +135,31 @@ func TestAdmitsLaterThanTheHorizonAreLeftOutNotMoved(t *testing.T) {
 	c.Admit(1_010) // 190ms late with a 50ms horizon: its window is already judged
 	if got := c.Finish(); got.Overshoot != 0 {
 		t.Fatalf("a late admit was counted somewhere it never was: %+v", got)
+	}
+}
+
+func TestWitnessNeverCountsRequestsTheLimiterMayHaveForgotten(t *testing.T) {
+	// Stale-after 100ms: a request decided 100ms or more ago may have been reclaimed (or its
+	// set expired), so it is no evidence any more, however long it is still held.
+	w := NewWitness(2, 100)
+	w.AdmitHeld(1, 1_000, 1_005)
+	w.AdmitHeld(2, 1_010, 1_015)
+	w.AdmitHeld(3, 1_020, 1_101) // three held, but request 1 was decided 101ms ago
+	if got := w.Result(); got.Overshoot != 0 || got.OvershootEvent != 0 || got.Peak != 2 {
+		t.Fatalf("three held, one decided stale-after ago: got %+v, want peak 2 and no overshoot", got)
+	}
+	w.AdmitHeld(4, 1_090, 1_105) // 1_010, 1_020, 1_090: all decided within 100ms
+	if got := w.Result(); got.Overshoot != 1 || got.OvershootEvent != 1 || got.Peak != 3 {
+		t.Fatalf("three held, decided within 100ms: got %+v, want peak 3, overshoot 1, 1 event", got)
+	}
+}
+
+func TestWitnessReleasePairsWithItsOwnAdmit(t *testing.T) {
+	w := NewWitness(1, 0)
+	w.AdmitHeld(1, 0, 0)
+	w.ReleaseHeld(7) // a release whose admit never counted must not free another's slot
+	w.AdmitHeld(2, 0, 0)
+	if got := w.Result(); got.Overshoot != 1 {
+		t.Fatalf("a stray release hid the overshoot: got %+v", got)
 	}
 }

@@ -42,7 +42,10 @@ type Config struct {
 	Duration   time.Duration // stop after this much unpaused time (0: no time bound)
 	Requests   int64         // stop after this many decisions per strategy (0: no count bound)
 	Hold       time.Duration // concurrency: how long an admitted request holds its slot; windows and bucket: a think time after each admit
-	OpenRate   float64       // decisions per second per strategy (open loop); 0 is closed loop
+	// StaleAfter is when the concurrency limiter reclaims a member as abandoned (0: never):
+	// requests held further apart than that are not counted together as evidence.
+	StaleAfter time.Duration
+	OpenRate   float64 // decisions per second per strategy (open loop); 0 is closed loop
 	KeyFor     func(strategy string, i int) string
 	KeyCount   int
 	// FailOpen admits when Redis errors or times out; otherwise such a decision is a reject.
@@ -138,7 +141,20 @@ func (e *Engine) Run(ctx context.Context, snapshots chan<- Snapshot) (Summary, e
 	for i, s := range cfg.Strategies {
 		runs[i] = newStrategyState(cfg, s)
 	}
-	statsBefore := e.readStats(ctx)
+	// INFO runs off the tick path, each read with its own timeout: a server slow to answer it
+	// delays neither the snapshots nor the stop. The baseline is bounded tighter still, since
+	// the load waits for it.
+	statsBefore := e.readStats(ctx, statsWaitTimeout)
+	var latestStats atomic.Pointer[map[string]CmdStat]
+	pollDone := make(chan struct{})
+	if cfg.ServerStats != nil && statsBefore != nil {
+		go func() {
+			defer close(pollDone)
+			e.pollStats(loadCtx, &latestStats)
+		}()
+	} else {
+		close(pollDone)
+	}
 
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -151,7 +167,7 @@ func (e *Engine) Run(ctx context.Context, snapshots chan<- Snapshot) (Summary, e
 	clock := activeClock{start: start}
 	lastTick := start
 	var serverUsec []*float64
-	lastStats := start
+	var lastStats *map[string]CmdStat
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 
@@ -169,9 +185,9 @@ loop:
 			if cfg.Duration > 0 && clock.active >= cfg.Duration {
 				stopLoad()
 			}
-			if cfg.ServerStats != nil && now.Sub(lastStats) >= time.Second {
-				serverUsec = attributeServerTime(cfg.Strategies, statsBefore, e.readStats(ctx), runs)
-				lastStats = now
+			if st := latestStats.Load(); st != nil && st != lastStats {
+				serverUsec = attributeServerTime(cfg.Strategies, statsBefore, *st, runs)
+				lastStats = st
 			}
 			snap := e.snapshot(runs, clock.active, now.Sub(lastTick), serverUsec, false)
 			lastTick = now
@@ -185,8 +201,16 @@ loop:
 	}
 	end := time.Now()
 	clock.advance(end, e.paused.Load())
-	if cfg.ServerStats != nil {
-		serverUsec = attributeServerTime(cfg.Strategies, statsBefore, e.readStats(context.WithoutCancel(ctx)), runs)
+	stopLoad()
+	<-pollDone
+	if statsBefore != nil {
+		// The final read counts every call, but may not hold up the summary: when it is slow
+		// the last background read stands.
+		if st := e.readStats(context.WithoutCancel(ctx), statsWaitTimeout); st != nil {
+			serverUsec = attributeServerTime(cfg.Strategies, statsBefore, st, runs)
+		} else if st := latestStats.Load(); st != nil {
+			serverUsec = attributeServerTime(cfg.Strategies, statsBefore, *st, runs)
+		}
 	}
 	final := e.snapshot(runs, clock.active, end.Sub(lastTick), serverUsec, true)
 	if snapshots != nil {
@@ -201,11 +225,34 @@ loop:
 	}, nil
 }
 
-func (e *Engine) readStats(ctx context.Context) map[string]CmdStat {
+// Bounds on one INFO commandstats read: in the background, and where something waits for it.
+const (
+	statsTimeout     = 2 * time.Second
+	statsWaitTimeout = 500 * time.Millisecond
+)
+
+// pollStats reads the server's command stats about once a second until ctx ends, publishing
+// each answer; a read that times out is skipped.
+func (e *Engine) pollStats(ctx context.Context, latest *atomic.Pointer[map[string]CmdStat]) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if st := e.readStats(ctx, statsTimeout); st != nil {
+				latest.Store(&st)
+			}
+		}
+	}
+}
+
+func (e *Engine) readStats(ctx context.Context, timeout time.Duration) map[string]CmdStat {
 	if e.cfg.ServerStats == nil {
 		return nil
 	}
-	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	st, err := e.cfg.ServerStats(sctx)
 	if err != nil {

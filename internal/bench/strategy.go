@@ -30,6 +30,8 @@ type strategyState struct {
 
 	attempts, admitted, rejected, errs, retries atomic.Int64
 	failOpen, failClosed, issued, releaseErrs   atomic.Int64
+	requestIDs                                  atomic.Uint64 // pairs a release with its own admit
+	unjudged                                    atomic.Int64  // admits left out of the evidence
 
 	// live counts running workers; finished is when the last one stopped (since begin), so a
 	// strategy that got through its --requests early is not rated over the others' time.
@@ -70,7 +72,7 @@ func (s *strategyState) newChecker(key string) Checker {
 		if s.run.Witness != nil {
 			return s.run.Witness(key)
 		}
-		return NewWitness(s.cfg.Limit)
+		return NewWitness(s.cfg.Limit, s.cfg.StaleAfter.Milliseconds())
 	}
 	local := invariantChecker(s.cfg.Limiter, s.cfg.Limit, s.cfg.Window, s.cfg.Rate, horizon)
 	if s.run.Admits != nil {
@@ -189,10 +191,13 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 	if !scheduled.IsZero() {
 		started = scheduled
 	}
+	sentAt := time.Now()
 	sent := time.Since(s.begin) // monotonic: the interval in which a server clock was read
 	d, err := s.run.Limiter.Acquire(ctx, key, now)
 	replied := time.Since(s.begin)
 	latency := time.Since(started)
+	// The longest the request can have taken to reach Redis after its now (in ms, as sent).
+	lateness := now.Sub(time.UnixMilli(now.UnixMilli())) + time.Since(sentAt)
 	if err != nil && ctx.Err() != nil {
 		return // the run is over; an interrupted call is not a decision
 	}
@@ -219,13 +224,33 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 	}
 	s.admitted.Add(1)
 	if ic, ok := check.(IntervalAdmitter); ok {
+		// The script read the server's clock: judged by when the call was sent and answered.
 		ic.AdmitInterval(sent, replied)
+		s.hold(ctx)
+		return
+	}
+	if s.windowed() && lateness >= s.cfg.Window {
+		// The window scripts are exact for a request that reaches Redis within one window of its
+		// now (the log keeps two windows, a counter lives two); a later one may rightly see an
+		// emptier window, so it is no evidence either way.
+		s.unjudged.Add(1)
+		return
+	}
+	held, isHeld := check.(HeldChecker)
+	id := s.requestIDs.Add(1)
+	if isHeld {
+		held.AdmitHeld(id, now.UnixMilli(), s.cfg.Now().UnixMilli())
 	} else {
 		check.Admit(now.UnixMilli())
 	}
 	s.hold(ctx)
 	if s.cfg.Limiter == limiter.Concurrency {
-		check.Release() // before the release is sent, so the witness never over-counts
+		// Before the release is sent, so the witness never over-counts.
+		if isHeld {
+			held.ReleaseHeld(id)
+		} else {
+			check.Release()
+		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Horizon)
 		if err := s.run.Limiter.Release(rctx, key, d); err != nil {
 			s.releaseErrs.Add(1) // not a decision: counted apart from errors and their kinds
@@ -233,6 +258,11 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 		}
 		cancel()
 	}
+}
+
+// windowed reports whether the limiter judges admits per window of their now.
+func (s *strategyState) windowed() bool {
+	return s.cfg.Limiter == limiter.FixedWindow || s.cfg.Limiter == limiter.SlidingWindow
 }
 
 func (s *strategyState) hold(ctx context.Context) {
@@ -304,7 +334,7 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 		Name: s.run.Name, Attempts: attempts, Admitted: s.admitted.Load(), Rejected: s.rejected.Load(),
 		Errors: s.errs.Load(), Retries: s.retries.Load(),
 		FailOpenAdmits: s.failOpen.Load(), FailClosedRejects: s.failClosed.Load(),
-		ReleaseErrors: s.releaseErrs.Load(),
+		ReleaseErrors: s.releaseErrs.Load(), Unjudged: s.unjudged.Load(),
 	}
 	s.errMu.Lock()
 	v.ErrorsByKind = make(map[string]int64, len(s.errKinds))

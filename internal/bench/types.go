@@ -44,8 +44,9 @@ type StrategySnapshot struct {
 	// limiter rejected, or a peak (witness, window count, bucket draw) at the limit. Without it
 	// an overshoot of 0 proves nothing.
 	Contended bool
-	// Unjudged counts admits that arrived later than the horizon, after their window was
-	// judged: left out of the check rather than counted where they did not happen.
+	// Unjudged counts admits left out of the evidence: those that arrived later than the horizon,
+	// after their window was judged, and, for the window limiters, those whose reply came a window
+	// or more after their own now (the scripts are exact only within one window of their now).
 	Unjudged int64
 	// Current is in flight now (concurrency) or the newest window's count (windows, bucket).
 	Current int64

@@ -166,6 +166,7 @@ func (p *Process) launch() error {
 		return err
 	}
 	p.cmd = cmd
+	running.Store(p, struct{}{})
 	p.done = make(chan struct{})
 	done := p.done
 	go func() { cmd.Wait(); close(done) }()
@@ -215,4 +216,17 @@ func (p *Process) Restart() error { return p.launch() }
 func (p *Process) Stop() {
 	p.Kill()
 	os.RemoveAll(p.Dir)
+	running.Delete(p)
+}
+
+// running holds every server this process started and has not stopped.
+var running sync.Map
+
+// StopAll stops every server this process started: for an exit that skips deferred calls
+// (a second Ctrl-C), so no throw-away redis-server outlives the tool.
+func StopAll() {
+	running.Range(func(p, _ any) bool {
+		p.(*Process).Stop()
+		return true
+	})
 }

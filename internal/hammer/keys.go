@@ -46,6 +46,9 @@ func (k KeyScheme) Witness(key string) string { return key + ":witness" }
 // name, "witness" or "cleanup".
 func (k KeyScheme) Probe(what string) string { return k.Prefix + ":{" + k.RunID + "}:probe-" + what }
 
+// Participants names the set of processes running with this run id (participants.go).
+func (k KeyScheme) Participants() string { return k.Prefix + ":{" + k.RunID + "}:participants" }
+
 // Describe says where the run's keys live, for the --keep-keys notice.
 func (k KeyScheme) Describe() string {
 	if k.Keys <= 1 {

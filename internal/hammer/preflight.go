@@ -81,7 +81,7 @@ func (s *session) probe(ctx context.Context) error {
 
 func (s *session) probeDecisions(ctx context.Context) error {
 	if s.witnessKey != nil {
-		w := bench.NewRedisWitness(s.rdb, s.keys.Probe("witness"), s.opts.Limit, s.deps.Timeout)
+		w := bench.NewRedisWitness(s.rdb, s.keys.Probe("witness"), s.opts.Limit, s.opts.StaleAfter, s.deps.Timeout)
 		if err := w.Probe(ctx); isPermissionError(err) {
 			return fmt.Errorf("--witness redis cannot run: %s", permissionMessage(err))
 		}

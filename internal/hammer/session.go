@@ -73,6 +73,7 @@ type session struct {
 	cfg        bench.Config
 	witnessKey func(string) string // nil without the Redis witness
 	closers    []func()            // the strategies' own clients (--conns)
+	peers      *participation      // this process's entry in a run shared by id; nil once left
 }
 
 // Run is one hammer session: lint a custom script, open or start the target, build the
@@ -118,6 +119,19 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	}
 	if err := preflight(ctx, s.rdb, o); err != nil {
 		return Result{}, err
+	}
+	if o.RunID != "" {
+		// A given id may be shared: register, so no other process deletes the keys under us.
+		peers, err := join(ctx, s.rdb, s.keys.Participants(), s.deps.Timeout, time.Now)
+		if errors.Is(err, errRunClosing) {
+			return Result{}, fmt.Errorf("run id %s %v", o.RunID, err)
+		} else if isPermissionError(err) {
+			return Result{}, fmt.Errorf("--run-id cannot register this process with others sharing the id: %s", permissionMessage(err))
+		} else if err != nil {
+			return Result{}, fmt.Errorf("--run-id: could not register this process with others sharing the id: %s", oneLine(err.Error()))
+		}
+		s.peers = peers
+		defer s.leave() // after a failed probe with --keep-keys; otherwise already left
 	}
 	if err := s.probe(ctx); err != nil {
 		return Result{}, err
@@ -166,7 +180,7 @@ func (s *session) build(runID string) error {
 	s.cfg = bench.Config{
 		RunID: runID, Target: s.target, Limiter: o.Limiter, Limit: o.Limit, Window: o.Window,
 		Rate: float64(o.Limit) / o.Window.Seconds(), Workers: o.Workers, Conns: o.Conns, Duration: o.Duration,
-		Requests: o.Requests, Hold: o.Hold, OpenRate: o.OpenRate, KeyCount: o.Keys, KeyFor: s.keys.Key,
+		Requests: o.Requests, Hold: o.Hold, StaleAfter: o.StaleAfter, OpenRate: o.OpenRate, KeyCount: o.Keys, KeyFor: s.keys.Key,
 		FailOpen: o.FailOpen, Horizon: s.deps.Timeout, Now: s.deps.Now, Tick: o.Tick,
 		ErrorBackoff: 10 * time.Millisecond, Profile: o.Profile, Skew: o.Skew,
 		ServerStats: func(ctx context.Context) (map[string]bench.CmdStat, error) {
@@ -196,7 +210,7 @@ func (s *session) build(runID string) error {
 		}
 		if s.witnessKey != nil {
 			run.Witness = func(key string) bench.Checker {
-				return bench.NewRedisWitness(rdb, s.witnessKey(key), o.Limit, s.deps.Timeout)
+				return bench.NewRedisWitness(rdb, s.witnessKey(key), o.Limit, o.StaleAfter, s.deps.Timeout)
 			}
 		}
 		s.cfg.Strategies = append(s.cfg.Strategies, run)
@@ -261,6 +275,7 @@ func (s *session) load(ctx context.Context) (Result, error) {
 		}
 	}
 	if s.opts.KeepKeys {
+		s.leave()
 		res.KeysKept = s.keys.Describe()
 	} else {
 		rep := s.cleanup()
@@ -279,8 +294,30 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	return res, nil
 }
 
-// cleanup deletes the run's keys, reporting each failure as a notice.
+// leave ends this process's part in a shared run and reports how many others still run.
+func (s *session) leave() (others int64, err error) {
+	if s.peers == nil {
+		return 0, nil
+	}
+	others, err = s.peers.leave(s.deps.Timeout)
+	s.peers = nil
+	return others, err
+}
+
+// cleanup deletes the run's keys, reporting each failure as a notice; in a run shared by id
+// only the last process to finish deletes them.
 func (s *session) cleanup() cleanupReport {
+	others, err := s.leave()
+	if err != nil {
+		w := oneLine(err.Error()) + "; the run's keys were left in place (they expire on their own)"
+		s.deps.notice("warning: " + w)
+		return cleanupReport{warnings: []string{w}}
+	}
+	if others > 0 {
+		s.deps.notice(fmt.Sprintf("keys left under %s for %d other process(es) still running with run id %s; the last to finish deletes them",
+			s.keys.Describe(), others, s.keys.RunID))
+		return cleanupReport{}
+	}
 	rep := s.keys.cleanup(s.rdb, s.deps.Timeout)
 	for _, w := range rep.warnings {
 		s.deps.notice("warning: " + w)

@@ -35,7 +35,7 @@ func newChecker(k limiter.Kind) bench.Checker {
 	horizon := int64(5000)
 	switch k {
 	case limiter.Concurrency:
-		return bench.NewWitness(testLimit)
+		return bench.NewWitness(testLimit, (10 * time.Second).Milliseconds())
 	case limiter.FixedWindow:
 		return bench.NewSlidingChecker(testLimit, testWindow.Milliseconds(), horizon, true)
 	case limiter.SlidingWindow:

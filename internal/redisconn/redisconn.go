@@ -357,6 +357,8 @@ func Open(ctx context.Context, o Options, getenv func(string) string) (redis.Uni
 func Connect(ctx context.Context, cfg *Config) (redis.UniversalClient, Target, error) {
 	if cfg.Cluster {
 		c := redis.NewClusterClient(cfg.Multi)
+		// Follows MOVED and ASK, but never re-sends a decision after a timeout or EOF (sentonce.go).
+		c.AddHook(sentOnce{})
 		pctx, cancel := context.WithTimeout(ctx, cfg.Multi.DialTimeout+cfg.Multi.ReadTimeout)
 		defer cancel()
 		err := c.ForEachShard(pctx, func(ctx context.Context, shard *redis.Client) error {
@@ -382,6 +384,8 @@ func Connect(ctx context.Context, cfg *Config) (redis.UniversalClient, Target, e
 			TLSConfig: cfg.Single.TLSConfig, DialTimeout: cfg.Single.DialTimeout, ReadTimeout: cfg.Single.ReadTimeout,
 			WriteTimeout: cfg.Single.WriteTimeout, PoolSize: cfg.Single.PoolSize, MaxRetries: 0,
 			Protocol: 2, DisableIdentity: true, DialerRetries: 1,
+			// The hammer's dialer (no checkout probe) carries over to every node.
+			Dialer: cfg.Single.Dialer,
 		}
 		if cfg.Single.DB != 0 {
 			return nil, Target{}, usagef("%s is a cluster node; a cluster has only database 0, drop --db", cfg.Target.Addr)

@@ -1,0 +1,53 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Parameters that make a limiter meaningless are refused before anything connects.
+func TestHammerRefusesMeaninglessStaleAfter(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"below a millisecond", []string{"--stale-after", "500us"}, "--stale-after must be at least 1ms"},
+		{"zero given", []string{"--stale-after", "0"}, "--stale-after must be at least 1ms"},
+		{"not longer than the hold", []string{"--stale-after", "2ms", "--hold", "2ms"}, "longer than --hold"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, append([]string{"--addr", "127.0.0.1:1", "hammer"}, tc.args...)...)
+			r.wantExit(t, ExitUsage)
+			r.wantOneLineError(t, tc.want)
+		})
+	}
+	// Any other limiter never reclaims, so the hold does not matter there.
+	r := run(t, "--addr", "127.0.0.1:1", "hammer", "--limiter", "fixed-window", "--stale-after", "1ms", "--hold", "5ms")
+	if r.code == ExitUsage {
+		t.Fatalf("fixed-window refused --stale-after 1ms --hold 5ms:\n%s", r.errOut)
+	}
+}
+
+// A refused or failed run leaves no --report file behind.
+func TestHammerReportIsNotCreatedByARefusedRun(t *testing.T) {
+	dir := t.TempDir()
+	report := filepath.Join(dir, "r.html")
+	for _, tc := range []struct {
+		name string
+		code int
+		args []string
+	}{
+		{"refused flag after --report", ExitUsage, []string{"--script", filepath.Join(dir, "missing.lua")}},
+		{"server unreachable", ExitError, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, append([]string{"--addr", "127.0.0.1:1", "--timeout", "200ms", "hammer", "--report", report}, tc.args...)...)
+			r.wantExit(t, tc.code)
+			if _, err := os.Stat(report); !os.IsNotExist(err) {
+				t.Fatalf("the run left %s behind (stat: %v)", report, err)
+			}
+		})
+	}
+}
