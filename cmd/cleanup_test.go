@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"context"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/limitctl/limitctl/internal/redistest"
@@ -56,6 +58,10 @@ func TestHammerCleanupDeletesOnlyItsOwnKeys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A --witness redis run leaves its summary for `hammer report` (24h TTL), on purpose.
+		keys = slices.DeleteFunc(keys, func(k string) bool {
+			return strings.HasPrefix(k, "limitctl:report:{shared}:")
+		})
 		sort.Strings(keys)
 		want := append([]string(nil), lookalikes...)
 		sort.Strings(want)

@@ -64,7 +64,7 @@ any other is a key name, read directly. No argument means every key.
 
 Per key: the Redis type; the kind, read from the structure (docs/kinds.md has each rule with
 an example): a sorted set whose scores are timestamps and whose members look like request ids
-is a concurrency set or a window log (told apart by naming hints, then by how far the members
+is a concurrency set or a window_log (told apart by naming hints, then by how far the members
 spread against the TTL); a string holding an integer is a counter, and a sliding_counter when
 it is <id>:<window index> beside <id>:<index-1> (the estimate is shown); a string or hash
 field holding a theoretical arrival time is gcra (when it is full again is shown when the

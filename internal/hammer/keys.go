@@ -71,6 +71,9 @@ func (k KeyScheme) Owns(key string) bool {
 		return false
 	}
 	name, suffix, hasSuffix := strings.Cut(rest, ":")
+	if tag == k.RunID && rest == "participants" {
+		return true // the shared run's register: the last process to leave deletes it with the rest
+	}
 	switch {
 	case tag == k.RunID && (k.Keys <= 1 || strings.HasPrefix(name, "probe-")):
 	case k.Keys > 1 && k.indexTag(tag):

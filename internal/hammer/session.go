@@ -275,7 +275,12 @@ func (s *session) load(ctx context.Context) (Result, error) {
 		}
 	}
 	if s.opts.KeepKeys {
-		s.leave()
+		if others, err := s.leave(); err == nil && others == 0 {
+			// Nobody deletes the kept keys: take the closing mark back so the next run may join.
+			ctx, cancel := context.WithTimeout(context.Background(), s.deps.Timeout)
+			s.rdb.ZRem(ctx, s.keys.Participants(), closingMember)
+			cancel()
+		}
 		res.KeysKept = s.keys.Describe()
 	} else {
 		rep := s.cleanup()
