@@ -3,6 +3,7 @@ package hammer
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -15,14 +16,19 @@ import (
 	"github.com/limitctl/limitctl/internal/scriptcache"
 )
 
-// lintScript runs the linter over the custom script first: every finding goes to notice,
-// errors stop the run (a failed check, exit 3) unless NoLint.
+// lintScript runs the linter over the custom script first, with the project's .limitctl.yaml:
+// every finding goes to notice, errors stop the run (a failed check, exit 3) unless NoLint. A
+// script the linter cannot parse only warns: Redis decides when the script is loaded.
 func lintScript(o Options, notice func(string)) error {
-	diags := lint.Lint(o.Script, []byte(o.ScriptSource))
+	cfg, err := lint.FindConfig(filepath.Dir(o.Script))
+	if err != nil {
+		return exitcode.Usagef("%v", err)
+	}
+	diags, block := lint.Gate(lint.LintWith(o.Script, []byte(o.ScriptSource), cfg))
 	for _, d := range diags {
 		notice(d.String())
 	}
-	if lint.HasErrors(diags, false) && !o.NoLint {
+	if block && !o.NoLint {
 		return exitcode.CheckFailedf("lint found errors in %s; fix them or pass --no-lint", o.Script)
 	}
 	return nil

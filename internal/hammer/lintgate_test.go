@@ -1,0 +1,37 @@
+package hammer
+
+import (
+	"strings"
+	"testing"
+)
+
+// The lint gate before a custom script's run: a script the linter cannot parse only warns
+// (Redis decides when it loads it), a real defect blocks unless --no-lint.
+func TestLintGateWarnsOnUnparsedAndBlocksOnDefects(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		noLint    bool
+		blocks    bool
+		notice    string
+	}{
+		{"unparsed", "local x = = 1\nreturn redis.call('INCR', KEYS[1])\n", false, false, "could not check"},
+		{"global write", "count = redis.call('INCR', KEYS[1])\nredis.call('PEXPIRE', KEYS[1], 1000)\nreturn count\n", false, true, "global-write"},
+		{"global write, --no-lint", "count = redis.call('INCR', KEYS[1])\nredis.call('PEXPIRE', KEYS[1], 1000)\nreturn count\n", true, false, "global-write"},
+		{"shebang", "#!lua flags=no-writes\nreturn redis.call('GET', KEYS[1])\n", false, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var notices []string
+			err := lintScript(Options{Script: t.TempDir() + "/s.lua", ScriptSource: tc.src, NoLint: tc.noLint},
+				func(s string) { notices = append(notices, s) })
+			if (err != nil) != tc.blocks {
+				t.Fatalf("blocked: %v (%v), want %v; notices %q", err != nil, err, tc.blocks, notices)
+			}
+			if tc.notice != "" && !strings.Contains(strings.Join(notices, "\n"), tc.notice) {
+				t.Errorf("notices %q lack %q", notices, tc.notice)
+			}
+			if tc.notice == "" && len(notices) != 0 {
+				t.Errorf("a clean shebang script got notices %q", notices)
+			}
+		})
+	}
+}
