@@ -136,12 +136,13 @@ func TestBadInputAcrossCommands(t *testing.T) {
 		})
 	}
 
-	// A script that is not Lua: the linter's diagnostics come first, then the one-line refusal.
-	r := execBinary(t, nil, "--addr", closed, "hammer", "--script", notLua).wantExit(t, ExitCheckFailed)
+	// A script that is not Lua: the linter cannot check it, so it warns and Redis decides; Redis
+	// refuses it when it is loaded, before any load is sent, in one line.
+	r := execBinary(t, nil, "--addr", srv.Addr, "hammer", "--script", notLua).wantExit(t, ExitError)
 	lines := strings.Split(strings.TrimSpace(r.errOut), "\n")
-	if !strings.Contains(lines[0], notLua+":1:") || !strings.Contains(lines[0], "error: syntax:") ||
-		!strings.HasPrefix(lines[len(lines)-1], "limitctl: lint found errors in "+notLua) {
-		t.Errorf("want the syntax diagnostic then the refusal:\n%s", r.errOut)
+	if !strings.Contains(lines[0], notLua+":1:") || !strings.Contains(lines[0], "warning: syntax:") ||
+		!strings.HasPrefix(lines[len(lines)-1], "limitctl: Redis rejected "+notLua) {
+		t.Errorf("want the syntax warning then Redis's refusal:\n%s", r.errOut)
 	}
 
 	// Keys of the wrong type are skipped with a reason, not an error.
