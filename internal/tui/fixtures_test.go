@@ -93,6 +93,7 @@ func fixtureRun(n int, shapes ...strategyShape) []bench.Snapshot {
 				TickPeak:       tickPeak,
 				Peak:           a.peak,
 				Overshoot:      max(0, a.peak-fixtureLimit),
+				Contended:      a.rejected > 0 || a.peak >= fixtureLimit, // as the engine decides it
 				OvershootEvent: a.events,
 				Throughput:     rate,
 				AvgThroughput:  float64(a.attempts) / elapsed.Seconds(),

@@ -151,3 +151,22 @@ func golden(t *testing.T, path, got string) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// A strategy that has not reached its limit has no evidence yet: its badge says so instead of
+// "0 overshoot", which would read as a pass.
+func TestBadgeSaysLimitNotReachedWithoutContention(t *testing.T) {
+	snaps := fixtureRun(42, strategyShape{name: "lua"})
+	for i := range snaps {
+		for j := range snaps[i].Strategies {
+			snaps[i].Strategies[j].Contended = false
+		}
+	}
+	view := resize(feed(New(asciiOptions()), snaps...), 120, 30).View()
+	if !strings.Contains(view, "limit not reached") || strings.Contains(view, "0 overshoot") {
+		t.Errorf("uncontended strategy's badge:\n%s", view)
+	}
+	view = resize(feed(New(asciiOptions()), fixtureRun(42, strategyShape{name: "lua"})...), 120, 30).View()
+	if !strings.Contains(view, "0 overshoot") {
+		t.Errorf("contended strategy at 0 lost its badge:\n%s", view)
+	}
+}

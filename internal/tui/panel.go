@@ -74,6 +74,10 @@ func (m Model) panel(s bench.StrategySnapshot, w, h int) string {
 	}
 	borderColour := colourBorder
 	badge := st.badgeOK.Render("0 overshoot")
+	if !s.Contended {
+		// Without the limit reached, an overshoot of 0 proves nothing yet.
+		badge = st.badge.Render("limit not reached")
+	}
 	if s.Overshoot > 0 {
 		borderColour = colourBad
 		badge = st.badgeBad.Render(fmt.Sprintf("OVERSHOOT +%s", human.Count(s.Overshoot)))
