@@ -71,27 +71,38 @@ func NewWitness(limit, staleAfterMs int64) *Witness {
 
 // Admit implements Checker for callers without request ids, taking the admit to be recorded
 // at its decision time; Release pairs with the newest.
-func (w *Witness) Admit(nowMs int64) { w.AdmitHeld(w.anonAdmit(), nowMs, nowMs) }
+func (w *Witness) Admit(nowMs int64) {
+	id := w.anonID()
+	w.AdmitHeld(id, nowMs, nowMs)
+	w.pushAnon(id)
+}
 
 // Release implements Checker: it ends the newest request admitted by Admit.
 func (w *Witness) Release() {
-	if id, ok := w.anonRelease(); ok {
+	if id, ok := w.popAnon(); ok {
 		w.ReleaseHeld(id)
 	}
 }
 
-// anonAdmit gives an id to an admit that came without one.
-func (w *Witness) anonAdmit() uint64 {
+// anonID names an admit that came without an id, apart from the engine's ids.
+func (w *Witness) anonID() uint64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.nextAnon++
-	id := w.nextAnon | 1<<63 // apart from the engine's ids
-	w.anon = append(w.anon, id)
-	return id
+	return w.nextAnon | 1<<63
 }
 
-// anonRelease names the newest admit that came without an id.
-func (w *Witness) anonRelease() (uint64, bool) {
+// pushAnon makes an anonymous admit releasable, once it is held: were it releasable sooner, a
+// Release in between would end it before it is held, and the request that Release really
+// ended would stay held for ever, counting one too many.
+func (w *Witness) pushAnon(id uint64) {
+	w.mu.Lock()
+	w.anon = append(w.anon, id)
+	w.mu.Unlock()
+}
+
+// popAnon names the newest held anonymous admit.
+func (w *Witness) popAnon() (uint64, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.anon) == 0 {
@@ -105,6 +116,14 @@ func (w *Witness) anonRelease() (uint64, bool) {
 // AdmitHeld implements HeldChecker.
 func (w *Witness) AdmitHeld(id uint64, nowMs, atMs int64) {
 	w.mu.Lock()
+	n := w.holdLocked(id, nowMs, atMs)
+	w.mu.Unlock()
+	w.observe(n)
+}
+
+// holdLocked holds request id and returns how many held requests the limiter had to remember
+// at atMs.
+func (w *Witness) holdLocked(id uint64, nowMs, atMs int64) int64 {
 	w.held[id] = nowMs
 	n := int64(len(w.held))
 	w.inFlight.Store(n)
@@ -116,16 +135,19 @@ func (w *Witness) AdmitHeld(id uint64, nowMs, atMs int64) {
 			}
 		}
 	}
-	w.mu.Unlock()
-	w.observe(n)
+	return n
 }
 
 // ReleaseHeld implements HeldChecker.
 func (w *Witness) ReleaseHeld(id uint64) {
 	w.mu.Lock()
+	w.releaseLocked(id)
+	w.mu.Unlock()
+}
+
+func (w *Witness) releaseLocked(id uint64) {
 	delete(w.held, id)
 	w.inFlight.Store(int64(len(w.held)))
-	w.mu.Unlock()
 }
 
 // observe records a witness value: raises the peak, and counts an event above the limit.

@@ -1,6 +1,9 @@
 package bench
 
-import "testing"
+import (
+	"sync"
+	"testing"
+)
 
 func TestWitnessCountsOnlyCoexistingAdmits(t *testing.T) {
 	w := NewWitness(2, 0)
@@ -161,5 +164,32 @@ func TestWitnessReleasePairsWithItsOwnAdmit(t *testing.T) {
 	w.AdmitHeld(2, 0, 0)
 	if got := w.Result(); got.Overshoot != 1 {
 		t.Fatalf("a stray release hid the overshoot: got %+v", got)
+	}
+}
+
+// Workers that each admit and release in turn never hold more than one request apiece, however
+// their calls interleave: an anonymous Release must never end an admit that is not yet held
+// (it would leave the request it really ended held for ever, and blame a correct limiter).
+func TestWitnessAnonymousAdmitsAndReleasesInterleaveWithoutDrift(t *testing.T) {
+	const workers, rounds = 8, 20000
+	w := NewWitness(workers, 0)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				w.Admit(0)
+				w.Release()
+			}
+		}()
+	}
+	wg.Wait()
+	got := w.Finish()
+	if got.Peak > workers || got.Overshoot != 0 {
+		t.Fatalf("%d workers holding one request each: got %+v, want peak <= %d and no overshoot", workers, got, workers)
+	}
+	if n := w.inFlight.Load(); n != 0 {
+		t.Fatalf("every admit was released, yet %d are still held", n)
 	}
 }

@@ -122,11 +122,15 @@ func (w *RedisWitness) ReleaseHeld(id uint64) {
 }
 
 // Admit implements Checker for callers without request ids; Release pairs with the newest.
-func (w *RedisWitness) Admit(nowMs int64) { w.AdmitHeld(w.Witness.anonAdmit(), nowMs, nowMs) }
+func (w *RedisWitness) Admit(nowMs int64) {
+	id := w.Witness.anonID()
+	w.AdmitHeld(id, nowMs, nowMs)
+	w.Witness.pushAnon(id) // releasable only once held: see Witness.pushAnon
+}
 
 // Release implements Checker: it ends the newest request admitted by Admit.
 func (w *RedisWitness) Release() {
-	if id, ok := w.Witness.anonRelease(); ok {
+	if id, ok := w.Witness.popAnon(); ok {
 		w.ReleaseHeld(id)
 	}
 }
