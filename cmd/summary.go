@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/tableprint"
 )
@@ -94,54 +93,22 @@ func usecCell(v *float64, none string) string {
 }
 
 // verdicts are one line per strategy saying in plain words who overshot, by how much, and on
-// what evidence, aligned in columns:
+// what evidence (bench.StrategySnapshot.Judge), aligned in columns:
 //
 //	naive  OVERSHOOT    peak 64 of 20 (+44), 29,022 events in 8.0s
 //	lua    held         peak 20 of 20, 0 events
 //	watch  no evidence  peak 6 of 20: the limit was never reached, so nothing was tested
 //	eval   errors       312 of 10,000 decisions failed (timeout 312); peak 20 of 20
-//
-// OVERSHOOT stands on its evidence whatever else happened; otherwise errors on more than 1%
-// of decisions leave the limiter unjudged (hammer.MaxErrorRate, which also fails the run unless
-// errors were asked for); otherwise a strategy that never contended the limit proved nothing;
-// otherwise it held. Admits too late to judge and failed releases are added when there were any.
 func verdicts(s bench.Summary) []string {
-	type line struct{ name, word, text string }
-	var lines []line
+	judged := make([]bench.Verdict, len(s.Strategies))
 	nameW, wordW := 0, 0
-	for _, st := range s.Strategies {
-		peak := fmt.Sprintf("peak %s of %s", human.Count(st.Peak), human.Count(s.Limit))
-		var l line
-		switch {
-		case st.Overshoot > 0:
-			l = line{st.Name, "OVERSHOOT", fmt.Sprintf("%s (+%s), %s %s in %s", peak, human.Count(st.Overshoot),
-				human.Count(st.OvershootEvent), human.Plural(st.OvershootEvent, "event", "events"), human.Clock(s.Duration))}
-			if st.FailOpenAdmits > 0 {
-				l.text += fmt.Sprintf(", %s admitted failing open", human.Count(st.FailOpenAdmits))
-			}
-		case st.Attempts > 0 && float64(st.Errors) > hammer.MaxErrorRate*float64(st.Attempts):
-			l = line{st.Name, "errors", fmt.Sprintf("%s of %s decisions failed (%s); %s", human.Count(st.Errors),
-				human.Count(st.Attempts), strings.Join(human.ErrorKinds(st.ErrorsByKind), ", "), peak)}
-		case !st.Contended:
-			l = line{st.Name, "no evidence", peak + ": the limit was never reached, so nothing was tested"}
-		default:
-			l = line{st.Name, "held", fmt.Sprintf("%s, 0 events", peak)}
-			if st.Errors > 0 {
-				l.text += fmt.Sprintf(" (%s %s)", human.Count(st.Errors), human.Plural(st.Errors, "error", "errors"))
-			}
-		}
-		if st.Unjudged > 0 {
-			l.text += fmt.Sprintf(", %s %s too late to judge", human.Count(st.Unjudged), human.Plural(st.Unjudged, "admit", "admits"))
-		}
-		if st.ReleaseErrors > 0 {
-			l.text += fmt.Sprintf(", %s %s failed", human.Count(st.ReleaseErrors), human.Plural(st.ReleaseErrors, "release", "releases"))
-		}
-		nameW, wordW = max(nameW, len(l.name)), max(wordW, len(l.word))
-		lines = append(lines, l)
+	for i, st := range s.Strategies {
+		judged[i] = st.Judge(s.Limit, s.Duration)
+		nameW, wordW = max(nameW, len(st.Name)), max(wordW, len(judged[i].Word))
 	}
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		out[i] = fmt.Sprintf("%-*s  %-*s  %s", nameW, l.name, wordW, l.word, l.text)
+	out := make([]string, len(judged))
+	for i, v := range judged {
+		out[i] = fmt.Sprintf("%-*s  %-*s  %s", nameW, s.Strategies[i].Name, wordW, v.Word, v.Text)
 	}
 	return out
 }

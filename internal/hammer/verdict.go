@@ -8,10 +8,8 @@ import (
 	"github.com/limitctl/limitctl/internal/bench"
 )
 
-// MaxErrorRate is the share of a strategy's decisions that may fail before the run does: past
-// it the strategy's numbers describe an outage, not the limiter. --inject and --on-error open
-// ask for errors, so they lift the rule.
-const MaxErrorRate = 0.01
+// MaxErrorRate is the share of a strategy's decisions that may fail before the run does.
+const MaxErrorRate = bench.MaxErrorRate
 
 // Judge evaluates assertions against a summary (or a live snapshot's numbers).
 func Judge(assertions []bench.Assertion, sum bench.Summary) (results []bench.AssertionResult, passed bool) {
@@ -37,7 +35,7 @@ func verdict(o Options, sum bench.Summary, results []bench.AssertionResult) []st
 		return failures
 	}
 	for _, st := range sum.Strategies {
-		if st.Attempts == 0 || float64(st.Errors) <= MaxErrorRate*float64(st.Attempts) {
+		if !st.TooManyErrors() {
 			continue
 		}
 		msg := fmt.Sprintf("%s: %d of %d decisions failed (%s%%, more than %g%%; pass --on-error open to run through errors)",

@@ -30,12 +30,12 @@ func fixtureSnapshots(ticks int) []bench.Snapshot {
 			Strategies: []bench.StrategySnapshot{
 				{
 					Name: "naive", Current: 18, TickPeak: naiveHigh, Peak: naivePeak,
-					Overshoot: max(0, naivePeak-fixtureLimit), OvershootEvent: naiveEvents,
+					Overshoot: max(0, naivePeak-fixtureLimit), OvershootEvent: naiveEvents, Contended: naivePeak >= fixtureLimit,
 					Throughput: 7000 + 800*wave,
 					Latency:    bench.Latency{P50: time.Duration(1100+200*wave) * time.Microsecond, P99: time.Duration(4000+900*wave) * time.Microsecond},
 				},
 				{
-					Name: "lua", Current: 19, TickPeak: fixtureLimit, Peak: fixtureLimit,
+					Name: "lua", Current: 19, TickPeak: fixtureLimit, Peak: fixtureLimit, Contended: true,
 					Throughput: 5600 + 500*wave,
 					Latency:    bench.Latency{P50: time.Duration(1200+150*wave) * time.Microsecond, P99: time.Duration(4400+700*wave) * time.Microsecond},
 				},

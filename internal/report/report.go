@@ -75,12 +75,15 @@ type strategyView struct {
 	Name, ID   string
 	Colour     string // its line on the overview chart
 	Over       bool
+	Tone       string // good, bad or warn: the badge's and the section's colour
+	Badge      string
 	Verdict    string
 	Count      template.HTML
 	Throughput template.HTML
 	Latency    template.HTML
 	Cells      row
 	Errors     []string
+	Samples    []bench.ErrorSample
 }
 
 // row is one strategy's line of the summary table.
@@ -135,10 +138,11 @@ func build(d Data) (page, error) {
 			ID:      uniqueID(st.Name, ids),
 			Colour:  "#" + hex(strategyHues[len(p.Strategies)%len(strategyHues)]),
 			Over:    st.Overshoot > 0,
-			Verdict: verdict(st, s.Limit, countLabel),
 			Cells:   cells(st, s.Duration),
 			Errors:  human.ErrorKinds(st.ErrorsByKind),
+			Samples: st.ErrorSamples,
 		}
+		v.Tone, v.Badge, v.Verdict = verdict(st, s.Limit, s.Duration)
 		var err error
 		if v.Count, err = countChart(se, s.Limit, countLabel); err != nil {
 			return page{}, fmt.Errorf("%s count chart: %w", st.Name, err)
@@ -161,16 +165,21 @@ func build(d Data) (page, error) {
 	return p, nil
 }
 
-func verdict(st bench.StrategySnapshot, limit int64, what string) string {
-	if st.Overshoot > 0 {
-		events := ""
-		if st.OvershootEvent > 0 {
-			events = fmt.Sprintf(", %s %s", human.Count(st.OvershootEvent), human.Plural(st.OvershootEvent, "time", "times"))
-		}
-		return fmt.Sprintf("exceeded the limit: peak %s %s against %s (+%s%s)",
-			human.Count(st.Peak), what, human.Count(limit), human.Count(st.Overshoot), events)
+// verdict is the strategy's verdict (bench.StrategySnapshot.Judge, as the summary prints it)
+// with its colour, badge and a sentence: overshoot only on evidence, and no "held" for a
+// strategy that never reached its limit or whose decisions mostly failed.
+func verdict(st bench.StrategySnapshot, limit int64, d time.Duration) (tone, badge, sentence string) {
+	v := st.Judge(limit, d)
+	switch v.Word {
+	case bench.VerdictOvershoot:
+		return "bad", "overshoot +" + human.Count(st.Overshoot), "exceeded the limit: " + v.Text
+	case bench.VerdictErrors:
+		return "bad", "errors", "not judged, too many errors: " + v.Text
+	case bench.VerdictNoEvidence:
+		return "warn", "no evidence", "no evidence: " + v.Text
+	default:
+		return "good", "held", "held the limit: " + v.Text
 	}
-	return fmt.Sprintf("held the limit: peak %s %s of %s", human.Count(st.Peak), what, human.Count(limit))
 }
 
 func cells(st bench.StrategySnapshot, d time.Duration) row {

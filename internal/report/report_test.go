@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/limitctl/limitctl/internal/bench"
 )
 
 func writeReport(t *testing.T, d Data) string {
@@ -194,6 +196,37 @@ func TestReportWithoutSeries(t *testing.T) {
 	}
 	if byID["assertions"] != nil {
 		t.Error("assertions list without assertions")
+	}
+}
+
+// The page judges as the summary does: a strategy that never reached its limit proved nothing,
+// one whose decisions mostly failed is not judged, and the first error messages are shown.
+func TestReportSaysNoEvidenceAndShowsErrors(t *testing.T) {
+	d := fixtureData()
+	lua := &d.Summary.Strategies[1]
+	lua.Contended = false
+	lua.Peak = 7
+	byID, _ := parse(t, writeReport(t, d))
+	sec := byID["strategy-lua"]
+	if sec == nil || sec.attrs["class"] != "warn" || !strings.Contains(sec.text, "no evidence: peak 7 of 20") ||
+		strings.Contains(sec.text, "held the limit") {
+		t.Fatalf("a never-contended strategy must read 'no evidence', not 'held': %+v", sec)
+	}
+
+	lua.Contended = true
+	lua.Errors = lua.Attempts / 2
+	lua.ErrorsByKind = map[string]int64{"script": lua.Errors}
+	lua.ErrorSamples = []bench.ErrorSample{{Message: "ERR wrong number of arguments for 'zadd' command", Count: lua.Errors}}
+	byID, _ = parse(t, writeReport(t, d))
+	sec = byID["strategy-lua"]
+	if sec.attrs["class"] != "bad" || !strings.Contains(sec.text, "not judged, too many errors") {
+		t.Errorf("half the decisions failed, yet the section reads %q", sec.text)
+	}
+	if e := byID["errors-lua"]; e == nil || !strings.Contains(e.text, "wrong number of arguments for 'zadd'") {
+		t.Error("the first error message is not on the page")
+	}
+	if byID["errors-naive"] != nil {
+		t.Error("an error list for a strategy without errors")
 	}
 }
 
