@@ -55,6 +55,7 @@ type Witness struct {
 	staleAfter int64 // ms; 0: the limiter never reclaims
 	mu         sync.Mutex
 	held       map[uint64]int64 // id -> decision time (ms)
+	latestAt   int64            // the latest atMs recorded: no limiter call read a later clock before it
 	anon       []uint64         // ids given by Admit, released last-in first-out by Release
 	nextAnon   uint64
 	inFlight   atomic.Int64
@@ -66,7 +67,7 @@ type Witness struct {
 // NewWitness returns a witness for a concurrency limit whose limiter reclaims members older
 // than staleAfterMs (0: never).
 func NewWitness(limit, staleAfterMs int64) *Witness {
-	return &Witness{limit: limit, staleAfter: staleAfterMs, held: map[uint64]int64{}}
+	return &Witness{limit: limit, staleAfter: staleAfterMs, held: map[uint64]int64{}, latestAt: math.MinInt64}
 }
 
 // Admit implements Checker for callers without request ids, taking the admit to be recorded
@@ -122,15 +123,19 @@ func (w *Witness) AdmitHeld(id uint64, nowMs, atMs int64) {
 }
 
 // holdLocked holds request id and returns how many held requests the limiter had to remember
-// at atMs.
+// when the held set is read.
 func (w *Witness) holdLocked(id uint64, nowMs, atMs int64) int64 {
 	w.held[id] = nowMs
 	n := int64(len(w.held))
 	w.inFlight.Store(n)
+	// atMs was read before the lock was taken: a request recorded in between may have been
+	// decided later, and its call may have reclaimed a held request as abandoned. The latest
+	// atMs recorded is no earlier than any such decision.
+	w.latestAt = max(w.latestAt, atMs)
 	if n > w.limit && w.staleAfter > 0 {
 		n = 0
 		for _, decided := range w.held {
-			if decided > atMs-w.staleAfter {
+			if decided > w.latestAt-w.staleAfter {
 				n++
 			}
 		}

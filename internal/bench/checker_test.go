@@ -193,3 +193,17 @@ func TestWitnessAnonymousAdmitsAndReleasesInterleaveWithoutDrift(t *testing.T) {
 		t.Fatalf("every admit was released, yet %d are still held", n)
 	}
 }
+
+// A worker reads its clock (102) once its acquire returns, then waits for the witness's lock;
+// meanwhile another request, decided at 103, has the limiter reclaim request 1 (decided at 100,
+// stale-after 3ms) to admit it, and is recorded first. The waiting admit must not count
+// request 1, which the limiter rightly forgot before the held set was read.
+func TestWitnessJudgesByTheLatestClockRecorded(t *testing.T) {
+	w := NewWitness(2, 3)
+	w.AdmitHeld(1, 100, 101)
+	w.AdmitHeld(2, 103, 103) // admitted in place of request 1, reclaimed as abandoned
+	w.AdmitHeld(3, 102, 102) // admitted before request 2, recorded after it
+	if got := w.Result(); got.Overshoot != 0 || got.OvershootEvent != 0 {
+		t.Fatalf("three held, one of them reclaimed before the last was recorded: got %+v, want no overshoot", got)
+	}
+}
