@@ -3,6 +3,8 @@ package bench_test
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -140,5 +142,64 @@ func TestSlowServerStatsDelayNeitherSnapshotsNorTheStop(t *testing.T) {
 		if g > 900*time.Millisecond {
 			t.Errorf("snapshot %d came %s after the previous one", i, g)
 		}
+	}
+}
+
+// memoryConcurrency is the shipped concurrency script run in process: it reclaims members
+// scored at or below now - stale-after, then admits below the limit, scored by the caller's now.
+type memoryConcurrency struct {
+	mu      sync.Mutex
+	limit   int
+	stale   int64
+	members map[string]int64
+	next    int
+}
+
+func (l *memoryConcurrency) Acquire(_ context.Context, _ string, now time.Time) (limiter.Decision, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ms := now.UnixMilli()
+	for m, score := range l.members {
+		if score <= ms-l.stale {
+			delete(l.members, m)
+		}
+	}
+	if len(l.members) >= l.limit {
+		return limiter.Decision{}, nil
+	}
+	l.next++
+	member := strconv.Itoa(l.next)
+	l.members[member] = ms
+	return limiter.Decision{Allowed: true, Member: member}, nil
+}
+
+func (l *memoryConcurrency) Release(_ context.Context, _ string, d limiter.Decision) error {
+	l.mu.Lock()
+	delete(l.members, d.Member)
+	l.mu.Unlock()
+	return nil
+}
+
+// With --skew a worker whose clock runs ahead has the limiter reclaim, rightly by its clock, a
+// request that another worker, whose clock runs behind, still holds: the witness must judge
+// what the limiter had to remember by the most advanced clock, not by the recording worker's.
+func TestSkewedClocksReclaimingAHeldRequestShowNoOvershoot(t *testing.T) {
+	lim := &memoryConcurrency{limit: 1, stale: 20, members: map[string]int64{}}
+	cfg := bench.Config{
+		RunID: "skew", Limiter: limiter.Concurrency, Limit: 1, Workers: 2, Skew: 8 * time.Millisecond,
+		Hold: 15 * time.Millisecond, StaleAfter: 20 * time.Millisecond, Duration: 500 * time.Millisecond,
+		KeyCount: 1, Horizon: time.Second, KeyFor: func(s string, i int) string { return "skew:" + s },
+		Strategies: []bench.StrategyRun{{Name: "memory", Limiter: lim}},
+	}
+	sum, err := bench.New(cfg).Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sum.Strategies[0]
+	if s.Admitted == 0 || s.Rejected == 0 {
+		t.Fatalf("not contended: %d admitted, %d rejected", s.Admitted, s.Rejected)
+	}
+	if s.Overshoot != 0 {
+		t.Errorf("a correct limiter under skewed clocks: overshoot %d (peak %d, %d events), want 0", s.Overshoot, s.Peak, s.OvershootEvent)
 	}
 }

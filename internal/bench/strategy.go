@@ -239,7 +239,9 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 	held, isHeld := check.(HeldChecker)
 	id := s.requestIDs.Add(1)
 	if isHeld {
-		held.AdmitHeld(id, now.UnixMilli(), s.cfg.Now().UnixMilli())
+		// Recorded as of the most advanced worker clock (up to Skew ahead of this one): a call
+		// decided by it may already have reclaimed a held request as abandoned.
+		held.AdmitHeld(id, now.UnixMilli(), s.cfg.Now().Add(s.cfg.Skew).UnixMilli())
 	} else {
 		check.Admit(now.UnixMilli())
 	}
