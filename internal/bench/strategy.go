@@ -196,8 +196,10 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 	d, err := s.run.Limiter.Acquire(ctx, key, now)
 	replied := time.Since(s.begin)
 	latency := time.Since(started)
-	// The longest the request can have taken to reach Redis after its now (in ms, as sent).
-	lateness := now.Sub(time.UnixMilli(now.UnixMilli())) + time.Since(sentAt)
+	// The longest the request can have taken to reach Redis after its now (in ms, as sent), by
+	// the most advanced worker clock (up to Skew ahead of this one's), by which another call may
+	// already have pruned the log or started the window's counter.
+	lateness := now.Sub(time.UnixMilli(now.UnixMilli())) + time.Since(sentAt) + s.cfg.Skew - skew
 	if err != nil && ctx.Err() != nil {
 		return // the run is over; an interrupted call is not a decision
 	}
