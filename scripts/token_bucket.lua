@@ -16,6 +16,14 @@ if tat == nil or tat < now then
   tat = now
 end
 local new_tat = tat + cost * interval
+-- Near 1.7e12 ms one step of a double is 2^-12 ms, and the sum is rounded to the nearest step:
+-- rounded down on every admit, the bucket would gain a sliver of a token each time (at 3,000/s,
+-- 2 too many in 10s). The difference below is exact (the two are within a factor of 2), so a
+-- sum that came out short is moved one step up: rounding only ever makes the bucket stricter.
+if new_tat - tat < cost * interval then
+  local _, exp = math.frexp(new_tat)
+  new_tat = new_tat + 2 ^ (exp - 53)
+end
 -- The request may pass once the bucket would hold cost tokens: no earlier than
 -- new_tat - burst * interval.
 local allow_at = new_tat - burst * interval

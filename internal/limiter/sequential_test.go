@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -145,4 +147,45 @@ func TestTokenBucketBurstRefillAndRetryAfter(t *testing.T) {
 			t.Fatalf("4th request after an hour idle: %+v, want rejected (burst is 3)", d)
 		}
 	})
+}
+
+// A bucket under steady pressure for a long time must never admit more than its burst plus
+// what refilled: the script keeps time as a double of some 1.8e12 ms, whose rounding on every
+// admit would otherwise hand out a sliver of a token each time (at 3,000/s, a dozen too many
+// in 20s).
+func TestTokenBucketScriptGainsNothingFromRounding(t *testing.T) {
+	rdb := server(t).Client(t)
+	ctx := context.Background()
+	script := redis.NewScript(limiter.ScriptFor(limiter.TokenBucket).Source)
+	if err := script.Load(ctx, rdb).Err(); err != nil {
+		t.Fatal(err)
+	}
+	const rate, burst, steps, perStep = 3000, 3000, 20_000, 4 // 4 requests a millisecond for 3 tokens
+	key := keyFor(t)
+	var admitted int64
+	for from := 0; from < steps; from += 1000 {
+		pipe := rdb.Pipeline()
+		var cmds []*redis.Cmd
+		for ms := from; ms < from+1000; ms++ {
+			for range perStep {
+				cmds = append(cmds, script.EvalSha(ctx, pipe, []string{key}, rate, burst, t0.UnixMilli()+int64(ms), 1))
+			}
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cmds {
+			if reply, _ := c.Slice(); reply[0].(int64) == 1 {
+				admitted++
+			}
+		}
+	}
+	// The last call is at steps-1 ms: burst, plus a token every 1/3 ms since the first call.
+	bound := int64(burst + rate*(steps-1)/1000)
+	if admitted > bound {
+		t.Fatalf("admitted %d over %dms, %d more than burst %d plus refill allow (%d)", admitted, steps, admitted-bound, burst, bound)
+	}
+	if admitted < bound-bound/1000 {
+		t.Fatalf("admitted %d of %d: rounding made the bucket far stricter than its rate", admitted, bound)
+	}
 }
