@@ -230,9 +230,14 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 		return usagef("--window must be at least 1ms, got %s", o.window)
 	case o.window > 24*time.Hour:
 		return usagef("--window must be at most 24h, got %s", o.window)
+	case o.window%time.Millisecond != 0:
+		// The scripts take whole milliseconds; the evidence would judge a window they never use.
+		return usagef("--window must be a whole number of milliseconds, got %s", o.window)
 	case o.staleAfter < 0 || (c.Flags().Changed("stale-after") && o.staleAfter < time.Millisecond):
 		// The scripts take milliseconds: below one, every call would reclaim every member.
 		return usagef("--stale-after must be at least 1ms, got %s", o.staleAfter)
+	case o.staleAfter%time.Millisecond != 0:
+		return usagef("--stale-after must be a whole number of milliseconds, got %s", o.staleAfter)
 	case r.Limiter == limiter.Concurrency && c.Flags().Changed("stale-after") && o.staleAfter <= o.hold:
 		return usagef("--stale-after %s must be longer than --hold %s: the limiter would reclaim requests still held as abandoned", o.staleAfter, o.hold)
 	case o.rate < 0 || o.rate > 10_000_000:

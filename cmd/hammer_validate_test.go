@@ -16,6 +16,9 @@ func TestHammerRefusesMeaninglessStaleAfter(t *testing.T) {
 		{"below a millisecond", []string{"--stale-after", "500us"}, "--stale-after must be at least 1ms"},
 		{"zero given", []string{"--stale-after", "0"}, "--stale-after must be at least 1ms"},
 		{"not longer than the hold", []string{"--stale-after", "2ms", "--hold", "2ms"}, "longer than --hold"},
+		{"not whole milliseconds", []string{"--stale-after", "1500us"}, "--stale-after must be a whole number of milliseconds"},
+		// The scripts would use a 1ms window while the evidence judged a 1.5ms one.
+		{"window not whole milliseconds", []string{"--limiter", "sliding-window", "--window", "1500us"}, "--window must be a whole number of milliseconds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := run(t, append([]string{"--addr", "127.0.0.1:1", "hammer"}, tc.args...)...)
