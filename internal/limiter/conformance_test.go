@@ -21,6 +21,7 @@ const (
 	testWindow  = time.Second // the sliding log is exact while a request reaches Redis within one window of its now
 	testRate    = 100.0       // tokens per second
 	testWorkers = 64
+	minRun      = 400 * time.Millisecond
 )
 
 func testConfig(k limiter.Kind, s limiter.Strategy) limiter.Config {
@@ -50,8 +51,9 @@ type loadResult struct {
 	admitted, rejected int64
 }
 
-// hammer drives lim from testWorkers goroutines until the deadline or until stop says so, and
-// lets an independent checker judge what was admitted. Concurrency requests hold their slot
+// hammer drives lim from testWorkers goroutines, and lets an independent checker judge what
+// was admitted: until the first overshoot (stopOnOvershoot), or else for minRun and until the
+// limit was contended; d only bounds it. Concurrency requests hold their slot
 // briefly so that admitted requests overlap.
 func hammer(t *testing.T, k limiter.Kind, lim limiter.Limiter, key string, d time.Duration, stopOnOvershoot bool) loadResult {
 	t.Helper()
@@ -101,6 +103,16 @@ func hammer(t *testing.T, k limiter.Kind, lim limiter.Limiter, key string, d tim
 			}
 			cancel()
 		}()
+	} else {
+		// At least minRun, then until the limit has been contended (a loaded machine may need
+		// longer to fill it, watch's retries most of all), within d.
+		go func() {
+			start := time.Now()
+			for ctx.Err() == nil && (time.Since(start) < minRun || rejected.Load() == 0) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			cancel()
+		}()
 	}
 	wg.Wait()
 	close(errs)
@@ -123,7 +135,7 @@ func TestAtomicStrategiesNeverExceedTheLimit(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := hammer(t, k, lim, keyFor(t), 400*time.Millisecond, false)
+				got := hammer(t, k, lim, keyFor(t), 15*time.Second, false)
 				if got.check.Overshoot != 0 {
 					t.Fatalf("%s/%s let %d requests past limit %d (peak %d, %d events)", k, s, got.check.Overshoot, testLimit, got.check.Peak, got.check.OvershootEvent)
 				}
