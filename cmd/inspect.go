@@ -264,7 +264,7 @@ type inspectKeyJSON struct {
 	FullInMs      *int64  `json:"full_in_ms"`     // gcra: ms until then (0: full now)
 	WindowMs      *int64  `json:"window_ms"`      // sliding_counter: the inferred window
 	Estimate      *int64  `json:"estimate"`       // sliding_counter: the sliding-window count now
-	PairKey       *string `json:"pair_key"`       // sliding_counter: the other window's key
+	PairKey       *string `json:"pair_key"`       // sliding_counter: the other window's key; bucket in two strings: the other string
 }
 
 type inspectJSON struct {
@@ -387,6 +387,10 @@ func detailCell(k inspectKeyJSON) string {
 			parts = append(parts, humanDuration(time.Duration(*k.WindowMs)*time.Millisecond)+" window")
 		}
 		if k.PairKey != nil {
+			parts = append(parts, "with "+*k.PairKey)
+		}
+	case keys.KindBucket:
+		if k.PairKey != nil { // a bucket kept in two strings
 			parts = append(parts, "with "+*k.PairKey)
 		}
 	}

@@ -142,6 +142,12 @@ type keyReads struct {
 	neighbour map[int64]*redis.StringCmd
 	neighTTL  map[int64]*redis.DurationCmd
 
+	// A string named <prefix>tokens or <prefix>timestamp (any common naming) reads the other
+	// half of a two-string token bucket; siblingTokens says the siblings hold the tokens.
+	siblings      []*redis.StringCmd
+	siblingKeys   []string
+	siblingTokens bool
+
 	info *KeyInfo // nil once the key is known gone
 }
 
@@ -215,6 +221,12 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 					r.neighTTL[m] = pipe.PTTL(ctx, windowKeyAt(id, m))
 				}
 			}
+			if sibs, holdsTokens := bucketSiblings(k); sibs != nil {
+				r.siblingKeys, r.siblingTokens = sibs, !holdsTokens
+				for _, s := range sibs {
+					r.siblings = append(r.siblings, pipe.GetRange(ctx, s, 0, counterDigits-1))
+				}
+			}
 		case "hash":
 			r.length = pipe.HLen(ctx, k)
 			r.fields = pipe.HMGet(ctx, k, hashFields...)
@@ -247,7 +259,7 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 			if err := refused(r, "GETRANGE", r.prefix); err != nil {
 				return nil, err
 			}
-			readString(r, now)
+			readString(r, now, opts)
 		case "hash":
 			if err := refused(r, "HMGET", r.fields); err != nil {
 				return nil, err
@@ -376,12 +388,15 @@ func readZSet(r *keyReads, now time.Time, opts InspectOptions) error {
 // readString makes a string holding an integer a counter whose size is its value, one holding
 // a theoretical arrival time a gcra key, and a counter named <id>:<n> with a neighbouring
 // window's counter a sliding_counter.
-func readString(r *keyReads, now time.Time) {
+func readString(r *keyReads, now time.Time, opts InspectOptions) {
 	if r.info.Size >= counterDigits {
 		return
 	}
 	v, err := r.prefix.Result()
 	if err != nil {
+		return
+	}
+	if readSiblingBucket(r, v, now, opts) {
 		return
 	}
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
@@ -404,6 +419,43 @@ func readString(r *keyReads, now time.Time) {
 	if at, ok := tatTime(f, now); ok {
 		r.info.Kind, r.info.FullAt = KindGCRA, &at
 	}
+}
+
+// readSiblingBucket makes a number named <prefix>tokens whose sibling <prefix>timestamp holds a
+// time (or the other way round) a bucket, read as a bucket hash is: its size the whole tokens
+// left, its ages the time since the refill. Both halves report the same bucket.
+func readSiblingBucket(r *keyReads, v string, now time.Time, opts InspectOptions) bool {
+	mine, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(mine) || math.IsInf(mine, 0) {
+		return false
+	}
+	for i, c := range r.siblings {
+		s, err := c.Result()
+		if err != nil || s == "" {
+			continue
+		}
+		theirs, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(theirs) || math.IsInf(theirs, 0) {
+			continue
+		}
+		tokens, refill := mine, theirs
+		if r.siblingTokens {
+			tokens, refill = theirs, mine
+		}
+		unit, ok := resolveUnit(opts.Unit, refill, now)
+		if !ok {
+			return false // a "timestamp" that is no time: two counters
+		}
+		at, ok := unit.Time(refill)
+		if !ok {
+			return false
+		}
+		r.info.Kind, r.info.Size, r.info.Unit, r.info.PairKey = KindBucket, int64(math.Floor(tokens)), unit, r.siblingKeys[i]
+		r.info.OldestAge = durationPtr(now.Sub(at))
+		r.info.NewestAge = durationPtr(now.Sub(at))
+		return true
+	}
+	return false
 }
 
 // readPair makes a counter <id>:<n> whose neighbour <id>:<n-1> or <id>:<n+1> is a counter too

@@ -193,3 +193,37 @@ func slidingEstimate(n int64, counts map[int64]int64, ttls map[int64]time.Durati
 	est := counts[cur] + int64(math.Floor((1-elapsed)*float64(counts[cur-1])))
 	return pairEstimate{window: window, estimate: est}, pairLive
 }
+
+// bucketSiblings names the keys a string may share a token bucket with, when the bucket is kept
+// in two strings (Spring Cloud Gateway's first layout: <prefix>tokens and <prefix>timestamp): a
+// key ending in a token field name after a separator pairs with the refill names, and the other
+// way round. holdsTokens says whether the key itself holds the tokens. The longest matching name
+// wins, so ...last_refill_time is not read as ...time.
+func bucketSiblings(key string) (siblings []string, holdsTokens bool) {
+	match := func(names []string) string {
+		best := ""
+		for _, n := range names {
+			if len(n) > len(best) && len(key) > len(n) && strings.HasSuffix(key, n) &&
+				strings.IndexByte(".:_-/", key[len(key)-len(n)-1]) >= 0 {
+				best = n
+			}
+		}
+		return best
+	}
+	tok, ref := match(tokenFields), match(refillFields)
+	var name string
+	var other []string
+	switch {
+	case len(tok) > len(ref):
+		name, other, holdsTokens = tok, refillFields, true
+	case ref != "":
+		name, other = ref, tokenFields
+	default:
+		return nil, false
+	}
+	prefix := key[:len(key)-len(name)]
+	for _, o := range other {
+		siblings = append(siblings, prefix+o)
+	}
+	return siblings, holdsTokens
+}
