@@ -92,7 +92,7 @@ func (in Inspection) Totals() Totals {
 const inspectChunk = 500
 
 // Inspect reads every selected key with read-only commands only (TYPE, PTTL, MEMORY USAGE,
-// ZCARD, ZRANGE, ZCOUNT, STRLEN, GETRANGE, HLEN, HMGET, LLEN, SCARD, XLEN), pipelined, a few
+// ZCARD, ZRANGE, ZCOUNT, STRLEN, GETRANGE, HLEN, HMGET, LLEN, LINDEX, SCARD, XLEN), pipelined, a few
 // round trips per chunk of keys. Keys that vanish between SCAN and the reads are counted,
 // not reported.
 func Inspect(ctx context.Context, rdb redis.UniversalClient, sel Selection, opts InspectOptions) (Inspection, error) {
@@ -132,6 +132,7 @@ type keyReads struct {
 	samples []*redis.ZSliceCmd // a sorted set's sampled ranks, lowest first (sampleRanks)
 	prefix  *redis.StringCmd   // a string's first bytes: is it a number?
 	fields  *redis.SliceCmd    // HMGET hashFields
+	ends    []*redis.StringCmd // a list's first and last entries: are they times?
 	stale   *redis.IntCmd      // ZCOUNT -inf cutoff
 	expired *redis.IntCmd      // ZCOUNT -inf now, for deadline scores
 	reading scoreReading       // the sorted set's unit and score mode; unit "" when not times
@@ -232,6 +233,7 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 			r.fields = pipe.HMGet(ctx, k, hashFields...)
 		case "list":
 			r.length = pipe.LLen(ctx, k)
+			r.ends = []*redis.StringCmd{pipe.LIndex(ctx, k, 0), pipe.LIndex(ctx, k, -1)}
 		case "set":
 			r.length = pipe.SCard(ctx, k)
 		case "stream":
@@ -265,6 +267,11 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 				return nil, err
 			}
 			readHash(r, now, opts)
+		case "list":
+			if err := refused(r, "LINDEX", r.ends[0]); err != nil {
+				return nil, err
+			}
+			readList(r, now, opts)
 		}
 	}
 
@@ -534,6 +541,41 @@ func readHash(r *keyReads, now time.Time, opts InspectOptions) {
 	r.info.Kind, r.info.Size, r.info.Unit = KindBucket, int64(math.Floor(h.tokens)), unit
 	r.info.OldestAge = durationPtr(now.Sub(at))
 	r.info.NewestAge = durationPtr(now.Sub(at))
+}
+
+// readList makes a list whose two ends read as times in one unit a window log: a request log
+// kept as a list of timestamps (alisaifee/limits' moving window, sidekiq-throttled's threshold),
+// pushed at one end and trimmed to the limit. Its ages are those of its two ends; stale entries
+// are not counted (that would read the whole list), and purge leaves lists to their TTL and trim.
+func readList(r *keyReads, now time.Time, opts InspectOptions) {
+	var at []time.Time
+	var unit ScoreUnit
+	for _, c := range r.ends {
+		v, err := c.Result()
+		if err != nil || len(v) >= counterDigits+8 { // a time is a short number
+			return
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return
+		}
+		u, ok := resolveUnit(opts.Unit, f, now)
+		if !ok || (unit != "" && u != unit) {
+			return
+		}
+		t, ok := u.Time(f)
+		if !ok {
+			return
+		}
+		unit, at = u, append(at, t)
+	}
+	oldest, newest := at[0], at[1]
+	if newest.Before(oldest) { // LPUSH keeps the newest first, RPUSH last
+		oldest, newest = newest, oldest
+	}
+	r.info.Kind, r.info.Unit = KindWindowLog, unit
+	r.info.OldestAge = durationPtr(now.Sub(oldest))
+	r.info.NewestAge = durationPtr(now.Sub(newest))
 }
 
 // flagsOf lists a key's flags. OVER_LIMIT applies to the kinds that count against a limit:

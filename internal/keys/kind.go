@@ -12,7 +12,7 @@ type Kind string
 // The kinds inspect reports.
 const (
 	KindConcurrency Kind = "concurrency" // sorted set of in-flight request ids scored by start time
-	KindWindowLog   Kind = "window_log"  // sorted set of admitted request ids scored by request time
+	KindWindowLog   Kind = "window_log"  // sorted set of admitted request ids scored by request time, or a list of request times
 	KindCounter     Kind = "counter"     // string holding an integer (fixed window)
 	KindBucket      Kind = "bucket"      // hash with a tokens field and a refill time field (token bucket)
 	KindGCRA        Kind = "gcra"        // string or hash field holding a theoretical arrival time

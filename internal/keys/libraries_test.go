@@ -3,6 +3,7 @@ package keys
 import (
 	"context"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -83,4 +84,43 @@ func TestInspectTwoStringsThatAreNoBucket(t *testing.T) {
 			t.Errorf("%s: %+v, want a counter", key, k)
 		}
 	}
+}
+
+// Request logs kept as lists of timestamps (alisaifee/limits' moving window, sidekiq-throttled's
+// threshold strategy) are window logs; a list of other things (a job queue) stays unknown.
+func TestInspectTimestampLists(t *testing.T) {
+	rdb := singleServer(t).Client(t)
+	ctx := context.Background()
+	secs := func() string { return strconv.FormatFloat(float64(serverNow(t, rdb).UnixMicro())/1e6, 'f', 6, 64) }
+	moving, threshold, queue := "LIMITS:LIMITER/lib-10.0.0.7/10/1/minute", "throttled:LibImportJob:threshold", "queue:lib-default"
+	for i := 0; i < 3; i++ {
+		evalFixture(t, rdb, "../limiters/moving_window_list.lua", []string{moving}, secs(), 10, 60, 1)
+	}
+	for i := 0; i < 2; i++ {
+		evalFixture(t, rdb, "timestamp_list.lua", []string{threshold}, 10, 60, secs())
+	}
+	must(t, rdb.LPush(ctx, queue, `{"class":"HardJob","jid":"b4a577edbccf1d80","args":[1,2]}`, `{"class":"HardJob","jid":"0c1d2e3f40516273","args":[3]}`).Err())
+	got := inspectKeys(t, rdb, InspectOptions{Limit: 2, HasLimit: true}, moving, threshold, queue)
+	for key, size := range map[string]int64{moving: 3, threshold: 2} {
+		k := got[key]
+		if k.Kind != KindWindowLog || k.Size != size || k.Unit != UnitSeconds || k.OldestAge == nil || k.NewestAge == nil ||
+			*k.OldestAge < *k.NewestAge || *k.OldestAge > 5*time.Second || *k.NewestAge < 0 {
+			t.Errorf("%s: %+v, want a window log of %d timestamps (s) written in the last 5s", key, k, size)
+		}
+	}
+	if k := got[moving]; !hasFlag(k.Flags, FlagOverLimit) {
+		t.Errorf("%s: flags %v, want OVER_LIMIT (3 entries, --limit 2)", moving, k.Flags)
+	}
+	if k := got[queue]; k.Kind != KindUnknown || k.OldestAge != nil {
+		t.Errorf("%s: %+v, want unknown without ages", queue, k)
+	}
+}
+
+func hasFlag(flags []Flag, f Flag) bool {
+	for _, g := range flags {
+		if g == f {
+			return true
+		}
+	}
+	return false
 }
