@@ -262,7 +262,7 @@ type inspectKeyJSON struct {
 	Expired       *int64  `json:"expired"`        // deadline scores: members past their deadline
 	FullAtMs      *int64  `json:"full_at_ms"`     // gcra: Unix ms when the key is back to a full burst
 	FullInMs      *int64  `json:"full_in_ms"`     // gcra: ms until then (0: full now)
-	WindowMs      *int64  `json:"window_ms"`      // sliding_counter: the inferred window
+	WindowMs      *int64  `json:"window_ms"`      // sliding_counter: the inferred window; counter hash: end - start
 	Estimate      *int64  `json:"estimate"`       // sliding_counter: the sliding-window count now
 	PairKey       *string `json:"pair_key"`       // sliding_counter: the other window's key; bucket in two strings: the other string
 }
@@ -388,6 +388,15 @@ func detailCell(k inspectKeyJSON) string {
 		}
 		if k.PairKey != nil {
 			parts = append(parts, "with "+*k.PairKey)
+		}
+	case keys.KindCounter:
+		if k.WindowMs != nil && k.OldestAgeMs != nil { // a window kept with its start and end
+			window := time.Duration(*k.WindowMs) * time.Millisecond
+			if left := window - time.Duration(*k.OldestAgeMs)*time.Millisecond; left > 0 {
+				parts = append(parts, humanDuration(window)+" window, ends in "+humanDuration(left))
+			} else {
+				parts = append(parts, humanDuration(window)+" window, over")
+			}
 		}
 	case keys.KindBucket:
 		if k.PairKey != nil { // a bucket kept in two strings

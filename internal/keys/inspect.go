@@ -528,6 +528,9 @@ func readHash(r *keyReads, now time.Time, opts InspectOptions) {
 		return
 	}
 	if !h.hasTokens || !h.hasRefill {
+		if h.hasWindow {
+			readWindowHash(r, h, now, opts)
+		}
 		return
 	}
 	unit, ok := resolveUnit(opts.Unit, h.refill, now)
@@ -541,6 +544,25 @@ func readHash(r *keyReads, now time.Time, opts InspectOptions) {
 	r.info.Kind, r.info.Size, r.info.Unit = KindBucket, int64(math.Floor(h.tokens)), unit
 	r.info.OldestAge = durationPtr(now.Sub(at))
 	r.info.NewestAge = durationPtr(now.Sub(at))
+}
+
+// readWindowHash makes a hash of a window's start and end times and its count (Laravel's
+// DurationLimiter: {start, end, count} in seconds) a counter: its size is the count, its window
+// end - start, its age the time since the window started. Start and end must read as times in
+// one unit, end not before start.
+func readWindowHash(r *keyReads, h hashShape, now time.Time, opts InspectOptions) {
+	unit, ok := resolveUnit(opts.Unit, h.start, now)
+	if !ok {
+		return
+	}
+	start, ok1 := unit.Time(h.start)
+	end, ok2 := unit.Time(h.end)
+	if !ok1 || !ok2 || end.Before(start) || h.count != math.Trunc(h.count) {
+		return
+	}
+	r.info.Kind, r.info.Size, r.info.Unit, r.info.Window = KindCounter, int64(h.count), unit, end.Sub(start)
+	r.info.OldestAge = durationPtr(now.Sub(start))
+	r.info.NewestAge = durationPtr(now.Sub(start))
 }
 
 // readList makes a list whose two ends read as times in one unit a window log: a request log

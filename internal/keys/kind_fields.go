@@ -20,21 +20,29 @@ var (
 	refillFields = []string{"ts", "timestamp", "refilledAt", "refilled_at", "last_refill", "lastRefill",
 		"last_refill_time", "lastRefillTime", "last_refilled", "lastRefilled", "last_update", "lastUpdate",
 		"updated_at", "updatedAt", "last", "time"}
+	// windowFields hold a fixed window's start, end and count in one hash (Laravel's
+	// DurationLimiter), in this order.
+	windowFields = []string{"start", "end", "count"}
 )
 
-// hashFields is every field HMGET asks for: tat, then tokens, then refill names.
+// hashFields is every field HMGET asks for: tat, then tokens, then refill names, then the
+// window's.
 var hashFields = func() []string {
 	var all []string
 	all = append(all, tatFields...)
 	all = append(all, tokenFields...)
-	return append(all, refillFields...)
+	all = append(all, refillFields...)
+	return append(all, windowFields...)
 }()
 
-// hashShape is what a bucket or GCRA hash holds, read from HMGET hashFields.
+// hashShape is what a bucket, GCRA or window hash holds, read from HMGET hashFields.
 type hashShape struct {
 	tat, tokens, refill float64
 	hasTAT, hasTokens   bool
 	hasRefill           bool
+	// start, end and count of a fixed window; hasWindow when all three are numbers.
+	start, end, count float64
+	hasWindow         bool
 }
 
 // readHashFields picks the first numeric field of each role from an HMGET of hashFields.
@@ -54,6 +62,12 @@ func readHashFields(vals []any) hashShape {
 	h.tat, h.hasTAT = pick(0, tatFields)
 	h.tokens, h.hasTokens = pick(len(tatFields), tokenFields)
 	h.refill, h.hasRefill = pick(len(tatFields)+len(tokenFields), refillFields)
+	w := len(tatFields) + len(tokenFields) + len(refillFields)
+	var ok [3]bool
+	h.start, ok[0] = numberOf(vals[w])
+	h.end, ok[1] = numberOf(vals[w+1])
+	h.count, ok[2] = numberOf(vals[w+2])
+	h.hasWindow = ok[0] && ok[1] && ok[2]
 	return h
 }
 

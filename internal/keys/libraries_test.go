@@ -124,3 +124,19 @@ func hasFlag(flags []Flag, f Flag) bool {
 	}
 	return false
 }
+
+// A fixed window kept in one hash {start, end, count} (Laravel's DurationLimiter) is a counter
+// whose size is the count and whose window is end - start.
+func TestInspectWindowHash(t *testing.T) {
+	rdb := singleServer(t).Client(t)
+	key := "lib-mailgun-api"
+	for i := 0; i < 3; i++ {
+		now := serverNow(t, rdb)
+		evalFixture(t, rdb, "window_hash.lua", []string{key}, float64(now.UnixMicro())/1e6, now.Unix(), 60, 2)
+	}
+	k := inspectKeys(t, rdb, InspectOptions{Limit: 2, HasLimit: true}, key)[key]
+	if k.Kind != KindCounter || k.Size != 3 || k.Window != time.Minute || k.Unit != UnitSeconds || k.OldestAge == nil ||
+		*k.OldestAge > 5*time.Second || !hasFlag(k.Flags, FlagOverLimit) {
+		t.Errorf("%s: %+v, want a counter of 3 in a 60s window started in the last 5s (s), OVER_LIMIT at --limit 2", key, k)
+	}
+}
