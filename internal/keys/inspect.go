@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -149,6 +150,13 @@ type keyReads struct {
 	siblingKeys   []string
 	siblingTokens bool
 
+	// A counter may have the other counter of a pair renamed into place (alisaifee/limits:
+	// {<key>} and {<key>}/-1).
+	renamed         *redis.StringCmd
+	renamedTTL      *redis.DurationCmd
+	renamedKey      string
+	renamedPrevious bool // the key read is the previous window's
+
 	info *KeyInfo // nil once the key is known gone
 }
 
@@ -221,6 +229,11 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 					r.neighbour[m] = pipe.GetRange(ctx, windowKeyAt(id, m), 0, counterDigits-1)
 					r.neighTTL[m] = pipe.PTTL(ctx, windowKeyAt(id, m))
 				}
+			}
+			if other, isPrevious := renamedPair(k); isPrevious || strings.HasSuffix(k, "}") {
+				r.renamedKey, r.renamedPrevious = other, isPrevious
+				r.renamed = pipe.GetRange(ctx, other, 0, counterDigits-1)
+				r.renamedTTL = pipe.PTTL(ctx, other)
 			}
 			if sibs, holdsTokens := bucketSiblings(k); sibs != nil {
 				r.siblingKeys, r.siblingTokens = sibs, !holdsTokens
@@ -414,7 +427,9 @@ func readString(r *keyReads, now time.Time, opts InspectOptions) {
 			return
 		}
 		r.info.Kind, r.info.Size = KindCounter, n
-		readPair(r, n, now)
+		if !readRenamedPair(r, n) {
+			readPair(r, n, now)
+		}
 		return
 	}
 	f, err := strconv.ParseFloat(v, 64)
@@ -463,6 +478,37 @@ func readSiblingBucket(r *keyReads, v string, now time.Time, opts InspectOptions
 		return true
 	}
 	return false
+}
+
+// readRenamedPair makes a counter whose other window's counter was renamed into place beside it
+// (alisaifee/limits: {<key>} and {<key>}/-1) a sliding counter, with limits' estimate when the
+// window can be read from the key.
+func readRenamedPair(r *keyReads, value int64) bool {
+	if r.renamed == nil {
+		return false
+	}
+	s, err := r.renamed.Result()
+	if err != nil || len(s) >= counterDigits {
+		return false
+	}
+	other, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return false
+	}
+	r.info.Kind, r.info.PairKey = KindSlidingCounter, r.renamedKey
+	window, ok := limitsWindow(r.key)
+	if !ok {
+		return true
+	}
+	previous, current, previousTTL := other, value, time.Duration(0)
+	if r.renamedPrevious {
+		previous, current, previousTTL = value, other, r.info.TTL
+	} else if ttl, err := r.renamedTTL.Result(); err == nil {
+		previousTTL = ttl
+	}
+	est := renamedEstimate(previous, current, previousTTL, window)
+	r.info.Window, r.info.Estimate = window, &est
+	return true
 }
 
 // readPair makes a counter <id>:<n> whose neighbour <id>:<n-1> or <id>:<n+1> is a counter too

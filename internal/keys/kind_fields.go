@@ -241,3 +241,46 @@ func bucketSiblings(key string) (siblings []string, holdsTokens bool) {
 	}
 	return siblings, holdsTokens
 }
+
+// previousSuffix ends the previous window's counter of a pair renamed into place, as
+// alisaifee/limits keeps its sliding window: {<key>} now, {<key>}/-1 the window before.
+const previousSuffix = "/-1"
+
+// renamedPair names the other counter of such a pair: the previous window's key of a current
+// one, or the current one of a previous one.
+func renamedPair(key string) (other string, isPrevious bool) {
+	if base, ok := strings.CutSuffix(key, previousSuffix); ok && base != "" {
+		return base, true
+	}
+	return key + previousSuffix, false
+}
+
+// limitsGranularity is alisaifee/limits' granularity names, in seconds.
+var limitsGranularity = map[string]int64{
+	"second": 1, "minute": 60, "hour": 3600, "day": 86400, "month": 30 * 86400, "year": 12 * 30 * 86400,
+}
+
+// limitsWindow reads the window from an alisaifee/limits key, whose limit ends in
+// /<amount>/<multiples>/<granularity> (LIMITER/10.0.0.7/10/1/minute: ten per minute); ok is false
+// for any other key.
+func limitsWindow(key string) (time.Duration, bool) {
+	key = strings.TrimSuffix(key, previousSuffix)
+	key = strings.TrimSuffix(key, "}")
+	parts := strings.Split(key, "/")
+	if len(parts) < 3 {
+		return 0, false
+	}
+	secs, ok := limitsGranularity[parts[len(parts)-1]]
+	multiples, err := strconv.ParseInt(parts[len(parts)-2], 10, 64)
+	if !ok || err != nil || multiples < 1 {
+		return 0, false
+	}
+	return time.Duration(multiples*secs) * time.Second, true
+}
+
+// renamedEstimate is the sliding-window count of a renamed pair as alisaifee/limits weighs it:
+// the previous count times the part of a window its key has left to live, plus the current count.
+func renamedEstimate(previous, current int64, previousTTL, window time.Duration) int64 {
+	left := max(previousTTL, 0)
+	return int64(math.Floor(float64(previous)*float64(left)/float64(window))) + current
+}

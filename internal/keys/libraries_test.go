@@ -140,3 +140,29 @@ func TestInspectWindowHash(t *testing.T) {
 		t.Errorf("%s: %+v, want a counter of 3 in a 60s window started in the last 5s (s), OVER_LIMIT at --limit 2", key, k)
 	}
 }
+
+// alisaifee/limits' sliding window counter: the current window {<key>} and the previous one
+// {<key>}/-1, renamed into place when a window ends. Both are sliding counters, the window read
+// from the key (…/<amount>/<multiples>/<granularity>) and the estimate as limits weighs it.
+func TestInspectRenamedCounterPair(t *testing.T) {
+	rdb := singleServer(t).Client(t)
+	cur := "LIMITS:{LIMITER/lib-10.0.0.9/10/3/second}"
+	prev := cur + "/-1"
+	for i := 0; i < 3; i++ {
+		evalFixture(t, rdb, "sliding_rename_pair.lua", []string{prev, cur}, 10, 3, 1)
+	}
+	time.Sleep(3300 * time.Millisecond) // into the next window: the current counter becomes the previous one
+	evalFixture(t, rdb, "sliding_rename_pair.lua", []string{prev, cur}, 10, 3, 1)
+	got := inspectKeys(t, rdb, InspectOptions{}, cur, prev)
+	for key, want := range map[string]struct {
+		size int64
+		pair string
+	}{cur: {1, prev}, prev: {3, cur}} {
+		k := got[key]
+		// floor(3 * pttl(previous) / 3000) + 1, with pttl(previous) in (0, 3000)
+		if k.Kind != KindSlidingCounter || k.Size != want.size || k.PairKey != want.pair || k.Window != 3*time.Second ||
+			k.Estimate == nil || *k.Estimate < 1 || *k.Estimate > 3 {
+			t.Errorf("%s: %+v (estimate %v), want a sliding counter of %d in a 3s window, estimate 1..3, paired with %s", key, k, k.Estimate, want.size, want.pair)
+		}
+	}
+}
