@@ -157,6 +157,11 @@ type keyReads struct {
 	renamedKey      string
 	renamedPrevious bool // the key read is the previous window's
 
+	// A string named <name><i> reads the slots beside it, <name><i-1> and <name><i+1>: held lock
+	// slots (Laravel's ConcurrencyLimiter).
+	slots    []*redis.StringCmd
+	slotTTLs []*redis.DurationCmd
+
 	info *KeyInfo // nil once the key is known gone
 }
 
@@ -234,6 +239,15 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 				r.renamedKey, r.renamedPrevious = other, isPrevious
 				r.renamed = pipe.GetRange(ctx, other, 0, counterDigits-1)
 				r.renamedTTL = pipe.PTTL(ctx, other)
+			}
+			if name, i, ok := slotKey(k); ok {
+				for _, m := range []int64{i - 1, i + 1} {
+					if m >= 1 {
+						other := name + strconv.FormatInt(m, 10)
+						r.slots = append(r.slots, pipe.GetRange(ctx, other, 0, counterDigits-1))
+						r.slotTTLs = append(r.slotTTLs, pipe.PTTL(ctx, other))
+					}
+				}
 			}
 			if sibs, holdsTokens := bucketSiblings(k); sibs != nil {
 				r.siblingKeys, r.siblingTokens = sibs, !holdsTokens
@@ -433,7 +447,11 @@ func readString(r *keyReads, now time.Time, opts InspectOptions) {
 		return
 	}
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
+	if err != nil {
+		readSlot(r, v)
+		return
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
 		return
 	}
 	// A fraction: a GCRA theoretical arrival time when it reads as a time near now in a known
@@ -441,6 +459,29 @@ func readString(r *keyReads, now time.Time, opts InspectOptions) {
 	if at, ok := tatTime(f, now); ok {
 		r.info.Kind, r.info.FullAt = KindGCRA, &at
 	}
+}
+
+// readSlot makes a held lock slot a concurrency key of one: a string <name><i> holding a
+// holder's random id until its TTL releases it, as Laravel's ConcurrencyLimiter keeps slots
+// <name>1..<name>N (SET slot id EX release_after). A lone token is no slot: a neighbouring slot
+// must be held too, or the name must say concurrency (funnel, lock, ...; slot 1 alone is one
+// job running).
+func readSlot(r *keyReads, head string) {
+	if r.info.TTL <= 0 || r.slots == nil || !holderID(head, r.info.Size) {
+		return
+	}
+	held := false
+	for i, c := range r.slots {
+		v, err := c.Result()
+		ttl, err2 := r.slotTTLs[i].Result()
+		if err == nil && err2 == nil && ttl > 0 && holderID(v, int64(len(v))) {
+			held = true
+		}
+	}
+	if k, ok := kindFromName(r.key); !held && !(ok && k == KindConcurrency) {
+		return
+	}
+	r.info.Kind, r.info.Size = KindConcurrency, 1
 }
 
 // readSiblingBucket makes a number named <prefix>tokens whose sibling <prefix>timestamp holds a

@@ -284,3 +284,32 @@ func renamedEstimate(previous, current int64, previousTTL, window time.Duration)
 	left := max(previousTTL, 0)
 	return int64(math.Floor(float64(previous)*float64(left)/float64(window))) + current
 }
+
+// slotKey splits a key <name><i> into the name and slot number of a numbered lock slot
+// (Laravel's ConcurrencyLimiter appends 1..N to the limiter's name, without a separator).
+func slotKey(key string) (name string, slot int64, ok bool) {
+	i := len(key)
+	for i > 0 && key[i-1] >= '0' && key[i-1] <= '9' {
+		i--
+	}
+	if i == 0 || i == len(key) || len(key)-i > 4 || key[i] == '0' {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(key[i:], 10, 64)
+	return key[:i], n, err == nil
+}
+
+// holderID reports whether a string's value looks like a lock holder's random id: 8 to 64
+// letters, digits, '-' or '_' (only the first bytes are read: head).
+func holderID(head string, length int64) bool {
+	if length < 8 || length > 64 || head == "" {
+		return false
+	}
+	for i := 0; i < len(head); i++ {
+		c := head[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}

@@ -166,3 +166,32 @@ func TestInspectRenamedCounterPair(t *testing.T) {
 		}
 	}
 }
+
+// Laravel's ConcurrencyLimiter holds numbered slots <name>1..<name>N, each a string holding its
+// holder's random id until released or expired: a held slot is a concurrency key of one.
+func TestInspectLockSlots(t *testing.T) {
+	rdb := singleServer(t).Client(t)
+	ctx := context.Background()
+	slots := []string{"lib-reports1", "lib-reports2", "lib-reports3"}
+	for _, id := range []string{"Kq3Zr8XbT1mN5pLw2YcD", "hFsJkQvBnRtWxZaPqLmE"} { // Str::random(20) may hold no digit
+		evalFixture(t, rdb, "lock_slots.lua", slots, "lib-reports", 60, id)
+	}
+	evalFixture(t, rdb, "lock_slots.lua", []string{"lib-funnel:pdf1", "lib-funnel:pdf2"}, "lib-funnel:pdf", 60, "Zx81kLmQ2wErTyUiOp0a")
+	evalFixture(t, rdb, "lock_slots.lua", []string{"lib-exports1", "lib-exports2"}, "lib-exports", 60, "Zx81kLmQ2wErTyUiOp0b")
+	must(t, rdb.Set(ctx, "lib-session:abc", "Zx81kLmQ2wErTyUiOp0c", time.Minute).Err())
+	must(t, rdb.Set(ctx, "lib-user1", "Zx81kLmQ2wErTyUiOp0d", 0).Err())
+	got := inspectKeys(t, rdb, InspectOptions{}, "lib-reports1", "lib-reports2", "lib-funnel:pdf1",
+		"lib-exports1", "lib-session:abc", "lib-user1")
+	want := map[string]Kind{
+		"lib-reports1": KindConcurrency, "lib-reports2": KindConcurrency, // a neighbouring slot is held
+		"lib-funnel:pdf1": KindConcurrency, // slot 1 alone, named for a funnel
+		"lib-exports1":    KindUnknown,     // slot 1 alone, no hint: a token like any other
+		"lib-session:abc": KindUnknown, "lib-user1": KindUnknown, // no slot number; no TTL
+	}
+	for key, kind := range want {
+		k := got[key]
+		if k.Kind != kind || (kind == KindConcurrency && (k.Size != 1 || k.TTL <= 0)) {
+			t.Errorf("%s: %+v, want %s (a held slot: size 1, with a TTL)", key, k, kind)
+		}
+	}
+}
