@@ -184,8 +184,8 @@ func TestInspectLockSlots(t *testing.T) {
 		"lib-exports1", "lib-session:abc", "lib-user1")
 	want := map[string]Kind{
 		"lib-reports1": KindConcurrency, "lib-reports2": KindConcurrency, // a neighbouring slot is held
-		"lib-funnel:pdf1": KindConcurrency, // slot 1 alone, named for a funnel
-		"lib-exports1":    KindUnknown,     // slot 1 alone, no hint: a token like any other
+		"lib-funnel:pdf1": KindConcurrency,                       // slot 1 alone, named for a funnel
+		"lib-exports1":    KindUnknown,                           // slot 1 alone, no hint: a token like any other
 		"lib-session:abc": KindUnknown, "lib-user1": KindUnknown, // no slot number; no TTL
 	}
 	for key, kind := range want {
