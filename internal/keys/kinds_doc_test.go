@@ -144,6 +144,11 @@ func TestKindsDocExamples(t *testing.T) {
 			for _, c := range ex.commands {
 				args := []any{}
 				for _, w := range strings.Fields(expand(t, c, now)) {
+					if strings.HasPrefix(w, `"`) { // a Go-quoted word: binary bytes as \x escapes
+						var err error
+						w, err = strconv.Unquote(w)
+						must(t, err)
+					}
 					args = append(args, w)
 				}
 				must(t, rdb.Do(ctx, args...).Err())
@@ -203,6 +208,8 @@ func TestKindsDocExamples(t *testing.T) {
 						v = strconv.FormatInt(pk.Remaining, 10)
 					case "scores":
 						v = string(pk.Scores)
+					case "skipped":
+						v = strings.ReplaceAll(pk.Skipped, " ", "_")
 					default:
 						t.Fatalf("unknown purge field %q", f)
 					}

@@ -195,3 +195,34 @@ func TestInspectLockSlots(t *testing.T) {
 		}
 	}
 }
+
+// A sorted set of packed binary records scored by time (Redisson's RRateLimiter permits) is the
+// library's own accounting: it gives a record's permits back only when it removes the record
+// itself. Purge must leave it alone, whatever the unit flag: removed from outside, the permits
+// never come back and the limiter refuses everyone for ever.
+func TestPurgeLeavesPackedRecordsAlone(t *testing.T) {
+	rdb := singleServer(t).Client(t)
+	ctx := context.Background()
+	value, permits := "{lib-myLimiter}:value", "{lib-myLimiter}:permits"
+	old := serverNow(t, rdb).Add(-10 * time.Minute).UnixMilli() // granted 10 minutes ago
+	for i, id := range []string{"\x8f\x01\x00\xfe\x10\x22\x33\x44", "\x00\x11\x22\x33\x44\x55\x66\x77", "\xaa\xbb\xcc\xdd\xee\xff\x00\x01"} {
+		evalFixture(t, rdb, "packed_permits.lua", []string{value, permits}, 10, 60000, 1, old+int64(i), id)
+	}
+	sel, err := Select(ctx, rdb, []string{permits}, SelectOptions{})
+	must(t, err)
+	for _, unit := range []ScoreUnit{UnitAuto, UnitMillis} {
+		for _, dry := range []bool{true, false} {
+			res, err := Purge(ctx, rdb, sel, PurgeOptions{OlderThan: time.Minute, Batch: DefaultBatch, DryRun: dry, Unit: unit, Clock: ServerClock(rdb)})
+			must(t, err)
+			if len(res.Keys) != 1 || res.Keys[0].Removed != 0 || res.Keys[0].Skipped != SkipBinaryMembers {
+				t.Errorf("unit %s dry %v: %+v, want skipped (%s)", unit, dry, res.Keys, SkipBinaryMembers)
+			}
+		}
+	}
+	if n := rdb.ZCard(ctx, permits).Val(); n != 3 {
+		t.Fatalf("%d records left, want all 3", n)
+	}
+	if k := inspectKeys(t, rdb, InspectOptions{}, permits)[permits]; k.Kind != KindUnknown {
+		t.Errorf("%s: %+v, want unknown", permits, k)
+	}
+}
