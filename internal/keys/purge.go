@@ -132,15 +132,18 @@ func purgeKey(ctx context.Context, rdb redis.UniversalClient, t Target, now time
 		return pk, nil
 	}
 
+	unit := opts.Unit
+	explicit := unit != "" && unit != UnitAuto
 	sampled, err := sampleMembers(ctx, rdb, t.Key)
-	if err != nil {
-		if isWrongType(err) {
-			pk.Skipped = SkipNotSortedSet
-			return pk, nil
-		}
+	switch {
+	case err != nil && isWrongType(err):
+		pk.Skipped = SkipNotSortedSet
+		return pk, nil
+	case err != nil && explicit && redis.HasErrorPrefix(err, "NOPERM"):
+		// An ACL without ZRANGE, as docs/acl.md allows with --score-unit: the members go unseen.
+	case err != nil:
 		return fail("ZRANGE", err)
-	}
-	if len(sampled) == 0 {
+	case len(sampled) == 0:
 		pk.Skipped = SkipVanished
 		return pk, nil
 	}
@@ -150,8 +153,7 @@ func purgeKey(ctx context.Context, rdb redis.UniversalClient, t Target, now time
 			return pk, nil
 		}
 	}
-	unit := opts.Unit
-	if unit == "" || unit == UnitAuto {
+	if !explicit {
 		samples := make([]float64, len(sampled))
 		for i, z := range sampled {
 			samples[i] = z.Score
