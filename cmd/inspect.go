@@ -260,8 +260,8 @@ type inspectKeyJSON struct {
 	Scores        *string `json:"scores"`         // a sorted set's scores: start or deadline
 	ScoresGuessed bool    `json:"scores_guessed"` // --scores auto decided it
 	Expired       *int64  `json:"expired"`        // deadline scores: members past their deadline
-	FullAtMs      *int64  `json:"full_at_ms"`     // gcra: Unix ms when the key is back to a full burst
-	FullInMs      *int64  `json:"full_in_ms"`     // gcra: ms until then (0: full now)
+	FullAtMs      *int64  `json:"full_at_ms"`     // gcra: Unix ms when the key is back to a full burst; counter: when its window ends
+	FullInMs      *int64  `json:"full_in_ms"`     // ms until then (0: full now)
 	WindowMs      *int64  `json:"window_ms"`      // sliding_counter: the inferred window; counter hash: end - start
 	Estimate      *int64  `json:"estimate"`       // sliding_counter: the sliding-window count now
 	PairKey       *string `json:"pair_key"`       // sliding_counter: the other window's key; bucket in two strings: the other string
@@ -390,13 +390,18 @@ func detailCell(k inspectKeyJSON) string {
 			parts = append(parts, "with "+*k.PairKey)
 		}
 	case keys.KindCounter:
-		if k.WindowMs != nil && k.OldestAgeMs != nil { // a window kept with its start and end
-			window := time.Duration(*k.WindowMs) * time.Millisecond
-			if left := window - time.Duration(*k.OldestAgeMs)*time.Millisecond; left > 0 {
-				parts = append(parts, humanDuration(window)+" window, ends in "+humanDuration(left))
-			} else {
-				parts = append(parts, humanDuration(window)+" window, over")
-			}
+		if k.WindowMs != nil {
+			parts = append(parts, humanDuration(time.Duration(*k.WindowMs)*time.Millisecond)+" window")
+		}
+		switch { // a window kept with its end
+		case k.FullInMs == nil:
+		case *k.FullInMs == 0:
+			parts = append(parts, "over")
+		default:
+			parts = append(parts, "ends in "+humanDuration(time.Duration(*k.FullInMs)*time.Millisecond))
+		}
+		if k.PairKey != nil {
+			parts = append(parts, "with "+*k.PairKey)
 		}
 	case keys.KindBucket:
 		if k.PairKey != nil { // a bucket kept in two strings

@@ -45,11 +45,13 @@ type KeyInfo struct {
 	// ScoresGuessed is true when --scores auto decided it.
 	Scores        ScoreMode
 	ScoresGuessed bool
-	Expired       *int64        // deadline scores: members whose deadline has passed
-	FullAt        *time.Time    // gcra: when the key is back to a full burst (nil: epoch unknown)
-	Window        time.Duration // sliding_counter: the window inferred from the index (0: unknown)
-	Estimate      *int64        // sliding_counter: the sliding-window count now
-	PairKey       string        // sliding_counter: the other window's key
+	Expired       *int64 // deadline scores: members whose deadline has passed
+	// FullAt is when the limiter is back to its full allowance: a gcra key's TAT (nil: epoch
+	// unknown), the end of a counter's window when the key holds it.
+	FullAt   *time.Time
+	Window   time.Duration // sliding_counter: the window inferred from the index (0: unknown)
+	Estimate *int64        // sliding_counter: the sliding-window count now
+	PairKey  string        // sliding_counter: the other window's key
 }
 
 // Inspection is the result of one inspect run.
@@ -157,6 +159,11 @@ type keyReads struct {
 	renamedKey      string
 	renamedPrevious bool // the key read is the previous window's
 
+	// A counter reads <key>:timer, and a timer its counter (Laravel's cache RateLimiter).
+	timer       *redis.StringCmd
+	timerKey    string
+	timerIsMine bool // the key read is the timer; timer holds its counter
+
 	// A string named <name><i> reads the slots beside it, <name><i-1> and <name><i+1>: held lock
 	// slots (Laravel's ConcurrencyLimiter).
 	slots    []*redis.StringCmd
@@ -240,6 +247,8 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 				r.renamed = pipe.GetRange(ctx, other, 0, counterDigits-1)
 				r.renamedTTL = pipe.PTTL(ctx, other)
 			}
+			r.timerKey, r.timerIsMine = timerPair(k)
+			r.timer = pipe.GetRange(ctx, r.timerKey, 0, counterDigits-1)
 			if name, i, ok := slotKey(k); ok {
 				for _, m := range []int64{i - 1, i + 1} {
 					if m >= 1 {
@@ -434,6 +443,9 @@ func readString(r *keyReads, now time.Time, opts InspectOptions) {
 		return
 	}
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if readTimerPair(r, n, now) {
+			return
+		}
 		// An integer is a counter, unless it is a time the key expires at: redis-cell and
 		// other GCRA stores keep an integer TAT (nanoseconds) and expire the key at it.
 		if at, ok := tatTime(float64(n), now); ok && tatMatchesTTL(at, r.info.TTL, now) {
@@ -459,6 +471,30 @@ func readString(r *keyReads, now time.Time, opts InspectOptions) {
 	if at, ok := tatTime(f, now); ok {
 		r.info.Kind, r.info.FullAt = KindGCRA, &at
 	}
+}
+
+// readTimerPair makes a counter <key> beside a timer <key>:timer holding the window's end as a
+// time (Laravel's cache RateLimiter: whole seconds), and that timer, the window's counter: both
+// report the count, the other key, and when the window ends (full_at).
+func readTimerPair(r *keyReads, n int64, now time.Time) bool {
+	s, err := r.timer.Result()
+	if err != nil || s == "" {
+		return false
+	}
+	other, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return false
+	}
+	count, end := n, other
+	if r.timerIsMine {
+		count, end = other, n
+	}
+	at, ok := tatTime(float64(end), now)
+	if !ok {
+		return false
+	}
+	r.info.Kind, r.info.Size, r.info.PairKey, r.info.FullAt = KindCounter, count, r.timerKey, &at
+	return true
 }
 
 // readSlot makes a held lock slot a concurrency key of one: a string <name><i> holding a
@@ -648,6 +684,7 @@ func readWindowHash(r *keyReads, h hashShape, now time.Time, opts InspectOptions
 		return
 	}
 	r.info.Kind, r.info.Size, r.info.Unit, r.info.Window = KindCounter, int64(h.count), unit, end.Sub(start)
+	r.info.FullAt = &end
 	r.info.OldestAge = durationPtr(now.Sub(start))
 	r.info.NewestAge = durationPtr(now.Sub(start))
 }

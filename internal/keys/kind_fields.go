@@ -313,3 +313,16 @@ func holderID(head string, length int64) bool {
 	}
 	return true
 }
+
+// timerSuffix names the key that holds a fixed window's end beside its counter, as Laravel's
+// cache RateLimiter keeps <key> and <key>:timer.
+const timerSuffix = ":timer"
+
+// timerPair names the other key of a counter and timer pair: the timer of a counter, or the
+// counter of a timer (isTimer).
+func timerPair(key string) (other string, isTimer bool) {
+	if base, ok := strings.CutSuffix(key, timerSuffix); ok && base != "" {
+		return base, true
+	}
+	return key + timerSuffix, false
+}

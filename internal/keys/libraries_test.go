@@ -226,3 +226,24 @@ func TestPurgeLeavesPackedRecordsAlone(t *testing.T) {
 		t.Errorf("%s: %+v, want unknown", permits, k)
 	}
 }
+
+// Laravel's cache RateLimiter (the throttle middleware) keeps a counter <key> and its window's
+// end in <key>:timer (whole seconds). The timer is not a counter of 1.8 billion, nor a GCRA
+// state: both keys are the window's counter, which is back to full when the timer says.
+func TestInspectCounterWithTimer(t *testing.T) {
+	rdb := singleServer(t).Client(t)
+	counter := "laravel_cache_:lib-9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"
+	timer := counter + ":timer"
+	for i := 0; i < 4; i++ {
+		evalFixture(t, rdb, "counter_with_timer.lua", []string{counter, timer}, 60, serverNow(t, rdb).Unix(), 1)
+	}
+	now := serverNow(t, rdb)
+	got := inspectKeys(t, rdb, InspectOptions{Limit: 3, HasLimit: true}, counter, timer)
+	for key, pair := range map[string]string{counter: timer, timer: counter} {
+		k := got[key]
+		if k.Kind != KindCounter || k.Size != 4 || k.PairKey != pair || k.FullAt == nil ||
+			k.FullAt.Sub(now) < 55*time.Second || k.FullAt.Sub(now) > 61*time.Second || !hasFlag(k.Flags, FlagOverLimit) {
+			t.Errorf("%s: %+v, want a counter of 4 paired with %s, full again in 55-61s, OVER_LIMIT at --limit 3", key, k, pair)
+		}
+	}
+}
