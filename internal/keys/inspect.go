@@ -139,6 +139,7 @@ type keyReads struct {
 	stale   *redis.IntCmd      // ZCOUNT -inf cutoff
 	expired *redis.IntCmd      // ZCOUNT -inf now, for deadline scores
 	reading scoreReading       // the sorted set's unit and score mode; unit "" when not times
+	binary  bool               // a sampled member is a packed binary record: purge skips the set
 
 	// A counter named <id>:<n> reads its neighbours <id>:<n-1> and <id>:<n+1>.
 	windowID  string
@@ -341,8 +342,8 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 	// scores read as times.
 	pipe = rdb.Pipeline()
 	for _, r := range reads {
-		if r.info == nil || r.info.Type != "zset" || r.reading.unit == "" {
-			continue
+		if r.info == nil || r.info.Type != "zset" || r.reading.unit == "" || r.binary {
+			continue // no stale count where purge would remove nothing
 		}
 		if opts.Stale > 0 {
 			r.stale = pipe.ZCount(ctx, r.key, "-inf", formatScore(r.reading.unit.Score(now.Add(-opts.Stale))))
@@ -410,6 +411,7 @@ func readZSet(r *keyReads, now time.Time, opts InspectOptions) error {
 	scores := make([]float64, len(sampled))
 	for i, z := range sampled {
 		scores[i] = z.Score
+		r.binary = r.binary || binaryMember(memberString(z.Member))
 	}
 	if rd, ok := readScores(scores, now, opts.Unit, opts.Scores); ok {
 		oldestAt, ok1 := rd.unit.Time(oldest.Score)
