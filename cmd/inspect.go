@@ -68,8 +68,11 @@ is a concurrency set or a window_log (told apart by naming hints, then by how fa
 spread against the TTL); a string holding an integer is a counter, and a sliding_counter when
 it is <id>:<window index> beside <id>:<index-1> (the estimate is shown); a string or hash
 field holding a theoretical arrival time is gcra (when it is full again is shown when the
-epoch is known); a hash with tokens and a refill time (tokens/ts, tokens/refilledAt, ...) is a
-bucket. Then the size (members, a counter's count, a bucket's whole tokens, another type's
+epoch is known); a hash with tokens and a refill time (tokens/ts, tokens/refilledAt, ...), or
+two strings <prefix>tokens and <prefix>timestamp, is a bucket. Other libraries' layouts: a list
+of timestamps is a window_log; a hash of start, end and count, or a counter beside <key>:timer,
+is a counter whose window end is shown; {<key>} beside {<key>}/-1 is a sliding_counter; held
+lock slots <name><i> are concurrency keys of one. Then the size (members, a counter's count, a bucket's whole tokens, another type's
 length); the TTL; the oldest and newest member's age; members older than --stale; MEMORY USAGE
 ("-" when the server or ACL refuses it); and a detail column for what the kind adds.
 
