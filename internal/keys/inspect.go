@@ -502,8 +502,8 @@ func readTimerPair(r *keyReads, n int64, now time.Time) bool {
 // readSlot makes a held lock slot a concurrency key of one: a string <name><i> holding a
 // holder's random id until its TTL releases it, as Laravel's ConcurrencyLimiter keeps slots
 // <name>1..<name>N (SET slot id EX release_after). A lone token is no slot: a neighbouring slot
-// must be held too, or the name must say concurrency (funnel, lock, ...; slot 1 alone is one
-// job running).
+// must be held too, or the name must say concurrency (funnel, lock, ...), or the id must be
+// Laravel's (slot 1 alone is one job running).
 func readSlot(r *keyReads, head string) {
 	if r.info.TTL <= 0 || r.slots == nil || !holderID(head, r.info.Size) {
 		return
@@ -516,7 +516,10 @@ func readSlot(r *keyReads, head string) {
 			held = true
 		}
 	}
-	if k, ok := kindFromName(r.key); !held && !(ok && k == KindConcurrency) {
+	// Laravel's holder id is Str::random(20): exactly twenty letters and digits, a signature
+	// strong enough for slot 1 held alone.
+	laravelID := r.info.Size == 20 && !strings.ContainsAny(head, "-_")
+	if k, ok := kindFromName(r.key); !held && !laravelID && !(ok && k == KindConcurrency) {
 		return
 	}
 	r.info.Kind, r.info.Size = KindConcurrency, 1

@@ -177,15 +177,17 @@ func TestInspectLockSlots(t *testing.T) {
 		evalFixture(t, rdb, "lock_slots.lua", slots, "lib-reports", 60, id)
 	}
 	evalFixture(t, rdb, "lock_slots.lua", []string{"lib-funnel:pdf1", "lib-funnel:pdf2"}, "lib-funnel:pdf", 60, "Zx81kLmQ2wErTyUiOp0a")
-	evalFixture(t, rdb, "lock_slots.lua", []string{"lib-exports1", "lib-exports2"}, "lib-exports", 60, "Zx81kLmQ2wErTyUiOp0b")
+	evalFixture(t, rdb, "lock_slots.lua", []string{"lib-exports1", "lib-exports2"}, "lib-exports", 60, "Zx81kLmQ2wErTyUiOp0bq")
+	evalFixture(t, rdb, "lock_slots.lua", []string{"lib-imports1", "lib-imports2"}, "lib-imports", 60, "Zx81kLmQ2wErTyUiOp0b")
 	must(t, rdb.Set(ctx, "lib-session:abc", "Zx81kLmQ2wErTyUiOp0c", time.Minute).Err())
 	must(t, rdb.Set(ctx, "lib-user1", "Zx81kLmQ2wErTyUiOp0d", 0).Err())
 	got := inspectKeys(t, rdb, InspectOptions{}, "lib-reports1", "lib-reports2", "lib-funnel:pdf1",
-		"lib-exports1", "lib-session:abc", "lib-user1")
+		"lib-exports1", "lib-imports1", "lib-session:abc", "lib-user1")
 	want := map[string]Kind{
 		"lib-reports1": KindConcurrency, "lib-reports2": KindConcurrency, // a neighbouring slot is held
 		"lib-funnel:pdf1": KindConcurrency,                       // slot 1 alone, named for a funnel
-		"lib-exports1":    KindUnknown,                           // slot 1 alone, no hint: a token like any other
+		"lib-exports1":    KindUnknown,                           // slot 1 alone, no hint, a 21-character token: like any other
+		"lib-imports1":    KindConcurrency,                       // slot 1 alone, holding Laravel's Str::random(20)
 		"lib-session:abc": KindUnknown, "lib-user1": KindUnknown, // no slot number; no TTL
 	}
 	for key, kind := range want {
