@@ -24,9 +24,9 @@ import (
 //	cluster:       user reader on >PASSWORD ~* resetchannels -@all +@read +ping +time +cluster|slots
 //
 // +@read covers SCAN, TYPE, PTTL, MEMORY USAGE, ZCARD, ZRANGE, ZCOUNT, STRLEN, GETRANGE, HLEN,
-// HMGET, LLEN, SCARD and XLEN, and no command that writes; the same without the category is
-// +scan +type +pttl +memory|usage +zcard +zrange +zcount +strlen +getrange +hlen +hmget +llen
-// +scard +xlen. +ping is the connection check; +time the server clock (not needed with --clock
+// HMGET, LLEN, LINDEX, SCARD and XLEN, and no command that writes; the same without the category
+// is +scan +type +pttl +memory|usage +zcard +zrange +zcount +strlen +getrange +hlen +hmget +llen
+// +lindex +scard +xlen. +ping is the connection check; +time the server clock (not needed with --clock
 // local); +cluster|slots the slot map of go-redis's cluster client (+command, its command
 // table, is optional: refused, it is only logged). A single --addr is recognised as a cluster
 // node by HELLO, which needs no permission. Without MEMORY USAGE (-memory), memory is reported
@@ -68,8 +68,11 @@ is a concurrency set or a window_log (told apart by naming hints, then by how fa
 spread against the TTL); a string holding an integer is a counter, and a sliding_counter when
 it is <id>:<window index> beside <id>:<index-1> (the estimate is shown); a string or hash
 field holding a theoretical arrival time is gcra (when it is full again is shown when the
-epoch is known); a hash with tokens and a refill time (tokens/ts, tokens/refilledAt, ...) is a
-bucket. Then the size (members, a counter's count, a bucket's whole tokens, another type's
+epoch is known); a hash with tokens and a refill time (tokens/ts, tokens/refilledAt, ...), or
+two strings <prefix>tokens and <prefix>timestamp, is a bucket. Other libraries' layouts: a list
+of timestamps is a window_log; a hash of start, end and count, or a counter beside <key>:timer,
+is a counter whose window end is shown; {<key>} beside {<key>}/-1 is a sliding_counter; held
+lock slots <name><i> are concurrency keys of one. Then the size (members, a counter's count, a bucket's whole tokens, another type's
 length); the TTL; the oldest and newest member's age; members older than --stale; MEMORY USAGE
 ("-" when the server or ACL refuses it); and a detail column for what the kind adds.
 
@@ -260,11 +263,11 @@ type inspectKeyJSON struct {
 	Scores        *string `json:"scores"`         // a sorted set's scores: start or deadline
 	ScoresGuessed bool    `json:"scores_guessed"` // --scores auto decided it
 	Expired       *int64  `json:"expired"`        // deadline scores: members past their deadline
-	FullAtMs      *int64  `json:"full_at_ms"`     // gcra: Unix ms when the key is back to a full burst
-	FullInMs      *int64  `json:"full_in_ms"`     // gcra: ms until then (0: full now)
-	WindowMs      *int64  `json:"window_ms"`      // sliding_counter: the inferred window
+	FullAtMs      *int64  `json:"full_at_ms"`     // gcra: Unix ms when the key is back to a full burst; counter: when its window ends
+	FullInMs      *int64  `json:"full_in_ms"`     // ms until then (0: full now)
+	WindowMs      *int64  `json:"window_ms"`      // sliding_counter: the inferred window; counter hash: end - start
 	Estimate      *int64  `json:"estimate"`       // sliding_counter: the sliding-window count now
-	PairKey       *string `json:"pair_key"`       // sliding_counter: the other window's key
+	PairKey       *string `json:"pair_key"`       // sliding_counter: the other window's key; bucket in two strings: the other string
 }
 
 type inspectJSON struct {
@@ -387,6 +390,24 @@ func detailCell(k inspectKeyJSON) string {
 			parts = append(parts, humanDuration(time.Duration(*k.WindowMs)*time.Millisecond)+" window")
 		}
 		if k.PairKey != nil {
+			parts = append(parts, "with "+*k.PairKey)
+		}
+	case keys.KindCounter:
+		if k.WindowMs != nil {
+			parts = append(parts, humanDuration(time.Duration(*k.WindowMs)*time.Millisecond)+" window")
+		}
+		switch { // a window kept with its end
+		case k.FullInMs == nil:
+		case *k.FullInMs == 0:
+			parts = append(parts, "over")
+		default:
+			parts = append(parts, "ends in "+humanDuration(time.Duration(*k.FullInMs)*time.Millisecond))
+		}
+		if k.PairKey != nil {
+			parts = append(parts, "with "+*k.PairKey)
+		}
+	case keys.KindBucket:
+		if k.PairKey != nil { // a bucket kept in two strings
 			parts = append(parts, "with "+*k.PairKey)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -44,11 +45,13 @@ type KeyInfo struct {
 	// ScoresGuessed is true when --scores auto decided it.
 	Scores        ScoreMode
 	ScoresGuessed bool
-	Expired       *int64        // deadline scores: members whose deadline has passed
-	FullAt        *time.Time    // gcra: when the key is back to a full burst (nil: epoch unknown)
-	Window        time.Duration // sliding_counter: the window inferred from the index (0: unknown)
-	Estimate      *int64        // sliding_counter: the sliding-window count now
-	PairKey       string        // sliding_counter: the other window's key
+	Expired       *int64 // deadline scores: members whose deadline has passed
+	// FullAt is when the limiter is back to its full allowance: a gcra key's TAT (nil: epoch
+	// unknown), the end of a counter's window when the key holds it.
+	FullAt   *time.Time
+	Window   time.Duration // sliding_counter: the window inferred from the index (0: unknown)
+	Estimate *int64        // sliding_counter: the sliding-window count now
+	PairKey  string        // sliding_counter: the other window's key
 }
 
 // Inspection is the result of one inspect run.
@@ -92,7 +95,7 @@ func (in Inspection) Totals() Totals {
 const inspectChunk = 500
 
 // Inspect reads every selected key with read-only commands only (TYPE, PTTL, MEMORY USAGE,
-// ZCARD, ZRANGE, ZCOUNT, STRLEN, GETRANGE, HLEN, HMGET, LLEN, SCARD, XLEN), pipelined, a few
+// ZCARD, ZRANGE, ZCOUNT, STRLEN, GETRANGE, HLEN, HMGET, LLEN, LINDEX, SCARD, XLEN), pipelined, a few
 // round trips per chunk of keys. Keys that vanish between SCAN and the reads are counted,
 // not reported.
 func Inspect(ctx context.Context, rdb redis.UniversalClient, sel Selection, opts InspectOptions) (Inspection, error) {
@@ -132,15 +135,40 @@ type keyReads struct {
 	samples []*redis.ZSliceCmd // a sorted set's sampled ranks, lowest first (sampleRanks)
 	prefix  *redis.StringCmd   // a string's first bytes: is it a number?
 	fields  *redis.SliceCmd    // HMGET hashFields
+	ends    []*redis.StringCmd // a list's first and last entries: are they times?
 	stale   *redis.IntCmd      // ZCOUNT -inf cutoff
 	expired *redis.IntCmd      // ZCOUNT -inf now, for deadline scores
 	reading scoreReading       // the sorted set's unit and score mode; unit "" when not times
+	binary  bool               // a sampled member is a packed binary record: purge skips the set
 
 	// A counter named <id>:<n> reads its neighbours <id>:<n-1> and <id>:<n+1>.
 	windowID  string
 	window    int64
 	neighbour map[int64]*redis.StringCmd
 	neighTTL  map[int64]*redis.DurationCmd
+
+	// A string named <prefix>tokens or <prefix>timestamp (any common naming) reads the other
+	// half of a two-string token bucket; siblingTokens says the siblings hold the tokens.
+	siblings      []*redis.StringCmd
+	siblingKeys   []string
+	siblingTokens bool
+
+	// A counter may have the other counter of a pair renamed into place (alisaifee/limits:
+	// {<key>} and {<key>}/-1).
+	renamed         *redis.StringCmd
+	renamedTTL      *redis.DurationCmd
+	renamedKey      string
+	renamedPrevious bool // the key read is the previous window's
+
+	// A counter reads <key>:timer, and a timer its counter (Laravel's cache RateLimiter).
+	timer       *redis.StringCmd
+	timerKey    string
+	timerIsMine bool // the key read is the timer; timer holds its counter
+
+	// A string named <name><i> reads the slots beside it, <name><i-1> and <name><i+1>: held lock
+	// slots (Laravel's ConcurrencyLimiter).
+	slots    []*redis.StringCmd
+	slotTTLs []*redis.DurationCmd
 
 	info *KeyInfo // nil once the key is known gone
 }
@@ -215,11 +243,34 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 					r.neighTTL[m] = pipe.PTTL(ctx, windowKeyAt(id, m))
 				}
 			}
+			if other, isPrevious := renamedPair(k); isPrevious || strings.HasSuffix(k, "}") {
+				r.renamedKey, r.renamedPrevious = other, isPrevious
+				r.renamed = pipe.GetRange(ctx, other, 0, counterDigits-1)
+				r.renamedTTL = pipe.PTTL(ctx, other)
+			}
+			r.timerKey, r.timerIsMine = timerPair(k)
+			r.timer = pipe.GetRange(ctx, r.timerKey, 0, counterDigits-1)
+			if name, i, ok := slotKey(k); ok {
+				for _, m := range []int64{i - 1, i + 1} {
+					if m >= 1 {
+						other := name + strconv.FormatInt(m, 10)
+						r.slots = append(r.slots, pipe.GetRange(ctx, other, 0, counterDigits-1))
+						r.slotTTLs = append(r.slotTTLs, pipe.PTTL(ctx, other))
+					}
+				}
+			}
+			if sibs, holdsTokens := bucketSiblings(k); sibs != nil {
+				r.siblingKeys, r.siblingTokens = sibs, !holdsTokens
+				for _, s := range sibs {
+					r.siblings = append(r.siblings, pipe.GetRange(ctx, s, 0, counterDigits-1))
+				}
+			}
 		case "hash":
 			r.length = pipe.HLen(ctx, k)
 			r.fields = pipe.HMGet(ctx, k, hashFields...)
 		case "list":
 			r.length = pipe.LLen(ctx, k)
+			r.ends = []*redis.StringCmd{pipe.LIndex(ctx, k, 0), pipe.LIndex(ctx, k, -1)}
 		case "set":
 			r.length = pipe.SCard(ctx, k)
 		case "stream":
@@ -247,12 +298,17 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 			if err := refused(r, "GETRANGE", r.prefix); err != nil {
 				return nil, err
 			}
-			readString(r, now)
+			readString(r, now, opts)
 		case "hash":
 			if err := refused(r, "HMGET", r.fields); err != nil {
 				return nil, err
 			}
 			readHash(r, now, opts)
+		case "list":
+			if err := refused(r, "LINDEX", r.ends[0]); err != nil {
+				return nil, err
+			}
+			readList(r, now, opts)
 		}
 	}
 
@@ -286,8 +342,8 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 	// scores read as times.
 	pipe = rdb.Pipeline()
 	for _, r := range reads {
-		if r.info == nil || r.info.Type != "zset" || r.reading.unit == "" {
-			continue
+		if r.info == nil || r.info.Type != "zset" || r.reading.unit == "" || r.binary {
+			continue // no stale count where purge would remove nothing
 		}
 		if opts.Stale > 0 {
 			r.stale = pipe.ZCount(ctx, r.key, "-inf", formatScore(r.reading.unit.Score(now.Add(-opts.Stale))))
@@ -355,6 +411,7 @@ func readZSet(r *keyReads, now time.Time, opts InspectOptions) error {
 	scores := make([]float64, len(sampled))
 	for i, z := range sampled {
 		scores[i] = z.Score
+		r.binary = r.binary || binaryMember(memberString(z.Member))
 	}
 	if rd, ok := readScores(scores, now, opts.Unit, opts.Scores); ok {
 		oldestAt, ok1 := rd.unit.Time(oldest.Score)
@@ -376,7 +433,7 @@ func readZSet(r *keyReads, now time.Time, opts InspectOptions) error {
 // readString makes a string holding an integer a counter whose size is its value, one holding
 // a theoretical arrival time a gcra key, and a counter named <id>:<n> with a neighbouring
 // window's counter a sliding_counter.
-func readString(r *keyReads, now time.Time) {
+func readString(r *keyReads, now time.Time, opts InspectOptions) {
 	if r.info.Size >= counterDigits {
 		return
 	}
@@ -384,7 +441,13 @@ func readString(r *keyReads, now time.Time) {
 	if err != nil {
 		return
 	}
+	if readSiblingBucket(r, v, now, opts) {
+		return
+	}
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if readTimerPair(r, n, now) {
+			return
+		}
 		// An integer is a counter, unless it is a time the key expires at: redis-cell and
 		// other GCRA stores keep an integer TAT (nanoseconds) and expire the key at it.
 		if at, ok := tatTime(float64(n), now); ok && tatMatchesTTL(at, r.info.TTL, now) {
@@ -392,11 +455,17 @@ func readString(r *keyReads, now time.Time) {
 			return
 		}
 		r.info.Kind, r.info.Size = KindCounter, n
-		readPair(r, n, now)
+		if !readRenamedPair(r, n) {
+			readPair(r, n, now)
+		}
 		return
 	}
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
+	if err != nil {
+		readSlot(r, v)
+		return
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
 		return
 	}
 	// A fraction: a GCRA theoretical arrival time when it reads as a time near now in a known
@@ -404,6 +473,124 @@ func readString(r *keyReads, now time.Time) {
 	if at, ok := tatTime(f, now); ok {
 		r.info.Kind, r.info.FullAt = KindGCRA, &at
 	}
+}
+
+// readTimerPair makes a counter <key> beside a timer <key>:timer holding the window's end as a
+// time (Laravel's cache RateLimiter: whole seconds), and that timer, the window's counter: both
+// report the count, the other key, and when the window ends (full_at).
+func readTimerPair(r *keyReads, n int64, now time.Time) bool {
+	s, err := r.timer.Result()
+	if err != nil || s == "" {
+		return false
+	}
+	other, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return false
+	}
+	count, end := n, other
+	if r.timerIsMine {
+		count, end = other, n
+	}
+	at, ok := tatTime(float64(end), now)
+	if !ok {
+		return false
+	}
+	r.info.Kind, r.info.Size, r.info.PairKey, r.info.FullAt = KindCounter, count, r.timerKey, &at
+	return true
+}
+
+// readSlot makes a held lock slot a concurrency key of one: a string <name><i> holding a
+// holder's random id until its TTL releases it, as Laravel's ConcurrencyLimiter keeps slots
+// <name>1..<name>N (SET slot id EX release_after). A lone token is no slot: a neighbouring slot
+// must be held too, or the name must say concurrency (funnel, lock, ...), or the id must be
+// Laravel's (slot 1 alone is one job running).
+func readSlot(r *keyReads, head string) {
+	if r.info.TTL <= 0 || r.slots == nil || !holderID(head, r.info.Size) {
+		return
+	}
+	held := false
+	for i, c := range r.slots {
+		v, err := c.Result()
+		ttl, err2 := r.slotTTLs[i].Result()
+		if err == nil && err2 == nil && ttl > 0 && holderID(v, int64(len(v))) {
+			held = true
+		}
+	}
+	// Laravel's holder id is Str::random(20): exactly twenty letters and digits, a signature
+	// strong enough for slot 1 held alone.
+	laravelID := r.info.Size == 20 && !strings.ContainsAny(head, "-_")
+	if k, ok := kindFromName(r.key); !held && !laravelID && !(ok && k == KindConcurrency) {
+		return
+	}
+	r.info.Kind, r.info.Size = KindConcurrency, 1
+}
+
+// readSiblingBucket makes a number named <prefix>tokens whose sibling <prefix>timestamp holds a
+// time (or the other way round) a bucket, read as a bucket hash is: its size the whole tokens
+// left, its ages the time since the refill. Both halves report the same bucket.
+func readSiblingBucket(r *keyReads, v string, now time.Time, opts InspectOptions) bool {
+	mine, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(mine) || math.IsInf(mine, 0) {
+		return false
+	}
+	for i, c := range r.siblings {
+		s, err := c.Result()
+		if err != nil || s == "" {
+			continue
+		}
+		theirs, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(theirs) || math.IsInf(theirs, 0) {
+			continue
+		}
+		tokens, refill := mine, theirs
+		if r.siblingTokens {
+			tokens, refill = theirs, mine
+		}
+		unit, ok := resolveUnit(opts.Unit, refill, now)
+		if !ok {
+			return false // a "timestamp" that is no time: two counters
+		}
+		at, ok := unit.Time(refill)
+		if !ok {
+			return false
+		}
+		r.info.Kind, r.info.Size, r.info.Unit, r.info.PairKey = KindBucket, int64(math.Floor(tokens)), unit, r.siblingKeys[i]
+		r.info.OldestAge = durationPtr(now.Sub(at))
+		r.info.NewestAge = durationPtr(now.Sub(at))
+		return true
+	}
+	return false
+}
+
+// readRenamedPair makes a counter whose other window's counter was renamed into place beside it
+// (alisaifee/limits: {<key>} and {<key>}/-1) a sliding counter, with limits' estimate when the
+// window can be read from the key.
+func readRenamedPair(r *keyReads, value int64) bool {
+	if r.renamed == nil {
+		return false
+	}
+	s, err := r.renamed.Result()
+	if err != nil || len(s) >= counterDigits {
+		return false
+	}
+	other, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return false
+	}
+	r.info.Kind, r.info.PairKey = KindSlidingCounter, r.renamedKey
+	window, ok := limitsWindow(r.key)
+	if !ok {
+		return true
+	}
+	previous, current, previousTTL := other, value, time.Duration(0)
+	if r.renamedPrevious {
+		previous, current, previousTTL = value, other, r.info.TTL
+	} else if ttl, err := r.renamedTTL.Result(); err == nil {
+		previousTTL = ttl
+	}
+	est := renamedEstimate(previous, current, previousTTL, window)
+	r.info.Window, r.info.Estimate = window, &est
+	return true
 }
 
 // readPair makes a counter <id>:<n> whose neighbour <id>:<n-1> or <id>:<n+1> is a counter too
@@ -469,6 +656,9 @@ func readHash(r *keyReads, now time.Time, opts InspectOptions) {
 		return
 	}
 	if !h.hasTokens || !h.hasRefill {
+		if h.hasWindow {
+			readWindowHash(r, h, now, opts)
+		}
 		return
 	}
 	unit, ok := resolveUnit(opts.Unit, h.refill, now)
@@ -482,6 +672,61 @@ func readHash(r *keyReads, now time.Time, opts InspectOptions) {
 	r.info.Kind, r.info.Size, r.info.Unit = KindBucket, int64(math.Floor(h.tokens)), unit
 	r.info.OldestAge = durationPtr(now.Sub(at))
 	r.info.NewestAge = durationPtr(now.Sub(at))
+}
+
+// readWindowHash makes a hash of a window's start and end times and its count (Laravel's
+// DurationLimiter: {start, end, count} in seconds) a counter: its size is the count, its window
+// end - start, its age the time since the window started. Start and end must read as times in
+// one unit, end not before start.
+func readWindowHash(r *keyReads, h hashShape, now time.Time, opts InspectOptions) {
+	unit, ok := resolveUnit(opts.Unit, h.start, now)
+	if !ok {
+		return
+	}
+	start, ok1 := unit.Time(h.start)
+	end, ok2 := unit.Time(h.end)
+	if !ok1 || !ok2 || end.Before(start) || h.count != math.Trunc(h.count) {
+		return
+	}
+	r.info.Kind, r.info.Size, r.info.Unit, r.info.Window = KindCounter, int64(h.count), unit, end.Sub(start)
+	r.info.FullAt = &end
+	r.info.OldestAge = durationPtr(now.Sub(start))
+	r.info.NewestAge = durationPtr(now.Sub(start))
+}
+
+// readList makes a list whose two ends read as times in one unit a window log: a request log
+// kept as a list of timestamps (alisaifee/limits' moving window, sidekiq-throttled's threshold),
+// pushed at one end and trimmed to the limit. Its ages are those of its two ends; stale entries
+// are not counted (that would read the whole list), and purge leaves lists to their TTL and trim.
+func readList(r *keyReads, now time.Time, opts InspectOptions) {
+	var at []time.Time
+	var unit ScoreUnit
+	for _, c := range r.ends {
+		v, err := c.Result()
+		if err != nil || len(v) >= counterDigits+8 { // a time is a short number
+			return
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return
+		}
+		u, ok := resolveUnit(opts.Unit, f, now)
+		if !ok || (unit != "" && u != unit) {
+			return
+		}
+		t, ok := u.Time(f)
+		if !ok {
+			return
+		}
+		unit, at = u, append(at, t)
+	}
+	oldest, newest := at[0], at[1]
+	if newest.Before(oldest) { // LPUSH keeps the newest first, RPUSH last
+		oldest, newest = newest, oldest
+	}
+	r.info.Kind, r.info.Unit = KindWindowLog, unit
+	r.info.OldestAge = durationPtr(now.Sub(oldest))
+	r.info.NewestAge = durationPtr(now.Sub(newest))
 }
 
 // flagsOf lists a key's flags. OVER_LIMIT applies to the kinds that count against a limit:

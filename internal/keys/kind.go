@@ -12,7 +12,7 @@ type Kind string
 // The kinds inspect reports.
 const (
 	KindConcurrency Kind = "concurrency" // sorted set of in-flight request ids scored by start time
-	KindWindowLog   Kind = "window_log"  // sorted set of admitted request ids scored by request time
+	KindWindowLog   Kind = "window_log"  // sorted set of admitted request ids scored by request time, or a list of request times
 	KindCounter     Kind = "counter"     // string holding an integer (fixed window)
 	KindBucket      Kind = "bucket"      // hash with a tokens field and a refill time field (token bucket)
 	KindGCRA        Kind = "gcra"        // string or hash field holding a theoretical arrival time
@@ -52,7 +52,7 @@ type zsetShape struct {
 //     characters without spaces, holding at least one digit: "a1b2c3-17", a UUID, a
 //     millisecond timestamp). Otherwise the set is something else (a leaderboard, a queue):
 //     unknown.
-//  2. Naming hints: a key naming in-flight work (concurren*, inflight, semaphore, or a
+//  2. Naming hints: a key naming in-flight work (concurren*, inflight, semaphore, funnel, or a
 //     "sem", "conc", "lease", "lock" segment) is a concurrency set; one naming a window
 //     (sliding, window, or a "log", "sw" segment) is a window log. Both or neither: no hint.
 //  3. TTL against score spread: both shipped scripts refresh the TTL on every call (to
@@ -106,7 +106,7 @@ func requestID(m string) bool {
 }
 
 var (
-	concurrencyWords    = []string{"concurren", "inflight", "in_flight", "in-flight", "semaphore"}
+	concurrencyWords    = []string{"concurren", "inflight", "in_flight", "in-flight", "semaphore", "funnel"}
 	concurrencySegments = map[string]bool{"sem": true, "conc": true, "lease": true, "leases": true, "lock": true, "locks": true}
 	windowWords         = []string{"sliding", "window"}
 	windowSegments      = map[string]bool{"log": true, "sw": true, "swl": true}

@@ -20,21 +20,29 @@ var (
 	refillFields = []string{"ts", "timestamp", "refilledAt", "refilled_at", "last_refill", "lastRefill",
 		"last_refill_time", "lastRefillTime", "last_refilled", "lastRefilled", "last_update", "lastUpdate",
 		"updated_at", "updatedAt", "last", "time"}
+	// windowFields hold a fixed window's start, end and count in one hash (Laravel's
+	// DurationLimiter), in this order.
+	windowFields = []string{"start", "end", "count"}
 )
 
-// hashFields is every field HMGET asks for: tat, then tokens, then refill names.
+// hashFields is every field HMGET asks for: tat, then tokens, then refill names, then the
+// window's.
 var hashFields = func() []string {
 	var all []string
 	all = append(all, tatFields...)
 	all = append(all, tokenFields...)
-	return append(all, refillFields...)
+	all = append(all, refillFields...)
+	return append(all, windowFields...)
 }()
 
-// hashShape is what a bucket or GCRA hash holds, read from HMGET hashFields.
+// hashShape is what a bucket, GCRA or window hash holds, read from HMGET hashFields.
 type hashShape struct {
 	tat, tokens, refill float64
 	hasTAT, hasTokens   bool
 	hasRefill           bool
+	// start, end and count of a fixed window; hasWindow when all three are numbers.
+	start, end, count float64
+	hasWindow         bool
 }
 
 // readHashFields picks the first numeric field of each role from an HMGET of hashFields.
@@ -54,6 +62,12 @@ func readHashFields(vals []any) hashShape {
 	h.tat, h.hasTAT = pick(0, tatFields)
 	h.tokens, h.hasTokens = pick(len(tatFields), tokenFields)
 	h.refill, h.hasRefill = pick(len(tatFields)+len(tokenFields), refillFields)
+	w := len(tatFields) + len(tokenFields) + len(refillFields)
+	var ok [3]bool
+	h.start, ok[0] = numberOf(vals[w])
+	h.end, ok[1] = numberOf(vals[w+1])
+	h.count, ok[2] = numberOf(vals[w+2])
+	h.hasWindow = ok[0] && ok[1] && ok[2]
 	return h
 }
 
@@ -192,4 +206,123 @@ func slidingEstimate(n int64, counts map[int64]int64, ttls map[int64]time.Durati
 	elapsed := float64(nowMs%w) / float64(w)
 	est := counts[cur] + int64(math.Floor((1-elapsed)*float64(counts[cur-1])))
 	return pairEstimate{window: window, estimate: est}, pairLive
+}
+
+// bucketSiblings names the keys a string may share a token bucket with, when the bucket is kept
+// in two strings (Spring Cloud Gateway's first layout: <prefix>tokens and <prefix>timestamp): a
+// key ending in a token field name after a separator pairs with the refill names, and the other
+// way round. holdsTokens says whether the key itself holds the tokens. The longest matching name
+// wins, so ...last_refill_time is not read as ...time.
+func bucketSiblings(key string) (siblings []string, holdsTokens bool) {
+	match := func(names []string) string {
+		best := ""
+		for _, n := range names {
+			if len(n) > len(best) && len(key) > len(n) && strings.HasSuffix(key, n) &&
+				strings.IndexByte(".:_-/", key[len(key)-len(n)-1]) >= 0 {
+				best = n
+			}
+		}
+		return best
+	}
+	tok, ref := match(tokenFields), match(refillFields)
+	var name string
+	var other []string
+	switch {
+	case len(tok) > len(ref):
+		name, other, holdsTokens = tok, refillFields, true
+	case ref != "":
+		name, other = ref, tokenFields
+	default:
+		return nil, false
+	}
+	prefix := key[:len(key)-len(name)]
+	for _, o := range other {
+		siblings = append(siblings, prefix+o)
+	}
+	return siblings, holdsTokens
+}
+
+// previousSuffix ends the previous window's counter of a pair renamed into place, as
+// alisaifee/limits keeps its sliding window: {<key>} now, {<key>}/-1 the window before.
+const previousSuffix = "/-1"
+
+// renamedPair names the other counter of such a pair: the previous window's key of a current
+// one, or the current one of a previous one.
+func renamedPair(key string) (other string, isPrevious bool) {
+	if base, ok := strings.CutSuffix(key, previousSuffix); ok && base != "" {
+		return base, true
+	}
+	return key + previousSuffix, false
+}
+
+// limitsGranularity is alisaifee/limits' granularity names, in seconds.
+var limitsGranularity = map[string]int64{
+	"second": 1, "minute": 60, "hour": 3600, "day": 86400, "month": 30 * 86400, "year": 12 * 30 * 86400,
+}
+
+// limitsWindow reads the window from an alisaifee/limits key, whose limit ends in
+// /<amount>/<multiples>/<granularity> (LIMITER/10.0.0.7/10/1/minute: ten per minute); ok is false
+// for any other key.
+func limitsWindow(key string) (time.Duration, bool) {
+	key = strings.TrimSuffix(key, previousSuffix)
+	key = strings.TrimSuffix(key, "}")
+	parts := strings.Split(key, "/")
+	if len(parts) < 3 {
+		return 0, false
+	}
+	secs, ok := limitsGranularity[parts[len(parts)-1]]
+	multiples, err := strconv.ParseInt(parts[len(parts)-2], 10, 64)
+	if !ok || err != nil || multiples < 1 {
+		return 0, false
+	}
+	return time.Duration(multiples*secs) * time.Second, true
+}
+
+// renamedEstimate is the sliding-window count of a renamed pair as alisaifee/limits weighs it:
+// the previous count times the part of a window its key has left to live, plus the current count.
+func renamedEstimate(previous, current int64, previousTTL, window time.Duration) int64 {
+	left := max(previousTTL, 0)
+	return int64(math.Floor(float64(previous)*float64(left)/float64(window))) + current
+}
+
+// slotKey splits a key <name><i> into the name and slot number of a numbered lock slot
+// (Laravel's ConcurrencyLimiter appends 1..N to the limiter's name, without a separator).
+func slotKey(key string) (name string, slot int64, ok bool) {
+	i := len(key)
+	for i > 0 && key[i-1] >= '0' && key[i-1] <= '9' {
+		i--
+	}
+	if i == 0 || i == len(key) || len(key)-i > 4 || key[i] == '0' {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(key[i:], 10, 64)
+	return key[:i], n, err == nil
+}
+
+// holderID reports whether a string's value looks like a lock holder's random id: 8 to 64
+// letters, digits, '-' or '_' (only the first bytes are read: head).
+func holderID(head string, length int64) bool {
+	if length < 8 || length > 64 || head == "" {
+		return false
+	}
+	for i := 0; i < len(head); i++ {
+		c := head[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// timerSuffix names the key that holds a fixed window's end beside its counter, as Laravel's
+// cache RateLimiter keeps <key> and <key>:timer.
+const timerSuffix = ":timer"
+
+// timerPair names the other key of a counter and timer pair: the timer of a counter, or the
+// counter of a timer (isTimer).
+func timerPair(key string) (other string, isTimer bool) {
+	if base, ok := strings.CutSuffix(key, timerSuffix); ok && base != "" {
+		return base, true
+	}
+	return key + timerSuffix, false
 }

@@ -86,7 +86,7 @@ func flagPairs(t *testing.T, words []string) map[string]string {
 	return m
 }
 
-var placeholder = regexp.MustCompile(`\{(now_ms|now_s|now_ns|rr_s|idx_(\d+))([+-][0-9.]+)?\}`)
+var placeholder = regexp.MustCompile(`\{(now_ms|now_sec|now_s|now_ns|rr_s|idx_(\d+))([+-][0-9.]+)?\}`)
 
 // expand fills a line's placeholders from now.
 func expand(t *testing.T, s string, now time.Time) string {
@@ -101,6 +101,8 @@ func expand(t *testing.T, s string, now time.Time) string {
 		switch {
 		case m[1] == "now_ms":
 			return strconv.FormatInt(now.UnixMilli()+int64(off), 10)
+		case m[1] == "now_sec":
+			return strconv.FormatInt(now.Unix()+int64(off), 10)
 		case m[1] == "now_ns":
 			return strconv.FormatInt(now.UnixNano()+int64(off), 10)
 		case m[1] == "now_s":
@@ -142,6 +144,11 @@ func TestKindsDocExamples(t *testing.T) {
 			for _, c := range ex.commands {
 				args := []any{}
 				for _, w := range strings.Fields(expand(t, c, now)) {
+					if strings.HasPrefix(w, `"`) { // a Go-quoted word: binary bytes as \x escapes
+						var err error
+						w, err = strconv.Unquote(w)
+						must(t, err)
+					}
 					args = append(args, w)
 				}
 				must(t, rdb.Do(ctx, args...).Err())
@@ -150,6 +157,11 @@ func TestKindsDocExamples(t *testing.T) {
 			if v, ok := ex.inspectFlags["--stale"]; ok {
 				opts.Stale, err = time.ParseDuration(v)
 				must(t, err)
+			}
+			if v, ok := ex.inspectFlags["--limit"]; ok {
+				opts.Limit, err = strconv.ParseInt(v, 10, 64)
+				must(t, err)
+				opts.HasLimit = true
 			}
 			var names []string
 			for k := range ex.expect {
@@ -196,6 +208,8 @@ func TestKindsDocExamples(t *testing.T) {
 						v = strconv.FormatInt(pk.Remaining, 10)
 					case "scores":
 						v = string(pk.Scores)
+					case "skipped":
+						v = strings.ReplaceAll(pk.Skipped, " ", "_")
 					default:
 						t.Fatalf("unknown purge field %q", f)
 					}
@@ -235,6 +249,17 @@ func keyField(k KeyInfo, field string, now time.Time) string {
 		return strconv.FormatInt(k.Window.Milliseconds(), 10)
 	case "pair_key":
 		return k.PairKey
+	case "flags":
+		var fs []string
+		for _, f := range k.Flags {
+			fs = append(fs, string(f))
+		}
+		return strings.Join(fs, ",")
+	case "oldest_age_ms":
+		if k.OldestAge == nil {
+			return ""
+		}
+		return strconv.FormatInt(k.OldestAge.Milliseconds(), 10)
 	case "full_in_ms":
 		if k.FullAt == nil {
 			return ""

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -25,6 +28,9 @@ const (
 	SkipNoSuchKey    = "no such key"
 	SkipNotTimes     = "scores are not timestamps in any unit"
 	SkipMixedUnits   = "scores mix units (some read as one unit, some as another)"
+	// SkipBinaryMembers: members that are packed binary records are a library's own accounting
+	// (Redisson's rate limiter gives a permit back only when it removes the record itself).
+	SkipBinaryMembers = "members are binary records (the library's own accounting)"
 )
 
 // purgeStale is the shipped script: EVALSHA, with EVAL when the server answers NOSCRIPT.
@@ -127,18 +133,30 @@ func purgeKey(ctx context.Context, rdb redis.UniversalClient, t Target, now time
 	}
 
 	unit := opts.Unit
-	if unit == "" || unit == UnitAuto {
-		samples, err := sampleScores(ctx, rdb, t.Key)
-		if err != nil {
-			if isWrongType(err) {
-				pk.Skipped = SkipNotSortedSet
-				return pk, nil
-			}
-			return fail("ZRANGE", err)
-		}
-		if len(samples) == 0 {
-			pk.Skipped = SkipVanished
+	explicit := unit != "" && unit != UnitAuto
+	sampled, err := sampleMembers(ctx, rdb, t.Key)
+	switch {
+	case err != nil && isWrongType(err):
+		pk.Skipped = SkipNotSortedSet
+		return pk, nil
+	case err != nil && explicit && redis.HasErrorPrefix(err, "NOPERM"):
+		// An ACL without ZRANGE, as docs/acl.md allows with --score-unit: the members go unseen.
+	case err != nil:
+		return fail("ZRANGE", err)
+	case len(sampled) == 0:
+		pk.Skipped = SkipVanished
+		return pk, nil
+	}
+	for _, z := range sampled {
+		if binaryMember(memberString(z.Member)) {
+			pk.Skipped = SkipBinaryMembers
 			return pk, nil
+		}
+	}
+	if !explicit {
+		samples := make([]float64, len(sampled))
+		for i, z := range sampled {
+			samples[i] = z.Score
 		}
 		rd, ok := readScores(samples, now, unit, opts.Scores)
 		if !ok {
@@ -217,9 +235,9 @@ func purgeKey(ctx context.Context, rdb redis.UniversalClient, t Target, now time
 	}
 }
 
-// sampleScores reads the scores at sampleRanks of a set, lowest first: ZCARD, then one ZRANGE
+// sampleMembers reads the members and scores at sampleRanks of a set, lowest first: ZCARD, then one ZRANGE
 // per rank, pipelined. Empty when the set is gone.
-func sampleScores(ctx context.Context, rdb redis.UniversalClient, key string) ([]float64, error) {
+func sampleMembers(ctx context.Context, rdb redis.UniversalClient, key string) ([]redis.Z, error) {
 	size, err := rdb.ZCard(ctx, key).Result()
 	if err != nil || size == 0 {
 		return nil, err
@@ -232,17 +250,21 @@ func sampleScores(ctx context.Context, rdb redis.UniversalClient, key string) ([
 	if err := execPipe(ctx, pipe); err != nil {
 		return nil, err
 	}
-	var scores []float64
+	var sampled []redis.Z
 	for _, c := range cmds {
 		zs, err := c.Result()
 		if err != nil {
 			return nil, err
 		}
-		for _, z := range zs {
-			scores = append(scores, z.Score)
-		}
+		sampled = append(sampled, zs...)
 	}
-	return scores, nil
+	return sampled, nil
+}
+
+// binaryMember reports whether a member is a packed binary record rather than an id: control
+// bytes or invalid UTF-8 (Redisson packs a length byte, random bytes and a 32-bit count).
+func binaryMember(m string) bool {
+	return !utf8.ValidString(m) || strings.ContainsFunc(m, unicode.IsControl)
 }
 
 // mixedUnits reports whether every score is a time in some unit, but not all in the same one.
