@@ -645,9 +645,11 @@ func (c *checker) dataBound(cond ast.Expr, endsWhenTrue bool) string {
 	case *ast.LogicalOpExpr:
 		l, r := c.dataBound(e.Lhs, endsWhenTrue), c.dataBound(e.Rhs, endsWhenTrue)
 		// The loop stops as soon as one side lets it: `and` for while,
-		// `or` for until. Then one bounded side bounds it.
+		// `or` for until. Then one side that counts to a bound bounds it;
+		// a flag (`until found or cursor == '0'`) or a constant does not,
+		// since nothing says it ever flips before the data runs out.
 		if (e.Operator == "and") != endsWhenTrue {
-			if l == "" || r == "" {
+			if (l == "" && isCounterBound(e.Lhs)) || (r == "" && isCounterBound(e.Rhs)) {
 				return ""
 			}
 		}
@@ -656,6 +658,21 @@ func (c *checker) dataBound(cond ast.Expr, endsWhenTrue bool) string {
 		return c.dataBound(e.Expr, !endsWhenTrue)
 	}
 	return c.dependsOn(cond)
+}
+
+// isCounterBound reports whether a part of a loop condition compares in
+// order (n >= max, i < 100), the shape of a counter that ends the loop; an
+// equality or a flag may never change.
+func isCounterBound(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.RelationalOpExpr:
+		return strings.ContainsAny(e.Operator, "<>")
+	case *ast.LogicalOpExpr:
+		return isCounterBound(e.Lhs) || isCounterBound(e.Rhs)
+	case *ast.UnaryNotOpExpr:
+		return isCounterBound(e.Expr)
+	}
+	return false
 }
 
 // growsOf names the growing reply a local holds, or "".

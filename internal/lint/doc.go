@@ -70,8 +70,9 @@
 //
 // unbounded-loop also covers while and repeat loops whose condition depends
 // on a reply or the size of one (`until cursor == "0"` after a SCAN, `while
-// i <= #items` over LRANGE 0 -1), unless a part that does not depend on the
-// data can end the loop on its own (`until not job or n >= max`).
+// i <= #items` over LRANGE 0 -1), unless a counter that does not depend on
+// the data can end the loop on its own (`until not job or n >= max`); a flag
+// (`until found or cursor == "0"`) is no such bound.
 //
 // # Redis 7 scripts and Function libraries
 //
