@@ -607,9 +607,10 @@ func (c *checker) relational(e *ast.RelationalOpExpr, l, r value) {
 		}
 		switch {
 		case ordering:
+			// Quoted as written: ARGV[1] < 10 stays ARGV[1] < 10.
 			c.report(c.pos.at(e.Lhs), RuleReplyType,
 				"%s (%s) %s %s (%s) raises an 'attempt to compare' error at run time: Lua never converts between them in a comparison; %s",
-				render(numE), num.typWhy, e.Operator, render(strE), str.typWhy, fix)
+				render(e.Lhs), l.typWhy, e.Operator, render(e.Rhs), r.typWhy, fix)
 		case e.Operator == "==":
 			c.report(c.pos.at(e.Lhs), RuleReplyType,
 				"%s == %s is always false: %s is %s and %s is %s, and Lua's == never converts between numbers and strings, so what it guards never happens; %s",
