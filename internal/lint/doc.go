@@ -79,8 +79,9 @@
 // A first line starting with #! is read as Redis reads it and blanked before
 // parsing (Redis skips it but keeps its line feed), so line numbers stay the
 // user's. With name=... the file is a Function library: every function it
-// registers at its top level, inline or as a local function defined above,
-// in either form (redis.register_function('f', fn) or the table form with
+// registers at its top level, inline, as a local function defined above or
+// as a field of a local table (function M.take(keys, args) ... end), in
+// either form (redis.register_function('f', fn) or the table form with
 // function_name, callback and flags), is checked as a unit of its own, its
 // first two parameters standing for KEYS and ARGV; missing-expire and
 // readonly-write judge each unit apart. Valkey's server.call, server.pcall
