@@ -36,6 +36,9 @@ type checker struct {
 	resp3 bool
 	// registrations counts calls of redis.register_function, wherever they are.
 	registrations int
+	// callee is the function expression of the call being walked, so that
+	// redis.call at a library's top level is reported once, as a call.
+	callee ast.Expr
 }
 
 // unit is what missing-expire and readonly-write judge together: a script,
@@ -386,6 +389,7 @@ func (c *checker) iterated(exprs []ast.Expr) value {
 	var over value
 	for i, e := range exprs {
 		if call, ok := e.(*ast.FuncCallExpr); ok && i == 0 && len(call.Args) > 0 && c.isPairs(call.Func) {
+			c.expr(call.Func) // a library's top level has no pairs
 			over = c.exprList(call.Args, 0)[0]
 			continue
 		}
@@ -425,10 +429,46 @@ func (c *checker) ident(e *ast.IdentExpr) value {
 			return value{origin: keysTable, name: "KEYS"}
 		}
 		return value{origin: argvTable, name: "ARGV"}
-	case "redis", "server", "math", "tonumber", "unpack", "table":
+	case "redis", "server":
+		return value{origin: builtin, name: e.Value}
+	}
+	if c.library && c.fn == nil {
+		c.report(c.pos.at(e), RuleLibrary,
+			"%s does not exist while FUNCTION LOAD runs a library's top level (Redis: Script attempted to access nonexistent global variable '%s'): only redis.register_function, redis.log and redis.REDIS_VERSION do there, so Redis refuses the library; use %s inside a function",
+			e.Value, e.Value, e.Value)
+	}
+	switch e.Value {
+	case "math", "tonumber", "unpack", "table":
 		return value{origin: builtin, name: e.Value}
 	}
 	return value{name: e.Value}
+}
+
+// libraryLoadAPI is what FUNCTION LOAD offers a library's top level of the
+// redis table (checked on redis-server 7.0); everything else, the Lua
+// standard library included, exists only inside a called function.
+var libraryLoadAPI = map[string]bool{
+	"register_function": true, "log": true, "LOG_DEBUG": true, "LOG_VERBOSE": true, "LOG_NOTICE": true,
+	"LOG_WARNING": true, "REDIS_VERSION": true, "REDIS_VERSION_NUM": true,
+}
+
+// loadTimeField reports redis.X read at a library's top level when FUNCTION
+// LOAD does not offer X there: `local rcall = redis.call` fails the load.
+func (c *checker) loadTimeField(e *ast.AttrGetExpr) {
+	if !c.library || c.fn != nil {
+		return
+	}
+	obj, ok := e.Object.(*ast.IdentExpr)
+	key, ok2 := e.Key.(*ast.StringExpr)
+	if !ok || !ok2 || c.local(obj.Value) != nil || (obj.Value != "redis" && obj.Value != "server") || libraryLoadAPI[key.Value] {
+		return
+	}
+	if e == c.callee && (key.Value == "call" || key.Value == "pcall") {
+		return // redisCall reports the call itself
+	}
+	c.report(c.pos.at(e), RuleLibrary,
+		"%s.%s does not exist while FUNCTION LOAD runs a library's top level (Redis: Script attempted to access nonexistent global variable '%s'): only redis.register_function, redis.log and redis.REDIS_VERSION do there, so Redis refuses the library; use it inside a function",
+		obj.Value, key.Value, key.Value)
 }
 
 // index resolves t[k] from what t and k hold.
@@ -472,6 +512,7 @@ func (c *checker) expr(e ast.Expr) value {
 		return value{origin: fromNumber, name: e.Value, typ: numberType, typWhy: "a number"}
 	case *ast.AttrGetExpr:
 		v := c.index(c.expr(e.Object), e.Key, c.expr(e.Key))
+		c.loadTimeField(e)
 		if v.origin == builtin && v.name == "math.random" {
 			c.report(c.pos.at(e), RuleNondeterministic, "%s", nondeterministicMessage("math.random", "randomness"))
 		}
@@ -540,7 +581,10 @@ func (c *checker) call(e *ast.FuncCallExpr) value {
 		c.exprList(e.Args, 0)
 		return value{name: render(e)}
 	}
+	outer := c.callee
+	c.callee = e.Func
 	fn := c.expr(e.Func)
+	c.callee = outer
 	if fn.origin == builtin {
 		switch fn.name {
 		case "redis.call", "redis.pcall", "server.call", "server.pcall":

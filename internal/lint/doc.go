@@ -32,7 +32,11 @@
 //     with flags={'no-writes'}, directly or through a local helper.
 //   - library: a Function library that reads the KEYS or ARGV globals (they
 //     do not exist there), calls redis.call at its top level (FUNCTION LOAD
-//     runs that code, without redis.call), or registers no function; and
+//     runs that code, without redis.call), reads at its top level anything
+//     FUNCTION LOAD does not offer there (only redis.register_function,
+//     redis.log, redis.LOG_* and redis.REDIS_VERSION exist: `local rcall =
+//     redis.call`, `local floor = math.floor` and pairs(...) fail the load),
+//     or registers no function; and
 //     redis.register_function in a file without `#!lua name=...`.
 //   - reply-type: a number (an integer reply such as INCRBY's or ZCARD's,
 //     tonumber(...), arithmetic, a number literal) compared with a string
