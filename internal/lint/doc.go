@@ -55,7 +55,7 @@
 //   - missing-expire: a key written (SET without EX/PX/EXAT/PXAT/KEEPTTL,
 //     INCR*, DECR*, APPEND, ZADD, ZINCRBY, HSET*, HMSET, HINCRBY*, SADD,
 //     LPUSH, RPUSH, XADD, MSET...) that no EXPIRE, PEXPIRE, EXPIREAT,
-//     PEXPIREAT, SETEX, PSETEX or SET ... EX/PX anywhere in the script gives
+//     PEXPIREAT, SETEX, PSETEX, SET ... EX/PX or GETEX ... EX/PX anywhere in the script gives
 //     a TTL. Reported once per key, at its first write.
 //   - unbounded-loop: `while true` or `repeat ... until false` (any constant
 //     condition that never ends the loop) whose body calls redis.call, and a

@@ -125,6 +125,13 @@ func (c *checker) trackTTL(cmd string, spec keySpec, exprs []ast.Expr, vals []va
 		default:
 			c.write(cmd, exprs[1], vals[1])
 		}
+	case cmd == "GETEX":
+		// GETEX key EX 60 gives the key a TTL, as SET ... EX does.
+		if len(exprs) > 2 {
+			if ttl, _ := setTTL(exprs[2:]); ttl {
+				c.expire(vals[1])
+			}
+		}
 	case writeCommands[cmd]:
 		for _, i := range spec.positions(len(exprs)) {
 			c.write(cmd, exprs[i], vals[i])
