@@ -230,6 +230,12 @@ func (p *positions) at(e ast.Expr) pos {
 		return p.at(e.Lhs)
 	case *ast.ArithmeticOpExpr:
 		return p.at(e.Lhs)
+	case *ast.UnaryMinusOpExpr:
+		return p.at(e.Expr) // the operator has no paired token: its operand's
+	case *ast.UnaryNotOpExpr:
+		return p.at(e.Expr)
+	case *ast.UnaryLenOpExpr:
+		return p.at(e.Expr)
 	}
 	if e == nil {
 		return pos{}
