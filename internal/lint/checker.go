@@ -367,7 +367,7 @@ func (c *checker) genericFor(s *ast.GenericForStmt) {
 			case argvTable:
 				v = value{origin: fromArgv, name: "ARGV[" + s.Names[0] + "]"}
 			case keyList:
-				v = value{origin: fromKeys, name: clip(over.name + "[" + s.Names[0] + "]")}
+				v = value{origin: fromKeys, name: clip(over.name + "[" + s.Names[0] + "]"), members: over.members}
 			case fromReply:
 				v = value{origin: fromReply, name: clip(over.name + "[" + s.Names[0] + "]"), reply: over.reply}
 			}
@@ -483,7 +483,7 @@ func (c *checker) index(t value, key ast.Expr, k value) value {
 	case t.origin == argvTable:
 		return value{origin: fromArgv, name: clip("ARGV[" + k.name + "]"), typ: stringType, typWhy: "ARGV, always a string"}
 	case t.origin == keyList:
-		return value{origin: fromKeys, name: clip(t.name + "[" + k.name + "]")}
+		return value{origin: fromKeys, name: clip(t.name + "[" + k.name + "]"), members: t.members}
 	case t.origin == fromReply:
 		return value{origin: fromReply, name: clip(t.name + "[" + k.name + "]"), reply: t.reply}
 	case t.origin == builtin && (t.name == "redis" || t.name == "server") &&
@@ -558,13 +558,19 @@ func (c *checker) expr(e ast.Expr) value {
 		// {KEYS[1], KEYS[2]} is a list of declared keys; iterating it or
 		// indexing it gives declared keys.
 		onlyKeys := len(e.Fields) > 0
+		var members []string
 		for _, f := range e.Fields {
 			c.expr(f.Key)
 			v := c.expr(f.Value)
 			onlyKeys = onlyKeys && f.Key == nil && v.origin == fromKeys
+			if len(v.members) > 0 {
+				members = append(members, v.members...)
+			} else {
+				members = append(members, v.name)
+			}
 		}
 		if onlyKeys {
-			return value{origin: keyList, name: render(e)}
+			return value{origin: keyList, name: render(e), members: members}
 		}
 	case *ast.FunctionExpr:
 		return value{origin: localFunc, name: "function", fn: c.function(e, false)}

@@ -114,7 +114,8 @@
 // literal; key arguments that are function parameters or call results; SET
 // options that are not literals (one might be EX). missing-expire is decided
 // per key: a TTL on KEYS[i] could be any declared key, so it covers them all
-// (and nothing else); a TTL on a key read from a reply names a key the
+// (and nothing else), while one on an element of a list of named keys (the
+// loop variable of ipairs({KEYS[2], KEYS[3]})) covers just those; a TTL on a key read from a reply names a key the
 // script found in the data, so it covers none of the keys the script names;
 // only a TTL on a key the linter cannot name at all (a call result, a
 // parameter of a function never called) silences the rule for the whole
