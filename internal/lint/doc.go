@@ -55,8 +55,8 @@
 //   - missing-expire: a key written (SET without EX/PX/EXAT/PXAT/KEEPTTL,
 //     INCR*, DECR*, APPEND, ZADD, ZINCRBY, HSET*, HMSET, HINCRBY*, SADD,
 //     LPUSH, RPUSH, XADD, MSET...) that no EXPIRE, PEXPIRE, EXPIREAT,
-//     PEXPIREAT, SETEX, PSETEX, SET ... EX/PX or GETEX ... EX/PX anywhere in the script gives
-//     a TTL. Reported once per key, at its first write.
+//     PEXPIREAT, SETEX, PSETEX, SET ... EX/PX or GETEX ... EX/PX anywhere
+//     in the script gives a TTL. Reported once per key, at its first write.
 //   - unbounded-loop: `while true` or `repeat ... until false` (any constant
 //     condition that never ends the loop) whose body calls redis.call, and a
 //     for loop over a reply that grows with the data (ZRANGE/LRANGE 0 -1,
