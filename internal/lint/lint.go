@@ -30,10 +30,16 @@ func LintWith(filename string, src []byte, cfg Config) []Diagnostic {
 	chunk, err := parse.Parse(bytes.NewReader(body), filename)
 	// gopher-lua returns a nil chunk without an error when its parser panics
 	// with something other than an error; that is no parse either.
+	var tokens []token
+	if err == nil && chunk != nil {
+		tokens = scanTokens(body)
+	}
 	if err != nil || chunk == nil {
 		diags = []Diagnostic{syntaxError(filename, lines, err)}
+	} else if t, ok := firstLua52(tokens); ok {
+		diags = []Diagnostic{lua52Error(filename, t)}
 	} else {
-		c := &checker{file: filename, lines: lines, pos: locate(chunk, body), unit: newUnit(head.noWrites), library: head.library}
+		c := &checker{file: filename, lines: lines, pos: locate(chunk, tokens), unit: newUnit(head.noWrites), library: head.library}
 		for _, p := range head.problems {
 			c.report(pos{1, p.col}, RuleShebang, "%s", p.msg)
 		}
@@ -76,6 +82,29 @@ func syntaxError(filename string, lines []string, err error) Diagnostic {
 			strings.TrimSpace(err.Error()))
 	default:
 		d.Message = "the Lua parser gave up without an error; fix the script so it compiles (Redis runs Lua 5.1)"
+	}
+	return d
+}
+
+// firstLua52 finds the first token of syntax gopher-lua's parser accepts
+// but Lua 5.1, which Redis runs, does not: goto and ::labels::.
+func firstLua52(tokens []token) (token, bool) {
+	for _, t := range tokens {
+		if t.typ == parse.TGoto || t.typ == parse.T2Colon {
+			return t, true
+		}
+	}
+	return token{}, false
+}
+
+// lua52Error is the syntax error Redis gives a script that uses goto or a
+// label (checked on redis-server 7.0).
+func lua52Error(filename string, t token) Diagnostic {
+	d := Diagnostic{File: filename, Line: t.pos.line, Col: max(t.pos.col, 1), Severity: severityOf(RuleSyntax), Rule: RuleSyntax}
+	if t.typ == parse.TGoto {
+		d.Message = "goto is Lua 5.2, and Redis runs Lua 5.1, where it does not compile ('=' expected near the label); skip the rest of a loop body with if ... end instead"
+	} else {
+		d.Message = "a ::label:: is Lua 5.2, and Redis runs Lua 5.1, where it does not compile (unexpected symbol near ':'); skip the rest of a loop body with if ... end instead"
 	}
 	return d
 }

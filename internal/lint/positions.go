@@ -48,8 +48,8 @@ func scanTokens(src []byte) []token {
 	}
 }
 
-func locate(chunk []ast.Stmt, src []byte) *positions {
-	p := &positions{tokens: scanTokens(src), of: map[ast.PositionHolder]pos{}}
+func locate(chunk []ast.Stmt, tokens []token) *positions {
+	p := &positions{tokens: tokens, of: map[ast.PositionHolder]pos{}}
 	p.block(chunk)
 	return p
 }
