@@ -12,10 +12,11 @@
 //
 //   - syntax: the file does not parse. The position is the parser's; an
 //     unexpected end of file points just past the last non-blank character.
-//     gopher-lua's parser also takes goto and ::labels::, which are Lua 5.2,
-//     and a call whose ( starts a line after a name, ) or ], which Lua 5.1
-//     calls ambiguous syntax: Redis runs Lua 5.1 and refuses both, so they
-//     are syntax errors too.
+//     gopher-lua's parser also takes what Lua 5.1, which Redis runs,
+//     refuses: goto and ::labels::, empty statements (;;), a call whose (
+//     starts a line after a name, ) or ] (ambiguous syntax) and a number run
+//     into a word (0then, a malformed number). They are syntax errors too
+//     (lua51.go).
 //     Nothing else is checked in a file that does not parse.
 //   - global-write: `x = ...` where x is not a local in scope, and
 //     `function foo() end`. Redis refuses scripts that create globals.

@@ -36,8 +36,8 @@ func LintWith(filename string, src []byte, cfg Config) []Diagnostic {
 	}
 	if err != nil || chunk == nil {
 		diags = []Diagnostic{syntaxError(filename, lines, err)}
-	} else if t, ok := firstLua52(tokens); ok {
-		diags = []Diagnostic{lua52Error(filename, t)}
+	} else if at, msg, ok := notLua51(tokens, lines); ok {
+		diags = []Diagnostic{{File: filename, Line: at.line, Col: max(at.col, 1), Severity: severityOf(RuleSyntax), Rule: RuleSyntax, Message: msg}}
 	} else {
 		c := &checker{file: filename, lines: lines, pos: locate(chunk, tokens), unit: newUnit(head.noWrites), library: head.library}
 		for _, p := range head.problems {
@@ -82,47 +82,6 @@ func syntaxError(filename string, lines []string, err error) Diagnostic {
 			strings.TrimSpace(err.Error()))
 	default:
 		d.Message = "the Lua parser gave up without an error; fix the script so it compiles (Redis runs Lua 5.1)"
-	}
-	return d
-}
-
-// firstLua52 finds the first token of syntax gopher-lua's parser accepts
-// but Lua 5.1, which Redis runs, does not: goto and ::labels::, and a call's
-// ( on a new line (Lua 5.1: ambiguous syntax, function call x new statement).
-func firstLua52(tokens []token) (token, bool) {
-	funcName := false // between `function` and its parameter list
-	for i, t := range tokens {
-		switch {
-		case t.typ == parse.TGoto || t.typ == parse.T2Colon:
-			return t, true
-		case t.typ == parse.TFunction:
-			funcName = true
-		case t.typ == '(' && funcName:
-			funcName = false
-		case t.typ == '(' && i > 0 && t.pos.line > tokens[i-1].pos.line && endsPrefix(tokens[i-1]):
-			return t, true
-		}
-	}
-	return token{}, false
-}
-
-// endsPrefix reports whether a token can end an expression that ( would
-// call: a name, ) or ].
-func endsPrefix(t token) bool {
-	return t.typ == parse.TIdent || t.typ == ')' || t.typ == ']'
-}
-
-// lua52Error is the syntax error Redis gives a script that firstLua52
-// finds (checked on redis-server 7.0).
-func lua52Error(filename string, t token) Diagnostic {
-	d := Diagnostic{File: filename, Line: t.pos.line, Col: max(t.pos.col, 1), Severity: severityOf(RuleSyntax), Rule: RuleSyntax}
-	switch t.typ {
-	case '(':
-		d.Message = "ambiguous syntax (function call x new statement): Redis runs Lua 5.1, which refuses a ( that starts a line right after a name, ) or ], since it would call what ends the line above; end the statement above with ; or move the ( up"
-	case parse.TGoto:
-		d.Message = "goto is Lua 5.2, and Redis runs Lua 5.1, where it does not compile ('=' expected near the label); skip the rest of a loop body with if ... end instead"
-	default:
-		d.Message = "a ::label:: is Lua 5.2, and Redis runs Lua 5.1, where it does not compile (unexpected symbol near ':'); skip the rest of a loop body with if ... end instead"
 	}
 	return d
 }
