@@ -36,6 +36,9 @@ type checker struct {
 	resp3 bool
 	// registrations counts calls of redis.register_function, wherever they are.
 	registrations int
+	// callee is the function expression of the call being walked, so that
+	// redis.call at a library's top level is reported once, as a call.
+	callee ast.Expr
 }
 
 // unit is what missing-expire and readonly-write judge together: a script,
@@ -364,7 +367,7 @@ func (c *checker) genericFor(s *ast.GenericForStmt) {
 			case argvTable:
 				v = value{origin: fromArgv, name: "ARGV[" + s.Names[0] + "]"}
 			case keyList:
-				v = value{origin: fromKeys, name: clip(over.name + "[" + s.Names[0] + "]")}
+				v = value{origin: fromKeys, name: clip(over.name + "[" + s.Names[0] + "]"), members: over.members}
 			case fromReply:
 				v = value{origin: fromReply, name: clip(over.name + "[" + s.Names[0] + "]"), reply: over.reply}
 			}
@@ -386,6 +389,7 @@ func (c *checker) iterated(exprs []ast.Expr) value {
 	var over value
 	for i, e := range exprs {
 		if call, ok := e.(*ast.FuncCallExpr); ok && i == 0 && len(call.Args) > 0 && c.isPairs(call.Func) {
+			c.expr(call.Func) // a library's top level has no pairs
 			over = c.exprList(call.Args, 0)[0]
 			continue
 		}
@@ -425,10 +429,46 @@ func (c *checker) ident(e *ast.IdentExpr) value {
 			return value{origin: keysTable, name: "KEYS"}
 		}
 		return value{origin: argvTable, name: "ARGV"}
-	case "redis", "server", "math", "tonumber", "unpack", "table":
+	case "redis", "server":
+		return value{origin: builtin, name: e.Value}
+	}
+	if c.library && c.fn == nil {
+		c.report(c.pos.at(e), RuleLibrary,
+			"%s does not exist while FUNCTION LOAD runs a library's top level (Redis: Script attempted to access nonexistent global variable '%s'): only redis.register_function, redis.log and redis.REDIS_VERSION do there, so Redis refuses the library; use %s inside a function",
+			e.Value, e.Value, e.Value)
+	}
+	switch e.Value {
+	case "math", "tonumber", "unpack", "table":
 		return value{origin: builtin, name: e.Value}
 	}
 	return value{name: e.Value}
+}
+
+// libraryLoadAPI is what FUNCTION LOAD offers a library's top level of the
+// redis table (checked on redis-server 7.0); everything else, the Lua
+// standard library included, exists only inside a called function.
+var libraryLoadAPI = map[string]bool{
+	"register_function": true, "log": true, "LOG_DEBUG": true, "LOG_VERBOSE": true, "LOG_NOTICE": true,
+	"LOG_WARNING": true, "REDIS_VERSION": true, "REDIS_VERSION_NUM": true,
+}
+
+// loadTimeField reports redis.X read at a library's top level when FUNCTION
+// LOAD does not offer X there: `local rcall = redis.call` fails the load.
+func (c *checker) loadTimeField(e *ast.AttrGetExpr) {
+	if !c.library || c.fn != nil {
+		return
+	}
+	obj, ok := e.Object.(*ast.IdentExpr)
+	key, ok2 := e.Key.(*ast.StringExpr)
+	if !ok || !ok2 || c.local(obj.Value) != nil || (obj.Value != "redis" && obj.Value != "server") || libraryLoadAPI[key.Value] {
+		return
+	}
+	if e == c.callee && (key.Value == "call" || key.Value == "pcall") {
+		return // redisCall reports the call itself
+	}
+	c.report(c.pos.at(e), RuleLibrary,
+		"%s.%s does not exist while FUNCTION LOAD runs a library's top level (Redis: Script attempted to access nonexistent global variable '%s'): only redis.register_function, redis.log and redis.REDIS_VERSION do there, so Redis refuses the library; use it inside a function",
+		obj.Value, key.Value, key.Value)
 }
 
 // index resolves t[k] from what t and k hold.
@@ -443,7 +483,7 @@ func (c *checker) index(t value, key ast.Expr, k value) value {
 	case t.origin == argvTable:
 		return value{origin: fromArgv, name: clip("ARGV[" + k.name + "]"), typ: stringType, typWhy: "ARGV, always a string"}
 	case t.origin == keyList:
-		return value{origin: fromKeys, name: clip(t.name + "[" + k.name + "]")}
+		return value{origin: fromKeys, name: clip(t.name + "[" + k.name + "]"), members: t.members}
 	case t.origin == fromReply:
 		return value{origin: fromReply, name: clip(t.name + "[" + k.name + "]"), reply: t.reply}
 	case t.origin == builtin && (t.name == "redis" || t.name == "server") &&
@@ -472,6 +512,7 @@ func (c *checker) expr(e ast.Expr) value {
 		return value{origin: fromNumber, name: e.Value, typ: numberType, typWhy: "a number"}
 	case *ast.AttrGetExpr:
 		v := c.index(c.expr(e.Object), e.Key, c.expr(e.Key))
+		c.loadTimeField(e)
 		if v.origin == builtin && v.name == "math.random" {
 			c.report(c.pos.at(e), RuleNondeterministic, "%s", nondeterministicMessage("math.random", "randomness"))
 		}
@@ -517,13 +558,19 @@ func (c *checker) expr(e ast.Expr) value {
 		// {KEYS[1], KEYS[2]} is a list of declared keys; iterating it or
 		// indexing it gives declared keys.
 		onlyKeys := len(e.Fields) > 0
+		var members []string
 		for _, f := range e.Fields {
 			c.expr(f.Key)
 			v := c.expr(f.Value)
 			onlyKeys = onlyKeys && f.Key == nil && v.origin == fromKeys
+			if len(v.members) > 0 {
+				members = append(members, v.members...)
+			} else {
+				members = append(members, v.name)
+			}
 		}
 		if onlyKeys {
-			return value{origin: keyList, name: render(e)}
+			return value{origin: keyList, name: render(e), members: members}
 		}
 	case *ast.FunctionExpr:
 		return value{origin: localFunc, name: "function", fn: c.function(e, false)}
@@ -540,7 +587,10 @@ func (c *checker) call(e *ast.FuncCallExpr) value {
 		c.exprList(e.Args, 0)
 		return value{name: render(e)}
 	}
+	outer := c.callee
+	c.callee = e.Func
 	fn := c.expr(e.Func)
+	c.callee = outer
 	if fn.origin == builtin {
 		switch fn.name {
 		case "redis.call", "redis.pcall", "server.call", "server.pcall":
@@ -607,9 +657,10 @@ func (c *checker) relational(e *ast.RelationalOpExpr, l, r value) {
 		}
 		switch {
 		case ordering:
+			// Quoted as written: ARGV[1] < 10 stays ARGV[1] < 10.
 			c.report(c.pos.at(e.Lhs), RuleReplyType,
 				"%s (%s) %s %s (%s) raises an 'attempt to compare' error at run time: Lua never converts between them in a comparison; %s",
-				render(numE), num.typWhy, e.Operator, render(strE), str.typWhy, fix)
+				render(e.Lhs), l.typWhy, e.Operator, render(e.Rhs), r.typWhy, fix)
 		case e.Operator == "==":
 			c.report(c.pos.at(e.Lhs), RuleReplyType,
 				"%s == %s is always false: %s is %s and %s is %s, and Lua's == never converts between numbers and strings, so what it guards never happens; %s",
@@ -645,9 +696,11 @@ func (c *checker) dataBound(cond ast.Expr, endsWhenTrue bool) string {
 	case *ast.LogicalOpExpr:
 		l, r := c.dataBound(e.Lhs, endsWhenTrue), c.dataBound(e.Rhs, endsWhenTrue)
 		// The loop stops as soon as one side lets it: `and` for while,
-		// `or` for until. Then one bounded side bounds it.
+		// `or` for until. Then one side that counts to a bound bounds it;
+		// a flag (`until found or cursor == '0'`) or a constant does not,
+		// since nothing says it ever flips before the data runs out.
 		if (e.Operator == "and") != endsWhenTrue {
-			if l == "" || r == "" {
+			if (l == "" && isCounterBound(e.Lhs)) || (r == "" && isCounterBound(e.Rhs)) {
 				return ""
 			}
 		}
@@ -656,6 +709,21 @@ func (c *checker) dataBound(cond ast.Expr, endsWhenTrue bool) string {
 		return c.dataBound(e.Expr, !endsWhenTrue)
 	}
 	return c.dependsOn(cond)
+}
+
+// isCounterBound reports whether a part of a loop condition compares in
+// order (n >= max, i < 100), the shape of a counter that ends the loop; an
+// equality or a flag may never change.
+func isCounterBound(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.RelationalOpExpr:
+		return strings.ContainsAny(e.Operator, "<>")
+	case *ast.LogicalOpExpr:
+		return isCounterBound(e.Lhs) || isCounterBound(e.Rhs)
+	case *ast.UnaryNotOpExpr:
+		return isCounterBound(e.Expr)
+	}
+	return false
 }
 
 // growsOf names the growing reply a local holds, or "".

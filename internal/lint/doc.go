@@ -12,6 +12,11 @@
 //
 //   - syntax: the file does not parse. The position is the parser's; an
 //     unexpected end of file points just past the last non-blank character.
+//     gopher-lua's parser also takes what Lua 5.1, which Redis runs,
+//     refuses: goto and ::labels::, empty statements (;;), a call whose (
+//     starts a line after a name, ) or ] (ambiguous syntax) and a number run
+//     into a word (0then, a malformed number). They are syntax errors too
+//     (lua51.go).
 //     Nothing else is checked in a file that does not parse.
 //   - global-write: `x = ...` where x is not a local in scope, and
 //     `function foo() end`. Redis refuses scripts that create globals.
@@ -32,7 +37,11 @@
 //     with flags={'no-writes'}, directly or through a local helper.
 //   - library: a Function library that reads the KEYS or ARGV globals (they
 //     do not exist there), calls redis.call at its top level (FUNCTION LOAD
-//     runs that code, without redis.call), or registers no function; and
+//     runs that code, without redis.call), reads at its top level anything
+//     FUNCTION LOAD does not offer there (only redis.register_function,
+//     redis.log, redis.LOG_* and redis.REDIS_VERSION exist: `local rcall =
+//     redis.call`, `local floor = math.floor` and pairs(...) fail the load),
+//     or registers no function; and
 //     redis.register_function in a file without `#!lua name=...`.
 //   - reply-type: a number (an integer reply such as INCRBY's or ZCARD's,
 //     tonumber(...), arithmetic, a number literal) compared with a string
@@ -51,8 +60,8 @@
 //   - missing-expire: a key written (SET without EX/PX/EXAT/PXAT/KEEPTTL,
 //     INCR*, DECR*, APPEND, ZADD, ZINCRBY, HSET*, HMSET, HINCRBY*, SADD,
 //     LPUSH, RPUSH, XADD, MSET...) that no EXPIRE, PEXPIRE, EXPIREAT,
-//     PEXPIREAT, SETEX, PSETEX or SET ... EX/PX anywhere in the script gives
-//     a TTL. Reported once per key, at its first write.
+//     PEXPIREAT, SETEX, PSETEX, SET ... EX/PX or GETEX ... EX/PX anywhere
+//     in the script gives a TTL. Reported once per key, at its first write.
 //   - unbounded-loop: `while true` or `repeat ... until false` (any constant
 //     condition that never ends the loop) whose body calls redis.call, and a
 //     for loop over a reply that grows with the data (ZRANGE/LRANGE 0 -1,
@@ -70,16 +79,18 @@
 //
 // unbounded-loop also covers while and repeat loops whose condition depends
 // on a reply or the size of one (`until cursor == "0"` after a SCAN, `while
-// i <= #items` over LRANGE 0 -1), unless a part that does not depend on the
-// data can end the loop on its own (`until not job or n >= max`).
+// i <= #items` over LRANGE 0 -1), unless a counter that does not depend on
+// the data can end the loop on its own (`until not job or n >= max`); a flag
+// (`until found or cursor == "0"`) is no such bound.
 //
 // # Redis 7 scripts and Function libraries
 //
 // A first line starting with #! is read as Redis reads it and blanked before
 // parsing (Redis skips it but keeps its line feed), so line numbers stay the
 // user's. With name=... the file is a Function library: every function it
-// registers at its top level, inline or as a local function defined above,
-// in either form (redis.register_function('f', fn) or the table form with
+// registers at its top level, inline, as a local function defined above or
+// as a field of a local table (function M.take(keys, args) ... end), in
+// either form (redis.register_function('f', fn) or the table form with
 // function_name, callback and flags), is checked as a unit of its own, its
 // first two parameters standing for KEYS and ARGV; missing-expire and
 // readonly-write judge each unit apart. Valkey's server.call, server.pcall
@@ -108,7 +119,8 @@
 // literal; key arguments that are function parameters or call results; SET
 // options that are not literals (one might be EX). missing-expire is decided
 // per key: a TTL on KEYS[i] could be any declared key, so it covers them all
-// (and nothing else); a TTL on a key read from a reply names a key the
+// (and nothing else), while one on an element of a list of named keys (the
+// loop variable of ipairs({KEYS[2], KEYS[3]})) covers just those; a TTL on a key read from a reply names a key the
 // script found in the data, so it covers none of the keys the script names;
 // only a TTL on a key the linter cannot name at all (a call result, a
 // parameter of a function never called) silences the rule for the whole

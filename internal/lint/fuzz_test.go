@@ -44,6 +44,12 @@ var edgeSeeds = []string{
 	"local function f(a, a) redis.call('PEXPIRE', a, 1) end\nf()\nf(KEYS[1], KEYS[2], KEYS[3])",
 	"repeat local x until not not not x",
 	"while (redis.call('GET', KEYS[1])) do redis.call('DEL', KEYS[1]) end",
+	"for i = 1, 2 do\n\tgoto continue\n\t::continue::\nend",
+	"local f = g\n(h)()\nlocal function k\n(a) end\nlocal t = {}\n(f)()",
+	";;local t = {1;2;};; if 0then end return 1..2 .. 0x1Fand 3e-",
+	"#!lua name=x\nlocal M = {f = function(k, a) return k end}\nfunction M.g(k, a) end\nM.h = M.f\nredis.register_function('f', M.f)\nredis.register_function('g', M['g'])\nredis.register_function('h', M.h)",
+	"#!lua name=x\nlocal rcall, fl = redis.call, math.floor\nfor k in pairs({}) do end\nredis.log(redis.LOG_WARNING, redis.REDIS_VERSION)",
+	"for _, k in ipairs({KEYS[1], {KEYS[2]}, KEYS[3]}) do redis.call('INCR', k) redis.call('PEXPIRE', k, 1) end",
 }
 
 func FuzzLint(f *testing.F) {

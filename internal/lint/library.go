@@ -18,7 +18,9 @@ type callback struct {
 // with its first two parameters as KEYS and ARGV. Both forms count:
 // redis.register_function('name', fn) and
 // redis.register_function{function_name='name', callback=fn, flags={...}},
-// where fn is a function expression or a local function defined above.
+// where fn is a function expression, a local function defined above, or a
+// field of a local table defined above (function M.take(keys, args), M.take =
+// function..., local M = {take = function...}), the module style.
 func registrations(chunk []ast.Stmt) map[*ast.FunctionExpr]callback {
 	found := map[*ast.FunctionExpr]callback{}
 	defined := map[string]*ast.FunctionExpr{}
@@ -28,6 +30,10 @@ func registrations(chunk []ast.Stmt) map[*ast.FunctionExpr]callback {
 			return e
 		case *ast.IdentExpr:
 			return defined[e.Value]
+		case *ast.AttrGetExpr:
+			if name, ok := fieldName(e); ok {
+				return defined[name]
+			}
 		}
 		return nil
 	}
@@ -35,10 +41,42 @@ func registrations(chunk []ast.Stmt) map[*ast.FunctionExpr]callback {
 		switch s := s.(type) {
 		case *ast.LocalAssignStmt:
 			for i, name := range s.Names {
-				delete(defined, name)
-				if i < len(s.Exprs) {
-					if f, ok := s.Exprs[i].(*ast.FunctionExpr); ok {
-						defined[name] = f
+				for k := range defined {
+					if k == name || strings.HasPrefix(k, name+".") {
+						delete(defined, k)
+					}
+				}
+				if i >= len(s.Exprs) {
+					continue
+				}
+				switch e := s.Exprs[i].(type) {
+				case *ast.FunctionExpr:
+					defined[name] = e
+				case *ast.TableExpr:
+					for _, f := range e.Fields {
+						key, ok := f.Key.(*ast.StringExpr)
+						if fn, isFn := f.Value.(*ast.FunctionExpr); ok && isFn {
+							defined[name+"."+key.Value] = fn
+						}
+					}
+				}
+			}
+		case *ast.FuncDefStmt:
+			if target, ok := s.Name.Func.(*ast.AttrGetExpr); ok {
+				if name, ok := fieldName(target); ok {
+					defined[name] = s.Func
+				}
+			}
+		case *ast.AssignStmt:
+			for i, lhs := range s.Lhs {
+				target, ok := lhs.(*ast.AttrGetExpr)
+				if !ok || i >= len(s.Rhs) {
+					continue
+				}
+				if name, ok := fieldName(target); ok {
+					delete(defined, name)
+					if fn, ok := s.Rhs[i].(*ast.FunctionExpr); ok {
+						defined[name] = fn
 					}
 				}
 			}
@@ -89,6 +127,16 @@ func registrations(chunk []ast.Stmt) map[*ast.FunctionExpr]callback {
 		}
 	}
 	return found
+}
+
+// fieldName names t.f (or t['f']) for a table held in a name, as "t.f".
+func fieldName(e *ast.AttrGetExpr) (string, bool) {
+	obj, ok := e.Object.(*ast.IdentExpr)
+	key, ok2 := e.Key.(*ast.StringExpr)
+	if !ok || !ok2 {
+		return "", false
+	}
+	return obj.Value + "." + key.Value, true
 }
 
 // isRegisterFunction reports whether fn is redis.register_function (or

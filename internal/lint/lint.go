@@ -30,10 +30,16 @@ func LintWith(filename string, src []byte, cfg Config) []Diagnostic {
 	chunk, err := parse.Parse(bytes.NewReader(body), filename)
 	// gopher-lua returns a nil chunk without an error when its parser panics
 	// with something other than an error; that is no parse either.
+	var tokens []token
+	if err == nil && chunk != nil {
+		tokens = scanTokens(body)
+	}
 	if err != nil || chunk == nil {
 		diags = []Diagnostic{syntaxError(filename, lines, err)}
+	} else if at, msg, ok := notLua51(tokens, lines); ok {
+		diags = []Diagnostic{{File: filename, Line: at.line, Col: max(at.col, 1), Severity: severityOf(RuleSyntax), Rule: RuleSyntax, Message: msg}}
 	} else {
-		c := &checker{file: filename, lines: lines, pos: locate(chunk, body), unit: newUnit(head.noWrites), library: head.library}
+		c := &checker{file: filename, lines: lines, pos: locate(chunk, tokens), unit: newUnit(head.noWrites), library: head.library}
 		for _, p := range head.problems {
 			c.report(pos{1, p.col}, RuleShebang, "%s", p.msg)
 		}

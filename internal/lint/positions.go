@@ -48,8 +48,8 @@ func scanTokens(src []byte) []token {
 	}
 }
 
-func locate(chunk []ast.Stmt, src []byte) *positions {
-	p := &positions{tokens: scanTokens(src), of: map[ast.PositionHolder]pos{}}
+func locate(chunk []ast.Stmt, tokens []token) *positions {
+	p := &positions{tokens: tokens, of: map[ast.PositionHolder]pos{}}
 	p.block(chunk)
 	return p
 }
@@ -230,6 +230,12 @@ func (p *positions) at(e ast.Expr) pos {
 		return p.at(e.Lhs)
 	case *ast.ArithmeticOpExpr:
 		return p.at(e.Lhs)
+	case *ast.UnaryMinusOpExpr:
+		return p.at(e.Expr) // the operator has no paired token: its operand's
+	case *ast.UnaryNotOpExpr:
+		return p.at(e.Expr)
+	case *ast.UnaryLenOpExpr:
+		return p.at(e.Expr)
 	}
 	if e == nil {
 		return pos{}

@@ -125,6 +125,13 @@ func (c *checker) trackTTL(cmd string, spec keySpec, exprs []ast.Expr, vals []va
 		default:
 			c.write(cmd, exprs[1], vals[1])
 		}
+	case cmd == "GETEX":
+		// GETEX key EX 60 gives the key a TTL, as SET ... EX does.
+		if len(exprs) > 2 {
+			if ttl, _ := setTTL(exprs[2:]); ttl {
+				c.expire(vals[1])
+			}
+		}
 	case writeCommands[cmd]:
 		for _, i := range spec.positions(len(exprs)) {
 			c.write(cmd, exprs[i], vals[i])
@@ -155,6 +162,10 @@ func (c *checker) expire(v value) {
 	switch {
 	case v.origin == fromParam && v.fn != nil:
 		v.fn.paramExpires[v.param] = true
+	case v.origin == fromKeys && len(v.members) > 0:
+		for _, m := range v.members {
+			c.expire(value{origin: fromKeys, name: m})
+		}
 	case v.origin == fromKeys && !specificKey.MatchString(v.name):
 		u.expiredKeys = true
 	case resolved(v):
@@ -172,6 +183,13 @@ func (c *checker) write(cmd string, key ast.Expr, v value) {
 		return
 	}
 	if !resolved(v) {
+		return
+	}
+	if v.origin == fromKeys && len(v.members) > 0 {
+		// Each key of the list is written, and needs a TTL of its own.
+		for _, m := range v.members {
+			c.write(cmd, key, value{origin: fromKeys, name: m})
+		}
 		return
 	}
 	c.unit.writes = append(c.unit.writes, keyWrite{

@@ -38,7 +38,7 @@ var rules = []Rule{
 	{RuleReadonlyWrite, SeverityError,
 		"a write command in a script flagged no-writes (#!lua flags=no-writes) or a function registered with flags={'no-writes'}; Redis refuses it at run time"},
 	{RuleLibrary, SeverityError,
-		"what a Function library cannot do: read the KEYS/ARGV globals (a registered function gets them as parameters), call redis.call while FUNCTION LOAD runs the file, register nothing; or redis.register_function outside a library"},
+		"what a Function library cannot do: read the KEYS/ARGV globals (a registered function gets them as parameters), use redis.call, math, cjson, pairs... at its top level (FUNCTION LOAD offers only redis.register_function, redis.log and redis.REDIS_VERSION there), register nothing; or redis.register_function outside a library"},
 	{RuleReplyType, SeverityError,
 		"a number (a command's integer reply, tonumber, arithmetic) compared with a string (ARGV, a bulk reply, a literal): == is always false and ~= always true in Lua, and < <= > >= raise an error"},
 	{RuleNondeterministic, SeverityWarning,

@@ -52,6 +52,10 @@ type value struct {
 	// param a fromParam value is.
 	fn    *funcInfo
 	param int
+	// members are the resolved names of the declared keys a keyList holds,
+	// and which one an element of it or a loop variable over it may be:
+	// `for _, k in ipairs({KEYS[2], KEYS[3]})` gives a TTL to those two only.
+	members []string
 }
 
 // luaType is a Lua type the linter is certain of.

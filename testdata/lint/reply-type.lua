@@ -20,4 +20,7 @@ local previous = redis.call('GET', KEYS[2])
 if previous and previous > current then
   return {previous, 0}
 end
-return {current, redis.call('PTTL', KEYS[1])}
+-- A negated count is still a number: -current == -tonumber(ARGV[2]) is fine,
+-- and -current == ARGV[2] is always false, reported at current's column.
+local refund = -current == -tonumber(ARGV[2]) or -current == ARGV[2]
+return {current, redis.call('PTTL', KEYS[1]), refund}
