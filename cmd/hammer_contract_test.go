@@ -155,3 +155,41 @@ func TestHammerCustomContractKeysAreCleanedUp(t *testing.T) {
 		t.Fatalf("keys left behind: %q", keys)
 	}
 }
+
+// Verifying a limiter is why a script is hammered: with no --assert on custom's overshoot the run
+// still fails (exit 3) when the script overshoots, and says which check failed and how to set
+// another bound; a correct script passes, its JSON naming the implied check.
+func TestHammerScriptOvershootFailsWithoutAssert(t *testing.T) {
+	srv := redistest.Start(t)
+	buggy := filepath.Join("..", "testdata", "limiters", "buggy", "fixed_window_off_by_one.lua")
+	r := run(t, "--addr", srv.Addr, "hammer", "--limiter", "fixed-window", "--script", buggy, "--duration", "3s").wantExit(t, ExitCheckFailed)
+	for _, want := range []string{"judged by custom.overshoot==0", "assertion failed: custom.overshoot==0 (actual ", "--assert 'custom.overshoot<=N'"} {
+		if !strings.Contains(r.errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.errOut)
+		}
+	}
+
+	correct := filepath.Join("..", "testdata", "limiters", "fixed_window_counter.lua")
+	r = run(t, "--addr", srv.Addr, "hammer", "--limiter", "fixed-window", "--script", correct, "--script-keys", "{key}:{window_index}",
+		"--script-args", "{limit} {window_ms} {cost}", "--script-allowed", "reply[1] <= reply[2]", "--duration", "1500ms", "-o", "json").wantExit(t, ExitOK)
+	var doc struct {
+		Assertions []struct {
+			Expr    string `json:"expr"`
+			Passed  bool   `json:"passed"`
+			Implied bool   `json:"implied"`
+		} `json:"assertions"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if len(doc.Assertions) != 1 || doc.Assertions[0].Expr != "custom.overshoot==0" || !doc.Assertions[0].Passed || !doc.Assertions[0].Implied {
+		t.Errorf("assertions: %+v", doc.Assertions)
+	}
+
+	// An assertion of the user's own on custom's overshoot replaces the implied one.
+	r = run(t, "--addr", srv.Addr, "hammer", "--limiter", "fixed-window", "--script", buggy, "--duration", "1500ms",
+		"--assert", "custom.overshoot<=1", "-o", "json").wantExit(t, ExitOK)
+	if strings.Contains(r.out, `"implied"`) {
+		t.Errorf("an explicit bound leaves no implied check:\n%s", r.out)
+	}
+}

@@ -49,7 +49,13 @@ func describeContract(o Options) string {
 	if o.Limiter == limiter.Concurrency {
 		line += ", release " + c.Release
 	}
-	return line + ", clock " + c.Clock
+	line += ", clock " + c.Clock
+	for _, a := range o.Assertions {
+		if a.Implied {
+			line += ", judged by " + a.Expr + " (give --assert on custom.overshoot to set another bound)"
+		}
+	}
+	return line
 }
 
 func quoteTemplate(t string) string {

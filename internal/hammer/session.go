@@ -85,6 +85,7 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
+	o.Assertions = withImpliedCheck(o)
 	s := &session{opts: o, deps: deps}
 	if o.RunID != "" && !ValidRunID(o.RunID) {
 		return Result{}, exitcode.Usagef("run id %q: want 1-64 letters, digits, '-' or '_'", o.RunID)
