@@ -7,6 +7,8 @@ package contract
 import (
 	"fmt"
 	"strings"
+
+	lua "github.com/yuin/gopher-lua"
 )
 
 // Clock is where a script's time comes from.
@@ -119,7 +121,7 @@ func (c *Contract) UsesMember() bool {
 
 // Bind folds the run's static values in, ready for calls.
 func (c *Contract) Bind(s Static) *Caller {
-	b := &Caller{c: c, keys: c.Keys.Bind(s), args: c.Args.Bind(s)}
+	b := &Caller{c: c, keys: c.Keys.Bind(s), args: c.Args.Bind(s), statics: staticArgs(s)}
 	if c.Release != nil {
 		b.release = c.Release.Bind(s)
 	}
@@ -130,6 +132,7 @@ func (c *Contract) Bind(s Static) *Caller {
 type Caller struct {
 	c                   *Contract
 	keys, args, release *Bound
+	statics             []lua.LValue // the run's fixed values, for --script-allowed
 }
 
 // Contract is what the caller was bound from.
@@ -153,4 +156,4 @@ func (b *Caller) ReleaseCommand(call *Call) []any {
 }
 
 // Allowed judges one reply.
-func (b *Caller) Allowed(reply any) (bool, error) { return b.c.Allowed.Eval(reply) }
+func (b *Caller) Allowed(reply any) (bool, error) { return b.c.Allowed.eval(reply, b.statics) }

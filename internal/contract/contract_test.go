@@ -198,3 +198,41 @@ func TestAllowedSyntaxErrorPositionOnLaterLine(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A count-returning limiter (express rate-limit-redis, ulule/limiter, limits' fixed window) is
+// judged against the run's limit: --script-allowed 'reply[1] <= {limit}' must read {limit} as the
+// run's value, not as a Lua table constructor, so the verdict follows --limit.
+func TestAllowedTakesTheRunsStaticValues(t *testing.T) {
+	c, err := Compile(Spec{Allowed: "reply[1] <= {limit} and reply[2] <= {window_ms}"}, Spec{Keys: "{key}", Args: "{cost} {window_ms}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller := c.Bind(testStatic)
+	for _, tc := range []struct {
+		reply []any
+		want  bool
+	}{
+		{[]any{int64(testStatic.Limit), int64(5)}, true},
+		{[]any{testStatic.Limit + 1, int64(5)}, false},
+		{[]any{int64(1), testStatic.Window.Milliseconds() + 1}, false},
+	} {
+		got, err := caller.Allowed(tc.reply)
+		if err != nil || got != tc.want {
+			t.Errorf("over %v = %v, %v; want %v", tc.reply, got, err, tc.want)
+		}
+	}
+	other := c.Bind(Static{Limit: 3, Window: time.Second})
+	if got, err := other.Allowed([]any{int64(4), int64(1)}); err != nil || got {
+		t.Errorf("--limit 3: 4 is over it: %v %v", got, err)
+	}
+	for _, bad := range []string{"reply == {now_ms}", "reply == {member}"} {
+		_, err := CompileAllowed(FlagAllowed, bad)
+		if err == nil || !strings.Contains(err.Error(), "column 10") || !strings.Contains(err.Error(), "changes from call to call") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	// A syntax error after a placeholder still points at its column in the flag's value.
+	if _, err := CompileAllowed(FlagAllowed, "reply[1] <= {limit} = 3"); err == nil || !strings.HasPrefix(err.Error(), "--script-allowed: column 21:") {
+		t.Errorf("column after a placeholder: %v", err)
+	}
+}

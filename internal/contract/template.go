@@ -49,6 +49,16 @@ func Placeholders() []string {
 	return names
 }
 
+// name is the placeholder's name between braces.
+func (p placeholder) name() string {
+	for n, q := range placeholderNames {
+		if q == p {
+			return n
+		}
+	}
+	return ""
+}
+
 // static reports whether a placeholder's value is the same on every call, so Bind can fold it.
 func (p placeholder) static() bool {
 	switch p {
