@@ -193,3 +193,40 @@ func TestHammerScriptOvershootFailsWithoutAssert(t *testing.T) {
 		t.Errorf("an explicit bound leaves no implied check:\n%s", r.out)
 	}
 }
+
+// A Laravel-style limiter keeps one key per slot and releases the slot its acquire answered:
+// {slot} gives the limit's number of keys, {reply} the slot to release. Released by its own
+// name, each slot is taken again and again (a slot never released would stay held for
+// --stale-after, 10s, so 1.5s would admit no more than the limit); one key too many in the
+// contract is one slot too many, which the witness proves as overshoot.
+func TestHammerSlotKeysReleaseTheSlotTaken(t *testing.T) {
+	srv := redistest.Start(t)
+	script := filepath.Join("..", "testdata", "limiters", "concurrency_slots.lua")
+	release := `EVAL "if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"del\", KEYS[1]) end return 0" 1 {reply} {member}`
+	hammer := func(keys string, code int) result {
+		return run(t, "--addr", srv.Addr, "hammer", "--limiter", "concurrency", "--limit", "5", "--workers", "16", "--script", script,
+			"--script-keys", keys, "--script-args", "{key} {stale_after_s} {member}", "--script-allowed", "reply ~= false",
+			"--script-release", release, "--duration", "1500ms", "-o", "json").wantExit(t, code)
+	}
+	var doc struct {
+		Strategies []struct {
+			Admitted      int64 `json:"admitted"`
+			ReleaseErrors int64 `json:"release_errors"`
+			Overshoot     int64 `json:"overshoot"`
+		} `json:"strategies"`
+	}
+	r := hammer("{key}{slot}", ExitOK)
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if st := doc.Strategies[0]; st.Admitted < 50 || st.ReleaseErrors != 0 {
+		t.Errorf("release by reply: admitted %d release errors %d; the slots were not freed", st.Admitted, st.ReleaseErrors)
+	}
+	r = hammer("{key}{slot} {key}x", ExitCheckFailed)
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if doc.Strategies[0].Overshoot != 1 {
+		t.Errorf("a sixth slot: overshoot %d, want 1", doc.Strategies[0].Overshoot)
+	}
+}

@@ -84,6 +84,11 @@ func Compile(spec, defaults Spec) (*Contract, error) {
 	if c.Args, err = Parse(FlagArgs, spec.Args); err != nil {
 		return nil, err
 	}
+	for _, t := range []*Template{c.Keys, c.Args} {
+		if t.usesPlaceholder(phReply) {
+			return nil, &Error{Flag: t.flag, Msg: "{reply} is the acquire's reply: only --script-release may pass it"}
+		}
+	}
 	if c.Allowed, err = CompileAllowed(FlagAllowed, spec.Allowed); err != nil {
 		return nil, err
 	}
@@ -96,6 +101,9 @@ func Compile(spec, defaults Spec) (*Contract, error) {
 		}
 		if name, ok := c.Release.literalWord(0); !ok || name == "" {
 			return nil, &Error{Flag: FlagRelease, Column: 1, Msg: "the first word must be a command name"}
+		}
+		if c.Release.usesPlaceholder(phSlot) {
+			return nil, &Error{Flag: FlagRelease, Msg: "{slot} repeats a key or argument per slot; to release the slot taken, pass {reply} (the acquire's reply)"}
 		}
 	}
 	switch Clock(spec.Clock) {
@@ -117,6 +125,11 @@ func Compile(spec, defaults Spec) (*Contract, error) {
 // UsesMember reports whether a call needs a fresh request id.
 func (c *Contract) UsesMember() bool {
 	return c.Keys.UsesMember() || c.Args.UsesMember() || (c.Release != nil && c.Release.UsesMember())
+}
+
+// ReleaseUsesReply reports whether the release passes the acquire's reply ({reply}).
+func (c *Contract) ReleaseUsesReply() bool {
+	return c.Release != nil && c.Release.usesPlaceholder(phReply)
 }
 
 // Bind folds the run's static values in, ready for calls.

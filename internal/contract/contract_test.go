@@ -236,3 +236,34 @@ func TestAllowedTakesTheRunsStaticValues(t *testing.T) {
 		t.Errorf("column after a placeholder: %v", err)
 	}
 }
+
+// Laravel's concurrency limiter keeps one key per slot (name1 .. nameN, N the limit), answers
+// the slot it took, and releases that slot by name: {slot} repeats a word once per slot, and
+// {reply} passes the acquire's reply to the release.
+func TestSlotKeysAndReleaseByReply(t *testing.T) {
+	c, err := Compile(Spec{Keys: "{key}{slot}", Args: "{key} {stale_after_s} {member}", Allowed: "reply ~= false",
+		Release: `EVAL "return redis.call('del', KEYS[1])" 1 {reply} {member}`}, Spec{Keys: "{key}", Args: "{limit}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller := c.Bind(Static{Limit: 3, StaleAfter: 10 * time.Second, Window: time.Second})
+	call := &Call{Key: "k", Member: "m", Now: testNow, Reply: "k2"}
+	keys, args := caller.Expand(call)
+	if !reflect.DeepEqual(keys, []string{"k1", "k2", "k3"}) || !reflect.DeepEqual(args, []any{"k", "10", "m"}) {
+		t.Fatalf("Expand = %q %q", keys, args)
+	}
+	if rel := caller.ReleaseCommand(call); !reflect.DeepEqual(rel, []any{"EVAL", "return redis.call('del', KEYS[1])", "1", "k2", "m"}) {
+		t.Fatalf("release = %q", rel)
+	}
+	for _, bad := range []Spec{{Keys: "{key}:{reply}"}, {Args: "{reply}"}, {Release: "DEL {key}{slot}"}} {
+		if _, err := Compile(bad, Spec{Keys: "{key}", Args: "{limit}"}); err == nil {
+			t.Errorf("%+v: want a usage error", bad)
+		}
+	}
+	if got := ReplyText([]any{"k7", int64(1)}); got != "k7" {
+		t.Errorf("ReplyText of an array = %q, want its first element", got)
+	}
+	if got := ReplyText(int64(12)); got != "12" {
+		t.Errorf("ReplyText(12) = %q", got)
+	}
+}
