@@ -66,12 +66,23 @@ func verdict(o Options, sum bench.Summary, results []bench.AssertionResult) []st
 		if !st.TooManyErrors() {
 			continue
 		}
-		msg := fmt.Sprintf("%s: %d of %d decisions failed (%s%%, more than %g%%; pass --on-error open to run through errors)",
-			st.Name, st.Errors, st.Attempts, strconv.FormatFloat(100*float64(st.Errors)/float64(st.Attempts), 'f', 1, 64), 100*MaxErrorRate)
+		hint := "pass --on-error open to run through errors"
+		if st.Name == string(limiter.Custom) && shippedContract(o) {
+			hint = misfitHint(o)
+		}
+		msg := fmt.Sprintf("%s: %d of %d decisions failed (%s%%, more than %g%%; %s)",
+			st.Name, st.Errors, st.Attempts, strconv.FormatFloat(100*float64(st.Errors)/float64(st.Attempts), 'f', 1, 64), 100*MaxErrorRate, hint)
 		if len(st.ErrorSamples) > 0 {
 			msg += fmt.Sprintf(": %q", st.ErrorSamples[0].Message)
 		}
 		failures = append(failures, msg)
+	}
+	if shippedContract(o) {
+		// Under the contract the user did not choose, admitting this little is a misfit, not a
+		// strict limiter (redis_rate's GCRA reads now_ms as its period and admits one burst).
+		if n := underAdmitted(o, sum); n != "" {
+			failures = append(failures, n+"; "+misfitHint(o))
+		}
 	}
 	return failures
 }
