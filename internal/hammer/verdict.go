@@ -67,8 +67,13 @@ func verdict(o Options, sum bench.Summary, results []bench.AssertionResult) []st
 			continue
 		}
 		hint := "pass --on-error open to run through errors"
-		if st.Name == string(limiter.Custom) && shippedContract(o) {
-			hint = misfitHint(o)
+		if st.Name == string(limiter.Custom) {
+			// A custom script's calls fail for a contract that does not fit far more often than
+			// for an outage; the first error sample says which.
+			hint = "check --script-keys, --script-args and --script-allowed against the script (limitctl hammer --help)"
+			if shippedContract(o) {
+				hint = misfitHint(o)
+			}
 		}
 		msg := fmt.Sprintf("%s: %d of %d decisions failed (%s%%, more than %g%%; %s)",
 			st.Name, st.Errors, st.Attempts, strconv.FormatFloat(100*float64(st.Errors)/float64(st.Attempts), 'f', 1, 64), 100*MaxErrorRate, hint)
