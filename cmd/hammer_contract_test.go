@@ -230,3 +230,16 @@ func TestHammerSlotKeysReleaseTheSlotTaken(t *testing.T) {
 		t.Errorf("a sixth slot: overshoot %d, want 1", doc.Strategies[0].Overshoot)
 	}
 }
+
+// --redis URL is --url by another name (what users of redis-cli-like tools try first); the
+// alias stays out of --help.
+func TestRedisIsAnAliasOfURL(t *testing.T) {
+	srv := redistest.Start(t)
+	r := run(t, "--redis", srv.URL(), "inspect", "-o", "json").wantExit(t, ExitOK)
+	if !strings.Contains(r.out, `"scanned"`) {
+		t.Errorf("inspect over --redis:\n%s", r.out)
+	}
+	if h := run(t, "hammer", "--help").wantExit(t, ExitOK); strings.Contains(h.out, "--redis") {
+		t.Errorf("--redis shows in help")
+	}
+}
