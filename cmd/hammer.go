@@ -94,11 +94,14 @@ unless given, so the load runs as fast as the server answers.
 
 ` + wrapWords(`A script you already have runs as strategy custom with its own calling contract:
 --script-keys and --script-args are templates of words (a "quoted word" may hold spaces; "" is
-an empty one) with placeholders {`+strings.Join(contract.Placeholders(), "} {")+`}.
---script-allowed is a Lua expression over reply (integer -> number, bulk -> string, array ->
-table, nil -> false). A script given no {now_*} time reads TIME itself (--clock server): its
-evidence then counts only admits certainly inside one window, by when each call was sent and
-answered.`, 92) + `
+an empty one) with placeholders {`+strings.Join(contract.Placeholders(), "} {")+`}. A word
+with {slot} repeats once per slot, 1 to --limit (a key per slot); {reply}, in --script-release
+only, is the acquire's reply (the slot taken). --script-allowed is a Lua expression over reply
+(integer -> number, bulk -> string, array -> table, nil -> false) and may use the run's fixed
+values, e.g. 'reply[1] <= {limit}'. A script given no {now_*} time reads TIME itself (--clock
+server): its evidence then counts only admits certainly inside one window, by when each call
+was sent and answered. Without an --assert on custom.overshoot the run checks
+custom.overshoot==0 itself: an overshoot, or a limit never reached, exits 3.`, 92) + `
 
 For the window and bucket limiters the default load is bursty (idle spells longer than a
 window, so refill and expiry bugs show), and for the window limiters the workers' clocks are

@@ -155,3 +155,91 @@ func TestHammerCustomContractKeysAreCleanedUp(t *testing.T) {
 		t.Fatalf("keys left behind: %q", keys)
 	}
 }
+
+// Verifying a limiter is why a script is hammered: with no --assert on custom's overshoot the run
+// still fails (exit 3) when the script overshoots, and says which check failed and how to set
+// another bound; a correct script passes, its JSON naming the implied check.
+func TestHammerScriptOvershootFailsWithoutAssert(t *testing.T) {
+	srv := redistest.Start(t)
+	buggy := filepath.Join("..", "testdata", "limiters", "buggy", "fixed_window_off_by_one.lua")
+	r := run(t, "--addr", srv.Addr, "hammer", "--limiter", "fixed-window", "--script", buggy, "--duration", "3s").wantExit(t, ExitCheckFailed)
+	for _, want := range []string{"judged by custom.overshoot==0", "assertion failed: custom.overshoot==0 (actual ", "--assert 'custom.overshoot<=N'"} {
+		if !strings.Contains(r.errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.errOut)
+		}
+	}
+
+	correct := filepath.Join("..", "testdata", "limiters", "fixed_window_counter.lua")
+	r = run(t, "--addr", srv.Addr, "hammer", "--limiter", "fixed-window", "--script", correct, "--script-keys", "{key}:{window_index}",
+		"--script-args", "{limit} {window_ms} {cost}", "--script-allowed", "reply[1] <= reply[2]", "--duration", "1500ms", "-o", "json").wantExit(t, ExitOK)
+	var doc struct {
+		Assertions []struct {
+			Expr    string `json:"expr"`
+			Passed  bool   `json:"passed"`
+			Implied bool   `json:"implied"`
+		} `json:"assertions"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if len(doc.Assertions) != 1 || doc.Assertions[0].Expr != "custom.overshoot==0" || !doc.Assertions[0].Passed || !doc.Assertions[0].Implied {
+		t.Errorf("assertions: %+v", doc.Assertions)
+	}
+
+	// An assertion of the user's own on custom's overshoot replaces the implied one.
+	r = run(t, "--addr", srv.Addr, "hammer", "--limiter", "fixed-window", "--script", buggy, "--duration", "1500ms",
+		"--assert", "custom.overshoot<=1000", "-o", "json").wantExit(t, ExitOK)
+	if strings.Contains(r.out, `"implied"`) {
+		t.Errorf("an explicit bound leaves no implied check:\n%s", r.out)
+	}
+}
+
+// A Laravel-style limiter keeps one key per slot and releases the slot its acquire answered:
+// {slot} gives the limit's number of keys, {reply} the slot to release. Released by its own
+// name, each slot is taken again and again (a slot never released would stay held for
+// --stale-after, 10s, so 1.5s would admit no more than the limit); one key too many in the
+// contract is one slot too many, which the witness proves as overshoot.
+func TestHammerSlotKeysReleaseTheSlotTaken(t *testing.T) {
+	srv := redistest.Start(t)
+	script := filepath.Join("..", "testdata", "limiters", "concurrency_slots.lua")
+	release := `EVAL "if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"del\", KEYS[1]) end return 0" 1 {reply} {member}`
+	hammer := func(keys string, code int) result {
+		return run(t, "--addr", srv.Addr, "hammer", "--limiter", "concurrency", "--limit", "5", "--workers", "16", "--script", script,
+			"--script-keys", keys, "--script-args", "{key} {stale_after_s} {member}", "--script-allowed", "reply ~= false",
+			"--script-release", release, "--duration", "1500ms", "-o", "json").wantExit(t, code)
+	}
+	var doc struct {
+		Strategies []struct {
+			Admitted      int64 `json:"admitted"`
+			ReleaseErrors int64 `json:"release_errors"`
+			Overshoot     int64 `json:"overshoot"`
+		} `json:"strategies"`
+	}
+	r := hammer("{key}{slot}", ExitOK)
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if st := doc.Strategies[0]; st.Admitted < 50 || st.ReleaseErrors != 0 {
+		t.Errorf("release by reply: admitted %d release errors %d; the slots were not freed", st.Admitted, st.ReleaseErrors)
+	}
+	r = hammer("{key}{slot} {key}x", ExitCheckFailed)
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if doc.Strategies[0].Overshoot != 1 {
+		t.Errorf("a sixth slot: overshoot %d, want 1", doc.Strategies[0].Overshoot)
+	}
+}
+
+// --redis URL is --url by another name (what users of redis-cli-like tools try first); the
+// alias stays out of --help.
+func TestRedisIsAnAliasOfURL(t *testing.T) {
+	srv := redistest.Start(t)
+	r := run(t, "--redis", srv.URL(), "inspect", "-o", "json").wantExit(t, ExitOK)
+	if !strings.Contains(r.out, `"scanned"`) {
+		t.Errorf("inspect over --redis:\n%s", r.out)
+	}
+	if h := run(t, "hammer", "--help").wantExit(t, ExitOK); strings.Contains(h.out, "--redis") {
+		t.Errorf("--redis shows in help")
+	}
+}

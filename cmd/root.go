@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/limitctl/limitctl/internal/embedded"
 	"github.com/limitctl/limitctl/internal/redisconn"
@@ -100,6 +101,13 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 	// no exit code depends on the wording of cobra's messages.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{Msg: err.Error(), Command: c.CommandPath()}
+	})
+	// --redis URL is what users of other Redis tools type first: the same flag as --url.
+	root.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "redis" {
+			name = "url"
+		}
+		return pflag.NormalizedName(name)
 	})
 	root.Args = noArgs
 	root.RunE = func(c *cobra.Command, args []string) error { return c.Help() }

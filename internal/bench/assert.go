@@ -16,6 +16,9 @@ type Assertion struct {
 	Metric   string
 	Op       string
 	Value    float64 // latency metrics in milliseconds
+	// Implied: not given with --assert but made by the run itself (a --script run's overshoot
+	// check); its result says so, so a failure names where it came from.
+	Implied bool
 }
 
 // AssertionResult is an assertion evaluated against a summary. Actual is nil when the metric
@@ -26,6 +29,8 @@ type AssertionResult struct {
 	Passed bool     `json:"passed"`
 	Actual *float64 `json:"actual"`
 	Reason string   `json:"reason,omitempty"`
+	// Implied is true for a check the run made without --assert (see Assertion.Implied).
+	Implied bool `json:"implied,omitempty"`
 }
 
 // NoEvidence is the reason an overshoot assertion fails on a strategy that never reached its
@@ -158,7 +163,7 @@ func parseValue(s string, latency bool) (float64, error) {
 
 // Eval tests the assertion against a run's summary.
 func (a Assertion) Eval(sum Summary) AssertionResult {
-	res := AssertionResult{Expr: a.Expr}
+	res := AssertionResult{Expr: a.Expr, Implied: a.Implied}
 	for _, s := range sum.Strategies {
 		if s.Name != a.Strategy {
 			continue

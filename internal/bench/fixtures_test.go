@@ -28,7 +28,10 @@ var libraryFixtures = []struct {
 	{"fixed_window_counter.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}:{window_index}", Args: "{limit} {window_ms} {cost}", Allowed: "reply[1] <= reply[2]"}, false},
 	{"concurrency_deadlines.lua", limiter.Concurrency, contract.Spec{Keys: "{key}:in_progress {key}:backlog", Args: "{member} {limit} {stale_after_s} {now_s}", Allowed: "reply == 0", Release: "ZREM {key}:in_progress {member}"}, false},
 	{"moving_window_list.lua", limiter.SlidingWindow, contract.Spec{Args: "{now_s} {limit} {window_s} {cost}", Allowed: "reply ~= false"}, false},
-	{"fixed_window_first_hit.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}", Args: "{cost} {window_s}", Allowed: "reply[1] <= 20"}, false},
+	{"fixed_window_first_hit.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}", Args: "{cost} {window_s}", Allowed: "reply[1] <= {limit}"}, false},
+	{"token_bucket_two_keys.lua", limiter.TokenBucket, contract.Spec{Keys: "{key}.tokens {key}.timestamp", Args: `{rate_per_s} {burst} "" {cost}`}, false},
+	{"concurrency_slots.lua", limiter.Concurrency, contract.Spec{Keys: "{key}{slot}", Args: "{key} {stale_after_s} {member}", Allowed: "reply ~= false",
+		Release: `EVAL "if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"del\", KEYS[1]) end return 0" 1 {reply} {member}`}, false},
 }
 
 // fixtureRun hammers one fixture at the hammer's defaults (64 workers, limit 20, window 1s,

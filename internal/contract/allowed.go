@@ -15,12 +15,53 @@ import (
 // DefaultAllowed is the decision of the shipped scripts: the first element of the reply is 1.
 const DefaultAllowed = "reply[1] == 1"
 
-// The expression is compiled as the body of a function whose argument is the reply; it starts
-// on the third line, so a position Lua reports maps back to the flag's value.
+// The expression is compiled as the body of a function whose arguments are the reply and the
+// run's fixed values; it starts on the third line, so a position Lua reports maps back to the
+// flag's value.
 const (
-	allowedPrefix   = "local reply = ...\nreturn (\n"
+	allowedPrefix   = "local reply, limit, burst, rate_per_s, cost, window_ms, window_s, stale_after_ms, stale_after_s = ...\nreturn (\n"
 	allowedFirstRow = 3
 )
+
+// allowedStatics are the placeholders --script-allowed may use, in the order allowedPrefix
+// takes them: the run's fixed values, so 'reply[1] <= {limit}' follows --limit.
+var allowedStatics = []placeholder{phLimit, phBurst, phRatePerS, phCost, phWindowMs, phWindowS, phStaleAfterMs, phStaleAfterS}
+
+// staticLocals turns each {name} of a fixed value into the local of that name, padded to the
+// same width (" limit " for "{limit}"), so the columns Lua reports still match the flag's value.
+// A placeholder that changes from call to call has no value when a reply is judged; other
+// braces are Lua's (a table constructor) and stay.
+func staticLocals(flag, expr string) (string, error) {
+	runes := []rune(expr)
+	for i := 0; i < len(runes); i++ {
+		if runes[i] != '{' {
+			continue
+		}
+		end := i + 1
+		for end < len(runes) && (runes[end] == '_' || (runes[end] >= 'a' && runes[end] <= 'z')) {
+			end++
+		}
+		if end == len(runes) || runes[end] != '}' {
+			continue
+		}
+		name := string(runes[i+1 : end])
+		ph, ok := placeholderNames[name]
+		if !ok {
+			continue
+		}
+		if !ph.static() {
+			fixed := make([]string, len(allowedStatics))
+			for j, p := range allowedStatics {
+				fixed[j] = "{" + p.name() + "}"
+			}
+			return "", &Error{Flag: flag, Column: i + 1, Msg: fmt.Sprintf("{%s} changes from call to call, so a reply cannot be judged by it; the expression may use the run's fixed values %s",
+				name, strings.Join(fixed, " "))}
+		}
+		runes[i], runes[end] = ' ', ' '
+		i = end
+	}
+	return string(runes), nil
+}
 
 // Allowed is a compiled --script-allowed expression. Eval is safe for concurrent use: each
 // goroutine borrows its own Lua state from a pool, so a call costs no compilation.
@@ -41,7 +82,11 @@ func CompileAllowed(flag, expr string) (*Allowed, error) {
 	if strings.TrimSpace(expr) == "" {
 		return nil, &Error{Flag: flag, Msg: "empty expression; want a Lua expression over reply, e.g. " + DefaultAllowed}
 	}
-	src := allowedPrefix + expr + "\n)"
+	body, err := staticLocals(flag, expr)
+	if err != nil {
+		return nil, err
+	}
+	src := allowedPrefix + body + "\n)"
 	chunk, err := parse.Parse(strings.NewReader(src), "--script-allowed")
 	if err != nil {
 		return nil, allowedSyntaxError(flag, expr, err)
@@ -94,15 +139,31 @@ func (a *Allowed) newState() *allowedState {
 }
 
 // Eval reports whether reply, converted as Redis converts replies for Lua, makes the
-// expression true. The expression must give a boolean: a number such as 0 is true in Lua, and
-// reading it as admitted would be a wrong verdict.
-func (a *Allowed) Eval(reply any) (bool, error) {
+// expression true, with no run's values bound (a {limit} in it is nil).
+func (a *Allowed) Eval(reply any) (bool, error) { return a.eval(reply, nil) }
+
+// staticArgs are the run's fixed values as the expression's locals, in allowedStatics order.
+func staticArgs(s Static) []lua.LValue {
+	args := make([]lua.LValue, len(allowedStatics))
+	for i, p := range allowedStatics {
+		v, _ := strconv.ParseFloat(staticValue(p, s), 64)
+		args[i] = lua.LNumber(v)
+	}
+	return args
+}
+
+// eval judges reply with the run's fixed values. The expression must give a boolean: a number
+// such as 0 is true in Lua, and reading it as admitted would be a wrong verdict.
+func (a *Allowed) eval(reply any, statics []lua.LValue) (bool, error) {
 	st := a.pool.Get().(*allowedState)
 	defer a.pool.Put(st)
 	L := st.L
 	L.Push(st.fn)
 	L.Push(toLua(L, reply))
-	if err := L.PCall(1, 1, nil); err != nil {
+	for _, v := range statics {
+		L.Push(v)
+	}
+	if err := L.PCall(1+len(statics), 1, nil); err != nil {
 		L.SetTop(0)
 		return false, fmt.Errorf("--script-allowed %q failed on a reply that is %s: %s", a.expr, shape(reply), luaMessage(err))
 	}

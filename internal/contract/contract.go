@@ -7,6 +7,8 @@ package contract
 import (
 	"fmt"
 	"strings"
+
+	lua "github.com/yuin/gopher-lua"
 )
 
 // Clock is where a script's time comes from.
@@ -82,6 +84,11 @@ func Compile(spec, defaults Spec) (*Contract, error) {
 	if c.Args, err = Parse(FlagArgs, spec.Args); err != nil {
 		return nil, err
 	}
+	for _, t := range []*Template{c.Keys, c.Args} {
+		if t.usesPlaceholder(phReply) {
+			return nil, &Error{Flag: t.flag, Msg: "{reply} is the acquire's reply: only --script-release may pass it"}
+		}
+	}
 	if c.Allowed, err = CompileAllowed(FlagAllowed, spec.Allowed); err != nil {
 		return nil, err
 	}
@@ -94,6 +101,9 @@ func Compile(spec, defaults Spec) (*Contract, error) {
 		}
 		if name, ok := c.Release.literalWord(0); !ok || name == "" {
 			return nil, &Error{Flag: FlagRelease, Column: 1, Msg: "the first word must be a command name"}
+		}
+		if c.Release.usesPlaceholder(phSlot) {
+			return nil, &Error{Flag: FlagRelease, Msg: "{slot} repeats a key or argument per slot; to release the slot taken, pass {reply} (the acquire's reply)"}
 		}
 	}
 	switch Clock(spec.Clock) {
@@ -117,9 +127,14 @@ func (c *Contract) UsesMember() bool {
 	return c.Keys.UsesMember() || c.Args.UsesMember() || (c.Release != nil && c.Release.UsesMember())
 }
 
+// ReleaseUsesReply reports whether the release passes the acquire's reply ({reply}).
+func (c *Contract) ReleaseUsesReply() bool {
+	return c.Release != nil && c.Release.usesPlaceholder(phReply)
+}
+
 // Bind folds the run's static values in, ready for calls.
 func (c *Contract) Bind(s Static) *Caller {
-	b := &Caller{c: c, keys: c.Keys.Bind(s), args: c.Args.Bind(s)}
+	b := &Caller{c: c, keys: c.Keys.Bind(s), args: c.Args.Bind(s), statics: staticArgs(s)}
 	if c.Release != nil {
 		b.release = c.Release.Bind(s)
 	}
@@ -130,6 +145,7 @@ func (c *Contract) Bind(s Static) *Caller {
 type Caller struct {
 	c                   *Contract
 	keys, args, release *Bound
+	statics             []lua.LValue // the run's fixed values, for --script-allowed
 }
 
 // Contract is what the caller was bound from.
@@ -153,4 +169,4 @@ func (b *Caller) ReleaseCommand(call *Call) []any {
 }
 
 // Allowed judges one reply.
-func (b *Caller) Allowed(reply any) (bool, error) { return b.c.Allowed.Eval(reply) }
+func (b *Caller) Allowed(reply any) (bool, error) { return b.c.Allowed.eval(reply, b.statics) }

@@ -198,3 +198,72 @@ func TestAllowedSyntaxErrorPositionOnLaterLine(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A count-returning limiter (express rate-limit-redis, ulule/limiter, limits' fixed window) is
+// judged against the run's limit: --script-allowed 'reply[1] <= {limit}' must read {limit} as the
+// run's value, not as a Lua table constructor, so the verdict follows --limit.
+func TestAllowedTakesTheRunsStaticValues(t *testing.T) {
+	c, err := Compile(Spec{Allowed: "reply[1] <= {limit} and reply[2] <= {window_ms}"}, Spec{Keys: "{key}", Args: "{cost} {window_ms}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller := c.Bind(testStatic)
+	for _, tc := range []struct {
+		reply []any
+		want  bool
+	}{
+		{[]any{int64(testStatic.Limit), int64(5)}, true},
+		{[]any{testStatic.Limit + 1, int64(5)}, false},
+		{[]any{int64(1), testStatic.Window.Milliseconds() + 1}, false},
+	} {
+		got, err := caller.Allowed(tc.reply)
+		if err != nil || got != tc.want {
+			t.Errorf("over %v = %v, %v; want %v", tc.reply, got, err, tc.want)
+		}
+	}
+	other := c.Bind(Static{Limit: 3, Window: time.Second})
+	if got, err := other.Allowed([]any{int64(4), int64(1)}); err != nil || got {
+		t.Errorf("--limit 3: 4 is over it: %v %v", got, err)
+	}
+	for _, bad := range []string{"reply == {now_ms}", "reply == {member}"} {
+		_, err := CompileAllowed(FlagAllowed, bad)
+		if err == nil || !strings.Contains(err.Error(), "column 10") || !strings.Contains(err.Error(), "changes from call to call") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	// A syntax error after a placeholder still points at its column in the flag's value.
+	if _, err := CompileAllowed(FlagAllowed, "reply[1] <= {limit} = 3"); err == nil || !strings.HasPrefix(err.Error(), "--script-allowed: column 21:") {
+		t.Errorf("column after a placeholder: %v", err)
+	}
+}
+
+// Laravel's concurrency limiter keeps one key per slot (name1 .. nameN, N the limit), answers
+// the slot it took, and releases that slot by name: {slot} repeats a word once per slot, and
+// {reply} passes the acquire's reply to the release.
+func TestSlotKeysAndReleaseByReply(t *testing.T) {
+	c, err := Compile(Spec{Keys: "{key}{slot}", Args: "{key} {stale_after_s} {member}", Allowed: "reply ~= false",
+		Release: `EVAL "return redis.call('del', KEYS[1])" 1 {reply} {member}`}, Spec{Keys: "{key}", Args: "{limit}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller := c.Bind(Static{Limit: 3, StaleAfter: 10 * time.Second, Window: time.Second})
+	call := &Call{Key: "k", Member: "m", Now: testNow, Reply: "k2"}
+	keys, args := caller.Expand(call)
+	if !reflect.DeepEqual(keys, []string{"k1", "k2", "k3"}) || !reflect.DeepEqual(args, []any{"k", "10", "m"}) {
+		t.Fatalf("Expand = %q %q", keys, args)
+	}
+	if rel := caller.ReleaseCommand(call); !reflect.DeepEqual(rel, []any{"EVAL", "return redis.call('del', KEYS[1])", "1", "k2", "m"}) {
+		t.Fatalf("release = %q", rel)
+	}
+	for _, bad := range []Spec{{Keys: "{key}:{reply}"}, {Args: "{reply}"}, {Release: "DEL {key}{slot}"}} {
+		if _, err := Compile(bad, Spec{Keys: "{key}", Args: "{limit}"}); err == nil {
+			t.Errorf("%+v: want a usage error", bad)
+		}
+	}
+	if got := ReplyText([]any{"k7", int64(1)}); got != "k7" {
+		t.Errorf("ReplyText of an array = %q, want its first element", got)
+	}
+	if got := ReplyText(int64(12)); got != "12" {
+		t.Errorf("ReplyText(12) = %q", got)
+	}
+}

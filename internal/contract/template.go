@@ -29,6 +29,8 @@ const (
 	phWindowIndex
 	phPrevWindowIndex
 	phWindowStartMs
+	phReply // --script-release only: the acquire's reply
+	phSlot  // --script-keys and --script-args: the word repeats once per slot, 1..limit
 	numPlaceholders
 )
 
@@ -37,6 +39,7 @@ var placeholderNames = map[string]placeholder{
 	"cost": phCost, "window_ms": phWindowMs, "window_s": phWindowS, "stale_after_ms": phStaleAfterMs,
 	"stale_after_s": phStaleAfterS, "now_ms": phNowMs, "now_s": phNowS, "now_us": phNowUs,
 	"window_index": phWindowIndex, "prev_window_index": phPrevWindowIndex, "window_start_ms": phWindowStartMs,
+	"reply": phReply, "slot": phSlot,
 }
 
 // Placeholders lists the placeholder names in the order SPEC section 7 gives them.
@@ -47,6 +50,16 @@ func Placeholders() []string {
 	}
 	sort.Slice(names, func(i, j int) bool { return placeholderNames[names[i]] < placeholderNames[names[j]] })
 	return names
+}
+
+// name is the placeholder's name between braces.
+func (p placeholder) name() string {
+	for n, q := range placeholderNames {
+		if q == p {
+			return n
+		}
+	}
+	return ""
 }
 
 // static reports whether a placeholder's value is the same on every call, so Bind can fold it.
@@ -182,6 +195,11 @@ func (t *Template) uses(pred func(placeholder) bool) bool {
 	return false
 }
 
+// usesPlaceholder reports whether the template uses p.
+func (t *Template) usesPlaceholder(p placeholder) bool {
+	return t.uses(func(q placeholder) bool { return q == p })
+}
+
 // UsesMember reports whether the template passes {member}.
 func (t *Template) UsesMember() bool {
 	return t.uses(func(p placeholder) bool { return p == phMember })
@@ -224,6 +242,27 @@ type Static struct {
 type Call struct {
 	Key, Member string
 	Now         time.Time
+	Reply       string // a release's: the acquire's reply as text (ReplyText)
+}
+
+// ReplyText is a reply as {reply} passes it: a string or a number as its text, an array as its
+// first element's; anything else (nil) is empty.
+func ReplyText(reply any) string {
+	if arr, ok := reply.([]any); ok {
+		if len(arr) == 0 {
+			return ""
+		}
+		reply = arr[0]
+	}
+	switch v := reply.(type) {
+	case string:
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return ""
 }
 
 // Bound is a template with its static placeholders folded into text: expanding it costs only
@@ -242,27 +281,49 @@ type boundWord struct {
 func (t *Template) Bind(s Static) *Bound {
 	b := &Bound{windowMs: max(1, s.Window.Milliseconds())}
 	for _, w := range t.words {
-		var parts []part
-		for _, p := range w {
-			if p.ph.static() {
-				p = part{text: staticValue(p.ph, s)}
-			}
-			if p.ph == literal && len(parts) > 0 && parts[len(parts)-1].ph == literal {
-				parts[len(parts)-1].text += p.text
-				continue
-			}
-			parts = append(parts, p)
-		}
-		if len(parts) == 1 && parts[0].ph == literal {
-			b.words = append(b.words, boundWord{text: parts[0].text})
+		if !wordHas(w, phSlot) {
+			b.bindWord(w, s, "")
 			continue
 		}
-		if len(parts) == 0 {
-			parts = nil
+		for slot := int64(1); slot <= s.Limit; slot++ {
+			b.bindWord(w, s, strconv.FormatInt(slot, 10))
 		}
-		b.words = append(b.words, boundWord{parts: parts})
 	}
 	return b
+}
+
+func wordHas(w []part, ph placeholder) bool {
+	for _, p := range w {
+		if p.ph == ph {
+			return true
+		}
+	}
+	return false
+}
+
+// bindWord appends word w with the static values (and slot, for {slot}) folded in.
+func (b *Bound) bindWord(w []part, s Static, slot string) {
+	var parts []part
+	for _, p := range w {
+		if p.ph == phSlot {
+			p = part{text: slot}
+		} else if p.ph.static() {
+			p = part{text: staticValue(p.ph, s)}
+		}
+		if p.ph == literal && len(parts) > 0 && parts[len(parts)-1].ph == literal {
+			parts[len(parts)-1].text += p.text
+			continue
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 1 && parts[0].ph == literal {
+		b.words = append(b.words, boundWord{text: parts[0].text})
+		return
+	}
+	if len(parts) == 0 {
+		parts = nil
+	}
+	b.words = append(b.words, boundWord{parts: parts})
 }
 
 func staticValue(p placeholder, s Static) string {
@@ -304,6 +365,8 @@ func (v *values) get(p placeholder) string {
 		return v.call.Key
 	case phMember:
 		return v.call.Member
+	case phReply:
+		return v.call.Reply
 	}
 	if v.have[p] {
 		return v.cache[p]

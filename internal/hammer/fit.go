@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -26,11 +27,31 @@ func underAdmitted(o Options, sum bench.Summary) string {
 		load := bench.ActiveLoad(o.Profile, o.Window, sum.Duration)
 		allowed := float64(o.Limit) * (load.Seconds()/o.Window.Seconds() + 1)
 		if float64(st.Admitted) < allowed/2 {
-			return fmt.Sprintf("notice: custom admitted %d requests, under half the about %.0f its limit allows in %s of load: if the limiter is not that strict, check --script-args and --script-allowed",
+			return fmt.Sprintf("custom admitted %d requests, under half the about %.0f its limit allows in %s of load",
 				st.Admitted, allowed, load.Round(time.Millisecond))
 		}
 	}
 	return ""
+}
+
+// shippedContract reports whether the custom script runs under the limiter's shipped contract
+// because the user gave none of --script-keys, --script-args and --script-allowed.
+func shippedContract(o Options) bool {
+	if o.ScriptSource == "" {
+		return false
+	}
+	if o.Contract == nil {
+		return true
+	}
+	d, c := limiter.DefaultContract(o.Limiter), o.Contract.Spec
+	return c.Keys == d.Keys && c.Args == d.Args && c.Allowed == contract.DefaultAllowed
+}
+
+// misfitHint says how a script that does not fit the shipped contract is described instead.
+func misfitHint(o Options) string {
+	d := limiter.DefaultContract(o.Limiter)
+	return fmt.Sprintf("the script was called with the shipped contract (KEYS '%s', ARGV '%s', admitted when %s): if it takes other KEYS or ARGV, or replies otherwise, describe them with --script-keys, --script-args and --script-allowed (limitctl hammer --help)",
+		d.Keys, d.Args, contract.DefaultAllowed)
 }
 
 // describeContract is the line that says how the custom script is called, before any load, so
@@ -49,7 +70,13 @@ func describeContract(o Options) string {
 	if o.Limiter == limiter.Concurrency {
 		line += ", release " + c.Release
 	}
-	return line + ", clock " + c.Clock
+	line += ", clock " + c.Clock
+	for _, a := range o.Assertions {
+		if a.Implied {
+			line += ", judged by " + a.Expr + " (give --assert on custom.overshoot to set another bound)"
+		}
+	}
+	return line
 }
 
 func quoteTemplate(t string) string {

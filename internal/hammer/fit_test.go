@@ -43,3 +43,38 @@ func TestDescribeContractSaysWhatIsShipped(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// A user who forgets the contract flags runs the script under the shipped contract. When it
+// then admits under half what its limit allows (go-redis/redis_rate's GCRA reads now_ms as its
+// period; express rate-limit-redis reads the limit as its reset flag), or when its calls fail,
+// the run fails and says to describe the script's own contract, not to run through errors.
+func TestShippedContractThatDoesNotFitFailsWithAHint(t *testing.T) {
+	shipped, err := contract.Compile(contract.Spec{}, limiter.DefaultContract(limiter.TokenBucket))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Limiter: limiter.TokenBucket, Limit: 20, Window: time.Second, Profile: bench.ProfileBursty,
+		Strategies: []limiter.Strategy{limiter.Custom}, ScriptSource: "return 1", Contract: shipped}
+	sum := func(st bench.StrategySnapshot) bench.Summary {
+		st.Name = "custom"
+		return bench.Summary{Duration: 3 * time.Second, Strategies: []bench.StrategySnapshot{st}}
+	}
+	hint := "describe them with --script-keys, --script-args and --script-allowed"
+	failures := verdict(o, sum(bench.StrategySnapshot{Admitted: 20, Attempts: 5000, Contended: true}), nil)
+	if len(failures) != 1 || !strings.Contains(failures[0], "custom admitted 20 requests, under half") || !strings.Contains(failures[0], hint) {
+		t.Errorf("under-admitted with the shipped contract: %q", failures)
+	}
+	failures = verdict(o, sum(bench.StrategySnapshot{Attempts: 100, Errors: 100}), nil)
+	if len(failures) != 1 || !strings.Contains(failures[0], hint) || strings.Contains(failures[0], "--on-error open") {
+		t.Errorf("errors with the shipped contract: %q", failures)
+	}
+
+	own, err := contract.Compile(contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0"}, limiter.DefaultContract(limiter.TokenBucket))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Contract = own
+	if failures := verdict(o, sum(bench.StrategySnapshot{Admitted: 20, Attempts: 5000, Contended: true}), nil); len(failures) != 0 {
+		t.Errorf("a contract of the user's own that admits little is a notice, not a failure: %q", failures)
+	}
+}

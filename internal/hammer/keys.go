@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/redis/go-redis/v9"
 
@@ -71,6 +72,11 @@ func (k KeyScheme) Owns(key string) bool {
 		return false
 	}
 	name, suffix, hasSuffix := strings.Cut(rest, ":")
+	if custom, ok := customName(rest); ok {
+		// The custom script's KEYS are templates that must contain {key}: whatever follows it
+		// (":backlog", ".backlog_info", "/-1", a slot number) names one of its keys.
+		name, hasSuffix = custom, false
+	}
 	if tag == k.RunID && rest == "participants" {
 		return true // the shared run's register: the last process to leave deletes it with the rest
 	}
@@ -85,11 +91,20 @@ func (k KeyScheme) Owns(key string) bool {
 		return false
 	}
 	if what == string(limiter.Custom) {
-		// The custom script's KEYS are templates that must contain {key}: any suffix after it
-		// is one of its keys (a backlog, a window index, a second counter).
 		return true
 	}
 	return !hasSuffix || suffix == "witness" || digits(suffix)
+}
+
+// customName cuts what follows the custom strategy's name (or its probe's) off rest: any
+// suffix that does not go on with a letter, so "custom.tokens" is custom's and "customer" is not.
+func customName(rest string) (string, bool) {
+	for _, name := range []string{"probe-" + string(limiter.Custom), string(limiter.Custom)} {
+		if after, ok := strings.CutPrefix(rest, name); ok && (after == "" || !unicode.IsLetter(rune(after[0]))) {
+			return name, true
+		}
+	}
+	return "", false
 }
 
 // indexTag is "<run-id>.<i>" with i a key index of the run.

@@ -39,7 +39,11 @@ func TestKeySchemeOwnsExactlyItsKeys(t *testing.T) {
 	// The custom strategy's contract names its keys from {key}: any suffix is its own.
 	custom := KeyScheme{Prefix: "rl", RunID: "user", Keys: 1, Strategies: []string{"custom"}}
 	for _, key := range []string{custom.Key("custom", 0) + ":in_progress", custom.Key("custom", 0) + ":backlog",
-		custom.Key("custom", 0) + ":1700000000", custom.Probe("custom") + ":in_progress"} {
+		custom.Key("custom", 0) + ":1700000000", custom.Probe("custom") + ":in_progress",
+		// Libraries join a key's parts with other characters too: sidekiq-throttled's
+		// ".backlog_info", Spring Cloud Gateway's ".tokens", limits' "/-1", Laravel's slot numbers.
+		custom.Key("custom", 0) + ".backlog_info", custom.Key("custom", 0) + ".tokens", custom.Key("custom", 0) + "/-1",
+		custom.Key("custom", 0) + "17", custom.Probe("custom") + ".backlog_info"} {
 		if !custom.Owns(key) {
 			t.Errorf("%q, a key of the custom contract, not owned", key)
 		}

@@ -85,6 +85,7 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
+	o.Assertions = withImpliedCheck(o)
 	s := &session{opts: o, deps: deps}
 	if o.RunID != "" && !ValidRunID(o.RunID) {
 		return Result{}, exitcode.Usagef("run id %q: want 1-64 letters, digits, '-' or '_'", o.RunID)
@@ -289,8 +290,8 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	if runErr != nil {
 		return res, runErr
 	}
-	if n := underAdmitted(s.opts, summary); n != "" {
-		s.deps.notice(n)
+	if n := underAdmitted(s.opts, summary); n != "" && !shippedContract(s.opts) {
+		s.deps.notice("notice: " + n + ": if the limiter is not that strict, check --script-args and --script-allowed")
 	}
 	res.Assertions, _ = Judge(s.opts.Assertions, summary)
 	res.Failures = verdict(s.opts, summary, res.Assertions)

@@ -48,6 +48,8 @@ type contracted struct {
 	script *redis.Script
 	caller *contract.Caller
 	member bool
+	// replyInRelease: the release passes {reply}, so an admit keeps its reply's text.
+	replyInRelease bool
 	// shipped: called as the shipped script is, so its reply reads as the shipped one's
 	// ({allowed, count, ttl_ms or retry_after_ms}) and the decision carries those numbers.
 	shipped bool
@@ -67,7 +69,8 @@ func newContracted(b base) (*contracted, error) {
 	})
 	d := DefaultContract(b.kind)
 	shipped := c.Spec.Keys == d.Keys && c.Spec.Args == d.Args && c.Spec.Allowed == contract.DefaultAllowed
-	return &contracted{base: b, script: redis.NewScript(b.cfg.CustomSource), caller: caller, member: c.UsesMember(), shipped: shipped}, nil
+	return &contracted{base: b, script: redis.NewScript(b.cfg.CustomSource), caller: caller, member: c.UsesMember(),
+		replyInRelease: c.ReleaseUsesReply(), shipped: shipped}, nil
 }
 
 func (c *contracted) Acquire(ctx context.Context, key string, now time.Time) (Decision, error) {
@@ -90,6 +93,9 @@ func (c *contracted) Acquire(ctx context.Context, key string, now time.Time) (De
 	d := Decision{Allowed: allowed, acquiredAt: now}
 	if allowed {
 		d.Member = call.Member
+		if c.replyInRelease {
+			d.reply = contract.ReplyText(reply)
+		}
 	}
 	if c.shipped {
 		c.readShippedReply(reply, &d)
@@ -125,7 +131,7 @@ func (c *contracted) Release(ctx context.Context, key string, d Decision) error 
 	if c.kind != Concurrency || !d.Allowed {
 		return nil
 	}
-	cmd := c.caller.ReleaseCommand(&contract.Call{Key: key, Member: d.Member, Now: d.acquiredAt})
+	cmd := c.caller.ReleaseCommand(&contract.Call{Key: key, Member: d.Member, Now: d.acquiredAt, Reply: d.reply})
 	if cmd == nil {
 		return nil
 	}

@@ -119,6 +119,9 @@ type Decision struct {
 	Member string
 	// acquiredAt is the now of the acquire, for a release template that passes the time.
 	acquiredAt time.Time
+	// reply is a contracted acquire's reply as text, for a release template's {reply} (the slot
+	// a Laravel-style limiter took).
+	reply string
 }
 
 // Limiter makes decisions for one algorithm and strategy. It is safe for concurrent use.
