@@ -117,14 +117,6 @@ func (w *Witness) popAnon() (uint64, bool) {
 // AdmitHeld implements HeldChecker.
 func (w *Witness) AdmitHeld(id uint64, nowMs, atMs int64) {
 	w.mu.Lock()
-	n := w.holdLocked(id, nowMs, atMs)
-	w.mu.Unlock()
-	w.observe(n)
-}
-
-// holdLocked holds request id and returns how many held requests the limiter had to remember
-// when the held set is read.
-func (w *Witness) holdLocked(id uint64, nowMs, atMs int64) int64 {
 	w.held[id] = nowMs
 	n := int64(len(w.held))
 	w.inFlight.Store(n)
@@ -140,19 +132,16 @@ func (w *Witness) holdLocked(id uint64, nowMs, atMs int64) int64 {
 			}
 		}
 	}
-	return n
+	w.mu.Unlock()
+	w.observe(n)
 }
 
 // ReleaseHeld implements HeldChecker.
 func (w *Witness) ReleaseHeld(id uint64) {
 	w.mu.Lock()
-	w.releaseLocked(id)
-	w.mu.Unlock()
-}
-
-func (w *Witness) releaseLocked(id uint64) {
 	delete(w.held, id)
 	w.inFlight.Store(int64(len(w.held)))
+	w.mu.Unlock()
 }
 
 // observe records a witness value: raises the peak, and counts an event above the limit.

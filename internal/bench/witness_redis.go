@@ -108,10 +108,7 @@ func (w *RedisWitness) evidence(reply []int64, repliedMs int64) int64 {
 func (w *RedisWitness) ReleaseHeld(id uint64) {
 	ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
 	defer cancel()
-	w.Witness.mu.Lock()
-	delete(w.Witness.held, id)
-	w.Witness.inFlight.Store(int64(len(w.Witness.held)))
-	w.Witness.mu.Unlock()
+	w.Witness.ReleaseHeld(id)
 	member := w.member(id)
 	if err := w.rdb.ZRem(ctx, w.key, member).Err(); err != nil {
 		// ZREM of one id is safe to send again; until it lands the entry over-counts.
