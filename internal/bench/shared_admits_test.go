@@ -2,12 +2,16 @@ package bench
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
+
+// chunkKey names the chunks as a run's key scheme would, under the limiter key's hash tag.
+func chunkKey(key string, chunk int64) string { return key + ":chunk:" + strconv.FormatInt(chunk, 10) }
 
 func TestSharedAdmitsJudgeEveryProcessTogether(t *testing.T) {
 	srv := redistest.Start(t)
@@ -22,7 +26,7 @@ func TestSharedAdmitsJudgeEveryProcessTogether(t *testing.T) {
 			var checkers []Checker
 			var shares []*SharedAdmits
 			for p := 0; p < 2; p++ {
-				s := NewSharedAdmits(rdb, kind, 8, time.Second, 8, time.Second, clock)
+				s := NewSharedAdmits(rdb, SharedConfig{Kind: kind, Limit: 8, Window: time.Second, Rate: 8, Horizon: time.Second, Now: clock, ChunkKey: chunkKey})
 				shares = append(shares, s)
 				local := invariantChecker(kind, 8, time.Second, 8, 2000)
 				checkers = append(checkers, s.Checker(key, local))
@@ -41,11 +45,11 @@ func TestSharedAdmitsJudgeEveryProcessTogether(t *testing.T) {
 			if got.Peak != 10 || got.Overshoot != 2 {
 				t.Fatalf("the last process to finish judged %+v, want peak 10 and overshoot 2 over both processes", got)
 			}
-			n, err := rdb.Exists(context.Background(), ChunkKey(key, floorDiv(at, chunkMs))).Result()
+			n, err := rdb.Exists(context.Background(), chunkKey(key, floorDiv(at, chunkMs))).Result()
 			if err != nil || n != 1 {
 				t.Fatalf("the shared chunk is missing (%v)", err)
 			}
-			if ttl := rdb.PTTL(context.Background(), ChunkKey(key, floorDiv(at, chunkMs))).Val(); ttl <= 0 {
+			if ttl := rdb.PTTL(context.Background(), chunkKey(key, floorDiv(at, chunkMs))).Val(); ttl <= 0 {
 				t.Fatalf("the shared chunk has TTL %s; it must expire", ttl)
 			}
 			for _, s := range shares {

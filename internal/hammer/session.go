@@ -206,7 +206,8 @@ func (s *session) build(runID string) error {
 			ServerClock: ClockOf(o, st) == contract.ServerClock}
 		if o.RedisWitness && o.Limiter != limiter.Concurrency {
 			// Window and bucket limiters: judged over every process's admits together.
-			run.Admits = bench.NewSharedAdmits(s.rdb, o.Limiter, o.Limit, o.Window, s.cfg.Rate, s.deps.Timeout, s.deps.Now)
+			run.Admits = bench.NewSharedAdmits(s.rdb, bench.SharedConfig{Kind: o.Limiter, Limit: o.Limit, Window: o.Window,
+				Rate: s.cfg.Rate, Horizon: s.deps.Timeout, Now: s.deps.Now, ChunkKey: s.keys.AdmitChunk})
 			s.closers = append(s.closers, run.Admits.Close)
 		}
 		if s.witnessKey != nil {

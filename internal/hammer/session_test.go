@@ -165,6 +165,9 @@ func TestKeySchemeNamesEveryKeyOfTheRun(t *testing.T) {
 		{many.Key("lua", 2), "rl:{r1.2}:lua"}, // "." is never in a run id: no other run has this tag
 		{one.Witness(one.Key("lua", 0)), "rl:{r1}:lua:witness"},
 		{one.Probe("cleanup"), "rl:{r1}:probe-cleanup"},
+		{one.AdmitChunk(many.Key("lua", 2), 1700000000), "rl:{r1.2}:lua:admits:1700000000"},
+		{one.Participants(), "rl:{r1}:participants"},
+		{one.ReportKey("host-1"), "rl:report:{r1}:host-1"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
