@@ -462,7 +462,7 @@ func dashboardOptions(o hammer.Options, live hammer.Live, noColor bool) tui.Opti
 		Target: live.Target, Limiter: o.Limiter, Limit: o.Limit, Workers: o.Workers, Total: o.Duration,
 		Asserts: exprs, Controls: live.Engine, Quit: live.Quit, NoColor: noColor,
 		Judge: func(s bench.Snapshot) []tui.AssertResult {
-			results, _ := hammer.Judge(o.Assertions, bench.Summary{Limiter: s.Limiter, Limit: s.Limit, Strategies: s.Strategies})
+			results := hammer.Evaluate(o.Assertions, bench.Summary{Limiter: s.Limiter, Limit: s.Limit, Strategies: s.Strategies})
 			out := make([]tui.AssertResult, len(results))
 			for i, r := range results {
 				out[i] = tui.AssertResult{Expr: r.Expr, Known: r.Actual != nil, Passed: r.Passed, Actual: hammer.ActualText(r)}

@@ -54,6 +54,8 @@ type strategyJSON struct {
 	Contended         bool                `json:"contended"`
 	ErrorSamples      []bench.ErrorSample `json:"error_samples"`
 	Unjudged          int64               `json:"unjudged"`
+	// Verdict is the strategy's verdict word (bench.Verdict), as its verdict line says it.
+	Verdict string `json:"verdict"`
 	// Clock is whose time the strategy's script used: client (passed in ARGV) or server (TIME).
 	Clock string `json:"clock"`
 	// Contract is how the custom script was called and its reply read (custom only).
@@ -80,7 +82,7 @@ func ms3(d time.Duration) float64 {
 }
 
 func toHammerJSON(res hammer.Result) hammerJSON {
-	s, results, passed := res.Summary, res.Assertions, res.Passed
+	s, results, passed := res.Summary, res.Assertions, res.Passed()
 	out := hammerJSON{
 		SchemaVersion: SchemaVersion, RunID: s.RunID, Target: s.Target, Limiter: string(s.Limiter), Limit: s.Limit,
 		Workers: s.Workers, Conns: s.Conns, Processes: s.Processes, DurationS: math.Round(s.Duration.Seconds()*1000) / 1000, Interrupted: s.Interrupted,
@@ -100,7 +102,7 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 	if out.Assertions == nil {
 		out.Assertions = []bench.AssertionResult{}
 	}
-	for _, st := range s.Strategies {
+	for i, st := range s.Strategies {
 		sj := strategyJSON{
 			Name: st.Name, Attempts: st.Attempts, Admitted: st.Admitted, Rejected: st.Rejected, Errors: st.Errors,
 			ErrorsByKind: st.ErrorsByKind, Retries: st.Retries, Peak: st.Peak, Overshoot: st.Overshoot,
@@ -111,7 +113,7 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 			},
 			ServerUsecPerCall: st.ServerUsecPerCall, FailOpenAdmits: st.FailOpenAdmits, FailClosedRejects: st.FailClosedRejects,
 			ReleaseErrors: st.ReleaseErrors, Contended: st.Contended, ErrorSamples: st.ErrorSamples, Unjudged: st.Unjudged,
-			Clock: string(hammer.ClockOf(res.Options, limiter.Strategy(st.Name))),
+			Clock: string(hammer.ClockOf(res.Options, limiter.Strategy(st.Name))), Verdict: res.Verdicts[i].Word,
 		}
 		if sj.ErrorSamples == nil {
 			sj.ErrorSamples = []bench.ErrorSample{}
@@ -161,7 +163,7 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 			width = f.IO.Columns
 		}
 	}
-	for _, v := range verdicts(s) {
+	for _, v := range verdicts(res) {
 		fmt.Fprintln(words, fitLine(v, width))
 	}
 	if format == "json" {

@@ -8,7 +8,7 @@ import (
 
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/tableprint"
 )
@@ -93,22 +93,20 @@ func usecCell(v *float64, none string) string {
 }
 
 // verdicts are one line per strategy saying in plain words who overshot, by how much, and on
-// what evidence (bench.StrategySnapshot.Judge), aligned in columns:
+// what evidence (hammer.Judge, by bench.StrategySnapshot.Judge), aligned in columns:
 //
 //	naive  OVERSHOOT    peak 64 of 20 (+44), 29,022 events in 8.0s
 //	lua    held         peak 20 of 20, 0 events
 //	watch  no evidence  peak 6 of 20: the limit was never reached, so nothing was tested
 //	eval   errors       312 of 10,000 decisions failed (timeout 312); peak 20 of 20
-func verdicts(s bench.Summary) []string {
-	judged := make([]bench.Verdict, len(s.Strategies))
+func verdicts(res hammer.Result) []string {
 	nameW, wordW := 0, 0
-	for i, st := range s.Strategies {
-		judged[i] = st.Judge(s.Limit, s.Duration)
-		nameW, wordW = max(nameW, len(st.Name)), max(wordW, len(judged[i].Word))
+	for i, v := range res.Verdicts {
+		nameW, wordW = max(nameW, len(res.Summary.Strategies[i].Name)), max(wordW, len(v.Word))
 	}
-	out := make([]string, len(judged))
-	for i, v := range judged {
-		out[i] = fmt.Sprintf("%-*s  %-*s  %s", nameW, s.Strategies[i].Name, wordW, v.Word, v.Text)
+	out := make([]string, len(res.Verdicts))
+	for i, v := range res.Verdicts {
+		out[i] = fmt.Sprintf("%-*s  %-*s  %s", nameW, res.Summary.Strategies[i].Name, wordW, v.Word, v.Text)
 	}
 	return out
 }

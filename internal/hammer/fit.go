@@ -15,8 +15,8 @@ import (
 // contract that fits by accident (a reply read as "admitted" for another reason, an argument
 // in the wrong place) rather than a limiter at work. It is a notice, not a failure: a limiter
 // may rightly admit little, and the hammer cannot know the script's intent.
-func underAdmitted(o Options, sum bench.Summary) string {
-	if o.Limiter == limiter.Concurrency || o.Window <= 0 || sum.Duration <= 0 {
+func underAdmitted(r Rules, sum bench.Summary) string {
+	if r.Limiter == limiter.Concurrency || r.Window <= 0 || sum.Duration <= 0 {
 		return ""
 	}
 	for _, st := range sum.Strategies {
@@ -24,8 +24,8 @@ func underAdmitted(o Options, sum bench.Summary) string {
 			continue
 		}
 		// Under contention a limiter admits about its limit per window of load, and a burst more.
-		load := bench.ActiveLoad(o.Profile, o.Window, sum.Duration)
-		allowed := float64(o.Limit) * (load.Seconds()/o.Window.Seconds() + 1)
+		load := bench.ActiveLoad(r.Profile, r.Window, sum.Duration)
+		allowed := float64(r.Limit) * (load.Seconds()/r.Window.Seconds() + 1)
 		if float64(st.Admitted) < allowed/2 {
 			return fmt.Sprintf("custom admitted %d requests, under half the about %.0f its limit allows in %s of load",
 				st.Admitted, allowed, load.Round(time.Millisecond))
@@ -36,20 +36,20 @@ func underAdmitted(o Options, sum bench.Summary) string {
 
 // shippedContract reports whether the custom script runs under the limiter's shipped contract
 // because the user gave none of --script-keys, --script-args and --script-allowed.
-func shippedContract(o Options) bool {
-	if o.ScriptSource == "" {
+func (r Rules) shippedContract() bool {
+	if !r.Script {
 		return false
 	}
-	if o.Contract == nil {
+	if r.Contract == nil {
 		return true
 	}
-	d, c := limiter.DefaultContract(o.Limiter), o.Contract.Spec
+	d, c := limiter.DefaultContract(r.Limiter), *r.Contract
 	return c.Keys == d.Keys && c.Args == d.Args && c.Allowed == contract.DefaultAllowed
 }
 
 // misfitHint says how a script that does not fit the shipped contract is described instead.
-func misfitHint(o Options) string {
-	d := limiter.DefaultContract(o.Limiter)
+func misfitHint(k limiter.Kind) string {
+	d := limiter.DefaultContract(k)
 	return fmt.Sprintf("the script was called with the shipped contract (KEYS '%s', ARGV '%s', admitted when %s): if it takes other KEYS or ARGV, or replies otherwise, describe them with --script-keys, --script-args and --script-allowed (limitctl hammer --help)",
 		d.Keys, d.Args, contract.DefaultAllowed)
 }
@@ -71,7 +71,11 @@ func describeContract(o Options) string {
 		line += ", release " + c.Release
 	}
 	line += ", clock " + c.Clock
-	for _, a := range o.Assertions {
+	var names []string
+	for _, st := range o.Strategies {
+		names = append(names, string(st))
+	}
+	for _, a := range o.Rules().assertions(names) {
 		if a.Implied {
 			line += ", judged by " + a.Expr + " (give --assert on custom.overshoot to set another bound)"
 		}

@@ -19,13 +19,9 @@ import (
 
 // Result is what a finished session found.
 type Result struct {
-	Options    Options // what ran
-	Summary    bench.Summary
-	Assertions []bench.AssertionResult
-	Passed     bool // every assertion held and no strategy failed too often
-	// Failures say why the run failed (each failed assertion, each strategy whose decisions
-	// errored on more than MaxErrorRate of them); empty when it passed.
-	Failures    []string
+	Options Options // what ran
+	Summary bench.Summary
+	Judgement
 	Interrupted bool // a signal or the watcher stopped the load early
 	// KeysKept names where the run's keys stayed (--keep-keys); empty when they were deleted.
 	KeysKept string
@@ -85,7 +81,6 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
-	o.Assertions = withImpliedCheck(o)
 	s := &session{opts: o, deps: deps}
 	if o.RunID != "" && !ValidRunID(o.RunID) {
 		return Result{}, exitcode.Usagef("run id %q: want 1-64 letters, digits, '-' or '_'", o.RunID)
@@ -291,12 +286,10 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	if runErr != nil {
 		return res, runErr
 	}
-	if n := underAdmitted(s.opts, summary); n != "" && !shippedContract(s.opts) {
-		s.deps.notice("notice: " + n + ": if the limiter is not that strict, check --script-args and --script-allowed")
+	res.Judgement = Judge(s.opts.Rules(), summary)
+	for _, n := range res.Notices {
+		s.deps.notice(n)
 	}
-	res.Assertions, _ = Judge(s.opts.Assertions, summary)
-	res.Failures = verdict(s.opts, summary, res.Assertions)
-	res.Passed = len(res.Failures) == 0
 	res.Interrupted = summary.Interrupted || ctx.Err() != nil
 	return res, nil
 }

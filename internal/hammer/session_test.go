@@ -73,8 +73,8 @@ func TestRunJudgesAssertionsAndDeletesItsKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Passed || res.Err() != nil || len(res.Assertions) != 2 {
-		t.Fatalf("passed %v err %v assertions %+v", res.Passed, res.Err(), res.Assertions)
+	if !res.Passed() || res.Err() != nil || len(res.Assertions) != 2 {
+		t.Fatalf("passed %v err %v assertions %+v", res.Passed(), res.Err(), res.Assertions)
 	}
 	if watched == 0 {
 		t.Error("the watcher saw no snapshot")
@@ -101,8 +101,8 @@ func TestRunFailedAssertionIsACheckFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Passed || res.Err() == nil || !strings.Contains(res.Err().Error(), "lua.attempts>1000000 (actual 400)") {
-		t.Fatalf("passed %v err %v", res.Passed, res.Err())
+	if res.Passed() || res.Err() == nil || !strings.Contains(res.Err().Error(), "lua.attempts>1000000 (actual 400)") {
+		t.Fatalf("passed %v err %v", res.Passed(), res.Err())
 	}
 	var check *exitcode.CheckFailedError
 	if !errors.As(res.Err(), &check) || check.ExitCode() != exitcode.CheckFailed {

@@ -5,8 +5,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -19,15 +21,117 @@ const MaxErrorRate = bench.MaxErrorRate
 // custom.overshoot_events) replaces it, e.g. the bound an approximate algorithm promises.
 const ImpliedCheck = "custom.overshoot==0"
 
-// withImpliedCheck returns o's assertions plus ImpliedCheck when o runs a custom script whose
-// overshoot no assertion bounds.
-func withImpliedCheck(o Options) []bench.Assertion {
-	if o.ScriptSource == "" || !slices.Contains(o.Strategies, limiter.Custom) {
-		return o.Assertions
+// Rules are what a finished run is judged by besides its numbers: what the user asked for
+// (the assertions; errors, with --on-error open or --inject) and what ran (the limiter, the
+// user's script under its contract, the load's shape). Every process of a shared run leaves
+// them with its summary, so that hammer report judges the merged run as hammer judges one.
+type Rules struct {
+	Limiter limiter.Kind
+	Limit   int64
+	Window  time.Duration
+	Profile string
+	// Script: the custom strategy ran the user's --script, called as Contract says (nil: the
+	// limiter's shipped contract).
+	Script   bool
+	Contract *contract.Spec
+	// ErrorsAsked lifts the error-rate rule: --on-error open or --inject asked for errors.
+	ErrorsAsked bool
+	// Assertions are the --assert thresholds as given; Judge adds the implied check.
+	Assertions []bench.Assertion
+}
+
+// Rules are the rules a run of o is judged by.
+func (o Options) Rules() Rules {
+	r := Rules{Limiter: o.Limiter, Limit: o.Limit, Window: o.Window, Profile: o.Profile, Script: o.ScriptSource != "",
+		ErrorsAsked: o.FailOpen || len(o.Injects) > 0, Assertions: o.Assertions}
+	if o.Contract != nil {
+		spec := o.Contract.Spec
+		r.Contract = &spec
 	}
-	for _, a := range o.Assertions {
+	return r
+}
+
+// Judgement is the verdict on a finished run, the same for hammer and hammer report.
+type Judgement struct {
+	// Assertions are every assertion's outcome, the implied check included.
+	Assertions []bench.AssertionResult
+	// Verdicts are each strategy's, in the summary's order: the word and the numbers behind it
+	// that the verdict lines, the JSON and the HTML report show.
+	Verdicts []bench.Verdict
+	// Failures say why the run fails (each failed assertion, each strategy whose decisions
+	// errored on more than MaxErrorRate of them, a script that does not fit the shipped
+	// contract); empty when it passed.
+	Failures []string
+	// Notices are what a person should know that does not fail the run.
+	Notices []string
+}
+
+// Passed reports whether the run passed: nothing failed.
+func (j Judgement) Passed() bool { return len(j.Failures) == 0 }
+
+// Judge is the one verdict on a finished run: the assertions, with the implied check of a
+// --script run; each strategy's verdict; the error-rate rule; and, under a contract the user
+// did not choose, a script that admitted too little to be the limiter at work. hammer judges
+// its own run with it, and hammer report the merged run of every process.
+func Judge(r Rules, sum bench.Summary) Judgement {
+	var j Judgement
+	j.Assertions = Evaluate(r.assertions(strategyNames(sum)), sum)
+	for _, st := range sum.Strategies {
+		j.Verdicts = append(j.Verdicts, st.Judge(sum.Limit, sum.Duration))
+	}
+	for _, a := range j.Assertions {
+		if a.Passed || (a.Implied && a.Reason == bench.NoEvidence && customErred(sum)) {
+			continue // the implied check adds nothing to a strategy whose decisions failed: they say why
+		}
+		j.Failures = append(j.Failures, "assertion failed: "+DescribeAssertion(a))
+	}
+	if !r.ErrorsAsked {
+		for _, st := range sum.Strategies {
+			if st.TooManyErrors() {
+				j.Failures = append(j.Failures, r.tooManyErrors(st))
+			}
+		}
+	}
+	if n := underAdmitted(r, sum); n != "" {
+		if r.shippedContract() {
+			// Under the contract the user did not choose, admitting this little is a misfit, not a
+			// strict limiter (redis_rate's GCRA reads now_ms as its period and admits one burst).
+			j.Failures = append(j.Failures, n+"; "+misfitHint(r.Limiter))
+		} else {
+			j.Notices = append(j.Notices, "notice: "+n+": if the limiter is not that strict, check --script-args and --script-allowed")
+		}
+	}
+	return j
+}
+
+// tooManyErrors says that a strategy's decisions failed too often, with what to do about it.
+func (r Rules) tooManyErrors(st bench.StrategySnapshot) string {
+	hint := "pass --on-error open to run through errors"
+	if st.Name == string(limiter.Custom) {
+		// A custom script's calls fail for a contract that does not fit far more often than
+		// for an outage; the first error sample says which.
+		hint = "check --script-keys, --script-args and --script-allowed against the script (limitctl hammer --help)"
+		if r.shippedContract() {
+			hint = misfitHint(r.Limiter)
+		}
+	}
+	msg := fmt.Sprintf("%s: %d of %d decisions failed (%s%%, more than %g%%; %s)",
+		st.Name, st.Errors, st.Attempts, strconv.FormatFloat(100*float64(st.Errors)/float64(st.Attempts), 'f', 1, 64), 100*MaxErrorRate, hint)
+	if len(st.ErrorSamples) > 0 {
+		msg += fmt.Sprintf(": %q", st.ErrorSamples[0].Message)
+	}
+	return msg
+}
+
+// assertions are r's assertions plus ImpliedCheck when the user's script ran as strategy
+// custom (one of strategies) and no assertion bounds its overshoot.
+func (r Rules) assertions(strategies []string) []bench.Assertion {
+	if !r.Script || !slices.Contains(strategies, string(limiter.Custom)) {
+		return r.Assertions
+	}
+	for _, a := range r.Assertions {
 		if a.Strategy == string(limiter.Custom) && (a.Metric == "overshoot" || a.Metric == "overshoot_events") {
-			return o.Assertions
+			return r.Assertions
 		}
 	}
 	a, err := bench.ParseAssertion(ImpliedCheck, []string{string(limiter.Custom)})
@@ -35,61 +139,25 @@ func withImpliedCheck(o Options) []bench.Assertion {
 		panic("implied check: " + err.Error()) // a constant that parses
 	}
 	a.Implied = true
-	return append(slices.Clip(o.Assertions), a)
+	return append(slices.Clip(r.Assertions), a)
 }
 
-// Judge evaluates assertions against a summary (or a live snapshot's numbers).
-func Judge(assertions []bench.Assertion, sum bench.Summary) (results []bench.AssertionResult, passed bool) {
-	results = make([]bench.AssertionResult, len(assertions))
-	passed = true
+// strategyNames are the names of the summary's strategies, in its order.
+func strategyNames(sum bench.Summary) []string {
+	names := make([]string, len(sum.Strategies))
+	for i, st := range sum.Strategies {
+		names[i] = st.Name
+	}
+	return names
+}
+
+// Evaluate tests assertions against a summary, or a live snapshot's numbers (the dashboard).
+func Evaluate(assertions []bench.Assertion, sum bench.Summary) []bench.AssertionResult {
+	results := make([]bench.AssertionResult, len(assertions))
 	for i, a := range assertions {
 		results[i] = a.Eval(sum)
-		passed = passed && results[i].Passed
 	}
-	return results, passed
-}
-
-// verdict lists why a finished run fails: each failed assertion, then each strategy whose
-// decisions errored too often (unless errors were asked for).
-func verdict(o Options, sum bench.Summary, results []bench.AssertionResult) []string {
-	var failures []string
-	for _, r := range results {
-		if r.Passed || (r.Implied && r.Reason == bench.NoEvidence && customErred(sum)) {
-			continue // the implied check adds nothing to a strategy whose decisions failed: they say why
-		}
-		failures = append(failures, "assertion failed: "+DescribeAssertion(r))
-	}
-	if o.FailOpen || len(o.Injects) > 0 {
-		return failures
-	}
-	for _, st := range sum.Strategies {
-		if !st.TooManyErrors() {
-			continue
-		}
-		hint := "pass --on-error open to run through errors"
-		if st.Name == string(limiter.Custom) {
-			// A custom script's calls fail for a contract that does not fit far more often than
-			// for an outage; the first error sample says which.
-			hint = "check --script-keys, --script-args and --script-allowed against the script (limitctl hammer --help)"
-			if shippedContract(o) {
-				hint = misfitHint(o)
-			}
-		}
-		msg := fmt.Sprintf("%s: %d of %d decisions failed (%s%%, more than %g%%; %s)",
-			st.Name, st.Errors, st.Attempts, strconv.FormatFloat(100*float64(st.Errors)/float64(st.Attempts), 'f', 1, 64), 100*MaxErrorRate, hint)
-		if len(st.ErrorSamples) > 0 {
-			msg += fmt.Sprintf(": %q", st.ErrorSamples[0].Message)
-		}
-		failures = append(failures, msg)
-	}
-	if shippedContract(o) {
-		// Under the contract the user did not choose, admitting this little is a misfit, not a
-		// strict limiter (redis_rate's GCRA reads now_ms as its period and admits one burst).
-		if n := underAdmitted(o, sum); n != "" {
-			failures = append(failures, n+"; "+misfitHint(o))
-		}
-	}
-	return failures
+	return results
 }
 
 // customErred reports whether the custom strategy's decisions failed more often than
