@@ -97,7 +97,7 @@ func TestHammerLeavesNothingOfItsRunBehind(t *testing.T) {
 					args := []string{"--addr", srv.Addr, "hammer", "--limiter", string(kind), "--strategies", "naive,lua",
 						"--witness", witness, "--keys", keys, "--run-id", id, "--requests", "300", "--workers", "8",
 						"--limit", "4", "--window", "10s", "-o", "json"}
-					scheme := hammer.KeyScheme{Prefix: "limitctl", RunID: id, Keys: 3, Strategies: []string{"naive", "lua"}}
+					scheme := hammer.KeyScheme{Prefix: "limitctl", RunID: id, Limiter: kind, Keys: 3, Strategies: []string{"naive", "lua"}}
 					if keys == "1" {
 						scheme.Keys = 1
 					}

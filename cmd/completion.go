@@ -104,6 +104,14 @@ func limiterNames() []string {
 	return out
 }
 
+// orList joins values as a sentence does: "a, b, c or d".
+func orList(values []string) string {
+	if len(values) < 2 {
+		return strings.Join(values, "")
+	}
+	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
+}
+
 // hammerStrategies offers the strategies the --limiter already on the line supports.
 func hammerStrategies(c *cobra.Command) []string {
 	kind := limiter.Concurrency

@@ -24,12 +24,6 @@ import (
 )
 
 // hammerOptions are the hammer's flags as given; validate turns them into run.
-// defaultConcurrencyHold is how long a concurrency slot is held unless --hold says otherwise:
-// long enough that 64 workers contend a limit of 20. Window and bucket limiters have no slot,
-// so their default is 0: a pause after each admit would only slow the load (at 2ms a
-// fixed-window run with a high limit made about 40% of the decisions/s it makes at 0).
-const defaultConcurrencyHold = 2 * time.Millisecond
-
 type hammerOptions struct {
 	limiter    string
 	strategies []string
@@ -134,7 +128,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&opts.limiter, "limiter", "concurrency", "limiter: concurrency, fixed-window, sliding-window or token-bucket")
+	fl.StringVar(&opts.limiter, "limiter", string(limiter.Concurrency), "limiter: "+orList(limiterNames()))
 	fl.StringSliceVar(&opts.strategies, "strategies", []string{"naive", "lua"}, "strategies to run side by side: naive, multi, watch, lua, eval, function, lua-ts-member, custom")
 	fl.IntVar(&opts.workers, "workers", 64, "concurrent workers per strategy")
 	fl.Int64Var(&opts.limit, "limit", 20, "the limit: in-flight requests, requests per window, or the bucket's burst")
@@ -187,6 +181,7 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 	if r.Limiter, err = limiter.ParseKind(o.limiter); err != nil {
 		return usagef("--limiter: %v", err)
 	}
+	kind := r.Limiter.Describe()
 	if o.script != "" && !c.Flags().Changed("strategies") {
 		o.strategies = []string{string(limiter.Custom)}
 	}
@@ -200,7 +195,7 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 			return usagef("--strategies: %s given twice", s)
 		}
 		if !limiter.Supports(r.Limiter, s) {
-			return usagef("--strategies: %s applies only to the concurrency and sliding-window limiters", s)
+			return usagef("--strategies: %s applies only to %s", s, limiter.SupportedBy(s))
 		}
 		seen[s] = true
 		r.Strategies = append(r.Strategies, s)
@@ -219,8 +214,8 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 		return usagef("--workers must be 1-10000, got %d", o.workers)
 	case o.limit < 0:
 		return usagef("--limit must be 0 or more, got %d", o.limit)
-	case r.Limiter == limiter.TokenBucket && o.limit < 1:
-		return usagef("--limit is the token bucket's burst and must be at least 1")
+	case o.limit < kind.MinLimit:
+		return usagef("--limit is %s and must be at least %d", kind.Limits, kind.MinLimit)
 	case c.Flags().Changed("duration") && c.Flags().Changed("requests"):
 		return usagef("give --duration or --requests, not both")
 	case o.duration <= 0:
@@ -241,7 +236,7 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 		return usagef("--stale-after must be at least 1ms, got %s", o.staleAfter)
 	case o.staleAfter%time.Millisecond != 0:
 		return usagef("--stale-after must be a whole number of milliseconds, got %s", o.staleAfter)
-	case r.Limiter == limiter.Concurrency && c.Flags().Changed("stale-after") && o.staleAfter <= o.hold:
+	case kind.Releases && c.Flags().Changed("stale-after") && o.staleAfter <= o.hold:
 		return usagef("--stale-after %s must be longer than --hold %s: the limiter would reclaim requests still held as abandoned", o.staleAfter, o.hold)
 	case o.rate < 0 || o.rate > 10_000_000:
 		return usagef("--rate must be 0 (closed loop) up to 10000000, got %g", o.rate)
@@ -255,8 +250,8 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 	if o.runID != "" && !hammer.ValidRunID(o.runID) {
 		return usagef("--run-id must be 1-64 letters, digits, '-' or '_', got %q", o.runID)
 	}
-	if !c.Flags().Changed("hold") && r.Limiter == limiter.Concurrency {
-		o.hold = defaultConcurrencyHold
+	if !c.Flags().Changed("hold") {
+		o.hold = kind.DefaultHold
 	}
 	r.Workers, r.Limit, r.Hold, r.Window, r.OpenRate, r.Keys, r.Conns = o.workers, o.limit, o.hold, o.window, o.rate, o.keys, o.conns
 	r.Duration, r.Requests = o.duration, o.requests
@@ -357,8 +352,8 @@ func (o *hammerOptions) validateContract(c *cobra.Command) error {
 	if o.script == "" {
 		return nil
 	}
-	if c.Flags().Changed("script-release") && o.run.Limiter != limiter.Concurrency {
-		return usagef("--script-release applies only to the concurrency limiter")
+	if c.Flags().Changed("script-release") && !o.run.Limiter.Describe().Releases {
+		return usagef("--script-release applies only to %s", limiter.Phrase(limiter.KindsWhere(func(d *limiter.Description) bool { return d.Releases })))
 	}
 	spec := contract.Spec{Keys: o.scriptKeys, Args: o.scriptArgs, Allowed: o.scriptAllowed, Release: o.scriptRelease, Clock: o.clock}
 	if c.Flags().Changed("script-args") && strings.TrimSpace(o.scriptArgs) == "" {

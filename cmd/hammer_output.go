@@ -120,7 +120,7 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 		}
 		if c := res.Options.Contract; c != nil && st.Name == string(limiter.Custom) {
 			sj.Contract = &contractJSON{Keys: c.Spec.Keys, Args: c.Spec.Args, Allowed: c.Spec.Allowed}
-			if res.Options.Limiter == limiter.Concurrency {
+			if res.Options.Limiter.Describe().Releases {
 				sj.Contract.Release = c.Spec.Release
 			}
 		}

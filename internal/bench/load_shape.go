@@ -13,29 +13,18 @@ const (
 	ProfileBursty = "bursty"
 )
 
-// DefaultProfile is bursty for the window and bucket limiters: steady load never lets a bucket
-// refill past its burst nor every window key expire, so it cannot catch a refill that is not
-// capped. The concurrency limiter's bugs show under steady load, which also keeps its
-// throughput numbers whole.
+// DefaultProfile is the load shape a limiter is hammered with unless --profile says otherwise:
+// bursty where its description asks for it (limiter.Description.Bursty says why).
 func DefaultProfile(k limiter.Kind) string {
-	if k == limiter.Concurrency {
-		return ProfileSteady
+	if k.Describe().Bursty {
+		return ProfileBursty
 	}
-	return ProfileBursty
+	return ProfileSteady
 }
 
-// DefaultSkew is how far the workers' clocks disagree by default. The window limiters get a
-// few milliseconds: requests then reach Redis out of their now order, as from app servers
-// whose clocks differ, which is what a log pruned too eagerly or a counter that expires with
-// its window gets wrong. The token bucket and the concurrency limiter get one clock: a bucket
-// judged over skewed times must forgive a fraction of a token, which would hide a bucket one
-// request too large, and a concurrency witness does not look at times at all.
-func DefaultSkew(k limiter.Kind) time.Duration {
-	if k == limiter.FixedWindow || k == limiter.SlidingWindow {
-		return 5 * time.Millisecond
-	}
-	return 0
-}
+// DefaultSkew is how far the workers' clocks disagree unless --skew says otherwise
+// (limiter.Description.Skew says why).
+func DefaultSkew(k limiter.Kind) time.Duration { return k.Describe().Skew }
 
 // A bursty cycle: load for burstWindows windows, then idle for idleWindows: longer than a
 // window, so a bucket refills completely and every window's keys expire.

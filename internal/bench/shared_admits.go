@@ -89,7 +89,7 @@ func NewSharedAdmits(rdb redis.UniversalClient, cfg SharedConfig) *SharedAdmits 
 // verdict covers every process's once settled.
 func (s *SharedAdmits) Checker(key string, local Checker) Checker {
 	k := &sharedKey{name: key, pending: map[int64]int64{}, local: local,
-		joint:     invariantChecker(s.cfg.Kind, s.cfg.Limit, s.cfg.Window, s.cfg.Rate, 1),
+		joint:     invariantChecker(s.cfg.Kind.Describe().Evidence, s.cfg.Limit, s.cfg.Window, s.cfg.Rate, 1),
 		nextChunk: floorDiv(s.cfg.Now().UnixMilli()-s.historyMs, chunkMs)}
 	k.jointRes.Store(&CheckResult{})
 	s.mu.Lock()

@@ -28,7 +28,7 @@ func TestSharedAdmitsJudgeEveryProcessTogether(t *testing.T) {
 			for p := 0; p < 2; p++ {
 				s := NewSharedAdmits(rdb, SharedConfig{Kind: kind, Limit: 8, Window: time.Second, Rate: 8, Horizon: time.Second, Now: clock, ChunkKey: chunkKey})
 				shares = append(shares, s)
-				local := invariantChecker(kind, 8, time.Second, 8, 2000)
+				local := invariantChecker(kind.Describe().Evidence, 8, time.Second, 8, 2000)
 				checkers = append(checkers, s.Checker(key, local))
 			}
 			at := now.UnixMilli() - 100
@@ -56,5 +56,21 @@ func TestSharedAdmitsJudgeEveryProcessTogether(t *testing.T) {
 				s.Close()
 			}
 		})
+	}
+}
+
+// Every limiter kind's evidence has a checker, for the client's clock and for the server's, and
+// one admit under a limit of 5 is no overshoot to any of them.
+func TestEveryKindHasAChecker(t *testing.T) {
+	for _, k := range limiter.Kinds() {
+		cfg := Config{Limiter: k, Limit: 5, Window: time.Second, Rate: 5, StaleAfter: time.Second, Horizon: time.Second}
+		for _, serverClock := range []bool{false, true} {
+			s := &strategyState{cfg: cfg, run: StrategyRun{ServerClock: serverClock}}
+			c := s.newChecker("k")
+			c.Admit(1000)
+			if r := c.Finish(); r.Overshoot != 0 || r.OvershootEvent != 0 {
+				t.Errorf("%s (server clock %v): one admit judged %+v", k, serverClock, r)
+			}
+		}
 	}
 }

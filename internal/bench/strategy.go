@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -63,18 +64,20 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 	return s
 }
 
+// newChecker is the checker of one key, by the limiter's evidence (limiter.Evidence).
 func (s *strategyState) newChecker(key string) Checker {
 	horizon := s.cfg.Horizon.Milliseconds() + 1000
-	if s.run.ServerClock && s.cfg.Limiter != limiter.Concurrency {
-		return newIntervalChecker(s.cfg)
-	}
-	if s.cfg.Limiter == limiter.Concurrency {
+	evidence := s.cfg.Limiter.Describe().Evidence
+	if evidence == limiter.HeldEvidence {
 		if s.run.Witness != nil {
 			return s.run.Witness(key)
 		}
 		return NewWitness(s.cfg.Limit, s.cfg.StaleAfter.Milliseconds())
 	}
-	local := invariantChecker(s.cfg.Limiter, s.cfg.Limit, s.cfg.Window, s.cfg.Rate, horizon)
+	if s.run.ServerClock {
+		return newIntervalChecker(s.cfg)
+	}
+	local := invariantChecker(evidence, s.cfg.Limit, s.cfg.Window, s.cfg.Rate, horizon)
 	if s.run.Admits != nil {
 		return s.run.Admits.Checker(key, local)
 	}
@@ -82,15 +85,16 @@ func (s *strategyState) newChecker(key string) Checker {
 }
 
 // invariantChecker checks a window or bucket limiter's invariant over admitted now values.
-func invariantChecker(kind limiter.Kind, limit int64, window time.Duration, rate float64, horizonMs int64) Checker {
-	switch kind {
-	case limiter.FixedWindow:
+func invariantChecker(evidence limiter.Evidence, limit int64, window time.Duration, rate float64, horizonMs int64) Checker {
+	switch evidence {
+	case limiter.FixedWindowEvidence:
 		return NewSlidingChecker(limit, window.Milliseconds(), horizonMs, true)
-	case limiter.SlidingWindow:
+	case limiter.SlidingWindowEvidence:
 		return NewSlidingChecker(limit, window.Milliseconds(), horizonMs, false)
-	default:
+	case limiter.BucketEvidence:
 		return NewBucketChecker(limit, rate, 1, horizonMs)
 	}
+	panic(fmt.Sprintf("bench: no invariant checker for evidence %d", evidence))
 }
 
 // start launches the workers (and, for an open loop, the scheduler that paces them).
@@ -248,7 +252,7 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 		check.Admit(now.UnixMilli())
 	}
 	s.hold(ctx)
-	if s.cfg.Limiter == limiter.Concurrency {
+	if s.cfg.Limiter.Describe().Releases {
 		// Before the release is sent, so the witness never over-counts.
 		if isHeld {
 			held.ReleaseHeld(id)
@@ -265,9 +269,7 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 }
 
 // windowed reports whether the limiter judges admits per window of their now.
-func (s *strategyState) windowed() bool {
-	return s.cfg.Limiter == limiter.FixedWindow || s.cfg.Limiter == limiter.SlidingWindow
-}
+func (s *strategyState) windowed() bool { return s.cfg.Limiter.Describe().Evidence.Windowed() }
 
 func (s *strategyState) hold(ctx context.Context) {
 	if s.cfg.Hold > 0 {

@@ -13,10 +13,12 @@ import (
 // underAdmitted is a notice when the custom strategy admitted far fewer requests than its
 // limit allows over the run, though it was contended and nothing errored: the usual sign of a
 // contract that fits by accident (a reply read as "admitted" for another reason, an argument
-// in the wrong place) rather than a limiter at work. It is a notice, not a failure: a limiter
-// may rightly admit little, and the hammer cannot know the script's intent.
+// in the wrong place) rather than a limiter at work. Judge fails the run for it only under the
+// shipped contract, which the user did not choose; under the user's own it is a notice: a
+// limiter may rightly admit little, and the hammer cannot know the script's intent. A limiter
+// whose requests hold slots admits as many as their hold times let it: no estimate there.
 func underAdmitted(r Rules, sum bench.Summary) string {
-	if r.Limiter == limiter.Concurrency || r.Window <= 0 || sum.Duration <= 0 {
+	if r.Limiter.Describe().Releases || r.Window <= 0 || sum.Duration <= 0 {
 		return ""
 	}
 	for _, st := range sum.Strategies {
@@ -67,7 +69,7 @@ func describeContract(o Options) string {
 	}
 	line := fmt.Sprintf("custom: KEYS %s%s, ARGV %s%s, admitted when %s", quoteTemplate(c.Keys), origin(c.Keys, shipped.Keys),
 		quoteTemplate(c.Args), origin(c.Args, shipped.Args), c.Allowed)
-	if o.Limiter == limiter.Concurrency {
+	if o.Limiter.Describe().Releases {
 		line += ", release " + c.Release
 	}
 	line += ", clock " + c.Clock

@@ -33,9 +33,10 @@ import (
 //	                                         outside the run's tag, so the clean-up keeps it
 type KeyScheme struct {
 	Prefix     string
-	RunID      string   // letters, digits, '-' and '_' only (ValidRunID)
-	Keys       int      // limiter keys per strategy
-	Strategies []string // the run's strategy names
+	RunID      string       // letters, digits, '-' and '_' only (ValidRunID)
+	Limiter    limiter.Kind // whose decisions may write keys beside the limiter key (Description.OwnsSuffix)
+	Keys       int          // limiter keys per strategy
+	Strategies []string     // the run's strategy names
 }
 
 // Key names a strategy's i-th limiter key.
@@ -74,7 +75,8 @@ func (k KeyScheme) Describe() string {
 }
 
 // Owns reports whether key is one this scheme names: the exact prefix and run id, a strategy
-// of the run (or a probe), and no suffix but a window start, the witness or an admits chunk
+// of the run (or a probe), and no suffix but one the limiter's decisions write (a fixed
+// window's start), the witness or an admits chunk
 // (the custom strategy: any suffix, since its contract names its keys from {key}). A
 // look-alike (another run id that starts the same, a user's key under the prefix) is never
 // owned. The summaries left for hammer report are not the clean-up's: it never owns them.
@@ -110,7 +112,8 @@ func (k KeyScheme) Owns(key string) bool {
 		return true
 	}
 	chunk, isChunk := strings.CutPrefix(suffix, admitsSuffix)
-	return !hasSuffix || suffix == "witness" || digits(suffix) || (isChunk && !probe && digits(chunk))
+	return !hasSuffix || suffix == "witness" || (isChunk && !probe && digits(chunk)) ||
+		(k.Limiter != "" && k.Limiter.Describe().OwnsSuffix(suffix))
 }
 
 // customName cuts what follows the custom strategy's name (or its probe's) off rest: any

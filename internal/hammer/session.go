@@ -106,7 +106,7 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if runID == "" {
 		runID = NewRunID()
 	}
-	s.keys = KeyScheme{Prefix: o.Prefix, RunID: runID, Keys: o.Keys}
+	s.keys = KeyScheme{Prefix: o.Prefix, RunID: runID, Limiter: o.Limiter, Keys: o.Keys}
 	for _, st := range o.Strategies {
 		s.keys.Strategies = append(s.keys.Strategies, string(st))
 	}
@@ -187,7 +187,8 @@ func (s *session) build(runID string) error {
 		Limit: o.Limit, Window: o.Window, StaleAfter: o.StaleAfter,
 		Rate: s.cfg.Rate, Burst: o.Limit, CustomSource: o.ScriptSource, Contract: o.Contract,
 	}
-	if o.RedisWitness && o.Limiter == limiter.Concurrency {
+	evidence := o.Limiter.Describe().Evidence
+	if o.RedisWitness && evidence == limiter.HeldEvidence {
 		s.witnessKey = s.keys.Witness
 	}
 	for _, st := range o.Strategies {
@@ -199,7 +200,7 @@ func (s *session) build(runID string) error {
 		cmds, inner := limiter.Commands(o.Limiter, st)
 		run := bench.StrategyRun{Name: string(st), Limiter: lim, Commands: cmds, Inner: inner,
 			ServerClock: ClockOf(o, st) == contract.ServerClock}
-		if o.RedisWitness && o.Limiter != limiter.Concurrency {
+		if o.RedisWitness && evidence != limiter.HeldEvidence {
 			// Window and bucket limiters: judged over every process's admits together.
 			run.Admits = bench.NewSharedAdmits(s.rdb, bench.SharedConfig{Kind: o.Limiter, Limit: o.Limit, Window: o.Window,
 				Rate: s.cfg.Rate, Horizon: s.deps.Timeout, Now: s.deps.Now, ChunkKey: s.keys.AdmitChunk})

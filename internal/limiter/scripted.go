@@ -10,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/scriptcache"
-	"github.com/limitctl/limitctl/scripts"
 )
 
 // scripted runs the limiter's shipped Lua script (lua, eval, function, lua-ts-member). The
@@ -23,77 +22,30 @@ type scripted struct {
 }
 
 func newScripted(b base, s Strategy) *scripted {
-	sc := &scripted{base: b, strategy: s, script: redis.NewScript(shippedScript(b.kind))}
+	shipped := ScriptFor(b.kind.Kind)
+	sc := &scripted{base: b, strategy: s, script: redis.NewScript(shipped.Source)}
 	if s == Function {
-		name, _ := scripts.Lookup(scriptName(b.kind))
-		sc.fn = name.FunctionName()
+		sc.fn = shipped.FunctionName()
 	}
 	return sc
 }
 
-func scriptName(k Kind) string {
-	switch k {
-	case Concurrency:
-		return "concurrency_acquire"
-	case FixedWindow:
-		return "fixed_window"
-	case SlidingWindow:
-		return "sliding_window"
-	default:
-		return "token_bucket"
-	}
-}
-
-func shippedScript(k Kind) string {
-	s, _ := scripts.Lookup(scriptName(k))
-	return s.Source
-}
-
-// ScriptFor returns the shipped script a limiter runs.
-func ScriptFor(k Kind) scripts.Script {
-	s, _ := scripts.Lookup(scriptName(k))
-	return s
-}
-
 func (s *scripted) Acquire(ctx context.Context, key string, now time.Time) (Decision, error) {
-	var d Decision
-	nowMs := now.UnixMilli()
-	var keys []string
-	var args []any
-	switch s.kind {
-	case Concurrency:
-		d.Member = s.member(nowMs)
-		keys, args = []string{key}, []any{s.cfg.Limit, nowMs, ms(s.cfg.StaleAfter), d.Member}
-	case FixedWindow:
-		keys, args = []string{WindowKey(key, now, s.cfg.Window)}, []any{s.cfg.Limit, ms(s.cfg.Window)}
-	case SlidingWindow:
-		d.Member = s.member(nowMs)
-		keys, args = []string{key}, []any{s.cfg.Limit, nowMs, ms(s.cfg.Window), d.Member}
-	case TokenBucket:
-		keys, args = []string{key}, []any{formatFloat(s.cfg.Rate), s.cfg.Burst, nowMs, s.cfg.Cost}
+	var member string
+	if s.kind.member {
+		member = s.member(now.UnixMilli())
 	}
+	keys, args := s.kind.args(s.cfg, key, now, member)
 	reply, err := s.run(ctx, keys, args)
 	if err != nil {
 		return Decision{}, err
 	}
-	want := 2
-	if s.kind == FixedWindow || s.kind == TokenBucket {
-		want = 3
-	}
-	vals, err := int64s(reply, want)
+	d, err := s.kind.scriptReply(reply)
 	if err != nil {
-		return Decision{}, fmt.Errorf("%s script reply: %w", s.kind, err)
+		return Decision{}, err
 	}
-	d.Allowed = vals[0] == 1
-	d.Count = vals[1]
-	switch s.kind {
-	case FixedWindow:
-		d.TTL = time.Duration(vals[2]) * time.Millisecond
-	case TokenBucket:
-		d.RetryAfter = time.Duration(vals[2]) * time.Millisecond
-	}
-	if !d.Allowed {
-		d.Member = ""
+	if d.Allowed {
+		d.Member = member
 	}
 	return d, nil
 }

@@ -95,9 +95,9 @@ type row struct {
 
 func build(d Data) (page, error) {
 	s := d.Summary
-	countLabel := "in-flight"
-	if s.Limiter != limiter.Concurrency && s.Limiter != "" {
-		countLabel = "per-window count"
+	countLabel := limiter.Concurrency.Describe().ChartLabel
+	if s.Limiter != "" {
+		countLabel = s.Limiter.Describe().ChartLabel
 	}
 	p := page{
 		Title:       "limitctl hammer · " + strings.TrimSpace(string(s.Limiter)+" · limit "+human.Count(s.Limit)),

@@ -239,11 +239,12 @@ func (m Model) helpView(w, h int) string {
 	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, box)
 }
 
-// currentLabel names what Current counts for this limiter.
+// currentLabel names what Current counts for this limiter (its description's CountLabel);
+// in-flight until the first snapshot says which limiter runs.
 func (m Model) currentLabel() string {
 	_, kind, _, _ := m.facts()
-	if kind == limiter.Concurrency || kind == "" {
-		return "in-flight"
+	if kind == "" {
+		return limiter.Concurrency.Describe().CountLabel
 	}
-	return "in window"
+	return kind.Describe().CountLabel
 }
