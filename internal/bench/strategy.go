@@ -211,7 +211,7 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 	s.record(latency)
 	if err != nil {
 		s.errs.Add(1)
-		s.countError(Classify(err), err.Error())
+		s.countError(classifyDecision(err, limiter.Strategy(s.run.Name)), err.Error())
 		if s.cfg.FailOpen {
 			s.failOpen.Add(1)
 			s.hold(ctx)

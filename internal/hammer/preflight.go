@@ -13,6 +13,7 @@ import (
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/lint"
 	"github.com/limitctl/limitctl/internal/redisconn"
+	"github.com/limitctl/limitctl/internal/rediserr"
 	"github.com/limitctl/limitctl/internal/scriptcache"
 )
 
@@ -44,7 +45,7 @@ func preflight(ctx context.Context, rdb redis.UniversalClient, o Options) error 
 	for _, s := range o.Strategies {
 		switch s {
 		case limiter.Function:
-			if err := scriptcache.InstallLibrary(ctx, rdb); isPermissionError(err) {
+			if err := scriptcache.InstallLibrary(ctx, rdb); rediserr.Is(err, rediserr.Permission) {
 				return fmt.Errorf("strategy function cannot load its library: %s", oneLine(err.Error()))
 			} else if err != nil {
 				return fmt.Errorf("strategy function needs Redis 7 Functions: %s", redisReason(err))
@@ -55,7 +56,7 @@ func preflight(ctx context.Context, rdb redis.UniversalClient, o Options) error 
 				src, what = o.ScriptSource, o.Script
 			}
 			for _, m := range masters {
-				if err := m.ScriptLoad(ctx, src).Err(); isPermissionError(err) {
+				if err := m.ScriptLoad(ctx, src).Err(); rediserr.Is(err, rediserr.Permission) {
 					return fmt.Errorf("strategy %s cannot load %s: SCRIPT LOAD: %s", s, what, oneLine(err.Error()))
 				} else if err != nil {
 					return fmt.Errorf("Redis rejected %s: %s", what, redisReason(err))
@@ -69,13 +70,13 @@ func preflight(ctx context.Context, rdb redis.UniversalClient, o Options) error 
 // probe checks, before any load, that the user may send everything the run will: the
 // clean-up's SCAN and UNLINK, the Redis witness, and one decision (and release) per strategy on
 // a throw-away key of the run. An ACL user short of one command otherwise runs the whole
-// duration as counted errors, or leaves its keys behind. Only permission errors stop the run
-// here; any other error is the run's to count.
+// duration as counted errors, or leaves its keys behind. Only refusals stop the run here
+// (refused); any other error is the run's to count.
 func (s *session) probe(ctx context.Context) error {
 	if !s.opts.KeepKeys {
 		// Before anything is written, so a user who cannot clean up leaves nothing behind.
-		if err := s.keys.probeCleanup(ctx, s.rdb); isPermissionError(err) {
-			return fmt.Errorf("the run's keys could not be deleted at the end: %s (grant SCAN and UNLINK, or pass --keep-keys)", permissionMessage(err))
+		if err := s.keys.probeCleanup(ctx, s.rdb); refused(err, false) {
+			return fmt.Errorf("the run's keys could not be deleted at the end: %s (grant SCAN and UNLINK, or pass --keep-keys)", oneLine(err.Error()))
 		}
 	}
 	err := s.probeDecisions(ctx)
@@ -88,8 +89,8 @@ func (s *session) probe(ctx context.Context) error {
 func (s *session) probeDecisions(ctx context.Context) error {
 	if s.witnessKey != nil {
 		w := bench.NewRedisWitness(s.rdb, s.keys.Probe("witness"), s.opts.Limit, s.opts.StaleAfter, s.deps.Timeout)
-		if err := w.Probe(ctx); isPermissionError(err) {
-			return fmt.Errorf("--witness redis cannot run: %s", permissionMessage(err))
+		if err := w.Probe(ctx); refused(err, true) {
+			return fmt.Errorf("--witness redis cannot run: %s", oneLine(err.Error()))
 		}
 	}
 	for _, st := range s.cfg.Strategies {
@@ -98,26 +99,26 @@ func (s *session) probeDecisions(ctx context.Context) error {
 		if err == nil {
 			err = st.Limiter.Release(ctx, key, d)
 		}
-		if isPermissionError(err) {
-			return fmt.Errorf("strategy %s cannot run: %s", st.Name, permissionMessage(err))
+		strategy := limiter.Strategy(st.Name)
+		if refused(err, strategy.RunsScript() && strategy != limiter.Custom) {
+			return fmt.Errorf("strategy %s cannot run: %s", st.Name, oneLine(err.Error()))
 		}
 	}
 	return nil
 }
 
-// isPermissionError is an ACL refusal (NOPERM) or failed authentication: retrying cannot help.
-func isPermissionError(err error) bool {
-	return err != nil && bench.Classify(err) == "noperm"
-}
-
-// permissionMessage is the server's refusal in one line, saying NOPERM even where Redis 7.0
-// does not (a script calling a command the user may not run).
-func permissionMessage(err error) string {
-	msg := oneLine(err.Error())
-	if !strings.Contains(strings.ToUpper(msg), "NOPERM") && !strings.Contains(msg, "AUTH") && !strings.Contains(msg, "WRONGPASS") {
-		msg = "NOPERM: " + msg + " (the script calls a command this user may not run)"
+// refused reports whether a check's failure stops the run before any load: the ACL or the
+// authentication refused (NOPERM, NOAUTH, WRONGPASS), or a script limitctl ships (a limiter's,
+// the witness's, the shared run's register) failed on a throw-away key. A shipped script fails
+// there only when it may not run what it calls, and Redis 7.0 reports that refusal inside a
+// script with a bare ERR, no NOPERM code. A custom script's failure is the run's to count: its
+// contract may not fit, which the summary then says.
+func refused(err error, shippedScript bool) bool {
+	kind := rediserr.Classify(err)
+	if shippedScript {
+		kind = rediserr.ClassifyScriptCall(err)
 	}
-	return msg
+	return kind == rediserr.Permission || (shippedScript && kind == rediserr.Script)
 }
 
 // redisReason is Redis's complaint without the command's arguments, which some servers echo

@@ -121,8 +121,8 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 		peers, err := join(ctx, s.rdb, s.keys.Participants(), s.deps.Timeout, time.Now)
 		if errors.Is(err, errRunClosing) {
 			return Result{}, fmt.Errorf("run id %s %v", o.RunID, err)
-		} else if isPermissionError(err) {
-			return Result{}, fmt.Errorf("--run-id cannot register this process with others sharing the id: %s", permissionMessage(err))
+		} else if refused(err, true) {
+			return Result{}, fmt.Errorf("--run-id cannot register this process with others sharing the id: %s", oneLine(err.Error()))
 		} else if err != nil {
 			return Result{}, fmt.Errorf("--run-id: could not register this process with others sharing the id: %s", oneLine(err.Error()))
 		}

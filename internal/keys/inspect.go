@@ -2,7 +2,6 @@ package keys
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/rediserr"
 )
 
 // InspectOptions set the thresholds of an inspection.
@@ -286,7 +287,7 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 		}
 		n, err := r.length.Result()
 		if err != nil {
-			if isWrongType(err) { // replaced by another type between the rounds: gone as we knew it
+			if rediserr.IsWrongType(err) { // replaced by another type between the rounds: gone as we knew it
 				r.info = nil
 				continue
 			}
@@ -391,7 +392,7 @@ func readZSet(r *keyReads, now time.Time, opts InspectOptions) error {
 	for _, c := range r.samples {
 		zs, err := c.Result()
 		if err != nil {
-			if isWrongType(err) {
+			if rediserr.IsWrongType(err) {
 				r.info = nil
 				return nil
 			}
@@ -770,7 +771,7 @@ func execPipe(ctx context.Context, pipe redis.Pipeliner) error {
 	// Exec returns the first failed command's error, an error reply included; only a transport
 	// failure (which fails every command) is the pipeline's own.
 	for _, c := range cmds {
-		if e := c.Err(); e != nil && !isRedisError(e) {
+		if e := c.Err(); e != nil && !rediserr.IsReply(e) {
 			return e
 		}
 	}
@@ -780,7 +781,7 @@ func execPipe(ctx context.Context, pipe redis.Pipeliner) error {
 // refused is the error of a kind-detecting read the user's ACL does not allow: left silent, it
 // would report a counter or a bucket as unknown.
 func refused(r *keyReads, what string, c redis.Cmder) error {
-	if err := c.Err(); err != nil && redis.HasErrorPrefix(err, "NOPERM") {
+	if err := c.Err(); rediserr.Is(err, rediserr.Permission) {
 		return readError(r, what, err)
 	}
 	return nil
@@ -789,14 +790,6 @@ func refused(r *keyReads, what string, c redis.Cmder) error {
 func readError(r *keyReads, what string, err error) error {
 	return fmt.Errorf("%s on %s: %s: %w", r.key, r.node, what, err)
 }
-
-// isRedisError tells an error reply from Redis (NOPERM, WRONGTYPE, ERR...) from a transport one.
-func isRedisError(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re) || errors.Is(err, redis.Nil)
-}
-
-func isWrongType(err error) bool { return redis.HasErrorPrefix(err, "WRONGTYPE") }
 
 func memberString(m any) string {
 	switch v := m.(type) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/rediserr"
 	"github.com/limitctl/limitctl/scripts"
 )
 
@@ -136,10 +137,10 @@ func purgeKey(ctx context.Context, rdb redis.UniversalClient, t Target, now time
 	explicit := unit != "" && unit != UnitAuto
 	sampled, err := sampleMembers(ctx, rdb, t.Key)
 	switch {
-	case err != nil && isWrongType(err):
+	case rediserr.IsWrongType(err):
 		pk.Skipped = SkipNotSortedSet
 		return pk, nil
-	case err != nil && explicit && redis.HasErrorPrefix(err, "NOPERM"):
+	case explicit && rediserr.Is(err, rediserr.Permission):
 		// An ACL without ZRANGE, as docs/acl.md allows with --score-unit: the members go unseen.
 	case err != nil:
 		return fail("ZRANGE", err)
@@ -184,7 +185,7 @@ func purgeKey(ctx context.Context, rdb redis.UniversalClient, t Target, now time
 		}
 		n, err := stale.Result()
 		if err != nil {
-			if isWrongType(err) {
+			if rediserr.IsWrongType(err) {
 				pk.Skipped = SkipNotSortedSet
 				return pk, nil
 			}
@@ -210,7 +211,7 @@ func purgeKey(ctx context.Context, rdb redis.UniversalClient, t Target, now time
 		// client's own timeout still bounds it.
 		reply, err := purgeStale.Run(context.WithoutCancel(ctx), rdb, []string{t.Key}, cutoff, opts.Batch).Int64Slice()
 		if err != nil {
-			if isWrongType(err) {
+			if rediserr.IsWrongType(err) {
 				pk.Skipped = SkipNotSortedSet
 				return pk, nil
 			}

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/rediserr"
 )
 
 // The client-side strategies share one decision per limiter, written as a step: reads, a
@@ -85,11 +86,11 @@ func backoff(attempt int) {
 // txErr replaces EXEC's bare EXECABORT with the reason Redis refused a queued command (NOPERM
 // for an ACL user, OOM), which is what the user needs to read.
 func txErr(cmds []redis.Cmder, err error) error {
-	if err == nil || !strings.HasPrefix(err.Error(), "EXECABORT") {
+	if !rediserr.IsExecAbort(err) {
 		return err
 	}
 	for _, c := range cmds {
-		if cerr := c.Err(); cerr != nil && cerr != redis.Nil && !strings.HasPrefix(cerr.Error(), "EXECABORT") {
+		if cerr := c.Err(); cerr != nil && cerr != redis.Nil && !rediserr.IsExecAbort(cerr) {
 			return cerr
 		}
 	}

@@ -51,6 +51,15 @@ const (
 	Custom      Strategy = "custom"        // a caller-supplied script with the same contract
 )
 
+// RunsScript reports whether the strategy's decision is one script call (EVALSHA, EVAL, FCALL).
+func (s Strategy) RunsScript() bool {
+	switch s {
+	case Lua, Eval, Function, LuaTSMember, Custom:
+		return true
+	}
+	return false
+}
+
 // Strategies lists every strategy in display order.
 func Strategies() []Strategy {
 	return []Strategy{Naive, Multi, Watch, Lua, Eval, Function, LuaTSMember, Custom}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/rediserr"
 	"github.com/limitctl/limitctl/internal/scriptcache"
 )
 
@@ -63,21 +63,23 @@ func (s *scripted) run(ctx context.Context, keys []string, args []any) (any, err
 		return s.script.Eval(ctx, s.rdb, keys, args...).Result()
 	case Function:
 		reply, err := s.rdb.FCall(ctx, s.fn, keys, args...).Result()
-		if err != nil && isFunctionMissing(err) {
-			if err := scriptcache.InstallLibrary(ctx, s.rdb); err != nil {
-				return nil, err
+		if rediserr.ClassifyScriptCall(err) == rediserr.Script {
+			// A bare ERR is how Redis answers an FCALL of a function it lacks (FUNCTION FLUSH),
+			// and how a function that failed part way reports (its writes so far stay, so calling
+			// it again is another decision): load the library and call again only when the
+			// library is really missing.
+			if missing, lerr := scriptcache.LibraryMissing(ctx, s.rdb); lerr == nil && missing {
+				if err := scriptcache.InstallLibrary(ctx, s.rdb); err != nil {
+					return nil, err
+				}
+				reply, err = s.rdb.FCall(ctx, s.fn, keys, args...).Result()
 			}
-			reply, err = s.rdb.FCall(ctx, s.fn, keys, args...).Result()
 		}
 		return reply, err
 	default:
 		// EVALSHA, and on NOSCRIPT (cache flushed, restart, failover) EVAL, which caches it again.
 		return s.script.Run(ctx, s.rdb, keys, args...).Result()
 	}
-}
-
-func isFunctionMissing(err error) bool {
-	return strings.Contains(err.Error(), "Function not found")
 }
 
 // int64s decodes a script reply that must be an array of at least n integers.

@@ -143,7 +143,7 @@ func LoadLibrary(ctx context.Context, rdb redis.UniversalClient) ([]Loaded, erro
 var libraryMu sync.Mutex
 
 // InstallLibrary loads the Functions library on every master, as a strategy does before its
-// first FCALL or after "Function not found"; concurrent callers load it once at a time.
+// first FCALL or once the library went missing; concurrent callers load it once at a time.
 func InstallLibrary(ctx context.Context, rdb redis.Cmdable) error {
 	libraryMu.Lock()
 	defer libraryMu.Unlock()
@@ -153,6 +153,29 @@ func InstallLibrary(ctx context.Context, rdb redis.Cmdable) error {
 		})
 	}
 	return loadLibrary(ctx, rdb)
+}
+
+// LibraryMissing reports whether some master lacks the limitctl Functions library (FUNCTION
+// LIST), as after a FUNCTION FLUSH; an error means it cannot tell (+function|list refused).
+func LibraryMissing(ctx context.Context, rdb redis.Cmdable) (bool, error) {
+	missing := func(ctx context.Context, node redis.Cmdable) (bool, error) {
+		libs, err := node.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: scripts.LibraryName}).Result()
+		return len(libs) == 0, err
+	}
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		return missing(ctx, rdb)
+	}
+	var mu sync.Mutex
+	any := false
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		m, err := missing(ctx, node)
+		mu.Lock()
+		any = any || m
+		mu.Unlock()
+		return err
+	})
+	return any, err
 }
 
 // loadLibrary is the one FUNCTION LOAD REPLACE of the limitctl library on one node.
