@@ -1,0 +1,70 @@
+package cmd
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/limitctl/limitctl/internal/scriptcache"
+)
+
+// outputsAnnotation lists, on a command, the -o formats only it writes.
+const outputsAnnotation = "limitctl/outputs"
+
+// lintOutputs are lint's formats for CI: a SARIF log for code scanning and GitHub Actions
+// annotations.
+var lintOutputs = []string{"sarif", "github"}
+
+// commandOutputs are the -o formats c writes besides table, json and tsv.
+func commandOutputs(c *cobra.Command) []string {
+	if c.Annotations[outputsAnnotation] == "" {
+		return nil
+	}
+	return lintOutputs
+}
+
+// writeJUnit writes a --junit report, replacing the file.
+func writeJUnit(f *Factory, path string, report []byte, err error) error {
+	if err == nil {
+		err = os.WriteFile(path, report, 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("--junit %s: %v", path, scriptcache.UnwrapPathError(err))
+	}
+	fmt.Fprintf(f.IO.ErrOut, "JUnit report written to %s\n", path)
+	return nil
+}
+
+// appendStepSummary appends Markdown to the file GitHub Actions names in $GITHUB_STEP_SUMMARY;
+// without it nothing is written.
+func appendStepSummary(f *Factory, markdown []byte) error {
+	path := f.Getenv("GITHUB_STEP_SUMMARY")
+	if path == "" {
+		return nil
+	}
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err == nil {
+		_, err = fh.Write(markdown)
+		if cerr := fh.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %v", path, scriptcache.UnwrapPathError(err))
+	}
+	return nil
+}
+
+// checkOutcome returns the command's own outcome when it has one (a failed check stays exit 3
+// whatever the formats), after saying on stderr why a CI file could not be written; else the
+// write's error.
+func checkOutcome(f *Factory, outcome, writeErr error) error {
+	if outcome == nil {
+		return writeErr
+	}
+	if writeErr != nil {
+		fmt.Fprintf(f.IO.ErrOut, "limitctl: %v\n", writeErr)
+	}
+	return outcome
+}
