@@ -1,11 +1,15 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/limitctl/limitctl/internal/ciformat"
+	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/scriptcache"
 )
 
@@ -67,4 +71,25 @@ func checkOutcome(f *Factory, outcome, writeErr error) error {
 		fmt.Fprintf(f.IO.ErrOut, "limitctl: %v\n", writeErr)
 	}
 	return outcome
+}
+
+// writeHammerCI writes what CI reads of a hammer run: the --junit report, and the Markdown
+// section of $GITHUB_STEP_SUMMARY. A run that could not start (runErr) is a JUnit error.
+func writeHammerCI(f *Factory, o *hammerOptions, started time.Time, res hammer.Result, runErr error) error {
+	var junitErr error
+	var report, summary []byte
+	if runErr != nil {
+		runErr = errors.New(redact(runErr.Error(), f.secrets()))
+		report, junitErr = ciformat.ErrorJUnit("hammer", started, f.Now().Sub(started), runErr)
+		summary = ciformat.ErrorStepSummary("hammer", runErr)
+	} else {
+		report, junitErr = ciformat.HammerJUnit(res, started, resolveVersion(f.Build).Version)
+		summary = ciformat.HammerStepSummary(res)
+	}
+	if o.junit != "" {
+		junitErr = writeJUnit(f, o.junit, report, junitErr)
+	} else {
+		junitErr = nil
+	}
+	return errors.Join(junitErr, appendStepSummary(f, summary))
 }

@@ -3,6 +3,7 @@ package ciformat
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -36,7 +37,7 @@ func HammerStepSummary(res hammer.Result) []byte {
 		fmt.Fprintf(&b, "| %s | **%s** | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			mdCell(st.Name), mdCell(v.Word), mdCell(v.Text), human.Count(st.Peak), human.Count(st.Overshoot),
 			human.Count(st.Admitted), human.Count(st.Rejected), human.Count(st.Errors),
-			human.Count(int64(st.AvgThroughput+0.5)), human.Latency(st.Latency.P50), human.Latency(st.Latency.P99))
+			human.Count(int64(math.Round(st.AvgThroughput))), human.Latency(st.Latency.P50), human.Latency(st.Latency.P99))
 	}
 	if len(res.Assertions) > 0 {
 		b.WriteString("\n| assertion | result | actual |\n|---|---|---|\n")
@@ -71,4 +72,9 @@ func mdCell(s string) string { return mdCellEscaper.Replace(s) }
 // on even there.
 func mdCode(s string) string {
 	return "`" + strings.NewReplacer("|", `\|`, "`", "'", "\n", " ").Replace(s) + "`"
+}
+
+// ErrorStepSummary is the section of a command that could not run to a result.
+func ErrorStepSummary(command string, err error) []byte {
+	return []byte(fmt.Sprintf("### limitctl %s: could not run\n\n%s\n\n", command, mdCell(err.Error())))
 }
