@@ -118,6 +118,10 @@ batch ahead of it. Use the default to measure latency, --conns (e.g. --workers 2
 to measure what the server can take. watch and multi hold a connection per transaction, so
 with --conns their workers share the N connections without pipelining.
 
+For CI: --junit F.xml writes a JUnit report (a test case per assertion and per strategy's
+verdict, failing exactly when the run exits 3), and when GITHUB_STEP_SUMMARY is set (GitHub
+Actions) a Markdown summary of the verdicts and assertions is appended to that file.
+
 Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP one of
 == != < <= > >=; latency takes units (lua.p99<5ms, a bare number is milliseconds). Metrics:
 ` + wrapWords(strings.Join(bench.MetricNames(), ", "), 92),
@@ -125,6 +129,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
   limitctl hammer --strategies naive,lua --duration 5s --assert 'lua.overshoot==0' --assert 'naive.overshoot>0'
   limitctl hammer --limiter sliding-window --limit 100 --window 1s --strategies watch,lua,function
   limitctl hammer --script ours.lua --assert 'custom.overshoot==0' -o json
+  limitctl hammer --script ours.lua --junit hammer.xml   # for Jenkins, GitLab, CircleCI
   limitctl hammer --limiter token-bucket --script gcra.lua --script-args '{burst} {limit} {window_s} {cost}' --script-allowed 'reply[1] > 0'`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
