@@ -27,8 +27,8 @@ type action struct {
 		Using string
 		Steps []struct {
 			Name, ID, If, Shell, Run, Uses string
-			Env                           map[string]string
-			With                          map[string]string
+			Env                            map[string]string
+			With                           map[string]string
 		}
 	}
 }
