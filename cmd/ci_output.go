@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,10 +23,7 @@ var lintOutputs = []string{"sarif", "github"}
 
 // commandOutputs are the -o formats c writes besides table, json and tsv.
 func commandOutputs(c *cobra.Command) []string {
-	if c.Annotations[outputsAnnotation] == "" {
-		return nil
-	}
-	return lintOutputs
+	return strings.Fields(c.Annotations[outputsAnnotation])
 }
 
 // writeJUnit writes a --junit report, replacing the file.

@@ -120,6 +120,8 @@ func TestCIOutputsAreLintsOnly(t *testing.T) {
 	run(t, "hammer", "-o", "sarif").wantExit(t, ExitUsage).wantOneLineError(t, `unknown output "sarif"`, "lint")
 	run(t, "scripts", "list", "-o", "github").wantExit(t, ExitUsage).wantOneLineError(t, `unknown output "github"`)
 	run(t, "lint", "-o", "xml", "x.lua").wantExit(t, ExitUsage).wantOneLineError(t, "sarif or github")
+	// An unwritable --junit stops the hammer before any load, as --report does.
+	run(t, "hammer", "--junit", filepath.Join(t.TempDir(), "no", "such", "x.xml")).wantExit(t, ExitUsage).wantOneLineError(t, "--junit")
 }
 
 // A real hammer run with --junit and GITHUB_STEP_SUMMARY: exit 3 for the failed assertion as

@@ -69,7 +69,7 @@ case per file, a failure per error) beside any of them.`,
   limitctl lint -o sarif scripts/*.lua > lint.sarif   # upload with github/codeql-action/upload-sarif
   limitctl lint -o github --junit lint.xml scripts/*.lua`,
 		ValidArgsFunction: luaFiles,
-		Annotations:       map[string]string{outputsAnnotation: "sarif github"},
+		Annotations:       map[string]string{outputsAnnotation: strings.Join(lintOutputs, " ")},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.files = args
 			return runLint(f, opts)
