@@ -72,14 +72,19 @@ func checkOutcome(f *Factory, outcome, writeErr error) error {
 }
 
 // writeHammerCI writes what CI reads of a hammer run: the --junit report, and the Markdown
-// section of $GITHUB_STEP_SUMMARY. A run that could not start (runErr) is a JUnit error.
+// section of $GITHUB_STEP_SUMMARY. A run that ended without a result (runErr) is reported as a
+// JUnit error, or a failure when it failed a check (the script's lint); bad input writes nothing.
 func writeHammerCI(f *Factory, o *hammerOptions, started time.Time, res hammer.Result, runErr error) error {
 	var junitErr error
 	var report, summary []byte
 	if runErr != nil {
-		runErr = errors.New(redact(runErr.Error(), f.secrets()))
-		report, junitErr = ciformat.ErrorJUnit("hammer", started, f.Now().Sub(started), runErr)
-		summary = ciformat.ErrorStepSummary("hammer", runErr)
+		code, msg := classify(runErr, f.secrets())
+		if code == ExitUsage {
+			return nil // bad input: nothing ran, as with a flag refused before the run
+		}
+		runErr = errors.New(msg)
+		report, junitErr = ciformat.ErrorJUnit("hammer", started, f.Now().Sub(started), runErr, code == ExitCheckFailed)
+		summary = ciformat.ErrorStepSummary("hammer", runErr, code == ExitCheckFailed)
 	} else {
 		report, junitErr = ciformat.HammerJUnit(res, started, resolveVersion(f.Build).Version)
 		summary = ciformat.HammerStepSummary(res)

@@ -101,11 +101,16 @@ func junitDocument(s junitSuite) ([]byte, error) {
 // seconds is a JUnit time: seconds with millisecond precision.
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 
-// ErrorJUnit is the report of a command that could not run to a result (exit 1: the server
-// unreachable, a file unreadable): one test case in error with the message, so the failure shows
-// in the CI's test report and not only in its log.
-func ErrorJUnit(command string, started time.Time, elapsed time.Duration, err error) ([]byte, error) {
-	c := junitCase{Classname: "limitctl." + command, Name: command, Time: seconds(elapsed),
-		Errors: []junitResult{{Message: err.Error(), Type: "error", Text: err.Error()}}}
+// ErrorJUnit is the report of a command that ended without a result: one test case holding the
+// message, so the failure shows in the CI's test report and not only in its log. checkFailed
+// (exit 3: hammer's script failed lint before any load) makes it a failure, like every check
+// that fails; otherwise (exit 1: the server unreachable) it is an error.
+func ErrorJUnit(command string, started time.Time, elapsed time.Duration, err error, checkFailed bool) ([]byte, error) {
+	c := junitCase{Classname: "limitctl." + command, Name: command, Time: seconds(elapsed)}
+	if checkFailed {
+		c.Failures = []junitResult{{Message: err.Error(), Type: "check", Text: err.Error()}}
+	} else {
+		c.Errors = []junitResult{{Message: err.Error(), Type: "error", Text: err.Error()}}
+	}
 	return junitDocument(junitSuiteOf("limitctl "+command, started, elapsed, nil, []junitCase{c}))
 }

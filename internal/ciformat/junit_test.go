@@ -329,14 +329,19 @@ func TestHammerJUnitFailsExactlyWhenTheRunFails(t *testing.T) {
 	}
 }
 
-func TestErrorJUnitIsOneCaseInError(t *testing.T) {
-	doc, err := ErrorJUnit("hammer", time.Now(), 1200*time.Millisecond, errors.New(`dial tcp 127.0.0.1:1: connection refused & "more"`))
+func TestErrorJUnitIsOneCaseInErrorOrFailed(t *testing.T) {
+	doc, err := ErrorJUnit("hammer", time.Now(), 1200*time.Millisecond, errors.New(`dial tcp 127.0.0.1:1: connection refused & "more"`), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := parseJUnit(t, doc)
 	if p.Tests != 1 || p.Errors != 1 || p.Suites[0].Cases[0].Errors[0].Message != `dial tcp 127.0.0.1:1: connection refused & "more"` {
 		t.Errorf("error report: %+v", p)
+	}
+	// A check that failed before any load (the script failed lint) is a failure, as exit 3 is.
+	doc, _ = ErrorJUnit("hammer", time.Now(), 0, errors.New("lint found errors in x.lua"), true)
+	if p := parseJUnit(t, doc); p.Tests != 1 || p.Failures != 1 || p.Errors != 0 {
+		t.Errorf("check failed report: %+v", p)
 	}
 }
 

@@ -74,7 +74,12 @@ func mdCode(s string) string {
 	return "`" + strings.NewReplacer("|", `\|`, "`", "'", "\n", " ").Replace(s) + "`"
 }
 
-// ErrorStepSummary is the section of a command that could not run to a result.
-func ErrorStepSummary(command string, err error) []byte {
-	return []byte(fmt.Sprintf("### limitctl %s: could not run\n\n%s\n\n", command, mdCell(err.Error())))
+// ErrorStepSummary is the section of a command that ended without a result: FAILED for a check
+// that failed before any load (checkFailed), else could not run.
+func ErrorStepSummary(command string, err error, checkFailed bool) []byte {
+	outcome := "could not run"
+	if checkFailed {
+		outcome = "FAILED"
+	}
+	return []byte(fmt.Sprintf("### limitctl %s: %s\n\n%s\n\n", command, outcome, mdCell(err.Error())))
 }

@@ -61,7 +61,10 @@ func TestHammerStepSummaryOfAPassingRun(t *testing.T) {
 	if !strings.HasPrefix(md, "### limitctl hammer: passed\n") || strings.Contains(md, "| assertion |") || strings.Contains(md, "Why it failed") {
 		t.Errorf("passing run without assertions:\n%s", md)
 	}
-	if md := string(ErrorStepSummary("hammer", errors.New("connection refused"))); md != "### limitctl hammer: could not run\n\nconnection refused\n\n" {
+	if md := string(ErrorStepSummary("hammer", errors.New("connection refused"), false)); md != "### limitctl hammer: could not run\n\nconnection refused\n\n" {
 		t.Errorf("error summary %q", md)
+	}
+	if md := string(ErrorStepSummary("hammer", errors.New("lint found errors in x.lua"), true)); !strings.HasPrefix(md, "### limitctl hammer: FAILED\n") {
+		t.Errorf("check failed summary %q", md)
 	}
 }
