@@ -9,9 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/limitctl/limitctl/internal/buildinfo"
 	"github.com/limitctl/limitctl/internal/ciformat"
 	"github.com/limitctl/limitctl/internal/hammer"
-	"github.com/limitctl/limitctl/internal/scriptcache"
+	"github.com/limitctl/limitctl/scripts"
 )
 
 // outputsAnnotation lists, on a command, the -o formats only it writes.
@@ -32,7 +33,7 @@ func writeJUnit(f *Factory, path string, report []byte, err error) error {
 		err = os.WriteFile(path, report, 0o644)
 	}
 	if err != nil {
-		return fmt.Errorf("--junit %s: %v", path, scriptcache.UnwrapPathError(err))
+		return fmt.Errorf("--junit %s: %v", path, scripts.UnwrapPathError(err))
 	}
 	fmt.Fprintf(f.IO.ErrOut, "JUnit report written to %s\n", path)
 	return nil
@@ -53,7 +54,7 @@ func appendStepSummary(f *Factory, markdown []byte) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %v", path, scriptcache.UnwrapPathError(err))
+		return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %v", path, scripts.UnwrapPathError(err))
 	}
 	return nil
 }
@@ -86,7 +87,7 @@ func writeHammerCI(f *Factory, o *hammerOptions, started time.Time, res hammer.R
 		report, junitErr = ciformat.ErrorJUnit("hammer", started, f.Now().Sub(started), runErr, code == ExitCheckFailed)
 		summary = ciformat.ErrorStepSummary("hammer", runErr, code == ExitCheckFailed)
 	} else {
-		report, junitErr = ciformat.HammerJUnit(res, started, resolveVersion(f.Build).Version)
+		report, junitErr = ciformat.HammerJUnit(res, started, buildinfo.Resolve(f.Build).Version)
 		summary = ciformat.HammerStepSummary(res)
 	}
 	if o.junit != "" {

@@ -74,19 +74,10 @@ func classify(err error, secrets []string) (int, string) {
 	return ExitError, msg
 }
 
-// jsonError is what -o json prints on stdout when a command fails before it printed its report.
-type jsonError struct {
-	SchemaVersion int `json:"schema_version"`
-	Error         struct {
-		Message  string `json:"message"`
-		ExitCode int    `json:"exit_code"`
-	} `json:"error"`
-}
-
-// writeJSONError prints err as a JSON object on out, for -o json.
+// writeJSONError prints err as a JSON object on out, for -o json: {"error": {"message",
+// "exit_code"}} after schema_version.
 func writeJSONError(out io.Writer, err error, secrets []string) {
-	var e jsonError
-	e.SchemaVersion = SchemaVersion
+	var e exitcode.Failure
 	e.Error.ExitCode, e.Error.Message = classify(err, secrets)
 	if e.Error.Message == "" && e.Error.ExitCode == ExitInterrupted {
 		e.Error.Message = "interrupted"

@@ -41,7 +41,7 @@ func testThreeProcesses(t *testing.T, kind string) {
 	var attempts [2]int64
 	for _, r := range runs {
 		r.wantExit(t, ExitOK)
-		var one hammerJSON
+		var one hammerDoc
 		if err := json.Unmarshal([]byte(r.out), &one); err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func testThreeProcesses(t *testing.T, kind string) {
 	}
 	r := execBinary(t, nil, "--addr", srv.Addr, "hammer", "report", "--run-id", "three", "-o", "json",
 		"--assert", "lua.overshoot==0").wantExit(t, ExitOK)
-	var merged hammerJSON
+	var merged hammerDoc
 	if err := json.Unmarshal([]byte(r.out), &merged); err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,12 @@ package cmd
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"golang.org/x/term"
 )
@@ -22,6 +25,8 @@ type IOStreams struct {
 
 	// Columns, above 0, is the width tables fit whatever stdout is: $COLUMNS, or a test's.
 	Columns int
+	// NoColor is --no-color, or NO_COLOR set in the environment.
+	NoColor bool
 	// termWidth measures stdout's terminal now (it may have been resized); nil in tests.
 	termWidth func() (int, error)
 }
@@ -58,6 +63,38 @@ func (s *IOStreams) TerminalWidth() int {
 		}
 	}
 	return 80
+}
+
+// ColorEnabled reports whether output may be coloured: a terminal, and no --no-color or NO_COLOR.
+func (s *IOStreams) ColorEnabled() bool { return s.StdoutTTY && !s.NoColor }
+
+// Confirm asks a yes/no question on the terminal (stderr), reading the answer from stdin; only
+// y or yes is a yes. A cancelled context (Ctrl-C at the prompt) returns its error.
+func (s *IOStreams) Confirm(ctx context.Context, question string) (bool, error) {
+	fmt.Fprintf(s.ErrOut, "%s [y/N] ", question)
+	answer := make(chan string, 1)
+	go func() {
+		var line strings.Builder
+		buf := make([]byte, 1)
+		for {
+			n, err := s.In.Read(buf)
+			if n == 1 && buf[0] != '\n' {
+				line.WriteByte(buf[0])
+			}
+			if err != nil || (n == 1 && buf[0] == '\n') {
+				break
+			}
+		}
+		answer <- line.String()
+	}()
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(s.ErrOut)
+		return false, ctx.Err()
+	case a := <-answer:
+		a = strings.ToLower(strings.TrimSpace(a))
+		return a == "y" || a == "yes", nil
+	}
 }
 
 // TestStreams returns streams backed by buffers, none a terminal.

@@ -285,11 +285,11 @@ func TestPurgeCtrlCStopsBetweenBatchesAndReports(t *testing.T) {
 	r := runIn(t, runConfig{now: fixedNow, ctx: ctx, setup: setup},
 		"--addr", srv.Addr, "purge", "rl:*", "--older-than", "10m", "--yes", "--batch", "1000", "--clock", "local", "-o", "json").wantExit(t, ExitInterrupted)
 	r.wantOneLineError(t, "interrupted: purge stopped between batches after removing 2000 members from 1 key")
-	var got purgeJSON
+	var got purgeDoc
 	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
 		t.Fatalf("the report printed on Ctrl-C is not JSON: %v\n%s", err, r.out)
 	}
-	if len(got.Keys) != 1 || !sameKeyCounts(got.Keys[0], purgeKeyJSON{Key: "rl:big:log", Removed: 2000, Remaining: 502}) || got.TotalRemoved != 2000 {
+	if len(got.Keys) != 1 || !sameKeyCounts(got.Keys[0], purgeKey{Key: "rl:big:log", Removed: 2000, Remaining: 502}) || got.TotalRemoved != 2000 {
 		t.Errorf("report on Ctrl-C: %+v", got)
 	}
 	if n, _ := rdb.ZCard(context.Background(), "rl:big:log").Result(); n != 502 {
@@ -422,6 +422,6 @@ func allNodes(node func(string) string) []string {
 }
 
 // sameKeyCounts compares what purge did to a key, leaving out how its scores were read.
-func sameKeyCounts(got, want purgeKeyJSON) bool {
+func sameKeyCounts(got, want purgeKey) bool {
 	return got.Key == want.Key && got.Removed == want.Removed && got.Remaining == want.Remaining && got.Skipped == want.Skipped
 }

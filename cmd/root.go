@@ -89,7 +89,7 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 			f.Conn.DBSet = c.Flags().Changed("db")
 			warnPasswordFlag(c, f)
 			if f.Getenv("NO_COLOR") != "" {
-				f.NoColor = true
+				f.IO.NoColor = true
 			}
 			if _, err := f.Format(commandOutputs(c)...); err != nil {
 				return err
@@ -126,14 +126,14 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 	pf.BoolVar(&f.Conn.TLSInsecure, "tls-insecure", false, "skip verification of the server's certificate (unsafe)")
 	pf.DurationVar(&f.Conn.Timeout, "timeout", redisconn.DefaultTimeout, "bound on connecting and on every Redis call")
 	pf.StringVarP(&f.Output, "output", "o", "", "output format: table, json or tsv (default table on a terminal, tsv when piped)")
-	pf.BoolVar(&f.NoColor, "no-color", false, "no colour in output (also env NO_COLOR)")
+	pf.BoolVar(&f.IO.NoColor, "no-color", false, "no colour in output (also env NO_COLOR)")
 
 	root.AddCommand(
 		newScriptsCmd(f),
-		newLintCmd(f),
+		newLintCmd(f, nil),
 		newHammerCmd(f, nil),
-		newInspectCmd(f),
-		newPurgeCmd(f),
+		newInspectCmd(f, nil),
+		newPurgeCmd(f, nil),
 		newVersionCmd(f),
 	)
 	root.RegisterFlagCompletionFunc("output", func(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {

@@ -21,6 +21,19 @@ type InspectOptions struct {
 	Unit     ScoreUnit // score unit of sorted sets; "" or UnitAuto detects it per set
 	Scores   ScoreMode // what sorted-set scores mean; "" or ScoresAuto guesses per set
 	Clock    Clock
+	// Select bounds how InspectPatterns finds the keys.
+	Select SelectOptions
+}
+
+// InspectPatterns selects the keys and patterns of args (Select) and inspects them (Inspect).
+func InspectPatterns(ctx context.Context, rdb redis.UniversalClient, args []string, opts InspectOptions) (Inspection, error) {
+	sel, err := Select(ctx, rdb, args, opts.Select)
+	if err != nil {
+		return Inspection{}, err
+	}
+	in, err := Inspect(ctx, rdb, sel, opts)
+	in.Args, in.MaxKeys = args, opts.Select.MaxKeys
+	return in, err
 }
 
 // KeyInfo is what inspect reports about one key.
@@ -50,19 +63,25 @@ type KeyInfo struct {
 	// FullAt is when the limiter is back to its full allowance: a gcra key's TAT (nil: epoch
 	// unknown), the end of a counter's window when the key holds it.
 	FullAt   *time.Time
-	Window   time.Duration // sliding_counter: the window inferred from the index (0: unknown)
-	Estimate *int64        // sliding_counter: the sliding-window count now
-	PairKey  string        // sliding_counter: the other window's key
+	FullIn   *time.Duration // how long until FullAt, from the inspection's now (0: full now)
+	Window   time.Duration  // sliding_counter: the window inferred from the index (0: unknown)
+	Estimate *int64         // sliding_counter: the sliding-window count now
+	PairKey  string         // sliding_counter: the other window's key
 }
 
-// Inspection is the result of one inspect run.
+// Inspection is the result of one inspect run, and what inspect prints: the JSON holds what it
+// scanned and its keys (KeyInfo), its Table the same keys, and its Notes what a person should
+// know besides.
 type Inspection struct {
-	Now       time.Time
-	Scanned   int
-	Keys      []KeyInfo // sorted by key
-	Truncated bool      // the selection stopped at its bound
-	Vanished  int       // scanned keys gone before they could be read
-	Missing   []string  // literal keys that do not exist
+	Now       time.Time `json:"-"`
+	Scanned   int       `json:"scanned"`
+	Keys      []KeyInfo `json:"keys"` // sorted by key
+	Truncated bool      `json:"-"`    // the selection stopped at its bound
+	Vanished  int       `json:"-"`    // scanned keys gone before they could be read
+	Missing   []string  `json:"-"`    // literal keys that do not exist
+	// Args and MaxKeys are what was asked for, for the notes.
+	Args    []string `json:"-"`
+	MaxKeys int      `json:"-"`
 }
 
 // Totals sums an inspection for its totals line.
@@ -380,6 +399,9 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 	for i, r := range reads {
 		if r.info != nil {
 			r.info.Flags = flagsOf(*r.info, opts)
+			if r.info.FullAt != nil {
+				r.info.FullIn = durationPtr(max(0, r.info.FullAt.Sub(now)))
+			}
 		}
 		out[i] = r.info
 	}

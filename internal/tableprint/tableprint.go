@@ -58,6 +58,14 @@ type Column[R any] struct {
 	Of []string
 }
 
+// Tabular is a table of any row type, as a command prints it: fitted to a terminal for a
+// person, complete for a script. A command's result gives its own (Table methods), so the rows
+// of its table are the values its JSON holds.
+type Tabular interface {
+	WriteTerminal(w io.Writer, width int) error
+	WriteTSV(w io.Writer) error
+}
+
 // Table is a result's rows and the columns that print them.
 type Table[R any] struct {
 	Columns []Column[R]

@@ -1,44 +1,37 @@
-package cmd
+package tui
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/limitctl/limitctl/internal/human"
 )
 
-// watchInspect refreshes the inspect table live on a terminal until q (exit 0) or Ctrl-C
-// (exit 130), then leaves the last table on the normal screen.
-func watchInspect(ctx context.Context, f *Factory, opts *inspectOptions, render func(context.Context) (string, error)) error {
-	m := newWatchModel(ctx, "limitctl inspect "+describeWatch(opts), opts.watch, f.Now, render)
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.Out), tea.WithAltScreen())
+// Watch shows render's text live on out (in the alternate screen), refreshed every interval,
+// until q (interrupted false) or Ctrl-C or ctx's end (interrupted true); last is the last text
+// rendered, for the caller to leave on the normal screen. A failed refresh keeps the last good
+// text on screen with the error under it and tries again at the next tick: a blip must not end
+// the watch. render runs off the UI goroutine; the view knows nothing of what it renders.
+func Watch(ctx context.Context, title string, every time.Duration, now func() time.Time,
+	render func(context.Context) (string, error), in io.Reader, out io.Writer) (last string, interrupted bool, err error) {
+	m := newWatchModel(ctx, title, every, now, render)
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithAltScreen())
 	final, err := p.Run()
-	last, _ := final.(watchModel)
-	if last.body != "" {
-		fmt.Fprint(f.IO.Out, last.body)
+	end, _ := final.(watchModel)
+	interrupted = end.interrupted || ctx.Err() != nil || errors.Is(err, tea.ErrInterrupted)
+	if err != nil && (interrupted || errors.Is(err, tea.ErrProgramKilled)) {
+		err = nil
 	}
-	interrupted := last.interrupted || ctx.Err() != nil || errors.Is(err, tea.ErrInterrupted)
-	if err != nil && !interrupted && !errors.Is(err, tea.ErrProgramKilled) {
-		return err
-	}
-	if interrupted {
-		return interruptedError("watch stopped")
-	}
-	return nil
+	return end.body, interrupted, err
 }
 
-func describeWatch(opts *inspectOptions) string {
-	if opts.members != "" {
-		return "--members " + opts.members
-	}
-	return describeArgs(opts.args)
-}
-
-// watchModel is the live view: a title line and the last rendered report. It knows nothing
-// about Redis; render does the work, off the UI goroutine.
+// watchModel is the live view: a title line and the last rendered text.
 type watchModel struct {
 	ctx         context.Context
 	title       string
@@ -83,8 +76,6 @@ func (m watchModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		}
 	case watchFrame:
-		// A failed refresh keeps the last good table on screen with the error under it,
-		// and tries again at the next tick: a blip must not end the watch.
 		if msg.err == nil {
 			m.body = msg.body
 		}
@@ -98,7 +89,7 @@ func (m watchModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m watchModel) View() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Every %s: %s", humanDuration(m.every), m.title)
+	fmt.Fprintf(&b, "Every %s: %s", human.Duration(m.every), m.title)
 	if !m.at.IsZero() {
 		fmt.Fprintf(&b, "   %s", m.at.Format("15:04:05"))
 	}
@@ -108,7 +99,16 @@ func (m watchModel) View() string {
 	}
 	b.WriteString(m.body)
 	if m.err != nil {
-		fmt.Fprintf(&b, "\nrefresh failed: %s\n", oneLine(m.err.Error()))
+		fmt.Fprintf(&b, "\nrefresh failed: %s\n", oneLine(m.err))
 	}
 	return b.String()
+}
+
+// oneLine is an error's first line.
+func oneLine(err error) string {
+	s := strings.TrimSpace(err.Error())
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	return s
 }
