@@ -20,6 +20,9 @@ type InspectOptions struct {
 	Unit     ScoreUnit // score unit of sorted sets; "" or UnitAuto detects it per set
 	Scores   ScoreMode // what sorted-set scores mean; "" or ScoresAuto guesses per set
 	Clock    Clock
+	// KindsOnly reads only what kind detection needs: no MEMORY USAGE and no stale or expired
+	// counts (Reset, whose smallest ACL then needs neither).
+	KindsOnly bool
 }
 
 // KeyInfo is what inspect reports about one key.
@@ -188,9 +191,11 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 	for i, t := range targets {
 		reads[i] = &keyReads{
 			key: t.Key, node: t.Node,
-			typ:    pipe.Type(ctx, t.Key),
-			ttl:    pipe.PTTL(ctx, t.Key),
-			memory: pipe.MemoryUsage(ctx, t.Key),
+			typ: pipe.Type(ctx, t.Key),
+			ttl: pipe.PTTL(ctx, t.Key),
+		}
+		if !opts.KindsOnly {
+			reads[i].memory = pipe.MemoryUsage(ctx, t.Key)
 		}
 	}
 	if err := execPipe(ctx, pipe); err != nil {
@@ -214,8 +219,10 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 		info := &KeyInfo{Key: r.key, Node: r.node, Type: typ, Kind: KindUnknown, TTL: ttl, Flags: []Flag{}}
 		// MEMORY USAGE is refused by older servers, some managed services and ACLs that do not
 		// grant it; memory is then unknown, which is not an error.
-		if m, err := r.memory.Result(); err == nil {
-			info.Memory = &m
+		if r.memory != nil {
+			if m, err := r.memory.Result(); err == nil {
+				info.Memory = &m
+			}
 		}
 		r.info = info
 	}
@@ -342,7 +349,7 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 	// scores read as times.
 	pipe = rdb.Pipeline()
 	for _, r := range reads {
-		if r.info == nil || r.info.Type != "zset" || r.reading.unit == "" || r.binary {
+		if r.info == nil || r.info.Type != "zset" || r.reading.unit == "" || r.binary || opts.KindsOnly {
 			continue // no stale count where purge would remove nothing
 		}
 		if opts.Stale > 0 {
