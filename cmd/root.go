@@ -134,6 +134,7 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 		newHammerCmd(f, nil),
 		newInspectCmd(f),
 		newPurgeCmd(f),
+		newResetCmd(f),
 		newVersionCmd(f),
 	)
 	root.RegisterFlagCompletionFunc("output", fixedCompletion("table", "json", "tsv"))
