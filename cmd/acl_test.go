@@ -399,6 +399,7 @@ func TestACLOnACluster(t *testing.T) {
 	}{
 		{"inspect", []string{"inspect", "rl:*", "--stale", "10m", "-o", "json"}},
 		{"purge", []string{"purge", "rl:*", "--older-than", "10m", "--dry-run"}},
+		{"reset", []string{"reset", "rl:*", "--dry-run"}},
 	} {
 		rule := append(append([]string{}, doc.rule(t, tc.section)...), onCluster...)
 		r := runAs(rule, tc.args...).wantExit(t, ExitOK)
@@ -498,4 +499,32 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func TestACLResetMinimalRule(t *testing.T) {
+	doc := readACLDoc(t)
+	srv := startACLServer(t)
+	admin := srv.ClientAs(t, redistest.AdminUser, redistest.AdminPassword)
+	rule := doc.rule(t, "reset")
+	// Every key type, and a two-string bucket whose halves go in one UNLINK (EXISTS says which).
+	reset := func(rule []string, extra ...string) result {
+		t.Helper()
+		seedEveryType(t, admin)
+		seedResetKeys(t, admin)
+		return srv.runAs(t, "limitctl-reset", rule, append([]string{"reset", "rl:*", "--yes", "--force"}, extra...)...)
+	}
+	r := reset(rule, "-o", "json").wantExit(t, ExitOK)
+	if n, _ := admin.DBSize(context.Background()).Result(); n != 0 || !strings.Contains(r.out, `"total_deleted": 14`) {
+		t.Errorf("reset --force left %d keys:\n%s", n, r.out)
+	}
+	for _, perm := range rule {
+		r := reset(without(rule, perm))
+		if r.code != ExitError {
+			t.Errorf("without %s: exit %d, want %d\nstderr:\n%s", perm, r.code, ExitError, r.errOut)
+			continue
+		}
+		r.wantNOPERM(t)
+	}
+	reset(without(rule, "+time"), "--clock", "local").wantExit(t, ExitOK)
+	reset(without(without(rule, "+exists"), "+unlink"), "--dry-run").wantExit(t, ExitOK)
 }
