@@ -60,29 +60,42 @@ func parseSentinelURL(raw string) (sentinelTarget, error) {
 		return usagef("bad --url %s: %s (expected redis+sentinel://[user:password@]host[:port][,host[:port]...]/MASTER[/db])",
 			redactURL(raw), fmt.Sprintf(format, args...))
 	}
-	u, err := url.Parse(raw)
+	// net/url cannot read a list of hosts ("a:1,b:2" has no valid port): the hosts are split off
+	// here, and the credentials and the path read by net/url around one placeholder host.
+	scheme, rest, _ := strings.Cut(raw, "://")
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, tail := rest[:end], rest[end:]
+	userinfo := ""
+	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+		userinfo, authority = authority[:at+1], authority[at+1:]
+	}
+	encode := "it does not parse; a password holding / ? # @ % or spaces must be percent-encoded (/ is %2F)"
+	u, err := url.Parse(scheme + "://" + userinfo + "sentinels" + tail)
 	if err != nil {
 		if rawPassword(raw) != "" {
-			return sentinelTarget{}, bad("it does not parse; a password holding / ? # @ %% or spaces must be percent-encoded (/ is %%2F)")
+			return sentinelTarget{}, bad("%s", encode)
 		}
 		return sentinelTarget{}, bad("%s", unwrapURLError(err))
 	}
-	st := sentinelTarget{tls: sentinelSchemes[strings.ToLower(u.Scheme)]}
+	st := sentinelTarget{tls: sentinelSchemes[strings.ToLower(scheme)]}
 	if u.User != nil {
 		st.username = u.User.Username()
 		st.password, _ = u.User.Password()
 	}
-	if u.RawQuery != "" {
+	if u.RawQuery != "" || u.Fragment != "" {
 		return sentinelTarget{}, bad("a Sentinel URL takes no query parameters; use the flags (--sentinel-username, --timeout, ...)")
 	}
-	for _, h := range strings.Split(u.Host, ",") {
-		if h == "" {
-			return sentinelTarget{}, bad("a Sentinel address is empty")
-		}
-		if _, _, err := net.SplitHostPort(h); err != nil {
+	for _, h := range strings.Split(authority, ",") {
+		if _, _, err := net.SplitHostPort(h); err != nil && h != "" {
 			h = net.JoinHostPort(strings.Trim(h, "[]"), DefaultSentinelPort)
 		}
 		if err := checkSentinelAddr(h); err != nil {
+			if strings.Contains(tail, "@") { // an unencoded / in the password cut the URL short
+				return sentinelTarget{}, bad("%s", encode)
+			}
 			return sentinelTarget{}, bad("%s", err.(*UsageError).Msg)
 		}
 		st.addrs = append(st.addrs, h)
