@@ -18,7 +18,8 @@ docs:
 	$(GO) run ./hack/gendocs -out build
 
 # What the tests drive for real, from the system package manager (apt-get, or brew): redis-server
-# and its tools, tmux for the dashboard in a real terminal, chromium for the HTML report.
+# and its tools (it runs the Sentinels too), tmux for the dashboard in a real terminal, chromium for
+# the HTML report.
 TEST_TOOLS := redis-server redis-benchmark tmux chromium script
 
 redis-server:
@@ -32,6 +33,10 @@ redis-server:
 	  else echo "install$$missing with your package manager" >&2; exit 1; fi; \
 	fi
 	@redis-server --version
+	@# The Sentinel tests run this same binary as `redis-server CONF --sentinel`, as Debian's redis-server
+	@# supports (its redis-sentinel package adds only a service); without a config file it says so and exits.
+	@redis-server --sentinel 2>&1 </dev/null | grep -q 'Sentinel needs config file' || \
+	  { echo "this redis-server has no Sentinel mode (redis-server CONF --sentinel); install Redis >= 6 from your package manager" >&2; exit 1; }
 
 vet:
 	$(GO) vet ./...
