@@ -56,9 +56,10 @@ type sentinelTarget struct {
 
 // parseSentinelURL reads redis+sentinel://[user:password@]host[:port][,...]/MASTER[/DB].
 func parseSentinelURL(raw string) (sentinelTarget, error) {
+	shown, _, _ := strings.Cut(redactURL(raw), "?") // a query is refused, and may hold a password
 	bad := func(format string, args ...any) error {
 		return usagef("bad --url %s: %s (expected redis+sentinel://[user:password@]host[:port][,host[:port]...]/MASTER[/db])",
-			redactURL(raw), fmt.Sprintf(format, args...))
+			shown, fmt.Sprintf(format, args...))
 	}
 	// net/url cannot read a list of hosts ("a:1,b:2" has no valid port): the hosts are split off
 	// here, and the credentials and the path read by net/url around one placeholder host.

@@ -129,3 +129,12 @@ func TestSentinelFailuresSayWhatIsWrong(t *testing.T) {
 		})
 	}
 }
+
+// A query is refused whole, and never printed: go-redis's failover URLs carry the data nodes'
+// password there (?password=...), where no credential redaction looks.
+func TestSentinelURLQueryIsNotPrinted(t *testing.T) {
+	_, err := Resolve(Options{URL: "redis+sentinel://s1:26379/m?password=query-secret-7"}, func(string) string { return "" })
+	if err == nil || !strings.Contains(err.Error(), "no query parameters") || strings.Contains(err.Error(), "query-secret-7") {
+		t.Errorf("err %v, want the query refused without printing it", err)
+	}
+}
