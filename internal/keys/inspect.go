@@ -54,7 +54,9 @@ type KeyInfo struct {
 	FullAt   *time.Time
 	Window   time.Duration // sliding_counter: the window inferred from the index (0: unknown)
 	Estimate *int64        // sliding_counter: the sliding-window count now
-	PairKey  string        // sliding_counter: the other window's key
+	// PairKey is the other key of a state kept in two: the other window of a sliding pair, the
+	// other half of a two-string bucket, a counter's :timer, Redisson's value and permits.
+	PairKey string
 }
 
 // Inspection is the result of one inspect run.
@@ -173,6 +175,12 @@ type keyReads struct {
 	slots    []*redis.StringCmd
 	slotTTLs []*redis.DurationCmd
 
+	// Redisson's rate limiter keeps {name}:value (the permits left) beside {name}:permits (its
+	// grants, packed records): a counter named <base>:value reads the other's first member, and
+	// such a set reads the counter.
+	permitsOf *redis.ZSliceCmd
+	valueOf   *redis.StringCmd
+
 	info *KeyInfo // nil once the key is known gone
 }
 
@@ -238,6 +246,9 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 		case "zset":
 			r.length = pipe.ZCard(ctx, k)
 			r.samples = []*redis.ZSliceCmd{pipe.ZRangeWithScores(ctx, k, 0, 0), pipe.ZRangeWithScores(ctx, k, -1, -1)}
+			if base, ok := strings.CutSuffix(k, permitsSuffix); ok && base != "" {
+				r.valueOf = pipe.GetRange(ctx, base+valueSuffix, 0, counterDigits-1)
+			}
 		case "string":
 			r.length = pipe.StrLen(ctx, k)
 			r.prefix = pipe.GetRange(ctx, k, 0, counterDigits-1)
@@ -254,6 +265,9 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 				r.renamedKey, r.renamedPrevious = other, isPrevious
 				r.renamed = pipe.GetRange(ctx, other, 0, counterDigits-1)
 				r.renamedTTL = pipe.PTTL(ctx, other)
+			}
+			if base, ok := strings.CutSuffix(k, valueSuffix); ok && base != "" {
+				r.permitsOf = pipe.ZRangeWithScores(ctx, base+permitsSuffix, 0, 0)
 			}
 			r.timerKey, r.timerIsMine = timerPair(k)
 			r.timer = pipe.GetRange(ctx, r.timerKey, 0, counterDigits-1)
@@ -434,7 +448,30 @@ func readZSet(r *keyReads, now time.Time, opts InspectOptions) error {
 		}
 	}
 	r.info.Kind = zsetKind(shape)
+	if r.binary && r.valueOf != nil {
+		if v, err := r.valueOf.Result(); err == nil {
+			if _, err := strconv.ParseInt(v, 10, 64); err == nil {
+				r.info.PairKey = strings.TrimSuffix(r.key, permitsSuffix) + valueSuffix
+			}
+		}
+	}
 	return nil
+}
+
+// readPermitsPair pairs a counter <base>:value with <base>:permits when that set holds packed
+// binary records (Redisson's RRateLimiter): the permits left and the grants that will give
+// permits back are one state. Deleting one of them alone would leave grants that return permits
+// to a count that never lent them.
+func readPermitsPair(r *keyReads) bool {
+	if r.permitsOf == nil {
+		return false
+	}
+	zs, err := r.permitsOf.Result()
+	if err != nil || len(zs) == 0 || !binaryMember(memberString(zs[0].Member)) {
+		return false
+	}
+	r.info.PairKey = strings.TrimSuffix(r.key, valueSuffix) + permitsSuffix
+	return true
 }
 
 // readString makes a string holding an integer a counter whose size is its value, one holding
@@ -462,6 +499,9 @@ func readString(r *keyReads, now time.Time, opts InspectOptions) {
 			return
 		}
 		r.info.Kind, r.info.Size = KindCounter, n
+		if readPermitsPair(r) {
+			return
+		}
 		if !readRenamedPair(r, n) {
 			readPair(r, n, now)
 		}

@@ -176,6 +176,18 @@ func resetLayouts() []resetLayout {
 					4, now.UnixMilli(), upstashWindow.Milliseconds(), 1)
 				return replyInt(t, reply, 0) >= 0
 			}},
+		// Redisson's RRateLimiter: the permits left, and the grants that give them back.
+		{name: "redisson permits", limit: 3,
+			state: func(u string, _ time.Time) []string {
+				return []string{"rst:{redisson-" + u + "}:value", "rst:{redisson-" + u + "}:permits"}
+			},
+			named: named(func(u string) string { return "rst:{redisson-" + u + "}:value" }),
+			decide: func(t *testing.T, rdb redis.UniversalClient, u string, now time.Time) bool {
+				id := make([]byte, 8)
+				rand.Read(id)
+				return eval(t, rdb, "packed_permits.lua", []string{"rst:{redisson-" + u + "}:value", "rst:{redisson-" + u + "}:permits"},
+					3, 60000, 1, now.UnixMilli(), string(id)) == nil
+			}},
 		{name: "laravel duration hash", limit: 3,
 			state: one(func(u string) string { return "rst:mailgun-" + u }),
 			named: named(func(u string) string { return "rst:mailgun-" + u }),
