@@ -154,8 +154,8 @@ func PlanReset(ctx context.Context, rdb redis.UniversalClient, sel Selection, op
 
 // Reset deletes what plan names, in batches of at most opts.Batch keys per round trip, a
 // limiter's keys always in one batch. Each group is one UNLINK where the keys share a slot (a
-// single server, or a hash tag on a cluster), so no client ever sees half of it; keys of one group
-// in different slots of a cluster are deleted by one UNLINK each, in the same round trip. A
+// single server, or a hash tag on a cluster), so no client ever sees half of it; a group whose keys
+// a cluster holds in different slots is deleted by one UNLINK per key, in a second round trip. A
 // cancelled context stops the run between batches, never inside one: every batch sent is
 // counted. In a dry run nothing is sent and the result is the plan.
 func Reset(ctx context.Context, rdb redis.UniversalClient, plan ResetPlan, opts ResetOptions) (ResetResult, error) {
