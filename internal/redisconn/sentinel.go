@@ -209,8 +209,8 @@ func sentinelClient(fo *redis.FailoverOptions, addr string) *redis.SentinelClien
 // another, so that a failure says what is wrong: no Sentinel answers, they refuse the
 // credentials, or none monitors a master of that name (and which names they do monitor).
 func askSentinels(ctx context.Context, fo *redis.FailoverOptions) (string, error) {
-	var unreachable, refused []string
-	var lastErr error
+	var unreachable, refused, denied []string
+	var lastErr, deniedErr error
 	monitored := map[string]bool{}
 	for _, addr := range fo.SentinelAddrs {
 		sc := sentinelClient(fo, addr)
@@ -233,7 +233,10 @@ func askSentinels(ctx context.Context, fo *redis.FailoverOptions) (string, error
 					}
 				}
 			}
-		case err != nil && (redis.HasErrorPrefix(err, "NOAUTH") || redis.HasErrorPrefix(err, "WRONGPASS") || redis.HasErrorPrefix(err, "NOPERM")):
+		case err != nil && redis.HasErrorPrefix(err, "NOPERM"):
+			denied = append(denied, addr)
+			deniedErr = err
+		case err != nil && (redis.HasErrorPrefix(err, "NOAUTH") || redis.HasErrorPrefix(err, "WRONGPASS")):
 			refused = append(refused, addr)
 			lastErr = err
 		case err != nil:
@@ -244,6 +247,10 @@ func askSentinels(ctx context.Context, fo *redis.FailoverOptions) (string, error
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
+	}
+	if len(denied) > 0 {
+		return "", fmt.Errorf("the Sentinels at %s refused SENTINEL get-master-addr-by-name to this user (%w); docs/acl.md gives the Sentinel user's rule",
+			strings.Join(denied, ","), deniedErr)
 	}
 	if len(refused) > 0 {
 		return "", fmt.Errorf("the Sentinels at %s refused the credentials (%w); the Sentinels' own user and password are --sentinel-username and --sentinel-password, apart from the data nodes' --username and --password",
