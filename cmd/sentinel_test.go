@@ -22,6 +22,9 @@ func sentinelFlags(s *redistest.SentinelSet) []string {
 // Every command that talks to Redis works through Sentinels, by flags and by URL, and prints
 // no password: the data nodes' from REDISCLI_AUTH, the Sentinels' from their own file.
 func TestEveryCommandThroughSentinel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (Sentinels, a failover): make test runs it, -short skips it")
+	}
 	s := redistest.StartSentinel(t, redistest.SentinelOptions{Password: serverPassword, SentinelPassword: "sentinel-" + serverPassword})
 	env := []string{"REDISCLI_AUTH=" + serverPassword}
 	auth := append(sentinelFlags(s), "--sentinel-password-file", writePasswordFile(t, "sentinel-"+serverPassword))
@@ -71,6 +74,9 @@ func TestEveryCommandThroughSentinel(t *testing.T) {
 // members of requests admitted on the old master after the promotion are missing there only
 // while those requests hold their slot (--hold, 2ms). --stale-after 500ms keeps the first short.
 func TestHammerThroughSentinelSurvivesAFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (Sentinels, a failover): make test runs it, -short skips it")
+	}
 	s := redistest.StartSentinel(t, redistest.SentinelOptions{})
 	old := s.MasterAddr(t)
 	cmd, out, errOut := startBinary(t, append(sentinelFlags(s), "--timeout", "1s", "hammer", "--duration", "8s",

@@ -22,6 +22,9 @@ const (
 // limitctl reaches the master the Sentinels name, by flags or by URL, reports the node it
 // reached, and follows a SENTINEL FAILOVER; every failure is one line without a password.
 func TestSentinelFindsAndFollowsTheMaster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (Sentinels, a failover): make test runs it, -short skips it")
+	}
 	s := redistest.StartSentinel(t, redistest.SentinelOptions{Password: nodePassword, SentinelPassword: sentinelPassword})
 	ctx := context.Background()
 	flags := Options{Sentinels: s.Addrs(), Master: s.Name, Password: nodePassword, SentinelPassword: sentinelPassword, Timeout: 2 * time.Second}

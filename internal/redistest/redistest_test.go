@@ -75,6 +75,9 @@ func TestStartACLTurnsTheDefaultUserOff(t *testing.T) {
 }
 
 func TestStartSentinelFailsOverOnDemand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (Sentinels, a failover): make test runs it, -short skips it")
+	}
 	s := StartSentinel(t, SentinelOptions{Password: "node-pw", SentinelPassword: "sentinel-pw"})
 	ctx := context.Background()
 	first := s.MasterAddr(t)
