@@ -1,5 +1,5 @@
 // Package redisconn is the one place that turns connection flags, URLs and environment into a
-// go-redis client: a single node, a cluster, TLS and ACL users alike.
+// go-redis client: a single node, a cluster, a master found through Sentinels, TLS and ACL users alike.
 package redisconn
 
 import (
