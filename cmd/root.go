@@ -80,7 +80,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		Short: "Operate and load-test Redis-backed rate limiters",
 		Long: `limitctl operates and load-tests Redis-backed rate limiters.
 
-It inspects and purges live limiter keys, proves under heavy concurrency that a limiter
+It inspects, purges and resets live limiter keys, proves under heavy concurrency that a limiter
 script never admits more than its limit (hammer), lints Lua scripts for the known
 mistakes, and manages the atomic scripts it ships (scripts).`,
 		SilenceUsage:  true,
