@@ -73,6 +73,12 @@ bench-hammer: redis-server
 bench-purge: redis-server
 	$(GO) test -run '^$$' -bench 'BenchmarkPurge1M' -benchtime 1x -timeout 30m ./internal/keys/
 
+# Reset 100,000 keys (50,000 two-string buckets) by one pattern while another client PINGs: the
+# longest single command the server ran (its latency monitor) and PING p99, against one DEL.
+.PHONY: bench-reset
+bench-reset: redis-server
+	$(GO) test -run '^$$' -bench 'BenchmarkReset100k' -benchtime 1x -timeout 30m ./internal/keys/
+
 # Inspect 100,000 keys against `redis-cli --scan --pattern` listing the same keys.
 bench-inspect: redis-server
 	$(GO) test -run '^$$' -bench 'BenchmarkInspect100k' -benchtime 1x -timeout 30m ./internal/keys/
