@@ -477,6 +477,14 @@ func TestResetByPatternOnASingleServerAndACluster(t *testing.T) {
 				l.admitsAsFresh(t, rdb, user, now)
 			}
 			if tg.name == "cluster" {
+				// The pair that needs one UNLINK per key: its keys lie in different slots.
+				cc := rdb.(*redis.ClusterClient)
+				counter := "rst:laravel_cache_:" + user
+				a, _ := cc.ClusterKeySlot(ctx, counter).Result()
+				b, _ := cc.ClusterKeySlot(ctx, counter+":timer").Result()
+				if a == b {
+					t.Errorf("%s and its timer share slot %d: the cross-slot deletion is not exercised", counter, a)
+				}
 				nodes := map[string]bool{}
 				for _, k := range res.Keys {
 					nodes[k.Node] = true

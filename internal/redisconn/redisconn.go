@@ -161,7 +161,7 @@ func resolve(o Options, getenv func(string) string) (*Config, error) {
 		}
 		o.SentinelPassword = strings.TrimRight(string(b), "\r\n")
 	}
-	if len(o.Sentinels) > 0 || IsSentinelURL(o.URL) {
+	if len(o.Sentinels) > 0 || isSentinelURL(o.URL) {
 		return resolveSentinel(o)
 	}
 	if o.Master != "" || o.SentinelUsername != "" || o.SentinelPassword != "" {

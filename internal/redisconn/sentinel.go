@@ -37,8 +37,8 @@ const DefaultSentinelPort = "26379"
 // sentinelSchemes are the URL schemes of a Sentinel target; the value says TLS.
 var sentinelSchemes = map[string]bool{"redis+sentinel": false, "rediss+sentinel": true}
 
-// IsSentinelURL reports whether a URL names its target through Sentinels.
-func IsSentinelURL(raw string) bool {
+// isSentinelURL reports whether a URL names its target through Sentinels.
+func isSentinelURL(raw string) bool {
 	scheme, _, ok := strings.Cut(raw, "://")
 	_, sentinel := sentinelSchemes[strings.ToLower(scheme)]
 	return ok && sentinel
