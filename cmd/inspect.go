@@ -36,7 +36,7 @@ var redisTypes = []string{"string", "list", "set", "zset", "hash", "stream"}
 type inspectOptions struct {
 	args     []string
 	inspect  keys.InspectOptions
-	keyFlags keyFlags
+	keyFlags scoreFlags
 	members  string
 	top      int64
 	watch    time.Duration

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -31,7 +30,7 @@ type purgeOptions struct {
 	purge    keys.PurgeOptions
 	batch    int
 	yes      bool
-	keyFlags keyFlags
+	keyFlags scoreFlags
 }
 
 func newPurgeCmd(f *Factory, runF func(context.Context, *Factory, *purgeOptions) error) *cobra.Command {
@@ -107,15 +106,9 @@ func (o *purgeOptions) validate(c *cobra.Command, f *Factory) error {
 		return err
 	}
 	p.Batch, p.Unit, p.Scores = int64(o.batch), o.keyFlags.unit, o.keyFlags.scores
-	if i := slices.IndexFunc(o.args, keys.IsPattern); i >= 0 && !o.yes && !p.DryRun {
-		// Decided before connecting: without --yes and without a terminal to ask on, a pattern
-		// cannot be confirmed, and nothing must be touched.
-		if !(f.IO.StdinTTY && f.IO.StdoutTTY) {
-			return usagef("%s is a pattern: add --yes to purge every key it matches (try --dry-run first)", o.args[i])
-		}
-		p.Confirm = func(question string) (bool, error) { return f.IO.Confirm(c.Context(), question) }
-	}
-	return nil
+	var err error
+	p.Confirm, err = confirmPattern(c, f, o.args, o.yes || p.DryRun, "purge every key")
+	return err
 }
 
 func runPurge(ctx context.Context, f *Factory, o *purgeOptions) error {

@@ -77,6 +77,29 @@ func (r PurgeResult) Notes() []string {
 	return notes
 }
 
+// Notes are what a person should know about a reset besides its keys: an empty match, keys
+// left alone for their unknown kind, a dry run.
+func (r ResetResult) Notes() []string {
+	var notes []string
+	if len(r.Keys) == 0 && !r.Interrupted {
+		notes = append(notes, fmt.Sprintf("no key matches %s: nothing to reset", strings.Join(r.Args, " ")))
+	}
+	var unknown []string
+	for _, k := range r.Keys {
+		if k.Skipped == SkipUnknownKind {
+			unknown = append(unknown, k.Key)
+		}
+	}
+	if len(unknown) > 0 {
+		notes = append(notes, fmt.Sprintf("%s left alone: kind unknown (inspect shows what %s); --force deletes %s",
+			describeKeys(unknown), human.Plural(len(unknown), "it holds", "they hold"), human.Plural(len(unknown), "it", "them")))
+	}
+	if r.DryRun {
+		notes = append(notes, fmt.Sprintf("dry run: nothing was deleted; a real run would delete %d %s", r.TotalDeleted, human.Plural(r.TotalDeleted, "key", "keys")))
+	}
+	return notes
+}
+
 // describeKeys names a few keys: "rl:a", "rl:a and rl:b", "rl:a, rl:b and 3 more".
 func describeKeys(ks []string) string {
 	switch {

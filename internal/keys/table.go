@@ -171,6 +171,36 @@ func (r PurgeResult) Table() tableprint.Tabular {
 	}}
 }
 
+// Table is the reset keys: the key, whether it went and what went with it always show; on a
+// narrow terminal the node goes first, then the kind; then the keys (in the middle) and the
+// partners are cut. The skipped column shows only when a key was skipped (tsv: always).
+func (r ResetResult) Table() tableprint.Tabular {
+	type k = ResetKey
+	skipped := 0
+	for _, key := range r.Keys {
+		if key.Skipped != "" {
+			skipped++
+		}
+	}
+	deleted := tableprint.Column[k]{Header: "deleted", Total: itoa(r.TotalDeleted) + " keys",
+		Human:   func(x k) string { return human.YesNo(x.Deleted) },
+		Machine: func(x k) string { return strconv.FormatBool(x.Deleted) }}
+	if r.DryRun {
+		deleted.Header, deleted.Field = "would delete", "deleted"
+	}
+	return tableprint.Table[ResetKey]{Rows: r.Keys, Totals: true, Optional: 2, Columns: []tableprint.Column[k]{
+		{Header: "key", Human: func(x k) string { return x.Key }, MinWidth: 20, Cut: tableprint.CutMiddle,
+			Total: fmt.Sprintf("total (%d keys)", len(r.Keys))},
+		{Header: "node", Human: func(x k) string { return x.Node }, MinWidth: 12, Cut: tableprint.CutMiddle, Priority: 4},
+		{Header: "kind", Human: func(x k) string { return string(x.Kind) }, Priority: 3},
+		deleted,
+		{Header: "with", Human: func(x k) string { return strings.Join(x.With, ", ") }, MinWidth: 16, Cut: tableprint.CutMiddle,
+			Machine: func(x k) string { return strings.Join(x.With, " ") }},
+		{Header: "skipped", Human: func(x k) string { return x.Skipped }, MinWidth: 16, Priority: 1,
+			HideZero: true, Total: fmt.Sprintf("%d skipped", skipped)},
+	}}
+}
+
 // scoresCell says how a set's scores were read: start, deadline, "deadline (guessed)".
 func scoresCell(mode ScoreMode, guessed bool) string {
 	if mode == ScoresDeadline && guessed {

@@ -42,15 +42,18 @@ var codes = []struct {
 	kind Kind
 }{
 	{"NOSCRIPT", NoScript},
-	{"NOPERM", Permission}, {"NOAUTH", Permission}, {"WRONGPASS", Permission},
+	{noPerm, Permission}, {noAuth, Permission}, {wrongPass, Permission},
 	{"MOVED", Cluster}, {"ASK", Cluster}, {"CLUSTERDOWN", Cluster}, {"CROSSSLOT", Cluster},
 	{"TRYAGAIN", Cluster}, {"MASTERDOWN", Cluster},
 	{"BUSY", Busy}, {"LOADING", Loading}, {"READONLY", ReadOnly}, {"OOM", OOM},
 }
 
-// Codes of replies that are not failures of the server but answers about the data or the
-// transaction, asked for by name.
+// The codes asked for by name as well: how a refusal came about, and replies that are answers
+// about the data or the transaction rather than failures of the server.
 const (
+	noPerm    = "NOPERM"    // the ACL refused the command or key
+	noAuth    = "NOAUTH"    // authentication required
+	wrongPass = "WRONGPASS" // authentication failed
 	wrongType = "WRONGTYPE"
 	execAbort = "EXECABORT"
 )
@@ -92,6 +95,13 @@ func IsReply(err error) bool {
 	var reply redis.Error
 	return errors.As(err, &reply)
 }
+
+// IsACLRefusal reports whether the ACL refused a command (NOPERM), as opposed to an
+// authentication that failed (IsAuthFailure); both are kind Permission.
+func IsACLRefusal(err error) bool { return hasCode(err, noPerm) }
+
+// IsAuthFailure reports whether authentication was missing or failed (NOAUTH, WRONGPASS).
+func IsAuthFailure(err error) bool { return hasCode(err, noAuth) || hasCode(err, wrongPass) }
 
 // IsWrongType reports whether a command was sent to a key of another type.
 func IsWrongType(err error) bool { return hasCode(err, wrongType) }

@@ -106,6 +106,10 @@ func TestPredicates(t *testing.T) {
 	if !Is(reply("NOPERM x"), Permission) || Is(nil, Permission) {
 		t.Error("Is")
 	}
+	if !IsACLRefusal(reply("NOPERM x")) || IsACLRefusal(reply("WRONGPASS x")) || !IsAuthFailure(reply("WRONGPASS x")) ||
+		!IsAuthFailure(reply("NOAUTH x")) || IsAuthFailure(reply("NOPERM x")) {
+		t.Error("IsACLRefusal and IsAuthFailure tell a refused command from a failed login")
+	}
 }
 
 // The replies a real redis-server sends classify as their codes say.
