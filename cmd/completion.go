@@ -96,22 +96,6 @@ func completeOneScriptName(c *cobra.Command, args []string, toComplete string) (
 	return completeScriptNames(c, args, toComplete)
 }
 
-func limiterNames() []string {
-	var out []string
-	for _, k := range limiter.Kinds() {
-		out = append(out, string(k))
-	}
-	return out
-}
-
-// orList joins values as a sentence does: "a, b, c or d".
-func orList(values []string) string {
-	if len(values) < 2 {
-		return strings.Join(values, "")
-	}
-	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
-}
-
 // hammerStrategies offers the strategies the --limiter already on the line supports.
 func hammerStrategies(c *cobra.Command) []string {
 	kind := limiter.Concurrency
@@ -120,11 +104,5 @@ func hammerStrategies(c *cobra.Command) []string {
 			kind = k
 		}
 	}
-	var out []string
-	for _, s := range limiter.Strategies() {
-		if limiter.Supports(kind, s) {
-			out = append(out, string(s))
-		}
-	}
-	return out
+	return limiter.Names(kind.Describe().Strategies)
 }

@@ -2,11 +2,8 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"io"
 	"strings"
 	"time"
 
@@ -18,9 +15,9 @@ import (
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/outfile"
 	htmlreport "github.com/limitctl/limitctl/internal/report"
 	"github.com/limitctl/limitctl/internal/tui"
-	"github.com/limitctl/limitctl/scripts"
 )
 
 // hammerOptions are the hammer's flags: the run's as given (flags, which hammer.Flags.Resolve
@@ -107,7 +104,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&opts.flags.Limiter, "limiter", string(limiter.Concurrency), "limiter: "+orList(limiterNames()))
+	fl.StringVar(&opts.flags.Limiter, "limiter", string(limiter.Concurrency), "limiter: "+human.Or(limiter.Names(limiter.Kinds())))
 	fl.StringSliceVar(&opts.flags.Strategies, "strategies", []string{"naive", "lua"}, "strategies to run side by side: naive, multi, watch, lua, eval, function, lua-ts-member, custom")
 	fl.IntVar(&opts.flags.Workers, "workers", 64, "concurrent workers per strategy")
 	fl.Int64Var(&opts.flags.Limit, "limit", 20, "the limit: in-flight requests, requests per window, or the bucket's burst")
@@ -139,8 +136,8 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.BoolVar(&opts.flags.KeepKeys, "keep-keys", false, "leave the run's keys in Redis")
 	fl.StringVar(&opts.flags.Embedded, "embedded", "auto", "server without --url/--addr: auto, redis-server or memory (in-process)")
 	fl.StringArrayVar(&opts.flags.Inject, "inject", nil, "fault events: flush-scripts@2s, pause@3s:500ms, kill@4s, restart@5s (kill/restart on the spawned server)")
-	c.AddCommand(newHammerReportCmd(f))
-	c.RegisterFlagCompletionFunc("limiter", fixedCompletion(limiterNames()...))
+	c.AddCommand(newHammerReportCmd(f, nil))
+	c.RegisterFlagCompletionFunc("limiter", fixedCompletion(limiter.Names(limiter.Kinds())...))
 	c.RegisterFlagCompletionFunc("strategies", listCompletion(hammerStrategies))
 	c.RegisterFlagCompletionFunc("on-error", fixedCompletion("open", "closed"))
 	c.RegisterFlagCompletionFunc("tui", fixedCompletion("auto", "on", "off"))
@@ -174,28 +171,12 @@ func (o *hammerOptions) resolve(c *cobra.Command, f *Factory) error {
 	}
 	for flag, path := range map[string]string{"--report": o.report, "--junit": o.junit} {
 		if path != "" {
-			if err := checkWritable(path); err != nil {
+			if err := outfile.Check(path); err != nil {
 				return usagef("%s: %v", flag, err)
 			}
 		}
 	}
 	return nil
-}
-
-// checkWritable makes sure the report can be written before the run spends its time, without
-// creating or truncating it: a refused or failed run leaves nothing behind.
-func checkWritable(path string) error {
-	if fh, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
-		return fh.Close() // an existing file is replaced only when the report is written
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return scripts.UnwrapPathError(err)
-	}
-	probe, err := os.CreateTemp(filepath.Dir(path), ".limitctl-report-*")
-	if err != nil {
-		return scripts.UnwrapPathError(err)
-	}
-	probe.Close()
-	return os.Remove(probe.Name())
 }
 
 // runHammer runs the session with the live view the streams call for, then prints its result.
@@ -289,13 +270,11 @@ func writeHammerReport(path string, res hammer.Result, rec *htmlreport.Recorder)
 	for i, r := range res.Assertions {
 		asserts[i] = htmlreport.Assertion{Expr: r.Expr, Passed: r.Passed, Actual: hammer.ActualText(r)}
 	}
-	fh, err := os.Create(path)
+	err := outfile.Write(path, func(w io.Writer) error {
+		return htmlreport.Write(w, htmlreport.Data{Summary: res.Summary, Series: rec.Series(), Assertions: asserts, Generated: time.Now()})
+	})
 	if err != nil {
-		return fmt.Errorf("--report: %v", scripts.UnwrapPathError(err))
-	}
-	if err := htmlreport.Write(fh, htmlreport.Data{Summary: res.Summary, Series: rec.Series(), Assertions: asserts, Generated: time.Now()}); err != nil {
-		fh.Close()
 		return fmt.Errorf("--report: %w", err)
 	}
-	return fh.Close()
+	return nil
 }

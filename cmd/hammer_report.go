@@ -16,7 +16,10 @@ type hammerReportOptions struct {
 }
 
 // newHammerReportCmd merges what every process of one run left in Redis.
-func newHammerReportCmd(f *Factory) *cobra.Command {
+func newHammerReportCmd(f *Factory, runF func(context.Context, *Factory, *hammerReportOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runHammerReport
+	}
 	opts := &hammerReportOptions{}
 	c := &cobra.Command{
 		Use:   "report --run-id ID",
@@ -40,7 +43,7 @@ on more than 1% of calls. A failed check exits 3.`,
 			if !hammer.ValidRunID(opts.runID) {
 				return usagef("--run-id must be 1-64 letters, digits, '-' or '_', got %q", opts.runID)
 			}
-			return runHammerReport(c.Context(), f, opts)
+			return runF(c.Context(), f, opts)
 		},
 	}
 	c.Flags().StringVar(&opts.runID, "run-id", "", "the run id the hammer processes shared (required)")

@@ -2,12 +2,9 @@ package cmd
 
 import (
 	"context"
-	"flag"
 	"strings"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // result is what one limitctl invocation did.
 type result struct {

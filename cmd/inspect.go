@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -29,9 +28,6 @@ import (
 // table, is optional: refused, it is only logged). A single --addr is recognised as a cluster
 // node by HELLO, which needs no permission. Without MEMORY USAGE (-memory), memory is reported
 // as unknown. docs/acl.md gives the explicit command list, tested by cmd/acl_test.go.
-
-// The key types SCAN TYPE accepts.
-var redisTypes = []string{"string", "list", "set", "zset", "hash", "stream"}
 
 type inspectOptions struct {
 	args     []string
@@ -95,7 +91,7 @@ machine's clock); for deadlines, how long ago the deadline passed (negative: sti
 	fl := c.Flags()
 	fl.Int64Var(&opts.inspect.Select.Count, "count", keys.DefaultScanCount, "SCAN COUNT hint: keyspace slots each SCAN call walks")
 	fl.IntVar(&opts.inspect.Select.MaxKeys, "max-keys", 10000, "stop after this many keys, with a note (0: no bound)")
-	fl.StringVar(&opts.inspect.Select.Type, "type", "", "only keys of this Redis type, filtered by SCAN TYPE: "+strings.Join(redisTypes, ", "))
+	fl.StringVar(&opts.inspect.Select.Type, "type", "", "only keys of this Redis type, filtered by SCAN TYPE: "+strings.Join(keys.RedisTypes, ", "))
 	fl.DurationVar(&opts.inspect.Stale, "stale", 0, "count members at least this old as stale (flag STALE), e.g. 10m")
 	fl.Int64Var(&opts.inspect.Limit, "limit", 0, "flag OVER_LIMIT when a set holds more members, or a counter counts more, than this")
 	opts.keyFlags.bind(c)
@@ -104,7 +100,7 @@ machine's clock); for deadlines, how long ago the deadline passed (negative: sti
 	fl.DurationVar(&opts.watch, "watch", 0, "refresh every interval until q or Ctrl-C, e.g. 1s")
 	c.ValidArgsFunction = cobra.NoFileCompletions // key names live in Redis
 	c.RegisterFlagCompletionFunc("members", cobra.NoFileCompletions)
-	c.RegisterFlagCompletionFunc("type", fixedCompletion(redisTypes...))
+	c.RegisterFlagCompletionFunc("type", fixedCompletion(keys.RedisTypes...))
 	return c
 }
 
@@ -112,16 +108,10 @@ func (o *inspectOptions) validate(c *cobra.Command) error {
 	if err := o.keyFlags.validate(); err != nil {
 		return err
 	}
-	in := &o.inspect
+	if err := o.inspect.Check(); err != nil {
+		return err
+	}
 	switch {
-	case in.Select.Count < 1:
-		return usagef("--count must be at least 1, got %d", in.Select.Count)
-	case in.Select.MaxKeys < 0:
-		return usagef("--max-keys must be 0 (no bound) or more, got %d", in.Select.MaxKeys)
-	case in.Stale < 0:
-		return usagef("--stale must be positive, got %s", in.Stale)
-	case in.HasLimit && in.Limit < 0:
-		return usagef("--limit must be 0 or more, got %d", in.Limit)
 	case o.top < 0:
 		return usagef("--top must be 0 (all) or more, got %d", o.top)
 	case o.watch < 0 || (o.watch > 0 && o.watch < 100*time.Millisecond):
@@ -134,10 +124,8 @@ func (o *inspectOptions) validate(c *cobra.Command) error {
 		return usagef("--members takes a key name, not a pattern: %s", o.members)
 	case c.Flags().Changed("top") && o.members == "":
 		return usagef("--top goes with --members KEY")
-	case in.Select.Type != "" && !slices.Contains(redisTypes, in.Select.Type):
-		return usagef("unknown --type %q: want one of %s", in.Select.Type, strings.Join(redisTypes, ", "))
 	}
-	in.Unit, in.Scores = o.keyFlags.unit, o.keyFlags.scores
+	o.inspect.Unit, o.inspect.Scores = o.keyFlags.unit, o.keyFlags.scores
 	return nil
 }
 

@@ -17,7 +17,7 @@ import (
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
-// decodeInspect parses inspect -o json, checks it has exactly the fields of SPEC section 6 plus
+// decodeInspect parses inspect -o json, checks it has exactly the fields of its contract plus
 // the ones added since (CHANGELOG; nulls included), and normalises what depends on the server and the clock: TTLs (counting
 // down since the fixture was written) and memory (present, or null when memKnown is false).
 func decodeInspect(t *testing.T, out string, memKnown bool) inspectDoc {
@@ -360,10 +360,10 @@ func TestInspectWatchInARealTerminalQuitsOnQ(t *testing.T) {
 		key, exit string
 	}{{"q", "EXIT=0"}, {"C-c", "EXIT=130"}} {
 		t.Run(c.key, func(t *testing.T) {
-			m := newTmux(t, 200, 30, binary(t)+" --addr "+srv.Addr+" inspect 'rl:*' --watch 1s")
-			m.waitFor(15*time.Second, "Every 1s: limitctl inspect rl:*", "rl:conc:u1", "(q quit)")
-			m.run("send-keys", c.key)
-			after := m.waitFor(10*time.Second, c.exit, "rl:conc:u1", "total (8 keys)")
+			m := shell(t, 200, 30, binary(t)+" --addr "+srv.Addr+" inspect 'rl:*' --watch 1s")
+			m.WaitForText(15*time.Second, "Every 1s: limitctl inspect rl:*", "rl:conc:u1", "(q quit)")
+			m.Keys(c.key)
+			after := m.WaitForText(10*time.Second, c.exit, "rl:conc:u1", "total (8 keys)")
 			if strings.Contains(after, "(q quit)") {
 				t.Errorf("the live view is still on screen after %s:\n%s", c.key, after)
 			}

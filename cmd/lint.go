@@ -11,6 +11,7 @@ import (
 	"github.com/limitctl/limitctl/internal/buildinfo"
 	"github.com/limitctl/limitctl/internal/ciformat"
 	"github.com/limitctl/limitctl/internal/lint"
+	"github.com/limitctl/limitctl/internal/outfile"
 )
 
 type lintOptions struct {
@@ -105,7 +106,7 @@ func runLint(f *Factory, o *lintOptions) error {
 		return usagef("%v", err) // flag errors first, whatever else
 	}
 	if o.junit != "" {
-		if err := checkWritable(o.junit); err != nil {
+		if err := outfile.Check(o.junit); err != nil {
 			return usagef("--junit: %v", err)
 		}
 	}

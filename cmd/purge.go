@@ -92,20 +92,16 @@ deadlines when most sampled scores lie in the future, and says so in the report.
 
 func (o *purgeOptions) validate(c *cobra.Command, f *Factory) error {
 	p := &o.purge
-	switch {
-	case !c.Flags().Changed("older-than"):
+	if !c.Flags().Changed("older-than") {
 		return usagef("--older-than is required: purge removes members at least that old, e.g. --older-than 10m")
-	case p.OlderThan <= 0:
-		return usagef("--older-than must be positive, got %s", p.OlderThan)
-	case o.batch < 1 || o.batch > keys.MaxBatch:
-		return usagef("--batch must be 1 to %d (members per script call), got %d", keys.MaxBatch, o.batch)
-	case p.Select.Count < 1:
-		return usagef("--count must be at least 1, got %d", p.Select.Count)
 	}
-	if err := o.keyFlags.validate(); err != nil {
-		return err
+	p.Batch = int64(o.batch)
+	for _, check := range []func() error{p.Check, p.Select.Check, o.keyFlags.validate} {
+		if err := check(); err != nil {
+			return err
+		}
 	}
-	p.Batch, p.Unit, p.Scores = int64(o.batch), o.keyFlags.unit, o.keyFlags.scores
+	p.Unit, p.Scores = o.keyFlags.unit, o.keyFlags.scores
 	var err error
 	p.Confirm, err = confirmPattern(c, f, o.args, o.yes || p.DryRun, "purge every key")
 	return err

@@ -74,14 +74,10 @@ deletes nothing: run it first.`,
 
 func (o *resetOptions) validate(c *cobra.Command, f *Factory) error {
 	r := &o.reset
-	switch {
-	case r.Batch < 1 || r.Batch > keys.MaxResetBatch:
-		return usagef("--batch must be 1 to %d (keys per round trip), got %d", keys.MaxResetBatch, r.Batch)
-	case r.Count < 1:
-		return usagef("--count must be at least 1, got %d", r.Count)
-	}
-	if err := o.clock.validate(); err != nil {
-		return err
+	for _, check := range []func() error{r.Check, keys.SelectOptions{Count: r.Count}.Check, o.clock.validate} {
+		if err := check(); err != nil {
+			return err
+		}
 	}
 	var err error
 	r.Confirm, err = confirmPattern(c, f, o.args, o.yes || r.DryRun, "reset every limiter")

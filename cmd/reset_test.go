@@ -71,7 +71,7 @@ func TestResetBadUsageTouchesNothing(t *testing.T) {
 	}
 }
 
-// resetDoc is the SPEC's shape, field for field: nothing missing, nothing more.
+// resetDoc is reset's JSON contract, field for field: nothing missing, nothing more.
 type resetDoc struct {
 	SchemaVersion int  `json:"schema_version"`
 	DryRun        bool `json:"dry_run"`

@@ -1,5 +1,8 @@
-// Package cmd holds limitctl's commands: each parses its flags into an options struct, builds
-// what it needs through the Factory, calls one internal function and prints the result.
+// Package cmd holds limitctl's commands: each parses its flags into an options struct and hands
+// it to its run function (runF, which a test swaps to check the parsing without a server); the
+// run builds what it needs through the Factory, calls its room's function (keys.InspectPatterns,
+// hammer.Run, lint.Run, scriptcache.Status, ...) and prints what that returns: the domain type,
+// as JSON or as its table (output.go), with the exit code its error carries (exit.go).
 package cmd
 
 import (
@@ -140,7 +143,7 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 		newInspectCmd(f, nil),
 		newPurgeCmd(f, nil),
 		newResetCmd(f, nil),
-		newVersionCmd(f),
+		newVersionCmd(f, nil),
 	)
 	root.RegisterFlagCompletionFunc("output", func(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 		return append([]string{"table", "json", "tsv"}, commandOutputs(c)...), cobra.ShellCompDirectiveNoFileComp

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/limitctl/limitctl/internal/golden"
 	"github.com/limitctl/limitctl/internal/keys"
 	"github.com/limitctl/limitctl/internal/lint"
 	"github.com/limitctl/limitctl/internal/scriptcache"
@@ -48,25 +48,7 @@ func checkFits(t *testing.T, out string, width int) {
 	}
 }
 
-func checkGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd -run %s -update)", err, t.Name())
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (go test ./cmd -run %s -update rewrites it)\ngot:\n%s\nwant:\n%s", path, t.Name(), got, want)
-	}
-}
+func checkGolden(t *testing.T, path, got string) { t.Helper(); golden.Check(t, path, got) }
 
 func ptr[T any](v T) *T { return &v }
 

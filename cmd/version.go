@@ -8,7 +8,10 @@ import (
 	"github.com/limitctl/limitctl/internal/buildinfo"
 )
 
-func newVersionCmd(f *Factory) *cobra.Command {
+func newVersionCmd(f *Factory, runF func(*Factory) error) *cobra.Command {
+	if runF == nil {
+		runF = runVersion
+	}
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit, build date and Go version",
@@ -19,13 +22,15 @@ module version and the build's VCS stamp, and says unknown for what neither hold
   limitctl version -o json`,
 		Args:              noArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
-		RunE: func(c *cobra.Command, args []string) error {
-			v := buildinfo.Resolve(f.Build)
-			if f.Output == "json" {
-				return writeJSON(f.IO.Out, v)
-			}
-			_, err := fmt.Fprint(f.IO.Out, v)
-			return err
-		},
+		RunE:              func(c *cobra.Command, args []string) error { return runF(f) },
 	}
+}
+
+func runVersion(f *Factory) error {
+	v := buildinfo.Resolve(f.Build)
+	if f.Output == "json" {
+		return writeJSON(f.IO.Out, v)
+	}
+	_, err := fmt.Fprint(f.IO.Out, v)
+	return err
 }

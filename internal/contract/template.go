@@ -42,7 +42,7 @@ var placeholderNames = map[string]placeholder{
 	"reply": phReply, "slot": phSlot,
 }
 
-// Placeholders lists the placeholder names in the order SPEC section 7 gives them.
+// Placeholders lists the placeholder names in the order the help text gives them.
 func Placeholders() []string {
 	names := make([]string, 0, len(placeholderNames))
 	for n := range placeholderNames {

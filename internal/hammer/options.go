@@ -13,7 +13,7 @@ import (
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
-// Options are a validated hammer run: cmd turns flags into these.
+// Options are a validated hammer run: Flags.Resolve turns the command line into these.
 type Options struct {
 	Limiter    limiter.Kind
 	Strategies []limiter.Strategy // in display order
@@ -34,7 +34,7 @@ type Options struct {
 	Script       string
 	ScriptSource string
 	NoLint       bool // run a custom script even when lint finds errors
-	// Contract is how the custom script is called and its reply read (SPEC section 7); nil is
+	// Contract is how the custom script is called and its reply read (--script-keys, ...); nil is
 	// the limiter's shipped contract.
 	Contract *contract.Contract
 

@@ -162,6 +162,14 @@ func Bytes(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
+// Or joins values as a sentence does: "a, b, c or d".
+func Or(values []string) string {
+	if len(values) < 2 {
+		return strings.Join(values, "")
+	}
+	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
+}
+
 // YesNo is yes or no.
 func YesNo(b bool) string {
 	if b {

@@ -3,7 +3,6 @@ package keys
 import (
 	"context"
 	"fmt"
-	"os"
 	"reflect"
 	"slices"
 	"sort"
@@ -19,42 +18,13 @@ import (
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
-// One single server and one 3-master cluster for the whole package: a cluster takes seconds to
-// form. Each test writes under its own key prefix.
-var (
-	singleOnce, clusterOnce sync.Once
-	single                  *redistest.Server
-	cluster                 *redistest.Cluster
-)
+// One single server and one 3-master cluster for the whole package (redistest's shared ones):
+// a cluster takes seconds to form. Each test writes under its own key prefix.
+func TestMain(m *testing.M) { redistest.Main(m) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if single != nil {
-		single.Stop()
-	}
-	if cluster != nil {
-		cluster.Stop()
-	}
-	os.Exit(code)
-}
+func singleServer(t *testing.T) *redistest.Server { return redistest.Shared(t) }
 
-func singleServer(t *testing.T) *redistest.Server {
-	t.Helper()
-	singleOnce.Do(func() { single = redistest.StartNoCleanup(t) })
-	if single == nil {
-		t.Fatal("single server did not start")
-	}
-	return single
-}
-
-func sharedCluster(t *testing.T) *redistest.Cluster {
-	t.Helper()
-	clusterOnce.Do(func() { cluster = redistest.StartClusterNoCleanup(t, 3, 0) })
-	if cluster == nil {
-		t.Fatal("cluster did not start")
-	}
-	return cluster
-}
+func sharedCluster(t *testing.T) *redistest.Cluster { return redistest.SharedCluster(t) }
 
 // target is a server the exactness tests run on.
 type target struct {

@@ -127,11 +127,8 @@ func PurgePatterns(ctx context.Context, rdb redis.UniversalClient, args []string
 // A cancelled context stops the run between batches, never inside one: every batch that reached
 // Redis is counted. Errors name the key.
 func Purge(ctx context.Context, rdb redis.UniversalClient, sel Selection, opts PurgeOptions) (PurgeResult, error) {
-	if opts.OlderThan <= 0 {
-		return PurgeResult{}, fmt.Errorf("older-than must be positive, got %s", opts.OlderThan)
-	}
-	if opts.Batch < 1 || opts.Batch > MaxBatch {
-		return PurgeResult{}, fmt.Errorf("batch must be 1 to %d, got %d", MaxBatch, opts.Batch)
+	if err := opts.Check(); err != nil {
+		return PurgeResult{}, err
 	}
 	now, err := opts.Clock(ctx)
 	if err != nil {

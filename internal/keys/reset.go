@@ -219,8 +219,8 @@ func Reset(ctx context.Context, rdb redis.UniversalClient, plan ResetPlan, opts 
 		res.TotalDeleted = int64(plan.Deletes())
 		return res, nil
 	}
-	if opts.Batch < 1 || opts.Batch > MaxResetBatch {
-		return res, fmt.Errorf("batch must be 1 to %d, got %d", MaxResetBatch, opts.Batch)
+	if err := opts.Check(); err != nil {
+		return res, err
 	}
 	for start := 0; start < len(plan.Keys); {
 		if ctx.Err() != nil {

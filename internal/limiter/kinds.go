@@ -123,6 +123,15 @@ func Kinds() []Kind {
 	return out
 }
 
+// Names are kinds' or strategies' names, for help texts and completions.
+func Names[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
+	}
+	return out
+}
+
 // Describe is k's description; it panics for a kind that is not one of Kinds, which no parsed
 // --limiter can be.
 func (k Kind) Describe() *Description {
@@ -141,7 +150,7 @@ func ParseKind(s string) (Kind, error) {
 			return d.Kind, nil
 		}
 	}
-	return "", fmt.Errorf("unknown limiter %q (want one of %s)", s, joinNames(Kinds()))
+	return "", fmt.Errorf("unknown limiter %q (want one of %s)", s, strings.Join(Names(Kinds()), ", "))
 }
 
 // Supports reports whether a strategy applies to a limiter: a timestamp member only means

@@ -72,15 +72,7 @@ func ParseStrategy(s string) (Strategy, error) {
 			return st, nil
 		}
 	}
-	return "", fmt.Errorf("unknown strategy %q (want one of %s)", s, joinNames(Strategies()))
-}
-
-func joinNames[T ~string](xs []T) string {
-	names := make([]string, len(xs))
-	for i, x := range xs {
-		names[i] = string(x)
-	}
-	return strings.Join(names, ", ")
+	return "", fmt.Errorf("unknown strategy %q (want one of %s)", s, strings.Join(Names(Strategies()), ", "))
 }
 
 // Config holds the parameters of one limiter.

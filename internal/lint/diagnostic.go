@@ -13,7 +13,7 @@ const (
 )
 
 // Diagnostic is one finding in one script. Its JSON shape is the contract of
-// `limitctl lint -o json` (SPEC section 6).
+// `limitctl lint -o json`: field names scripts and CI parse.
 type Diagnostic struct {
 	File     string `json:"file"`
 	Line     int    `json:"line"`

@@ -1,8 +1,8 @@
-// Package tableprint prints one result type two ways: as a table that fits a terminal, and as
-// complete tab-separated values for scripts. Each column says how its field reads to a person
-// and to a script, and how it gives way when the terminal is too narrow (after GitHub CLI's
-// tableprinter, with priorities): first narrowed with an ellipsis, then dropped or merged,
-// least important first.
+// Package tableprint prints a command's result (print.go): as JSON, as a table that fits a
+// terminal, and as complete tab-separated values for scripts. Each column says how its field
+// reads to a person and to a script, and how it gives way when the terminal is too narrow (after
+// GitHub CLI's tableprinter, with priorities): first narrowed with an ellipsis, then dropped or
+// merged, least important first.
 package tableprint
 
 import (

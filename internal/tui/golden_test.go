@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,11 +9,10 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/golden"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/tui")
 
 const goldenDir = "../../testdata/tui"
 
@@ -110,7 +107,7 @@ func TestGoldenViews(t *testing.T) {
 				if strings.Contains(view, "\x1b[") {
 					t.Fatal("ASCII profile view contains escape sequences")
 				}
-				golden(t, filepath.Join(goldenDir, name+".golden"), view)
+				golden.Check(t, filepath.Join(goldenDir, name+".golden"), view)
 			})
 		}
 	}
@@ -127,26 +124,6 @@ func checkFits(t *testing.T, view string, w, h int) {
 		if lw := lipgloss.Width(l); lw > w {
 			t.Errorf("line %d is %d wide, terminal is %d: %q", i+1, lw, w, l)
 		}
-	}
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/tui -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("view differs from %s (go test ./internal/tui -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }
 
