@@ -182,24 +182,18 @@ func runInspect(ctx context.Context, f *Factory, o *inspectOptions) error {
 		}
 		return err
 	}
-	for first := true; ; first = false {
+	err = tui.Repeat(ctx, o.watch, func(first bool) error {
 		r, err := read(ctx)
 		if err != nil {
-			if ctx.Err() != nil {
-				return interruptedError("watch stopped")
-			}
 			return err
 		}
 		if !first && format != "json" {
 			fmt.Fprintln(f.IO.Out)
 		}
-		if err := printResult(f, format, r); err != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return interruptedError("watch stopped")
-		case <-time.After(o.watch):
-		}
+		return printResult(f, format, r)
+	})
+	if ctx.Err() != nil {
+		return interruptedError("watch stopped")
 	}
+	return err
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/limitctl/limitctl/internal/embedded"
+	"github.com/limitctl/limitctl/internal/iostreams"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
@@ -60,7 +61,7 @@ var exitNow = os.Exit
 // error's one line on stderr and, under -o json, a JSON error object on stdout when the command
 // printed no report of its own.
 func runRoot(ctx context.Context, f *Factory, root *cobra.Command, args []string) int {
-	out, wrote := trackOut(f.IO.Out)
+	out, wrote := iostreams.TrackOut(f.IO.Out)
 	stdout := f.IO.Out
 	f.IO.Out = out
 	defer func() { f.IO.Out = stdout }()

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/term"
 )
@@ -104,4 +105,36 @@ func (s *IOStreams) Confirm(ctx context.Context, question string) (bool, error) 
 func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
 	in, out, errOut := &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
 	return &IOStreams{In: in, Out: out, ErrOut: errOut}, in, out, errOut
+}
+
+// trackedOut remembers whether a command wrote to stdout (a failed assertion's summary already
+// says passed: false, so no JSON error object follows it).
+type trackedOut struct {
+	w     io.Writer
+	wrote atomic.Bool
+}
+
+func (t *trackedOut) Write(p []byte) (int, error) {
+	t.wrote.Store(true)
+	return t.w.Write(p)
+}
+
+// trackedFile is a trackedOut over a terminal: the dashboard still sees a file it can size.
+type trackedFile struct {
+	*trackedOut
+	f *os.File
+}
+
+func (t trackedFile) Read(p []byte) (int, error) { return t.f.Read(p) }
+func (t trackedFile) Close() error               { return t.f.Close() }
+func (t trackedFile) Fd() uintptr                { return t.f.Fd() }
+
+// TrackOut wraps w; wrote reports whether anything was written through the result, so that a
+// command's error becomes JSON on stdout only where no result was printed.
+func TrackOut(w io.Writer) (out io.Writer, wrote func() bool) {
+	t := &trackedOut{w: w}
+	if f, ok := w.(*os.File); ok {
+		return trackedFile{t, f}, t.wrote.Load
+	}
+	return t, t.wrote.Load
 }

@@ -62,15 +62,20 @@ func (s *scripted) run(ctx context.Context, keys []string, args []any) (any, err
 	case Eval:
 		return s.script.Eval(ctx, s.rdb, keys, args...).Result()
 	case Function:
+		loads := scriptcache.LibraryLoads()
 		reply, err := s.rdb.FCall(ctx, s.fn, keys, args...).Result()
 		if rediserr.ClassifyScriptCall(err) == rediserr.Script {
-			// A bare ERR is how Redis answers an FCALL of a function it lacks (FUNCTION FLUSH),
-			// and how a function that failed part way reports (its writes so far stay, so calling
-			// it again is another decision): load the library and call again only when the
-			// library is really missing.
-			if missing, lerr := scriptcache.LibraryMissing(ctx, s.rdb); lerr == nil && missing {
-				if err := scriptcache.InstallLibrary(ctx, s.rdb); err != nil {
-					return nil, err
+			// A bare ERR is how Redis answers an FCALL of a function it lacks (FUNCTION FLUSH, a
+			// fresh server), and how a function that failed part way reports (its writes so far
+			// stay, so calling it again is another decision). Call again only when the library is
+			// missing (loading it first), or another call of this process loaded it since this
+			// one was sent, which then found it missing too.
+			missing, lerr := scriptcache.LibraryMissing(ctx, s.rdb)
+			if lerr == nil && (missing || scriptcache.LibraryLoads() != loads) {
+				if missing {
+					if err := scriptcache.InstallLibrary(ctx, s.rdb); err != nil {
+						return nil, err
+					}
 				}
 				reply, err = s.rdb.FCall(ctx, s.fn, keys, args...).Result()
 			}

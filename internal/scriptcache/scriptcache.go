@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
@@ -111,20 +112,34 @@ func LoadLibrary(ctx context.Context, rdb redis.UniversalClient) (LoadReport, er
 	return LoadReport{Loaded: loaded}, nil
 }
 
-var libraryMu sync.Mutex
+var (
+	libraryMu    sync.Mutex
+	libraryLoads atomic.Uint64 // InstallLibrary calls that loaded the library
+)
 
 // InstallLibrary loads the Functions library on every master, as a strategy does before its
 // first FCALL or once the library went missing; concurrent callers load it once at a time.
 func InstallLibrary(ctx context.Context, rdb redis.Cmdable) error {
 	libraryMu.Lock()
 	defer libraryMu.Unlock()
+	var err error
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		return cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
 			return loadLibrary(ctx, node)
 		})
+	} else {
+		err = loadLibrary(ctx, rdb)
 	}
-	return loadLibrary(ctx, rdb)
+	if err == nil {
+		libraryLoads.Add(1)
+	}
+	return err
 }
+
+// LibraryLoads counts this process's loads of the library (InstallLibrary): a caller whose
+// FCALL failed tells by it whether another caller loaded the library since it looked, so the
+// library it did not find is there now.
+func LibraryLoads() uint64 { return libraryLoads.Load() }
 
 // LibraryMissing reports whether some master lacks the limitctl Functions library (FUNCTION
 // LIST), as after a FUNCTION FLUSH; an error means it cannot tell (+function|list refused).

@@ -112,3 +112,21 @@ func oneLine(err error) string {
 	}
 	return s
 }
+
+// Repeat is Watch without a terminal (a pipe, CI): it calls show every interval (first the first
+// time) until ctx ends, and then returns ctx's error; a failing show ends it with its error.
+func Repeat(ctx context.Context, every time.Duration, show func(first bool) error) error {
+	for first := true; ; first = false {
+		if err := show(first); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(every):
+		}
+	}
+}
