@@ -180,3 +180,25 @@ func TestShortFormStandsInForItsColumn(t *testing.T) {
 		t.Errorf("tsv:\n%s", tsv.String())
 	}
 }
+
+// The JSON of a result: schema_version first, then the value's own fields in its order, keys
+// holding < or & as themselves, an empty object still an object.
+func TestJSONPutsTheSchemaVersionFirst(t *testing.T) {
+	var b bytes.Buffer
+	if err := JSON(&b, 1, struct {
+		Key  string `json:"key"`
+		Size int    `json:"size"`
+	}{"rl:<a>&b", 3}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\n  \"schema_version\": 1,\n  \"key\": \"rl:<a>&b\",\n  \"size\": 3\n}\n"; b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := JSON(&b, 1, struct{}{}); err != nil || b.String() != "{\n  \"schema_version\": 1\n}\n" {
+		t.Errorf("an empty object: %q, %v", b.String(), err)
+	}
+	if err := JSON(&b, 1, []int{1}); err == nil {
+		t.Error("a list is no JSON result: it has nowhere to put schema_version")
+	}
+}
