@@ -169,10 +169,10 @@ func (o *hammerOptions) resolve(c *cobra.Command, f *Factory) error {
 	default:
 		return usagef("--tui must be auto, on or off, got %q", o.tui)
 	}
-	for flag, path := range map[string]string{"--report": o.report, "--junit": o.junit} {
-		if path != "" {
-			if err := outfile.Check(path); err != nil {
-				return usagef("%s: %v", flag, err)
+	for _, out := range [][2]string{{"--report", o.report}, {"--junit", o.junit}} {
+		if out[1] != "" {
+			if err := outfile.Check(out[1]); err != nil {
+				return usagef("%s: %v", out[0], err)
 			}
 		}
 	}
