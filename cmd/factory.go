@@ -25,10 +25,8 @@ type Factory struct {
 	Build  Build
 	Conn   redisconn.Options
 	Output string // -o: table, json, tsv; empty means table on a terminal, tsv otherwise
-	// NoColor is --no-color, or NO_COLOR set in the environment.
-	NoColor bool
-	Now     func() time.Time
-	Getenv  func(string) string
+	Now    func() time.Time
+	Getenv func(string) string
 
 	mu     sync.Mutex
 	client redis.UniversalClient
@@ -80,9 +78,4 @@ func (f *Factory) Format() (string, error) {
 		return "tsv", nil
 	}
 	return "", usagef("unknown output %q: want table, json or tsv", f.Output)
-}
-
-// ColorEnabled reports whether to colour output: a terminal, and no --no-color or NO_COLOR.
-func (f *Factory) ColorEnabled() bool {
-	return f.IO.StdoutTTY && !f.NoColor && f.Getenv("NO_COLOR") == ""
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/colorprofile"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
@@ -416,7 +417,7 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 			}
 			var err error
 			if dashboard {
-				err = tui.Run(ctx, dashboardOptions(run, live, f.NoColor || f.Getenv("NO_COLOR") != ""), view, f.IO.In, f.IO.Out)
+				err = tui.Run(ctx, dashboardOptions(run, live, f.IO.ColorProfile()), view, f.IO.In, f.IO.Terminal())
 			} else {
 				err = progressLines(f.IO.ErrOut, view)
 			}
@@ -440,6 +441,10 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "keys kept under %s\n", res.KeysKept)
 	}
 	if err := writeHammerSummary(f, format, res); err != nil {
+		if res.Interrupted {
+			// The terminal went with the signal (SIGHUP): the run's ending is the exit code.
+			return res.Err()
+		}
 		return err
 	}
 	if recorder != nil {
@@ -453,14 +458,14 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 
 // dashboardOptions are the static facts and controls the live dashboard shows; asserts are
 // judged live on every snapshot.
-func dashboardOptions(o hammer.Options, live hammer.Live, noColor bool) tui.Options {
+func dashboardOptions(o hammer.Options, live hammer.Live, profile colorprofile.Profile) tui.Options {
 	exprs := make([]string, len(o.Assertions))
 	for i, a := range o.Assertions {
 		exprs[i] = a.Expr
 	}
 	return tui.Options{
 		Target: live.Target, Limiter: o.Limiter, Limit: o.Limit, Workers: o.Workers, Total: o.Duration,
-		Asserts: exprs, Controls: live.Engine, Quit: live.Quit, NoColor: noColor,
+		Asserts: exprs, Controls: live.Engine, Quit: live.Stop, Interrupt: live.Quit, Profile: profile,
 		Judge: func(s bench.Snapshot) []tui.AssertResult {
 			results, _ := hammer.Judge(o.Assertions, bench.Summary{Limiter: s.Limiter, Limit: s.Limit, Strategies: s.Strategies})
 			out := make([]tui.AssertResult, len(results))

@@ -161,16 +161,20 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 			width = f.IO.Columns
 		}
 	}
-	for _, v := range verdicts(s) {
+	cs := f.IO.ErrColorScheme()
+	if format == "table" {
+		cs = f.IO.ColorScheme()
+	}
+	for _, v := range paintedVerdicts(s, cs) {
 		fmt.Fprintln(words, fitLine(v, width))
 	}
 	if format == "json" {
 		return nil // the assertions are in the JSON
 	}
 	for _, a := range res.Assertions {
-		verdict := "PASS"
+		verdict := cs.Good("PASS")
 		if !a.Passed {
-			verdict = "FAIL"
+			verdict = cs.Bad("FAIL")
 		}
 		fmt.Fprintf(words, "%s  %s  (%s)\n", verdict, a.Expr, hammer.AssertionDetail(a))
 	}

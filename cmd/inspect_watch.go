@@ -7,14 +7,14 @@ import (
 	"strings"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 // watchInspect refreshes the inspect table live on a terminal until q (exit 0) or Ctrl-C
 // (exit 130), then leaves the last table on the normal screen.
 func watchInspect(ctx context.Context, f *Factory, opts *inspectOptions, render func(context.Context) (string, error)) error {
 	m := newWatchModel(ctx, "limitctl inspect "+describeWatch(opts), opts.watch, f.Now, render)
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.Out), tea.WithAltScreen())
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.Terminal()), tea.WithColorProfile(f.IO.ColorProfile()))
 	final, err := p.Run()
 	last, _ := final.(watchModel)
 	if last.body != "" {
@@ -74,7 +74,7 @@ func (m watchModel) refresh() tea.Msg {
 
 func (m watchModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		switch msg.String() {
 		case "q", "esc":
 			return m, tea.Quit
@@ -96,7 +96,13 @@ func (m watchModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m watchModel) View() string {
+func (m watchModel) View() tea.View {
+	v := tea.NewView(m.screen())
+	v.AltScreen = true
+	return v
+}
+
+func (m watchModel) screen() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Every %s: %s", humanDuration(m.every), m.title)
 	if !m.at.IsZero() {

@@ -18,15 +18,16 @@ import (
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
-// Execute runs limitctl with args and returns the process exit code. SIGINT and SIGTERM cancel
-// the context; long commands stop, report what they did, and exit 130. A second signal (say,
-// Ctrl-C again while the hammer deletes its keys) exits 130 at once.
+// Execute runs limitctl with args and returns the process exit code. SIGINT, SIGTERM and SIGHUP
+// (the terminal closed) cancel the context; long commands stop, report what they did where
+// they still can, stop any throw-away server, and exit 130. A second signal (say, Ctrl-C again
+// while the hammer deletes its keys) exits 130 at once.
 func Execute(ctx context.Context, build Build, args []string, streams *IOStreams) int {
 	redis.SetLogger(redisconn.QuietLogger{})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 	finished := make(chan struct{})
 	defer close(finished)
@@ -89,7 +90,7 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 			f.Conn.DBSet = c.Flags().Changed("db")
 			warnPasswordFlag(c, f)
 			if f.Getenv("NO_COLOR") != "" {
-				f.NoColor = true
+				f.IO.NoColor = true
 			}
 			if _, err := f.Format(); err != nil {
 				return err
@@ -126,7 +127,7 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 	pf.BoolVar(&f.Conn.TLSInsecure, "tls-insecure", false, "skip verification of the server's certificate (unsafe)")
 	pf.DurationVar(&f.Conn.Timeout, "timeout", redisconn.DefaultTimeout, "bound on connecting and on every Redis call")
 	pf.StringVarP(&f.Output, "output", "o", "", "output format: table, json or tsv (default table on a terminal, tsv when piped)")
-	pf.BoolVar(&f.NoColor, "no-color", false, "no colour in output (also env NO_COLOR)")
+	pf.BoolVar(&f.IO.NoColor, "no-color", false, "no colour in output (also env NO_COLOR)")
 
 	root.AddCommand(
 		newScriptsCmd(f),

@@ -8,6 +8,8 @@ import (
 
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/tableprint"
@@ -99,7 +101,10 @@ func usecCell(v *float64, none string) string {
 //	lua    held         peak 20 of 20, 0 events
 //	watch  no evidence  peak 6 of 20: the limit was never reached, so nothing was tested
 //	eval   errors       312 of 10,000 decisions failed (timeout 312); peak 20 of 20
-func verdicts(s bench.Summary) []string {
+func verdicts(s bench.Summary) []string { return paintedVerdicts(s, ColorScheme{}) }
+
+// paintedVerdicts are the verdict lines with each verdict word in its colour.
+func paintedVerdicts(s bench.Summary, cs ColorScheme) []string {
 	judged := make([]bench.Verdict, len(s.Strategies))
 	nameW, wordW := 0, 0
 	for i, st := range s.Strategies {
@@ -108,15 +113,31 @@ func verdicts(s bench.Summary) []string {
 	}
 	out := make([]string, len(judged))
 	for i, v := range judged {
-		out[i] = fmt.Sprintf("%-*s  %-*s  %s", nameW, s.Strategies[i].Name, wordW, v.Word, v.Text)
+		word := paintVerdict(cs, v.Word) + strings.Repeat(" ", wordW-len(v.Word))
+		out[i] = fmt.Sprintf("%-*s  %s  %s", nameW, s.Strategies[i].Name, word, v.Text)
 	}
 	return out
 }
 
-// fitLine cuts a line to the terminal's width (0: no bound) so that it never wraps.
+// paintVerdict colours a verdict word by what it claims; a word not named here stays plain
+// rather than be painted as a pass it may not be.
+func paintVerdict(cs ColorScheme, word string) string {
+	switch word {
+	case bench.VerdictOvershoot, bench.VerdictErrors:
+		return cs.Bad(word)
+	case bench.VerdictNoEvidence:
+		return cs.Warn(word)
+	case bench.VerdictHeld:
+		return cs.Good(word)
+	}
+	return word
+}
+
+// fitLine cuts a line to the terminal's width (0: no bound) so that it never wraps; colour
+// codes take no room.
 func fitLine(s string, width int) string {
-	if width <= 0 || len([]rune(s)) <= width {
+	if width <= 0 || ansi.StringWidth(s) <= width {
 		return s
 	}
-	return string([]rune(s)[:width-1]) + "…"
+	return ansi.Truncate(s, width, "…")
 }
