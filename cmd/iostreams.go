@@ -98,7 +98,9 @@ func (s *IOStreams) colorProfile(tty bool, terminal colorprofile.Profile) colorp
 }
 
 // ColorScheme paints words on stdout; ErrColorScheme on stderr.
-func (s *IOStreams) ColorScheme() ColorScheme { return ColorScheme{on: s.ColorProfile() > colorprofile.ASCII} }
+func (s *IOStreams) ColorScheme() ColorScheme {
+	return ColorScheme{on: s.ColorProfile() > colorprofile.ASCII}
+}
 
 func (s *IOStreams) ErrColorScheme() ColorScheme {
 	return ColorScheme{on: s.ErrColorProfile() > colorprofile.ASCII}

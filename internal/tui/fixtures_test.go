@@ -126,12 +126,12 @@ var (
 // asciiOptions are the options of the fixture run, drawn without colour.
 func asciiOptions() Options {
 	return Options{
-		Target:   bench.Target{Kind: "redis-server", Addr: "127.0.0.1:41234"},
-		Limiter:  limiter.Concurrency,
-		Limit:    fixtureLimit,
-		Workers:  64,
-		Total:    fixtureTotal,
-		Profile:  colorprofile.ASCII,
+		Target:  bench.Target{Kind: "redis-server", Addr: "127.0.0.1:41234"},
+		Limiter: limiter.Concurrency,
+		Limit:   fixtureLimit,
+		Workers: 64,
+		Total:   fixtureTotal,
+		Profile: colorprofile.ASCII,
 	}
 }
 
