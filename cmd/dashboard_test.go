@@ -92,6 +92,7 @@ func TestDashboardInARealTerminalShowsPanelsAndQuitsCleanly(t *testing.T) {
 // on the pane, the dashboard's or the summary's. (Piped output has none either:
 // TestHammerProgressLinesWithoutATerminalHaveNoEscapes.)
 func TestColourOnAColourTerminalAndNoneWhenAsked(t *testing.T) {
+	skipInShortMode(t)
 	srv := redistest.Start(t)
 	for _, tc := range []struct {
 		name, env, flag string

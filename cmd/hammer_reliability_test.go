@@ -38,6 +38,7 @@ func parseHammer(t *testing.T, r result) hammerResult {
 }
 
 func TestHammerOnAClusterSpreadsKeysOverMastersWithoutCrossslot(t *testing.T) {
+	skipInShortMode(t)
 	c := redistest.StartCluster(t, 3, 0)
 	r := execBinary(t, nil, "--addr", c.Masters[0].Addr, "--cluster", "hammer", "--duration", "2s", "--keys", "12", "--run-id", "spread",
 		"--limiter", "sliding-window", "--limit", "3", "--strategies", "naive,watch,lua,eval,function", "--keep-keys", "-o", "json",
@@ -81,6 +82,7 @@ func TestHammerOnAClusterSpreadsKeysOverMastersWithoutCrossslot(t *testing.T) {
 }
 
 func TestHammerSurvivesAClusterFailover(t *testing.T) {
+	skipInShortMode(t)
 	c := redistest.StartCluster(t, 3, 1)
 	// The failover is a fault the test causes (watch's transactions see MOVED, about 1% of its
 	// decisions), so errors are asked for, as --inject would. watch, slowed by its retries, may
@@ -166,6 +168,7 @@ func progressShowsContended(errOut string, names ...string) bool {
 }
 
 func TestHammerSurvivesTheServerKilledAndRestarted(t *testing.T) {
+	skipInShortMode(t)
 	for _, policy := range []string{"open", "closed"} {
 		t.Run(policy, func(t *testing.T) {
 			r := execBinary(t, nil, "--timeout", "500ms", "hammer", "--embedded", "redis-server", "--duration", "4s",
@@ -200,6 +203,7 @@ func TestHammerLosesNoDecisionToAScriptFlush(t *testing.T) {
 }
 
 func TestHammerCountsTimeoutsDuringClientPauseAndRecovers(t *testing.T) {
+	skipInShortMode(t)
 	srv := redistest.Start(t)
 	r := execBinary(t, nil, "--addr", srv.Addr, "--timeout", "300ms", "hammer", "--duration", "4s", "--strategies", "lua",
 		"--inject", "pause@1s:1500ms", "-o", "json").wantExit(t, ExitOK)
@@ -213,6 +217,7 @@ func TestHammerCountsTimeoutsDuringClientPauseAndRecovers(t *testing.T) {
 }
 
 func TestHammerCountsASlowServerPastTheTimeout(t *testing.T) {
+	skipInShortMode(t)
 	srv := redistest.Start(t, "enable-debug-command yes")
 	cmd, out, errOut := startBinary(t, "--addr", srv.Addr, "--timeout", "200ms", "hammer", "--duration", "3s", "--strategies", "lua", "-o", "json")
 	time.Sleep(time.Second)

@@ -333,6 +333,7 @@ func TestPurgeACLs(t *testing.T) {
 // TestInspectAndPurgeOnACluster runs both commands against one 3-master cluster (formed once:
 // it takes seconds), keys spread over every master.
 func TestInspectAndPurgeOnACluster(t *testing.T) {
+	skipInShortMode(t)
 	cl := redistest.StartCluster(t, 3, 0)
 	cc := cl.Client(t)
 	seedLimiterKeys(t, cc)

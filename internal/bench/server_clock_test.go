@@ -48,6 +48,9 @@ func serverClockRun(t *testing.T, srv *redistest.Server, file string, d time.Dur
 }
 
 func TestServerClockEvidenceIsSoundAndSharp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) skips it")
+	}
 	srv := redistest.Start(t)
 	for run := 1; run <= 3; run++ {
 		got := serverClockRun(t, srv, "gcra_server_time.lua", 2*time.Second)

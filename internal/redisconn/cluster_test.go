@@ -63,6 +63,9 @@ const incrLibrary = "#!lua name=sentonce\n" +
 	"redis.register_function('sentonce_incr', function(keys) return redis.call('INCR', keys[1]) end)"
 
 func TestClusterDecisionIsSentOnceAfterReadTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) skips it")
+	}
 	cl := redistest.StartCluster(t, 3, 0)
 	ctx := context.Background()
 	check := cl.Client(t)

@@ -164,9 +164,13 @@ func TestViewFitsEverySize(t *testing.T) {
 		"help":    press(feed(New(asciiOptions()), base...), "?"),
 		"eight":   feed(New(asciiOptions()), fixtureRun(30, eight...)...),
 	}
+	wStep, hStep := 11, 6 // odd steps so the sweep crosses every layout threshold
+	if testing.Short() {
+		wStep, hStep = 23, 13 // a quarter of the sizes, still from tiny to huge
+	}
 	for name, m := range models {
-		for w := 1; w <= 200; w += 11 { // odd steps so the sweep crosses every layout threshold
-			for h := 1; h <= 60; h += 6 {
+		for w := 1; w <= 200; w += wStep {
+			for h := 1; h <= 60; h += hStep {
 				view := resize(m, w, h).View().Content
 				lines := strings.Split(view, "\n")
 				if len(lines) > h {
