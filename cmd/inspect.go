@@ -506,9 +506,9 @@ func inspectTable(rows []inspectKeyJSON, tot keys.Totals) tableprint.Table[inspe
 		memory = "≥" + memory // some key's memory is unknown ("-")
 	}
 	return tableprint.Table[inspectKeyJSON]{Rows: rows, Totals: true, Optional: 4, Columns: []tableprint.Column[inspectKeyJSON]{
-		{Header: "key", Human: func(x k) string { return x.Key }, MinWidth: 20, Cut: tableprint.CutMiddle,
+		{Header: "key", Human: func(x k) string { return x.Key }, Whole: true,
 			Total: fmt.Sprintf("total (%d keys)", tot.Keys)},
-		{Header: "node", Human: func(x k) string { return x.Node }, MinWidth: 12, Cut: tableprint.CutMiddle, Priority: 8},
+		{Header: "node", Human: func(x k) string { return x.Node }, Whole: true, Priority: 8},
 		{Header: "type", Human: func(x k) string { return x.Type }, Priority: 9},
 		{Header: "kind", Human: func(x k) string { return x.Kind }, Priority: 2},
 		{Header: "size", Human: func(x k) string { return itoa(x.Size) }, Total: itoa(tot.Members) + " members"},
@@ -517,7 +517,7 @@ func inspectTable(rows []inspectKeyJSON, tot keys.Totals) tableprint.Table[inspe
 		{Header: "newest", Field: "newest_age_ms", Human: func(x k) string { return msHuman(x.NewestAgeMs) }, Machine: func(x k) string { return numberOrEmpty(x.NewestAgeMs) }, Priority: 7},
 		{Header: "stale", Human: func(x k) string { return itoa(x.Stale) }, HideZero: true, Priority: 1, Total: itoa(tot.Stale) + " stale"},
 		{Header: "memory", Field: "memory_bytes", Human: func(x k) string { return bytesHuman(x.MemoryBytes) }, Machine: func(x k) string { return numberOrEmpty(x.MemoryBytes) }, Priority: 6, Total: memory},
-		{Header: "flags", Human: func(x k) string { return strings.Join(x.Flags, ",") }, MinWidth: 12},
+		{Header: "flags", Human: func(x k) string { return strings.Join(x.Flags, ",") }, Whole: true},
 		{Header: "detail", Human: detailCell, HideZero: true, MinWidth: 16, Priority: 4},
 	}}
 }
@@ -533,7 +533,7 @@ func membersTable(list membersJSON) tableprint.Table[memberJSON] {
 		}
 	}
 	return tableprint.Table[memberJSON]{Rows: list.Members, Totals: true, Columns: []tableprint.Column[memberJSON]{
-		{Header: "member", Human: func(x m) string { return x.Member }, MinWidth: 16, Cut: tableprint.CutMiddle,
+		{Header: "member", Human: func(x m) string { return x.Member }, Whole: true,
 			Total: fmt.Sprintf("%d of %d members", len(list.Members), list.Size)},
 		{Header: "score", Human: func(x m) string { return strconv.FormatFloat(x.Score, 'f', -1, 64) }, Priority: 3},
 		{Header: "time", Human: func(x m) string { return deref(x.Time, "-") }, Machine: func(x m) string { return deref(x.Time, "") }, Priority: 2},

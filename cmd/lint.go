@@ -253,11 +253,12 @@ func runLint(f *Factory, opts *lintOptions) error {
 	return checkOutcome(f, outcome, writeJUnit(f, opts.junit, report, err))
 }
 
-// lintTable: on a narrow terminal the file name and the message are cut, then the rule goes.
+// lintTable: the file, position and severity always show; on a narrow terminal the message is
+// cut, then the rule goes (whole).
 func lintTable(diags []lint.Diagnostic) tableprint.Table[lint.Diagnostic] {
 	type d = lint.Diagnostic
 	return tableprint.Table[lint.Diagnostic]{Rows: diags, Columns: []tableprint.Column[lint.Diagnostic]{
-		{Header: "file", Human: func(x d) string { return x.File }, MinWidth: 12, Cut: tableprint.CutMiddle},
+		{Header: "file", Human: func(x d) string { return x.File }, Whole: true},
 		{Header: "line", Human: func(x d) string { return strconv.Itoa(x.Line) }},
 		{Header: "col", Human: func(x d) string { return strconv.Itoa(x.Col) }},
 		{Header: "severity", Human: func(x d) string { return x.Severity }},

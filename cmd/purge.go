@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -187,7 +186,14 @@ func runPurge(ctx context.Context, f *Factory, opts *purgeOptions) error {
 			return err
 		}
 		if !ok {
-			return errors.New("purge not confirmed: nothing was removed")
+			// A no is an answer, not a failure: exit 0, and under -o json a report of nothing.
+			if format == "json" {
+				if err := printReport(f.IO.Out, 0, format, purgeReport(keys.PurgeResult{}, opts)); err != nil {
+					return err
+				}
+			}
+			notef(f.IO.ErrOut, "purge not confirmed: nothing removed")
+			return nil
 		}
 	}
 	res, runErr := keys.Purge(ctx, rdb, sel, keys.PurgeOptions{
@@ -268,9 +274,9 @@ func purgeTable(res keys.PurgeResult, dryRun bool) tableprint.Table[keys.PurgedK
 		removed.Header, removed.Field = "would remove", "removed"
 	}
 	return tableprint.Table[keys.PurgedKey]{Rows: res.Keys, Totals: true, Optional: 2, Columns: []tableprint.Column[k]{
-		{Header: "key", Human: func(x k) string { return x.Key }, MinWidth: 20, Cut: tableprint.CutMiddle,
+		{Header: "key", Human: func(x k) string { return x.Key }, Whole: true,
 			Total: fmt.Sprintf("total (%d keys)", len(res.Keys))},
-		{Header: "node", Human: func(x k) string { return x.Node }, MinWidth: 12, Cut: tableprint.CutMiddle, Priority: 4},
+		{Header: "node", Human: func(x k) string { return x.Node }, Whole: true, Priority: 4},
 		{Header: "unit", Human: func(x k) string { return string(x.Unit) }, Priority: 3},
 		removed,
 		{Header: "remaining", Human: func(x k) string { return itoa(x.Remaining) }, Total: itoa(remaining)},

@@ -34,19 +34,18 @@ type scriptJSON struct {
 	Description string   `json:"description"`
 }
 
-// scriptsListTable: on a narrow terminal the description and SHA1 are cut, then the contract goes.
+// scriptsListTable: the name and the whole SHA1 always show (it is what EVALSHA takes). On a
+// narrower terminal the description goes first (cut, then dropped), then ARGV, then KEYS,
+// each whole; -o json and scripts show have them all.
 func scriptsListTable(list []scriptJSON) tableprint.Table[scriptJSON] {
 	return tableprint.Table[scriptJSON]{Rows: list, Columns: []tableprint.Column[scriptJSON]{
-		{Header: "name", Human: func(s scriptJSON) string { return s.Name }},
-		{Header: "sha1", Human: func(s scriptJSON) string { return s.SHA1 }, MinWidth: shortSHA1, Priority: 3},
-		{Header: "keys", Human: func(s scriptJSON) string { return strings.Join(s.Keys, ",") }, MinWidth: 12, Priority: 2},
-		{Header: "argv", Human: func(s scriptJSON) string { return strings.Join(s.Args, ",") }, MinWidth: 12, Priority: 2},
-		{Header: "description", Human: func(s scriptJSON) string { return s.Description }, MinWidth: 24, Priority: 1},
+		{Header: "name", Human: func(s scriptJSON) string { return s.Name }, Whole: true},
+		{Header: "sha1", Human: func(s scriptJSON) string { return s.SHA1 }, Whole: true},
+		{Header: "keys", Human: func(s scriptJSON) string { return strings.Join(s.Keys, ",") }, Whole: true, Priority: 1},
+		{Header: "argv", Human: func(s scriptJSON) string { return strings.Join(s.Args, ",") }, Whole: true, Priority: 2},
+		{Header: "description", Human: func(s scriptJSON) string { return s.Description }, MinWidth: 24, Priority: 3},
 	}}
 }
-
-// shortSHA1 is how much of a SHA1 a narrow table keeps: enough to tell scripts apart by eye.
-const shortSHA1 = 12
 
 func newScriptsListCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
@@ -162,10 +161,10 @@ func runScriptsLoad(ctx context.Context, f *Factory, opts *scriptsLoadOptions) e
 func scriptsLoadTable(loaded []scriptcache.Loaded) tableprint.Table[scriptcache.Loaded] {
 	type l = scriptcache.Loaded
 	return tableprint.Table[scriptcache.Loaded]{Rows: loaded, Columns: []tableprint.Column[l]{
-		{Header: "name", Human: func(x l) string { return x.Name }, MinWidth: 16},
-		{Header: "sha1", Human: func(x l) string { return x.SHA1 }, MinWidth: shortSHA1, Priority: 1},
-		{Header: "node", Human: func(x l) string { return x.Node }, MinWidth: 16, Cut: tableprint.CutMiddle},
-		{Header: "cached before", Human: func(x l) string { return yesNo(x.CachedBefore) }},
+		{Header: "name", Human: func(x l) string { return x.Name }, Whole: true},
+		{Header: "sha1", Human: func(x l) string { return x.SHA1 }, Whole: true},
+		{Header: "node", Human: func(x l) string { return x.Node }, Whole: true},
+		{Header: "cached before", Human: func(x l) string { return yesNo(x.CachedBefore) }, Priority: 1},
 	}}
 }
 
@@ -182,8 +181,8 @@ type statusRow struct {
 	script scriptcache.ScriptStatus
 }
 
-// scriptsStatusTable: on a narrow terminal the SHA1 is cut to its first characters, then the
-// role goes; node, script and whether it is cached always show.
+// scriptsStatusTable: node, script and whether it is cached always show; on a narrow terminal
+// the SHA1 goes (whole: it is never cut), then the role.
 func scriptsStatusTable(nodes []scriptcache.NodeStatus, missing int) tableprint.Table[statusRow] {
 	var rows []statusRow
 	for _, n := range nodes {
@@ -192,10 +191,10 @@ func scriptsStatusTable(nodes []scriptcache.NodeStatus, missing int) tableprint.
 		}
 	}
 	return tableprint.Table[statusRow]{Rows: rows, Totals: true, Columns: []tableprint.Column[statusRow]{
-		{Header: "node", Human: func(r statusRow) string { return r.node.Node }, MinWidth: 16, Cut: tableprint.CutMiddle},
-		{Header: "role", Human: func(r statusRow) string { return r.node.Role }, Priority: 2},
-		{Header: "name", Human: func(r statusRow) string { return r.script.Name }, MinWidth: 16},
-		{Header: "sha1", Human: func(r statusRow) string { return r.script.SHA1 }, MinWidth: shortSHA1, Priority: 1},
+		{Header: "node", Human: func(r statusRow) string { return r.node.Node }, Whole: true},
+		{Header: "role", Human: func(r statusRow) string { return r.node.Role }, Priority: 1},
+		{Header: "name", Human: func(r statusRow) string { return r.script.Name }, Whole: true},
+		{Header: "sha1", Human: func(r statusRow) string { return r.script.SHA1 }, Whole: true, Priority: 2},
 		{Header: "cached", Human: func(r statusRow) string { return yesNo(r.script.Cached) }, Total: strconv.Itoa(missing) + " missing"},
 	}}
 }

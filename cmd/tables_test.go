@@ -20,25 +20,40 @@ const tablesGoldenDir = "../testdata/tables"
 // goldenWidths are the terminals every table is pinned at: the default 80x24 and a wide one.
 var goldenWidths = []int{80, 120}
 
-// checkTableGolden prints table as on a terminal of each golden width, checks no line is wider
-// than the terminal, and compares with testdata/tables/<name>_<width>.golden (-update rewrites).
-func checkTableGolden(t *testing.T, name string, table tabular) {
+// checkTableGolden prints table as on a terminal of each golden width, checks that every
+// identifier (a key, a SHA1, a flag word) shows whole and that no line is wider than the
+// terminal unless an identifier makes it so, and compares with
+// testdata/tables/<name>_<width>.golden (-update rewrites).
+func checkTableGolden(t *testing.T, name string, table tabular, identifiers ...string) {
 	t.Helper()
 	for _, width := range goldenWidths {
 		var b bytes.Buffer
 		if err := table.WriteTerminal(&b, width); err != nil {
 			t.Fatal(err)
 		}
-		checkFits(t, b.String(), width)
+		for _, id := range identifiers {
+			if !strings.Contains(b.String(), id) {
+				t.Errorf("at %d columns %q is cut or missing:\n%s", width, id, b.String())
+			}
+		}
+		checkFits(t, b.String(), width, identifiers...)
 		checkGolden(t, filepath.Join(tablesGoldenDir, name+"_"+itoa64(int64(width))+".golden"), b.String())
 	}
 }
 
-// checkFits fails for a line wider than width or ending in a space.
-func checkFits(t *testing.T, out string, width int) {
+// checkFits fails for a line ending in a space, or wider than width. Identifiers are never
+// cut, so an identifier that leaves less than idRoom columns beside it lets the table run past
+// the terminal: the columns that never give way cannot fit next to it.
+func checkFits(t *testing.T, out string, width int, identifiers ...string) {
 	t.Helper()
+	room := width
+	for _, id := range identifiers {
+		if utf8.RuneCountInString(id) > width-idRoom {
+			room = 1 << 30
+		}
+	}
 	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		if n := utf8.RuneCountInString(line); n > width {
+		if n := utf8.RuneCountInString(line); n > room {
 			t.Errorf("a line of %d columns on a %d-column terminal:\n%s", n, width, line)
 		}
 		if strings.HasSuffix(line, " ") {
@@ -46,6 +61,10 @@ func checkFits(t *testing.T, out string, width int) {
 		}
 	}
 }
+
+// idRoom is what a table needs beside its longest identifier for the columns that never give
+// way (a count, a state, a flag).
+const idRoom = 30
 
 func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
@@ -88,7 +107,14 @@ func TestInspectTableFits(t *testing.T) {
 			Scores: ptr("deadline"), ScoresGuessed: true, Expired: ptr[int64](1)},
 	}
 	tot := keys.Totals{Keys: len(rows), Members: 23 + 4 + 2502 + 2, Stale: 2503, Memory: 2311 + 412 + 190_442 + 72 + 96, MemoryUnknown: 1}
-	checkTableGolden(t, "inspect", inspectTable(rows, tot))
+	var ids []string
+	for _, r := range rows {
+		ids = append(ids, r.Key)
+		if len(r.Flags) > 0 {
+			ids = append(ids, strings.Join(r.Flags, ","))
+		}
+	}
+	checkTableGolden(t, "inspect", inspectTable(rows, tot), ids...)
 
 	// Without --stale no key has stale members: the column of zeros gives its room to others.
 	for i := range rows {
@@ -113,7 +139,11 @@ func TestInspectMembersTableFits(t *testing.T) {
 			AgeMs: ptr(age), Stale: age > 600_000,
 		})
 	}
-	checkTableGolden(t, "inspect_members", membersTable(list))
+	var ids []string
+	for _, m := range list.Members {
+		ids = append(ids, m.Member)
+	}
+	checkTableGolden(t, "inspect_members", membersTable(list), ids...)
 }
 
 func TestPurgeTableFits(t *testing.T) {
@@ -123,8 +153,12 @@ func TestPurgeTableFits(t *testing.T) {
 		{Key: "rl:odd:scores", Node: "10.0.12.102:7001", Skipped: "scores are not timestamps in any unit (give --score-unit)"},
 		{Key: "jobs:export", Node: "10.0.12.102:7001", Unit: "s", Scores: keys.ScoresDeadline, Guessed: true, Removed: 1, Remaining: 1},
 	}}
-	checkTableGolden(t, "purge", purgeTable(res, false))
-	checkTableGolden(t, "purge_dry_run", purgeTable(res, true))
+	var ids []string
+	for _, k := range res.Keys {
+		ids = append(ids, k.Key)
+	}
+	checkTableGolden(t, "purge", purgeTable(res, false), ids...)
+	checkTableGolden(t, "purge_dry_run", purgeTable(res, true), ids...)
 }
 
 func TestScriptsTablesFit(t *testing.T) {
@@ -132,7 +166,11 @@ func TestScriptsTablesFit(t *testing.T) {
 	for _, s := range scripts.All() {
 		list = append(list, scriptJSON{Name: s.Name, SHA1: s.SHA1(), Keys: s.Keys, Args: s.Args, Description: s.Description})
 	}
-	checkTableGolden(t, "scripts_list", scriptsListTable(list))
+	var ids []string
+	for _, s := range list {
+		ids = append(ids, s.Name, s.SHA1)
+	}
+	checkTableGolden(t, "scripts_list", scriptsListTable(list), ids...)
 
 	var nodes []scriptcache.NodeStatus
 	missing := 0
@@ -147,11 +185,11 @@ func TestScriptsTablesFit(t *testing.T) {
 		}
 		nodes = append(nodes, node)
 	}
-	checkTableGolden(t, "scripts_status", scriptsStatusTable(nodes, missing))
+	checkTableGolden(t, "scripts_status", scriptsStatusTable(nodes, missing), "10.0.12.101:7000", "10.0.12.104:7003", list[0].Name)
 	checkTableGolden(t, "scripts_load", scriptsLoadTable([]scriptcache.Loaded{
 		{Name: list[0].Name, SHA1: list[0].SHA1, Node: "10.0.12.101:7000", CachedBefore: true},
 		{Name: list[1].Name, SHA1: list[1].SHA1, Node: "10.0.12.104:7003"},
-	}))
+	}), list[0].Name, list[0].SHA1, "10.0.12.101:7000")
 }
 
 func TestLintTableFits(t *testing.T) {
@@ -159,7 +197,7 @@ func TestLintTableFits(t *testing.T) {
 		{File: "scripts/ours/concurrency_acquire_with_a_long_name.lua", Line: 12, Col: 5, Severity: "error", Rule: "undeclared-key",
 			Message: "redis.call on a key built from ARGV: declare every key in KEYS so a cluster routes it"},
 		{File: "fw.lua", Line: 3, Col: 1, Severity: "warning", Rule: "missing-expire", Message: "INCR without EXPIRE: the counter lives forever"},
-	}))
+	}), "scripts/ours/concurrency_acquire_with_a_long_name.lua", "fw.lua")
 }
 
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
