@@ -447,6 +447,8 @@ type membersJSON struct {
 	Scores        *string      `json:"scores"`         // start or deadline (added after SPEC section 6)
 	ScoresGuessed bool         `json:"scores_guessed"` // --scores auto decided it
 	Members       []memberJSON `json:"members"`
+
+	staleGiven bool // --stale was given: without it no member is judged stale (the table shows -)
 }
 
 func inspectMembers(ctx context.Context, rdb redis.UniversalClient, clock keys.Clock, opts *inspectOptions) (inspectView, error) {
@@ -457,7 +459,7 @@ func inspectMembers(ctx context.Context, rdb redis.UniversalClient, clock keys.C
 		}
 		return inspectView{}, err
 	}
-	out := membersJSON{SchemaVersion: SchemaVersion, Key: list.Key, Node: list.Node, Size: list.Size, Members: []memberJSON{}}
+	out := membersJSON{SchemaVersion: SchemaVersion, Key: list.Key, Node: list.Node, Size: list.Size, Members: []memberJSON{}, staleGiven: opts.stale > 0}
 	if list.Unit != "" {
 		u, m := string(list.Unit), string(list.Scores)
 		out.ScoreUnit, out.Scores, out.ScoresGuessed = &u, &m, list.Guessed
@@ -523,7 +525,8 @@ func inspectTable(rows []inspectKeyJSON, tot keys.Totals) tableprint.Table[inspe
 }
 
 // membersTable: the member and its age always show (a long member cut in the middle); on a
-// narrow terminal the score goes first, then the time, then whether it is stale.
+// narrow terminal the score goes first, then the time, then whether it is stale (- without
+// --stale: how old is stale is the operator's to say, so no member is called fresh).
 func membersTable(list membersJSON) tableprint.Table[memberJSON] {
 	type m = memberJSON
 	stale := 0
@@ -538,8 +541,17 @@ func membersTable(list membersJSON) tableprint.Table[memberJSON] {
 		{Header: "score", Human: func(x m) string { return strconv.FormatFloat(x.Score, 'f', -1, 64) }, Priority: 3},
 		{Header: "time", Human: func(x m) string { return deref(x.Time, "-") }, Machine: func(x m) string { return deref(x.Time, "") }, Priority: 2},
 		{Header: "age", Field: "age_ms", Human: func(x m) string { return msHuman(x.AgeMs) }, Machine: func(x m) string { return numberOrEmpty(x.AgeMs) }},
-		{Header: "stale", Human: func(x m) string { return yesNo(x.Stale) }, Priority: 1, Total: fmt.Sprintf("%d stale", stale)},
+		staleColumn(list.staleGiven, stale),
 	}}
+}
+
+func staleColumn(given bool, stale int) tableprint.Column[memberJSON] {
+	if !given {
+		return tableprint.Column[memberJSON]{Header: "stale", Human: func(memberJSON) string { return "-" },
+			Machine: func(memberJSON) string { return "" }, Priority: 1}
+	}
+	return tableprint.Column[memberJSON]{Header: "stale", Human: func(x memberJSON) string { return yesNo(x.Stale) }, Priority: 1,
+		Total: fmt.Sprintf("%d stale", stale)}
 }
 
 func deref(s *string, none string) string {

@@ -131,7 +131,7 @@ func TestInspectTableFits(t *testing.T) {
 }
 
 func TestInspectMembersTableFits(t *testing.T) {
-	list := membersJSON{Key: "limitctl:{checkout-api}:concurrency:tenant:acme-industries", Size: 23, ScoreUnit: ptr("ms")}
+	list := membersJSON{Key: "limitctl:{checkout-api}:concurrency:tenant:acme-industries", Size: 23, ScoreUnit: ptr("ms"), staleGiven: true}
 	for i, age := range []int64{1_860_000, 1_200_000, 5000, 12} {
 		list.Members = append(list.Members, memberJSON{
 			Member: "req-7f3c9a2e-4b1d-4e8a-9c0f-" + strings.Repeat(string(rune('a'+i)), 12),
@@ -144,6 +144,21 @@ func TestInspectMembersTableFits(t *testing.T) {
 		ids = append(ids, m.Member)
 	}
 	checkTableGolden(t, "inspect_members", membersTable(list), ids...)
+
+	// Without --stale nothing was judged: STALE reads -, not a "no" for a member hours old.
+	list.staleGiven = false
+	var b bytes.Buffer
+	if err := membersTable(list).WriteTerminal(&b, 120); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n")[1 : len(list.Members)+1] {
+		if !strings.HasSuffix(line, "  -") {
+			t.Errorf("without --stale a member's STALE is not -: %q", line)
+		}
+	}
+	if strings.Contains(b.String(), "stale") {
+		t.Errorf("without --stale the totals count stale members:\n%s", b.String())
+	}
 }
 
 func TestPurgeTableFits(t *testing.T) {
