@@ -151,7 +151,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.DurationVar(&opts.window, "window", time.Second, "window of the window limiters; the token bucket refills --limit per window")
 	fl.DurationVar(&opts.staleAfter, "stale-after", 0, "concurrency: members older than this are reclaimed as abandoned; at least 1ms and longer than --hold (default max(10s, 100 x hold))")
 	fl.Float64Var(&opts.rate, "rate", 0, "open loop: decisions per second per strategy, latency timed from each scheduled start (default: closed loop)")
-	fl.IntVar(&opts.conns, "conns", 0, "connections per strategy, shared by its workers with their calls pipelined (default 0: one per worker; see above)")
+	fl.IntVar(&opts.conns, "conns", 0, "connections per strategy, shared by its workers with their calls pipelined (default 0: one per worker; see Details below)")
 	fl.IntVar(&opts.keys, "keys", 1, "limiter keys per strategy (spread over cluster slots by hash tags)")
 	fl.StringVar(&opts.script, "script", "", "a Lua script to run as strategy custom (its contract: --script-keys, --script-args, --script-allowed; default the limiter's shipped one)")
 	fl.BoolVar(&opts.noLint, "no-lint", false, "run a --script even when lint finds errors")

@@ -85,6 +85,11 @@ func NewRootCmd(f *Factory) *cobra.Command {
 It inspects and purges live limiter keys, proves under heavy concurrency that a limiter
 script never admits more than its limit (hammer), lints Lua scripts for the known
 mistakes, and manages the atomic scripts it ships (scripts).`,
+		Example: `  limitctl hammer
+  limitctl inspect 'rl:*' --stale 10m --addr 10.0.0.5:6379
+  limitctl purge 'rl:conc:*' --older-than 10m --dry-run
+  limitctl lint limiter/acquire.lua
+  limitctl scripts list`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(c *cobra.Command, args []string) error {
@@ -118,6 +123,7 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 	})
 	root.Args = noArgs
 	root.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
+	root.SetHelpTemplate(helpTemplate)
 	pf := root.PersistentFlags()
 	pf.StringVarP(&f.Conn.URL, "url", "u", "", "Redis URL: redis://[user:password@]host:port[/db], rediss://..., unix:///path (env REDIS_URL)")
 	pf.StringArrayVar(&f.Conn.Addrs, "addr", nil, "Redis host:port (repeat for a cluster's seed nodes)")
@@ -189,6 +195,16 @@ func noArgs(c *cobra.Command, args []string) error {
 	}
 	return nil
 }
+
+// helpTemplate leads with what a command is, how it is called, examples and flags (cobra's usage
+// block); the long explanation comes after, under Details, so a flag is found without scrolling
+// past prose (hammer's is some fifty lines).
+const helpTemplate = `{{with .Short}}{{.}}
+
+{{end}}{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}{{with .Long}}
+Details:
+{{. | trimTrailingWhitespaces}}
+{{end}}`
 
 // didYouMean is "; did you mean X?" (or "X or Y?") for suggestions, "" for none: kept on the
 // error's one line.

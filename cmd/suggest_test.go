@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
@@ -48,5 +50,37 @@ func TestConnectionErrorsSayTheAddressWasTheDefault(t *testing.T) {
 		if strings.Contains(named.errOut, "default") {
 			t.Errorf("a named server called the default: %s", named.errOut)
 		}
+	}
+}
+
+// Every command's help shows how it is called: examples, for each command and subcommand.
+func TestEveryCommandHasExamples(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Hidden || c.Name() == "help" || strings.HasPrefix(c.Name(), "__") {
+			return
+		}
+		if strings.TrimSpace(c.Example) == "" {
+			t.Errorf("%s --help has no examples", c.CommandPath())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	streams, _, _, _ := TestStreams()
+	walk(NewRootCmd(NewFactory(streams, Build{})))
+}
+
+// hammer --help leads with what it is, its usage, examples and flags; the long explanation
+// (some fifty lines) follows under Details instead of pushing the flags off the screen.
+func TestHammerHelpLeadsWithUsageAndFlags(t *testing.T) {
+	help := run(t, "hammer", "--help").wantExit(t, ExitOK).out
+	usage, examples, flags := strings.Index(help, "Usage:"), strings.Index(help, "Examples:"), strings.Index(help, "\nFlags:")
+	details, prose := strings.Index(help, "\nDetails:\n"), strings.Index(help, "Drives a limiter from many workers")
+	if !(usage >= 0 && usage < examples && examples < flags && flags < details && details < prose) {
+		t.Errorf("want Usage, Examples, Flags, then Details with the prose (at %d %d %d %d %d):\n%s", usage, examples, flags, details, prose, help)
+	}
+	if lines := strings.Count(help[:usage], "\n"); lines > 3 {
+		t.Errorf("%d lines before Usage:\n%s", lines, help)
 	}
 }
