@@ -141,23 +141,17 @@ func waitForStderr(t *testing.T, errOut *syncBuffer, limit time.Duration, what s
 	}
 }
 
-// progressPeak matches one strategy's part of a progress line: "lua: 9640/s peak 5/5 ...".
-var progressPeak = regexp.MustCompile(`(?:^|\s)([a-z-]+): \S+/s +peak (\d+)/(\d+)`)
+// progressPeak matches one strategy's part of a progress line: "lua 9.6k/s peak 5/5 ...".
+var progressPeak = regexp.MustCompile(`(?:\] |  | \| )([a-z-]+) \S+/s peak (\d+)/(\d+)`)
 
-// progressShowsContended reports whether the last progress line shows each named strategy's
-// peak at its limit, the evidence "0 overshoot" needs to mean anything.
+// progressShowsContended reports whether the progress lines so far show each named strategy's
+// peak (the run's highest yet) at its limit, the evidence "0 overshoot" needs to mean anything.
 func progressShowsContended(errOut string, names ...string) bool {
-	var last string
-	for _, l := range strings.Split(errOut, "\n") {
-		if strings.HasPrefix(l, "[") {
-			last = l
-		}
-	}
 	reached := map[string]bool{}
-	for _, m := range progressPeak.FindAllStringSubmatch(last, -1) {
+	for _, m := range progressPeak.FindAllStringSubmatch(errOut, -1) {
 		peak, _ := strconv.Atoi(m[2])
 		limit, _ := strconv.Atoi(m[3])
-		reached[m[1]] = peak >= limit
+		reached[m[1]] = reached[m[1]] || peak >= limit
 	}
 	for _, n := range names {
 		if !reached[n] {

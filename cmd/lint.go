@@ -24,6 +24,7 @@ type lintOptions struct {
 	disable []string
 	enable  []string
 	junit   string
+	explain bool
 }
 
 func newLintCmd(f *Factory) *cobra.Command {
@@ -79,6 +80,7 @@ case per file, a failure per error) beside any of them.`,
 	c.Flags().StringSliceVar(&opts.disable, "disable", nil, "rules to turn off for this run (repeat or comma-separate)")
 	c.Flags().StringSliceVar(&opts.enable, "enable", nil, "rules to turn back on that "+lint.ConfigFile+" turns off")
 	c.Flags().StringVar(&opts.junit, "junit", "", "also write a JUnit XML report to this file (a test case per file, a failure per error)")
+	c.Flags().BoolVar(&opts.explain, "explain", false, "print each finding's whole explanation under its line (-o json always carries it)")
 	c.MarkFlagFilename("junit", "xml")
 	c.RegisterFlagCompletionFunc("disable", ruleNames)
 	c.RegisterFlagCompletionFunc("enable", ruleNames)
@@ -199,6 +201,7 @@ func runLint(f *Factory, opts *lintOptions) error {
 			warns++
 		}
 	}
+	shortened := false // a diagnostic line gave its explanation to --explain
 	switch f.Output {
 	case "json":
 		if err := writeJSON(f.IO.Out, struct {
@@ -219,23 +222,22 @@ func runLint(f *Factory, opts *lintOptions) error {
 		if _, err := f.IO.Out.Write(log); err != nil {
 			return err
 		}
-		for _, d := range diags { // stdout is the log for the upload; the job's log still shows these
-			fmt.Fprintln(f.IO.ErrOut, d.String())
-		}
+		shortened = writeDiagnosticLines(f.IO.ErrOut, diags, opts.explain) // stdout is the log for the upload; the job's log still shows these
 	case "github":
 		if _, err := f.IO.Out.Write(ciformat.GitHubAnnotations(ci.WorkDir, diags)); err != nil {
 			return err
 		}
 	default:
-		for _, d := range diags {
-			fmt.Fprintln(f.IO.Out, d.String())
-		}
+		shortened = writeDiagnosticLines(f.IO.Out, diags, opts.explain)
 	}
 	// The count on a terminal, and in a CI log whenever stdout is a CI format.
 	if f.Output != "json" && (f.IO.StderrTTY || slices.Contains(lintOutputs, f.Output)) {
 		note := ""
 		if len(off) > 0 {
 			note = fmt.Sprintf(" (off: %s)", strings.Join(slices.Sorted(maps.Keys(off)), ", "))
+		}
+		if shortened {
+			note += "; --explain says why"
 		}
 		fmt.Fprintf(f.IO.ErrOut, "%d file(s): %d error(s), %d warning(s)%s\n", len(names), errs, warns, note)
 	}
@@ -251,6 +253,21 @@ func runLint(f *Factory, opts *lintOptions) error {
 	}
 	report, err := ciformat.LintJUnit(ci)
 	return checkOutcome(f, outcome, writeJUnit(f, opts.junit, report, err))
+}
+
+// writeDiagnosticLines prints one `file:line:col: severity: rule: message` line per finding,
+// fitted to lint.LineWidth (the long explanation is in Message); with explain the whole message
+// follows each line, indented and wrapped. It reports whether a line was shortened.
+func writeDiagnosticLines(w io.Writer, diags []lint.Diagnostic, explain bool) (shortened bool) {
+	for _, d := range diags {
+		line := d.Fit(lint.LineWidth)
+		shortened = shortened || line != d.String()
+		fmt.Fprintln(w, line)
+		if explain {
+			fmt.Fprintln(w, strings.Join(d.Explanation(lint.LineWidth), "\n"))
+		}
+	}
+	return shortened && !explain
 }
 
 // lintTable: the file, position and severity always show; on a narrow terminal the message is
