@@ -199,7 +199,6 @@ func writeErrorSamples(w io.Writer, s bench.Summary) {
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 
-
 // progressLines prints one plain line per second (no ANSI codes) while the run lasts: what CI
 // logs show instead of the dashboard. It drains snapshots until the engine closes the channel.
 func progressLines(w io.Writer, snapshots <-chan bench.Snapshot) error {
