@@ -146,7 +146,7 @@ func resolve(o Options, getenv func(string) string) (*Config, error) {
 	if o.URL == "" && len(o.Addrs) == 0 && len(o.Sentinels) == 0 {
 		o.URL = getenv("REDIS_URL")
 	}
-	named := o.URL != "" || len(o.Addrs) > 0
+	named := o.URL != "" || len(o.Addrs) > 0 || len(o.Sentinels) > 0
 	if o.Password != "" && o.PasswordFile != "" {
 		return nil, usagef("--password and --password-file both given; give one of them")
 	}
