@@ -97,11 +97,12 @@ func (s *IOStreams) colorProfile(tty bool, terminal colorprofile.Profile) colorp
 	return terminal
 }
 
-// ColorScheme paints words on stdout; ErrColorScheme on stderr.
+// ColorScheme paints words for stdout.
 func (s *IOStreams) ColorScheme() ColorScheme {
 	return ColorScheme{on: s.ColorProfile() > colorprofile.ASCII}
 }
 
+// ErrColorScheme paints words for stderr.
 func (s *IOStreams) ErrColorScheme() ColorScheme {
 	return ColorScheme{on: s.ErrColorProfile() > colorprofile.ASCII}
 }
