@@ -547,8 +547,9 @@ func membersTable(list membersJSON) tableprint.Table[memberJSON] {
 
 func staleColumn(given bool, stale int) tableprint.Column[memberJSON] {
 	if !given {
+		// tsv and JSON keep the field as it was (false): only the person's table says "not judged".
 		return tableprint.Column[memberJSON]{Header: "stale", Human: func(memberJSON) string { return "-" },
-			Machine: func(memberJSON) string { return "" }, Priority: 1}
+			Machine: func(x memberJSON) string { return yesNo(x.Stale) }, Priority: 1}
 	}
 	return tableprint.Column[memberJSON]{Header: "stale", Human: func(x memberJSON) string { return yesNo(x.Stale) }, Priority: 1,
 		Total: fmt.Sprintf("%d stale", stale)}
