@@ -14,7 +14,8 @@ import (
 )
 
 type hammerResult struct {
-	Passed     bool `json:"passed"`
+	Passed     bool     `json:"passed"`
+	Failures   []string `json:"failures"`
 	Strategies []struct {
 		Name              string           `json:"name"`
 		Attempts          int64            `json:"attempts"`
@@ -214,14 +215,26 @@ func TestHammerCountsASlowServerPastTheTimeout(t *testing.T) {
 	skipInShortMode(t)
 	srv := redistest.Start(t, "enable-debug-command yes")
 	cmd, out, errOut := startBinary(t, "--addr", srv.Addr, "--timeout", "200ms", "hammer", "--duration", "3s", "--strategies", "lua", "-o", "json")
-	time.Sleep(time.Second)
+	// The stall must come while the load runs: after its first progress line, not after a
+	// second that a busy machine may spend starting the binary.
+	waitForStderr(t, errOut, 30*time.Second, "a progress line", func(s string) bool { return strings.Contains(s, "\n[") })
 	if err := srv.Client(t).Do(context.Background(), "DEBUG", "SLEEP", "0.8").Err(); err != nil {
 		t.Fatalf("DEBUG SLEEP: %v", err)
 	}
-	if code := waitExit(t, cmd, 15*time.Second); code != ExitOK {
+	code := waitExit(t, cmd, 30*time.Second)
+	h := parseHammer(t, result{out: out.String()})
+	// The stall times out each worker once or a few times, a number set by --workers; the
+	// decisions around it are as many as the machine makes. Beside another load they may be
+	// few enough that the timeouts pass 1% of them, and the run then fails for that and says
+	// so (157 of 15,063): the error-rate rule at work, not a miscount.
+	errorRateOnly := len(h.Failures) > 0
+	for _, f := range h.Failures {
+		errorRateOnly = errorRateOnly && strings.Contains(f, "decisions failed")
+	}
+	if code != ExitOK && !(code == ExitCheckFailed && errorRateOnly) {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
-	lua := parseHammer(t, result{out: out.String()}).Strategies[0]
+	lua := h.Strategies[0]
 	if lua.ErrorsByKind["timeout"] == 0 || lua.Overshoot != 0 {
 		t.Errorf("slow server: %+v, want timeouts counted and no overshoot", lua)
 	}
