@@ -5,7 +5,7 @@ GO        ?= go
 BIN       ?= limitctl
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build docs test vet fuzz redis-server bench bench-hammer clean verify-power
+.PHONY: all build docs test test-short vet fuzz redis-server bench bench-hammer clean verify-power
 
 all: build
 
@@ -44,6 +44,12 @@ vet:
 test: redis-server vet
 	$(GO) test -race -timeout 30m ./...
 	$(MAKE) --no-print-directory fuzz
+
+# The inner loop: the same suite with -short, which skips the slowest tests (clusters,
+# failovers, killed servers, the README's every command, the bad-input matrix) and the fuzzing.
+# A few minutes less than make test, which stays the one that runs everything.
+test-short: redis-server vet
+	$(GO) test -race -short -timeout 10m ./...
 
 # Each fuzz target for a bounded time (FUZZTIME): the linter, URL and flag resolution, password
 # redaction and assert expressions must never panic. The seed corpora also run in go test.

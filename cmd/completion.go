@@ -34,6 +34,18 @@ limitctl completion bash --help.`
   limitctl completion zsh > "${fpath[1]}/_limitctl"
   limitctl completion fish > ~/.config/fish/completions/limitctl.fish
   limitctl completion powershell | Out-String | Invoke-Expression`
+		examples := map[string]string{
+			"bash": `  source <(limitctl completion bash)
+  limitctl completion bash > /etc/bash_completion.d/limitctl`,
+			"zsh": `  source <(limitctl completion zsh)
+  limitctl completion zsh > "${fpath[1]}/_limitctl"`,
+			"fish": `  limitctl completion fish | source
+  limitctl completion fish > ~/.config/fish/completions/limitctl.fish`,
+			"powershell": `  limitctl completion powershell | Out-String | Invoke-Expression`,
+		}
+		for _, shell := range c.Commands() {
+			shell.Example = examples[shell.Name()]
+		}
 	}
 }
 

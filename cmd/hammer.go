@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/colorprofile"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
@@ -114,7 +115,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.DurationVar(&opts.flags.Window, "window", time.Second, "window of the window limiters; the token bucket refills --limit per window")
 	fl.DurationVar(&opts.flags.StaleAfter, "stale-after", 0, "concurrency: members older than this are reclaimed as abandoned; at least 1ms and longer than --hold (default max(10s, 100 x hold))")
 	fl.Float64Var(&opts.flags.Rate, "rate", 0, "open loop: decisions per second per strategy, latency timed from each scheduled start (default: closed loop)")
-	fl.IntVar(&opts.flags.Conns, "conns", 0, "connections per strategy, shared by its workers with their calls pipelined (default 0: one per worker; see above)")
+	fl.IntVar(&opts.flags.Conns, "conns", 0, "connections per strategy, shared by its workers with their calls pipelined (default 0: one per worker; see Details below)")
 	fl.IntVar(&opts.flags.Keys, "keys", 1, "limiter keys per strategy (spread over cluster slots by hash tags)")
 	fl.StringVar(&opts.flags.Script, "script", "", "a Lua script to run as strategy custom (its contract: --script-keys, --script-args, --script-allowed; default the limiter's shipped one)")
 	fl.BoolVar(&opts.flags.NoLint, "no-lint", false, "run a --script even when lint finds errors")
@@ -207,7 +208,7 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 			}
 			var err error
 			if dashboard {
-				err = tui.Run(ctx, dashboardOptions(run, live, !f.IO.ColorEnabled()), view, f.IO.In, f.IO.Out)
+				err = tui.Run(ctx, dashboardOptions(run, live, f.IO.ColorProfile()), view, f.IO.In, f.IO.Terminal())
 			} else {
 				err = tui.Progress(f.IO.ErrOut, view)
 			}
@@ -232,6 +233,10 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "keys kept under %s\n", res.KeysKept)
 	}
 	if err := writeHammerSummary(f, format, res); err != nil {
+		if res.Interrupted {
+			// The terminal went with the signal (SIGHUP): the run's ending is the exit code.
+			return res.Err()
+		}
 		return err
 	}
 	if recorder != nil {
@@ -245,14 +250,14 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 
 // dashboardOptions are the static facts and controls the live dashboard shows; asserts are
 // judged live on every snapshot.
-func dashboardOptions(o hammer.Options, live hammer.Live, noColor bool) tui.Options {
+func dashboardOptions(o hammer.Options, live hammer.Live, profile colorprofile.Profile) tui.Options {
 	exprs := make([]string, len(o.Assertions))
 	for i, a := range o.Assertions {
 		exprs[i] = a.Expr
 	}
 	return tui.Options{
 		Target: live.Target, Limiter: o.Limiter, Limit: o.Limit, Workers: o.Workers, Total: o.Duration,
-		Asserts: exprs, Controls: live.Engine, Quit: live.Quit, NoColor: noColor,
+		Asserts: exprs, Controls: live.Engine, Quit: live.Stop, Interrupt: live.Quit, Profile: profile,
 		Judge: func(s bench.Snapshot) []tui.AssertResult {
 			results := hammer.Evaluate(o.Assertions, bench.Summary{Limiter: s.Limiter, Limit: s.Limit, Strategies: s.Strategies})
 			out := make([]tui.AssertResult, len(results))

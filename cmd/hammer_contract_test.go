@@ -160,6 +160,7 @@ func TestHammerCustomContractKeysAreCleanedUp(t *testing.T) {
 // still fails (exit 3) when the script overshoots, and says which check failed and how to set
 // another bound; a correct script passes, its JSON naming the implied check.
 func TestHammerScriptOvershootFailsWithoutAssert(t *testing.T) {
+	skipInShortMode(t)
 	srv := redistest.Start(t)
 	buggy := filepath.Join("..", "testdata", "limiters", "buggy", "fixed_window_off_by_one.lua")
 	r := run(t, "--addr", srv.Addr, "hammer", "--limiter", "fixed-window", "--script", buggy, "--duration", "3s").wantExit(t, ExitCheckFailed)

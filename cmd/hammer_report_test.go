@@ -12,6 +12,7 @@ import (
 )
 
 func TestHammerReportMergesThreeProcesses(t *testing.T) {
+	skipInShortMode(t)
 	for _, kind := range []string{"concurrency", "sliding-window"} {
 		t.Run(kind, func(t *testing.T) { testThreeProcesses(t, kind) })
 	}

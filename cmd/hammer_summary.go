@@ -3,6 +3,9 @@ package cmd
 import (
 	"fmt"
 
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/hammer"
 )
 
@@ -32,21 +35,45 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 			width = f.IO.Columns
 		}
 	}
-	for _, line := range res.VerdictLines() {
+	cs := f.IO.ErrColorScheme()
+	if format == "table" {
+		cs = f.IO.ColorScheme()
+	}
+	for _, line := range res.VerdictLines(func(word string) string { return paintVerdict(cs, word) }) {
 		fmt.Fprintln(words, fitLine(line, width))
 	}
 	if format != "json" { // the JSON holds the assertions
-		for _, line := range res.AssertionLines() {
+		for _, line := range res.AssertionLines(func(passed bool, word string) string {
+			if passed {
+				return cs.Good(word)
+			}
+			return cs.Bad(word)
+		}) {
 			fmt.Fprintln(words, line)
 		}
 	}
 	return nil
 }
 
-// fitLine cuts a line to the terminal's width (0: no bound) so that it never wraps.
+// paintVerdict colours a verdict word by what it claims; a word not named here stays plain
+// rather than be painted as a pass it may not be.
+func paintVerdict(cs ColorScheme, word string) string {
+	switch word {
+	case bench.VerdictOvershoot, bench.VerdictErrors:
+		return cs.Bad(word)
+	case bench.VerdictNoEvidence:
+		return cs.Warn(word)
+	case bench.VerdictHeld:
+		return cs.Good(word)
+	}
+	return word
+}
+
+// fitLine cuts a line to the terminal's width (0: no bound) so that it never wraps; colour
+// codes take no room.
 func fitLine(s string, width int) string {
-	if width <= 0 || len([]rune(s)) <= width {
+	if width <= 0 || ansi.StringWidth(s) <= width {
 		return s
 	}
-	return string([]rune(s)[:width-1]) + "…"
+	return ansi.Truncate(s, width, "…")
 }

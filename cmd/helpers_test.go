@@ -12,6 +12,15 @@ type result struct {
 	out, errOut string
 }
 
+// skipInShortMode skips a slow test under -short (make test-short): a cluster, a failover, a
+// killed server, a matrix of every bad input. make test runs every one.
+func skipInShortMode(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) skips it")
+	}
+}
+
 // run executes limitctl in-process with captured streams (none a terminal) and a clean
 // environment, as a script in CI would.
 func run(t *testing.T, args ...string) result {

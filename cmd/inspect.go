@@ -175,7 +175,7 @@ func runInspect(ctx context.Context, f *Factory, o *inspectOptions) error {
 			err = writeResult(&b, f.IO.TerminalWidth(), format, r)
 			writeNotes(&b, r)
 			return b.String(), err
-		}, f.IO.In, f.IO.Out)
+		}, f.IO.In, f.IO.Terminal(), f.IO.ColorProfile())
 		fmt.Fprint(f.IO.Out, last)
 		if err == nil && interrupted {
 			err = interruptedError("watch stopped")

@@ -6,8 +6,11 @@ import (
 	"github.com/limitctl/limitctl/internal/iostreams"
 )
 
-// IOStreams are a command's standard streams (internal/iostreams).
+// IOStreams are a command's standard streams, colours and prompt (internal/iostreams).
 type IOStreams = iostreams.IOStreams
+
+// ColorScheme paints the words that carry a verdict (internal/iostreams).
+type ColorScheme = iostreams.ColorScheme
 
 // SystemStreams are the process's own streams.
 func SystemStreams() *IOStreams { return iostreams.System() }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -17,6 +18,8 @@ import (
 type lintOptions struct {
 	lint  lint.Request
 	junit string
+	// explain prints each finding's whole explanation under its line.
+	explain bool
 }
 
 func newLintCmd(f *Factory, runF func(*Factory, *lintOptions) error) *cobra.Command {
@@ -75,6 +78,7 @@ case per file, a failure per error) beside any of them.`,
 	c.Flags().StringSliceVar(&opts.lint.Disable, "disable", nil, "rules to turn off for this run (repeat or comma-separate)")
 	c.Flags().StringSliceVar(&opts.lint.Enable, "enable", nil, "rules to turn back on that "+lint.ConfigFile+" turns off")
 	c.Flags().StringVar(&opts.junit, "junit", "", "also write a JUnit XML report to this file (a test case per file, a failure per error)")
+	c.Flags().BoolVar(&opts.explain, "explain", false, "print each finding's whole explanation under its line (-o json always carries it)")
 	c.MarkFlagFilename("junit", "xml")
 	c.RegisterFlagCompletionFunc("disable", ruleNames)
 	c.RegisterFlagCompletionFunc("enable", ruleNames)
@@ -120,6 +124,14 @@ func runLint(f *Factory, o *lintOptions) error {
 	if ci.WorkDir, err = os.Getwd(); err != nil {
 		return err
 	}
+	shortened := false // a diagnostic line gave its explanation to --explain
+	printLines := func(w io.Writer) {
+		var lines []string
+		lines, shortened = rep.Lines(o.explain)
+		for _, line := range lines {
+			fmt.Fprintln(w, line)
+		}
+	}
 	switch f.Output {
 	case "json", "tsv", "table":
 		err = writeResult(f.IO.Out, f.IO.TerminalWidth(), f.Output, rep)
@@ -128,22 +140,18 @@ func runLint(f *Factory, o *lintOptions) error {
 		if log, err = ciformat.LintSARIF(ci); err == nil {
 			_, err = f.IO.Out.Write(log)
 		}
-		for _, d := range rep.Diagnostics { // stdout is the log for the upload; the job's log still shows these
-			fmt.Fprintln(f.IO.ErrOut, d.String())
-		}
+		printLines(f.IO.ErrOut) // stdout is the log for the upload; the job's log still shows these
 	case "github":
 		_, err = f.IO.Out.Write(ciformat.GitHubAnnotations(ci.WorkDir, rep.Diagnostics))
 	default:
-		for _, d := range rep.Diagnostics {
-			fmt.Fprintln(f.IO.Out, d.String())
-		}
+		printLines(f.IO.Out)
 	}
 	if err != nil {
 		return err
 	}
 	// The count on a terminal, and in a CI log whenever stdout is a CI format.
 	if f.Output != "json" && (f.IO.StderrTTY || slices.Contains(lintOutputs, f.Output)) {
-		fmt.Fprintln(f.IO.ErrOut, rep.Summary())
+		fmt.Fprintln(f.IO.ErrOut, rep.Summary(shortened))
 	}
 	if o.junit == "" {
 		return rep.Err()

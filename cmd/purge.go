@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -118,6 +119,16 @@ func runPurge(ctx context.Context, f *Factory, o *purgeOptions) error {
 	}
 	o.purge.Clock = o.keyFlags.clockOf(f, rdb)
 	res, err := keys.PurgePatterns(ctx, rdb, o.args, o.purge)
+	if errors.Is(err, keys.ErrNotConfirmed) {
+		// A no is an answer, not a failure: exit 0, and under -o json a report of nothing.
+		if format == "json" {
+			if err := writeResult(f.IO.Out, 0, format, res); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(f.IO.ErrOut, "limitctl: note: %v\n", err)
+		return nil
+	}
 	if err != nil {
 		// Print what was done before the failure if anything was removed: the operator must
 		// know. Nothing removed: the error line alone says it all.

@@ -15,6 +15,10 @@ func newScriptsCmd(f *Factory) *cobra.Command {
 		Short: "List, show, load and check the Lua scripts limitctl ships",
 		Long: `The limiter scripts run atomically inside Redis: loaded once (SCRIPT LOAD) and called by
 SHA1 (EVALSHA). The SHA1 printed here is of the exact bytes embedded in the binary.`,
+		Example: `  limitctl scripts list
+  limitctl scripts show concurrency_acquire
+  limitctl scripts load --addr 10.0.0.5:6379
+  limitctl scripts status --url redis://cache:6379`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
@@ -33,8 +37,10 @@ func newScriptsListCmd(f *Factory, runF func(*Factory) error) *cobra.Command {
 		}
 	}
 	return &cobra.Command{
-		Use:               "list",
-		Short:             "Name, SHA1, KEYS/ARGV contract and purpose of every script (no server needed)",
+		Use:   "list",
+		Short: "Name, SHA1, KEYS/ARGV contract and purpose of every script (no server needed)",
+		Example: `  limitctl scripts list
+  limitctl scripts list -o json | jq -r '.scripts[] | .name + " " + .sha1'`,
 		Args:              noArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE:              func(c *cobra.Command, args []string) error { return runF(f) },
@@ -46,8 +52,10 @@ func newScriptsShowCmd(f *Factory, runF func(*Factory, string) error) *cobra.Com
 		runF = runScriptsShow
 	}
 	return &cobra.Command{
-		Use:               "show NAME",
-		Short:             "Print the exact source of a script",
+		Use:   "show NAME",
+		Short: "Print the exact source of a script",
+		Example: `  limitctl scripts show concurrency_acquire
+  limitctl scripts show token_bucket > token_bucket.lua`,
 		Args:              exactArgs(1, "one script name (see 'limitctl scripts list')"),
 		ValidArgsFunction: completeOneScriptName,
 		RunE:              func(c *cobra.Command, args []string) error { return runF(f, args[0]) },
@@ -86,6 +94,10 @@ SCRIPT LOAD on every master and replica (Redis 7 does not replicate SCRIPT LOAD,
 promoted by a failover would answer NOSCRIPT), checks that the SHA1 Redis answers equals the one computed here,
 and says whether each was already cached. --functions loads the limitctl Functions library
 instead (FUNCTION LOAD REPLACE), which survives restarts and failovers.`,
+		Example: `  limitctl scripts load
+  limitctl scripts load concurrency_acquire --addr 10.0.0.5:6379
+  limitctl scripts load --file limiter/acquire.lua --url rediss://cache:6380
+  limitctl scripts load --functions --addr 10.0.0.5:7000 --cluster`,
 		ValidArgsFunction: completeScriptNames,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.names = args
@@ -142,6 +154,9 @@ func newScriptsStatusCmd(f *Factory, runF func(context.Context, *Factory, *scrip
 		Long: `Asks every node (masters and replicas) whether each script is in its script cache. The cache
 is lost on restart, failover and SCRIPT FLUSH; limitctl's strategies reload on NOSCRIPT, but a
 client that only sends EVALSHA does not. Exits 3 when any script is missing anywhere.`,
+		Example: `  limitctl scripts status
+  limitctl scripts status concurrency_acquire --addr 10.0.0.5:7000 --cluster
+  limitctl scripts status --file limiter/acquire.lua -o json`,
 		ValidArgsFunction: completeScriptNames,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.names = args

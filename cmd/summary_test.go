@@ -46,11 +46,11 @@ func TestHammerSummaryTableFits(t *testing.T) {
 	checkTableGolden(t, "hammer", judged(s).Table())
 
 	// Every strategy's verdict, in plain words, one line each.
-	got := strings.Join(judged(s).VerdictLines(), "\n") + "\n"
+	got := strings.Join(judged(s).VerdictLines(nil), "\n") + "\n"
 	checkGolden(t, tablesGoldenDir+"/hammer_verdicts.golden", got)
 	for _, width := range goldenWidths {
 		var b strings.Builder
-		for _, v := range judged(s).VerdictLines() {
+		for _, v := range judged(s).VerdictLines(nil) {
 			b.WriteString(fitLine(v, width) + "\n")
 		}
 		checkFits(t, b.String(), width)
@@ -75,7 +75,7 @@ func TestHammerSummaryTableFits(t *testing.T) {
 
 func TestVerdicts(t *testing.T) {
 	s := summaryFixture()
-	v := judged(s).VerdictLines()
+	v := judged(s).VerdictLines(nil)
 	for i, want := range []string{
 		"naive  OVERSHOOT    peak 64 of 20 (+44), 29,022 events in 8.0s",
 		"multi  OVERSHOOT    peak 61 of 20 (+41), 3,264 events in 8.0s, 12 admits too late to judge",
@@ -89,13 +89,13 @@ func TestVerdicts(t *testing.T) {
 	}
 	// At or under 1% of decisions failing, a strategy that reached the limit held; its errors are counted.
 	s.Strategies[4].Errors = 1000
-	if got := judged(s).VerdictLines()[4]; got != "eval   held         peak 20 of 20, 0 events (1,000 errors), 7 releases failed" {
+	if got := judged(s).VerdictLines(nil)[4]; got != "eval   held         peak 20 of 20, 0 events (1,000 errors), 7 releases failed" {
 		t.Errorf("eval with 1%% errors: %q", got)
 	}
 	// Contended is the engine's evidence that the limit was reached (a rejection counts even when
 	// the witness missed the full instant): then a strategy below the limit held.
 	s.Strategies[2].Contended, s.Strategies[2].Peak = true, 19
-	if got := judged(s).VerdictLines()[2]; got != "watch  held       peak 19 of 20, 0 events" {
+	if got := judged(s).VerdictLines(nil)[2]; got != "watch  held       peak 19 of 20, 0 events" {
 		t.Errorf("a contended strategy: %q", got)
 	}
 }

@@ -16,30 +16,54 @@ import (
 	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
+// flagsCell is a key's flags as the table shows them.
+func flagsCell(flags []keys.Flag) string {
+	s := make([]string, len(flags))
+	for i, f := range flags {
+		s[i] = string(f)
+	}
+	return strings.Join(s, ",")
+}
+
 const tablesGoldenDir = "../testdata/tables"
 
 // goldenWidths are the terminals every table is pinned at: the default 80x24 and a wide one.
 var goldenWidths = []int{80, 120}
 
-// checkTableGolden prints table as on a terminal of each golden width, checks no line is wider
-// than the terminal, and compares with testdata/tables/<name>_<width>.golden (-update rewrites).
-func checkTableGolden(t *testing.T, name string, table tableprint.Tabular) {
+// checkTableGolden prints table as on a terminal of each golden width, checks that every
+// identifier (a key, a SHA1, a flag word) shows whole and that no line is wider than the
+// terminal unless an identifier makes it so, and compares with
+// testdata/tables/<name>_<width>.golden (-update rewrites).
+func checkTableGolden(t *testing.T, name string, table tableprint.Tabular, identifiers ...string) {
 	t.Helper()
 	for _, width := range goldenWidths {
 		var b bytes.Buffer
 		if err := table.WriteTerminal(&b, width); err != nil {
 			t.Fatal(err)
 		}
-		checkFits(t, b.String(), width)
-		checkGolden(t, filepath.Join(tablesGoldenDir, name+"_"+strconv.Itoa(width)+".golden"), b.String())
+		for _, id := range identifiers {
+			if !strings.Contains(b.String(), id) {
+				t.Errorf("at %d columns %q is cut or missing:\n%s", width, id, b.String())
+			}
+		}
+		checkFits(t, b.String(), width, identifiers...)
+		golden.Check(t, filepath.Join(tablesGoldenDir, name+"_"+strconv.Itoa(width)+".golden"), b.String())
 	}
 }
 
-// checkFits fails for a line wider than width or ending in a space.
-func checkFits(t *testing.T, out string, width int) {
+// checkFits fails for a line ending in a space, or wider than width. Identifiers are never
+// cut, so an identifier that leaves less than idRoom columns beside it lets the table run past
+// the terminal: the columns that never give way cannot fit next to it.
+func checkFits(t *testing.T, out string, width int, identifiers ...string) {
 	t.Helper()
+	room := width
+	for _, id := range identifiers {
+		if utf8.RuneCountInString(id) > width-idRoom {
+			room = 1 << 30
+		}
+	}
 	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		if n := utf8.RuneCountInString(line); n > width {
+		if n := utf8.RuneCountInString(line); n > room {
 			t.Errorf("a line of %d columns on a %d-column terminal:\n%s", n, width, line)
 		}
 		if strings.HasSuffix(line, " ") {
@@ -47,6 +71,10 @@ func checkFits(t *testing.T, out string, width int) {
 		}
 	}
 }
+
+// idRoom is what a table needs beside its longest identifier for the columns that never give
+// way (a count, a state, a flag).
+const idRoom = 30
 
 func checkGolden(t *testing.T, path, got string) { t.Helper(); golden.Check(t, path, got) }
 
@@ -73,7 +101,14 @@ func TestInspectTableFits(t *testing.T) {
 			Scores: keys.ScoresDeadline, ScoresGuessed: true, Expired: ptr[int64](1)},
 	}
 	in := keys.Inspection{Keys: rows}
-	checkTableGolden(t, "inspect", in.Table())
+	var ids []string
+	for _, r := range rows {
+		ids = append(ids, r.Key)
+		if len(r.Flags) > 0 {
+			ids = append(ids, flagsCell(r.Flags))
+		}
+	}
+	checkTableGolden(t, "inspect", in.Table(), ids...)
 
 	// Without --stale no key has stale members: the column of zeros gives its room to others.
 	for i := range rows {
@@ -89,7 +124,7 @@ func TestInspectTableFits(t *testing.T) {
 }
 
 func TestInspectMembersTableFits(t *testing.T) {
-	list := keys.MemberList{Key: "limitctl:{checkout-api}:concurrency:tenant:acme-industries", Size: 23, Unit: keys.UnitMillis}
+	list := keys.MemberList{Key: "limitctl:{checkout-api}:concurrency:tenant:acme-industries", Size: 23, Unit: keys.UnitMillis, Stale: 10 * time.Minute}
 	for i, age := range []int64{1_860_000, 1_200_000, 5000, 12} {
 		at, d := fixedNow.Add(-msDuration(age)), msDuration(age)
 		list.Members = append(list.Members, keys.Member{
@@ -97,7 +132,26 @@ func TestInspectMembersTableFits(t *testing.T) {
 			Score:  float64(1748779200000 - age), Time: &at, Age: &d, Stale: age > 600_000,
 		})
 	}
-	checkTableGolden(t, "inspect_members", list.Table())
+	var ids []string
+	for _, m := range list.Members {
+		ids = append(ids, m.Member)
+	}
+	checkTableGolden(t, "inspect_members", list.Table(), ids...)
+
+	// Without --stale nothing was judged: STALE reads -, not a "no" for a member hours old.
+	list.Stale = 0
+	var b bytes.Buffer
+	if err := list.Table().WriteTerminal(&b, 120); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n")[1 : len(list.Members)+1] {
+		if !strings.HasSuffix(line, "  -") {
+			t.Errorf("without --stale a member's STALE is not -: %q", line)
+		}
+	}
+	if strings.Contains(b.String(), "stale") {
+		t.Errorf("without --stale the totals count stale members:\n%s", b.String())
+	}
 }
 
 func TestPurgeTableFits(t *testing.T) {
@@ -107,14 +161,22 @@ func TestPurgeTableFits(t *testing.T) {
 		{Key: "rl:odd:scores", Node: "10.0.12.102:7001", Skipped: "scores are not timestamps in any unit (give --score-unit)"},
 		{Key: "jobs:export", Node: "10.0.12.102:7001", Unit: "s", Scores: keys.ScoresDeadline, Guessed: true, Removed: 1, Remaining: 1},
 	}}
-	checkTableGolden(t, "purge", res.Table())
+	var ids []string
+	for _, k := range res.Keys {
+		ids = append(ids, k.Key)
+	}
+	checkTableGolden(t, "purge", res.Table(), ids...)
 	res.DryRun = true
-	checkTableGolden(t, "purge_dry_run", res.Table())
+	checkTableGolden(t, "purge_dry_run", res.Table(), ids...)
 }
 
 func TestScriptsTablesFit(t *testing.T) {
 	list := scriptcache.List()
-	checkTableGolden(t, "scripts_list", list.Table())
+	var ids []string
+	for _, s := range list.Scripts {
+		ids = append(ids, s.Name, s.SHA1())
+	}
+	checkTableGolden(t, "scripts_list", list.Table(), ids...)
 
 	status := scriptcache.StatusReport{}
 	for i, n := range []struct{ addr, role string }{{"10.0.12.101:7000", "master"}, {"10.0.12.104:7003", "replica"}} {
@@ -128,11 +190,12 @@ func TestScriptsTablesFit(t *testing.T) {
 		}
 		status.Nodes = append(status.Nodes, node)
 	}
-	checkTableGolden(t, "scripts_status", status.Table())
+	first, second := list.Scripts[0], list.Scripts[1]
+	checkTableGolden(t, "scripts_status", status.Table(), "10.0.12.101:7000", "10.0.12.104:7003", first.Name)
 	checkTableGolden(t, "scripts_load", scriptcache.LoadReport{Loaded: []scriptcache.Loaded{
-		{Name: list.Scripts[0].Name, SHA1: list.Scripts[0].SHA1(), Node: "10.0.12.101:7000", CachedBefore: true},
-		{Name: list.Scripts[1].Name, SHA1: list.Scripts[1].SHA1(), Node: "10.0.12.104:7003"},
-	}}.Table())
+		{Name: first.Name, SHA1: first.SHA1(), Node: "10.0.12.101:7000", CachedBefore: true},
+		{Name: second.Name, SHA1: second.SHA1(), Node: "10.0.12.104:7003"},
+	}}.Table(), first.Name, first.SHA1(), "10.0.12.101:7000")
 }
 
 func TestLintTableFits(t *testing.T) {
@@ -140,7 +203,7 @@ func TestLintTableFits(t *testing.T) {
 		{File: "scripts/ours/concurrency_acquire_with_a_long_name.lua", Line: 12, Col: 5, Severity: "error", Rule: "undeclared-key",
 			Message: "redis.call on a key built from ARGV: declare every key in KEYS so a cluster routes it"},
 		{File: "fw.lua", Line: 3, Col: 1, Severity: "warning", Rule: "missing-expire", Message: "INCR without EXPIRE: the counter lives forever"},
-	}}.Table())
+	}}.Table(), "scripts/ours/concurrency_acquire_with_a_long_name.lua", "fw.lua")
 }
 
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

@@ -56,6 +56,7 @@ func TestVersionBinary(t *testing.T) {
 // TestVersionLdflags builds the binary the way the release does, with the version, commit and
 // date set by -ldflags -X, and checks both outputs carry exactly those.
 func TestVersionLdflags(t *testing.T) {
+	skipInShortMode(t)
 	bin := filepath.Join(t.TempDir(), "limitctl")
 	ldflags := "-X main.version=1.2.3 -X main.commit=abc -X main.date=2026-01-01"
 	if out, err := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", bin, "..").CombinedOutput(); err != nil {

@@ -65,6 +65,9 @@ func fixtureRun(t *testing.T, srv *redistest.Server, file string, kind limiter.K
 }
 
 func TestLibraryStyleFixturesRunUnderTheirContracts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) skips it")
+	}
 	srv := redistest.Start(t)
 	for _, f := range libraryFixtures {
 		t.Run(f.file, func(t *testing.T) {

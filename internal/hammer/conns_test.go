@@ -29,6 +29,9 @@ func connectionsReceived(t *testing.T, srv *redistest.Server) int {
 }
 
 func TestSharedConnectionsKeepTheEvidence(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) skips it")
+	}
 	// 64 workers per strategy on 4 pipelined connections each: naive must still be caught
 	// overshooting, the atomic strategies must still show none, and the server must have seen
 	// a handful of connections, not one per worker.

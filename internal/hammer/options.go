@@ -76,7 +76,12 @@ type Deps struct {
 type Live struct {
 	Target bench.Target
 	Engine *bench.Engine // pause and resume
-	Quit   func()        // stop the load early; the run ends as interrupted
+	// Stop ends the load early at the user's request (the dashboard's q): the run is judged
+	// on what it did, as if its duration had ended then.
+	Stop func()
+	// Quit stops the load early as an interruption (Ctrl-C, the dashboard failing): the run
+	// ends as interrupted.
+	Quit func()
 }
 
 func (d Deps) notice(line string) {

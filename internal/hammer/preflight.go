@@ -26,8 +26,14 @@ func lintScript(o Options, notice func(string)) error {
 		return exitcode.Usagef("%v", err)
 	}
 	diags, block := lint.Gate(lint.LintWith(o.Script, []byte(o.ScriptSource), cfg))
-	for _, d := range diags {
-		notice(d.String())
+	for _, d := range diags { // before a run there is no --explain: what was shortened follows
+		line := d.Fit(lint.LineWidth)
+		notice(line)
+		if line != d.String() {
+			for _, l := range d.Explanation(lint.LineWidth) {
+				notice(l)
+			}
+		}
 	}
 	if block && !o.NoLint {
 		return exitcode.CheckFailedf("lint found errors in %s; fix them or pass --no-lint", o.Script)

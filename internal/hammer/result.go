@@ -174,14 +174,20 @@ func encode(v any) ([]byte, error) {
 //	lua    held         peak 20 of 20, 0 events
 //	watch  no evidence  peak 6 of 20: the limit was never reached, so nothing was tested
 //	eval   errors       312 of 10,000 decisions failed (timeout 312); peak 20 of 20
-func (r Result) VerdictLines() []string {
+//
+// paint, when set, colours each verdict word; the columns stay aligned.
+func (r Result) VerdictLines(paint func(word string) string) []string {
 	nameW, wordW := 0, 0
 	for i, v := range r.Verdicts {
 		nameW, wordW = max(nameW, len(r.Summary.Strategies[i].Name)), max(wordW, len(v.Word))
 	}
 	out := make([]string, len(r.Verdicts))
 	for i, v := range r.Verdicts {
-		out[i] = fmt.Sprintf("%-*s  %-*s  %s", nameW, r.Summary.Strategies[i].Name, wordW, v.Word, v.Text)
+		word := v.Word
+		if paint != nil {
+			word = paint(word)
+		}
+		out[i] = fmt.Sprintf("%-*s  %s%s  %s", nameW, r.Summary.Strategies[i].Name, word, strings.Repeat(" ", wordW-len(v.Word)), v.Text)
 	}
 	return out
 }
@@ -208,15 +214,19 @@ func (r Result) ShapeLines() []string {
 	return lines
 }
 
-// AssertionLines are one line per assertion: "PASS  lua.overshoot==0  (actual 0)".
-func (r Result) AssertionLines() []string {
+// AssertionLines are one line per assertion: "PASS  lua.overshoot==0  (actual 0)". paint, when
+// set, colours PASS and FAIL.
+func (r Result) AssertionLines(paint func(passed bool, word string) string) []string {
 	out := make([]string, len(r.Assertions))
 	for i, a := range r.Assertions {
-		verdict := "PASS"
+		word := "PASS"
 		if !a.Passed {
-			verdict = "FAIL"
+			word = "FAIL"
 		}
-		out[i] = fmt.Sprintf("%s  %s  (%s)", verdict, a.Expr, AssertionDetail(a))
+		if paint != nil {
+			word = paint(a.Passed, word)
+		}
+		out[i] = fmt.Sprintf("%s  %s  (%s)", word, a.Expr, AssertionDetail(a))
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -247,6 +248,8 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	snapshots := make(chan bench.Snapshot, 4)
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
+	var stopped atomic.Bool // the user ended the run early (Live.Stop): not an interruption
+	stop := func() { stopped.Store(true); stopRun() }
 	watchDone := make(chan error, 1)
 	go func() {
 		if s.deps.Watch == nil {
@@ -255,13 +258,16 @@ func (s *session) load(ctx context.Context) (Result, error) {
 			watchDone <- nil
 			return
 		}
-		err := s.deps.Watch(runCtx, Live{Target: s.target, Engine: engine, Quit: stopRun}, snapshots)
+		err := s.deps.Watch(runCtx, Live{Target: s.target, Engine: engine, Stop: stop, Quit: stopRun}, snapshots)
 		for range snapshots { // a watcher that quit early must not leave the engine's last send waiting
 		}
 		watchDone <- err
 	}()
 	stopInjects := startInjects(runCtx, s.opts.Injects, s.rdb, s.spawned, s.deps.notice)
 	summary, runErr := engine.Run(runCtx, snapshots)
+	if stopped.Load() && ctx.Err() == nil {
+		summary.Interrupted = false
+	}
 	stopInjects()
 	watchErr := <-watchDone
 

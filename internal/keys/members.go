@@ -44,6 +44,8 @@ type MemberList struct {
 	Scores  ScoreMode `json:"scores"`         // start or deadline; "" (null) when the scores are not timestamps
 	Guessed bool      `json:"scores_guessed"` // Scores was guessed by --scores auto
 	Members []Member  `json:"members"`
+	// Stale is the age from which a member counts as stale (--stale); 0 judges none.
+	Stale time.Duration `json:"-"`
 }
 
 // Members lists the oldest members of a sorted set (lowest scores first) with their times and
@@ -68,7 +70,7 @@ func Members(ctx context.Context, rdb redis.UniversalClient, key string, opts Me
 	default:
 		return MemberList{}, fmt.Errorf("%s is a %s: %w", key, typ, ErrNotSortedSet)
 	}
-	list := MemberList{Now: now, Key: key, Node: node, Members: []Member{}}
+	list := MemberList{Now: now, Key: key, Node: node, Members: []Member{}, Stale: opts.Stale}
 	pipe := rdb.Pipeline()
 	size := pipe.ZCard(ctx, key)
 	newest := pipe.ZRangeWithScores(ctx, key, -1, -1)

@@ -94,12 +94,13 @@ func (r PurgeResult) Err() error {
 		r.TotalRemoved, human.Plural(r.TotalRemoved, "member", "members"), len(r.Keys), human.Plural(len(r.Keys), "key", "keys"))}
 }
 
-// ErrNotConfirmed is a purge the confirmation declined: nothing was removed.
-var ErrNotConfirmed = errors.New("purge not confirmed: nothing was removed")
+// ErrNotConfirmed is a purge the confirmation declined: an answer, not a failure; nothing was
+// removed, which the result that comes with it says.
+var ErrNotConfirmed = errors.New("purge not confirmed: nothing removed")
 
 // PurgePatterns selects the keys and patterns of args (Select) and purges them (Purge), asking
-// opts.Confirm first when a pattern matched any key. After a failure the result says what was
-// removed before it.
+// opts.Confirm first when a pattern matched any key (a no returns ErrNotConfirmed with a result
+// of nothing). After a failure the result says what was removed before it.
 func PurgePatterns(ctx context.Context, rdb redis.UniversalClient, args []string, opts PurgeOptions) (PurgeResult, error) {
 	sel, err := Select(ctx, rdb, args, opts.Select)
 	if err != nil {
@@ -113,7 +114,7 @@ func PurgePatterns(ctx context.Context, rdb redis.UniversalClient, args []string
 			return PurgeResult{}, err
 		}
 		if !ok {
-			return PurgeResult{}, ErrNotConfirmed
+			return PurgeResult{DryRun: opts.DryRun, OlderThan: opts.OlderThan, Keys: []PurgedKey{}, Args: args}, ErrNotConfirmed
 		}
 	}
 	res, err := Purge(ctx, rdb, sel, opts)

@@ -13,10 +13,9 @@ import (
 // The tables of inspect and purge: columns over the same values their JSON holds (json.go).
 // tsv keeps the JSON's units (milliseconds, bytes); a terminal reads them as durations and sizes.
 
-// Table is the inspection's keys. The key, its size and flags always show (a long key cut in the
-// middle, where keys differ). On a narrow terminal the type goes first, then the node, the newest
-// age, memory and the TTL (NO_TTL stays among the flags); then keys, flags and details are cut;
-// then the details, the oldest age and the kind go. The stale count and the details show only
+// Table is the inspection's keys. The key, its size and flags always show, whole. On a narrow
+// terminal the type goes first, then the node, the newest age, memory and the TTL (NO_TTL stays
+// among the flags); then the details are cut; then the details, the oldest age and the kind go. The stale count and the details show only
 // when some key has any.
 func (in Inspection) Table() tableprint.Tabular {
 	type k = KeyInfo
@@ -26,9 +25,9 @@ func (in Inspection) Table() tableprint.Tabular {
 		memory = "≥" + memory // some key's memory is unknown ("-")
 	}
 	return tableprint.Table[KeyInfo]{Rows: in.Keys, Totals: true, Optional: 4, Columns: []tableprint.Column[KeyInfo]{
-		{Header: "key", Human: func(x k) string { return x.Key }, MinWidth: 20, Cut: tableprint.CutMiddle,
+		{Header: "key", Human: func(x k) string { return x.Key }, Whole: true,
 			Total: fmt.Sprintf("total (%d keys)", tot.Keys)},
-		{Header: "node", Human: func(x k) string { return x.Node }, MinWidth: 12, Cut: tableprint.CutMiddle, Priority: 8},
+		{Header: "node", Human: func(x k) string { return x.Node }, Whole: true, Priority: 8},
 		{Header: "type", Human: func(x k) string { return x.Type }, Priority: 9},
 		{Header: "kind", Human: func(x k) string { return string(x.Kind) }, Priority: 2},
 		{Header: "size", Human: func(x k) string { return itoa(x.Size) }, Total: itoa(tot.Members) + " members"},
@@ -37,7 +36,7 @@ func (in Inspection) Table() tableprint.Tabular {
 		{Header: "newest", Field: "newest_age_ms", Human: func(x k) string { return durationCell(x.NewestAge) }, Machine: func(x k) string { return msCell(x.NewestAge) }, Priority: 7},
 		{Header: "stale", Human: func(x k) string { return itoa(x.Stale) }, HideZero: true, Priority: 1, Total: itoa(tot.Stale) + " stale"},
 		{Header: "memory", Field: "memory_bytes", Human: func(x k) string { return bytesCell(x.Memory) }, Machine: func(x k) string { return numberCell(x.Memory) }, Priority: 6, Total: memory},
-		{Header: "flags", Human: flagsCell, MinWidth: 12},
+		{Header: "flags", Human: flagsCell, Whole: true},
 		{Header: "detail", Human: detailCell, HideZero: true, MinWidth: 16, Priority: 4},
 	}}
 }
@@ -106,8 +105,8 @@ func flagsCell(k KeyInfo) string {
 	return strings.Join(flags, ",")
 }
 
-// Table is the listed members. The member and its age always show (a long member cut in the
-// middle); on a narrow terminal the score goes first, then the time, then whether it is stale.
+// Table is the listed members. The member and its age always show (the member whole); on a
+// narrow terminal the score goes first, then the time, then whether it is stale.
 func (l MemberList) Table() tableprint.Tabular {
 	type m = Member
 	stale := 0
@@ -123,18 +122,30 @@ func (l MemberList) Table() tableprint.Tabular {
 		return x.Time.UTC().Format(memberTime)
 	}
 	return tableprint.Table[Member]{Rows: l.Members, Totals: true, Columns: []tableprint.Column[Member]{
-		{Header: "member", Human: func(x m) string { return x.Member }, MinWidth: 16, Cut: tableprint.CutMiddle,
+		{Header: "member", Human: func(x m) string { return x.Member }, Whole: true,
 			Total: fmt.Sprintf("%d of %d members", len(l.Members), l.Size)},
 		{Header: "score", Human: func(x m) string { return strconv.FormatFloat(x.Score, 'f', -1, 64) }, Priority: 3},
 		{Header: "time", Human: func(x m) string { return at(x, "-") }, Machine: func(x m) string { return at(x, "") }, Priority: 2},
 		{Header: "age", Field: "age_ms", Human: func(x m) string { return durationCell(x.Age) }, Machine: func(x m) string { return msCell(x.Age) }},
-		{Header: "stale", Human: func(x m) string { return human.YesNo(x.Stale) }, Priority: 1, Total: fmt.Sprintf("%d stale", stale)},
+		staleColumn(l.Stale > 0, stale),
 	}}
 }
 
-// Table is the purged keys: the key, what was removed and what remains always show. On a narrow
-// terminal the node goes first, then the unit; then keys (in the middle) and why a key was
-// skipped are cut; then whether scores were read as deadlines goes. The skipped column shows
+// staleColumn says whether each member is stale; without --stale no member is judged (how old
+// is stale is the operator's to say, so no member is called fresh): the table shows -, while tsv
+// and JSON keep the field as it is (false).
+func staleColumn(judged bool, stale int) tableprint.Column[Member] {
+	if !judged {
+		return tableprint.Column[Member]{Header: "stale", Human: func(Member) string { return "-" },
+			Machine: func(x Member) string { return human.YesNo(x.Stale) }, Priority: 1}
+	}
+	return tableprint.Column[Member]{Header: "stale", Human: func(x Member) string { return human.YesNo(x.Stale) }, Priority: 1,
+		Total: fmt.Sprintf("%d stale", stale)}
+}
+
+// Table is the purged keys: the key (whole), what was removed and what remains always show. On a
+// narrow terminal the node goes first, then the unit; then why a key was skipped is cut; then
+// whether scores were read as deadlines goes. The skipped column shows
 // only when a key was skipped, the scores column only when a set was read as deadlines (tsv:
 // always).
 func (r PurgeResult) Table() tableprint.Tabular {
@@ -152,9 +163,9 @@ func (r PurgeResult) Table() tableprint.Tabular {
 		removed.Header, removed.Field = "would remove", "removed"
 	}
 	return tableprint.Table[PurgedKey]{Rows: r.Keys, Totals: true, Optional: 2, Columns: []tableprint.Column[k]{
-		{Header: "key", Human: func(x k) string { return x.Key }, MinWidth: 20, Cut: tableprint.CutMiddle,
+		{Header: "key", Human: func(x k) string { return x.Key }, Whole: true,
 			Total: fmt.Sprintf("total (%d keys)", len(r.Keys))},
-		{Header: "node", Human: func(x k) string { return x.Node }, MinWidth: 12, Cut: tableprint.CutMiddle, Priority: 4},
+		{Header: "node", Human: func(x k) string { return x.Node }, Whole: true, Priority: 4},
 		{Header: "unit", Human: func(x k) string { return string(x.Unit) }, Priority: 3},
 		removed,
 		{Header: "remaining", Human: func(x k) string { return itoa(x.Remaining) }, Total: itoa(remaining)},

@@ -126,12 +126,32 @@ func (r Report) Counts() (errors, warnings int) {
 	return errors, warnings
 }
 
-// Summary is the run in one line: "2 file(s): 1 error(s), 0 warning(s) (off: missing-expire)".
-func (r Report) Summary() string {
+// Lines are the findings as compilers print them, one `file:line:col: severity: rule: message`
+// line each, fitted to LineWidth (the long explanation is in Message); with explain the whole
+// message follows each line, indented and wrapped. shortened reports whether a line left part
+// of its explanation to --explain.
+func (r Report) Lines(explain bool) (lines []string, shortened bool) {
+	for _, d := range r.Diagnostics {
+		line := d.Fit(LineWidth)
+		shortened = shortened || line != d.String()
+		lines = append(lines, line)
+		if explain {
+			lines = append(lines, strings.Join(d.Explanation(LineWidth), "\n"))
+		}
+	}
+	return lines, shortened && !explain
+}
+
+// Summary is the run in one line: "2 file(s): 1 error(s), 0 warning(s) (off: missing-expire)",
+// pointing to --explain when a line was shortened.
+func (r Report) Summary(shortened bool) string {
 	errs, warns := r.Counts()
 	note := ""
 	if len(r.Off) > 0 {
 		note = fmt.Sprintf(" (off: %s)", strings.Join(r.Off, ", "))
+	}
+	if shortened {
+		note += "; --explain says why"
 	}
 	return fmt.Sprintf("%d file(s): %d error(s), %d warning(s)%s", len(r.Files), errs, warns, note)
 }
@@ -149,12 +169,12 @@ func (r Report) Err() error {
 	return exitcode.CheckFailedf("lint: %d error(s), %d warning(s)", errs, warns)
 }
 
-// Table is a diagnostic per line: on a narrow terminal the file name and the message are cut,
-// then the rule goes.
+// Table is a diagnostic per line: the file (whole), position and severity always show; on a
+// narrow terminal the message is cut, then the rule goes.
 func (r Report) Table() tableprint.Tabular {
 	type d = Diagnostic
 	return tableprint.Table[Diagnostic]{Rows: r.Diagnostics, Columns: []tableprint.Column[Diagnostic]{
-		{Header: "file", Human: func(x d) string { return x.File }, MinWidth: 12, Cut: tableprint.CutMiddle},
+		{Header: "file", Human: func(x d) string { return x.File }, Whole: true},
 		{Header: "line", Human: func(x d) string { return strconv.Itoa(x.Line) }},
 		{Header: "col", Human: func(x d) string { return strconv.Itoa(x.Col) }},
 		{Header: "severity", Human: func(x d) string { return x.Severity }},

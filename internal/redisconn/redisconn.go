@@ -78,15 +78,21 @@ type UsageError = exitcode.UsageError
 
 func usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
 
-// ConnectError says which server could not be reached, with the password removed.
+// ConnectError says which server could not be reached, with the password removed. When that
+// was only the default address, it says so and how to name another: a newcomer's first error.
 type ConnectError struct {
 	Addr    string
+	Default bool // no --url, --addr or REDIS_URL named the target
 	Err     error
 	secrets []string
 }
 
 func (e *ConnectError) Error() string {
-	return Scrub(fmt.Sprintf("cannot connect to %s: %s", e.Addr, e.Err.Error()), e.secrets...)
+	addr := e.Addr
+	if e.Default {
+		addr += " (the default: no --addr host:port, --url redis://... or REDIS_URL was given)"
+	}
+	return Scrub(fmt.Sprintf("cannot connect to %s: %s", addr, e.Err.Error()), e.secrets...)
 }
 
 func (e *ConnectError) Unwrap() error { return e.Err }
@@ -101,6 +107,8 @@ type Config struct {
 	Target   Target
 	// secrets are the passwords the options hold, scrubbed from every error.
 	secrets []string
+	// defaultTarget: nothing named the target, so it is 127.0.0.1:6379.
+	defaultTarget bool
 }
 
 // Resolve validates the options and builds client options without touching the network.
@@ -139,6 +147,7 @@ func resolve(o Options, getenv func(string) string) (*Config, error) {
 	if o.URL == "" && len(o.Addrs) == 0 && len(o.Sentinels) == 0 {
 		o.URL = getenv("REDIS_URL")
 	}
+	named := o.URL != "" || len(o.Addrs) > 0 || len(o.Sentinels) > 0
 	if o.Password != "" && o.PasswordFile != "" {
 		return nil, usagef("--password and --password-file both given; give one of them")
 	}
@@ -223,7 +232,7 @@ func resolve(o Options, getenv func(string) string) (*Config, error) {
 		}
 	}
 
-	cfg := &Config{Cluster: cluster}
+	cfg := &Config{Cluster: cluster, defaultTarget: !named}
 	if cluster {
 		co, err := clusterOptions(o)
 		if err != nil {
@@ -484,7 +493,7 @@ func (cfg *Config) connectError(ctx context.Context, err error) error {
 	if hint != "" {
 		err = fmt.Errorf("%w (%s)", err, hint)
 	}
-	return &ConnectError{Addr: cfg.Target.Addr, Err: err, secrets: cfg.secrets}
+	return &ConnectError{Addr: cfg.Target.Addr, Default: cfg.defaultTarget, Err: err, secrets: cfg.secrets}
 }
 
 // alertCertificateRequired is the TLS 1.3 alert a server sends when it wants a client

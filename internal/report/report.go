@@ -174,7 +174,7 @@ func verdict(st bench.StrategySnapshot, limit int64, d time.Duration) (tone, bad
 	case bench.VerdictOvershoot:
 		return "bad", "overshoot +" + human.Count(st.Overshoot), "exceeded the limit: " + v.Text
 	case bench.VerdictErrors:
-		return "bad", "errors", "not judged, too many errors: " + v.Text
+		return "warn", "errors", "not judged, too many errors: " + v.Text // red is for overshoot
 	case bench.VerdictNoEvidence:
 		return "warn", "no evidence", "no evidence: " + v.Text
 	default:

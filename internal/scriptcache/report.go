@@ -13,9 +13,6 @@ import (
 // The results of the scripts commands: each is what its command prints as JSON, and its Table
 // the same rows for table and tsv.
 
-// shortSHA1 is how much of a SHA1 a narrow table keeps: enough to tell scripts apart by eye.
-const shortSHA1 = 12
-
 // Listing is every shipped script with its contract (scripts list).
 type Listing struct {
 	Scripts []scripts.Script `json:"scripts"`
@@ -24,15 +21,17 @@ type Listing struct {
 // List is the shipped scripts; it needs no server.
 func List() Listing { return Listing{Scripts: scripts.All()} }
 
-// Table: on a narrow terminal the description and SHA1 are cut, then the contract goes.
+// Table: the name and the whole SHA1 always show (it is what EVALSHA takes). On a narrower
+// terminal the description goes first (cut, then dropped), then ARGV, then KEYS, each whole;
+// -o json and scripts show have them all.
 func (l Listing) Table() tableprint.Tabular {
 	type s = scripts.Script
 	return tableprint.Table[scripts.Script]{Rows: l.Scripts, Columns: []tableprint.Column[s]{
-		{Header: "name", Human: func(x s) string { return x.Name }},
-		{Header: "sha1", Human: func(x s) string { return x.SHA1() }, MinWidth: shortSHA1, Priority: 3},
-		{Header: "keys", Human: func(x s) string { return strings.Join(x.Keys, ",") }, MinWidth: 12, Priority: 2},
-		{Header: "argv", Human: func(x s) string { return strings.Join(x.Args, ",") }, MinWidth: 12, Priority: 2},
-		{Header: "description", Human: func(x s) string { return x.Description }, MinWidth: 24, Priority: 1},
+		{Header: "name", Human: func(x s) string { return x.Name }, Whole: true},
+		{Header: "sha1", Human: func(x s) string { return x.SHA1() }, Whole: true},
+		{Header: "keys", Human: func(x s) string { return strings.Join(x.Keys, ",") }, Whole: true, Priority: 1},
+		{Header: "argv", Human: func(x s) string { return strings.Join(x.Args, ",") }, Whole: true, Priority: 2},
+		{Header: "description", Human: func(x s) string { return x.Description }, MinWidth: 24, Priority: 3},
 	}}
 }
 
@@ -57,14 +56,15 @@ type LoadReport struct {
 	Loaded []Loaded `json:"loaded"`
 }
 
-// Table: on a narrow terminal the SHA1 is cut first.
+// Table: name, SHA1 and node always show, whole; on a narrow terminal whether it was cached
+// before goes.
 func (r LoadReport) Table() tableprint.Tabular {
 	type l = Loaded
 	return tableprint.Table[Loaded]{Rows: r.Loaded, Columns: []tableprint.Column[l]{
-		{Header: "name", Human: func(x l) string { return x.Name }, MinWidth: 16},
-		{Header: "sha1", Human: func(x l) string { return x.SHA1 }, MinWidth: shortSHA1, Priority: 1},
-		{Header: "node", Human: func(x l) string { return x.Node }, MinWidth: 16, Cut: tableprint.CutMiddle},
-		{Header: "cached before", Human: func(x l) string { return human.YesNo(x.CachedBefore) }},
+		{Header: "name", Human: func(x l) string { return x.Name }, Whole: true},
+		{Header: "sha1", Human: func(x l) string { return x.SHA1 }, Whole: true},
+		{Header: "node", Human: func(x l) string { return x.Node }, Whole: true},
+		{Header: "cached before", Human: func(x l) string { return human.YesNo(x.CachedBefore) }, Priority: 1},
 	}}
 }
 
@@ -89,8 +89,8 @@ type statusRow struct {
 	script ScriptStatus
 }
 
-// Table is a line per script and node: on a narrow terminal the SHA1 is cut to its first
-// characters, then the role goes; node, script and whether it is cached always show.
+// Table is a line per script and node: node, script and whether it is cached always show; on a
+// narrow terminal the SHA1 goes (whole: it is never cut), then the role.
 func (r StatusReport) Table() tableprint.Tabular {
 	var rows []statusRow
 	for _, n := range r.Nodes {
@@ -99,10 +99,10 @@ func (r StatusReport) Table() tableprint.Tabular {
 		}
 	}
 	return tableprint.Table[statusRow]{Rows: rows, Totals: true, Columns: []tableprint.Column[statusRow]{
-		{Header: "node", Human: func(r statusRow) string { return r.node.Node }, MinWidth: 16, Cut: tableprint.CutMiddle},
-		{Header: "role", Human: func(r statusRow) string { return r.node.Role }, Priority: 2},
-		{Header: "name", Human: func(r statusRow) string { return r.script.Name }, MinWidth: 16},
-		{Header: "sha1", Human: func(r statusRow) string { return r.script.SHA1 }, MinWidth: shortSHA1, Priority: 1},
+		{Header: "node", Human: func(r statusRow) string { return r.node.Node }, Whole: true},
+		{Header: "role", Human: func(r statusRow) string { return r.node.Role }, Priority: 1},
+		{Header: "name", Human: func(r statusRow) string { return r.script.Name }, Whole: true},
+		{Header: "sha1", Human: func(r statusRow) string { return r.script.SHA1 }, Whole: true, Priority: 2},
 		{Header: "cached", Human: func(r statusRow) string { return human.YesNo(r.script.Cached) }, Total: strconv.Itoa(r.Missing) + " missing"},
 	}}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/lipgloss/v2"
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/golden"
@@ -102,7 +102,7 @@ func TestGoldenViews(t *testing.T) {
 		for _, size := range sizes {
 			name := sc.name + "_" + itoa(size.w) + "x" + itoa(size.h)
 			t.Run(name, func(t *testing.T) {
-				view := resize(sc.build(), size.w, size.h).View()
+				view := resize(sc.build(), size.w, size.h).View().Content
 				checkFits(t, view, size.w, size.h)
 				if strings.Contains(view, "\x1b[") {
 					t.Fatal("ASCII profile view contains escape sequences")
@@ -138,11 +138,11 @@ func TestBadgeSaysLimitNotReachedWithoutContention(t *testing.T) {
 			snaps[i].Strategies[j].Contended = false
 		}
 	}
-	view := resize(feed(New(asciiOptions()), snaps...), 120, 30).View()
+	view := resize(feed(New(asciiOptions()), snaps...), 120, 30).View().Content
 	if !strings.Contains(view, "limit not reached") || strings.Contains(view, "0 overshoot") {
 		t.Errorf("uncontended strategy's badge:\n%s", view)
 	}
-	view = resize(feed(New(asciiOptions()), fixtureRun(42, strategyShape{name: "lua"})...), 120, 30).View()
+	view = resize(feed(New(asciiOptions()), fixtureRun(42, strategyShape{name: "lua"})...), 120, 30).View().Content
 	if !strings.Contains(view, "0 overshoot") {
 		t.Errorf("contended strategy at 0 lost its badge:\n%s", view)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/colorprofile"
+
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/termtest"
 )
@@ -28,7 +30,7 @@ func TestMain(m *testing.M) {
 func demo(mode string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opts := Options{Quit: cancel, Controls: &fakeControls{}, NoColor: true}
+	opts := Options{Quit: cancel, Controls: &fakeControls{}, Profile: colorprofile.ASCII}
 	snapshots := make(chan bench.Snapshot)
 	go func() {
 		defer close(snapshots)
@@ -45,7 +47,7 @@ func demo(mode string) int {
 	if mode == "panic" {
 		m := New(opts)
 		m.snapshots = snapshots
-		err = run(ctx, panicky{Model: m}, os.Stdin, os.Stdout, opts.Quit)
+		err = run(ctx, panicky{Model: m}, os.Stdin, os.Stdout, opts.Profile, opts.Quit)
 	} else {
 		err = Run(ctx, opts, snapshots, os.Stdin, os.Stdout)
 	}

@@ -8,20 +8,22 @@ import (
 	"strings"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/limitctl/limitctl/internal/human"
 )
 
-// Watch shows render's text live on out (in the alternate screen), refreshed every interval,
-// until q (interrupted false) or Ctrl-C or ctx's end (interrupted true); last is the last text
-// rendered, for the caller to leave on the normal screen. A failed refresh keeps the last good
-// text on screen with the error under it and tries again at the next tick: a blip must not end
-// the watch. render runs off the UI goroutine; the view knows nothing of what it renders.
+// Watch shows render's text live on the terminal out (in the alternate screen, in profile's
+// colours), refreshed every interval, until q (interrupted false) or Ctrl-C or ctx's end
+// (interrupted true); last is the last text rendered, for the caller to leave on the normal
+// screen. A failed refresh keeps the last good text on screen with the error under it and
+// tries again at the next tick: a blip must not end the watch. render runs off the UI
+// goroutine; the view knows nothing of what it renders.
 func Watch(ctx context.Context, title string, every time.Duration, now func() time.Time,
-	render func(context.Context) (string, error), in io.Reader, out io.Writer) (last string, interrupted bool, err error) {
+	render func(context.Context) (string, error), in io.Reader, out io.Writer, profile colorprofile.Profile) (last string, interrupted bool, err error) {
 	m := newWatchModel(ctx, title, every, now, render)
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithAltScreen())
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithColorProfile(profile))
 	final, err := p.Run()
 	end, _ := final.(watchModel)
 	interrupted = end.interrupted || ctx.Err() != nil || errors.Is(err, tea.ErrInterrupted)
@@ -67,7 +69,7 @@ func (m watchModel) refresh() tea.Msg {
 
 func (m watchModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		switch msg.String() {
 		case "q", "esc":
 			return m, tea.Quit
@@ -87,7 +89,13 @@ func (m watchModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m watchModel) View() string {
+func (m watchModel) View() tea.View {
+	v := tea.NewView(m.screen())
+	v.AltScreen = true
+	return v
+}
+
+func (m watchModel) screen() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Every %s: %s", human.Duration(m.every), m.title)
 	if !m.at.IsZero() {

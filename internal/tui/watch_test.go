@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 func TestWatchModelQuitsOnQAndInterruptsOnCtrlC(t *testing.T) {
@@ -20,7 +20,7 @@ func TestWatchModelQuitsOnQAndInterruptsOnCtrlC(t *testing.T) {
 		t.Fatal("no next tick after a frame")
 	}
 	m = next.(watchModel)
-	view := m.View()
+	view := m.View().Content
 	for _, want := range []string{"Every 1s: limitctl inspect rl:*", "12:00:00", "(q quit)", "rl:a 3"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("view lacks %q:\n%s", want, view)
@@ -28,17 +28,17 @@ func TestWatchModelQuitsOnQAndInterruptsOnCtrlC(t *testing.T) {
 	}
 	// A failed refresh keeps the last table and shows the error under it.
 	next, _ = m.Update(watchFrame{err: context.DeadlineExceeded, at: at})
-	if v := next.(watchModel).View(); !strings.Contains(v, "rl:a 3") || !strings.Contains(v, "refresh failed") {
+	if v := next.(watchModel).View().Content; !strings.Contains(v, "rl:a 3") || !strings.Contains(v, "refresh failed") {
 		t.Errorf("view after a failed refresh:\n%s", v)
 	}
 	if _, cmd := m.Update(watchTick{}); cmd == nil || renders != 1 {
 		t.Errorf("a tick must ask for a refresh")
 	}
-	quit, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+	quit, cmd := m.Update(tea.KeyPressMsg{Code: 'q', Text: "q"})
 	if _, ok := cmd().(tea.QuitMsg); !ok || quit.(watchModel).interrupted {
 		t.Errorf("q must quit without interrupting")
 	}
-	stop, cmd := m.Update(tea.KeyMsg{Type: tea.KeyCtrlC})
+	stop, cmd := m.Update(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
 	if _, ok := cmd().(tea.QuitMsg); !ok || !stop.(watchModel).interrupted {
 		t.Errorf("ctrl+c must quit as interrupted")
 	}
