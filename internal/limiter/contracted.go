@@ -52,7 +52,7 @@ type contracted struct {
 	userSHA1    string
 	release     *redis.Script // the release script (--script-release-file); nil without one
 	caller      *contract.Caller
-	member bool
+	member      bool
 	// replyInRelease: the release passes {reply}, so an admit keeps its reply's text.
 	replyInRelease bool
 	// shipped: called as the shipped script is, so its reply reads as the shipped one's
