@@ -333,7 +333,7 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 	}
 	r.Skew = o.skew
 	if !c.Flags().Changed("skew") {
-		r.Skew = bench.DefaultSkew(r.Limiter)
+		r.Skew = bench.DefaultSkew(r.Limiter, r.Limit, r.Window)
 	}
 	if o.script != "" {
 		if r.ScriptSource, err = scriptcache.ReadFile(o.script); err != nil {

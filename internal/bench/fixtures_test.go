@@ -10,6 +10,7 @@ import (
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/lint"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
@@ -34,13 +35,23 @@ var libraryFixtures = []struct {
 		Release: `EVAL "if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"del\", KEYS[1]) end return 0" 1 {reply} {member}`}, false},
 }
 
-// fixtureRun hammers one fixture at the hammer's defaults (64 workers, limit 20, window 1s,
-// hold 2ms) for d.
-func fixtureRun(t *testing.T, srv *redistest.Server, file string, kind limiter.Kind, spec contract.Spec, d time.Duration) bench.StrategySnapshot {
+// customStrategy builds the custom strategy as the hammer does for a script in testdata/limiters:
+// its contract (a script that reads TIME and is given no time runs on the virtual clock), its
+// limiter, and the evidence the contract implies (the server clock's intervals, a fixed window's
+// alignment, the time quantum).
+func customStrategy(t *testing.T, srv *redistest.Server, file string, kind limiter.Kind, spec contract.Spec) bench.StrategyRun {
 	t.Helper()
 	src, err := os.ReadFile("../../testdata/limiters/" + file)
 	if err != nil {
 		t.Fatal(err)
+	}
+	spec.ReadsTime = lint.ReadsTime(src)
+	if spec.ReleaseFile != "" {
+		rel, err := os.ReadFile("../../testdata/limiters/" + spec.ReleaseFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.ReleaseScript = string(rel)
 	}
 	c, err := contract.Compile(spec, limiter.DefaultContract(kind))
 	if err != nil {
@@ -51,13 +62,27 @@ func fixtureRun(t *testing.T, srv *redistest.Server, file string, kind limiter.K
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := bench.Config{
-		RunID: "test", Limiter: kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64,
+	return bench.StrategyRun{Name: "custom", Limiter: lim, ServerClock: c.Clock == contract.ServerClock,
+		EpochAligned: c.EpochAligned(), TimeQuantum: c.TimeQuantum()}
+}
+
+// defaultLoad is the hammer's default load for one strategy (64 workers, limit 20, window 1s,
+// the limiter's default profile and skew) for d, with a think time of 2ms after each admit.
+func defaultLoad(t *testing.T, kind limiter.Kind, run bench.StrategyRun, d time.Duration) bench.Config {
+	id := fmt.Sprintf("%d", time.Now().UnixNano())
+	return bench.Config{
+		Profile: bench.DefaultProfile(kind), Skew: bench.DefaultSkew(kind, 20, time.Second),
+		RunID: id, Limiter: kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64,
 		Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
-		KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
-		Strategies: []bench.StrategyRun{{Name: "custom", Limiter: lim, ServerClock: c.Clock == contract.ServerClock}},
+		KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s.%s}:%s:%d", t.Name(), id, s, i) },
+		Strategies: []bench.StrategyRun{run},
 	}
-	sum, err := bench.New(cfg).Run(context.Background(), nil)
+}
+
+// fixtureRun hammers one fixture at the hammer's default load for d.
+func fixtureRun(t *testing.T, srv *redistest.Server, file string, kind limiter.Kind, spec contract.Spec, d time.Duration) bench.StrategySnapshot {
+	t.Helper()
+	sum, err := bench.New(defaultLoad(t, kind, customStrategy(t, srv, file, kind, spec), d)).Run(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

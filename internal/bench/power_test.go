@@ -2,7 +2,6 @@ package bench_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strconv"
 	"testing"
@@ -66,27 +65,7 @@ func powerRuns(t *testing.T) int {
 // first seen (0 if never).
 func powerRun(t *testing.T, srv *redistest.Server, c powerCase, d time.Duration, stopOnOvershoot bool) (bench.StrategySnapshot, time.Duration) {
 	t.Helper()
-	src, err := os.ReadFile("../../testdata/limiters/" + c.file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct, err := contract.Compile(c.spec, limiter.DefaultContract(c.kind))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lim, err := limiter.New(c.kind, limiter.Custom, srv.Client(t), limiter.Config{
-		Rate: 20, Burst: 20, Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, CustomSource: string(src), Contract: ct})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := fmt.Sprintf("%d", time.Now().UnixNano())
-	cfg := bench.Config{
-		Profile: bench.DefaultProfile(c.kind), Skew: bench.DefaultSkew(c.kind),
-		RunID: run, Limiter: c.kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64,
-		Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
-		KeyFor:     func(s string, i int) string { return fmt.Sprintf("p:{%s}:%s:%d", run, s, i) },
-		Strategies: []bench.StrategyRun{{Name: "custom", Limiter: lim, ServerClock: ct.Clock == contract.ServerClock}},
-	}
+	cfg := defaultLoad(t, c.kind, customStrategy(t, srv, c.file, c.kind, c.spec), d)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	snaps := make(chan bench.Snapshot, 4)

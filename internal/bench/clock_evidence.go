@@ -1,0 +1,83 @@
+package bench
+
+import (
+	"math"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+// How the client-time evidence (the stamps the scripts were given, or that answered their TIME
+// on the virtual clock) allows for reordering, so a correct limiter is never blamed however its
+// callers' clocks disagree, and how sharp it stays.
+
+// evidence is what a window or bucket checker on client time needs beyond the limit.
+type evidence struct {
+	// aligned: a fixed window's windows start at multiples of the window (SlidingChecker);
+	// otherwise their alignment is unknown (UnalignedChecker).
+	aligned bool
+	// lateMs is Λ, the most an admit judged by the unaligned fixed window or the bucket may be
+	// late (0: no bound, the other checkers); later ones are left out.
+	lateMs int64
+	// bucketSlack is how many tokens a correct bucket may seem to exceed burst + rate*T by.
+	bucketSlack float64
+}
+
+// evidenceFor is the evidence of one strategy's admits.
+//
+// The bucket. A correct bucket is exact over the times it decides by: in any interval of them,
+// at most burst + rate*T admits. A GCRA or a bucket that judges a late call at the call's own
+// time decides by the stamps themselves. Others decide a late call at the latest time they saw
+// (a refill that never runs backwards: elapsed = max(0, now - last)), or lose their state to a key
+// expiry the server times (a TTL of exactly the time to refill): each decides call i at some
+// time in [t_i, t_i + λ_i], λ_i how far the most advanced worker clock can be ahead of t_i when
+// the call reaches Redis (the skew between the two clocks, its round trip and its stamp's
+// rounding; an expiry set by the most advanced clock is reached by call i no sooner than that).
+// Admits stamped in [x, y] are then decided in [x, y + Λ], so at most burst + rate*(y - x) +
+// rate*Λ of them: rate*Λ tokens of slack, admits later than Λ left out (which only removes
+// evidence), and any draw beyond burst + slack is at least one request too many. With every
+// worker on one clock and a GCRA the slack is still owed to the buckets that decide by the latest
+// time; it stays well under a token at the default load, so one request too many per burst is
+// still proven (a full bucket's burst + 1 admits land within a few milliseconds of stamps).
+func evidenceFor(cfg Config, run StrategyRun) evidence {
+	ev := evidence{aligned: run.EpochAligned || cfg.Limiter != limiter.FixedWindow}
+	switch {
+	case cfg.Limiter == limiter.TokenBucket:
+		ev.lateMs = bucketLateMs(cfg)
+		ev.bucketSlack = cfg.Rate / 1000 * float64(ev.lateMs)
+	case cfg.Limiter == limiter.FixedWindow && !ev.aligned:
+		ev.lateMs = unalignedLateMs(cfg)
+	}
+	return ev
+}
+
+// bucketLateMs is Λ for the bucket: the skew between any two worker clocks, a millisecond of
+// rounding, and a round-trip budget of a quarter of a token's refill time, at least 10ms.
+func bucketLateMs(cfg Config) int64 {
+	budget := int64(10_000)
+	if cfg.Rate > 0 {
+		budget = max(budget, int64(250_000/cfg.Rate))
+	}
+	return int64(math.Ceil(float64(2*cfg.Skew.Microseconds()+1000+budget) / 1000))
+}
+
+// clientChecker is the checker of a window or bucket limiter over the stamps.
+func clientChecker(cfg Config, ev evidence, horizonMs int64) Checker {
+	if cfg.Limiter == limiter.FixedWindow && !ev.aligned {
+		return NewUnalignedChecker(cfg.Limit, cfg.Window.Milliseconds(), ev.lateMs, horizonMs)
+	}
+	c := invariantChecker(cfg.Limiter, cfg.Limit, cfg.Window, cfg.Rate, horizonMs)
+	if b, ok := c.(*BucketChecker); ok {
+		b.slack = ev.bucketSlack
+	}
+	return c
+}
+
+// evidenceStamp is the time a call is judged at: its now as the script could know it, to the
+// millisecond, or to the second for a script told whole seconds (TimeQuantum).
+func evidenceStamp(run StrategyRun, now time.Time) time.Time {
+	if run.TimeQuantum > time.Millisecond {
+		return now.Truncate(run.TimeQuantum)
+	}
+	return time.UnixMilli(now.UnixMilli())
+}
