@@ -39,8 +39,10 @@ import "math"
 // b = max(S + P, t_i - R + 1), because a later start only constrains the next window more. Let
 // S(i) be the least start of the window holding t_i over all feasible partitions of t_1..t_i
 // (S(0) = -inf). Then S(i) = max(S(k*) + P, t_i - R + 1) for the least k* in [i - c, i - 1] with
-//   F(k):  S(k) + P <= t_{k+1}        (window k+1.. can start after the previous one), and
-//          t_{k+1} >= t_i - R + 1     (the group spans less than R),
+//
+//	F(k):  S(k) + P <= t_{k+1}        (window k+1.. can start after the previous one), and
+//	       t_{k+1} >= t_i - R + 1     (the group spans less than R),
+//
 // because S is nondecreasing in k (a partition of 1..k+1 restricted to 1..k is one of 1..k, with
 // a start no later), so the least feasible k gives the least start. F(k) depends on k alone, and
 // the range condition bounds k from below by an index that only grows with i: the candidates are
@@ -64,9 +66,9 @@ type UnalignedChecker struct {
 }
 
 type unalignedState struct {
-	index    int64        // admits settled so far (t_index is the newest)
-	recent   msQueue      // admits per ms of the last R ms, for the range condition
-	recentAt int64        // index of the first admit in recent
+	index    int64   // admits settled so far (t_index is the newest)
+	recent   msQueue // admits per ms of the last R ms, for the range condition
+	recentAt int64   // index of the first admit in recent
 	searches []windowSearch
 	newest   int64
 }
