@@ -28,7 +28,7 @@ func TestHammerContractErrorsAreUsageErrors(t *testing.T) {
 		{"expression syntax", []string{"--script-allowed", "reply ~= false and"}, []string{"--script-allowed:", "syntax error"}},
 		{"expression syntax with a column", []string{"--script-allowed", "reply = 1"}, []string{"--script-allowed: column 7: syntax error"}},
 		{"release on a window", []string{"--script-release", "none"}, []string{"--script-release applies only to the concurrency limiter"}},
-		{"unknown clock", []string{"--clock", "wall"}, []string{`--clock: want client or server, got "wall"`}},
+		{"unknown clock", []string{"--clock", "wall"}, []string{`--clock: want client, server or virtual, got "wall"`}},
 		{"unknown profile", []string{"--profile", "spiky"}, []string{"--profile must be steady or bursty"}},
 		{"negative skew", []string{"--skew", "-1ms"}, []string{"--skew must be 0 up to 1m"}},
 	}

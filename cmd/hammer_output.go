@@ -54,8 +54,10 @@ type strategyJSON struct {
 	Contended         bool                `json:"contended"`
 	ErrorSamples      []bench.ErrorSample `json:"error_samples"`
 	Unjudged          int64               `json:"unjudged"`
-	// Clock is whose time the strategy's script used: client (passed in ARGV) or server (TIME).
-	Clock string `json:"clock"`
+	// Clock is whose time the strategy's script used: client (passed in ARGV), server (TIME) or
+	// virtual (TIME, answered by the hammer with each call's own time: TimeAnswered).
+	Clock        string `json:"clock"`
+	TimeAnswered bool   `json:"time_answered"`
 	// Contract is how the custom script was called and its reply read (custom only).
 	Contract *contractJSON `json:"contract,omitempty"`
 }
@@ -111,7 +113,7 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 			},
 			ServerUsecPerCall: st.ServerUsecPerCall, FailOpenAdmits: st.FailOpenAdmits, FailClosedRejects: st.FailClosedRejects,
 			ReleaseErrors: st.ReleaseErrors, Contended: st.Contended, ErrorSamples: st.ErrorSamples, Unjudged: st.Unjudged,
-			Clock: string(hammer.ClockOf(res.Options, limiter.Strategy(st.Name))),
+			Clock: string(hammer.ClockOf(res.Options, limiter.Strategy(st.Name))), TimeAnswered: hammer.TimeAnswered(res.Options, limiter.Strategy(st.Name)),
 		}
 		if sj.ErrorSamples == nil {
 			sj.ErrorSamples = []bench.ErrorSample{}
@@ -160,6 +162,9 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 		if f.IO.StderrTTY {
 			width = f.IO.Columns
 		}
+	}
+	for _, n := range hammer.ClockNotes(res.Options) {
+		fmt.Fprintln(words, fitLine(n, width))
 	}
 	for _, v := range verdicts(s) {
 		fmt.Fprintln(words, fitLine(v, width))

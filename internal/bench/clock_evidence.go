@@ -52,11 +52,11 @@ func evidenceFor(cfg Config, run StrategyRun) evidence {
 }
 
 // bucketLateMs is Λ for the bucket: the skew between any two worker clocks, a millisecond of
-// rounding, and a round-trip budget of a quarter of a token's refill time, at least 10ms.
+// rounding, and a round-trip budget of half a token's refill time, at least 10ms.
 func bucketLateMs(cfg Config) int64 {
 	budget := int64(10_000)
 	if cfg.Rate > 0 {
-		budget = max(budget, int64(250_000/cfg.Rate))
+		budget = max(budget, int64(500_000/cfg.Rate))
 	}
 	return int64(math.Ceil(float64(2*cfg.Skew.Microseconds()+1000+budget) / 1000))
 }

@@ -33,6 +33,14 @@ var libraryFixtures = []struct {
 	{"token_bucket_two_keys.lua", limiter.TokenBucket, contract.Spec{Keys: "{key}.tokens {key}.timestamp", Args: `{rate_per_s} {burst} "" {cost}`}, false},
 	{"concurrency_slots.lua", limiter.Concurrency, contract.Spec{Keys: "{key}{slot}", Args: "{key} {stale_after_s} {member}", Allowed: "reply ~= false",
 		Release: `EVAL "if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"del\", KEYS[1]) end return 0" 1 {reply} {member}`}, false},
+	// The third release's contracts: whole seconds (go-zero), nanoseconds and a window opened by
+	// the first call (sethvargo/go-redisstore), microseconds with a rate per microsecond (Traefik),
+	// a release that is a script of its own (Laravel).
+	{"token_bucket_unix_seconds.lua", limiter.TokenBucket, contract.Spec{Keys: "{key}.tokens {key}.ts", Args: "{rate_per_s} {burst} {now_s_int} {cost}", Allowed: "reply == 1"}, false},
+	{"fixed_window_first_hit_ns.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}", Args: "{now_ns} {limit} {window_ns}", Allowed: "reply[4] == 1"}, false},
+	{"token_bucket_microseconds.lua", limiter.TokenBucket, contract.Spec{Args: "{rate_per_s / 1000000} {burst} {now_us} {window_s * 2} {cost}"}, false},
+	{"concurrency_slots.lua", limiter.Concurrency, contract.Spec{Keys: "{key}{slot}", Args: "{key} {stale_after_s} {member}", Allowed: "reply ~= false",
+		ReleaseFile: "concurrency_slot_release.lua", ReleaseKeys: "{reply}", ReleaseArgs: "{member}"}, false},
 }
 
 // customStrategy builds the custom strategy as the hammer does for a script in testdata/limiters:
@@ -79,6 +87,14 @@ func defaultLoad(t *testing.T, kind limiter.Kind, run bench.StrategyRun, d time.
 	}
 }
 
+// fixtureName names a fixture's test: its file, and its release script's when it has one.
+func fixtureName(file string, spec contract.Spec) string {
+	if spec.ReleaseFile != "" {
+		return file + " released by " + spec.ReleaseFile
+	}
+	return file
+}
+
 // fixtureRun hammers one fixture at the hammer's default load for d.
 func fixtureRun(t *testing.T, srv *redistest.Server, file string, kind limiter.Kind, spec contract.Spec, d time.Duration) bench.StrategySnapshot {
 	t.Helper()
@@ -92,7 +108,7 @@ func fixtureRun(t *testing.T, srv *redistest.Server, file string, kind limiter.K
 func TestLibraryStyleFixturesRunUnderTheirContracts(t *testing.T) {
 	srv := redistest.Start(t)
 	for _, f := range libraryFixtures {
-		t.Run(f.file, func(t *testing.T) {
+		t.Run(fixtureName(f.file, f.spec), func(t *testing.T) {
 			got := fixtureRun(t, srv, f.file, f.kind, f.spec, 2500*time.Millisecond)
 			t.Logf("%s: admitted %d rejected %d errors %v peak %d overshoot %d", f.file, got.Admitted, got.Rejected, got.ErrorsByKind, got.Peak, got.Overshoot)
 			if got.Errors != 0 || got.Admitted == 0 || got.Rejected == 0 {

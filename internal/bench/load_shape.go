@@ -40,16 +40,17 @@ func DefaultSkew(k limiter.Kind, limit int64, window time.Duration) time.Duratio
 	if limit < 1 {
 		return time.Millisecond
 	}
-	return min(5*time.Millisecond, max(time.Millisecond, window/time.Duration(limit)/20))
+	return min(5*time.Millisecond, max(time.Millisecond, window/time.Duration(limit)/50))
 }
 
-// A bursty cycle: load for burstWindows windows, then an idle spell, each longer than a window
-// (a bucket refills completely) and of a different length from the last. A bucket whose uncapped
-// refill its own key's expiry hides (a TTL a little longer than its refill time) is caught only by
-// a spell shorter than its TTL: the first spell is 1.1 windows, so a TTL of 1.1 windows or more is
-// caught within about two windows, and the later ones (up to 2.2) catch bugs that show only after
-// a longer rest. The series repeats.
-const burstWindows = 1.0
+// A bursty cycle: load for burstWindows windows (two: every burst holds a whole window with its
+// boundaries, where a counter that expires with its window lets a late request through), then an
+// idle spell, each longer than a window (a bucket refills completely) and of a different length
+// from the last. A bucket whose uncapped refill its own key's expiry hides (a TTL a little longer
+// than its refill time) is caught only by a spell shorter than its TTL: the first spell is 1.1
+// windows, so a TTL of 1.1 windows or more is caught at the second burst, and the later ones (up to
+// 2.2) catch bugs that show only after a longer rest. The series repeats.
+const burstWindows = 2.0
 
 var idleWindows = []float64{1.1, 1.6, 1.3, 2.2, 1.2, 1.8}
 

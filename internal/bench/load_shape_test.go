@@ -15,12 +15,12 @@ func TestActiveLoadLeavesOutIdleSpells(t *testing.T) {
 		d, want time.Duration
 	}{
 		{ProfileSteady, 10 * s, 10 * s},
-		{ProfileBursty, 800 * ms, 800 * ms},
-		{ProfileBursty, 2 * s, 1 * s},                  // a window of load, then idle for 1.1
-		{ProfileBursty, 2500 * ms, 1400 * ms},          // and 0.4 of the next burst
-		{ProfileBursty, 5 * s, 2300 * ms},              // 1, idle 1.1, 1, idle 1.6, then 0.3 of the third
-		{ProfileBursty, 15200 * ms, 6 * s},             // one period: six bursts and the six spells
-		{ProfileBursty, 30400*ms + 500*ms, 12500 * ms}, // two periods and half a burst
+		{ProfileBursty, 1500 * ms, 1500 * ms},
+		{ProfileBursty, 3 * s, 2 * s},                  // two windows of load, then idle for 1.1
+		{ProfileBursty, 3500 * ms, 2400 * ms},          // and 0.4 of the next burst
+		{ProfileBursty, 5 * s, 3900 * ms},              // 2, idle 1.1, then 1.9 of the second burst
+		{ProfileBursty, 21200 * ms, 12 * s},            // one period: six bursts and the six spells
+		{ProfileBursty, 42400*ms + 500*ms, 24500 * ms}, // two periods and a quarter of a burst
 	}
 	for _, c := range cases {
 		if got := ActiveLoad(c.profile, s, c.d); got != c.want {
@@ -33,7 +33,7 @@ func TestActiveLoadLeavesOutIdleSpells(t *testing.T) {
 func TestIdleSpellsVaryInLength(t *testing.T) {
 	cfg := Config{Profile: ProfileBursty, Window: time.Second}
 	var spells []time.Duration
-	for elapsed := time.Duration(0); elapsed < 18*time.Second; elapsed += time.Millisecond {
+	for elapsed := time.Duration(0); elapsed < 25*time.Second; elapsed += time.Millisecond {
 		if until, idle := idleSpell(cfg, elapsed); idle {
 			spells = append(spells, until-elapsed)
 			elapsed = until - time.Millisecond

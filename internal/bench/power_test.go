@@ -37,6 +37,14 @@ var buggyScripts = []powerCase{
 	{"buggy/gcra_double_rate.lua", limiter.TokenBucket, contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0"}},
 	// Spring Cloud Gateway's script before it read TIME's microseconds (caught 10 of 10 in 5s, overshoot 9 to 17).
 	{"buggy/token_bucket_whole_seconds.lua", limiter.TokenBucket, contract.Spec{Keys: "{key}.tokens {key}.timestamp", Args: `{rate_per_s} {burst} "" {cost}`}},
+	// The third release: reordering in every limiter's default load, idle spells of varied
+	// length, and TIME answered by the hammer.
+	{"buggy/token_bucket_stores_earlier_last.lua", limiter.TokenBucket, contract.Spec{}},
+	{"buggy/leaky_bucket_abs.lua", limiter.TokenBucket, contract.Spec{}},
+	{"buggy/gcra_trusts_latest_now.lua", limiter.TokenBucket, contract.Spec{}},
+	{"buggy/token_bucket_uncapped_short_ttl.lua", limiter.TokenBucket, contract.Spec{}},
+	{"buggy/gcra_server_time_one_too_many.lua", limiter.TokenBucket, contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0"}},
+	{"buggy/fixed_window_first_hit_ns_reopens.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}", Args: "{now_ns} {limit} {window_ns}", Allowed: "reply[4] == 1"}},
 }
 
 func correctScripts() []powerCase {
@@ -99,7 +107,7 @@ func TestPowerCatchesEveryBugClass(t *testing.T) {
 	runs := powerRuns(t)
 	srv := redistest.Start(t)
 	for _, c := range buggyScripts {
-		t.Run(c.file, func(t *testing.T) {
+		t.Run(fixtureName(c.file, c.spec), func(t *testing.T) {
 			caught := 0
 			var slowest time.Duration
 			for i := 0; i < runs; i++ {
@@ -107,7 +115,7 @@ func TestPowerCatchesEveryBugClass(t *testing.T) {
 				if st.Errors > 0 {
 					t.Fatalf("run %d: %d decisions errored: %v", i+1, st.Errors, st.ErrorsByKind)
 				}
-				t.Logf("run %d: caught at %s, overshoot %d, admitted %d", i+1, at.Round(10*time.Millisecond), st.Overshoot, st.Admitted)
+				t.Logf("run %d: caught at %s, overshoot %d, admitted %d, unjudged %d", i+1, at.Round(10*time.Millisecond), st.Overshoot, st.Admitted, st.Unjudged)
 				if at > 0 && at <= 5500*time.Millisecond {
 					caught++
 					slowest = max(slowest, at)
@@ -125,7 +133,7 @@ func TestPowerPassesCorrectScripts(t *testing.T) {
 	runs := powerRuns(t)
 	srv := redistest.Start(t)
 	for _, c := range correctScripts() {
-		t.Run(c.file, func(t *testing.T) {
+		t.Run(fixtureName(c.file, c.spec), func(t *testing.T) {
 			clean := 0
 			for i := 0; i < runs; i++ {
 				st, _ := powerRun(t, srv, c, 5*time.Second, false)
