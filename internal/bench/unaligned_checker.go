@@ -53,8 +53,8 @@ import "math"
 //
 // How far over: the same search with capacities above the limit (limit, +1, +3, +7, ... up to
 // four times it) says how many a window must have held at least (peak = one more than the largest
-// capacity proven too small); below the limit (limit-1, -2, -4, ...) it says whether the limit was
-// certainly reached (contention), with no claim about any window's count otherwise.
+// capacity proven too small); below the limit (limit-1 to limit-8, then -16, -32, ...) it says how
+// near the limit a window certainly came.
 type UnalignedChecker struct {
 	limit       int64
 	windowMs    int64 // W
@@ -94,8 +94,15 @@ type windowCand struct {
 func NewUnalignedChecker(limit, windowMs, lateMs, horizonMs int64) *UnalignedChecker {
 	c := &UnalignedChecker{limit: limit, windowMs: windowMs, rangeMs: windowMs + 2*lateMs + 1, spacingMs: windowMs - lateMs}
 	var caps []int64
-	for d := int64(1); limit-d >= 0; d *= 2 {
+	// Below the limit one by one near it (the peak a contended correct limiter is proven to have
+	// reached), then halving.
+	for d := int64(1); limit-d >= 0; {
 		caps = append(caps, limit-d)
+		if d < 8 {
+			d++
+		} else {
+			d *= 2
+		}
 	}
 	c.capacityIdx = len(caps)
 	for d := int64(0); limit+d <= 4*max(limit, 1); d = 2*d + 1 {

@@ -210,6 +210,27 @@ func TestAllowedErrorsSayWhatTheReplyWas(t *testing.T) {
 	}
 }
 
+// A script that replies a number as a string (redis_rate's retry_after, any float) compared
+// with a number fails in Lua: the message names tonumber(...) as the fix, with the element to read.
+func TestAllowedComparingAStringNamesTonumber(t *testing.T) {
+	a, _ := CompileAllowed(FlagAllowed, "reply[3] < 1")
+	_, err := a.Eval([]any{int64(1), int64(19), "-1", "0.05"})
+	if err == nil || !strings.Contains(err.Error(), "attempt to compare") || !strings.Contains(err.Error(), "read it with tonumber(reply[3])") {
+		t.Fatalf("got %v", err)
+	}
+	if i := strings.Index(err.Error(), "tonumber("); i < 0 || i > 120 {
+		t.Errorf("the fix must come early: error samples keep 200 bytes of a message: %v", err)
+	}
+	bare, _ := CompileAllowed(FlagAllowed, "reply > 0")
+	if _, err := bare.Eval("0.25"); err == nil || !strings.Contains(err.Error(), "tonumber(reply)") {
+		t.Fatalf("a bare string reply: %v", err)
+	}
+	other, _ := CompileAllowed(FlagAllowed, "reply[1] == 1")
+	if _, err := other.Eval(int64(1)); err == nil || strings.Contains(err.Error(), "tonumber") {
+		t.Fatalf("no comparison with a string, no hint: %v", err)
+	}
+}
+
 func TestAllowedSyntaxErrorPositionOnLaterLine(t *testing.T) {
 	_, err := CompileAllowed(FlagAllowed, "reply[1] == 1 and\nreply[2] = 3")
 	if err == nil || !strings.HasPrefix(err.Error(), "--script-allowed: column 28:") {
