@@ -17,8 +17,8 @@ import (
 	"github.com/limitctl/limitctl/scripts"
 )
 
-// readmeCommands extracts every command the README shows: the lines of ```sh blocks and the
-// run: lines of ```yaml blocks, without their trailing comments.
+// readmeCommands extracts every command the README shows: the lines of ```sh blocks, and the
+// run: lines and the action's args: lines of ```yaml blocks, without their trailing comments.
 func readmeCommands(t *testing.T) []string {
 	t.Helper()
 	f, err := os.Open("README.md")
@@ -48,6 +48,9 @@ func readmeCommands(t *testing.T) []string {
 			cmds = append(cmds, stripComment(trimmed))
 		case lang == "yaml" && strings.HasPrefix(trimmed, "run: "):
 			cmds = append(cmds, stripComment(strings.TrimPrefix(trimmed, "run: ")))
+		case lang == "yaml" && strings.HasPrefix(trimmed, "args: "):
+			// A step of the GitHub Action (action.yml) runs limitctl with these arguments.
+			cmds = append(cmds, "limitctl "+stripComment(strings.TrimPrefix(trimmed, "args: ")))
 		}
 	}
 	return cmds

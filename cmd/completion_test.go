@@ -52,6 +52,7 @@ func TestCompletionValues(t *testing.T) {
 		{[]string{"hammer", "--output", ""}, output},
 		{[]string{"scripts", "list", "-o", ""}, output},
 		{[]string{"-o", ""}, output},
+		{[]string{"lint", "-o", ""}, append(output, "sarif", "github")},
 		{[]string{"inspect", "--score-unit", ""}, []string{"auto", "s", "ms", "us", "ns"}},
 		{[]string{"inspect", "--clock", ""}, []string{"server", "local"}},
 		{[]string{"inspect", "--type", ""}, redisTypes},

@@ -91,7 +91,7 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 			if f.Getenv("NO_COLOR") != "" {
 				f.NoColor = true
 			}
-			if _, err := f.Format(); err != nil {
+			if _, err := f.Format(commandOutputs(c)...); err != nil {
 				return err
 			}
 			return nil
@@ -136,7 +136,9 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 		newPurgeCmd(f),
 		newVersionCmd(f),
 	)
-	root.RegisterFlagCompletionFunc("output", fixedCompletion("table", "json", "tsv"))
+	root.RegisterFlagCompletionFunc("output", func(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+		return append([]string{"table", "json", "tsv"}, commandOutputs(c)...), cobra.ShellCompDirectiveNoFileComp
+	})
 	// cobra's completion command, added here rather than at Execute so that it writes to the
 	// factory's streams and the man pages and tests see the whole tree.
 	root.SetIn(f.IO.In)
