@@ -28,11 +28,12 @@ func DefaultProfile(k limiter.Kind) string {
 // out of their now order, as from app servers whose clocks differ: what a log pruned too eagerly,
 // a counter that expires with its window, or a bucket that trusts the latest caller's now (and
 // so refills a gap twice) gets wrong. Every limiter gets it. The window and concurrency limiters
-// get up to 5ms. The token bucket gets a twentieth of the time one token takes to refill (2.5ms
-// at 20 per second), at least 1ms and at most 5ms: its evidence forgives twice the skew's worth
-// of refill (clock_evidence.go), which must stay well under one token for a bucket one request
-// too large to be proven, while any skew of a millisecond or more reorders the stamps enough for
-// a bucket that refills across a backwards step to gain whole tokens within a second.
+// get up to 5ms. The token bucket gets a fiftieth of the time one token takes to refill (1ms at
+// 20 per second), at least 1ms and at most 5ms: its evidence forgives twice the skew's worth of
+// refill, and a round trip's (clock_evidence.go), which must stay well under one token for a
+// bucket one request too large to be proven, while any skew of a millisecond or more reorders the
+// stamps enough for a bucket that refills across a backwards step to gain whole tokens within a
+// second.
 func DefaultSkew(k limiter.Kind, limit int64, window time.Duration) time.Duration {
 	if k != limiter.TokenBucket {
 		return 5 * time.Millisecond
