@@ -309,7 +309,7 @@ type BucketChecker struct {
 	burst   int64
 	rate    float64 // tokens per ms
 	cost    int64
-	slack   float64 // tokens a correct bucket may seem to exceed burst + rate*T by (bucket_slack.go)
+	slack   float64 // tokens a correct bucket may seem to exceed burst + rate*T by (clock_evidence.go)
 	log     *admitLog
 	settled bucketState // guarded by log.mu
 	current int64       // admits in the newest settled millisecond

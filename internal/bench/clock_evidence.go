@@ -81,3 +81,16 @@ func evidenceStamp(run StrategyRun, now time.Time) time.Time {
 	}
 	return time.UnixMilli(now.UnixMilli())
 }
+
+// evidenceLateness is how far behind the newest time the limiter may have seen a call's stamp can
+// be when the call reaches Redis; ahead is the time from stamping to the reply plus how far the
+// most advanced worker clock runs ahead of this one's. A script told the time to the millisecond or
+// finer may have seen any time up to now + ahead: the stamp's own rounding counts too. One told
+// whole seconds sees whole seconds only: the newest it can have seen is the second of now +
+// ahead, so a call late by a few milliseconds is late by nothing unless a second turned.
+func evidenceLateness(run StrategyRun, now time.Time, ahead time.Duration) time.Duration {
+	if run.TimeQuantum > time.Millisecond {
+		return now.Add(ahead).Truncate(run.TimeQuantum).Sub(now.Truncate(run.TimeQuantum))
+	}
+	return now.Sub(time.UnixMilli(now.UnixMilli())) + ahead
+}

@@ -201,7 +201,7 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 	// the most advanced worker clock (up to Skew ahead of this one's), by which another call may
 	// already have pruned the log or started the window's counter.
 	stamp := evidenceStamp(s.run, now)
-	lateness := now.Sub(stamp) + time.Since(sentAt) + s.cfg.Skew - skew
+	lateness := evidenceLateness(s.run, now, time.Since(sentAt)+s.cfg.Skew-skew)
 	if err != nil && ctx.Err() != nil {
 		return // the run is over; an interrupted call is not a decision
 	}
