@@ -112,7 +112,7 @@ one window, by when each call was sent and answered). A fixed window is judged e
 only when the contract names its window ({window_index}, {prev_window_index},
 {window_start_ms}); otherwise a window opened by its first hit is no overshoot. Without an
 --assert on custom.overshoot the run checks custom.overshoot==0 itself: an overshoot, or a
-limit never reached (no refusal seen), exits 3.`, 92) + `
+limit never reached (no refusal seen, nor the limit held at once), exits 3.`, 92) + `
 
 For the window and bucket limiters the default load is bursty (two windows of load, then idle
 spells of 1.1 to 2.2 windows, so refill and expiry bugs show), and every limiter's workers'
