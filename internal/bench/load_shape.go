@@ -48,12 +48,14 @@ func DefaultSkew(k limiter.Kind, limit int64, window time.Duration) time.Duratio
 // boundaries, where a counter that expires with its window lets a late request through), then an
 // idle spell, each longer than a window (a bucket refills completely) and of a different length
 // from the last. A bucket whose uncapped refill its own key's expiry hides (a TTL a little longer
-// than its refill time) is caught only by a spell shorter than its TTL: the first spell is 1.1
-// windows, so a TTL of 1.1 windows or more is caught at the second burst, and the later ones (up to
-// 2.2) catch bugs that show only after a longer rest. The series repeats.
+// than its refill time) is caught only by a spell shorter than its TTL, and the longer the spell
+// the more it shows: the first is 1.3 windows (an uncapped bucket then hands out 0.3 of a burst
+// too many, which late calls left out of the evidence cannot hide), the second 1.1 (a TTL of 1.1
+// refill times or more is caught within a default run of 10s), and the later ones up to 2.2. The
+// series repeats.
 const burstWindows = 2.0
 
-var idleWindows = []float64{1.1, 1.6, 1.3, 2.2, 1.2, 1.8}
+var idleWindows = []float64{1.3, 1.1, 1.6, 1.2, 2.2, 1.8}
 
 // burstCycles is one period of the series: each cycle's load and idle spell.
 func burstCycles(window time.Duration) (burst time.Duration, idles []time.Duration, period time.Duration) {

@@ -16,9 +16,9 @@ func TestActiveLoadLeavesOutIdleSpells(t *testing.T) {
 	}{
 		{ProfileSteady, 10 * s, 10 * s},
 		{ProfileBursty, 1500 * ms, 1500 * ms},
-		{ProfileBursty, 3 * s, 2 * s},                  // two windows of load, then idle for 1.1
-		{ProfileBursty, 3500 * ms, 2400 * ms},          // and 0.4 of the next burst
-		{ProfileBursty, 5 * s, 3900 * ms},              // 2, idle 1.1, then 1.9 of the second burst
+		{ProfileBursty, 3 * s, 2 * s},                  // two windows of load, then idle for 1.3
+		{ProfileBursty, 3700 * ms, 2400 * ms},          // and 0.4 of the next burst
+		{ProfileBursty, 5 * s, 3700 * ms},              // 2, idle 1.3, then 1.7 of the second burst
 		{ProfileBursty, 21200 * ms, 12 * s},            // one period: six bursts and the six spells
 		{ProfileBursty, 42400*ms + 500*ms, 24500 * ms}, // two periods and a quarter of a burst
 	}
@@ -39,7 +39,7 @@ func TestIdleSpellsVaryInLength(t *testing.T) {
 			elapsed = until - time.Millisecond
 		}
 	}
-	want := []time.Duration{1100, 1600, 1300, 2200, 1200, 1800, 1100}
+	want := []time.Duration{1300, 1100, 1600, 1200, 2200, 1800, 1300}
 	if len(spells) != len(want) {
 		t.Fatalf("spells %v, want %v ms", spells, want)
 	}

@@ -1,8 +1,9 @@
 -- BUGGY on purpose (limitctl must catch it): token_bucket_uncapped.lua, but the bucket's key
--- lives only a fifth longer than the bucket takes to refill. After a rest longer than that the
--- key is gone and the bucket starts full, which hides the missing cap; after a rest between the
--- refill time and the TTL the bucket holds more than its burst. A default load that always rests
--- 1.5 refill times (the second release's) never saw it; its rests now vary, from 1.1 up.
+-- lives only one and a half times as long as the bucket takes to refill. After a rest longer than
+-- that the key is gone and the bucket starts full, which hides the missing cap; after a rest
+-- between the refill time and the TTL the bucket holds more than its burst. The second release's
+-- default load always rested exactly 1.5 refill times and never saw it; its rests now vary (1.3,
+-- 1.1, 1.6, ...).
 local bucket = KEYS[1]
 local rate = tonumber(ARGV[1]) / 1000 -- tokens per ms
 local burst = tonumber(ARGV[2])
@@ -25,5 +26,5 @@ if available >= cost then
   allowed = 1
 end
 redis.call('HSET', bucket, 'tokens', tokens, 'ts', ts)
-redis.call('PEXPIRE', bucket, math.ceil(1.2 * burst / rate)) -- hides the bug after rests of 1.2 refill times
+redis.call('PEXPIRE', bucket, math.ceil(1.5 * burst / rate)) -- hides the bug after rests of 1.5 refill times
 return {allowed, math.floor(tokens), allowed == 1 and 0 or math.ceil((cost - tokens) / rate)}
