@@ -16,14 +16,19 @@ type evidence struct {
 	// aligned: a fixed window's windows start at multiples of the window (SlidingChecker);
 	// otherwise their alignment is unknown (UnalignedChecker).
 	aligned bool
-	// lateMs is Λ, the most an admit judged by the unaligned fixed window or the bucket may be
-	// late (0: no bound, the other checkers); later ones are left out.
+	// lateMs is the most an admit judged by the unaligned fixed window or the bucket may be late
+	// (0: no bound, the other checkers); later ones are left out.
 	lateMs int64
-	// bucketSlack is how many tokens a correct bucket may seem to exceed burst + rate*T by.
-	bucketSlack float64
+	// bucketTiers are the bucket's lateness tiers (ms, increasing; the last is lateMs): the
+	// admits at most tiers[i] late are judged together with the slack that lateness needs.
+	bucketTiers []int64
 }
 
-// evidenceFor is the evidence of one strategy's admits.
+// lateTiers is how many lateness tiers the bucket's evidence keeps, each twice the last.
+const lateTiers = 4
+
+// evidenceFor is the evidence of one strategy's admits; shared (--witness redis) evidence has
+// no lateness of its own to go by, and judges every bucket admit in the widest tier.
 //
 // The bucket. A correct bucket is exact over the times it decides by: in any interval of them,
 // at most burst + rate*T admits. A GCRA or a bucket that judges a late call at the call's own
@@ -33,26 +38,34 @@ type evidence struct {
 // time in [t_i, t_i + λ_i], λ_i how far the most advanced worker clock can be ahead of t_i when
 // the call reaches Redis (the skew between the two clocks, its round trip and its stamp's
 // rounding; an expiry set by the most advanced clock is reached by call i no sooner than that).
-// Admits stamped in [x, y] are then decided in [x, y + Λ], so at most burst + rate*(y - x) +
-// rate*Λ of them: rate*Λ tokens of slack, admits later than Λ left out (which only removes
-// evidence), and any draw beyond burst + slack is at least one request too many. With every
-// worker on one clock and a GCRA the slack is still owed to the buckets that decide by the latest
-// time; it stays well under a token at the default load, so one request too many per burst is
-// still proven (a full bucket's burst + 1 admits land within a few milliseconds of stamps).
+// Admits stamped in [x, y], each at most Λ late, are then decided in [x, y + Λ], so at most
+// burst + rate*(y - x) + rate*Λ of them: rate*Λ tokens of slack, and any draw beyond burst +
+// slack is at least one request too many. That holds for every subset of the admits, so the
+// evidence keeps tiers: the admits at most Λ late with rate*Λ of slack, those at most 2Λ late with
+// twice that, and so on; admits later than the last tier are left out (which only removes
+// evidence), and the overshoot is the largest any tier proves. The first tier's slack stays well
+// under a token at the default load, so one request too many per burst is proven (a full bucket's
+// burst + 1 admits land within a few milliseconds of stamps); a bucket that hands out several too
+// many after a rest is proven even when the calls that took them were slow (the first calls after
+// an idle spell all start at once).
 func evidenceFor(cfg Config, run StrategyRun) evidence {
 	ev := evidence{aligned: run.EpochAligned || cfg.Limiter != limiter.FixedWindow}
 	switch {
 	case cfg.Limiter == limiter.TokenBucket:
-		ev.lateMs = bucketLateMs(cfg)
-		ev.bucketSlack = cfg.Rate / 1000 * float64(ev.lateMs)
+		tier := bucketLateMs(cfg)
+		for i := 0; i < lateTiers; i++ {
+			ev.bucketTiers = append(ev.bucketTiers, tier)
+			tier *= 2
+		}
+		ev.lateMs = ev.bucketTiers[lateTiers-1]
 	case cfg.Limiter == limiter.FixedWindow && !ev.aligned:
 		ev.lateMs = unalignedLateMs(cfg)
 	}
 	return ev
 }
 
-// bucketLateMs is Λ for the bucket: the skew between any two worker clocks, a millisecond of
-// rounding, and a round-trip budget of half a token's refill time, at least 10ms.
+// bucketLateMs is the bucket's first lateness tier: the skew between any two worker clocks, a
+// millisecond of rounding, and a round-trip budget of half a token's refill time, at least 10ms.
 func bucketLateMs(cfg Config) int64 {
 	budget := int64(10_000)
 	if cfg.Rate > 0 {
@@ -63,15 +76,65 @@ func bucketLateMs(cfg Config) int64 {
 
 // clientChecker is the checker of a window or bucket limiter over the stamps.
 func clientChecker(cfg Config, ev evidence, horizonMs int64) Checker {
-	if cfg.Limiter == limiter.FixedWindow && !ev.aligned {
+	switch {
+	case cfg.Limiter == limiter.FixedWindow && !ev.aligned:
 		return NewUnalignedChecker(cfg.Limit, cfg.Window.Milliseconds(), ev.lateMs, horizonMs)
+	case cfg.Limiter == limiter.TokenBucket:
+		b := &lateBucket{tiers: ev.bucketTiers}
+		for _, tier := range ev.bucketTiers {
+			c := NewBucketChecker(cfg.Limit, cfg.Rate, 1, horizonMs)
+			c.slack = cfg.Rate / 1000 * float64(tier)
+			b.checkers = append(b.checkers, c)
+		}
+		return b
 	}
-	c := invariantChecker(cfg.Limiter, cfg.Limit, cfg.Window, cfg.Rate, horizonMs)
-	if b, ok := c.(*BucketChecker); ok {
-		b.slack = ev.bucketSlack
-	}
-	return c
+	return invariantChecker(cfg.Limiter, cfg.Limit, cfg.Window, cfg.Rate, horizonMs)
 }
+
+// LateAdmitter is a checker that judges an admit by how late its call may have been decided
+// after its stamp (evidenceLateness).
+type LateAdmitter interface {
+	AdmitLate(nowMs int64, late time.Duration)
+}
+
+// lateBucket is the bucket's evidence in lateness tiers (evidenceFor).
+type lateBucket struct {
+	tiers    []int64 // ms
+	checkers []*BucketChecker
+}
+
+// AdmitLate implements LateAdmitter: the admit joins every tier at least as late as it was.
+func (b *lateBucket) AdmitLate(nowMs int64, late time.Duration) {
+	for i, tier := range b.tiers {
+		if late <= time.Duration(tier)*time.Millisecond {
+			b.checkers[i].Admit(nowMs)
+		}
+	}
+}
+
+// Admit implements Checker for an admit of unknown lateness: judged in the widest tier only.
+func (b *lateBucket) Admit(nowMs int64) { b.checkers[len(b.checkers)-1].Admit(nowMs) }
+
+// Release implements Checker.
+func (b *lateBucket) Release() {}
+
+func (b *lateBucket) combine(result func(*BucketChecker) CheckResult) CheckResult {
+	var out CheckResult
+	for i, c := range b.checkers {
+		r := result(c)
+		out.Peak, out.Overshoot, out.OvershootEvent = max(out.Peak, r.Peak), max(out.Overshoot, r.Overshoot), max(out.OvershootEvent, r.OvershootEvent)
+		if i == len(b.checkers)-1 { // the widest tier holds every judged admit
+			out.Current, out.Unjudged = r.Current, r.Unjudged
+		}
+	}
+	return out
+}
+
+// Result implements Checker.
+func (b *lateBucket) Result() CheckResult { return b.combine((*BucketChecker).Result) }
+
+// Finish implements Checker.
+func (b *lateBucket) Finish() CheckResult { return b.combine((*BucketChecker).Finish) }
 
 // evidenceStamp is the time a call is judged at: its now as the script could know it, to the
 // millisecond, or to the second for a script told whole seconds (TimeQuantum).

@@ -237,7 +237,7 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 		// The window scripts are exact for a request that reaches Redis within one window of its
 		// now (the log keeps two windows, a counter lives two); a later one may rightly see an
 		// emptier window, so it is no evidence either way. The bucket's and the unaligned fixed
-		// window's evidence allows for a bounded lateness (clock_evidence.go).
+		// window's evidence allow for a bounded lateness (clock_evidence.go).
 		s.unjudged.Add(1)
 		return
 	}
@@ -247,6 +247,8 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 		// Recorded as of the most advanced worker clock (up to Skew ahead of this one): a call
 		// decided by it may already have reclaimed a held request as abandoned.
 		held.AdmitHeld(id, now.UnixMilli(), s.cfg.Now().Add(s.cfg.Skew).UnixMilli())
+	} else if la, ok := check.(LateAdmitter); ok {
+		la.AdmitLate(stamp.UnixMilli(), lateness)
 	} else {
 		check.Admit(stamp.UnixMilli())
 	}
