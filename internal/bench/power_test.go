@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"testing"
@@ -71,9 +72,14 @@ func powerRuns(t *testing.T) int {
 // powerRun hammers one script at the default load for up to d, stopping at the first
 // overshoot when stopOnOvershoot; it returns the final strategy numbers and when overshoot was
 // first seen (0 if never).
+//
+// Each run starts at a random point of the window, as a user's run does: run back to back, each
+// would start where the last one stopped, and a bug that shows at a window's boundary would be
+// found, or missed, at the same phase every time.
 func powerRun(t *testing.T, srv *redistest.Server, c powerCase, d time.Duration, stopOnOvershoot bool) (bench.StrategySnapshot, time.Duration) {
 	t.Helper()
 	cfg := defaultLoad(t, c.kind, customStrategy(t, srv, c.file, c.kind, c.spec), d)
+	time.Sleep(time.Duration(rand.Int64N(int64(cfg.Window))))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	snaps := make(chan bench.Snapshot, 4)
