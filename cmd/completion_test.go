@@ -58,6 +58,9 @@ func TestCompletionValues(t *testing.T) {
 		{[]string{"inspect", "--type", ""}, redisTypes},
 		{[]string{"purge", "--score-unit", ""}, []string{"auto", "s", "ms", "us", "ns"}},
 		{[]string{"purge", "--clock", ""}, []string{"server", "local"}},
+		{[]string{"reset", "--clock", ""}, []string{"server", "local"}},
+		{[]string{"reset", ""}, []string{}}, // key names live in Redis
+		{[]string{"res"}, []string{"reset"}},
 		{[]string{"scripts", "show", ""}, allScripts},
 		{[]string{"scripts", "show", "fixed_window", ""}, []string{}},
 		{[]string{"scripts", "load", ""}, allScripts},
