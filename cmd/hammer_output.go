@@ -55,8 +55,10 @@ type strategyJSON struct {
 	Contended         bool                `json:"contended"`
 	ErrorSamples      []bench.ErrorSample `json:"error_samples"`
 	Unjudged          int64               `json:"unjudged"`
-	// Clock is whose time the strategy's script used: client (passed in ARGV) or server (TIME).
-	Clock string `json:"clock"`
+	// Clock is whose time the strategy's script used: client (passed in ARGV), server (TIME) or
+	// virtual (TIME, answered by the hammer with each call's own time: TimeAnswered).
+	Clock        string `json:"clock"`
+	TimeAnswered bool   `json:"time_answered"`
 	// Contract is how the custom script was called and its reply read (custom only).
 	Contract *contractJSON `json:"contract,omitempty"`
 }
@@ -112,7 +114,7 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 			},
 			ServerUsecPerCall: st.ServerUsecPerCall, FailOpenAdmits: st.FailOpenAdmits, FailClosedRejects: st.FailClosedRejects,
 			ReleaseErrors: st.ReleaseErrors, Contended: st.Contended, ErrorSamples: st.ErrorSamples, Unjudged: st.Unjudged,
-			Clock: string(hammer.ClockOf(res.Options, limiter.Strategy(st.Name))),
+			Clock: string(hammer.ClockOf(res.Options, limiter.Strategy(st.Name))), TimeAnswered: hammer.TimeAnswered(res.Options, limiter.Strategy(st.Name)),
 		}
 		if sj.ErrorSamples == nil {
 			sj.ErrorSamples = []bench.ErrorSample{}
@@ -165,6 +167,9 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 	cs := f.IO.ErrColorScheme()
 	if format == "table" {
 		cs = f.IO.ColorScheme()
+	}
+	for _, n := range hammer.ClockNotes(res.Options) {
+		fmt.Fprintln(words, fitLine(n, width))
 	}
 	for _, v := range paintedVerdicts(s, cs) {
 		fmt.Fprintln(words, fitLine(v, width))

@@ -77,11 +77,11 @@ func NewSharedAdmits(rdb redis.UniversalClient, kind limiter.Kind, limit int64, 
 // it lives on the key's cluster node, under the run's keys, so the run's clean-up removes it.
 func ChunkKey(key string, chunk int64) string { return key + ":admits:" + strconv.FormatInt(chunk, 10) }
 
-// Checker returns the checker of one key: local judges this process's admits live, the joint
-// verdict covers every process's once settled.
-func (s *SharedAdmits) Checker(key string, local Checker) Checker {
+// Checker returns the checker of one key: local judges this process's admits live, joint (a
+// checker of the same rule, fed in time order) every process's once settled.
+func (s *SharedAdmits) Checker(key string, local, joint Checker) Checker {
 	k := &sharedKey{name: key, pending: map[int64]int64{}, local: local,
-		joint:     invariantChecker(s.kind, s.limit, s.window, s.rate, 1),
+		joint:     joint,
 		nextChunk: floorDiv(s.now().UnixMilli()-s.historyMs, chunkMs)}
 	k.jointRes.Store(&CheckResult{})
 	s.mu.Lock()

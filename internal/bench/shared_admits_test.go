@@ -25,7 +25,7 @@ func TestSharedAdmitsJudgeEveryProcessTogether(t *testing.T) {
 				s := NewSharedAdmits(rdb, kind, 8, time.Second, 8, time.Second, clock)
 				shares = append(shares, s)
 				local := invariantChecker(kind, 8, time.Second, 8, 2000)
-				checkers = append(checkers, s.Checker(key, local))
+				checkers = append(checkers, s.Checker(key, local, invariantChecker(kind, 8, time.Second, 8, 1)))
 			}
 			at := now.UnixMilli() - 100
 			for _, c := range checkers {
