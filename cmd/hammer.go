@@ -64,15 +64,24 @@ an empty one) with placeholders {`+strings.Join(contract.Placeholders(), "} {")+
 with {slot} repeats once per slot, 1 to --limit (a key per slot); {reply}, in --script-release
 only, is the acquire's reply (the slot taken). --script-allowed is a Lua expression over reply
 (integer -> number, bulk -> string, array -> table, nil -> false) and may use the run's fixed
-values, e.g. 'reply[1] <= {limit}'. A script given no {now_*} time reads TIME itself (--clock
-server): its evidence then counts only admits certainly inside one window, by when each call
-was sent and answered. Without an --assert on custom.overshoot the run checks
-custom.overshoot==0 itself: an overshoot, or a limit never reached, exits 3.`, 92) + `
+values, e.g. 'reply[1] <= {limit}'. Arithmetic inside one placeholder is evaluated per call:
+{now_ms + window_ms}, {limit - 1}, {rate_per_s / 1000000} (+ - * / and parentheses).
+--script-release-file F.lua makes the release a script of its own, called with
+--script-release-keys and --script-release-args (default '{key}' and '{member}'). A script
+given no {now_*} time that reads TIME runs on the virtual clock: the hammer answers its TIME
+with each call's own time, so it is judged as exactly as one passed its time (--clock server
+runs it on the server's clock instead: its evidence then counts only admits certainly inside
+one window, by when each call was sent and answered). A fixed window is judged epoch-aligned
+only when the contract names its window ({window_index}, {prev_window_index},
+{window_start_ms}); otherwise a window opened by its first hit is no overshoot. Without an
+--assert on custom.overshoot the run checks custom.overshoot==0 itself: an overshoot, or a
+limit never reached (no refusal seen, nor the limit held at once), exits 3.`, 92) + `
 
-For the window and bucket limiters the default load is bursty (idle spells longer than a
-window, so refill and expiry bugs show), and for the window limiters the workers' clocks are
-skewed by up to 5ms (requests reach Redis out of their time order); --profile steady --skew 0
-gives plain load for throughput numbers.
+For the window and bucket limiters the default load is bursty (two windows of load, then idle
+spells of 1.1 to 2.2 windows, so refill and expiry bugs show), and every limiter's workers'
+clocks are skewed (up to 5ms; the token bucket's by a 50th of a token's refill time, 1 to 5ms),
+so requests reach Redis out of their time order; --profile steady --skew 0 gives plain load for
+throughput numbers.
 
 Connections: by default every worker has a connection of its own with one call in flight, so
 the latency printed is one round trip and nothing else: the truest latency, but one process
@@ -123,9 +132,12 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.StringVar(&opts.flags.ScriptArgs, "script-args", "", "the script's ARGV as a template, e.g. '{limit} {now_ms} {window_ms} \"\"' (default: the limiter's shipped contract)")
 	fl.StringVar(&opts.flags.ScriptAllowed, "script-allowed", "", "Lua expression over reply, true when admitted, e.g. 'reply == 0' (default: reply[1] == 1)")
 	fl.StringVar(&opts.flags.ScriptRelease, "script-release", "", "concurrency: the release as a command template, or none (default: ZREM {key} {member})")
-	fl.StringVar(&opts.flags.Clock, "clock", "", "whose clock the script uses: client (passed as {now_*}) or server (it reads TIME) (default: client when a {now_*} or window placeholder is passed, else server)")
-	fl.StringVar(&opts.flags.Profile, "profile", "", "load shape: steady, or bursty (idle spells of 1.5 windows after 2 windows of load, so refill and expiry bugs surface) (default bursty for the window and bucket limiters, steady for concurrency)")
-	fl.DurationVar(&opts.flags.Skew, "skew", 0, "offset each worker's clock by a fixed amount within ±skew, as app servers' clocks disagree (default 5ms for the window limiters, 0 for the others: one clock)")
+	fl.StringVar(&opts.flags.ScriptReleaseFile, "script-release-file", "", "concurrency: the release as a script of its own, called with --script-release-keys and --script-release-args")
+	fl.StringVar(&opts.flags.ScriptReleaseKeys, "script-release-keys", "", "the release script's KEYS as a template; {reply} is the acquire's reply (default: {key})")
+	fl.StringVar(&opts.flags.ScriptReleaseArgs, "script-release-args", "", "the release script's ARGV as a template (default: {member})")
+	fl.StringVar(&opts.flags.Clock, "clock", "", "whose clock the script uses: client (passed as {now_*}), virtual (it reads TIME, which the hammer answers with each call's own time) or server (it reads the server's TIME) (default: client when a {now_*} or window placeholder is passed, else virtual when the script reads TIME, else server)")
+	fl.StringVar(&opts.flags.Profile, "profile", "", "load shape: steady, or bursty (idle spells of 1.1 to 2.2 windows after 2 windows of load, so refill and expiry bugs surface) (default bursty for the window and bucket limiters, steady for concurrency)")
+	fl.DurationVar(&opts.flags.Skew, "skew", 0, "offset each worker's clock by a fixed amount within ±skew, as app servers' clocks disagree (default 5ms; the token bucket's 1-5ms, a 50th of a token's refill time)")
 	fl.StringVar(&opts.flags.Witness, "witness", "local", "evidence: local (in-process) or redis (shared by the hammer processes of one --run-id: the concurrency witness, and the windows' and buckets' admitted times)")
 	fl.StringArrayVar(&opts.flags.Asserts, "assert", nil, "threshold that must hold, e.g. 'lua.overshoot==0' (repeatable; exit 3 if one fails)")
 	fl.StringVar(&opts.flags.OnError, "on-error", "closed", "when Redis errors or times out: open (admit) or closed (reject); counted apart")
@@ -144,7 +156,8 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	c.RegisterFlagCompletionFunc("tui", fixedCompletion("auto", "on", "off"))
 	c.RegisterFlagCompletionFunc("witness", fixedCompletion("local", "redis"))
 	c.RegisterFlagCompletionFunc("embedded", fixedCompletion("auto", "redis-server", "memory"))
-	c.RegisterFlagCompletionFunc("clock", fixedCompletion("client", "server"))
+	c.RegisterFlagCompletionFunc("clock", fixedCompletion("client", "virtual", "server"))
+	c.RegisterFlagCompletionFunc("script-release-file", luaFiles)
 	c.RegisterFlagCompletionFunc("profile", fixedCompletion(bench.ProfileSteady, bench.ProfileBursty))
 	c.RegisterFlagCompletionFunc("script", luaFiles)
 	c.MarkFlagFilename("report", "html")

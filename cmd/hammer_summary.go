@@ -39,6 +39,9 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 	if format == "table" {
 		cs = f.IO.ColorScheme()
 	}
+	for _, n := range hammer.ClockNotes(res.Options) {
+		fmt.Fprintln(words, fitLine(n, width))
+	}
 	for _, line := range res.VerdictLines(func(word string) string { return paintVerdict(cs, word) }) {
 		fmt.Fprintln(words, fitLine(line, width))
 	}

@@ -25,6 +25,14 @@ type StrategyRun struct {
 	// Admits, for the window and bucket limiters, shares the admitted times with the other
 	// processes of the run and judges them all together; nil judges this process's alone.
 	Admits *SharedAdmits
+	// EpochAligned: the fixed window's windows start at multiples of the window, as the
+	// contract says ({window_index}, {prev_window_index} or {window_start_ms}, and the shipped
+	// scripts' keys); otherwise their alignment is unknown and judged as such (a window opened
+	// by the first hit is not an overshoot). Only the fixed window on client time reads it.
+	EpochAligned bool
+	// TimeQuantum is how finely the script is told the time (0 or 1ms: to the millisecond or
+	// finer; 1s: whole seconds): each admit is judged at its time as the script could know it.
+	TimeQuantum time.Duration
 }
 
 // Config describes one run. Durations and counts are validated by the caller.

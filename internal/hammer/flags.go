@@ -9,6 +9,7 @@ import (
 	"github.com/limitctl/limitctl/internal/embedded"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/lint"
 	"github.com/limitctl/limitctl/scripts"
 )
 
@@ -41,6 +42,7 @@ type Flags struct {
 
 	// The custom script's calling contract and the load shape.
 	ScriptKeys, ScriptArgs, ScriptAllowed, ScriptRelease, Clock string
+	ScriptReleaseFile, ScriptReleaseKeys, ScriptReleaseArgs     string
 	Profile                                                     string
 	Skew                                                        time.Duration
 
@@ -135,7 +137,7 @@ func (fl Flags) Resolve() (Options, error) {
 	}
 	o.Skew = fl.Skew
 	if !fl.Given("skew") {
-		o.Skew = bench.DefaultSkew(o.Limiter)
+		o.Skew = bench.DefaultSkew(o.Limiter, o.Limit, o.Window)
 	}
 	if fl.Script != "" {
 		if o.ScriptSource, err = scripts.ReadFile(fl.Script); err != nil {
@@ -227,7 +229,8 @@ func (fl Flags) checkNumbers(kind *limiter.Description) error {
 
 // contract compiles the custom script's calling contract (nil without a script).
 func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) {
-	for _, name := range []string{"script-keys", "script-args", "script-allowed", "script-release", "clock"} {
+	releaseFlags := []string{"script-release", "script-release-file", "script-release-keys", "script-release-args"}
+	for _, name := range append([]string{"script-keys", "script-args", "script-allowed", "clock"}, releaseFlags...) {
 		if fl.Given(name) && fl.Script == "" {
 			return nil, exitcode.Usagef("--%s describes a custom script: give --script FILE.lua", name)
 		}
@@ -235,12 +238,24 @@ func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) 
 	if fl.Script == "" {
 		return nil, nil
 	}
-	if fl.Given("script-release") && !kind.Releases {
-		return nil, exitcode.Usagef("--script-release applies only to %s", limiter.Phrase(limiter.KindsWhere(func(d *limiter.Description) bool { return d.Releases })))
+	for _, name := range releaseFlags {
+		if fl.Given(name) && !kind.Releases {
+			return nil, exitcode.Usagef("--%s applies only to %s", name, limiter.Phrase(limiter.KindsWhere(func(d *limiter.Description) bool { return d.Releases })))
+		}
 	}
-	spec := contract.Spec{Keys: fl.ScriptKeys, Args: fl.ScriptArgs, Allowed: fl.ScriptAllowed, Release: fl.ScriptRelease, Clock: fl.Clock}
+	src, err := scripts.ReadFile(fl.Script)
+	if err != nil {
+		return nil, err
+	}
+	spec := contract.Spec{Keys: fl.ScriptKeys, Args: fl.ScriptArgs, Allowed: fl.ScriptAllowed, Release: fl.ScriptRelease, Clock: fl.Clock,
+		ReadsTime: lint.ReadsTime([]byte(src)), ReleaseFile: fl.ScriptReleaseFile, ReleaseKeys: fl.ScriptReleaseKeys, ReleaseArgs: fl.ScriptReleaseArgs}
 	if fl.Given("script-args") && strings.TrimSpace(fl.ScriptArgs) == "" {
 		spec.Args = " " // given empty: a script that takes no ARGV, not the shipped contract
+	}
+	if fl.ScriptReleaseFile != "" {
+		if spec.ReleaseScript, err = scripts.ReadFile(fl.ScriptReleaseFile); err != nil {
+			return nil, err
+		}
 	}
 	ct, err := contract.Compile(spec, kind.Contract)
 	if err != nil {

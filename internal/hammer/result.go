@@ -22,8 +22,10 @@ import (
 type StrategyResult struct {
 	bench.StrategySnapshot
 	Verdict bench.Verdict
-	// Clock is whose time the strategy's script used: client (passed in ARGV) or server (TIME).
-	Clock contract.Clock
+	// Clock is whose time the strategy's script used: client (passed in ARGV), server (TIME) or
+	// virtual (TIME, answered by the hammer with each call's own time: TimeAnswered).
+	Clock        contract.Clock
+	TimeAnswered bool
 	// Contract is how the custom script was called and its reply read; nil for the others.
 	Contract *contract.Spec
 }
@@ -32,7 +34,8 @@ type StrategyResult struct {
 func (r Result) Strategies() []StrategyResult {
 	out := make([]StrategyResult, len(r.Summary.Strategies))
 	for i, st := range r.Summary.Strategies {
-		out[i] = StrategyResult{StrategySnapshot: st, Clock: ClockOf(r.Options, limiter.Strategy(st.Name))}
+		out[i] = StrategyResult{StrategySnapshot: st, Clock: ClockOf(r.Options, limiter.Strategy(st.Name)),
+			TimeAnswered: TimeAnswered(r.Options, limiter.Strategy(st.Name))}
 		if i < len(r.Verdicts) {
 			out[i].Verdict = r.Verdicts[i]
 		}
@@ -96,11 +99,12 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		Unjudged          int64               `json:"unjudged"`
 		Verdict           string              `json:"verdict"`
 		Clock             contract.Clock      `json:"clock"`
+		TimeAnswered      bool                `json:"time_answered"`
 		Contract          *contractSpec       `json:"contract,omitempty"`
 	}{
 		s.Name, s.Attempts, s.Admitted, s.Rejected, s.Errors, s.ErrorsByKind, s.Retries, s.Peak, s.Overshoot, s.OvershootEvent,
 		s.ThroughputPerS(), latency{ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max)}, s.ServerUsecPerCall,
-		s.FailOpenAdmits, s.FailClosedRejects, s.ReleaseErrors, s.Contended, samples, s.Unjudged, s.Verdict.Word, s.Clock, spec,
+		s.FailOpenAdmits, s.FailClosedRejects, s.ReleaseErrors, s.Contended, samples, s.Unjudged, s.Verdict.Word, s.Clock, s.TimeAnswered, spec,
 	})
 }
 

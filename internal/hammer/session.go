@@ -59,6 +59,38 @@ func ClockOf(o Options, st limiter.Strategy) contract.Clock {
 	return contract.ClientClock
 }
 
+// TimeAnswered reports whether the hammer answers the strategy's TIME itself (the virtual clock).
+func TimeAnswered(o Options, st limiter.Strategy) bool { return ClockOf(o, st).AnswersTime() }
+
+// ClockNotes are the summary's lines about clocks: one per strategy whose TIME the hammer
+// answered, so a verdict on a script that reads TIME says which clock it was judged on.
+func ClockNotes(o Options) []string {
+	var notes []string
+	for _, st := range o.Strategies {
+		if TimeAnswered(o, st) {
+			notes = append(notes, fmt.Sprintf("%s: clock virtual: the hammer answered the script's TIME with each call's own time (the run's clock plus the worker's skew); --clock server runs it on the server's", st))
+		}
+	}
+	return notes
+}
+
+// epochAligned is the fixed window's alignment as the strategy's contract implies it: the
+// shipped scripts name a window by its start, a custom script's contract says.
+func epochAligned(o Options, st limiter.Strategy) bool {
+	if st == limiter.Custom && o.Contract != nil {
+		return o.Contract.EpochAligned()
+	}
+	return true
+}
+
+// timeQuantum is how finely the strategy's script is told the time.
+func timeQuantum(o Options, st limiter.Strategy) time.Duration {
+	if st == limiter.Custom && o.Contract != nil {
+		return o.Contract.TimeQuantum()
+	}
+	return time.Millisecond
+}
+
 // session is one run's state between the steps of Run.
 type session struct {
 	opts       Options
@@ -200,11 +232,11 @@ func (s *session) build(runID string) error {
 		}
 		cmds, inner := limiter.Commands(o.Limiter, st)
 		run := bench.StrategyRun{Name: string(st), Limiter: lim, Commands: cmds, Inner: inner,
-			ServerClock: ClockOf(o, st) == contract.ServerClock}
+			ServerClock: ClockOf(o, st) == contract.ServerClock, EpochAligned: epochAligned(o, st), TimeQuantum: timeQuantum(o, st)}
 		if o.RedisWitness && evidence != limiter.HeldEvidence {
 			// Window and bucket limiters: judged over every process's admits together.
-			run.Admits = bench.NewSharedAdmits(s.rdb, bench.SharedConfig{Kind: o.Limiter, Limit: o.Limit, Window: o.Window,
-				Rate: s.cfg.Rate, Horizon: s.deps.Timeout, Now: s.deps.Now, ChunkKey: s.keys.AdmitChunk})
+			run.Admits = bench.NewSharedAdmits(s.rdb, bench.SharedConfig{Window: o.Window,
+				Horizon: s.deps.Timeout, Now: s.deps.Now, ChunkKey: s.keys.AdmitChunk})
 			s.closers = append(s.closers, run.Admits.Close)
 		}
 		if s.witnessKey != nil {

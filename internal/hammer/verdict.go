@@ -30,8 +30,9 @@ type Rules struct {
 	Limit   int64
 	Window  time.Duration
 	Profile string
-	// Script: the custom strategy ran the user's --script, called as Contract says (nil: the
-	// limiter's shipped contract).
+	// Script: the custom strategy ran the user's --script; Contract is the calling contract as
+	// the user gave it (contract.Contract.Given: a template left empty is the shipped one's; nil:
+	// none given).
 	Script   bool
 	Contract *contract.Spec
 	// ErrorsAsked lifts the error-rate rule: --on-error open or --inject asked for errors.
@@ -45,8 +46,8 @@ func (o Options) Rules() Rules {
 	r := Rules{Limiter: o.Limiter, Limit: o.Limit, Window: o.Window, Profile: o.Profile, Script: o.ScriptSource != "",
 		ErrorsAsked: o.FailOpen || len(o.Injects) > 0, Assertions: o.Assertions}
 	if o.Contract != nil {
-		spec := o.Contract.Spec
-		r.Contract = &spec
+		given := o.Contract.Given
+		r.Contract = &given
 	}
 	return r
 }

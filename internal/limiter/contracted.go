@@ -30,8 +30,13 @@ func IsReplyError(err error) bool {
 type contracted struct {
 	base
 	script *redis.Script
-	caller *contract.Caller
-	member bool
+	// answersTime: the virtual clock, script is the wrapper that takes the call's time from two
+	// extra ARGV values, and errors name the user's SHA1 (userSHA1), not the wrapper's.
+	answersTime bool
+	userSHA1    string
+	release     *redis.Script // the release script (--script-release-file); nil without one
+	caller      *contract.Caller
+	member      bool
 	// replyInRelease: the release passes {reply}, so an admit keeps its reply's text.
 	replyInRelease bool
 	// shipped: called as the shipped script is, so its reply reads as the shipped one's
@@ -47,14 +52,21 @@ func newContracted(b base) (*contracted, error) {
 			return nil, fmt.Errorf("default contract of %s: %w", b.kind.Kind, err)
 		}
 	}
-	caller := c.Bind(contract.Static{
+	caller, err := c.Bind(contract.Static{
 		Limit: b.cfg.Limit, Burst: b.cfg.Burst, Cost: b.cfg.Cost, RatePerS: b.cfg.Rate,
 		Window: b.cfg.Window, StaleAfter: b.cfg.StaleAfter,
 	})
+	if err != nil {
+		return nil, err
+	}
 	d := b.kind.Contract
 	shipped := c.Spec.Keys == d.Keys && c.Spec.Args == d.Args && c.Spec.Allowed == contract.DefaultAllowed
-	return &contracted{base: b, script: redis.NewScript(b.cfg.CustomSource), caller: caller, member: c.UsesMember(),
-		replyInRelease: c.ReleaseUsesReply(), shipped: shipped}, nil
+	ct := &contracted{base: b, script: redis.NewScript(CustomSource(b.cfg.CustomSource, c.Clock)), caller: caller, member: c.UsesMember(),
+		replyInRelease: c.ReleaseUsesReply(), shipped: shipped, answersTime: c.Clock.AnswersTime(), userSHA1: sha1Hex(b.cfg.CustomSource)}
+	if c.Spec.ReleaseScript != "" {
+		ct.release = redis.NewScript(c.Spec.ReleaseScript)
+	}
+	return ct, nil
 }
 
 func (c *contracted) Acquire(ctx context.Context, key string, now time.Time) (Decision, error) {
@@ -63,12 +75,15 @@ func (c *contracted) Acquire(ctx context.Context, key string, now time.Time) (De
 		call.Member = c.ids.id()
 	}
 	keys, args := c.caller.Expand(&call)
+	if c.answersTime {
+		args = appendVirtualTime(args, now)
+	}
 	reply, err := c.script.Run(ctx, c.rdb, keys, args...).Result()
 	if errors.Is(err, redis.Nil) {
 		reply, err = nil, nil // Lua false (or nil) is a reply, not a failure
 	}
 	if err != nil {
-		return Decision{}, err
+		return Decision{}, userSHA1Errors(err, c.script.Hash(), c.userSHA1)
 	}
 	allowed, err := c.caller.Allowed(reply)
 	if err != nil {
@@ -111,12 +126,21 @@ func (c *contracted) readShippedReply(reply any, d *Decision) {
 	c.kind.readReply(vals, d)
 }
 
-// Release sends the contract's release command (concurrency only; none releases by expiry).
+// Release sends the contract's release command, or calls its release script (concurrency
+// only; none releases by expiry).
 func (c *contracted) Release(ctx context.Context, key string, d Decision) error {
 	if !c.kind.Releases || !d.Allowed {
 		return nil
 	}
-	cmd := c.caller.ReleaseCommand(&contract.Call{Key: key, Member: d.Member, Now: d.acquiredAt, Reply: d.reply})
+	call := &contract.Call{Key: key, Member: d.Member, Now: d.acquiredAt, Reply: d.reply}
+	if keys, args, ok := c.caller.ReleaseScriptCall(call); ok {
+		err := c.release.Run(ctx, c.rdb, keys, args...).Err()
+		if errors.Is(err, redis.Nil) {
+			return nil // a release script may answer nothing
+		}
+		return err
+	}
+	cmd := c.caller.ReleaseCommand(call)
 	if cmd == nil {
 		return nil
 	}

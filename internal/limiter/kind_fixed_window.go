@@ -18,7 +18,7 @@ var fixedWindow = Description{
 	// The window's start is part of the key, as WindowKey names it.
 	Contract:   contract.Spec{Keys: "{key}:{window_start_ms}", Args: "{limit} {window_ms}"},
 	Strategies: []Strategy{Naive, Multi, Watch, Lua, Eval, Function, Custom}, Evidence: FixedWindowEvidence,
-	Bursty: true, Skew: 5 * time.Millisecond,
+	Bursty: true, Skew: fewMilliseconds,
 	Commands: []string{"get", "incr", "pttl", "pexpire"},
 	Inspect:  "counter", CountLabel: "in window", ChartLabel: "per-window count",
 	windowKey: WindowKey, windowSuffix: isWindowStart,

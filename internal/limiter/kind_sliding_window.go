@@ -16,7 +16,7 @@ import (
 var slidingWindow = Description{
 	Kind: SlidingWindow, Limits: "requests per window", Script: "sliding_window",
 	Contract:   contract.Spec{Keys: "{key}", Args: "{limit} {now_ms} {window_ms} {member}"},
-	Strategies: Strategies(), Evidence: SlidingWindowEvidence, Bursty: true, Skew: 5 * time.Millisecond,
+	Strategies: Strategies(), Evidence: SlidingWindowEvidence, Bursty: true, Skew: fewMilliseconds,
 	Commands: []string{"zremrangebyscore", "zcount", "zadd", "pexpire"},
 	Inspect:  "window_log", CountLabel: "in window", ChartLabel: "per-window count",
 	member:   true,

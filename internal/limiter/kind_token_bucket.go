@@ -18,6 +18,18 @@ var tokenBucket = Description{
 	Kind: TokenBucket, Limits: "the bucket's burst", MinLimit: 1, Script: "token_bucket",
 	Contract:   contract.Spec{Keys: "{key}", Args: "{rate_per_s} {burst} {now_ms} {cost}"},
 	Strategies: []Strategy{Naive, Multi, Watch, Lua, Eval, Function, Custom}, Evidence: BucketEvidence, Bursty: true,
+	// A fiftieth of the time one token takes to refill (1ms at 20 per second), at least 1ms and
+	// at most 5ms: the bucket's evidence forgives twice the skew's worth of refill, and a round
+	// trip's (bench/clock_evidence.go), which must stay well under one token for a bucket one
+	// request too large to be proven, while any skew of a millisecond or more reorders the stamps
+	// enough for a bucket that refills across a backwards step to gain whole tokens within a
+	// second.
+	Skew: func(limit int64, window time.Duration) time.Duration {
+		if limit < 1 {
+			return time.Millisecond
+		}
+		return min(5*time.Millisecond, max(time.Millisecond, window/time.Duration(limit)/50))
+	},
 	Commands: []string{"hget", "hset", "pexpire"},
 	// token_bucket.lua keeps GCRA state: a tat field.
 	Inspect: "gcra", CountLabel: "in window", ChartLabel: "per-window count",

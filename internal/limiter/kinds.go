@@ -60,12 +60,11 @@ type Description struct {
 	// which steady load lacks to catch a refill that is not capped or a key that outlives its
 	// window. Steady load shows a concurrency limiter's bugs and keeps throughput numbers whole.
 	Bursty bool
-	// Skew is the hammer's default spread of worker clocks (--skew): window limiters get a few
-	// milliseconds, so requests reach Redis out of their now order as from app servers whose
-	// clocks differ (what a log pruned too eagerly, or a counter expiring with its window, gets
-	// wrong). A bucket judged over skewed times must forgive a fraction of a token, which would
-	// hide a bucket one request too large, and a witness does not look at times at all: 0.
-	Skew time.Duration
+	// Skew is the hammer's default spread of worker clocks (--skew) for a limit per window, so
+	// requests reach Redis out of their now order, as from app servers whose clocks differ: what
+	// a log pruned too eagerly, a counter that expires with its window, or a bucket that trusts
+	// the latest caller's now (and so refills a gap twice) gets wrong. Every kind gets some.
+	Skew func(limit int64, window time.Duration) time.Duration
 	// Commands are the commands one decision runs, as INFO commandstats names them (by the
 	// client-side strategies, or inside the script), for attributing server time.
 	Commands []string
@@ -256,3 +255,7 @@ func admitBelow(count *redis.IntCmd, limit int64, member string) (Decision, bool
 	}
 	return Decision{Allowed: true, Count: n + 1, Member: member}, true, nil
 }
+
+// fewMilliseconds is the skew of the window and concurrency limiters: up to 5ms, whatever the
+// limit.
+func fewMilliseconds(int64, time.Duration) time.Duration { return 5 * time.Millisecond }

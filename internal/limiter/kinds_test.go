@@ -3,6 +3,7 @@ package limiter_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
@@ -35,6 +36,9 @@ func TestEveryKindIsDescribed(t *testing.T) {
 			if _, err := limiter.ParseStrategy(string(s)); err != nil {
 				t.Errorf("%s: %v", k, err)
 			}
+		}
+		if d.Skew == nil || d.Skew(20, time.Second) <= 0 {
+			t.Errorf("%s: no default skew: every limiter's load is reordered", k)
 		}
 		if d.Limits == "" || d.Inspect == "" || d.CountLabel == "" || d.ChartLabel == "" || len(d.Commands) == 0 {
 			t.Errorf("%s: %+v leaves a name empty", k, d)
