@@ -111,7 +111,10 @@ func TestHangupStopsTheRunLikeSIGTERM(t *testing.T) {
 			// code; limitctl, which asks for the signal, still gets it.
 			script := fmt.Sprintf(`DIR=%s; trap '' HUP; TMPDIR=$DIR %s hammer --duration 60s%s 2> $DIR/err.txt; echo $? > $DIR/rc`,
 				dir, binary(t), tc.stdout)
-			m := termtest.Start(t, 120, 40, "sh -c "+shellQuote(script))
+			// The terminal's own shell (the session leader, which the kernel sends SIGHUP
+			// when the terminal closes) must not be the one that ignores it: it dies and
+			// the hangup reaches the foreground job, as with a login shell.
+			m := termtest.Start(t, 120, 40, "sh -c "+shellQuote(script)+"; sleep 30")
 			errOut := func() string { b, _ := os.ReadFile(filepath.Join(dir, "err.txt")); return string(b) }
 			if tc.stdout == "" {
 				m.WaitForText(15*time.Second, "RUNNING", "OVERSHOOT +")
