@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/rediserr"
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 // The client-side strategies share one decision per limiter, written as a step: reads, a
@@ -19,15 +20,16 @@ import (
 type naive struct{ base }
 
 func (n *naive) Acquire(ctx context.Context, key string, now time.Time) (Decision, error) {
+	rec := trace.From(ctx)
 	st := n.newStep(key, now, false)
-	if err := execErr(st.read(ctx, n.rdb)); err != nil {
+	if err := execErr(sendEach(ctx, n.rdb, rec, st.read(ctx))); err != nil {
 		return Decision{}, err
 	}
 	d, write, err := st.decide()
 	if err != nil || !write {
 		return d, err
 	}
-	return d, execErr(st.write(ctx, n.rdb))
+	return d, execErr(sendEach(ctx, n.rdb, rec, st.write(ctx)))
 }
 
 // multi wraps the reads in one MULTI/EXEC and the writes in another, with no WATCH: each
@@ -35,15 +37,16 @@ func (n *naive) Acquire(ctx context.Context, key string, now time.Time) (Decisio
 type multi struct{ base }
 
 func (m *multi) Acquire(ctx context.Context, key string, now time.Time) (Decision, error) {
+	rec := trace.From(ctx)
 	st := m.newStep(key, now, false)
-	if err := txErr(m.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error { st.read(ctx, p); return nil })); err != nil && err != redis.Nil {
+	if err := txErr(sendTx(ctx, m.rdb, rec, st.read(ctx))); err != nil && err != redis.Nil {
 		return Decision{}, err
 	}
 	d, write, err := st.decide()
 	if err != nil || !write {
 		return d, err
 	}
-	return d, txErr(m.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error { st.write(ctx, p); return nil }))
+	return d, txErr(sendTx(ctx, m.rdb, rec, st.write(ctx)))
 }
 
 // watch reads under WATCH and writes in MULTI/EXEC; if another client touched the key in
@@ -51,11 +54,22 @@ func (m *multi) Acquire(ctx context.Context, key string, now time.Time) (Decisio
 type watch struct{ base }
 
 func (w *watch) Acquire(ctx context.Context, key string, now time.Time) (Decision, error) {
+	rec := trace.From(ctx)
 	st := w.newStep(key, now, true)
 	var d Decision
 	for attempt := 0; attempt <= w.cfg.MaxRetries; attempt++ {
+		if attempt > 0 {
+			rec.Retry()
+		}
+		// WATCH is sent inside Watch, which calls fn once it is answered.
+		watchStep, watchSent := rec.Step("watch", trace.Check), rec.Since()
 		err := w.rdb.Watch(ctx, func(tx *redis.Tx) error {
-			if err := execErr(st.read(ctx, tx)); err != nil {
+			if watchStep != nil {
+				watchStep.Reply.SetText(trace.Bulk, "OK")
+				watchStep.SentUs, watchStep.RepliedUs = watchSent, rec.Since()
+				watchStep.Phase = trace.Prune // not the count: the how-lines show the read after it
+			}
+			if err := execErr(sendEach(ctx, tx, rec, st.read(ctx))); err != nil {
 				return err
 			}
 			var write bool
@@ -63,7 +77,7 @@ func (w *watch) Acquire(ctx context.Context, key string, now time.Time) (Decisio
 			if d, write, err = st.decide(); err != nil || !write {
 				return err
 			}
-			return txErr(tx.TxPipelined(ctx, func(p redis.Pipeliner) error { st.write(ctx, p); return nil }))
+			return txErr(sendTx(ctx, tx, rec, st.write(ctx)))
 		}, st.watched())
 		if errors.Is(err, redis.TxFailedErr) {
 			backoff(attempt)
@@ -73,6 +87,113 @@ func (w *watch) Acquire(ctx context.Context, key string, now time.Time) (Decisio
 		return d, err
 	}
 	return Decision{}, fmt.Errorf("watch: key %s changed on every one of %d attempts", key, w.cfg.MaxRetries+1)
+}
+
+// processor sends one command: a client, a WATCH transaction, or a pipeline that queues it.
+type processor interface {
+	Process(ctx context.Context, cmd redis.Cmder) error
+}
+
+// txPipeliner runs commands in one MULTI/EXEC: a client, or a WATCH transaction.
+type txPipeliner interface {
+	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+}
+
+// sendEach sends cmds one after another, each its own round trip, recording each with its
+// reply and times. Every command is sent, as a step's reads are independent.
+func sendEach(ctx context.Context, c processor, rec *trace.Recorder, cmds []redis.Cmder) []redis.Cmder {
+	for _, cmd := range cmds {
+		s := rec.Step(cmd.Name(), phaseOf(cmd.Name()))
+		sent := rec.Since()
+		_ = c.Process(ctx, cmd) // the error is the command's own: read by execErr
+		recordCmd(s, cmd, sent, rec.Since())
+	}
+	return cmds
+}
+
+// sendTx sends cmds in one MULTI/EXEC; each is recorded with its reply and the EXEC's times.
+func sendTx(ctx context.Context, c txPipeliner, rec *trace.Recorder, cmds []redis.Cmder) ([]redis.Cmder, error) {
+	sent := rec.Since()
+	out, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for _, cmd := range cmds {
+			_ = p.Process(ctx, cmd) // queued: answered by EXEC
+		}
+		return nil
+	})
+	replied := rec.Since()
+	for _, cmd := range cmds {
+		recordCmd(rec.Step(cmd.Name(), phaseOf(cmd.Name())), cmd, sent, replied)
+	}
+	return out, err
+}
+
+// phaseOf says what a command of the client-side steps does for the decision.
+func phaseOf(op string) trace.Phase {
+	switch op {
+	case "zremrangebyscore":
+		return trace.Prune
+	case "zcard", "zcount", "get", "hget":
+		return trace.Check
+	case "pexpire":
+		return trace.Expire
+	}
+	return trace.Write
+}
+
+// recordCmd fills in s (nil: not recorded) with cmd's reply, as Redis sent it.
+func recordCmd(s *trace.Step, cmd redis.Cmder, sent, replied int64) {
+	if s == nil {
+		return
+	}
+	s.SentUs, s.RepliedUs = sent, replied
+	switch err := cmd.Err(); {
+	case err == redis.Nil:
+		s.Reply.SetNil()
+		return
+	case err != nil:
+		s.Reply.SetText(trace.Error, err.Error())
+		return
+	}
+	switch c := cmd.(type) {
+	case *redis.IntCmd:
+		s.Reply.SetInt(c.Val())
+	case *redis.StringCmd:
+		s.Reply.SetText(trace.Bulk, c.Val())
+	case *redis.BoolCmd: // PEXPIRE: Redis replies 1 or 0
+		var n int64
+		if c.Val() {
+			n = 1
+		}
+		s.Reply.SetInt(n)
+	}
+}
+
+// recordReply fills in s (nil: not recorded) with a script's reply, as Redis sent it.
+func recordReply(s *trace.Step, reply any, err error, sent, replied int64) {
+	if s == nil {
+		return
+	}
+	s.SentUs, s.RepliedUs = sent, replied
+	switch {
+	case err == redis.Nil:
+		s.Reply.SetNil()
+		return
+	case err != nil:
+		s.Reply.SetText(trace.Error, err.Error())
+		return
+	}
+	switch x := reply.(type) {
+	case nil:
+		s.Reply.SetNil()
+	case int64:
+		s.Reply.SetInt(x)
+	case string:
+		s.Reply.SetText(trace.Bulk, x)
+	case []any:
+		s.Reply.SetArray(x)
+	default:
+		s.Reply.SetText(trace.Bulk, "?")
+	}
 }
 
 // backoff spreads out retries of writers that keep colliding on one key.
@@ -109,10 +230,11 @@ func execErr(cmds []redis.Cmder) error {
 
 // step is one decision of one limiter, split so each strategy can deliver it its own way.
 type step interface {
-	read(ctx context.Context, c redis.Cmdable) []redis.Cmder
+	// read and write build the commands, unsent: the strategy sends them its own way.
+	read(ctx context.Context) []redis.Cmder
 	// decide reads the replies; write says whether the writes must be sent.
 	decide() (d Decision, write bool, err error)
-	write(ctx context.Context, c redis.Cmdable) []redis.Cmder
+	write(ctx context.Context) []redis.Cmder
 	watched() string
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 // ReplyError is a reply the contract's --script-allowed expression could not judge: the
@@ -78,7 +79,10 @@ func (c *contracted) Acquire(ctx context.Context, key string, now time.Time) (De
 	if c.answersTime {
 		args = appendVirtualTime(args, now)
 	}
+	rec := trace.From(ctx)
+	step, sent := rec.Step(Custom.callOp(), trace.Call), rec.Since()
 	reply, err := c.script.Run(ctx, c.rdb, keys, args...).Result()
+	recordReply(step, reply, err, sent, rec.Since())
 	if errors.Is(err, redis.Nil) {
 		reply, err = nil, nil // Lua false (or nil) is a reply, not a failure
 	}

@@ -51,13 +51,13 @@ type concurrencyStep struct {
 
 func (s *concurrencyStep) staleBefore() int64 { return s.now - ms(s.cfg.StaleAfter) }
 
-func (s *concurrencyStep) read(ctx context.Context, c redis.Cmdable) []redis.Cmder {
+func (s *concurrencyStep) read(ctx context.Context) []redis.Cmder {
 	if s.underWatch {
-		s.count = c.ZCount(ctx, s.key, "("+strconv.FormatInt(s.staleBefore(), 10), "+inf")
+		s.count = redis.NewIntCmd(ctx, "zcount", s.key, "("+strconv.FormatInt(s.staleBefore(), 10), "+inf")
 		return []redis.Cmder{s.count}
 	}
-	prune := c.ZRemRangeByScore(ctx, s.key, "-inf", strconv.FormatInt(s.staleBefore(), 10))
-	s.count = c.ZCard(ctx, s.key)
+	prune := redis.NewIntCmd(ctx, "zremrangebyscore", s.key, "-inf", strconv.FormatInt(s.staleBefore(), 10))
+	s.count = redis.NewIntCmd(ctx, "zcard", s.key)
 	return []redis.Cmder{prune, s.count}
 }
 
@@ -65,14 +65,14 @@ func (s *concurrencyStep) decide() (Decision, bool, error) {
 	return admitBelow(s.count, s.cfg.Limit, s.member)
 }
 
-func (s *concurrencyStep) write(ctx context.Context, c redis.Cmdable) []redis.Cmder {
+func (s *concurrencyStep) write(ctx context.Context) []redis.Cmder {
 	var cmds []redis.Cmder
 	if s.underWatch {
-		cmds = append(cmds, c.ZRemRangeByScore(ctx, s.key, "-inf", strconv.FormatInt(s.staleBefore(), 10)))
+		cmds = append(cmds, redis.NewIntCmd(ctx, "zremrangebyscore", s.key, "-inf", strconv.FormatInt(s.staleBefore(), 10)))
 	}
 	return append(cmds,
-		c.ZAdd(ctx, s.key, redis.Z{Score: float64(s.now), Member: s.member}),
-		c.PExpire(ctx, s.key, s.cfg.StaleAfter))
+		redis.NewIntCmd(ctx, "zadd", s.key, s.now, s.member),
+		pexpire(ctx, s.key, s.cfg.StaleAfter))
 }
 
 func (s *concurrencyStep) watched() string { return s.key }

@@ -72,8 +72,8 @@ type fixedWindowStep struct {
 	seen  int64
 }
 
-func (s *fixedWindowStep) read(ctx context.Context, c redis.Cmdable) []redis.Cmder {
-	s.count = c.Get(ctx, s.key)
+func (s *fixedWindowStep) read(ctx context.Context) []redis.Cmder {
+	s.count = redis.NewStringCmd(ctx, "get", s.key)
 	return []redis.Cmder{s.count}
 }
 
@@ -92,11 +92,11 @@ func (s *fixedWindowStep) decide() (Decision, bool, error) {
 	return Decision{Allowed: true, Count: n + 1}, true, nil
 }
 
-func (s *fixedWindowStep) write(ctx context.Context, c redis.Cmdable) []redis.Cmder {
-	cmds := []redis.Cmder{c.Incr(ctx, s.key)}
+func (s *fixedWindowStep) write(ctx context.Context) []redis.Cmder {
+	cmds := []redis.Cmder{redis.NewIntCmd(ctx, "incr", s.key)}
 	if s.seen == 0 {
 		// Two windows, as in fixed_window.lua: late requests must still find their window's count.
-		cmds = append(cmds, c.PExpire(ctx, s.key, 2*s.cfg.Window))
+		cmds = append(cmds, pexpire(ctx, s.key, 2*s.cfg.Window))
 	}
 	return cmds
 }

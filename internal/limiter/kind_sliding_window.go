@@ -40,13 +40,13 @@ type slidingWindowStep struct {
 	count      *redis.IntCmd
 }
 
-func (s *slidingWindowStep) read(ctx context.Context, c redis.Cmdable) []redis.Cmder {
+func (s *slidingWindowStep) read(ctx context.Context) []redis.Cmder {
 	window := ms(s.cfg.Window)
 	var cmds []redis.Cmder
 	if !s.underWatch {
-		cmds = append(cmds, c.ZRemRangeByScore(ctx, s.key, "-inf", strconv.FormatInt(s.now-2*window, 10)))
+		cmds = append(cmds, redis.NewIntCmd(ctx, "zremrangebyscore", s.key, "-inf", strconv.FormatInt(s.now-2*window, 10)))
 	}
-	s.count = c.ZCount(ctx, s.key, "("+strconv.FormatInt(s.now-window, 10), "+inf")
+	s.count = redis.NewIntCmd(ctx, "zcount", s.key, "("+strconv.FormatInt(s.now-window, 10), "+inf")
 	return append(cmds, s.count)
 }
 
@@ -54,15 +54,15 @@ func (s *slidingWindowStep) decide() (Decision, bool, error) {
 	return admitBelow(s.count, s.cfg.Limit, s.member)
 }
 
-func (s *slidingWindowStep) write(ctx context.Context, c redis.Cmdable) []redis.Cmder {
+func (s *slidingWindowStep) write(ctx context.Context) []redis.Cmder {
 	window := ms(s.cfg.Window)
 	var cmds []redis.Cmder
 	if s.underWatch {
-		cmds = append(cmds, c.ZRemRangeByScore(ctx, s.key, "-inf", strconv.FormatInt(s.now-2*window, 10)))
+		cmds = append(cmds, redis.NewIntCmd(ctx, "zremrangebyscore", s.key, "-inf", strconv.FormatInt(s.now-2*window, 10)))
 	}
 	return append(cmds,
-		c.ZAdd(ctx, s.key, redis.Z{Score: float64(s.now), Member: s.member}),
-		c.PExpire(ctx, s.key, 2*s.cfg.Window))
+		redis.NewIntCmd(ctx, "zadd", s.key, s.now, s.member),
+		pexpire(ctx, s.key, 2*s.cfg.Window))
 }
 
 func (s *slidingWindowStep) watched() string { return s.key }

@@ -64,8 +64,8 @@ type tokenBucketStep struct {
 	allowed bool
 }
 
-func (s *tokenBucketStep) read(ctx context.Context, c redis.Cmdable) []redis.Cmder {
-	s.tat = c.HGet(ctx, s.key, "tat")
+func (s *tokenBucketStep) read(ctx context.Context) []redis.Cmder {
+	s.tat = redis.NewStringCmd(ctx, "hget", s.key, "tat")
 	return []redis.Cmder{s.tat}
 }
 
@@ -82,11 +82,11 @@ func (s *tokenBucketStep) decide() (Decision, bool, error) {
 	return Decision{Allowed: g.allowed, Count: g.remaining, RetryAfter: time.Duration(g.retryMs) * time.Millisecond}, g.allowed, nil
 }
 
-func (s *tokenBucketStep) write(ctx context.Context, c redis.Cmdable) []redis.Cmder {
+func (s *tokenBucketStep) write(ctx context.Context) []redis.Cmder {
 	ttl := time.Duration(math.Ceil(s.newTat-float64(s.now))+1000) * time.Millisecond
 	return []redis.Cmder{
-		c.HSet(ctx, s.key, "tat", strconv.FormatFloat(s.newTat, 'g', 17, 64)),
-		c.PExpire(ctx, s.key, ttl),
+		redis.NewIntCmd(ctx, "hset", s.key, "tat", strconv.FormatFloat(s.newTat, 'g', 17, 64)),
+		pexpire(ctx, s.key, ttl),
 	}
 }
 

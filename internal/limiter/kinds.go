@@ -1,6 +1,7 @@
 package limiter
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -254,6 +255,11 @@ func admitBelow(count *redis.IntCmd, limit int64, member string) (Decision, bool
 		return Decision{Count: n}, false, nil
 	}
 	return Decision{Allowed: true, Count: n + 1, Member: member}, true, nil
+}
+
+// pexpire is PEXPIRE key d, built unsent, as go-redis's PExpire sends it.
+func pexpire(ctx context.Context, key string, d time.Duration) *redis.BoolCmd {
+	return redis.NewBoolCmd(ctx, "pexpire", key, d.Milliseconds())
 }
 
 // fewMilliseconds is the skew of the window and concurrency limiters: up to 5ms, whatever the

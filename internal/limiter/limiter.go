@@ -124,6 +124,9 @@ type Client interface {
 	redis.Cmdable
 	Watch(ctx context.Context, fn func(*redis.Tx) error, keys ...string) error
 	Do(ctx context.Context, args ...any) *redis.Cmd // a custom contract's release command
+	// Process sends a command the client-side steps built (so each can be timed and its reply
+	// recorded on its own).
+	Process(ctx context.Context, cmd redis.Cmder) error
 }
 
 // New builds a limiter of kind k running strategy s.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/rediserr"
 	"github.com/limitctl/limitctl/internal/scriptcache"
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 // scripted runs the limiter's shipped Lua script (lua, eval, function, lua-ts-member). The
@@ -36,7 +37,10 @@ func (s *scripted) Acquire(ctx context.Context, key string, now time.Time) (Deci
 		member = s.member(now.UnixMilli())
 	}
 	keys, args := s.kind.args(s.cfg, key, now, member)
+	rec := trace.From(ctx)
+	step, sent := rec.Step(s.strategy.callOp(), trace.Call), rec.Since()
 	reply, err := s.run(ctx, keys, args)
+	recordReply(step, reply, err, sent, rec.Since())
 	if err != nil {
 		return Decision{}, err
 	}
@@ -48,6 +52,18 @@ func (s *scripted) Acquire(ctx context.Context, key string, now time.Time) (Deci
 		d.Member = member
 	}
 	return d, nil
+}
+
+// callOp is the command a script strategy's decision sends (EVALSHA falls back to EVAL only
+// after a NOSCRIPT, and its reply is the same script's).
+func (s Strategy) callOp() string {
+	switch s {
+	case Eval:
+		return "eval"
+	case Function:
+		return "fcall"
+	}
+	return "evalsha"
 }
 
 func (s *scripted) member(nowMs int64) string {

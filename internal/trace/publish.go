@@ -1,0 +1,163 @@
+package trace
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Overshoot is how the first overshoot happened (SPEC section 8, first_overshoot): the moment
+// the evidence first saw more than the limit and the requests behind it. For the concurrency
+// limiter Held is how many requests were held at that moment and the requests are those held;
+// for the windows and the bucket InWindow is how many admits the busiest window (or interval)
+// held and the requests are those admits.
+type Overshoot struct {
+	AtMs     float64 `json:"at_ms"` // from the run's start
+	Held     *int64  `json:"held,omitempty"`
+	InWindow *int64  `json:"in_window,omitempty"`
+	Limit    int64   `json:"limit"`
+	// FromMs and ToMs bound the window or interval the admits fell in, from the run's start
+	// (on the stamps' clock, or the server's interval evidence); absent for the concurrency
+	// limiter, whose moment is one instant.
+	FromMs   *float64  `json:"from_ms,omitempty"`
+	ToMs     *float64  `json:"to_ms,omitempty"`
+	Requests []Request `json:"requests"`
+	// Missing counts requests behind the moment whose records the rings no longer held (a
+	// worker had moved on before the evidence settled): they are not shown, never invented.
+	Missing int64 `json:"missing"`
+	// Omitted counts requests found but not listed (at most MaxRequests are).
+	Omitted int64 `json:"omitted"`
+	// ThisProcess: the evidence counted other processes' requests too (--witness redis), and
+	// only this process's are shown.
+	ThisProcess bool `json:"this_process_only"`
+}
+
+// MaxRequests bounds the requests a published trace lists.
+const MaxRequests = 64
+
+// Request is one request behind the moment: its id (r and a number unique in the strategy),
+// the worker that sent it, and its steps. Raced: its check was answered before another
+// request's write behind the same moment was sent, and both were admitted: neither can have
+// counted the other.
+type Request struct {
+	ID      string    `json:"id"`
+	Worker  int       `json:"worker"`
+	Raced   bool      `json:"raced"`
+	Retries int       `json:"retries,omitempty"`
+	Steps   []StepOut `json:"steps"`
+	Cut     bool      `json:"steps_cut,omitempty"` // more steps were sent than kept
+}
+
+// StepOut is a step as published: the command, its reply as JSON (a number, a string as
+// Redis sent it, an array, null, or {"error": message}), its phase, and its times in µs since
+// the run's start.
+type StepOut struct {
+	Op        string          `json:"op"`
+	Phase     string          `json:"phase"`
+	Reply     json.RawMessage `json:"reply"`
+	SentUs    int64           `json:"sent_us"`
+	RepliedUs int64           `json:"replied_us"`
+}
+
+// The phases' names in the JSON.
+var phaseNames = map[Phase]string{Prune: "prune", Check: "check", Write: "write", Expire: "expire", Call: "call"}
+
+// RequestID is how a request is named: r and its id.
+func RequestID(id uint64) string { return "r" + strconv.FormatUint(id, 10) }
+
+// Requests turns records into published requests, in the order their first step was sent,
+// with the raced ones marked; at most MaxRequests, the rest counted in omitted.
+func Requests(recs []Record) (out []Request, omitted int64) {
+	sort.Slice(recs, func(i, j int) bool { return firstSent(&recs[i]) < firstSent(&recs[j]) })
+	raced := markRaced(recs)
+	for i := range recs {
+		if len(out) == MaxRequests {
+			omitted = int64(len(recs) - i)
+			break
+		}
+		rec := &recs[i]
+		req := Request{ID: RequestID(rec.ID), Worker: int(rec.Worker), Raced: raced[i], Retries: int(rec.Retries), Cut: rec.Cut,
+			Steps: make([]StepOut, rec.N)}
+		for j := 0; j < int(rec.N); j++ {
+			s := &rec.Steps[j]
+			req.Steps[j] = StepOut{Op: strings.ToUpper(s.Op), Phase: phaseNames[s.Phase], Reply: s.Reply.JSON(),
+				SentUs: s.SentUs, RepliedUs: s.RepliedUs}
+		}
+		out = append(out, req)
+	}
+	return out, omitted
+}
+
+func firstSent(r *Record) int64 {
+	if r.N == 0 {
+		return r.SentUs
+	}
+	return r.Steps[0].SentUs
+}
+
+// markRaced marks each request whose check was answered before another's write was sent: Redis
+// ran that check before the other's write, so it cannot have counted it.
+func markRaced(recs []Record) []bool {
+	raced := make([]bool, len(recs))
+	for i := range recs {
+		check := recs[i].first(Check)
+		if check == nil {
+			continue
+		}
+		for j := range recs {
+			if w := recs[j].first(Write); i != j && w != nil && check.RepliedUs < w.SentUs {
+				raced[i] = true
+				break
+			}
+		}
+	}
+	return raced
+}
+
+// first is the record's first step of phase p, or nil.
+func (r *Record) first(p Phase) *Step {
+	for i := 0; i < int(r.N); i++ {
+		if r.Steps[i].Phase == p {
+			return &r.Steps[i]
+		}
+	}
+	return nil
+}
+
+// JSON is the reply as JSON: a number, a string, an array of numbers (or, for other arrays,
+// their rendering as a string), null, or {"error": message}. A cut text ends in "…".
+func (r *Reply) JSON() json.RawMessage {
+	text := string(r.Text[:r.Len])
+	if r.Cut && r.Kind != Ints {
+		text += "…"
+	}
+	var v any
+	switch r.Kind {
+	case NoReply, Nil:
+		v = nil
+	case Int:
+		v = r.N[0]
+	case Bulk, ArrayText:
+		v = text
+	case Ints:
+		n := min(int(r.Len), arrayInts)
+		v = r.N[:n]
+		if r.Cut { // longer than kept: say so rather than show a shorter array as the reply
+			w := boundedWriter{buf: make([]byte, 0, 128)[:128]}
+			w.writeString("{")
+			for i, x := range r.N[:n] {
+				if i > 0 {
+					w.writeString(", ")
+				}
+				w.writeInt(x)
+			}
+			w.writeString(", …}")
+			v = string(w.buf[:w.n])
+		}
+	case Error:
+		v = map[string]string{"error": text}
+	}
+	b, _ := json.Marshal(v) // numbers, strings, slices and maps of them always encode
+	return b
+}

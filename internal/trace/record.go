@@ -1,0 +1,308 @@
+// Package trace keeps the commands behind a limiter's decisions, so a run can show how its
+// first overshoot happened: which requests, which command got which reply from Redis, when.
+//
+// Recording is cheap by construction: each worker owns one Recorder, allocated once, that holds
+// the decision being made and two small rings of finished ones (admitted, refused) of
+// fixed-size records. A reply is kept as Redis sent it but as integers or a few bytes, and is
+// formatted only when a trace is published (Publish), once per run. The limiter's steps report
+// each command they send (limiter: read, decide, write), so what is kept is a decision's own
+// calls, however the calls reach the connection.
+package trace
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Sizes of what a Recorder keeps. A decision of naive, multi or watch sends at most eight
+// commands of its own (watch: a retried decision keeps its last attempt); the rings keep the
+// latest decisions of one worker, enough for a checker that settles a horizon late at the
+// default load; a trace says how many it no longer found.
+const (
+	MaxSteps   = 8
+	AdmitRing  = 64
+	RefuseRing = 32
+	textBytes  = 24
+	arrayInts  = 4
+)
+
+// Phase is what a command does for the decision.
+type Phase uint8
+
+// The phases. The how-lines show the checks and the writes; the JSON shows every step.
+const (
+	Prune  Phase = iota + 1 // forgets old state (ZREMRANGEBYSCORE)
+	Check                   // reads the count the decision is made on (ZCARD, ZCOUNT, GET, HGET)
+	Write                   // takes the room (ZADD, INCR, HSET)
+	Expire                  // sets the key's lifetime (PEXPIRE)
+	Call                    // a script call: check and write in one, inside Redis
+)
+
+// ReplyKind is the RESP type of a reply.
+type ReplyKind uint8
+
+// The reply kinds.
+const (
+	NoReply   ReplyKind = iota // not answered (the call failed before a reply)
+	Int                        // an integer
+	Bulk                       // a bulk or simple string, as Text
+	Nil                        // a nil reply (or Lua false)
+	Ints                       // an array of integers (the first arrayInts of them kept)
+	ArrayText                  // any other array, rendered into Text
+	Error                      // an error reply (or a client error), its message in Text
+)
+
+// Reply is one reply as Redis sent it, in a fixed size: an integer, up to four integers of an
+// array, or the first textBytes bytes of a string (Cut when longer).
+type Reply struct {
+	Kind ReplyKind
+	Len  uint8 // Ints: the array's length (up to 255); Bulk, ArrayText, Error: bytes kept
+	Cut  bool  // the text or the array was longer than kept
+	N    [arrayInts]int64
+	Text [textBytes]byte
+}
+
+// SetInt records an integer reply.
+func (r *Reply) SetInt(n int64) { *r = Reply{Kind: Int, N: [arrayInts]int64{n}} }
+
+// SetNil records a nil reply.
+func (r *Reply) SetNil() { *r = Reply{Kind: Nil} }
+
+// SetText records a string reply (Bulk) or an error's message (Error), keeping what fits.
+func (r *Reply) SetText(kind ReplyKind, s string) {
+	*r = Reply{Kind: kind}
+	r.Len = uint8(copy(r.Text[:], s))
+	r.Cut = len(s) > textBytes
+}
+
+// SetArray records an array reply: integers as integers, anything else rendered into Text.
+func (r *Reply) SetArray(elems []any) {
+	*r = Reply{Kind: Ints, Len: uint8(min(len(elems), 255)), Cut: len(elems) > arrayInts}
+	for i, e := range elems {
+		n, ok := e.(int64)
+		if !ok {
+			r.setArrayText(elems)
+			return
+		}
+		if i < arrayInts {
+			r.N[i] = n
+		}
+	}
+}
+
+// setArrayText renders an array with other than integers into Text, as {"1", 21}.
+func (r *Reply) setArrayText(elems []any) {
+	*r = Reply{Kind: ArrayText}
+	w := boundedWriter{buf: r.Text[:]}
+	w.writeString("{")
+	for i, e := range elems {
+		if i > 0 {
+			w.writeString(", ")
+		}
+		switch x := e.(type) {
+		case int64:
+			w.writeInt(x)
+		case string:
+			w.writeString(`"`)
+			w.writeString(x)
+			w.writeString(`"`)
+		case nil:
+			w.writeString("nil")
+		case []any:
+			w.writeString("{…}")
+		default:
+			w.writeString("?")
+		}
+	}
+	w.writeString("}")
+	r.Len, r.Cut = uint8(w.n), w.cut
+}
+
+// boundedWriter writes into a fixed buffer and notes what did not fit, never allocating.
+type boundedWriter struct {
+	buf []byte
+	n   int
+	cut bool
+}
+
+func (w *boundedWriter) writeString(s string) {
+	k := copy(w.buf[w.n:], s)
+	w.n += k
+	w.cut = w.cut || k < len(s)
+}
+
+func (w *boundedWriter) writeInt(v int64) {
+	var digits [20]byte
+	i := len(digits)
+	neg := v < 0
+	u := uint64(v)
+	if neg {
+		u = uint64(-v)
+	}
+	for {
+		i--
+		digits[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
+			break
+		}
+	}
+	if neg {
+		i--
+		digits[i] = '-'
+	}
+	k := copy(w.buf[w.n:], digits[i:])
+	w.n += k
+	w.cut = w.cut || k < len(digits)-i
+}
+
+// Step is one command of a decision: its name as sent (a constant of the limiter's, lower
+// case), what it did, its reply, and when it was sent and answered, in µs since the run began
+// on the run's monotonic clock (the evidence's clock). Commands in one MULTI/EXEC share the
+// EXEC's times.
+type Step struct {
+	Op        string
+	Phase     Phase
+	Reply     Reply
+	SentUs    int64
+	RepliedUs int64
+}
+
+// Record is one decision: its request id, worker and key (the engine's index), the stamp the
+// evidence judged it by (epoch ms) and its acquire's [sent, replied] (µs since the run began,
+// as the evidence took them), and its steps.
+type Record struct {
+	ID        uint64
+	Worker    int32
+	Key       int32
+	StampMs   int64
+	SentUs    int64
+	RepliedUs int64
+	Retries   uint16
+	N         uint8 // steps kept
+	Cut       bool  // more steps were sent than kept
+	Steps     [MaxSteps]Step
+}
+
+// ring keeps the latest n records in a fixed array.
+type ring struct {
+	recs []Record
+	next uint64 // records ever kept
+}
+
+func (r *ring) keep(rec *Record) {
+	r.recs[r.next%uint64(len(r.recs))] = *rec
+	r.next++
+}
+
+// Recorder is one worker's recording: only that worker records; the engine reads the rings,
+// under mu, once per run (when it publishes the first overshoot or false refusal).
+type Recorder struct {
+	begin  time.Time
+	worker int32
+	cur    Record // the decision being made: the worker's alone, so no lock
+
+	mu       sync.Mutex
+	admitted ring
+	refused  ring
+}
+
+// NewRecorder makes worker's recorder; times are µs since begin.
+func NewRecorder(begin time.Time, worker int) *Recorder {
+	return &Recorder{begin: begin, worker: int32(worker),
+		admitted: ring{recs: make([]Record, AdmitRing)}, refused: ring{recs: make([]Record, RefuseRing)}}
+}
+
+// Since is now in µs since the run began, on the monotonic clock. A nil Recorder records
+// nothing and reads 0.
+func (r *Recorder) Since() int64 {
+	if r == nil {
+		return 0
+	}
+	return int64(time.Since(r.begin) / time.Microsecond)
+}
+
+// Begin starts recording decision id on key (the engine's index).
+func (r *Recorder) Begin(id uint64, key int) {
+	if r == nil {
+		return
+	}
+	r.cur.ID, r.cur.Worker, r.cur.Key, r.cur.N, r.cur.Cut, r.cur.Retries = id, r.worker, int32(key), 0, false, 0
+}
+
+// Retry forgets the steps of an attempt that is made again (watch, after EXEC aborted).
+func (r *Recorder) Retry() {
+	if r == nil {
+		return
+	}
+	r.cur.N, r.cur.Cut = 0, false
+	r.cur.Retries++
+}
+
+// Step returns the next step of the decision to fill in, or nil when none is recorded (a nil
+// Recorder, or the decision's steps are full).
+func (r *Recorder) Step(op string, phase Phase) *Step {
+	if r == nil {
+		return nil
+	}
+	if int(r.cur.N) == MaxSteps {
+		r.cur.Cut = true
+		return nil
+	}
+	s := &r.cur.Steps[r.cur.N]
+	r.cur.N++
+	s.Op, s.Phase, s.Reply, s.SentUs, s.RepliedUs = op, phase, Reply{}, 0, 0
+	return s
+}
+
+// Keep files the decision: admitted or refused, judged by stampMs and [sentUs, repliedUs].
+func (r *Recorder) Keep(admitted bool, stampMs, sentUs, repliedUs int64) {
+	if r == nil {
+		return
+	}
+	r.cur.StampMs, r.cur.SentUs, r.cur.RepliedUs = stampMs, sentUs, repliedUs
+	r.mu.Lock()
+	if admitted {
+		r.admitted.keep(&r.cur)
+	} else {
+		r.refused.keep(&r.cur)
+	}
+	r.mu.Unlock()
+}
+
+// Admitted appends to out the admitted records still kept that match.
+func (r *Recorder) Admitted(out []Record, match func(*Record) bool) []Record {
+	return r.find(&r.admitted, out, match)
+}
+
+// Refused appends to out the refused records still kept that match.
+func (r *Recorder) Refused(out []Record, match func(*Record) bool) []Record {
+	return r.find(&r.refused, out, match)
+}
+
+func (r *Recorder) find(g *ring, out []Record, match func(*Record) bool) []Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := min(g.next, uint64(len(g.recs)))
+	for i := uint64(0); i < n; i++ {
+		if rec := &g.recs[i]; match(rec) {
+			out = append(out, *rec)
+		}
+	}
+	return out
+}
+
+type recorderKey struct{}
+
+// With returns ctx carrying rec: the engine builds one such context per worker, once, and the
+// limiter's steps report to From(ctx); the Limiter interface stays the same for every caller.
+func With(ctx context.Context, rec *Recorder) context.Context {
+	return context.WithValue(ctx, recorderKey{}, rec)
+}
+
+// From is the Recorder ctx carries, or nil (which records nothing).
+func From(ctx context.Context) *Recorder {
+	rec, _ := ctx.Value(recorderKey{}).(*Recorder)
+	return rec
+}
