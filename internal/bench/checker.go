@@ -62,6 +62,44 @@ type Witness struct {
 	peak       atomic.Int64
 	tickPeak   atomic.Int64 // highest value since the last TakeTickPeak
 	events     atomic.Int64
+	onOver     func(overMoment) // the first overshoot's requests (first_overshoot.go); guarded by mu
+}
+
+// onFirstOver implements firstOverReporter: the requests counted when the witness first went
+// above the limit.
+func (w *Witness) onFirstOver(report func(overMoment)) {
+	w.mu.Lock()
+	w.onOver = report
+	w.mu.Unlock()
+}
+
+// firstOver takes, once, the moment the witness first counted n above the limit (raised by
+// admit by), with the ids of the requests it counted; nil when already taken. Called under mu.
+func (w *Witness) firstOver(n int64, by uint64, counted func(decided int64) bool, shared bool) *overMoment {
+	if w.onOver == nil || n <= w.limit {
+		return nil
+	}
+	m := &overMoment{count: n, by: by, shared: shared, held: make([]uint64, 0, len(w.held))}
+	for id, decided := range w.held {
+		if counted(decided) {
+			m.held = append(m.held, id)
+		}
+	}
+	return m
+}
+
+// report hands m to the trace, once, outside the witness's lock.
+func (w *Witness) report(m *overMoment) {
+	if m == nil {
+		return
+	}
+	w.mu.Lock()
+	report := w.onOver
+	w.onOver = nil
+	w.mu.Unlock()
+	if report != nil {
+		report(*m)
+	}
 }
 
 // NewWitness returns a witness for a concurrency limit whose limiter reclaims members older
@@ -124,16 +162,20 @@ func (w *Witness) AdmitHeld(id uint64, nowMs, atMs int64) {
 	// decided later, and its call may have reclaimed a held request as abandoned. The latest
 	// atMs recorded is no earlier than any such decision.
 	w.latestAt = max(w.latestAt, atMs)
+	counted := func(int64) bool { return true }
 	if n > w.limit && w.staleAfter > 0 {
 		n = 0
+		counted = func(decided int64) bool { return decided > w.latestAt-w.staleAfter }
 		for _, decided := range w.held {
-			if decided > w.latestAt-w.staleAfter {
+			if counted(decided) {
 				n++
 			}
 		}
 	}
+	first := w.firstOver(n, id, counted, false)
 	w.mu.Unlock()
 	w.observe(n)
+	w.report(first)
 }
 
 // ReleaseHeld implements HeldChecker.
@@ -189,6 +231,15 @@ type SlidingChecker struct {
 	windowIndex  int64   // aligned: the window sum counts
 	sum          int64   // settled admits in the last (or the aligned) window
 	peak, events int64
+	onOver       func(overMoment) // the first overshoot's admits, called once when settled
+}
+
+// onFirstOver implements firstOverReporter: the admits of the first window settled above the
+// limit (aligned: from the window's start; sliding: the window ending at the admit that went over).
+func (c *SlidingChecker) onFirstOver(report func(overMoment)) {
+	c.log.mu.Lock()
+	c.onOver = report
+	c.log.mu.Unlock()
 }
 
 // NewSlidingChecker checks any window of windowMs (sliding) or only aligned windows (fixed).
@@ -214,6 +265,14 @@ func (c *SlidingChecker) settle(ms, n int64) {
 	c.peak = max(c.peak, c.sum)
 	if c.sum > c.limit {
 		c.events += min(n, c.sum-c.limit)
+		if report := c.onOver; report != nil {
+			c.onOver = nil
+			from := ms - c.window + 1
+			if c.aligned {
+				from = c.windowIndex * c.window
+			}
+			report(overMoment{count: c.sum, fromMs: from, toMs: ms})
+		}
 	}
 }
 
@@ -313,12 +372,23 @@ type BucketChecker struct {
 	log     *admitLog
 	settled bucketState // guarded by log.mu
 	current int64       // admits in the newest settled millisecond
+	onOver  func(overMoment)
+}
+
+// onFirstOver implements firstOverReporter: the admits of the interval whose draw first proved
+// a request too many, once settled.
+func (c *BucketChecker) onFirstOver(report func(overMoment)) {
+	c.log.mu.Lock()
+	c.onOver = report
+	c.log.mu.Unlock()
 }
 
 // bucketState is what settling moves forward; Result walks the open milliseconds on a copy.
 type bucketState struct {
 	total   int64   // admits so far: A(t)
 	minBase float64 // min over t1 of A(t1-1) - rate*t1
+	minMs   int64   // the t1 of minBase, and A(t1-1) there: the worst interval starts at t1
+	minA    int64
 	haveMin bool
 	peak    float64
 	events  int64
@@ -338,7 +408,7 @@ func NewBucketChecker(burst int64, ratePerSec float64, cost, horizonMs int64) *B
 func (s *bucketState) step(c *BucketChecker, ms, n int64) {
 	t := float64(ms)
 	if base := float64(s.total) - c.rate*t; !s.haveMin || base < s.minBase {
-		s.minBase, s.haveMin = base, true
+		s.minBase, s.haveMin, s.minMs, s.minA = base, true, ms, s.total
 	}
 	s.total += n * c.cost
 	drawn := float64(s.total) - c.rate*t - s.minBase
@@ -355,8 +425,13 @@ func (c *BucketChecker) excess(drawn float64) int64 {
 }
 
 func (c *BucketChecker) settle(ms, n int64) {
+	before := c.settled.events
 	c.settled.step(c, ms, n)
 	c.current = n
+	if report := c.onOver; report != nil && before == 0 && c.settled.events > 0 {
+		c.onOver = nil
+		report(overMoment{count: (c.settled.total - c.settled.minA) / c.cost, fromMs: c.settled.minMs, toMs: ms})
+	}
 }
 
 // Admit implements Checker.

@@ -120,6 +120,13 @@ func (b *lateBucket) Admit(nowMs int64) { b.checkers[len(b.checkers)-1].Admit(no
 // Release implements Checker.
 func (b *lateBucket) Release() {}
 
+// onFirstOver implements firstOverReporter: whichever tier proves overshoot first.
+func (b *lateBucket) onFirstOver(report func(overMoment)) {
+	for _, c := range b.checkers {
+		c.onFirstOver(report)
+	}
+}
+
 func (b *lateBucket) combine(result func(*BucketChecker) CheckResult) CheckResult {
 	var out CheckResult
 	for i, c := range b.checkers {

@@ -65,6 +65,15 @@ type IntervalChecker struct {
 	events   int64
 	current  int64 // admits certainly inside the last judged window-long span
 	pub      atomic.Pointer[CheckResult]
+	onOver   func(overMoment)
+}
+
+// onFirstOver implements firstOverReporter: the admits certainly inside the first interval
+// that held more than the rule allows.
+func (c *IntervalChecker) onFirstOver(report func(overMoment)) {
+	c.mu.Lock()
+	c.onOver = report
+	c.mu.Unlock()
 }
 
 type spanCheck struct {
@@ -161,6 +170,11 @@ func (c *IntervalChecker) judgeNext() {
 		}
 		p := c.peakFor(ch, count)
 		c.peak = max(c.peak, p)
+		if p > c.limit && c.onOver != nil {
+			report := c.onOver
+			c.onOver = nil
+			report(overMoment{count: count, interval: true, fromUs: x, toUs: y})
+		}
 		over = over || p > c.limit
 	}
 	if over {

@@ -39,7 +39,7 @@ func Merge(runs []Summary) (Summary, error) {
 				index[s.Name] = i
 				out.Strategies = append(out.Strategies, StrategySnapshot{Name: s.Name, ErrorsByKind: map[string]int64{}})
 			}
-			mergeStrategy(&out.Strategies[i], s)
+			mergeStrategy(&out.Strategies[i], s, len(runs) > 1)
 			if s.Histogram != nil {
 				h := hdrhistogram.Import(s.Histogram)
 				if hists[s.Name] == nil {
@@ -70,8 +70,9 @@ func Merge(runs []Summary) (Summary, error) {
 	return out, nil
 }
 
-// mergeStrategy adds one process's numbers for a strategy into m.
-func mergeStrategy(m *StrategySnapshot, s StrategySnapshot) {
+// mergeStrategy adds one process's numbers for a strategy into m; several: other processes'
+// numbers are merged too.
+func mergeStrategy(m *StrategySnapshot, s StrategySnapshot, several bool) {
 	m.Attempts += s.Attempts
 	m.Admitted += s.Admitted
 	m.Rejected += s.Rejected
@@ -97,6 +98,12 @@ func mergeStrategy(m *StrategySnapshot, s StrategySnapshot) {
 		}
 	}
 	m.Contended = m.Contended || s.Contended
+	// A trace is one process's requests: the earliest, from its own process's start.
+	if f := s.FirstOvershoot; f != nil && (m.FirstOvershoot == nil || f.AtMs < m.FirstOvershoot.AtMs) {
+		first := *f
+		first.ThisProcess = first.ThisProcess || several
+		m.FirstOvershoot = &first
+	}
 	m.Peak = max(m.Peak, s.Peak)
 	m.Overshoot = max(m.Overshoot, s.Overshoot)
 	m.OvershootEvent += s.OvershootEvent

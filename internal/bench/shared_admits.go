@@ -227,6 +227,17 @@ func (c *sharedChecker) Admit(nowMs int64) {
 // Release implements Checker.
 func (c *sharedChecker) Release() {}
 
+// onFirstOver implements firstOverReporter: this process's admits behind the first overshoot
+// its own or the joint evidence found (the joint count holds other processes' admits too).
+func (c *sharedChecker) onFirstOver(report func(overMoment)) {
+	if r, ok := c.k.local.(firstOverReporter); ok {
+		r.onFirstOver(report)
+	}
+	if r, ok := c.k.joint.(firstOverReporter); ok {
+		r.onFirstOver(func(m overMoment) { m.shared = true; report(m) })
+	}
+}
+
 // Result implements Checker: this process's live verdict, raised by the joint one.
 func (c *sharedChecker) Result() CheckResult {
 	return combine(c.k.local.Result(), *c.k.jointRes.Load())

@@ -13,6 +13,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 // Latencies are recorded in microseconds from 1µs to 10 minutes at 3 significant figures:
@@ -31,8 +32,7 @@ type strategyState struct {
 
 	attempts, admitted, rejected, errs, retries atomic.Int64
 	failOpen, failClosed, issued, releaseErrs   atomic.Int64
-	requestIDs                                  atomic.Uint64 // pairs a release with its own admit
-	unjudged                                    atomic.Int64  // admits left out of the evidence
+	unjudged                                    atomic.Int64 // admits left out of the evidence
 
 	// live counts running workers; finished is when the last one stopped (since begin), so a
 	// strategy that got through its --requests early is not rated over the others' time.
@@ -48,7 +48,15 @@ type strategyState struct {
 	hist   *hdrhistogram.Histogram
 
 	checkers []Checker // one per key: the limit applies per key
-	ev       evidence  // how the client-time checkers allow for reordering
+
+	// recorders keep each worker's latest decisions (first_overshoot.go); beginMs is the run's
+	// start on the stamps' clock; firstOver is the published first overshoot, once tracing has
+	// begun to build it.
+	recorders []*trace.Recorder
+	beginMs   int64
+	tracing   atomic.Bool
+	firstOver atomic.Pointer[trace.Overshoot]
+	ev        evidence // how the client-time checkers allow for reordering
 
 	// tick state, touched only by the engine's loop
 	lastAttempts int64
@@ -60,7 +68,12 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 	for i := 0; i < cfg.KeyCount; i++ {
 		key := cfg.KeyFor(run.Name, i)
 		s.keys = append(s.keys, key)
-		s.checkers = append(s.checkers, s.newChecker(key))
+		c := s.newChecker(key)
+		if r, ok := c.(firstOverReporter); ok {
+			k := i
+			r.onFirstOver(func(m overMoment) { s.traceFirst(k, m) })
+		}
+		s.checkers = append(s.checkers, c)
 	}
 	return s
 }
@@ -111,12 +124,19 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 		}()
 	}
 	s.begin = begin
+	s.beginMs = s.cfg.Now().UnixMilli()
+	s.recorders = make([]*trace.Recorder, s.cfg.Workers)
+	for w := range s.recorders {
+		s.recorders[w] = trace.NewRecorder(begin, w, s.cfg.Workers)
+	}
 	s.live.Store(int32(s.cfg.Workers))
 	for w := 0; w < s.cfg.Workers; w++ {
 		wg.Add(1)
 		go func(worker int) {
 			defer wg.Done()
-			s.work(ctx, e, worker, schedule)
+			// The worker's recorder rides on its context, built once: the limiter's steps report
+			// to it, and no decision allocates for it.
+			s.work(trace.With(ctx, s.recorders[worker]), e, worker, schedule)
 			if s.live.Add(-1) == 0 {
 				s.finished.Store(int64(time.Since(begin)))
 			}
@@ -181,7 +201,7 @@ func (s *strategyState) work(ctx context.Context, e *Engine, worker int, schedul
 		}
 		key := i % len(s.keys)
 		i += s.cfg.Workers
-		s.decide(ctx, key, scheduled, workerSkew(s.cfg, worker))
+		s.decide(ctx, worker, key, scheduled, workerSkew(s.cfg, worker))
 		if ctx.Err() != nil {
 			return
 		}
@@ -189,8 +209,10 @@ func (s *strategyState) work(ctx context.Context, e *Engine, worker int, schedul
 }
 
 // decide runs one acquire (and, when admitted, the hold and the release) and records it.
-func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time.Time, skew time.Duration) {
+func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, scheduled time.Time, skew time.Duration) {
 	key, check := s.keys[keyIndex], s.checkers[keyIndex]
+	rec := s.recorders[worker]
+	id := rec.Begin(keyIndex)
 	now := s.cfg.Now().Add(skew)
 	started := time.Now()
 	if !scheduled.IsZero() {
@@ -228,11 +250,13 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 	s.retries.Add(int64(d.Retries))
 	if !d.Allowed {
 		s.rejected.Add(1)
+		rec.Keep(false, stamp.UnixMilli(), sent.Microseconds(), ceilMicros(replied))
 		return
 	}
 	s.admitted.Add(1)
 	if ic, ok := check.(IntervalAdmitter); ok {
 		// The script read the server's clock: judged by when the call was sent and answered.
+		rec.Keep(true, stamp.UnixMilli(), sent.Microseconds(), ceilMicros(replied))
 		ic.AdmitInterval(sent, replied)
 		s.hold(ctx)
 		return
@@ -246,7 +270,8 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 		return
 	}
 	held, isHeld := check.(HeldChecker)
-	id := s.requestIDs.Add(1)
+	// Kept before the checker sees it, so the checker's first overshoot finds it in the ring.
+	rec.Keep(true, stamp.UnixMilli(), sent.Microseconds(), ceilMicros(replied))
 	if isHeld {
 		// Recorded as of the most advanced worker clock (up to Skew ahead of this one): a call
 		// decided by it may already have reclaimed a held request as abandoned.
@@ -370,6 +395,7 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 			v.TickPeak = max(v.TickPeak, tp.TakeTickPeak())
 		}
 	}
+	v.FirstOvershoot = s.firstOver.Load()
 	v.Contended = v.Rejected > 0 || v.Peak >= s.cfg.Limit
 	if sinceTick > 0 && !final {
 		v.Throughput = float64(attempts-s.lastAttempts) / sinceTick.Seconds()
@@ -397,6 +423,9 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 	s.histMu.Unlock()
 	return v
 }
+
+// ceilMicros is d in µs, rounded up: a reply is never taken for earlier than it came.
+func ceilMicros(d time.Duration) int64 { return int64((d + time.Microsecond - 1) / time.Microsecond) }
 
 func us(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
 

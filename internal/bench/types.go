@@ -6,6 +6,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 // Snapshot is the engine's state at one tick, a value copy the dashboard renders. The engine
@@ -56,6 +57,10 @@ type StrategySnapshot struct {
 	Peak           int64
 	Overshoot      int64
 	OvershootEvent int64
+	// FirstOvershoot is how the first overshoot happened: the requests behind it with their
+	// commands and replies (nil when there was none, or none could be shown). Read-only: the
+	// snapshots of one run share it.
+	FirstOvershoot *trace.Overshoot
 	// Throughput is decisions per second over the last tick; AvgThroughput over the whole run.
 	Throughput    float64
 	AvgThroughput float64

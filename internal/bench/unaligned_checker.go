@@ -63,6 +63,15 @@ type UnalignedChecker struct {
 	log         *admitLog
 	state       unalignedState // settled, guarded by log.mu
 	capacityIdx int            // the search at the limit, in state.searches
+	onOver      func(overMoment)
+}
+
+// onFirstOver implements firstOverReporter: the first set of admits no windows of a correct
+// limiter can hold, from the admit the search started at to the one that made it fail.
+func (c *UnalignedChecker) onFirstOver(report func(overMoment)) {
+	c.log.mu.Lock()
+	c.onOver = report
+	c.log.mu.Unlock()
 }
 
 type unalignedState struct {
@@ -81,6 +90,10 @@ type windowSearch struct {
 	lastS    int64 // S of the newest admit
 	lastSet  bool  // false at the start of a search: S(previous) = -inf
 	failed   int64 // disjoint sets of admits proven infeasible
+	// setFromMs and setFromIdx are the first admit of the set being searched; failedFrom* and
+	// failedAtIdx the first and last admit of the first set proven infeasible (for the trace).
+	setFromMs, setFromIdx                    int64
+	failedFromMs, failedFromIdx, failedAtIdx int64
 }
 
 type windowCand struct {
@@ -115,7 +128,15 @@ func NewUnalignedChecker(limit, windowMs, lateMs, horizonMs int64) *UnalignedChe
 	return c
 }
 
-func (c *UnalignedChecker) settle(ms, n int64) { c.state.add(c, ms, n) }
+func (c *UnalignedChecker) settle(ms, n int64) {
+	at := &c.state.searches[c.capacityIdx]
+	before := at.failed
+	c.state.add(c, ms, n)
+	if report := c.onOver; report != nil && before == 0 && at.failed > 0 {
+		c.onOver = nil
+		report(overMoment{count: at.failedAtIdx - at.failedFromIdx + 1, fromMs: at.failedFromMs, toMs: ms})
+	}
+}
 
 // add takes n admits stamped ms, the newest so far.
 func (st *unalignedState) add(c *UnalignedChecker, ms, n int64) {
@@ -140,6 +161,9 @@ func (st *unalignedState) add(c *UnalignedChecker, ms, n int64) {
 // add runs the search for admit i stamped t, first the index of the earliest admit stamped at or
 // after t - R + 1.
 func (w *windowSearch) add(i, t, first, rangeMs, spacingMs int64) {
+	if !w.lastSet {
+		w.setFromMs, w.setFromIdx = t, i
+	}
 	// F(i-1): can a window start at t_i after the window holding t_{i-1}?
 	if !w.lastSet || w.lastS+spacingMs <= t {
 		w.cands = append(w.cands, windowCand{k: i - 1, s: w.lastS, noPrev: !w.lastSet})
@@ -150,6 +174,9 @@ func (w *windowSearch) add(i, t, first, rangeMs, spacingMs int64) {
 	}
 	if w.head == len(w.cands) {
 		// No correct limiter admits these: start afresh after t_i.
+		if w.failed == 0 {
+			w.failedFromMs, w.failedFromIdx, w.failedAtIdx = w.setFromMs, w.setFromIdx, i
+		}
 		w.failed++
 		w.cands, w.head, w.lastSet = w.cands[:0], 0, false
 		return

@@ -86,7 +86,13 @@ func (w *RedisWitness) AdmitHeld(id uint64, nowMs, atMs int64) {
 	}
 	// The latest the script can have run, on the engine's clock.
 	repliedMs := atMs + time.Since(sent).Milliseconds() + 1
-	w.observe(w.evidence(reply, repliedMs))
+	n := w.evidence(reply, repliedMs)
+	w.observe(n)
+	// The count is every process's; the trace can show only this process's held requests.
+	w.Witness.mu.Lock()
+	first := w.Witness.firstOver(n, id, func(int64) bool { return true }, true)
+	w.Witness.mu.Unlock()
+	w.Witness.report(first)
 }
 
 // evidence is the witness value of a script reply: the count, or above the limit the held

@@ -199,8 +199,10 @@ func (r *ring) keep(rec *Record) {
 // Recorder is one worker's recording: only that worker records; the engine reads the rings,
 // under mu, once per run (when it publishes the first overshoot or false refusal).
 type Recorder struct {
-	begin  time.Time
-	worker int32
+	begin   time.Time
+	worker  int32
+	workers uint64
+	seq     uint64 // decisions begun
 	cur    Record // the decision being made: the worker's alone, so no lock
 
 	mu       sync.Mutex
@@ -208,9 +210,9 @@ type Recorder struct {
 	refused  ring
 }
 
-// NewRecorder makes worker's recorder; times are µs since begin.
-func NewRecorder(begin time.Time, worker int) *Recorder {
-	return &Recorder{begin: begin, worker: int32(worker),
+// NewRecorder makes the recorder of worker (of workers); times are µs since begin.
+func NewRecorder(begin time.Time, worker, workers int) *Recorder {
+	return &Recorder{begin: begin, worker: int32(worker), workers: uint64(workers),
 		admitted: ring{recs: make([]Record, AdmitRing)}, refused: ring{recs: make([]Record, RefuseRing)}}
 }
 
@@ -223,12 +225,14 @@ func (r *Recorder) Since() int64 {
 	return int64(time.Since(r.begin) / time.Microsecond)
 }
 
-// Begin starts recording decision id on key (the engine's index).
-func (r *Recorder) Begin(id uint64, key int) {
-	if r == nil {
-		return
-	}
+// Begin starts recording a decision on key (the engine's index) and returns its request id:
+// unique among the workers of one strategy (the worker's count of decisions, interleaved with
+// the other workers'), so no counter is shared between workers.
+func (r *Recorder) Begin(key int) uint64 {
+	id := r.seq*r.workers + uint64(r.worker) + 1
+	r.seq++
 	r.cur.ID, r.cur.Worker, r.cur.Key, r.cur.N, r.cur.Cut, r.cur.Retries = id, r.worker, int32(key), 0, false, 0
+	return id
 }
 
 // Retry forgets the steps of an attempt that is made again (watch, after EXEC aborted).
