@@ -225,6 +225,9 @@ func (r *Recorder) Since() int64 {
 	return int64(time.Since(r.begin) / time.Microsecond)
 }
 
+// Worker is the worker the recorder records.
+func (r *Recorder) Worker() int { return int(r.worker) }
+
 // Begin starts recording a decision on key (the engine's index) and returns its request id:
 // unique among the workers of one strategy (the worker's count of decisions, interleaved with
 // the other workers'), so no counter is shared between workers.
