@@ -11,9 +11,10 @@ import (
 
 // writeHammerSummary prints the final summary of hammer and hammer report. On a terminal (-o
 // table): the strategies table fitted to its width, the run's shape, one verdict line per
-// strategy, the assertions. Otherwise stdout holds only the data (tsv or JSON) and the verdicts
-// and assertions go to stderr, so a CI log still has a line a person reads at a glance. The
-// error samples go to stderr in every format.
+// strategy and below them how each first overshoot happened, the assertions. Otherwise stdout
+// holds only the data (tsv or JSON) and the verdicts, how-lines and assertions go to stderr, so
+// a CI log still has lines a person reads at a glance. The error samples go to stderr in every
+// format.
 func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 	for _, line := range res.ErrorSampleLines() {
 		fmt.Fprintln(f.IO.ErrOut, line)
@@ -43,6 +44,9 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 		fmt.Fprintln(words, fitLine(n, width))
 	}
 	for _, line := range res.VerdictLines(func(word string) string { return paintVerdict(cs, word) }) {
+		fmt.Fprintln(words, fitLine(line, width))
+	}
+	for _, line := range res.HowLines(width) {
 		fmt.Fprintln(words, fitLine(line, width))
 	}
 	if format != "json" { // the JSON holds the assertions

@@ -11,6 +11,7 @@ import (
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 // A Result is what hammer and hammer report print: its JSON (MarshalJSON), the Table of its
@@ -97,6 +98,7 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		Contended         bool                `json:"contended"`
 		ErrorSamples      []bench.ErrorSample `json:"error_samples"`
 		Unjudged          int64               `json:"unjudged"`
+		FirstOvershoot    *trace.Overshoot    `json:"first_overshoot"`
 		Verdict           string              `json:"verdict"`
 		Clock             contract.Clock      `json:"clock"`
 		TimeAnswered      bool                `json:"time_answered"`
@@ -104,7 +106,7 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 	}{
 		s.Name, s.Attempts, s.Admitted, s.Rejected, s.Errors, s.ErrorsByKind, s.Retries, s.Peak, s.Overshoot, s.OvershootEvent,
 		s.ThroughputPerS(), latency{ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max)}, s.ServerUsecPerCall,
-		s.FailOpenAdmits, s.FailClosedRejects, s.ReleaseErrors, s.Contended, samples, s.Unjudged, s.Verdict.Word, s.Clock, s.TimeAnswered, spec,
+		s.FailOpenAdmits, s.FailClosedRejects, s.ReleaseErrors, s.Contended, samples, s.Unjudged, s.FirstOvershoot, s.Verdict.Word, s.Clock, s.TimeAnswered, spec,
 	})
 }
 

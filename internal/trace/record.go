@@ -203,7 +203,7 @@ type Recorder struct {
 	worker  int32
 	workers uint64
 	seq     uint64 // decisions begun
-	cur    Record // the decision being made: the worker's alone, so no lock
+	cur     Record // the decision being made: the worker's alone, so no lock
 
 	mu       sync.Mutex
 	admitted ring

@@ -1,0 +1,176 @@
+package trace
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Event is one moment of a short timeline: a request's check answered, its write sent, or its
+// script call answered, with the reply as a person reads it.
+type Event struct {
+	Request string
+	Op      string
+	Phase   string
+	Reply   string // empty for a write: the how-lines show what was seen, and when the writes went
+	AtUs    int64  // µs since the run's start: a check's or call's reply, a write's sending
+}
+
+// Timeline picks the few events that tell how the overshoot happened, in time order: the raced
+// request that saw the most (the nearest the limit; the latest of equals), its check and write
+// beside the write of a request it cannot have counted, then other raced ones up to shown
+// requests; without a race (a script, or a race the times cannot prove), the last shown
+// requests' calls or checks before the moment.
+func (o *Overshoot) Timeline(shown int) []Event {
+	picked := o.pick(shown)
+	var out []Event
+	for _, r := range picked {
+	steps:
+		for _, s := range r.Steps {
+			switch s.Phase {
+			case "check":
+				if s.Op == "WATCH" {
+					continue
+				}
+				out = append(out, Event{r.ID, s.Op, s.Phase, ReplyText(s.Reply), s.RepliedUs})
+			case "call":
+				out = append(out, Event{r.ID, s.Op, s.Phase, ReplyText(s.Reply), s.RepliedUs})
+			case "write":
+				out = append(out, Event{r.ID, s.Op, s.Phase, "", s.SentUs})
+				break steps // the first write took the room; the rest add nothing here
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].AtUs < out[j].AtUs })
+	return out
+}
+
+// pick chooses the requests a timeline shows.
+func (o *Overshoot) pick(shown int) []Request {
+	var out []Request
+	has := func(id string) bool {
+		for _, r := range out {
+			if r.ID == id {
+				return true
+			}
+		}
+		return false
+	}
+	order := make([]Request, 0, len(o.Requests))
+	for i := len(o.Requests) - 1; i >= 0; i-- {
+		order = append(order, o.Requests[i])
+	}
+	sort.SliceStable(order, func(i, j int) bool { return order[i].seen() > order[j].seen() })
+	for _, r := range order {
+		if len(out) >= shown {
+			break
+		}
+		if !r.Raced || has(r.ID) {
+			continue
+		}
+		out = append(out, r)
+		if p, ok := o.partner(r); ok && !has(p.ID) && len(out) < shown {
+			out = append(out, p)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	if n := len(o.Requests); n > shown {
+		return o.Requests[n-shown:]
+	}
+	return o.Requests
+}
+
+// seen is the count the request's check read, when it is a number (-1 otherwise).
+func (r Request) seen() float64 {
+	check, ok := r.stepOf("check")
+	if !ok {
+		return -1
+	}
+	n, err := strconv.ParseFloat(ReplyText(check.Reply), 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// partner is a request whose write was sent after r's check was answered: one r did not count.
+// One that did not count r either (its check answered before r's write went) is preferred: the
+// article's interleaving, both checks before both writes.
+func (o *Overshoot) partner(r Request) (Request, bool) {
+	check, ok := r.stepOf("check")
+	if !ok {
+		return Request{}, false
+	}
+	write, _ := r.stepOf("write")
+	var found *Request
+	for i, p := range o.Requests {
+		pw, ok := p.stepOf("write")
+		if !ok || p.ID == r.ID || check.RepliedUs >= pw.SentUs {
+			continue
+		}
+		if pc, ok := p.stepOf("check"); ok && pc.RepliedUs < write.SentUs {
+			return p, true
+		}
+		if found == nil {
+			found = &o.Requests[i]
+		}
+	}
+	if found == nil {
+		return Request{}, false
+	}
+	return *found, true
+}
+
+// stepOf is the request's first step of a phase (a check other than WATCH).
+func (r Request) stepOf(phase string) (StepOut, bool) {
+	for _, s := range r.Steps {
+		if s.Phase == phase && s.Op != "WATCH" {
+			return s, true
+		}
+	}
+	return StepOut{}, false
+}
+
+
+// Count is the moment's count and what it counted: "21 held", "21 in window".
+func (o *Overshoot) Count() string {
+	switch {
+	case o.Held != nil:
+		return strconv.FormatInt(*o.Held, 10) + " held"
+	case o.InWindow != nil:
+		return strconv.FormatInt(*o.InWindow, 10) + " in window"
+	}
+	return ""
+}
+
+// ReplyText is a published reply as a person reads it: 19 for the string "19" (a count read
+// with GET), {1, 21} for an array, nil, or the error's message.
+func ReplyText(raw json.RawMessage) string {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return string(raw)
+	}
+	switch x := v.(type) {
+	case nil:
+		return "nil"
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			b, _ := json.Marshal(e)
+			parts[i] = string(b)
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case map[string]any:
+		if msg, ok := x["error"].(string); ok {
+			return "error " + msg
+		}
+	}
+	return string(raw)
+}
