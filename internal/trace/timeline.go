@@ -134,7 +134,6 @@ func (r Request) stepOf(phase string) (StepOut, bool) {
 	return StepOut{}, false
 }
 
-
 // Count is the moment's count and what it counted: "21 held", "21 in window".
 func (o *Overshoot) Count() string {
 	switch {
