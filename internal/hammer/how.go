@@ -40,7 +40,7 @@ func (r Result) HowLines(width int) []string {
 	return out
 }
 
-// howTokens are the pieces of one how-line: the events, then the count and what is not shown.
+// howTokens are the pieces of one how-line: the events, the count, and what is not shown.
 func howTokens(o *trace.Overshoot) []string {
 	events := o.Timeline(howRequests)
 	var tokens []string
@@ -79,36 +79,36 @@ func howTokens(o *trace.Overshoot) []string {
 	if len(events) == 0 {
 		notes = append(notes, "no request behind it was still kept")
 	}
+	tokens = append(tokens, result)
 	if len(notes) > 0 {
-		result += " (" + strings.Join(notes, "; ") + ")"
+		tokens = append(tokens, "("+strings.Join(notes, "; ")+")")
 	}
-	if len(tokens) > 0 {
-		tokens[len(tokens)-1] += " " + result
-		return tokens
-	}
-	return []string{result}
+	return tokens
 }
 
-// wrapTokens joins tokens with " · " after head, wrapping at width with continuation lines
-// indented under the first token.
+// wrapTokens joins the events with " · " after head, and the count and the notes with a space,
+// wrapping at width with continuation lines indented under the first token; a line broken
+// between two events ends in " ·".
 func wrapTokens(head string, tokens []string, width int) []string {
 	indent := strings.Repeat(" ", len([]rune(head)))
 	var lines []string
 	line := head
-	first := true
-	for _, t := range tokens {
-		sep := " · "
-		if first {
-			sep = ""
+	for i, t := range tokens {
+		event := !strings.HasPrefix(t, "→") && !strings.HasPrefix(t, "(")
+		sep, end := " ", ""
+		if event {
+			sep, end = " · ", " ·"
 		}
-		piece := sep + t
-		if !first && len([]rune(line+piece))+len(" ·") > width {
-			lines = append(lines, line+" ·")
+		if i == 0 {
+			line += t
+			continue
+		}
+		if len([]rune(line+sep+t)) > width {
+			lines = append(lines, line+end)
 			line = indent + t
-		} else {
-			line += piece
+			continue
 		}
-		first = false
+		line += sep + t
 	}
 	return append(lines, line)
 }

@@ -1,0 +1,78 @@
+package hammer
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/trace"
+)
+
+// articleRace is the article's interleaving as a trace publishes it: r4117 and r4120 both
+// count 19 before either adds, so both are raced, and 21 are held; r4001 was held all along.
+func articleRace() *trace.Overshoot {
+	held := int64(21)
+	step := func(op, phase, reply string, sent, replied int64) trace.StepOut {
+		return trace.StepOut{Op: op, Phase: phase, Reply: json.RawMessage(reply), SentUs: sent, RepliedUs: replied}
+	}
+	req := func(id string, raced bool, steps ...trace.StepOut) trace.Request {
+		return trace.Request{ID: id, Raced: raced, Steps: steps}
+	}
+	return &trace.Overshoot{AtMs: 3200.5, Held: &held, Limit: 20, Requests: []trace.Request{
+		req("r4001", false, step("ZCARD", "check", "3", 100, 150), step("ZADD", "write", "1", 160, 200)),
+		req("r4117", true, step("ZREMRANGEBYSCORE", "prune", "0", 3000, 3050), step("ZCARD", "check", "19", 3060, 3120),
+			step("ZADD", "write", "1", 3310, 3400), step("PEXPIRE", "expire", "1", 3400, 3450)),
+		req("r4120", true, step("ZREMRANGEBYSCORE", "prune", "0", 3010, 3070), step("ZCARD", "check", "19", 3080, 3150),
+			step("ZADD", "write", "1", 3330, 3420), step("PEXPIRE", "expire", "1", 3420, 3460)),
+	}, Omitted: 18}
+}
+
+func TestHowLinesTellTheArticlesRaceAndWrapAt100Columns(t *testing.T) {
+	res := Result{Summary: bench.Summary{Strategies: []bench.StrategySnapshot{
+		{Name: "naive", FirstOvershoot: articleRace()}, {Name: "lua"},
+	}}}
+	want := []string{
+		"naive  how: r4117 ZCARD → 19 (+0.00ms) · r4120 ZCARD → 19 (+0.03ms) · r4117 ZADD (+0.19ms) ·",
+		"            r4120 ZADD (+0.21ms) → 21 held at 3.20s, limit 20",
+		"            (r4117, r4120 raced; 19 more in the JSON)",
+	}
+	if got := res.HowLines(0); !slices.Equal(got, want) {
+		t.Errorf("how-lines:\n%q\nwant\n%q", got, want)
+	}
+	for _, width := range []int{0, 100, 80, 60} {
+		for _, line := range res.HowLines(width) {
+			if n := len([]rune(line)); n > max(width, 0) && width > 0 || n > HowWidth {
+				t.Errorf("a %d-column line at width %d: %q", n, width, line)
+			}
+		}
+	}
+}
+
+func TestHowLinesSayWhatTheyCannotShow(t *testing.T) {
+	ov := articleRace()
+	ov.Missing, ov.ThisProcess = 2, true
+	res := Result{Summary: bench.Summary{Strategies: []bench.StrategySnapshot{{Name: "naive", FirstOvershoot: ov}}}}
+	lines := res.HowLines(0)
+	last := lines[len(lines)-1]
+	for _, want := range []string{"2 no longer kept", "this process's requests only"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("%q does not say %q", last, want)
+		}
+	}
+}
+
+func TestHowLinesOfAScriptShowItsCallsAndReplies(t *testing.T) {
+	n := int64(21)
+	ov := &trace.Overshoot{AtMs: 10, InWindow: &n, Limit: 20, Requests: []trace.Request{
+		{ID: "r7", Steps: []trace.StepOut{{Op: "EVALSHA", Phase: "call", Reply: json.RawMessage(`[1,20]`), SentUs: 100, RepliedUs: 300}}},
+		{ID: "r9", Steps: []trace.StepOut{{Op: "EVALSHA", Phase: "call", Reply: json.RawMessage(`[1,21]`), SentUs: 200, RepliedUs: 450}}},
+	}}
+	res := Result{Summary: bench.Summary{Strategies: []bench.StrategySnapshot{{Name: "custom", FirstOvershoot: ov}}}}
+	want := []string{"custom  how: r7 EVALSHA → {1, 20} (+0.00ms) · r9 EVALSHA → {1, 21} (+0.15ms)",
+		"             → 21 in window at 0.01s, limit 20"}
+	if got := res.HowLines(0); !slices.Equal(got, want) {
+		t.Errorf("how-lines:\n%q\nwant\n%q", got, want)
+	}
+}
