@@ -1,6 +1,10 @@
 package cmd
 
-import "github.com/limitctl/limitctl/internal/bench"
+import (
+	"encoding/json"
+
+	"github.com/limitctl/limitctl/internal/bench"
+)
 
 // The JSON contracts of inspect, purge and hammer as a script reads them: the tests decode the
 // built command's output into these, apart from the types the command prints, so a field that
@@ -113,12 +117,34 @@ type strategyDoc struct {
 	Contended         bool                `json:"contended"`
 	ErrorSamples      []bench.ErrorSample `json:"error_samples"`
 	Unjudged          int64               `json:"unjudged"`
+	// FirstOvershoot is how the first overshoot happened; null for a strategy that held.
+	FirstOvershoot *overshootDoc `json:"first_overshoot"`
 	// Verdict is the strategy's verdict word (bench.Verdict), as its verdict line says it.
 	Verdict string `json:"verdict"`
 	// Clock is whose time the strategy's script used: client (passed in ARGV) or server (TIME).
 	Clock string `json:"clock"`
 	// Contract is how the custom script was called and its reply read (custom only).
 	Contract *contractDoc `json:"contract,omitempty"`
+}
+type overshootDoc struct {
+	AtMs        float64      `json:"at_ms"`
+	Held        *int64       `json:"held"`
+	InWindow    *int64       `json:"in_window"`
+	Limit       int64        `json:"limit"`
+	Requests    []requestDoc `json:"requests"`
+	Missing     int64        `json:"missing"`
+	ThisProcess bool         `json:"this_process_only"`
+}
+type requestDoc struct {
+	ID     string `json:"id"`
+	Worker int    `json:"worker"`
+	Raced  bool   `json:"raced"`
+	Steps  []struct {
+		Op        string          `json:"op"`
+		Reply     json.RawMessage `json:"reply"`
+		SentUs    int64           `json:"sent_us"`
+		RepliedUs int64           `json:"replied_us"`
+	} `json:"steps"`
 }
 type contractDoc struct {
 	Keys    string `json:"keys"`

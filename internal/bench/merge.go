@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 // Merge is the summary of several processes that ran one run side by side (the same run id,
@@ -98,8 +100,9 @@ func mergeStrategy(m *StrategySnapshot, s StrategySnapshot, several bool) {
 		}
 	}
 	m.Contended = m.Contended || s.Contended
-	// A trace is one process's requests: the earliest, from its own process's start.
-	if f := s.FirstOvershoot; f != nil && (m.FirstOvershoot == nil || f.AtMs < m.FirstOvershoot.AtMs) {
+	// A trace is one process's requests: the earliest (from its own process's start) of those
+	// that show any; a process whose requests were none of those behind its moment shows none.
+	if f := s.FirstOvershoot; f != nil && (m.FirstOvershoot == nil || betterTrace(f, m.FirstOvershoot)) {
 		first := *f
 		first.ThisProcess = first.ThisProcess || several
 		m.FirstOvershoot = &first
@@ -110,4 +113,13 @@ func mergeStrategy(m *StrategySnapshot, s StrategySnapshot, several bool) {
 	// The processes ran side by side: their rates add up.
 	m.Throughput += s.Throughput
 	m.AvgThroughput += s.AvgThroughput
+}
+
+// betterTrace reports whether a merged run should show trace a rather than b: one that shows
+// requests, then the earlier.
+func betterTrace(a, b *trace.Overshoot) bool {
+	if (len(a.Requests) > 0) != (len(b.Requests) > 0) {
+		return len(a.Requests) > 0
+	}
+	return a.AtMs < b.AtMs
 }

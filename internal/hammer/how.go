@@ -76,7 +76,10 @@ func howTokens(o *trace.Overshoot) []string {
 	if o.ThisProcess {
 		notes = append(notes, "this process's requests only")
 	}
-	if len(events) == 0 {
+	switch {
+	case len(events) == 0 && o.ThisProcess && o.Missing == 0:
+		notes = append(notes, "other processes' requests made it: none of this one's")
+	case len(events) == 0:
 		notes = append(notes, "no request behind it was still kept")
 	}
 	tokens = append(tokens, result)
