@@ -131,18 +131,36 @@ func TestReportOpensInChromium(t *testing.T) {
 	if !strings.Contains(dom, "73,410") {
 		t.Error("summary table missing from the DOM")
 	}
-
-	if *screenshot != "" {
-		abs, err := filepath.Abs(*screenshot)
-		if err != nil {
-			t.Fatal(err)
-		}
-		load(t, browser, page, "--screenshot="+abs, "--window-size=1180,2900", "--hide-scrollbars")
-		if _, err := os.Stat(abs); err != nil {
-			t.Fatalf("no screenshot: %v", err)
-		}
-		t.Logf("screenshot in %s", abs)
+	// The first overshoot as a sequence diagram the browser parsed: a lane per request (the
+	// raced ones marked), Redis's lane, and the replies on the arrows back.
+	seq := regexp.MustCompile(`(?s)id="sequence-naive"[^>]*>\s*<svg.*?</svg>`).FindString(dom)
+	if seq == "" {
+		t.Fatal("no rendered sequence diagram in #sequence-naive")
 	}
+	for _, want := range []string{`data-request="r4117"`, `data-request="r4120"`, `data-request="r4099"`, "r4117 · raced", ">Redis<",
+		"ZCARD → 19", "ZCARD → 17", "ZADD → 1", "→ 21 held at 3.20s, limit 20"} {
+		if !strings.Contains(seq, want) {
+			t.Errorf("the sequence diagram does not show %q", want)
+		}
+	}
+	if strings.Contains(dom, `id="sequence-lua"`) {
+		t.Error("lua held, yet the report draws a sequence diagram for it")
+	}
+
+	shot := *screenshot
+	if shot == "" {
+		shot = filepath.Join(t.TempDir(), "report.png")
+	}
+	abs, err := filepath.Abs(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Tall enough for the summary, naive's verdict and its sequence diagram.
+	load(t, browser, page, "--screenshot="+abs, "--window-size=1180,2900", "--hide-scrollbars")
+	if st, err := os.Stat(abs); err != nil || st.Size() == 0 {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	t.Logf("screenshot (the lanes and the replies of naive's first overshoot) in %s", abs)
 }
 
 // The browser check itself must catch what it is there to catch.

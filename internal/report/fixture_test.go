@@ -1,11 +1,13 @@
 package report
 
 import (
+	"encoding/json"
 	"math"
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 const (
@@ -58,6 +60,7 @@ func fixtureData() Data {
 	naive.ErrorsByKind = map[string]int64{"timeout": 280, "conn": 20}
 	naive.AvgThroughput = 7341
 	naive.Latency = bench.Latency{P50: 1234 * time.Microsecond, P90: 2600 * time.Microsecond, P99: 4870 * time.Microsecond, P999: 9450 * time.Microsecond, Max: 23 * time.Millisecond}
+	naive.FirstOvershoot = fixtureRace()
 	lua.Attempts, lua.Admitted, lua.Rejected = 58_120, 35_900, 22_220
 	lua.AvgThroughput = 5812
 	lua.ServerUsecPerCall = &server
@@ -75,4 +78,24 @@ func fixtureData() Data {
 			{Expr: "lua.p99<4ms", Passed: false, Actual: "4.33ms"},
 		},
 	}
+}
+
+// fixtureRace is the article's race as a trace publishes it: r4117 and r4120 both count 19,
+// then both add; r4099 was held all along; 21 held, limit 20.
+func fixtureRace() *trace.Overshoot {
+	held := int64(21)
+	step := func(op, phase, reply string, sent, replied int64) trace.StepOut {
+		return trace.StepOut{Op: op, Phase: phase, Reply: json.RawMessage(reply), SentUs: sent, RepliedUs: replied}
+	}
+	naive := func(id string, worker int, raced bool, seen string, at int64) trace.Request {
+		return trace.Request{ID: id, Worker: worker, Raced: raced, Steps: []trace.StepOut{
+			step("ZREMRANGEBYSCORE", "prune", "0", at, at+60), step("ZCARD", "check", seen, at+62, at+120),
+			step("ZADD", "write", "1", at+310, at+390), step("PEXPIRE", "expire", "1", at+392, at+450),
+		}}
+	}
+	return &trace.Overshoot{AtMs: 3200.45, Held: &held, Limit: fixtureLimit, Omitted: 18, Requests: []trace.Request{
+		naive("r4099", 35, false, "17", 3_199_000),
+		naive("r4117", 53, true, "19", 3_200_000),
+		naive("r4120", 56, true, "19", 3_200_020),
+	}}
 }

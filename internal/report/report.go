@@ -84,6 +84,10 @@ type strategyView struct {
 	Cells      row
 	Errors     []string
 	Samples    []bench.ErrorSample
+	// How is the first overshoot's sequence diagram (empty without one), HowNotes what it
+	// cannot show.
+	How      template.HTML
+	HowNotes []string
 }
 
 // row is one strategy's line of the summary table.
@@ -153,6 +157,7 @@ func build(d Data) (page, error) {
 		if v.Latency, err = latencyChart(se); err != nil {
 			return page{}, fmt.Errorf("%s latency chart: %w", st.Name, err)
 		}
+		v.How, v.HowNotes = sequenceDiagram(st.FirstOvershoot), howNotes(st.FirstOvershoot)
 		p.Strategies = append(p.Strategies, v)
 		p.Retries = p.Retries || st.Retries > 0
 	}
