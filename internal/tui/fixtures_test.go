@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"math"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 // The synthetic run every dashboard test draws: a concurrency limit of 20, 64 workers for 10s,
@@ -153,3 +155,20 @@ func resize(m Model, w, h int) Model {
 type fakeControls struct{ calls []bool }
 
 func (f *fakeControls) SetPaused(p bool) { f.calls = append(f.calls, p) }
+
+// fixtureRace is the article's race as a trace publishes it: r4117 and r4120 both count 19,
+// then both add; 21 held, limit 20.
+func fixtureRace() *trace.Overshoot {
+	held := int64(21)
+	step := func(op, phase, reply string, sent, replied int64) trace.StepOut {
+		return trace.StepOut{Op: op, Phase: phase, Reply: json.RawMessage(reply), SentUs: sent, RepliedUs: replied}
+	}
+	naive := func(id string, raced bool, at int64) trace.Request {
+		return trace.Request{ID: id, Raced: raced, Steps: []trace.StepOut{
+			step("ZREMRANGEBYSCORE", "prune", "0", at, at+60), step("ZCARD", "check", "19", at+62, at+120),
+			step("ZADD", "write", "1", at+310, at+390), step("PEXPIRE", "expire", "1", at+392, at+450),
+		}}
+	}
+	return &trace.Overshoot{AtMs: 1200.45, Held: &held, Limit: fixtureLimit, Omitted: 19,
+		Requests: []trace.Request{naive("r4117", true, 1_200_000), naive("r4120", true, 1_200_020)}}
+}

@@ -82,6 +82,14 @@ var scenarios = []struct {
 	{"help", func() Model {
 		return press(feed(New(asciiOptions()), fixtureRun(20, naiveShape, luaShape)...), "?")
 	}},
+	{"how", func() Model {
+		// naive's first overshoot is known: h shows how it happened, the footer offers it.
+		snaps := fixtureRun(30, naiveShape, luaShape)
+		for i := 10; i < len(snaps); i++ {
+			snaps[i].Strategies[0].FirstOvershoot = fixtureRace()
+		}
+		return press(feed(New(asciiOptions()), snaps...), "h")
+	}},
 	{"waiting", func() Model { return New(asciiOptions()) }},
 	{"sliding_window_requests", func() Model {
 		// A window limiter bounded by --requests: no total time, progress by count.

@@ -38,6 +38,7 @@ type Model struct {
 	// over a snapshot taken before the engine saw the request.
 	pauseAsked bool
 	help       bool
+	how        bool // the how view: how each first overshoot happened
 	quitting   bool
 
 	snapshots <-chan bench.Snapshot
@@ -117,9 +118,11 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.paused, m.pauseAsked = !m.paused, true
 		m.opts.Controls.SetPaused(m.paused)
 	case "?":
-		m.help = !m.help
+		m.help, m.how = !m.help, false
+	case "h":
+		m.how, m.help = !m.how, false
 	case "esc":
-		m.help = false
+		m.help, m.how = false, false
 	}
 	return m, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 // View is the whole screen in the alternate screen, never wider or taller than the terminal.
@@ -37,6 +38,8 @@ func (m Model) screen() string {
 		return clip(header, w, h)
 	case m.help:
 		body = m.helpView(w, bodyHeight)
+	case m.how:
+		body = m.howView(w, bodyHeight)
 	case !m.hasSnap || len(m.snap.Strategies) == 0:
 		body = lipgloss.Place(w, bodyHeight, lipgloss.Center, lipgloss.Center,
 			m.st.dim.Render("waiting for the first tick…"))
@@ -216,6 +219,13 @@ func (m Model) footer(w int) string {
 		}
 		keys = append(keys, st.key.Render("p")+st.dim.Render(what))
 	}
+	if m.overshot() || m.how {
+		what := " how it happened"
+		if m.how {
+			what = " back to the panels"
+		}
+		keys = append(keys, st.key.Render("h")+st.dim.Render(what))
+	}
 	what := " help"
 	if m.help {
 		what = " close help"
@@ -235,6 +245,7 @@ func (m Model) helpView(w, h int) string {
 		row("q", "end the run now; its summary and verdict print on exit"),
 		row("ctrl+c", "interrupt the run (exit 130)"),
 		row("p", "pause / resume the load"),
+		row("h", "how the first overshoot happened: the requests, their replies"),
 		row("?  esc", "show / hide this help"),
 		"",
 		st.title.Render("Reading a panel"),
@@ -245,6 +256,42 @@ func (m Model) helpView(w, h int) string {
 		row("p50 p99", "decision latency percentiles (HDR histogram)"),
 		row("server", "Redis's own µs per decision, INFO commandstats"),
 	}
+	box := lipgloss.NewStyle().
+		Border(lipgloss.RoundedBorder()).
+		BorderForeground(colourAccent).
+		Padding(0, 1).
+		Render(strings.Join(lines, "\n"))
+	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, box)
+}
+
+// overshot reports whether some strategy has a first overshoot to show.
+func (m Model) overshot() bool {
+	for _, st := range m.snap.Strategies {
+		if st.FirstOvershoot != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// howView shows, per strategy, how its first overshoot happened, as the summary's how-lines
+// do: the requests behind it, what each saw and when its write went.
+func (m Model) howView(w, h int) string {
+	st := m.st
+	nameW := 0
+	for _, s := range m.snap.Strategies {
+		nameW = max(nameW, len(s.Name))
+	}
+	lines := []string{st.title.Render("How the first overshoot happened"), ""}
+	for _, s := range m.snap.Strategies {
+		if s.FirstOvershoot == nil {
+			lines = append(lines, fmt.Sprintf("%-*s  nothing to show: no overshoot", nameW, s.Name))
+			continue
+		}
+		head := fmt.Sprintf("%-*s  how: ", nameW, s.Name)
+		lines = append(lines, trace.Wrap(head, s.FirstOvershoot.HowTokens(), max(20, w-6))...) // inside the box's border and padding
+	}
+	lines = append(lines, "", st.dim.Render("every request and reply: -o json, --report F.html"))
 	box := lipgloss.NewStyle().
 		Border(lipgloss.RoundedBorder()).
 		BorderForeground(colourAccent).
