@@ -72,6 +72,9 @@ type Config struct {
 	ServerStats func(ctx context.Context) (map[string]CmdStat, error)
 	// ErrorBackoff pauses a worker after a failed decision so an outage is not a busy loop.
 	ErrorBackoff time.Duration
+	// NoTrace records no decision's commands (no first_overshoot): only for measuring what the
+	// recording costs (hack/bench-hammer.sh).
+	NoTrace bool
 }
 
 // Engine runs the load. Build one with New, run it once with Run.

@@ -127,7 +127,7 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 	s.beginMs = s.cfg.Now().UnixMilli()
 	s.recorders = make([]*trace.Recorder, s.cfg.Workers)
 	for w := range s.recorders {
-		s.recorders[w] = trace.NewRecorder(begin, w, s.cfg.Workers)
+		s.recorders[w] = trace.NewRecorder(begin, w, s.cfg.Workers, s.cfg.NoTrace)
 	}
 	s.live.Store(int32(s.cfg.Workers))
 	for w := 0; w < s.cfg.Workers; w++ {
@@ -136,7 +136,11 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 			defer wg.Done()
 			// The worker's recorder rides on its context, built once: the limiter's steps report
 			// to it, and no decision allocates for it.
-			s.work(trace.With(ctx, s.recorders[worker]), e, worker, schedule)
+			wctx := ctx
+			if !s.cfg.NoTrace {
+				wctx = trace.With(ctx, s.recorders[worker])
+			}
+			s.work(wctx, e, worker, schedule)
 			if s.live.Add(-1) == 0 {
 				s.finished.Store(int64(time.Since(begin)))
 			}

@@ -45,6 +45,8 @@ type Flags struct {
 	ScriptReleaseFile, ScriptReleaseKeys, ScriptReleaseArgs     string
 	Profile                                                     string
 	Skew                                                        time.Duration
+	// NoTrace (hidden --no-trace) records no commands: for measuring the recording's cost.
+	NoTrace bool
 
 	// Given reports whether a flag was given on the command line: some defaults depend on the
 	// limiter (--hold, --skew), and giving some at all means something (--requests, --strategies).
@@ -136,6 +138,7 @@ func (fl Flags) Resolve() (Options, error) {
 		return Options{}, exitcode.Usagef("--skew must be 0 up to 1m, got %s", fl.Skew)
 	}
 	o.Skew = fl.Skew
+	o.NoTrace = fl.NoTrace
 	if !fl.Given("skew") {
 		o.Skew = bench.DefaultSkew(o.Limiter, o.Limit, o.Window)
 	}

@@ -42,6 +42,8 @@ type Options struct {
 	// clock offset within ±Skew).
 	Profile string
 	Skew    time.Duration
+	// NoTrace: no decision's commands are recorded, so no first_overshoot (bench.Config.NoTrace).
+	NoTrace bool
 
 	RedisWitness bool // concurrency: count in-flight requests on Redis, shared by processes
 	Assertions   []bench.Assertion

@@ -211,7 +211,7 @@ func (s *session) build(runID string) error {
 		Rate: float64(o.Limit) / o.Window.Seconds(), Workers: o.Workers, Conns: o.Conns, Duration: o.Duration,
 		Requests: o.Requests, Hold: o.Hold, StaleAfter: o.StaleAfter, OpenRate: o.OpenRate, KeyCount: o.Keys, KeyFor: s.keys.Key,
 		FailOpen: o.FailOpen, Horizon: s.deps.Timeout, Now: s.deps.Now, Tick: o.Tick,
-		ErrorBackoff: 10 * time.Millisecond, Profile: o.Profile, Skew: o.Skew,
+		ErrorBackoff: 10 * time.Millisecond, Profile: o.Profile, Skew: o.Skew, NoTrace: o.NoTrace,
 		ServerStats: func(ctx context.Context) (map[string]bench.CmdStat, error) {
 			return bench.CommandStats(ctx, s.rdb)
 		},

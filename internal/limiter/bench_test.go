@@ -10,6 +10,7 @@ import (
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 // BenchmarkDecision measures one decision (acquire, and release when admitted) of every limiter
@@ -80,5 +81,44 @@ func BenchmarkVirtualClock(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkRecording is what recording a decision's commands costs (package trace): naive
+// (four commands, each recorded with its reply and times) and lua (one call) against a real
+// redis-server, with a recorder in the context and without, side by side. Compare ns/op and
+// allocs/op of each pair: recording must add no allocation, and a few hundred ns at most to a
+// decision of tens of µs.
+func BenchmarkRecording(b *testing.B) {
+	srv := redistest.Start(b)
+	rdb := srv.Client(b)
+	for _, s := range []limiter.Strategy{limiter.Naive, limiter.Lua} {
+		for _, recorded := range []bool{false, true} {
+			name := fmt.Sprintf("%s/recorded=%v", s, recorded)
+			b.Run(name, func(b *testing.B) {
+				lim, err := limiter.New(limiter.Concurrency, s, rdb, limiter.Config{Limit: 1 << 30, StaleAfter: time.Minute})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ctx := context.Background()
+				rec := trace.NewRecorder(time.Now(), 0, 1, false)
+				if recorded {
+					ctx = trace.With(ctx, rec)
+				}
+				key := "bench:{recording:" + string(s) + "}"
+				b.ReportAllocs()
+				for b.Loop() {
+					rec.Begin(0)
+					d, err := lim.Acquire(ctx, key, time.Now())
+					if err != nil {
+						b.Fatal(err)
+					}
+					rec.Keep(d.Allowed, 0, 0, rec.Since())
+					if err := lim.Release(ctx, key, d); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -23,7 +23,7 @@ const (
 	MaxSteps   = 8
 	AdmitRing  = 64
 	RefuseRing = 32
-	textBytes  = 24
+	textBytes  = 32
 	arrayInts  = 4
 )
 
@@ -203,6 +203,7 @@ type Recorder struct {
 	worker  int32
 	workers uint64
 	seq     uint64 // decisions begun
+	off     bool
 	cur     Record // the decision being made: the worker's alone, so no lock
 
 	mu       sync.Mutex
@@ -210,10 +211,14 @@ type Recorder struct {
 	refused  ring
 }
 
-// NewRecorder makes the recorder of worker (of workers); times are µs since begin.
-func NewRecorder(begin time.Time, worker, workers int) *Recorder {
-	return &Recorder{begin: begin, worker: int32(worker), workers: uint64(workers),
-		admitted: ring{recs: make([]Record, AdmitRing)}, refused: ring{recs: make([]Record, RefuseRing)}}
+// NewRecorder makes the recorder of worker (of workers); times are µs since begin. Off, it
+// only names requests (Begin) and keeps nothing: for measuring what recording costs.
+func NewRecorder(begin time.Time, worker, workers int, off bool) *Recorder {
+	r := &Recorder{begin: begin, worker: int32(worker), workers: uint64(workers), off: off}
+	if !off {
+		r.admitted, r.refused = ring{recs: make([]Record, AdmitRing)}, ring{recs: make([]Record, RefuseRing)}
+	}
+	return r
 }
 
 // Since is now in µs since the run began, on the monotonic clock. A nil Recorder records
@@ -250,7 +255,7 @@ func (r *Recorder) Retry() {
 // Step returns the next step of the decision to fill in, or nil when none is recorded (a nil
 // Recorder, or the decision's steps are full).
 func (r *Recorder) Step(op string, phase Phase) *Step {
-	if r == nil {
+	if r == nil || r.off {
 		return nil
 	}
 	if int(r.cur.N) == MaxSteps {
@@ -265,7 +270,7 @@ func (r *Recorder) Step(op string, phase Phase) *Step {
 
 // Keep files the decision: admitted or refused, judged by stampMs and [sentUs, repliedUs].
 func (r *Recorder) Keep(admitted bool, stampMs, sentUs, repliedUs int64) {
-	if r == nil {
+	if r == nil || r.off {
 		return
 	}
 	r.cur.StampMs, r.cur.SentUs, r.cur.RepliedUs = stampMs, sentUs, repliedUs
@@ -289,6 +294,9 @@ func (r *Recorder) Refused(out []Record, match func(*Record) bool) []Record {
 }
 
 func (r *Recorder) find(g *ring, out []Record, match func(*Record) bool) []Record {
+	if len(g.recs) == 0 {
+		return out
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := min(g.next, uint64(len(g.recs)))

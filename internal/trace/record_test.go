@@ -1,0 +1,103 @@
+package trace
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// A reply is kept as Redis sent it, in a fixed size, and published as JSON: numbers, strings,
+// arrays, nil, errors; text too long to keep is marked cut, never shown as whole.
+func TestRepliesArePublishedAsRedisSentThem(t *testing.T) {
+	cases := []struct {
+		set  func(r *Reply)
+		want string
+	}{
+		{func(r *Reply) { r.SetInt(19) }, `19`},
+		{func(r *Reply) { r.SetText(Bulk, "19") }, `"19"`},
+		{func(r *Reply) { r.SetNil() }, `null`},
+		{func(r *Reply) { r.SetArray([]any{int64(1), int64(21)}) }, `[1,21]`},
+		{func(r *Reply) { r.SetArray([]any{int64(1), int64(2), int64(3), int64(4), int64(5)}) }, `"{1, 2, 3, 4, …}"`},
+		{func(r *Reply) { r.SetArray([]any{"1", int64(21), nil}) }, `"{\"1\", 21, nil}"`},
+		{func(r *Reply) { r.SetText(Error, "NOSCRIPT No matching script") }, `{"error":"NOSCRIPT No matching script"}`},
+		{func(r *Reply) { r.SetText(Bulk, "abcdefghijklmnopqrstuvwxyz0123456789") }, `"abcdefghijklmnopqrstuvwxyz012345…"`},
+		{func(*Reply) {}, `null`},
+	}
+	for _, c := range cases {
+		var r Reply
+		c.set(&r)
+		if got := string(r.JSON()); got != c.want {
+			t.Errorf("got %s, want %s", got, c.want)
+		}
+	}
+}
+
+// Recording a decision allocates nothing: the step records and the rings are fixed-size, made
+// once per worker.
+func TestRecordingADecisionAllocatesNothing(t *testing.T) {
+	rec := NewRecorder(time.Now(), 3, 8, false)
+	elems := []any{int64(1), int64(20)}
+	allocs := testing.AllocsPerRun(1000, func() {
+		rec.Begin(0)
+		for _, op := range []string{"zremrangebyscore", "zcard", "zadd", "pexpire"} {
+			s := rec.Step(op, Check)
+			s.Reply.SetInt(1)
+			s.SentUs, s.RepliedUs = rec.Since(), rec.Since()
+		}
+		rec.Step("evalsha", Call).Reply.SetArray(elems)
+		rec.Keep(true, 1, 2, 3)
+		rec.Begin(0)
+		rec.Keep(false, 1, 2, 3)
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per decision", allocs)
+	}
+}
+
+// Request ids are unique across workers without a shared counter, and the rings keep the
+// latest decisions only.
+func TestRecordersNameRequestsApartAndKeepTheLatest(t *testing.T) {
+	a, b := NewRecorder(time.Now(), 0, 2, false), NewRecorder(time.Now(), 1, 2, false)
+	seen := map[uint64]bool{}
+	for i := 0; i < AdmitRing+10; i++ {
+		for _, r := range []*Recorder{a, b} {
+			id := r.Begin(0)
+			if seen[id] {
+				t.Fatalf("id %d given twice", id)
+			}
+			seen[id] = true
+			r.Keep(true, int64(i), 0, 0)
+		}
+	}
+	kept := a.Admitted(nil, func(*Record) bool { return true })
+	if len(kept) != AdmitRing {
+		t.Fatalf("kept %d, want the ring's %d", len(kept), AdmitRing)
+	}
+	for _, r := range kept {
+		if r.StampMs < 10 {
+			t.Errorf("an overwritten decision (stamp %d) is still kept", r.StampMs)
+		}
+	}
+}
+
+// A request is raced when its check was answered before another's write was sent: it cannot
+// have counted that write. One whose check came after every other write is not.
+func TestRacedMarksTheChecksThatCouldNotSeeAWrite(t *testing.T) {
+	rec := func(id uint64, checkReplied, writeSent int64) Record {
+		r := Record{ID: id, N: 2}
+		r.Steps[0] = Step{Op: "zcard", Phase: Check, SentUs: checkReplied - 10, RepliedUs: checkReplied}
+		r.Steps[1] = Step{Op: "zadd", Phase: Write, SentUs: writeSent, RepliedUs: writeSent + 10}
+		return r
+	}
+	reqs, _ := Requests([]Record{rec(1, 100, 300), rec(2, 110, 310), rec(3, 400, 500)})
+	got := map[string]bool{}
+	for _, r := range reqs {
+		got[r.ID] = r.Raced
+	}
+	if !got["r1"] || !got["r2"] || got["r3"] {
+		t.Errorf("raced %v; want r1 and r2 (each checked before the other wrote), not r3", got)
+	}
+	if b, err := json.Marshal(reqs[0]); err != nil || len(b) == 0 {
+		t.Fatal(err)
+	}
+}
