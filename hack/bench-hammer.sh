@@ -5,7 +5,8 @@
 # over many keys and a long window.
 #
 #   make bench-hammer            # or: hack/bench-hammer.sh [seconds] [connections]
-#   ONLY=scale make bench-hammer # only the last two (pipelining, keys x window)
+#   ONLY=scale make bench-hammer # only pipelining and keys x window (after the recording's cost)
+#   ONLY=trace make bench-hammer # only the recording's cost (first_overshoot on and off)
 #
 # Both clients send EVALSHA of concurrency_acquire with the same number of connections to the
 # same server, one after the other. Machines are shared and noisy: read the ratio, not the numbers.
@@ -31,6 +32,41 @@ until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
 
 field() { python3 -c "import json,sys; print(json.load(sys.stdin)['strategies'][0]['$1'])"; }
 fw_sha=$(/tmp/limitctl-bench scripts load fixed_window --addr 127.0.0.1:$port -o tsv | awk 'NR==2{print $2}')
+
+# Recording (first_overshoot): every decision's commands recorded (the default) against none
+# (--no-trace), interleaved three times, medians: decisions/s, CPU µs per decision and peak RSS
+# of the hammer. Two shapes: the default concurrency run (naive,lua, limit 20, hold 2ms) and the
+# fastest (naive,lua, limit 0, hold 0: every call a refusal, as many decisions as the server
+# answers). ONLY=trace runs only this.
+tr_run() { # args: flags... -> "decisions/s cpu_us_per_decision rss_kb"
+  /usr/bin/time -f '%M %U %S' -o "$dir/tr" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer \
+    --strategies naive,lua --duration "${secs}s" --tui off -o json "$@" 2>/dev/null > "$dir/tr.json"
+  python3 -c "
+import json, sys
+ss = json.load(open(sys.argv[1]))['strategies']
+rss, u, sy = map(float, open(sys.argv[2]).read().split())
+print(sum(s['throughput_per_s'] for s in ss), (u + sy) * 1e6 / sum(s['attempts'] for s in ss), int(rss))" "$dir/tr.json" "$dir/tr"
+}
+if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = trace ]; then
+  fast=(--limit 0 --hold 0)
+  tdo1=$(tr_run); tdf1=$(tr_run --no-trace); tfo1=$(tr_run "${fast[@]}"); tff1=$(tr_run "${fast[@]}" --no-trace)
+  tdf2=$(tr_run --no-trace); tdo2=$(tr_run); tff2=$(tr_run "${fast[@]}" --no-trace); tfo2=$(tr_run "${fast[@]}")
+  tdo3=$(tr_run); tdf3=$(tr_run --no-trace); tfo3=$(tr_run "${fast[@]}"); tff3=$(tr_run "${fast[@]}" --no-trace)
+  python3 - "$tdo1;$tdo2;$tdo3" "$tdf1;$tdf2;$tdf3" "$tfo1;$tfo2;$tfo3" "$tff1;$tff2;$tff3" "$secs" <<'PY'
+import statistics, sys
+rows = lambda a: [[float(x) for x in r.split()] for r in a.split(";")]
+do, df, fo, ff = (rows(a) for a in sys.argv[1:5])
+med = lambda rs, i: statistics.median(r[i] for r in rs)
+runs = lambda rs: " ".join(f"{r[0]:,.0f}" for r in rs)
+print(f"recording (first_overshoot) on vs off (--no-trace), naive,lua, {sys.argv[5]}s runs, decisions/s of both:")
+for title, on, off in (("default (limit 20, hold 2ms)", do, df), ("fastest (limit 0, hold 0)", fo, ff)):
+    print(f"  {title}: on {med(on,0):,.0f} (median of {runs(on)}), off {med(off,0):,.0f} (median of {runs(off)}), "
+          f"ratio {med(on,0)/med(off,0):.3f}  (target >= 0.97)")
+    print(f"    CPU per decision: on {med(on,1):.2f} µs, off {med(off,1):.2f} µs ({100*(med(on,1)-med(off,1))/med(off,1):+.1f}%); "
+          f"peak RSS on {med(on,2)/1024:.1f} MiB, off {med(off,2)/1024:.1f} MiB")
+PY
+fi
+[ "${ONLY:-}" = trace ] && exit 0
 
 # Pipelining (--conns): fixed_window through EVALSHA, limit 0 so every call is the same rejection
 # (GET and PTTL of a missing counter) on both sides. redis-benchmark: 50 connections, 16 calls in
