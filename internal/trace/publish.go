@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"sort"
 	"strconv"
-	"strings"
 )
 
 // Overshoot is how the first overshoot happened (SPEC section 8, first_overshoot): the moment
@@ -81,7 +80,7 @@ func Requests(recs []Record) (out []Request, omitted int64) {
 			Steps: make([]StepOut, rec.N)}
 		for j := 0; j < int(rec.N); j++ {
 			s := &rec.Steps[j]
-			req.Steps[j] = StepOut{Op: strings.ToUpper(s.Op), Phase: phaseNames[s.Phase], Reply: s.Reply.JSON(),
+			req.Steps[j] = StepOut{Op: s.Op.String(), Phase: phaseNames[s.Phase], Reply: s.Reply.JSON(),
 				SentUs: s.SentUs, RepliedUs: s.RepliedUs}
 		}
 		out = append(out, req)
@@ -128,7 +127,10 @@ func (r *Record) first(p Phase) *Step {
 // JSON is the reply as JSON: a number, a string, an array of numbers (or, for other arrays,
 // their rendering as a string), null, or {"error": message}. A cut text ends in "…".
 func (r *Reply) JSON() json.RawMessage {
-	text := string(r.Text[:r.Len])
+	text := ""
+	if r.Kind != Int && r.Kind != Ints {
+		text = string(r.Data[:r.Len])
+	}
 	if r.Cut && r.Kind != Ints {
 		text += "…"
 	}
@@ -137,16 +139,20 @@ func (r *Reply) JSON() json.RawMessage {
 	case NoReply, Nil:
 		v = nil
 	case Int:
-		v = r.N[0]
+		v = r.int(0)
 	case Bulk, ArrayText:
 		v = text
 	case Ints:
 		n := min(int(r.Len), arrayInts)
-		v = r.N[:n]
+		ints := make([]int64, n)
+		for i := range ints {
+			ints[i] = r.int(i)
+		}
+		v = ints
 		if r.Cut { // longer than kept: say so rather than show a shorter array as the reply
 			w := boundedWriter{buf: make([]byte, 0, 128)[:128]}
 			w.writeString("{")
-			for i, x := range r.N[:n] {
+			for i, x := range ints {
 				if i > 0 {
 					w.writeString(", ")
 				}

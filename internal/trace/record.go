@@ -11,6 +11,7 @@ package trace
 
 import (
 	"context"
+	"encoding/binary"
 	"sync"
 	"time"
 )
@@ -53,18 +54,26 @@ const (
 	Error                      // an error reply (or a client error), its message in Text
 )
 
-// Reply is one reply as Redis sent it, in a fixed size: an integer, up to four integers of an
-// array, or the first textBytes bytes of a string (Cut when longer).
+// Reply is one reply as Redis sent it, in a fixed size and without pointers (the rings are
+// then memory the garbage collector never scans): an integer, up to four integers of an array,
+// or the first textBytes bytes of a string (Cut when longer), all in Data.
 type Reply struct {
 	Kind ReplyKind
 	Len  uint8 // Ints: the array's length (up to 255); Bulk, ArrayText, Error: bytes kept
 	Cut  bool  // the text or the array was longer than kept
-	N    [arrayInts]int64
-	Text [textBytes]byte
+	Data [textBytes]byte
 }
 
+// int is the i-th integer of an Int or Ints reply.
+func (r *Reply) int(i int) int64 { return int64(binary.LittleEndian.Uint64(r.Data[8*i:])) }
+
+func (r *Reply) setInt(i int, n int64) { binary.LittleEndian.PutUint64(r.Data[8*i:], uint64(n)) }
+
 // SetInt records an integer reply.
-func (r *Reply) SetInt(n int64) { *r = Reply{Kind: Int, N: [arrayInts]int64{n}} }
+func (r *Reply) SetInt(n int64) {
+	*r = Reply{Kind: Int}
+	r.setInt(0, n)
+}
 
 // SetNil records a nil reply.
 func (r *Reply) SetNil() { *r = Reply{Kind: Nil} }
@@ -72,7 +81,7 @@ func (r *Reply) SetNil() { *r = Reply{Kind: Nil} }
 // SetText records a string reply (Bulk) or an error's message (Error), keeping what fits.
 func (r *Reply) SetText(kind ReplyKind, s string) {
 	*r = Reply{Kind: kind}
-	r.Len = uint8(copy(r.Text[:], s))
+	r.Len = uint8(copy(r.Data[:], s))
 	r.Cut = len(s) > textBytes
 }
 
@@ -86,7 +95,7 @@ func (r *Reply) SetArray(elems []any) {
 			return
 		}
 		if i < arrayInts {
-			r.N[i] = n
+			r.setInt(i, n)
 		}
 	}
 }
@@ -94,7 +103,7 @@ func (r *Reply) SetArray(elems []any) {
 // setArrayText renders an array with other than integers into Text, as {"1", 21}.
 func (r *Reply) setArrayText(elems []any) {
 	*r = Reply{Kind: ArrayText}
-	w := boundedWriter{buf: r.Text[:]}
+	w := boundedWriter{buf: r.Data[:]}
 	w.writeString("{")
 	for i, e := range elems {
 		if i > 0 {
@@ -157,12 +166,76 @@ func (w *boundedWriter) writeInt(v int64) {
 	w.cut = w.cut || k < len(digits)-i
 }
 
-// Step is one command of a decision: its name as sent (a constant of the limiter's, lower
-// case), what it did, its reply, and when it was sent and answered, in µs since the run began
-// on the run's monotonic clock (the evidence's clock). Commands in one MULTI/EXEC share the
-// EXEC's times.
+// Op is a command a decision sends, by a code: a record holds no pointer.
+type Op uint8
+
+// The commands the limiters' decisions send; OpOther stands for any other.
+const (
+	OpOther Op = iota
+	OpZRemRangeByScore
+	OpZCard
+	OpZCount
+	OpZAdd
+	OpPExpire
+	OpGet
+	OpIncr
+	OpHGet
+	OpHSet
+	OpWatch
+	OpEvalSHA
+	OpEval
+	OpFCall
+)
+
+var opNames = [...]string{"COMMAND", "ZREMRANGEBYSCORE", "ZCARD", "ZCOUNT", "ZADD", "PEXPIRE", "GET", "INCR", "HGET",
+	"HSET", "WATCH", "EVALSHA", "EVAL", "FCALL"}
+
+// String is the command's name as Redis documents it.
+func (o Op) String() string {
+	if int(o) < len(opNames) {
+		return opNames[o]
+	}
+	return opNames[OpOther]
+}
+
+// opOf is the code of a command named as go-redis names it (lower case).
+func opOf(name string) Op {
+	switch name {
+	case "zremrangebyscore":
+		return OpZRemRangeByScore
+	case "zcard":
+		return OpZCard
+	case "zcount":
+		return OpZCount
+	case "zadd":
+		return OpZAdd
+	case "pexpire":
+		return OpPExpire
+	case "get":
+		return OpGet
+	case "incr":
+		return OpIncr
+	case "hget":
+		return OpHGet
+	case "hset":
+		return OpHSet
+	case "watch":
+		return OpWatch
+	case "evalsha":
+		return OpEvalSHA
+	case "eval":
+		return OpEval
+	case "fcall":
+		return OpFCall
+	}
+	return OpOther
+}
+
+// Step is one command of a decision: which, what it did, its reply, and when it was sent and
+// answered, in µs since the run began on the run's monotonic clock (the evidence's clock).
+// Commands in one MULTI/EXEC share the EXEC's times.
 type Step struct {
-	Op        string
+	Op        Op
 	Phase     Phase
 	Reply     Reply
 	SentUs    int64
@@ -252,8 +325,8 @@ func (r *Recorder) Retry() {
 	r.cur.Retries++
 }
 
-// Step returns the next step of the decision to fill in, or nil when none is recorded (a nil
-// Recorder, or the decision's steps are full).
+// Step returns the next step of the decision, the command op (named as go-redis names it), to
+// fill in, or nil when none is recorded (a nil or off Recorder, or the decision's steps are full).
 func (r *Recorder) Step(op string, phase Phase) *Step {
 	if r == nil || r.off {
 		return nil
@@ -264,7 +337,7 @@ func (r *Recorder) Step(op string, phase Phase) *Step {
 	}
 	s := &r.cur.Steps[r.cur.N]
 	r.cur.N++
-	s.Op, s.Phase, s.Reply, s.SentUs, s.RepliedUs = op, phase, Reply{}, 0, 0
+	s.Op, s.Phase, s.Reply, s.SentUs, s.RepliedUs = opOf(op), phase, Reply{}, 0, 0
 	return s
 }
 

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -33,7 +34,7 @@ func TestRepliesArePublishedAsRedisSentThem(t *testing.T) {
 }
 
 // Recording a decision allocates nothing: the step records and the rings are fixed-size, made
-// once per worker.
+// once per worker, and hold no pointer (the garbage collector never scans them).
 func TestRecordingADecisionAllocatesNothing(t *testing.T) {
 	rec := NewRecorder(time.Now(), 3, 8, false)
 	elems := []any{int64(1), int64(20)}
@@ -85,8 +86,8 @@ func TestRecordersNameRequestsApartAndKeepTheLatest(t *testing.T) {
 func TestRacedMarksTheChecksThatCouldNotSeeAWrite(t *testing.T) {
 	rec := func(id uint64, checkReplied, writeSent int64) Record {
 		r := Record{ID: id, N: 2}
-		r.Steps[0] = Step{Op: "zcard", Phase: Check, SentUs: checkReplied - 10, RepliedUs: checkReplied}
-		r.Steps[1] = Step{Op: "zadd", Phase: Write, SentUs: writeSent, RepliedUs: writeSent + 10}
+		r.Steps[0] = Step{Op: OpZCard, Phase: Check, SentUs: checkReplied - 10, RepliedUs: checkReplied}
+		r.Steps[1] = Step{Op: OpZAdd, Phase: Write, SentUs: writeSent, RepliedUs: writeSent + 10}
 		return r
 	}
 	reqs, _ := Requests([]Record{rec(1, 100, 300), rec(2, 110, 310), rec(3, 400, 500)})
@@ -100,4 +101,27 @@ func TestRacedMarksTheChecksThatCouldNotSeeAWrite(t *testing.T) {
 	if b, err := json.Marshal(reqs[0]); err != nil || len(b) == 0 {
 		t.Fatal(err)
 	}
+}
+
+// The rings hold no pointer: a garbage collection never scans them, however many workers.
+func TestRecordsHoldNoPointer(t *testing.T) {
+	if hasPointers(reflect.TypeOf(Record{})) {
+		t.Error("trace.Record holds a pointer: every GC cycle would scan every worker's rings")
+	}
+}
+
+func hasPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.String, reflect.Slice, reflect.Map, reflect.Interface, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return true
+	case reflect.Array:
+		return hasPointers(t.Elem())
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if hasPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+	}
+	return false
 }
