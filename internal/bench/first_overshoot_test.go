@@ -269,3 +269,62 @@ func TestFirstOvershootIsNullForAStrategyThatHolds(t *testing.T) {
 		return
 	}
 }
+
+// Every kind's first overshoot under naive at the default load names exactly the requests its
+// evidence counted: shown, omitted from the list, or no longer kept add up to the count, and
+// each shown request is a naive decision of that kind, its commands in order.
+func TestFirstOvershootOfEveryKindAccountsForItsCount(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Start(t).Addr, PoolSize: 200})
+	defer rdb.Close()
+	first := map[limiter.Kind]string{
+		limiter.Concurrency: "ZREMRANGEBYSCORE", limiter.FixedWindow: "GET",
+		limiter.SlidingWindow: "ZREMRANGEBYSCORE", limiter.TokenBucket: "HGET",
+	}
+	for _, k := range limiter.Kinds() {
+		t.Run(string(k), func(t *testing.T) {
+			for attempt := 1; ; attempt++ {
+				cfg := engineConfig(t, rdb, k, limiter.Naive)
+				cfg.KeyFor = func(s string, i int) string { return fmt.Sprintf("t:{%s-%d}:%s:%d", t.Name(), attempt, s, i) }
+				sum, err := bench.New(cfg).Run(context.Background(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				st := strategy(t, sum, "naive")
+				if st.Overshoot == 0 {
+					if st.FirstOvershoot != nil {
+						t.Fatalf("no overshoot, yet a trace: %+v", st.FirstOvershoot)
+					}
+					if attempt == 3 {
+						t.Fatal("naive never overshot in 3 one-second runs")
+					}
+					continue
+				}
+				ov := st.FirstOvershoot
+				if ov == nil {
+					t.Fatalf("overshoot %d without a first_overshoot", st.Overshoot)
+				}
+				count := ov.Held
+				if k != limiter.Concurrency {
+					count = ov.InWindow
+				}
+				if count == nil || *count <= ov.Limit {
+					t.Fatalf("the moment counts %v, limit %d", count, ov.Limit)
+				}
+				if got := int64(len(ov.Requests)) + ov.Omitted + ov.Missing; got != *count {
+					t.Errorf("counted %d; shown %d + omitted %d + no longer kept %d = %d", *count, len(ov.Requests), ov.Omitted, ov.Missing, got)
+				}
+				for _, r := range ov.Requests {
+					if len(r.Steps) == 0 || r.Steps[0].Op != first[k] {
+						t.Errorf("%s: steps %+v; a naive %s decision starts with %s", r.ID, r.Steps, k, first[k])
+					}
+					for i := 1; i < len(r.Steps); i++ {
+						if r.Steps[i].SentUs < r.Steps[i-1].RepliedUs {
+							t.Errorf("%s: %s sent before %s was answered", r.ID, r.Steps[i].Op, r.Steps[i-1].Op)
+						}
+					}
+				}
+				return
+			}
+		})
+	}
+}
