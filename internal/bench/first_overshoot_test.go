@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
 	"github.com/limitctl/limitctl/internal/trace"
@@ -326,5 +328,40 @@ func TestFirstOvershootOfEveryKindAccountsForItsCount(t *testing.T) {
 				return
 			}
 		})
+	}
+}
+
+// A script on the server's clock is judged by its calls' [sent, replied] intervals: its first
+// overshoot names the admits certainly inside the interval that held too many, each one call
+// (EVALSHA) with the script's reply, sent and answered within that interval.
+func TestFirstOvershootOnTheServersClockIsTheCallsInTheInterval(t *testing.T) {
+	srv := redistest.Start(t)
+	spec := contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0", Clock: "server"}
+	for attempt := 1; ; attempt++ {
+		st := fixtureRun(t, srv, "buggy/gcra_double_rate.lua", limiter.TokenBucket, spec, 3*time.Second)
+		if st.Overshoot == 0 {
+			if attempt == 3 {
+				t.Fatal("the double-rate GCRA never overshot in three 3s runs")
+			}
+			continue
+		}
+		ov := st.FirstOvershoot
+		if ov == nil || ov.InWindow == nil || ov.FromMs == nil || ov.ToMs == nil {
+			t.Fatalf("overshoot %d; first_overshoot %+v", st.Overshoot, ov)
+		}
+		if got := int64(len(ov.Requests)) + ov.Omitted + ov.Missing; got != *ov.InWindow {
+			t.Errorf("in the interval %d; shown %d + omitted %d + no longer kept %d", *ov.InWindow, len(ov.Requests), ov.Omitted, ov.Missing)
+		}
+		for _, r := range ov.Requests {
+			// redis_rate's reply mixes integers and strings: {1, 9, "-1", "0.27…"}, kept as text.
+			if len(r.Steps) != 1 || r.Steps[0].Op != "EVALSHA" || !strings.HasPrefix(string(r.Steps[0].Reply), `"{1, `) {
+				t.Fatalf("%s: steps %+v, want one EVALSHA answered {1, ...}", r.ID, r.Steps)
+			}
+			s := r.Steps[0]
+			if float64(s.SentUs) < *ov.FromMs*1000-1 || float64(s.RepliedUs) > *ov.ToMs*1000+1 {
+				t.Errorf("%s ran in [%d, %d]µs, outside the interval [%.3f, %.3f]ms", r.ID, s.SentUs, s.RepliedUs, *ov.FromMs, *ov.ToMs)
+			}
+		}
+		return
 	}
 }
