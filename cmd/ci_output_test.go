@@ -144,10 +144,11 @@ func TestHammerJUnitAndStepSummary(t *testing.T) {
 	if !strings.Contains(r.errOut, "limitctl: assertion failed: lua.attempts<0") {
 		t.Errorf("stderr lacks the human summary:\n%s", r.errOut)
 	}
-	// The verdict lines' words, as printed on stderr.
+	// The verdict lines' words, as printed on stderr: a strategy's first line (a how-line
+	// below the verdicts starts with its name too).
 	words := map[string]string{}
 	for _, line := range strings.Split(r.errOut, "\n") {
-		if f := strings.Fields(line); len(f) > 1 && (f[0] == "naive" || f[0] == "lua") {
+		if f := strings.Fields(line); len(f) > 1 && (f[0] == "naive" || f[0] == "lua") && words[f[0]] == "" {
 			words[f[0]] = f[1]
 		}
 	}

@@ -1,10 +1,6 @@
 package bench
 
-import (
-	"slices"
-
-	"github.com/limitctl/limitctl/internal/trace"
-)
+import "github.com/limitctl/limitctl/internal/trace"
 
 // How the first overshoot is explained (SPEC section 8, first_overshoot). Each worker records
 // its decisions' commands in a trace.Recorder (a ring of its latest admits); a checker that
@@ -45,7 +41,11 @@ func (s *strategyState) traceFirst(key int, m overMoment) {
 	var match func(*trace.Record) bool
 	switch {
 	case m.held != nil:
-		match = func(r *trace.Record) bool { return slices.Contains(m.held, r.ID) }
+		held := make(map[uint64]bool, len(m.held)) // the held may be many (a limit of thousands)
+		for _, id := range m.held {
+			held[id] = true
+		}
+		match = func(r *trace.Record) bool { return held[r.ID] }
 	case m.interval:
 		match = func(r *trace.Record) bool {
 			return int(r.Key) == key && r.SentUs >= m.fromUs && r.RepliedUs <= m.toUs
