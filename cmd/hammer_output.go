@@ -54,6 +54,12 @@ type strategyJSON struct {
 	Contended         bool                `json:"contended"`
 	ErrorSamples      []bench.ErrorSample `json:"error_samples"`
 	Unjudged          int64               `json:"unjudged"`
+	// FalseRejects counts refusals proven wrong; null when refusals were not judged (a run id:
+	// other processes may share the keys). FirstFalseReject is the evidence for the first.
+	FalseRejects     *int64             `json:"false_rejects"`
+	FirstFalseReject *bench.FalseReject `json:"first_false_reject"`
+	// Verdict is the strategy's verdict word (bench.Verdict*), as the verdict lines say it.
+	Verdict string `json:"verdict"`
 	// Clock is whose time the strategy's script used: client (passed in ARGV) or server (TIME).
 	Clock string `json:"clock"`
 	// Contract is how the custom script was called and its reply read (custom only).
@@ -111,7 +117,12 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 			},
 			ServerUsecPerCall: st.ServerUsecPerCall, FailOpenAdmits: st.FailOpenAdmits, FailClosedRejects: st.FailClosedRejects,
 			ReleaseErrors: st.ReleaseErrors, Contended: st.Contended, ErrorSamples: st.ErrorSamples, Unjudged: st.Unjudged,
-			Clock: string(hammer.ClockOf(res.Options, limiter.Strategy(st.Name))),
+			Clock:            string(hammer.ClockOf(res.Options, limiter.Strategy(st.Name))),
+			FirstFalseReject: st.FirstFalseReject,
+			Verdict:          st.Judge(s.Limiter, s.Limit, s.Duration).Word,
+		}
+		if st.RefusalsUnjudged == "" {
+			sj.FalseRejects = &st.FalseRejects
 		}
 		if sj.ErrorSamples == nil {
 			sj.ErrorSamples = []bench.ErrorSample{}
@@ -228,8 +239,8 @@ func progressLine(s bench.Snapshot) string {
 		if i > 0 {
 			sep = " | "
 		}
-		fmt.Fprintf(&b, "%s%s: %.0f/s peak %d/%d overshoot %d errors %d p99 %s", sep, st.Name, st.Throughput, st.Peak, s.Limit,
-			st.Overshoot, st.Errors, fmtMs(st.Latency.P99))
+		fmt.Fprintf(&b, "%s%s: %.0f/s peak %d/%d overshoot %d false rejects %d errors %d p99 %s", sep, st.Name, st.Throughput, st.Peak, s.Limit,
+			st.Overshoot, st.FalseRejects, st.Errors, fmtMs(st.Latency.P99))
 	}
 	return b.String()
 }

@@ -15,8 +15,8 @@ import (
 
 // hammerTable prints the strategies of a hammer summary. tsv keeps every column in the units
 // of the JSON (milliseconds, per second). On a terminal, counts carry thousands separators and
-// latencies three significant digits. What overshoot is judged by (strategy, peak, overshoot,
-// errors) always shows; on a narrow terminal the rest gives way in this order: max, p99.9,
+// latencies three significant digits. What the verdict is judged by (strategy, peak, overshoot,
+// false rejects, errors) always shows; on a narrow terminal the rest gives way in this order: max, p99.9,
 // p90; p50 and p99 merge into p50/p99; the error kinds go (the count stays); whether the limit
 // was contended (the verdict line says it too); unjudged admits and release errors (both shown
 // only when not all zero); then server time, attempts, rejected, admitted, retries (shown only
@@ -44,6 +44,9 @@ func hammerTable(rows []strategyJSON) tableprint.Table[strategyJSON] {
 	peak := col("peak", 0, func(x s) int64 { return x.Peak })
 	overshoot := col("overshoot", 0, func(x s) int64 { return x.Overshoot })
 	events := col("events", 1, func(x s) int64 { return x.OvershootEvents })
+	falseRejects := tableprint.Column[s]{Header: "false rejects", Field: "false_rejects", Priority: 0,
+		Human:   func(x s) string { return optCount(x.FalseRejects, human.Count, "-") },
+		Machine: func(x s) string { return optCount(x.FalseRejects, itoa64, "n/a") }}
 	unjudged := col("unjudged", 10, func(x s) int64 { return x.Unjudged })
 	releaseErrors := col("release errors", 9, func(x s) int64 { return x.ReleaseErrors })
 	unjudged.HideZero, releaseErrors.HideZero = true, true
@@ -61,7 +64,7 @@ func hammerTable(rows []strategyJSON) tableprint.Table[strategyJSON] {
 			},
 			Machine: func(x s) string { return itoa64(x.Errors) }},
 		errorCount,
-		retries, peak, overshoot, events,
+		retries, peak, overshoot, events, falseRejects,
 		{Header: "decisions/s", Field: "throughput_per_s", Priority: 2,
 			Human:   func(x s) string { return human.Count(int64(math.Round(x.ThroughputPerS))) },
 			Machine: func(x s) string { return strconv.FormatFloat(math.Round(x.ThroughputPerS), 'f', 0, 64) }},
@@ -81,6 +84,14 @@ func hammerTable(rows []strategyJSON) tableprint.Table[strategyJSON] {
 	}}
 }
 
+// optCount prints a count that may not have been measured.
+func optCount(v *int64, format func(int64) string, none string) string {
+	if v == nil {
+		return none
+	}
+	return format(*v)
+}
+
 func msToDuration(ms float64) time.Duration {
 	return time.Duration(math.Round(ms * float64(time.Millisecond)))
 }
@@ -96,14 +107,14 @@ func usecCell(v *float64, none string) string {
 // what evidence (bench.StrategySnapshot.Judge), aligned in columns:
 //
 //	naive  OVERSHOOT    peak 64 of 20 (+44), 29,022 events in 8.0s
-//	lua    held         peak 20 of 20, 0 events
+//	lua    exact        peak 20 of 20, 0 events, 0 false rejects
 //	watch  no evidence  peak 6 of 20: the limit was never reached, so nothing was tested
 //	eval   errors       312 of 10,000 decisions failed (timeout 312); peak 20 of 20
 func verdicts(s bench.Summary) []string {
 	judged := make([]bench.Verdict, len(s.Strategies))
 	nameW, wordW := 0, 0
 	for i, st := range s.Strategies {
-		judged[i] = st.Judge(s.Limit, s.Duration)
+		judged[i] = st.Judge(s.Limiter, s.Limit, s.Duration)
 		nameW, wordW = max(nameW, len(st.Name)), max(wordW, len(judged[i].Word))
 	}
 	out := make([]string, len(judged))

@@ -25,6 +25,12 @@ type StrategyRun struct {
 	// Admits, for the window and bucket limiters, shares the admitted times with the other
 	// processes of the run and judges them all together; nil judges this process's alone.
 	Admits *SharedAdmits
+	// EpochAligned: the fixed window starts at multiples of the window on the script's clock
+	// (the contract names the window: {window_index}, {prev_window_index}, {window_start_ms},
+	// or a shipped strategy); otherwise it may start anywhere (a window opened by a first hit).
+	EpochAligned bool
+	// Refusals is what the limiter may rightly do that the false-reject judges allow for.
+	Refusals RefusalRules
 }
 
 // Config describes one run. Durations and counts are validated by the caller.
@@ -58,6 +64,9 @@ type Config struct {
 	Skew time.Duration
 	// Horizon is how late an admit may be recorded after a newer one: the call timeout.
 	Horizon time.Duration
+	// SharedKeys: other processes may drive the same keys (a run id given), so this process
+	// cannot bound what they hold or admit, and its refusals are not judged.
+	SharedKeys bool
 	Tick    time.Duration // snapshot interval (100ms if zero)
 	Now     func() time.Time
 	// ServerStats reads INFO commandstats (summed over masters); nil when unavailable.

@@ -75,13 +75,3 @@ func workerSkew(cfg Config, w int) time.Duration {
 	}
 	return -cfg.Skew + time.Duration(int64(2*cfg.Skew)*int64(w)/int64(cfg.Workers-1))
 }
-
-// ActiveLoad is how much of a run of d the profile keeps under load (the rest is idle spells).
-func ActiveLoad(profile string, window, d time.Duration) time.Duration {
-	if profile != ProfileBursty || window <= 0 {
-		return d
-	}
-	burst := time.Duration(burstWindows * float64(window))
-	cycle := burst + time.Duration(idleWindows*float64(window))
-	return d/cycle*burst + min(d%cycle, burst)
-}

@@ -182,7 +182,7 @@ func (s *session) build(runID string) error {
 		RunID: runID, Target: s.target, Limiter: o.Limiter, Limit: o.Limit, Window: o.Window,
 		Rate: float64(o.Limit) / o.Window.Seconds(), Workers: o.Workers, Conns: o.Conns, Duration: o.Duration,
 		Requests: o.Requests, Hold: o.Hold, StaleAfter: o.StaleAfter, OpenRate: o.OpenRate, KeyCount: o.Keys, KeyFor: s.keys.Key,
-		FailOpen: o.FailOpen, Horizon: s.deps.Timeout, Now: s.deps.Now, Tick: o.Tick,
+		FailOpen: o.FailOpen, Horizon: s.deps.Timeout, Now: s.deps.Now, Tick: o.Tick, SharedKeys: o.RunID != "",
 		ErrorBackoff: 10 * time.Millisecond, Profile: o.Profile, Skew: o.Skew,
 		ServerStats: func(ctx context.Context) (map[string]bench.CmdStat, error) {
 			return bench.CommandStats(ctx, s.rdb)
@@ -204,6 +204,7 @@ func (s *session) build(runID string) error {
 		cmds, inner := limiter.Commands(o.Limiter, st)
 		run := bench.StrategyRun{Name: string(st), Limiter: lim, Commands: cmds, Inner: inner,
 			ServerClock: ClockOf(o, st) == contract.ServerClock}
+		run.EpochAligned, run.Refusals = refusalRules(o, st)
 		if o.RedisWitness && o.Limiter != limiter.Concurrency {
 			// Window and bucket limiters: judged over every process's admits together.
 			run.Admits = bench.NewSharedAdmits(s.rdb, o.Limiter, o.Limit, o.Window, s.cfg.Rate, s.deps.Timeout, s.deps.Now)
@@ -289,9 +290,6 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	}
 	if runErr != nil {
 		return res, runErr
-	}
-	if n := underAdmitted(s.opts, summary); n != "" && !shippedContract(s.opts) {
-		s.deps.notice("notice: " + n + ": if the limiter is not that strict, check --script-args and --script-allowed")
 	}
 	res.Assertions, _ = Judge(s.opts.Assertions, summary)
 	res.Failures = verdict(s.opts, summary, res.Assertions)

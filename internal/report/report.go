@@ -142,7 +142,7 @@ func build(d Data) (page, error) {
 			Errors:  human.ErrorKinds(st.ErrorsByKind),
 			Samples: st.ErrorSamples,
 		}
-		v.Tone, v.Badge, v.Verdict = verdict(st, s.Limit, s.Duration)
+		v.Tone, v.Badge, v.Verdict = verdict(st, s.Limiter, s.Limit, s.Duration)
 		var err error
 		if v.Count, err = countChart(se, s.Limit, countLabel); err != nil {
 			return page{}, fmt.Errorf("%s count chart: %w", st.Name, err)
@@ -166,19 +166,23 @@ func build(d Data) (page, error) {
 }
 
 // verdict is the strategy's verdict (bench.StrategySnapshot.Judge, as the summary prints it)
-// with its colour, badge and a sentence: overshoot only on evidence, and no "held" for a
-// strategy that never reached its limit or whose decisions mostly failed.
-func verdict(st bench.StrategySnapshot, limit int64, d time.Duration) (tone, badge, sentence string) {
-	v := st.Judge(limit, d)
+// with its colour, badge and a sentence: overshoot and false rejects only on evidence, and no
+// "exact" for a strategy that never reached its limit or whose decisions mostly failed.
+func verdict(st bench.StrategySnapshot, kind limiter.Kind, limit int64, d time.Duration) (tone, badge, sentence string) {
+	v := st.Judge(kind, limit, d)
 	switch v.Word {
+	case bench.VerdictBoth:
+		return "bad", "overshoot +" + human.Count(st.Overshoot) + ", too strict", "exceeded the limit and refused with room: " + v.Text
 	case bench.VerdictOvershoot:
 		return "bad", "overshoot +" + human.Count(st.Overshoot), "exceeded the limit: " + v.Text
+	case bench.VerdictTooStrict:
+		return "bad", "too strict", "refused with room: " + v.Text
 	case bench.VerdictErrors:
 		return "bad", "errors", "not judged, too many errors: " + v.Text
 	case bench.VerdictNoEvidence:
 		return "warn", "no evidence", "no evidence: " + v.Text
 	default:
-		return "good", "held", "held the limit: " + v.Text
+		return "good", "exact", "held the limit exactly: " + v.Text
 	}
 }
 
