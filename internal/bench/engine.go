@@ -67,8 +67,8 @@ type Config struct {
 	// SharedKeys: other processes may drive the same keys (a run id given), so this process
 	// cannot bound what they hold or admit, and its refusals are not judged.
 	SharedKeys bool
-	Tick    time.Duration // snapshot interval (100ms if zero)
-	Now     func() time.Time
+	Tick       time.Duration // snapshot interval (100ms if zero)
+	Now        func() time.Time
 	// ServerStats reads INFO commandstats (summed over masters); nil when unavailable.
 	ServerStats func(ctx context.Context) (map[string]CmdStat, error)
 	// ErrorBackoff pauses a worker after a failed decision so an outage is not a busy loop.
