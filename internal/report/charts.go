@@ -161,6 +161,28 @@ func latencyChart(s Series) (template.HTML, error) {
 	})
 }
 
+// falseRejectChart draws how many refusals had been proven wrong over time (a flat zero is the
+// evidence of none).
+func falseRejectChart(s Series) (template.HTML, error) {
+	if len(s.Points) < 2 {
+		return "", nil
+	}
+	xs, ys := make([]float64, len(s.Points)), make([]float64, len(s.Points))
+	for i, p := range s.Points {
+		xs[i], ys[i] = p.Elapsed.Seconds(), float64(p.FalseRejects)
+	}
+	_, high := minMax(ys)
+	return render(chart.Chart{
+		Width: wideWidth, Height: smallHeight,
+		XAxis: timeAxis(xs),
+		YAxis: valueAxis(0, headroom(high), rateFormat),
+		Series: []chart.Series{chart.ContinuousSeries{
+			Name: "false rejects", XValues: xs, YValues: ys,
+			Style: chart.Style{StrokeColor: colourOver, StrokeWidth: 1.5},
+		}},
+	})
+}
+
 func limitSeries(xs []float64, limit int64) chart.Series {
 	lo, hi := minMax(xs)
 	return chart.ContinuousSeries{

@@ -143,7 +143,7 @@ func TestReportStructure(t *testing.T) {
 		}
 	}
 	if !strings.Contains(byID["strategy-naive"].text, "exceeded the limit: peak 28") ||
-		!strings.Contains(byID["strategy-lua"].text, "held the limit: peak 20") {
+		!strings.Contains(byID["strategy-lua"].text, "held the limit exactly: peak 20") {
 		t.Error("verdicts missing")
 	}
 }

@@ -86,6 +86,10 @@ var scenarios = []struct {
 		return press(feed(New(asciiOptions()), fixtureRun(20, naiveShape, luaShape)...), "?")
 	}},
 	{"waiting", func() Model { return New(asciiOptions()) }},
+	{"too_strict", func() Model {
+		// A limiter that refuses with room: the other red, beside one that holds exactly.
+		return feed(New(asciiOptions()), fixtureRun(60, strategyShape{name: "custom", tooStrict: true}, luaShape)...)
+	}},
 	{"sliding_window_requests", func() Model {
 		// A window limiter bounded by --requests: no total time, progress by count.
 		o := asciiOptions()
