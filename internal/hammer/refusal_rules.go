@@ -8,12 +8,12 @@ import (
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
-// refusalRules reads from a strategy's calling contract what its limiter may rightly do, so
+// RefusalRules reads from a strategy's calling contract what its limiter may rightly do, so
 // the false-reject judges allow for it: whether a fixed window is epoch-aligned, the units the
 // script is given time and stale-after in, whether a bucket may refill in steps, whether the
 // concurrency slots are released at all. The shipped strategies are aligned, given
 // milliseconds and a rate, and release their members.
-func refusalRules(o Options, st limiter.Strategy) (epochAligned bool, rules bench.RefusalRules) {
+func RefusalRules(o Options, st limiter.Strategy) (epochAligned bool, rules bench.RefusalRules) {
 	if st != limiter.Custom || o.Contract == nil {
 		return o.Limiter == limiter.FixedWindow, rules
 	}

@@ -204,7 +204,7 @@ func (s *session) build(runID string) error {
 		cmds, inner := limiter.Commands(o.Limiter, st)
 		run := bench.StrategyRun{Name: string(st), Limiter: lim, Commands: cmds, Inner: inner,
 			ServerClock: ClockOf(o, st) == contract.ServerClock}
-		run.EpochAligned, run.Refusals = refusalRules(o, st)
+		run.EpochAligned, run.Refusals = RefusalRules(o, st)
 		if o.RedisWitness && o.Limiter != limiter.Concurrency {
 			// Window and bucket limiters: judged over every process's admits together.
 			run.Admits = bench.NewSharedAdmits(s.rdb, o.Limiter, o.Limit, o.Window, s.cfg.Rate, s.deps.Timeout, s.deps.Now)

@@ -1,0 +1,138 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/hammer"
+	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/redistest"
+)
+
+// A correct limiter is never blamed for a refusal, on a real redis-server, under every shape of
+// load the hammer accepts: both profiles, skewed clocks, an open loop, many keys, a bucket whose
+// refill interval a double cannot hold exactly (its rounding), and every library-style fixture on
+// its own contract and clock. Every run must be contended: 0 false rejects of a limiter that
+// never refused would prove nothing. (Pipelined connections are in internal/hammer; a cluster,
+// a failover, killed and paused servers in cmd.)
+
+type loadShape struct {
+	name string
+	set  func(*bench.Config)
+}
+
+var loadShapes = []loadShape{
+	{"steady", func(c *bench.Config) { c.Profile = bench.ProfileSteady }},
+	{"bursty", func(c *bench.Config) { c.Profile = bench.ProfileBursty }},
+	{"skew 5ms", func(c *bench.Config) { c.Skew = 5 * time.Millisecond }},
+	{"open loop", func(c *bench.Config) { c.OpenRate = 8000 }},
+	{"8 keys", func(c *bench.Config) { c.KeyCount, c.Limit, c.Rate = 8, 4, 4 }},
+	{"inexact interval", func(c *bench.Config) { c.Limit, c.Rate = 30, 30 }}, // 33.33...ms per token
+}
+
+func soundnessDuration() time.Duration {
+	if testing.Short() {
+		return 700 * time.Millisecond
+	}
+	return 1500 * time.Millisecond
+}
+
+func TestShippedScriptsAreNeverBlamedForARefusal(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Start(t).Addr, PoolSize: 300})
+	defer rdb.Close()
+	for _, k := range limiter.Kinds() {
+		for _, shape := range loadShapes {
+			t.Run(string(k)+"/"+shape.name, func(t *testing.T) {
+				cfg := bench.Config{
+					RunID: "test", Limiter: k, Limit: 20, Window: time.Second, Rate: 20, Workers: 64,
+					Duration: soundnessDuration(), Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
+					StaleAfter: 10 * time.Second, Profile: bench.DefaultProfile(k), Skew: bench.DefaultSkew(k),
+					KeyFor: func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
+				}
+				shape.set(&cfg)
+				for _, s := range []limiter.Strategy{limiter.Lua, limiter.Eval, limiter.Function} {
+					lim, err := limiter.New(k, s, rdb, limiter.Config{Limit: cfg.Limit, Window: cfg.Window, StaleAfter: cfg.StaleAfter, Rate: cfg.Rate, Burst: cfg.Limit})
+					if err != nil {
+						t.Fatal(err)
+					}
+					cfg.Strategies = append(cfg.Strategies, bench.StrategyRun{Name: string(s), Limiter: lim, EpochAligned: k == limiter.FixedWindow})
+				}
+				sum, err := bench.New(cfg).Run(context.Background(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range sum.Strategies {
+					checkNotBlamed(t, s)
+				}
+			})
+		}
+	}
+}
+
+func TestCorrectFixturesAreNeverBlamedForARefusal(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, c := range correctScripts() {
+		for _, shape := range []loadShape{loadShapes[0], loadShapes[2], loadShapes[3], {"default", func(*bench.Config) {}}} {
+			t.Run(c.file+"/"+shape.name, func(t *testing.T) {
+				st := refusalRun(t, srv, c, soundnessDuration(), shape.set)
+				checkNotBlamed(t, st)
+			})
+		}
+	}
+}
+
+func checkNotBlamed(t *testing.T, s bench.StrategySnapshot) {
+	t.Helper()
+	t.Logf("%s: admitted %d rejected %d errors %d false rejects %d", s.Name, s.Admitted, s.Rejected, s.Errors, s.FalseRejects)
+	if s.Errors != 0 || s.Rejected == 0 || s.RefusalsUnjudged != "" {
+		t.Fatalf("%s: not a clean contended judged run: %d errors %v, %d rejected, unjudged %q", s.Name, s.Errors, s.ErrorsByKind, s.Rejected, s.RefusalsUnjudged)
+	}
+	if s.FalseRejects != 0 {
+		t.Errorf("%s: a correct limiter blamed for %d refusals: first %+v, tightest %+v", s.Name, s.FalseRejects, s.FirstFalseReject, s.Tightest)
+	}
+}
+
+// refusalRun hammers one fixture at the default load (64 workers, limit 20, window 1s, hold
+// 2ms), changed by set, for d, with the refusal rules its contract implies, as the hammer
+// derives them.
+func refusalRun(t *testing.T, srv *redistest.Server, c powerCase, d time.Duration, set func(*bench.Config)) bench.StrategySnapshot {
+	t.Helper()
+	src, err := os.ReadFile("../../testdata/limiters/" + c.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, err := contract.Compile(c.spec, limiter.DefaultContract(c.kind))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim, err := limiter.New(c.kind, limiter.Custom, srv.Client(t), limiter.Config{
+		Rate: 20, Burst: 20, Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, CustomSource: string(src), Contract: ct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := fmt.Sprintf("%d", time.Now().UnixNano())
+	aligned, rules := hammer.RefusalRules(hammer.Options{Limiter: c.kind, Window: time.Second, Contract: ct}, limiter.Custom)
+	cfg := bench.Config{
+		Profile: bench.DefaultProfile(c.kind), Skew: bench.DefaultSkew(c.kind),
+		RunID: run, Limiter: c.kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, StaleAfter: 10 * time.Second,
+		Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
+		KeyFor: func(s string, i int) string { return fmt.Sprintf("p:{%s}:%s:%d", run, s, i) },
+		Strategies: []bench.StrategyRun{{Name: "custom", Limiter: lim, ServerClock: ct.Clock == contract.ServerClock,
+			EpochAligned: aligned, Refusals: rules}},
+	}
+	if set != nil {
+		set(&cfg)
+	}
+	sum, err := bench.New(cfg).Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum.Strategies[0]
+}
