@@ -30,13 +30,15 @@ func connectionsReceived(t *testing.T, srv *redistest.Server) int {
 
 func TestSharedConnectionsKeepTheEvidence(t *testing.T) {
 	// 64 workers per strategy on 4 pipelined connections each: naive must still be caught
-	// overshooting, the atomic strategies must still show none, and the server must have seen
-	// a handful of connections, not one per worker.
-	for _, kind := range []limiter.Kind{limiter.Concurrency, limiter.FixedWindow} {
+	// overshooting, the atomic strategies must still show none, no strategy may be blamed for a
+	// refusal (a call queued in a pipeline runs no earlier than it was handed over, so its
+	// [sent, replied] still holds it), and the server must have seen a handful of connections,
+	// not one per worker.
+	for _, kind := range limiter.Kinds() {
 		t.Run(string(kind), func(t *testing.T) {
 			srv := redistest.Start(t)
 			o := baseOptions()
-			o.Limiter, o.Workers, o.Conns, o.Requests, o.Hold = kind, 64, 4, 3000, 2*time.Millisecond
+			o.Limiter, o.Workers, o.Conns, o.Requests, o.Hold, o.RunID = kind, 64, 4, 3000, 2*time.Millisecond, ""
 			o.Strategies = []limiter.Strategy{limiter.Naive, limiter.Lua, limiter.Watch}
 			before := connectionsReceived(t, srv)
 			res, err := Run(context.Background(), o, Deps{Connect: connectTo(t, srv), Timeout: 5 * time.Second})
@@ -54,6 +56,9 @@ func TestSharedConnectionsKeepTheEvidence(t *testing.T) {
 				byName[s.Name] = s
 				if s.Errors != 0 {
 					t.Errorf("%s: %d errors", s.Name, s.Errors)
+				}
+				if s.FalseRejects != 0 || s.RefusalsUnjudged != "" {
+					t.Errorf("%s: %d false rejects (unjudged %q), first %+v", s.Name, s.FalseRejects, s.RefusalsUnjudged, s.FirstFalseReject)
 				}
 			}
 			if naive := byName["naive"]; naive.Overshoot == 0 {
