@@ -74,11 +74,13 @@ func newHammerCmd(f *Factory, runF func(context.Context, *Factory, *hammerOption
 	opts := &hammerOptions{}
 	c := &cobra.Command{
 		Use:   "hammer",
-		Short: "Concurrent load that proves or disproves overshoot, with asserts for CI",
+		Short: "Concurrent load that proves or disproves overshoot and refusals with room, with asserts for CI",
 		Long: `Drives a limiter from many workers at once, in several strategies side by side, each on its
 own keys, and measures overshoot from evidence: a witness of requests that really held a slot
 at the same time (concurrency), or the admitted timestamps checked against the limiter's
-invariant (windows, token bucket). A correct atomic strategy shows 0.
+invariant (windows, token bucket). A correct atomic strategy shows 0. It also proves refusals
+wrong (false_rejects): refused while every correct limiter of the kind certainly had room. With
+--run-id other processes may share the keys, so no refusal is judged.
 
 Without --url/--addr the hammer starts a throw-away redis-server on a free loopback port (or an
 in-process server when none is installed). Keys live under <prefix>:{<run-id>}:<strategy>
@@ -101,7 +103,8 @@ only, is the acquire's reply (the slot taken). --script-allowed is a Lua express
 values, e.g. 'reply[1] <= {limit}'. A script given no {now_*} time reads TIME itself (--clock
 server): its evidence then counts only admits certainly inside one window, by when each call
 was sent and answered. Without an --assert on custom.overshoot the run checks
-custom.overshoot==0 itself: an overshoot, or a limit never reached, exits 3.`, 92) + `
+custom.overshoot==0 itself: an overshoot, or a limit never reached, exits 3; without one on
+custom.false_rejects, custom.false_rejects==0: a refusal with room exits 3 (TOO STRICT).`, 92) + `
 
 For the window and bucket limiters the default load is bursty (idle spells longer than a
 window, so refill and expiry bugs show), and for the window limiters the workers' clocks are

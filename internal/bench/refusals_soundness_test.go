@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,4 +136,49 @@ func refusalRun(t *testing.T, srv *redistest.Server, c powerCase, d time.Duratio
 		t.Fatal(err)
 	}
 	return sum.Strategies[0]
+}
+
+// givingUp is an optimistic limiter as many libraries write it: WATCH, read, MULTI/EXEC, and
+// after a few aborted transactions it stops retrying and answers "limited".
+type givingUp struct{ limiter.Limiter }
+
+func (g givingUp) Acquire(ctx context.Context, key string, now time.Time) (limiter.Decision, error) {
+	d, err := g.Limiter.Acquire(ctx, key, now)
+	if err != nil && strings.Contains(err.Error(), "changed on every one of") {
+		return limiter.Decision{}, nil // gave up: refused
+	}
+	return d, err
+}
+
+// An optimistic limiter that gives up after a few retries refuses while it has room: the
+// aborts come from other workers' writes (admits and releases), not from a full limiter. A
+// finding about the algorithm, not noise: the hammer's own watch retries up to 1,000 times and
+// counts a give-up as an error (fail-closed), never as a refusal.
+func TestAnOptimisticLimiterThatGivesUpRefusesWithRoom(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Start(t).Addr, PoolSize: 100})
+	defer rdb.Close()
+	for _, k := range []limiter.Kind{limiter.Concurrency, limiter.SlidingWindow} {
+		t.Run(string(k), func(t *testing.T) {
+			w, err := limiter.New(k, limiter.Watch, rdb, limiter.Config{Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, MaxRetries: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := bench.Config{
+				RunID: "test", Limiter: k, Limit: 20, Window: time.Second, Workers: 64, StaleAfter: 10 * time.Second,
+				Duration: 2 * time.Second, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
+				Profile: bench.DefaultProfile(k), Skew: bench.DefaultSkew(k),
+				KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
+				Strategies: []bench.StrategyRun{{Name: "watch-3", Limiter: givingUp{w}}},
+			}
+			sum, err := bench.New(cfg).Run(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := sum.Strategies[0]
+			t.Logf("admitted %d, refused %d, of which %d with room (tightest %+v)", s.Admitted, s.Rejected, s.FalseRejects, s.Tightest)
+			if s.FalseRejects == 0 {
+				t.Errorf("an optimistic limiter giving up after 3 tries was never caught refusing with room")
+			}
+		})
+	}
 }
