@@ -8,8 +8,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 func writeReport(t *testing.T, d Data) string {
@@ -285,3 +287,41 @@ func TestWriteReportsWriterErrors(t *testing.T) {
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// A strategy that refused with room gets its count in the table, its badge and verdict, and a
+// chart of the false rejects over time; one whose refusals were not judged says so, no chart.
+func TestReportShowsFalseRejects(t *testing.T) {
+	snaps := fixtureSnapshots(100)
+	rec := NewRecorder(0)
+	for i := range snaps {
+		lua := &snaps[i].Strategies[1]
+		lua.FalseRejects = int64(max(0, i-30) * 12) // from 3s on
+		snaps[i].Strategies[0].RefusalsUnjudged = bench.RefusalsShared
+		rec.Add(snaps[i])
+	}
+	last := snaps[len(snaps)-1]
+	lua := last.Strategies[1]
+	lua.Tightest = &bench.FalseReject{HeldOrAdmitted: 4, Limit: fixtureLimit}
+	d := Data{Summary: bench.Summary{Limiter: limiter.Concurrency, Limit: fixtureLimit, Duration: 10 * time.Second,
+		Strategies: []bench.StrategySnapshot{last.Strategies[0], lua}}, Series: rec.Series()}
+	byID, _ := parse(t, writeReport(t, d))
+	if el := byID["refusals-lua"]; el == nil || !el.svg {
+		t.Fatal("no false-reject chart for lua")
+	}
+	if byID["refusals-naive"] != nil {
+		t.Error("a chart of refusals that were not judged")
+	}
+	if row := byID["row-lua"]; row == nil || !strings.Contains(row.text, "828") {
+		t.Errorf("lua's row lacks its 828 false rejects: %+v", row)
+	}
+	if row := byID["row-naive"]; row == nil || !strings.Contains(row.text, "n/a") {
+		t.Errorf("naive's row does not say its refusals were not judged: %+v", row)
+	}
+	section := byID["strategy-lua"]
+	if section == nil || !strings.Contains(section.text, "too strict") || !strings.Contains(section.text, "refused with room: refused 828 while at most 4 of 20 were held") {
+		t.Errorf("lua's verdict: %+v", section)
+	}
+	if s := byID["strategy-naive"]; s == nil || !strings.Contains(s.text, "Refusals not judged") {
+		t.Errorf("naive's section does not say its refusals were not judged")
+	}
+}
