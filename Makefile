@@ -18,7 +18,8 @@ docs:
 	$(GO) run ./hack/gendocs -out build
 
 # What the tests drive for real, from the system package manager (apt-get, or brew): redis-server
-# and its tools, tmux for the dashboard in a real terminal, chromium for the HTML report.
+# and its tools (it runs the Sentinels too), tmux for the dashboard in a real terminal, chromium for
+# the HTML report.
 TEST_TOOLS := redis-server redis-benchmark tmux chromium script
 
 redis-server:
@@ -32,6 +33,10 @@ redis-server:
 	  else echo "install$$missing with your package manager" >&2; exit 1; fi; \
 	fi
 	@redis-server --version
+	@# The Sentinel tests run this same binary as `redis-server CONF --sentinel`, as Debian's redis-server
+	@# supports (its redis-sentinel package adds only a service); without a config file it says so and exits.
+	@redis-server --sentinel 2>&1 </dev/null | grep -q 'Sentinel needs config file' || \
+	  { echo "this redis-server has no Sentinel mode (redis-server CONF --sentinel); install Redis >= 6 from your package manager" >&2; exit 1; }
 
 vet:
 	$(GO) vet ./...
@@ -67,6 +72,12 @@ bench-hammer: redis-server
 # client PINGs: PING p99/max and members/s, against one ZREMRANGEBYSCORE on the same set.
 bench-purge: redis-server
 	$(GO) test -run '^$$' -bench 'BenchmarkPurge1M' -benchtime 1x -timeout 30m ./internal/keys/
+
+# Reset 100,000 keys (50,000 two-string buckets) by one pattern while another client PINGs: the
+# longest single command the server ran (its latency monitor) and PING p99, against one DEL.
+.PHONY: bench-reset
+bench-reset: redis-server
+	$(GO) test -run '^$$' -bench 'BenchmarkReset100k' -benchtime 1x -timeout 30m ./internal/keys/
 
 # Inspect 100,000 keys against `redis-cli --scan --pattern` listing the same keys.
 bench-inspect: redis-server

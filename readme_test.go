@@ -17,8 +17,8 @@ import (
 	"github.com/limitctl/limitctl/scripts"
 )
 
-// readmeCommands extracts every command the README shows: the lines of ```sh blocks and the
-// run: lines of ```yaml blocks, without their trailing comments.
+// readmeCommands extracts every command the README shows: the lines of ```sh blocks, and the
+// run: lines and the action's args: lines of ```yaml blocks, without their trailing comments.
 func readmeCommands(t *testing.T) []string {
 	t.Helper()
 	f, err := os.Open("README.md")
@@ -48,6 +48,9 @@ func readmeCommands(t *testing.T) []string {
 			cmds = append(cmds, stripComment(trimmed))
 		case lang == "yaml" && strings.HasPrefix(trimmed, "run: "):
 			cmds = append(cmds, stripComment(strings.TrimPrefix(trimmed, "run: ")))
+		case lang == "yaml" && strings.HasPrefix(trimmed, "args: "):
+			// A step of the GitHub Action (action.yml) runs limitctl with these arguments.
+			cmds = append(cmds, "limitctl "+stripComment(strings.TrimPrefix(trimmed, "args: ")))
 		}
 	}
 	return cmds
@@ -139,6 +142,16 @@ func seedReadmeKeys(t *testing.T, rdb *redis.Client) {
 	rdb.ZAdd(ctx, "rl:conc:checkout", redis.Z{Score: float64(now - 1000), Member: "req-live-1"}, redis.Z{Score: float64(now), Member: "req-live-2"})
 	rdb.ZAdd(ctx, "rl:conc:search", redis.Z{Score: float64(now), Member: "req-live-3"})
 	rdb.PExpire(ctx, "rl:conc:search", time.Minute)
+	// "Let a customer through now": user42's Spring bucket (empty) and Laravel counter (over its
+	// limit), user43's bucket, and user42's session, which no limiter wrote.
+	sec := strconv.FormatInt(time.Now().Unix(), 10)
+	rdb.SetEx(ctx, "request_rate_limiter.{user42}.tokens", "0", time.Hour)
+	rdb.SetEx(ctx, "request_rate_limiter.{user42}.timestamp", sec, time.Hour)
+	rdb.SetEx(ctx, "request_rate_limiter.{user43}.tokens", "12", time.Hour)
+	rdb.SetEx(ctx, "request_rate_limiter.{user43}.timestamp", sec, time.Hour)
+	rdb.SetEx(ctx, "laravel_cache_:user42:timer", strconv.FormatInt(time.Now().Unix()+3600, 10), time.Hour)
+	rdb.SetEx(ctx, "laravel_cache_:user42", "61", time.Hour)
+	rdb.HSet(ctx, "session:user42", "name", "Ada")
 }
 
 // The README's ACL table repeats docs/acl.md, whose every line cmd/acl_test.go runs against a

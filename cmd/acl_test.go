@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
@@ -399,6 +400,7 @@ func TestACLOnACluster(t *testing.T) {
 	}{
 		{"inspect", []string{"inspect", "rl:*", "--stale", "10m", "-o", "json"}},
 		{"purge", []string{"purge", "rl:*", "--older-than", "10m", "--dry-run"}},
+		{"reset", []string{"reset", "rl:*", "--dry-run"}},
 	} {
 		rule := append(append([]string{}, doc.rule(t, tc.section)...), onCluster...)
 		r := runAs(rule, tc.args...).wantExit(t, ExitOK)
@@ -498,4 +500,112 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func TestACLResetMinimalRule(t *testing.T) {
+	doc := readACLDoc(t)
+	srv := startACLServer(t)
+	admin := srv.ClientAs(t, redistest.AdminUser, redistest.AdminPassword)
+	rule := doc.rule(t, "reset")
+	// Every key type, and a two-string bucket whose halves go in one UNLINK (EXISTS says which).
+	reset := func(rule []string, extra ...string) result {
+		t.Helper()
+		seedEveryType(t, admin)
+		seedResetKeys(t, admin)
+		return srv.runAs(t, "limitctl-reset", rule, append([]string{"reset", "rl:*", "--yes", "--force"}, extra...)...)
+	}
+	r := reset(rule, "-o", "json").wantExit(t, ExitOK)
+	if n, _ := admin.DBSize(context.Background()).Result(); n != 0 || !strings.Contains(r.out, `"total_deleted": 14`) {
+		t.Errorf("reset --force left %d keys:\n%s", n, r.out)
+	}
+	for _, perm := range rule {
+		r := reset(without(rule, perm))
+		if r.code != ExitError {
+			t.Errorf("without %s: exit %d, want %d\nstderr:\n%s", perm, r.code, ExitError, r.errOut)
+			continue
+		}
+		r.wantNOPERM(t)
+	}
+	reset(without(rule, "+time"), "--clock", "local").wantExit(t, ExitOK)
+	reset(without(without(rule, "+exists"), "+unlink"), "--dry-run").wantExit(t, ExitOK)
+}
+
+// Sentinels with ACL users of their own: the rule of docs/acl.md's "Through Sentinel" lets every
+// command through with nothing refused in the Sentinels' ACL LOG, and each permission taken away
+// either fails the command with one NOPERM line or shows up refused in the log (a subscription
+// go-redis makes in the background is refused without failing the command: the log says it was
+// needed).
+func TestACLThroughSentinel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (Sentinels, a failover): make test runs it, -short skips it")
+	}
+	doc := readACLDoc(t)
+	rule := doc.rule(t, "Through Sentinel")
+	s := redistest.StartSentinel(t, redistest.SentinelOptions{})
+	ctx := context.Background()
+	sentinels := make([]*redis.Client, len(s.Sentinels))
+	for i, p := range s.Sentinels {
+		sentinels[i] = p.Client(t)
+	}
+	setRule := func(rule []string) {
+		t.Helper()
+		for _, c := range sentinels {
+			fields := append([]any{"ACL", "SETUSER", "limitctl-sentinel", "reset", "on", ">" + aclPassword}, anys(rule)...)
+			if err := c.Do(ctx, fields...).Err(); err != nil {
+				t.Fatal(err)
+			}
+			c.Do(ctx, "ACL", "LOG", "RESET")
+		}
+	}
+	// refusals lists what the Sentinels' ACL LOG says they refused the user: commands and channels.
+	refusals := func() []string {
+		t.Helper()
+		var out []string
+		for _, c := range sentinels {
+			entries, err := c.Do(ctx, "ACL", "LOG").Slice()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				switch entry := e.(type) {
+				case map[any]any: // RESP3
+					out = append(out, fmt.Sprint(entry["object"]))
+				case []any: // RESP2: field, value, ...
+					for i := 0; i+1 < len(entry); i += 2 {
+						if k, _ := entry[i].(string); k == "object" {
+							out = append(out, fmt.Sprint(entry[i+1]))
+						}
+					}
+				}
+			}
+		}
+		return out
+	}
+	pwFile := writePasswordFile(t, aclPassword)
+	runAs := func() result {
+		t.Helper()
+		args := append(sentinelFlags(s), "--sentinel-username", "limitctl-sentinel", "--sentinel-password-file", pwFile,
+			"hammer", "--requests", "200", "--strategies", "lua", "-o", "json")
+		r := run(t, args...)
+		time.Sleep(300 * time.Millisecond) // the background subscription's refusal reaches the log
+		return r
+	}
+	setRule(rule)
+	runAs().wantExit(t, ExitOK)
+	if refused := refusals(); len(refused) != 0 {
+		t.Fatalf("with the documented rule the Sentinels refused %v", refused)
+	}
+	for _, perm := range rule {
+		setRule(without(rule, perm))
+		r := runAs()
+		refused := refusals()
+		switch {
+		case r.code == ExitError:
+			r.wantNOPERM(t)
+		case r.code == ExitOK && slices.Contains(refused, perm[1:]): // "+subscribe" is logged as "subscribe", "&+switch-master" as "+switch-master"
+			// Refused in the background: the command went on, the log shows the permission was used.
+		default:
+			t.Errorf("without %s: exit %d, the Sentinels refused %v: the rule holds a permission nothing needs\nstderr:\n%s", perm, r.code, refused, r.errOut)
+		}
+	}
 }

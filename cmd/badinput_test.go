@@ -117,6 +117,19 @@ func TestBadInputAcrossCommands(t *testing.T) {
 		{"purge zero batch", ExitUsage, []string{"--addr", closed, "purge", "rl:x", "--older-than", "10m", "--batch", "0"}, "--batch"},
 		{"purge negative batch", ExitUsage, []string{"--addr", closed, "purge", "rl:x", "--older-than", "10m", "--batch", "-5"}, "--batch"},
 		{"purge pattern without yes", ExitUsage, []string{"--addr", closed, "purge", "rl:*", "--older-than", "10m"}, "--yes"},
+		// reset
+		{"reset without keys", ExitUsage, []string{"--addr", closed, "reset"}, "want one or more keys"},
+		{"reset pattern without yes", ExitUsage, []string{"--addr", closed, "reset", "rl:*"}, "--yes"},
+		{"reset zero batch", ExitUsage, []string{"--addr", closed, "reset", "rl:x", "--batch", "0"}, "--batch"},
+		{"reset on a closed port", ExitError, []string{"--addr", closed, "reset", "rl:x"}, "cannot connect"},
+		// Sentinel
+		{"sentinel without master", ExitUsage, []string{"--sentinel", closed, "scripts", "status"}, "--master NAME"},
+		{"master without sentinel", ExitUsage, []string{"--master", "mymaster", "scripts", "status"}, "--sentinel"},
+		{"sentinel without a port", ExitUsage, []string{"--sentinel", "localhost", "--master", "m", "scripts", "status"}, "bad --sentinel"},
+		{"sentinel and addr", ExitUsage, []string{"--sentinel", closed, "--master", "m", "--addr", closed, "scripts", "status"}, "name the target twice"},
+		{"sentinel url without master", ExitUsage, []string{"-u", "redis+sentinel://bob:" + secret + "@" + closed, "scripts", "status"}, "no master name"},
+		{"sentinel url with a query", ExitUsage, []string{"-u", "redis+sentinel://" + closed + "/m?password=" + secret, "scripts", "status"}, "no query parameters"},
+		{"sentinel unreachable", ExitError, []string{"--sentinel", closed, "--master", "m", "--sentinel-password-file", pwFile, "scripts", "status"}, "no Sentinel answers at " + closed},
 		// version
 		{"version with an argument", ExitUsage, []string{"version", "now"}, "unexpected argument"},
 	}

@@ -3,6 +3,8 @@ package cmd
 import (
 	"context"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,8 +70,9 @@ func (f *Factory) Close() {
 // secrets lists what must never be printed: the password from any source, URLs included.
 func (f *Factory) secrets() []string { return redisconn.Secrets(f.Conn, f.Getenv) }
 
-// Format resolves -o: the flag when given, else table on a terminal and tsv when piped.
-func (f *Factory) Format() (string, error) {
+// Format resolves -o: the flag when given, else table on a terminal and tsv when piped. extra
+// are the formats only the running command writes (lint's sarif and github).
+func (f *Factory) Format(extra ...string) (string, error) {
 	switch f.Output {
 	case "table", "json", "tsv":
 		return f.Output, nil
@@ -78,6 +81,15 @@ func (f *Factory) Format() (string, error) {
 			return "table", nil
 		}
 		return "tsv", nil
+	}
+	if slices.Contains(extra, f.Output) {
+		return f.Output, nil
+	}
+	if len(extra) > 0 {
+		return "", usagef("unknown output %q: want table, json, tsv, %s", f.Output, strings.Join(extra, " or "))
+	}
+	if slices.Contains(lintOutputs, f.Output) {
+		return "", usagef("unknown output %q: want table, json or tsv (%s are lint's)", f.Output, strings.Join(lintOutputs, " and "))
 	}
 	return "", usagef("unknown output %q: want table, json or tsv", f.Output)
 }

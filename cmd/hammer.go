@@ -50,6 +50,7 @@ type hammerOptions struct {
 	onError    string
 	tui        string
 	report     string
+	junit      string
 	prefix     string
 	runID      string
 	keepKeys   bool
@@ -120,6 +121,10 @@ batch ahead of it. Use the default to measure latency, --conns (e.g. --workers 2
 to measure what the server can take. watch and multi hold a connection per transaction, so
 with --conns their workers share the N connections without pipelining.
 
+For CI: --junit F.xml writes a JUnit report (a test case per assertion and per strategy's
+verdict, failing exactly when the run exits 3), and when GITHUB_STEP_SUMMARY is set (GitHub
+Actions) a Markdown summary of the verdicts and assertions is appended to that file.
+
 Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP one of
 == != < <= > >=; latency takes units (lua.p99<5ms, a bare number is milliseconds). Metrics:
 ` + wrapWords(strings.Join(bench.MetricNames(), ", "), 92),
@@ -127,6 +132,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
   limitctl hammer --strategies naive,lua --duration 5s --assert 'lua.overshoot==0' --assert 'naive.overshoot>0'
   limitctl hammer --limiter sliding-window --limit 100 --window 1s --strategies watch,lua,function
   limitctl hammer --script ours.lua --assert 'custom.overshoot==0' -o json
+  limitctl hammer --script ours.lua --junit hammer.xml   # for Jenkins, GitLab, CircleCI
   limitctl hammer --limiter token-bucket --script gcra.lua --script-args '{burst} {limit} {window_s} {cost}' --script-allowed 'reply[1] > 0'`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -163,6 +169,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.StringVar(&opts.onError, "on-error", "closed", "when Redis errors or times out: open (admit) or closed (reject); counted apart")
 	fl.StringVar(&opts.tui, "tui", "auto", "live dashboard: auto (when stdin and stdout are terminals), on, off")
 	fl.StringVar(&opts.report, "report", "", "write a self-contained HTML report to this file")
+	fl.StringVar(&opts.junit, "junit", "", "write a JUnit XML report to this file for CI (a test case per assertion and per strategy's verdict)")
 	fl.StringVar(&opts.prefix, "prefix", "limitctl", "key prefix")
 	fl.StringVar(&opts.runID, "run-id", "", "share keys with other hammer processes that pass the same id (default: random); with --witness redis they prove overshoot together; only the last of them to finish deletes the keys")
 	fl.BoolVar(&opts.keepKeys, "keep-keys", false, "leave the run's keys in Redis")
@@ -179,6 +186,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	c.RegisterFlagCompletionFunc("profile", fixedCompletion(bench.ProfileSteady, bench.ProfileBursty))
 	c.RegisterFlagCompletionFunc("script", luaFiles)
 	c.MarkFlagFilename("report", "html")
+	c.MarkFlagFilename("junit", "xml")
 	return c
 }
 
@@ -320,6 +328,11 @@ func (o *hammerOptions) validate(c *cobra.Command, f *Factory) error {
 			return usagef("--report: %v", err)
 		}
 	}
+	if o.junit != "" {
+		if err := checkWritable(o.junit); err != nil {
+			return usagef("--junit: %v", err)
+		}
+	}
 	if err := o.validateContract(c); err != nil {
 		return err
 	}
@@ -435,9 +448,10 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 			return client, bench.Target{Kind: t.Kind, Addr: t.Addr}, err
 		}
 	}
+	started := f.Now()
 	res, err := hammer.Run(ctx, run, deps)
 	if err != nil {
-		return err
+		return checkOutcome(f, err, writeHammerCI(f, o, started, res, err))
 	}
 	if res.KeysKept != "" {
 		fmt.Fprintf(f.IO.ErrOut, "keys kept under %s\n", res.KeysKept)
@@ -451,7 +465,7 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 		}
 		fmt.Fprintf(f.IO.ErrOut, "report written to %s\n", o.report)
 	}
-	return res.Err()
+	return checkOutcome(f, res.Err(), writeHammerCI(f, o, started, res, nil))
 }
 
 // dashboardOptions are the static facts and controls the live dashboard shows; asserts are

@@ -24,7 +24,7 @@ func run(t *testing.T, args ...string) result {
 
 func runEnv(t *testing.T, env map[string]string, args ...string) result {
 	t.Helper()
-	for _, k := range []string{"REDIS_URL", "REDISCLI_AUTH", "NO_COLOR"} {
+	for _, k := range []string{"REDIS_URL", "REDISCLI_AUTH", "NO_COLOR", "GITHUB_STEP_SUMMARY"} {
 		t.Setenv(k, env[k])
 	}
 	streams, _, out, errOut := TestStreams()

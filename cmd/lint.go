@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/limitctl/limitctl/internal/ciformat"
 	"github.com/limitctl/limitctl/internal/lint"
 	"github.com/limitctl/limitctl/internal/scriptcache"
 	"github.com/limitctl/limitctl/internal/tableprint"
@@ -21,6 +23,7 @@ type lintOptions struct {
 	strict  bool
 	disable []string
 	enable  []string
+	junit   string
 }
 
 func newLintCmd(f *Factory) *cobra.Command {
@@ -49,7 +52,10 @@ file turned off. syntax cannot be disabled.
 Exits 3 when any error is found (with --strict, any warning too).
 
 Output: the diagnostic lines (on a terminal or piped, so editors and CI annotate them),
--o json, -o tsv (one diagnostic per line, tab-separated) or -o table (aligned columns).`,
+-o json, -o tsv (one diagnostic per line, tab-separated) or -o table (aligned columns).
+For CI: -o sarif (a SARIF 2.1.0 log for GitHub code scanning; the diagnostic lines go to
+stderr), -o github (GitHub Actions ::error/::warning annotations), and --junit F.xml (a test
+case per file, a failure per error) beside any of them.`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return &usageError{Msg: "want at least one FILE.lua (or - for standard input)", Command: c.CommandPath()}
@@ -59,8 +65,11 @@ Output: the diagnostic lines (on a terminal or piped, so editors and CI annotate
 		Example: `  limitctl lint scripts/*.lua
   limitctl lint --disable missing-expire,reply-key queue/*.lua
   limitctl lint --enable missing-expire limiter.lua   # even where .limitctl.yaml turns it off
-  limitctl lint -o json --strict limiter.lua`,
+  limitctl lint -o json --strict limiter.lua
+  limitctl lint -o sarif scripts/*.lua > lint.sarif   # upload with github/codeql-action/upload-sarif
+  limitctl lint -o github --junit lint.xml scripts/*.lua`,
 		ValidArgsFunction: luaFiles,
+		Annotations:       map[string]string{outputsAnnotation: strings.Join(lintOutputs, " ")},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.files = args
 			return runLint(f, opts)
@@ -69,6 +78,8 @@ Output: the diagnostic lines (on a terminal or piped, so editors and CI annotate
 	c.Flags().BoolVar(&opts.strict, "strict", false, "exit 3 on warnings too")
 	c.Flags().StringSliceVar(&opts.disable, "disable", nil, "rules to turn off for this run (repeat or comma-separate)")
 	c.Flags().StringSliceVar(&opts.enable, "enable", nil, "rules to turn back on that "+lint.ConfigFile+" turns off")
+	c.Flags().StringVar(&opts.junit, "junit", "", "also write a JUnit XML report to this file (a test case per file, a failure per error)")
+	c.MarkFlagFilename("junit", "xml")
 	c.RegisterFlagCompletionFunc("disable", ruleNames)
 	c.RegisterFlagCompletionFunc("enable", ruleNames)
 	return c
@@ -151,6 +162,12 @@ func runLint(f *Factory, opts *lintOptions) error {
 	if _, err := (lint.Config{}).With(opts.disable, opts.enable); err != nil {
 		return usagef("%v", err)
 	}
+	if opts.junit != "" {
+		if err := checkWritable(opts.junit); err != nil {
+			return usagef("--junit: %v", err)
+		}
+	}
+	started := f.Now()
 	names, sources, err := lintSources(f.IO.In, opts.files)
 	if err != nil {
 		return err
@@ -161,11 +178,18 @@ func runLint(f *Factory, opts *lintOptions) error {
 	}
 	diags := []lint.Diagnostic{}
 	off := map[string]bool{}
+	ci := ciformat.LintRun{Strict: opts.strict, Version: resolveVersion(f.Build).Version, Started: started}
 	for i := range names {
+		begin := f.Now()
 		diags = append(diags, lint.LintWith(names[i], sources[i], configs[i])...)
+		ci.Files = append(ci.Files, ciformat.LintedFile{Name: names[i], Source: sources[i], Elapsed: f.Now().Sub(begin)})
 		for r := range configs[i].Disabled {
 			off[r] = true
 		}
+	}
+	ci.Diagnostics = diags
+	if ci.WorkDir, err = os.Getwd(); err != nil {
+		return err
 	}
 	errs, warns := 0, 0
 	for _, d := range diags {
@@ -187,25 +211,46 @@ func runLint(f *Factory, opts *lintOptions) error {
 		if err := printReport(f.IO.Out, f.IO.TerminalWidth(), f.Output, report{table: lintTable(diags)}); err != nil {
 			return err
 		}
+	case "sarif":
+		log, err := ciformat.LintSARIF(ci)
+		if err != nil {
+			return err
+		}
+		if _, err := f.IO.Out.Write(log); err != nil {
+			return err
+		}
+		for _, d := range diags { // stdout is the log for the upload; the job's log still shows these
+			fmt.Fprintln(f.IO.ErrOut, d.String())
+		}
+	case "github":
+		if _, err := f.IO.Out.Write(ciformat.GitHubAnnotations(ci.WorkDir, diags)); err != nil {
+			return err
+		}
 	default:
 		for _, d := range diags {
 			fmt.Fprintln(f.IO.Out, d.String())
 		}
 	}
-	if f.Output != "json" && f.IO.StderrTTY {
+	// The count on a terminal, and in a CI log whenever stdout is a CI format.
+	if f.Output != "json" && (f.IO.StderrTTY || slices.Contains(lintOutputs, f.Output)) {
 		note := ""
 		if len(off) > 0 {
 			note = fmt.Sprintf(" (off: %s)", strings.Join(slices.Sorted(maps.Keys(off)), ", "))
 		}
 		fmt.Fprintf(f.IO.ErrOut, "%d file(s): %d error(s), %d warning(s)%s\n", len(names), errs, warns, note)
 	}
+	var outcome error
 	if lint.HasErrors(diags, opts.strict) {
+		outcome = checkFailedf("lint: %d error(s), %d warning(s)", errs, warns)
 		if errs == 0 {
-			return checkFailedf("lint: %d warning(s) (--strict)", warns)
+			outcome = checkFailedf("lint: %d warning(s) (--strict)", warns)
 		}
-		return checkFailedf("lint: %d error(s), %d warning(s)", errs, warns)
 	}
-	return nil
+	if opts.junit == "" {
+		return outcome
+	}
+	report, err := ciformat.LintJUnit(ci)
+	return checkOutcome(f, outcome, writeJUnit(f, opts.junit, report, err))
 }
 
 // lintTable: on a narrow terminal the file name and the message are cut, then the rule goes.

@@ -80,7 +80,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		Short: "Operate and load-test Redis-backed rate limiters",
 		Long: `limitctl operates and load-tests Redis-backed rate limiters.
 
-It inspects and purges live limiter keys, proves under heavy concurrency that a limiter
+It inspects, purges and resets live limiter keys, proves under heavy concurrency that a limiter
 script never admits more than its limit (hammer), lints Lua scripts for the known
 mistakes, and manages the atomic scripts it ships (scripts).`,
 		SilenceUsage:  true,
@@ -91,7 +91,7 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 			if f.Getenv("NO_COLOR") != "" {
 				f.NoColor = true
 			}
-			if _, err := f.Format(); err != nil {
+			if _, err := f.Format(commandOutputs(c)...); err != nil {
 				return err
 			}
 			return nil
@@ -112,12 +112,17 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 	root.Args = noArgs
 	root.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
 	pf := root.PersistentFlags()
-	pf.StringVarP(&f.Conn.URL, "url", "u", "", "Redis URL: redis://[user:password@]host:port[/db], rediss://..., unix:///path (env REDIS_URL)")
+	pf.StringVarP(&f.Conn.URL, "url", "u", "", "Redis URL: redis://[user:password@]host:port[/db], rediss://..., unix:///path, redis+sentinel://[user:password@]host:port[,host:port...]/MASTER[/db] (env REDIS_URL)")
 	pf.StringArrayVar(&f.Conn.Addrs, "addr", nil, "Redis host:port (repeat for a cluster's seed nodes)")
 	pf.BoolVar(&f.Conn.Cluster, "cluster", false, "treat the target as a Redis Cluster")
 	pf.StringVar(&f.Conn.Username, "username", "", "ACL username")
 	pf.StringVar(&f.Conn.Password, "password", "", "password (prefer env REDISCLI_AUTH or --password-file: flags show in ps)")
 	pf.StringVar(&f.Conn.PasswordFile, "password-file", "", "read the password from this file")
+	pf.StringArrayVar(&f.Conn.Sentinels, "sentinel", nil, "Sentinel host:port (repeatable): reach the current master of --master through the Sentinels")
+	pf.StringVar(&f.Conn.Master, "master", "", "the master's name as the Sentinels monitor it (with --sentinel)")
+	pf.StringVar(&f.Conn.SentinelUsername, "sentinel-username", "", "the Sentinels' own ACL username, when they have one")
+	pf.StringVar(&f.Conn.SentinelPassword, "sentinel-password", "", "the Sentinels' own password (prefer --sentinel-password-file: flags show in ps)")
+	pf.StringVar(&f.Conn.SentinelPasswordFile, "sentinel-password-file", "", "read the Sentinels' password from this file")
 	pf.IntVar(&f.Conn.DB, "db", 0, "database number (not with a cluster)")
 	pf.BoolVar(&f.Conn.TLS, "tls", false, "connect with TLS")
 	pf.StringVar(&f.Conn.TLSCA, "tls-ca", "", "CA certificate (PEM) to verify the server")
@@ -134,9 +139,12 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 		newHammerCmd(f, nil),
 		newInspectCmd(f),
 		newPurgeCmd(f),
+		newResetCmd(f),
 		newVersionCmd(f),
 	)
-	root.RegisterFlagCompletionFunc("output", fixedCompletion("table", "json", "tsv"))
+	root.RegisterFlagCompletionFunc("output", func(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+		return append([]string{"table", "json", "tsv"}, commandOutputs(c)...), cobra.ShellCompDirectiveNoFileComp
+	})
 	// cobra's completion command, added here rather than at Execute so that it writes to the
 	// factory's streams and the man pages and tests see the whole tree.
 	root.SetIn(f.IO.In)

@@ -182,3 +182,13 @@ func TestJSONOutputNeverHoldsThePassword(t *testing.T) {
 		}
 	}
 }
+
+// --sentinel-password warns as --password does, and is never printed.
+func TestSentinelPasswordFlagWarns(t *testing.T) {
+	closed := "127.0.0.1:" + itoa(redistest.FreePort(t))
+	r := run(t, "--sentinel", closed, "--master", "m", "--sentinel-password", serverPassword, "scripts", "status").wantExit(t, ExitError)
+	if !strings.HasPrefix(r.errOut, "warning: --sentinel-password on the command line is visible to other users (ps)") {
+		t.Errorf("no warning:\n%s", r.errOut)
+	}
+	r.noPassword(t, serverPassword)
+}

@@ -66,7 +66,7 @@ func TestManPageForEveryCommand(t *testing.T) {
 	walk(newRoot())
 
 	for _, must := range []string{"limitctl.1", "limitctl-hammer.1", "limitctl-scripts-show.1", "limitctl-inspect.1",
-		"limitctl-purge.1", "limitctl-lint.1", "limitctl-version.1", "limitctl-completion-zsh.1"} {
+		"limitctl-purge.1", "limitctl-reset.1", "limitctl-lint.1", "limitctl-version.1", "limitctl-completion-zsh.1"} {
 		if !contains(want, must) {
 			t.Errorf("the command tree has no %s", must)
 		}

@@ -118,6 +118,27 @@ func StartProcess(bin string, extra ...string) (*Process, error) {
 // StartProcessFunc is StartProcess for directives that name the chosen port, such as a TLS
 // server's "port 0" and "tls-port <port>": directives is called with each port tried.
 func StartProcessFunc(bin string, directives func(port int) []string) (*Process, error) {
+	return startProcess(bin, nil, directives)
+}
+
+// StartSentinel runs redis-server in Sentinel mode (redis-server CONFIG --sentinel, as Debian's
+// redis-server supports) on a free loopback port. A Sentinel rewrites its configuration file as
+// it learns, so it gets one of its own in its directory, holding conf (the "sentinel monitor
+// NAME HOST PORT QUORUM" line and the settings for that master).
+func StartSentinel(bin string, conf ...string) (*Process, error) {
+	config := func(dir string) ([]string, error) {
+		path := filepath.Join(dir, "sentinel.conf")
+		if err := os.WriteFile(path, []byte(strings.Join(conf, "\n")+"\n"), 0o600); err != nil {
+			return nil, err
+		}
+		return []string{path, "--sentinel"}, nil
+	}
+	return startProcess(bin, config, func(int) []string { return nil })
+}
+
+// startProcess starts redis-server with, first, the arguments config writes into the process's
+// directory (a configuration file), then the loopback port, the directory and directives.
+func startProcess(bin string, config func(dir string) ([]string, error), directives func(port int) []string) (*Process, error) {
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		port, err := FreePort()
@@ -129,10 +150,18 @@ func StartProcessFunc(bin string, directives func(port int) []string) (*Process,
 			return nil, err
 		}
 		p := &Process{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, Dir: dir, bin: bin}
-		p.args = append([]string{
-			"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir,
-			"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", filepath.Join(dir, "redis.log"),
-		}, SplitDirectives(directives(port))...)
+		if config != nil {
+			if p.args, err = config(dir); err != nil {
+				os.RemoveAll(dir)
+				return nil, err
+			}
+		}
+		p.args = append(p.args, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir)
+		if config == nil { // a data node: persistence off (a Sentinel keeps no data)
+			p.args = append(p.args, "--save", "", "--appendonly", "no")
+		}
+		p.args = append(p.args, "--daemonize", "no", "--logfile", filepath.Join(dir, "redis.log"))
+		p.args = append(p.args, SplitDirectives(directives(port))...)
 		if err := p.launch(); err != nil {
 			lastErr = err
 			os.RemoveAll(dir)

@@ -275,3 +275,122 @@ func BenchmarkInspect100k(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkReset100k resets 50,000 two-string buckets (100,000 keys, Spring Cloud Gateway's
+// layout) by one pattern while another client PINGs: reset's batches of UNLINK, against one DEL
+// of every key, which holds the server for the whole deletion. Reset's time includes reading
+// every key's kind (the plan).
+func BenchmarkReset100k(b *testing.B) {
+	const pairs = 50_000
+	srv := redistest.Start(b)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: time.Minute, Protocol: 2})
+	defer rdb.Close()
+	ctx := context.Background()
+	seed := func() []string {
+		b.Helper()
+		keys := make([]string, 0, 2*pairs)
+		pipe := rdb.Pipeline()
+		now := strconv.FormatInt(time.Now().Unix(), 10)
+		for i := 0; i < pairs; i++ {
+			tokens := "bench:request_rate_limiter.{u" + strconv.Itoa(i) + "}.tokens"
+			stamp := "bench:request_rate_limiter.{u" + strconv.Itoa(i) + "}.timestamp"
+			pipe.Set(ctx, tokens, "3", time.Hour)
+			pipe.Set(ctx, stamp, now, time.Hour)
+			keys = append(keys, tokens, stamp)
+			if pipe.Len() >= 10_000 {
+				if _, err := pipe.Exec(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		return keys
+	}
+	// The server's own view: its latency monitor records every command slower than 1ms, so the
+	// longest one is how long the deletion held the server at once. The PINGs come from this
+	// process, so while the plan decodes replies they also measure this machine's CPU.
+	longest := func() time.Duration {
+		v, err := rdb.Do(ctx, "LATENCY", "LATEST").Slice()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var worst time.Duration
+		for _, e := range v {
+			if f, ok := e.([]any); ok && len(f) >= 4 && f[0] == "command" {
+				if n, ok := f[3].(int64); ok {
+					worst = max(worst, time.Duration(n)*time.Millisecond)
+				}
+			}
+		}
+		return worst
+	}
+	if err := rdb.ConfigSet(ctx, "latency-monitor-threshold", "1").Err(); err != nil {
+		b.Fatal(err)
+	}
+	measure := func(b *testing.B, what string, del func() int64) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			seed()
+			rdb.Do(ctx, "LATENCY", "RESET")
+			p := startPinger(b, srv.Addr)
+			time.Sleep(20 * time.Millisecond)
+			b.StartTimer()
+			start := time.Now()
+			deleted := del()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			p99, worst, n := p.finish()
+			if deleted != 2*pairs {
+				b.Fatalf("%s deleted %d of %d keys", what, deleted, 2*pairs)
+			}
+			rate := float64(deleted) / elapsed.Seconds()
+			held := longest()
+			b.ReportMetric(ms(held), "longest_command_ms")
+			b.ReportMetric(ms(p99), "ping_p99_ms")
+			b.ReportMetric(ms(worst), "ping_max_ms")
+			b.ReportMetric(rate, "keys/s")
+			b.Logf("%s: %d keys in %v (%.0f keys/s); longest command %v (0: none over 1ms); PING p99 %.3fms max %.3fms over %d pings",
+				what, deleted, elapsed.Round(time.Millisecond), rate, held, ms(p99), ms(worst), n)
+		}
+	}
+	b.Run("reset/batch=500", func(b *testing.B) {
+		measure(b, "reset, batches of 500", func() int64 {
+			opts := ResetOptions{Batch: DefaultResetBatch, Clock: ServerClock(rdb)}
+			sel, err := Select(ctx, rdb, []string{"bench:*"}, SelectOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			plan, err := PlanReset(ctx, rdb, sel, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			res, err := Reset(ctx, rdb, plan, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return res.TotalDeleted
+		})
+	})
+	b.Run("one DEL", func(b *testing.B) {
+		var keys []string
+		measure(b, "one DEL of every key", func() int64 {
+			if keys == nil {
+				sel, err := Select(ctx, rdb, []string{"bench:*"}, SelectOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, t := range sel.Targets {
+					keys = append(keys, t.Key)
+				}
+			}
+			n, err := rdb.Del(ctx, keys...).Result()
+			if err != nil {
+				b.Fatal(err)
+			}
+			return n
+		})
+	})
+}

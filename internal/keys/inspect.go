@@ -20,6 +20,9 @@ type InspectOptions struct {
 	Unit     ScoreUnit // score unit of sorted sets; "" or UnitAuto detects it per set
 	Scores   ScoreMode // what sorted-set scores mean; "" or ScoresAuto guesses per set
 	Clock    Clock
+	// KindsOnly reads only what kind detection needs: no MEMORY USAGE and no stale or expired
+	// counts (Reset, whose smallest ACL then needs neither).
+	KindsOnly bool
 }
 
 // KeyInfo is what inspect reports about one key.
@@ -51,7 +54,9 @@ type KeyInfo struct {
 	FullAt   *time.Time
 	Window   time.Duration // sliding_counter: the window inferred from the index (0: unknown)
 	Estimate *int64        // sliding_counter: the sliding-window count now
-	PairKey  string        // sliding_counter: the other window's key
+	// PairKey is the other key of a state kept in two: the other window of a sliding pair, the
+	// other half of a two-string bucket, a counter's :timer, Redisson's value and permits.
+	PairKey string
 }
 
 // Inspection is the result of one inspect run.
@@ -170,6 +175,12 @@ type keyReads struct {
 	slots    []*redis.StringCmd
 	slotTTLs []*redis.DurationCmd
 
+	// Redisson's rate limiter keeps {name}:value (the permits left) beside {name}:permits (its
+	// grants, packed records): a counter named <base>:value reads the other's first member, and
+	// such a set reads the counter.
+	permitsOf *redis.ZSliceCmd
+	valueOf   *redis.StringCmd
+
 	info *KeyInfo // nil once the key is known gone
 }
 
@@ -188,9 +199,11 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 	for i, t := range targets {
 		reads[i] = &keyReads{
 			key: t.Key, node: t.Node,
-			typ:    pipe.Type(ctx, t.Key),
-			ttl:    pipe.PTTL(ctx, t.Key),
-			memory: pipe.MemoryUsage(ctx, t.Key),
+			typ: pipe.Type(ctx, t.Key),
+			ttl: pipe.PTTL(ctx, t.Key),
+		}
+		if !opts.KindsOnly {
+			reads[i].memory = pipe.MemoryUsage(ctx, t.Key)
 		}
 	}
 	if err := execPipe(ctx, pipe); err != nil {
@@ -214,8 +227,10 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 		info := &KeyInfo{Key: r.key, Node: r.node, Type: typ, Kind: KindUnknown, TTL: ttl, Flags: []Flag{}}
 		// MEMORY USAGE is refused by older servers, some managed services and ACLs that do not
 		// grant it; memory is then unknown, which is not an error.
-		if m, err := r.memory.Result(); err == nil {
-			info.Memory = &m
+		if r.memory != nil {
+			if m, err := r.memory.Result(); err == nil {
+				info.Memory = &m
+			}
 		}
 		r.info = info
 	}
@@ -231,6 +246,9 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 		case "zset":
 			r.length = pipe.ZCard(ctx, k)
 			r.samples = []*redis.ZSliceCmd{pipe.ZRangeWithScores(ctx, k, 0, 0), pipe.ZRangeWithScores(ctx, k, -1, -1)}
+			if base, ok := strings.CutSuffix(k, permitsSuffix); ok && base != "" {
+				r.valueOf = pipe.GetRange(ctx, base+valueSuffix, 0, counterDigits-1)
+			}
 		case "string":
 			r.length = pipe.StrLen(ctx, k)
 			r.prefix = pipe.GetRange(ctx, k, 0, counterDigits-1)
@@ -247,6 +265,9 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 				r.renamedKey, r.renamedPrevious = other, isPrevious
 				r.renamed = pipe.GetRange(ctx, other, 0, counterDigits-1)
 				r.renamedTTL = pipe.PTTL(ctx, other)
+			}
+			if base, ok := strings.CutSuffix(k, valueSuffix); ok && base != "" {
+				r.permitsOf = pipe.ZRangeWithScores(ctx, base+permitsSuffix, 0, 0)
 			}
 			r.timerKey, r.timerIsMine = timerPair(k)
 			r.timer = pipe.GetRange(ctx, r.timerKey, 0, counterDigits-1)
@@ -342,7 +363,7 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 	// scores read as times.
 	pipe = rdb.Pipeline()
 	for _, r := range reads {
-		if r.info == nil || r.info.Type != "zset" || r.reading.unit == "" || r.binary {
+		if r.info == nil || r.info.Type != "zset" || r.reading.unit == "" || r.binary || opts.KindsOnly {
 			continue // no stale count where purge would remove nothing
 		}
 		if opts.Stale > 0 {
@@ -427,7 +448,30 @@ func readZSet(r *keyReads, now time.Time, opts InspectOptions) error {
 		}
 	}
 	r.info.Kind = zsetKind(shape)
+	if r.binary && r.valueOf != nil {
+		if v, err := r.valueOf.Result(); err == nil {
+			if _, err := strconv.ParseInt(v, 10, 64); err == nil {
+				r.info.PairKey = strings.TrimSuffix(r.key, permitsSuffix) + valueSuffix
+			}
+		}
+	}
 	return nil
+}
+
+// readPermitsPair pairs a counter <base>:value with <base>:permits when that set holds packed
+// binary records (Redisson's RRateLimiter): the permits left and the grants that will give
+// permits back are one state. Deleting one of them alone would leave grants that return permits
+// to a count that never lent them.
+func readPermitsPair(r *keyReads) bool {
+	if r.permitsOf == nil {
+		return false
+	}
+	zs, err := r.permitsOf.Result()
+	if err != nil || len(zs) == 0 || !binaryMember(memberString(zs[0].Member)) {
+		return false
+	}
+	r.info.PairKey = strings.TrimSuffix(r.key, valueSuffix) + permitsSuffix
+	return true
 }
 
 // readString makes a string holding an integer a counter whose size is its value, one holding
@@ -455,6 +499,9 @@ func readString(r *keyReads, now time.Time, opts InspectOptions) {
 			return
 		}
 		r.info.Kind, r.info.Size = KindCounter, n
+		if readPermitsPair(r) {
+			return
+		}
 		if !readRenamedPair(r, n) {
 			readPair(r, n, now)
 		}

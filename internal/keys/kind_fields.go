@@ -326,3 +326,9 @@ func timerPair(key string) (other string, isTimer bool) {
 	}
 	return key + timerSuffix, false
 }
+
+// Redisson's RRateLimiter keeps {name}:value, the permits left, and {name}:permits, its grants.
+const (
+	valueSuffix   = ":value"
+	permitsSuffix = ":permits"
+)

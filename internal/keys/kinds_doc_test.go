@@ -25,6 +25,7 @@ type docExample struct {
 	purgeFlags   map[string]string
 	expect       map[string]map[string]string // key -> field -> want
 	expectPurge  map[string]map[string]string
+	expectReset  map[string]map[string]string // key -> field (deleted, with, skipped) -> want, for a dry-run reset of key
 }
 
 func readDocExamples(t *testing.T) []docExample {
@@ -40,7 +41,8 @@ func readDocExamples(t *testing.T) []docExample {
 		switch {
 		case line == "```redis":
 			cur = &docExample{line: n, inspectFlags: map[string]string{}, purgeFlags: map[string]string{},
-				expect: map[string]map[string]string{}, expectPurge: map[string]map[string]string{}}
+				expect: map[string]map[string]string{}, expectPurge: map[string]map[string]string{},
+				expectReset: map[string]map[string]string{}}
 		case cur == nil:
 		case line == "```":
 			out = append(out, *cur)
@@ -49,7 +51,7 @@ func readDocExamples(t *testing.T) []docExample {
 			cur.inspectFlags = flagPairs(t, strings.Fields(line)[2:])
 		case strings.HasPrefix(line, "# purge"):
 			cur.purgeFlags = flagPairs(t, strings.Fields(line)[2:])
-		case strings.HasPrefix(line, "# expect-purge "), strings.HasPrefix(line, "# expect "):
+		case strings.HasPrefix(line, "# expect-purge "), strings.HasPrefix(line, "# expect-reset "), strings.HasPrefix(line, "# expect "):
 			words := strings.Fields(line)
 			fields := map[string]string{}
 			for _, w := range words[3:] {
@@ -59,9 +61,12 @@ func readDocExamples(t *testing.T) []docExample {
 				}
 				fields[k] = v
 			}
-			if words[1] == "expect-purge" {
+			switch words[1] {
+			case "expect-purge":
 				cur.expectPurge[words[2]] = fields
-			} else {
+			case "expect-reset":
+				cur.expectReset[words[2]] = fields
+			default:
 				cur.expect[words[2]] = fields
 			}
 		case strings.HasPrefix(line, "#"):
@@ -184,6 +189,32 @@ func TestKindsDocExamples(t *testing.T) {
 				}
 				for f, want := range fields {
 					checkField(t, key, f, expand(t, want, now), keyField(k, f, in.Now))
+				}
+			}
+			for key, fields := range ex.expectReset {
+				key = expand(t, key, now)
+				rsel, err := Select(ctx, rdb, []string{key}, SelectOptions{})
+				must(t, err)
+				plan, err := PlanReset(ctx, rdb, rsel, ResetOptions{DryRun: true, Clock: clock})
+				must(t, err)
+				if len(plan.Keys) != 1 {
+					t.Errorf("reset %s: %d entries, want 1", key, len(plan.Keys))
+					continue
+				}
+				rk := plan.Keys[0]
+				for f, want := range fields {
+					var v string
+					switch f {
+					case "deleted":
+						v = strconv.FormatBool(rk.Deleted)
+					case "with":
+						v = strings.Join(rk.With, ",")
+					case "skipped":
+						v = strings.ReplaceAll(rk.Skipped, " ", "_")
+					default:
+						t.Fatalf("unknown reset field %q", f)
+					}
+					checkField(t, key, "reset "+f, expand(t, want, now), v)
 				}
 			}
 			if len(ex.expectPurge) == 0 {

@@ -49,13 +49,17 @@ const (
 )
 
 // fuzzOptions builds Options from fuzzed values; files are chosen by the low bits of choices.
-func fuzzOptions(fs files, rawURL, addrs, username, password string, flags, choices uint8, db int, timeoutMs int64) Options {
+func fuzzOptions(fs files, rawURL, addrs, username, password string, flags, choices uint8, db int, timeoutMs int64, sentinels, master, sentinelPassword string) Options {
 	o := Options{
 		URL: rawURL, Username: username, Password: password, DB: db, Timeout: time.Duration(timeoutMs) * time.Millisecond,
 		Cluster: flags&bitCluster != 0, TLS: flags&bitTLS != 0, TLSInsecure: flags&bitInsecure != 0, DBSet: flags&bitDBSet != 0,
+		Master: master, SentinelPassword: sentinelPassword,
 	}
 	if addrs != "" {
 		o.Addrs = strings.Split(addrs, ",")
+	}
+	if sentinels != "" {
+		o.Sentinels = strings.Split(sentinels, ",")
 	}
 	o.PasswordFile = pick(fs, choices, fs.passwordFile)
 	o.TLSCA = pick(fs, choices>>2, fs.ca)
@@ -78,15 +82,16 @@ func FuzzResolve(f *testing.F) {
 		}
 		choices := choiceOf(fs, o.PasswordFile) | choiceOf(fs, o.TLSCA)<<2 | choiceOf(fs, o.TLSCert)<<4 | choiceOf(fs, o.TLSKey)<<6
 		f.Add(o.URL, strings.Join(o.Addrs, ","), o.Username, o.Password, tc.env["REDIS_URL"], tc.env["REDISCLI_AUTH"],
-			flags, choices, o.DB, o.Timeout.Milliseconds())
+			flags, choices, o.DB, o.Timeout.Milliseconds(), strings.Join(o.Sentinels, ","), o.Master, o.SentinelPassword)
 	}
-	f.Fuzz(func(t *testing.T, rawURL, addrs, username, password, envURL, envAuth string, flags, choices uint8, db int, timeoutMs int64) {
-		o := fuzzOptions(fs, rawURL, addrs, username, password, flags, choices, db, timeoutMs)
+	f.Fuzz(func(t *testing.T, rawURL, addrs, username, password, envURL, envAuth string, flags, choices uint8, db int, timeoutMs int64,
+		sentinels, master, sentinelPassword string) {
+		o := fuzzOptions(fs, rawURL, addrs, username, password, flags, choices, db, timeoutMs, sentinels, master, sentinelPassword)
 		env := map[string]string{"REDIS_URL": envURL, "REDISCLI_AUTH": envAuth}
 		getenv := func(k string) string { return env[k] }
 		cfg, err := Resolve(o, getenv)
 
-		passwords := []string{password, envAuth}
+		passwords := []string{password, envAuth, sentinelPassword}
 		if o.PasswordFile == fs.passwordFile {
 			passwords = append(passwords, "file-secret-9")
 		}
@@ -111,7 +116,7 @@ func FuzzResolve(f *testing.F) {
 
 		// The same options without any credential must name the same target.
 		bare := o
-		bare.Password, bare.PasswordFile = "", ""
+		bare.Password, bare.PasswordFile, bare.SentinelPassword = "", "", ""
 		bare.URL = withoutUserinfo(rawURL)
 		bareEnv := map[string]string{"REDIS_URL": withoutUserinfo(envURL)}
 		bareCfg, err := Resolve(bare, func(k string) string { return bareEnv[k] })

@@ -35,6 +35,9 @@ func AllNodes(ctx context.Context, c redis.UniversalClient) (nodes []*redis.Clie
 	for _, addr := range replicas {
 		o := *single.Options()
 		o.Addr = addr
+		if _, ok := failoverOf(single); ok {
+			o.Dialer = nil // the failover client's dialer would reach the master, whatever Addr says
+		}
 		r := redis.NewClient(&o)
 		opened = append(opened, r)
 		nodes = append(nodes, r)
@@ -124,8 +127,14 @@ func Role(ctx context.Context, n *redis.Client) (string, error) {
 	return strings.ToLower(role), nil
 }
 
-// NodeAddr is a node's printable address.
+// NodeAddr is a node's printable address: for a client through Sentinels, the master it last
+// connected to.
 func NodeAddr(n *redis.Client) string {
+	if fo, ok := failoverOf(n); ok {
+		if m := fo.master.Load(); m != nil {
+			return *m
+		}
+	}
 	o := n.Options()
 	if o.Network == "unix" {
 		return "unix:" + o.Addr

@@ -50,6 +50,13 @@ func Twin(client redis.UniversalClient, poolSize int) redis.UniversalClient {
 		o.PoolSize = poolSize
 		return redis.NewClusterClient(&o)
 	case *redis.Client:
+		if fo, ok := failoverOf(c); ok {
+			// A failover client of its own, so that it too drops its connections to a master the
+			// Sentinels replaced: a plain client on the same dialer would keep writing to the old one.
+			o := fo.opts
+			o.PoolSize = poolSize
+			return newFailoverClient(o)
+		}
 		o := *c.Options()
 		o.PoolSize = poolSize
 		return redis.NewClient(&o)

@@ -1,5 +1,5 @@
 // Package redisconn is the one place that turns connection flags, URLs and environment into a
-// go-redis client: a single node, a cluster, TLS and ACL users alike.
+// go-redis client: a single node, a cluster, a master found through Sentinels, TLS and ACL users alike.
 package redisconn
 
 import (
@@ -44,6 +44,14 @@ type Options struct {
 	TLSKey       string
 	TLSInsecure  bool
 	Timeout      time.Duration
+	// Sentinels are --sentinel host:port: the master is found through them (with Master, the
+	// name they monitor); SentinelUsername and SentinelPassword(File) are the Sentinels' own
+	// credentials, apart from the data nodes' Username and Password.
+	Sentinels            []string
+	Master               string
+	SentinelUsername     string
+	SentinelPassword     string
+	SentinelPasswordFile string
 	// PoolSize overrides go-redis's default pool (10 per CPU); the hammer sizes it to its workers.
 	PoolSize int
 	// NoCheckoutProbe skips go-redis's health probe of a pooled connection at every checkout
@@ -53,11 +61,13 @@ type Options struct {
 }
 
 // HasTarget reports whether the options name a server; without one the default applies.
-func (o Options) HasTarget() bool { return o.URL != "" || len(o.Addrs) > 0 }
+func (o Options) HasTarget() bool { return o.URL != "" || len(o.Addrs) > 0 || len(o.Sentinels) > 0 }
 
 // Target describes what a client is connected to, safe to print: never a password.
 type Target struct {
-	Kind string `json:"kind"` // redis, cluster (and redis-server, memory for the hammer's embedded servers)
+	// Kind is redis, cluster or sentinel (and redis-server, memory for the hammer's embedded
+	// servers); a sentinel target's Addr is MASTER@sentinel,sentinel...
+	Kind string `json:"kind"`
 	Addr string `json:"addr"`
 }
 
@@ -85,7 +95,9 @@ type Config struct {
 	Cluster bool
 	Single  *redis.Options
 	Multi   *redis.ClusterOptions
-	Target  Target
+	// Failover is set for a target reached through Sentinels (Single and Multi are nil).
+	Failover *redis.FailoverOptions
+	Target   Target
 	// secrets are the passwords the options hold, scrubbed from every error.
 	secrets []string
 }
@@ -120,7 +132,10 @@ func resolve(o Options, getenv func(string) string) (*Config, error) {
 	if o.URL != "" && len(o.Addrs) > 0 {
 		return nil, usagef("--url and --addr name the target twice; give one of them")
 	}
-	if o.URL == "" && len(o.Addrs) == 0 {
+	if len(o.Sentinels) > 0 && (o.URL != "" || len(o.Addrs) > 0) {
+		return nil, usagef("--sentinel and --%s name the target twice; with --sentinel the Sentinels name the master", map[bool]string{true: "url", false: "addr"}[o.URL != ""])
+	}
+	if o.URL == "" && len(o.Addrs) == 0 && len(o.Sentinels) == 0 {
 		o.URL = getenv("REDIS_URL")
 	}
 	if o.Password != "" && o.PasswordFile != "" {
@@ -135,6 +150,22 @@ func resolve(o Options, getenv func(string) string) (*Config, error) {
 	}
 	if o.Password == "" {
 		o.Password = getenv("REDISCLI_AUTH")
+	}
+	if o.SentinelPassword != "" && o.SentinelPasswordFile != "" {
+		return nil, usagef("--sentinel-password and --sentinel-password-file both given; give one of them")
+	}
+	if o.SentinelPasswordFile != "" {
+		b, err := os.ReadFile(o.SentinelPasswordFile)
+		if err != nil {
+			return nil, usagef("cannot read --sentinel-password-file %s: %v", o.SentinelPasswordFile, unwrapPathError(err))
+		}
+		o.SentinelPassword = strings.TrimRight(string(b), "\r\n")
+	}
+	if len(o.Sentinels) > 0 || isSentinelURL(o.URL) {
+		return resolveSentinel(o)
+	}
+	if o.Master != "" || o.SentinelUsername != "" || o.SentinelPassword != "" {
+		return nil, usagef("--master and the --sentinel-* credentials need --sentinel host:port (or a redis+sentinel:// URL): the Sentinels that know the master")
 	}
 	if o.DBSet && o.DB < 0 {
 		return nil, usagef("--db must be 0 or more, got %d", o.DB)
@@ -355,6 +386,9 @@ func Open(ctx context.Context, o Options, getenv func(string) string) (redis.Uni
 
 // Connect opens a client for a resolved configuration and pings it.
 func Connect(ctx context.Context, cfg *Config) (redis.UniversalClient, Target, error) {
+	if cfg.Failover != nil {
+		return connectSentinel(ctx, cfg)
+	}
 	if cfg.Cluster {
 		c := redis.NewClusterClient(cfg.Multi)
 		// Follows MOVED and ASK, but never re-sends a decision after a timeout or EOF (sentonce.go).
@@ -455,6 +489,9 @@ func (cfg *Config) tlsConfig() *tls.Config {
 	}
 	if cfg.Multi != nil {
 		return cfg.Multi.TLSConfig
+	}
+	if cfg.Failover != nil {
+		return cfg.Failover.TLSConfig
 	}
 	return nil
 }

@@ -60,6 +60,26 @@ func resolveCases(fs files) []resolveCase {
 			}
 		}
 	}
+	sentinel := func(master string, addrs []string, user, pw, sentinelUser, sentinelPW string, db int) func(t *testing.T, c *Config) {
+		return func(t *testing.T, c *Config) {
+			t.Helper()
+			f := c.Failover
+			if f == nil || c.Single != nil || c.Multi != nil {
+				t.Fatalf("config %+v, want a failover client only", c)
+			}
+			if f.MasterName != master || strings.Join(f.SentinelAddrs, ",") != strings.Join(addrs, ",") || f.Username != user || f.Password != pw ||
+				f.SentinelUsername != sentinelUser || f.SentinelPassword != sentinelPW || f.DB != db {
+				t.Errorf("failover options %+v, want master %s via %v, data user %q password %q, sentinel user %q password %q, db %d",
+					f, master, addrs, user, pw, sentinelUser, sentinelPW, db)
+			}
+			if f.MaxRetries != -1 || f.Protocol != 2 || !f.DisableIdentity {
+				t.Errorf("a failover client must not retry, and must speak RESP2 without CLIENT SETINFO: %+v", f)
+			}
+			if want := (Target{Kind: "sentinel", Addr: master + "@" + strings.Join(addrs, ",")}); c.Target != want {
+				t.Errorf("target %+v, want %+v", c.Target, want)
+			}
+		}
+	}
 	return []resolveCase{
 		{name: "default target", check: single(DefaultAddr, 0, "", "")},
 		{name: "url with user, password and db", opts: Options{URL: "redis://ops:s3cret-pw@h.example:7000/2"}, check: single("h.example:7000", 2, "ops", "s3cret-pw")},
@@ -92,6 +112,32 @@ func resolveCases(fs files) []resolveCase {
 			}
 		}},
 
+		{name: "sentinel flags", opts: Options{Sentinels: []string{"s1:26379", "s2:26380"}, Master: "mymaster", Username: "ops", Password: "data-pw",
+			SentinelUsername: "sentinel-user", SentinelPassword: "sentinel-pw", DB: 2, DBSet: true}, check: sentinel("mymaster", []string{"s1:26379", "s2:26380"}, "ops", "data-pw", "sentinel-user", "sentinel-pw", 2)},
+		{name: "sentinel url", opts: Options{URL: "redis+sentinel://ops:url-pw@s1:26379,s2,[::1]:5/mymaster/3"},
+			check: sentinel("mymaster", []string{"s1:26379", "s2:26379", "[::1]:5"}, "ops", "url-pw", "", "", 3)},
+		{name: "flags override the sentinel url", opts: Options{URL: "redis+sentinel://s1/m1", Master: "m2", Password: "flag-pw", DB: 1, DBSet: true},
+			check: sentinel("m2", []string{"s1:26379"}, "", "flag-pw", "", "", 1)},
+		{name: "sentinel url from REDIS_URL", env: map[string]string{"REDIS_URL": "redis+sentinel://s9:1/m9"}, check: sentinel("m9", []string{"s9:1"}, "", "", "", "", 0)},
+		{name: "rediss+sentinel is TLS", opts: Options{URL: "rediss+sentinel://s1/m"}, check: func(t *testing.T, c *Config) {
+			if c.Failover == nil || c.Failover.TLSConfig == nil || c.Failover.TLSConfig.InsecureSkipVerify {
+				t.Errorf("failover options %+v, want TLS that verifies", c.Failover)
+			}
+		}},
+		{name: "sentinel password file", opts: Options{Sentinels: []string{"s:1"}, Master: "m", SentinelPasswordFile: fs.passwordFile},
+			check: sentinel("m", []string{"s:1"}, "", "", "", "file-secret-9", 0)},
+		{name: "sentinel without master", opts: Options{Sentinels: []string{"s:1"}}, wantErr: "--master NAME"},
+		{name: "master without sentinel", opts: Options{Master: "m"}, wantErr: "need --sentinel"},
+		{name: "sentinel and addr", opts: Options{Sentinels: []string{"s:1"}, Master: "m", Addrs: []string{"h:1"}}, wantErr: "--sentinel and --addr"},
+		{name: "sentinel and url", opts: Options{Sentinels: []string{"s:1"}, Master: "m", URL: "redis://h:1"}, wantErr: "--sentinel and --url"},
+		{name: "sentinel and cluster", opts: Options{Sentinels: []string{"s:1"}, Master: "m", Cluster: true}, wantErr: "not a cluster"},
+		{name: "sentinel without port", opts: Options{Sentinels: []string{"s"}, Master: "m"}, wantErr: "bad --sentinel"},
+		{name: "sentinel url without master", opts: Options{URL: "redis+sentinel://u:pw-secret@s1:26379"}, wantErr: "no master name"},
+		{name: "sentinel url with a query", opts: Options{URL: "redis+sentinel://s1/m?password=query-secret"}, wantErr: "no query parameters"},
+		{name: "sentinel url bad db", opts: Options{URL: "redis+sentinel://s1/m/x"}, wantErr: "database"},
+		{name: "sentinel url bad port", opts: Options{URL: "redis+sentinel://s1:0,s2/m"}, wantErr: "1-65535"},
+		{name: "sentinel url bad password", opts: Options{URL: "redis+sentinel://u:sla/sh-secret@s1/m"}, wantErr: "percent-encoded"},
+		{name: "sentinel passwords twice", opts: Options{Sentinels: []string{"s:1"}, Master: "m", SentinelPassword: "x-secret", SentinelPasswordFile: fs.passwordFile}, wantErr: "--sentinel-password-file"},
 		{name: "url and addr", opts: Options{URL: "redis://h:1", Addrs: []string{"h:2"}}, wantErr: "--url and --addr"},
 		{name: "bad scheme", opts: Options{URL: "http://u:pw-in-http@h:1"}, wantErr: "scheme"},
 		{name: "skip_verify in the url", opts: Options{URL: "rediss://h:1?skip_verify=true"}, wantErr: "--tls-insecure"},

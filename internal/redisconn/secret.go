@@ -187,7 +187,8 @@ func redactURL(raw string) string {
 }
 
 // Secrets lists every password the options and environment hold, from any source: --password,
-// REDISCLI_AUTH, --password-file, and the credentials of --url and REDIS_URL. Whatever prints
+// REDISCLI_AUTH, --password-file, the Sentinels' --sentinel-password(-file), and the credentials
+// of --url and REDIS_URL. Whatever prints
 // a message scrubs these from it.
 func Secrets(o Options, getenv func(string) string) []string {
 	if getenv == nil {
@@ -201,9 +202,12 @@ func Secrets(o Options, getenv func(string) string) []string {
 			}
 		}
 	}
-	add(o.Password, getenv("REDISCLI_AUTH"))
-	if o.PasswordFile != "" {
-		if b, err := os.ReadFile(o.PasswordFile); err == nil {
+	add(o.Password, getenv("REDISCLI_AUTH"), o.SentinelPassword)
+	for _, file := range []string{o.PasswordFile, o.SentinelPasswordFile} {
+		if file == "" {
+			continue
+		}
+		if b, err := os.ReadFile(file); err == nil {
 			add(strings.TrimRight(string(b), "\r\n"))
 		}
 	}

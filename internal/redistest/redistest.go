@@ -1,5 +1,6 @@
 // Package redistest starts throw-away redis-server processes on free loopback ports for tests:
-// a single node, a cluster, a TLS server, a server with ACL users. Each is stopped when the test ends.
+// a single node, a cluster, a TLS server, a server with ACL users, a master and replica watched by
+// three Sentinels. Each is stopped when the test ends.
 package redistest
 
 import (

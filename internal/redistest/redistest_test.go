@@ -73,3 +73,31 @@ func TestStartACLTurnsTheDefaultUserOff(t *testing.T) {
 		t.Errorf("reader SET after SETUSER +set: %v", err)
 	}
 }
+
+func TestStartSentinelFailsOverOnDemand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (Sentinels, a failover): make test runs it, -short skips it")
+	}
+	s := StartSentinel(t, SentinelOptions{Password: "node-pw", SentinelPassword: "sentinel-pw"})
+	ctx := context.Background()
+	first := s.MasterAddr(t)
+	if first != s.Nodes[0].Addr {
+		t.Fatalf("the Sentinels name %s, want the first node %s", first, s.Nodes[0].Addr)
+	}
+	// The Sentinels' password is their own: without it they refuse.
+	anon := redis.NewSentinelClient(&redis.Options{Addr: s.Sentinels[0].Addr})
+	defer anon.Close()
+	if err := anon.Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+		t.Errorf("a Sentinel without its password: %v, want NOAUTH", err)
+	}
+	if err := s.NodeClient(t, first).Set(ctx, "before", "failover", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	promoted := s.Failover(t)
+	if promoted != s.Nodes[1].Addr || s.MasterAddr(t) != promoted {
+		t.Fatalf("after the failover the master is %s, want the replica %s", s.MasterAddr(t), s.Nodes[1].Addr)
+	}
+	if v, err := s.NodeClient(t, promoted).Get(ctx, "before").Result(); err != nil || v != "failover" {
+		t.Errorf("the promoted replica lost the data: %q %v", v, err)
+	}
+}

@@ -1,0 +1,10 @@
+// Package ciformat writes results in the formats CI systems already read: SARIF 2.1.0 for code
+// scanning and GitHub Actions workflow commands for inline annotations (lint), JUnit XML for the
+// test reports of Jenkins, GitLab, CircleCI and Buildkite (lint and hammer), and the Markdown a
+// GitHub Actions step appends to $GITHUB_STEP_SUMMARY (hammer).
+//
+// Each writer takes a command's own result (lint's diagnostics, hammer's Result) and returns
+// bytes; it never prints, reads flags or decides an exit code. The verdict words come from
+// bench's Judge and the assertion texts from hammer, so a CI report never disagrees with the
+// lines the command prints.
+package ciformat
