@@ -121,7 +121,7 @@ func toHammerJSON(res hammer.Result) hammerJSON {
 			FirstFalseReject: st.FirstFalseReject,
 			Verdict:          st.Judge(s.Limiter, s.Limit, s.Duration).Word,
 		}
-		if st.RefusalsUnjudged == "" {
+		if !st.NoRefusalJudged {
 			sj.FalseRejects = &st.FalseRejects
 		}
 		if sj.ErrorSamples == nil {

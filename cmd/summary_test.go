@@ -110,7 +110,7 @@ func TestVerdicts(t *testing.T) {
 	}
 	// A run shared by id judges no refusals, and says so.
 	s = summaryFixture()
-	s.Strategies[3].RefusalsUnjudged = bench.RefusalsShared
+	s.Strategies[3].RefusalsUnjudged, s.Strategies[3].NoRefusalJudged = bench.RefusalsShared, true
 	if got := verdicts(s)[3]; got != "lua     exact        peak 20 of 20, 0 events; refusals not judged: "+bench.RefusalsShared {
 		t.Errorf("unjudged refusals: %q", got)
 	}

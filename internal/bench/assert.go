@@ -68,9 +68,9 @@ var metrics = map[string]func(StrategySnapshot) *float64{
 	"server_usec_per_call": func(s StrategySnapshot) *float64 { return s.ServerUsecPerCall },
 }
 
-// falseRejects has no value where refusals were not judged: no data is never a pass.
+// falseRejects has no value where no refusal was judged: no data is never a pass.
 func falseRejects(s StrategySnapshot) *float64 {
-	if s.RefusalsUnjudged != "" {
+	if s.NoRefusalJudged {
 		return nil
 	}
 	v := float64(s.FalseRejects)

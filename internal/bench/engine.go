@@ -71,6 +71,11 @@ type Config struct {
 	Now        func() time.Time
 	// ServerStats reads INFO commandstats (summed over masters); nil when unavailable.
 	ServerStats func(ctx context.Context) (map[string]CmdStat, error)
+	// Masters reads a fingerprint of the target's masters (their replication ids), so the
+	// concurrency limiter's refusals are judged only while the run is on the masters it began
+	// on (master_watch.go); nil when the target cannot fail over (an embedded server, unless
+	// it is killed and restarted).
+	Masters func(ctx context.Context) (string, error)
 	// ErrorBackoff pauses a worker after a failed decision so an outage is not a busy loop.
 	ErrorBackoff time.Duration
 }
@@ -146,9 +151,14 @@ func (e *Engine) Run(ctx context.Context, snapshots chan<- Snapshot) (Summary, e
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
 
+	var masters *masterWatch
+	if cfg.Masters != nil && cfg.Limiter == limiter.Concurrency && !cfg.SharedKeys {
+		masters = newMasterWatch(ctx, cfg.Masters, statsWaitTimeout)
+	}
 	runs := make([]*strategyState, len(cfg.Strategies))
 	for i, s := range cfg.Strategies {
 		runs[i] = newStrategyState(cfg, s)
+		runs[i].masters = masters
 	}
 	// INFO runs off the tick path, each read with its own timeout: a server slow to answer it
 	// delays neither the snapshots nor the stop. The baseline is bounded tighter still, since
@@ -166,6 +176,9 @@ func (e *Engine) Run(ctx context.Context, snapshots chan<- Snapshot) (Summary, e
 	}
 
 	start := time.Now()
+	if masters != nil {
+		masters.start(loadCtx, start)
+	}
 	var wg sync.WaitGroup
 	for _, r := range runs {
 		r.start(loadCtx, e, &wg, start)
@@ -212,6 +225,9 @@ loop:
 	clock.advance(end, e.paused.Load())
 	stopLoad()
 	<-pollDone
+	if masters != nil {
+		masters.finish()
+	}
 	if statsBefore != nil {
 		// The final read counts every call, but may not hold up the summary: when it is slow
 		// the last background read stands.

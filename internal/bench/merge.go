@@ -108,6 +108,7 @@ func mergeStrategy(m *StrategySnapshot, s StrategySnapshot) {
 	if m.RefusalsUnjudged == "" {
 		m.RefusalsUnjudged = s.RefusalsUnjudged
 	}
+	m.NoRefusalJudged = m.NoRefusalJudged || s.NoRefusalJudged
 	m.Peak = max(m.Peak, s.Peak)
 	m.Overshoot = max(m.Overshoot, s.Overshoot)
 	m.OvershootEvent += s.OvershootEvent

@@ -63,8 +63,8 @@ func TestMergeAddsFalseRejects(t *testing.T) {
 	if s.FalseRejects != 15 || s.FirstFalseReject.SentMs != 20 || s.Tightest.HeldOrAdmitted != 12 || s.RefusalsUnjudged != "" {
 		t.Errorf("merged: %d false rejects, first %+v, tightest %+v, unjudged %q", s.FalseRejects, s.FirstFalseReject, s.Tightest, s.RefusalsUnjudged)
 	}
-	shared := Summary{Limiter: "concurrency", Limit: 20, Strategies: []StrategySnapshot{{Name: "custom", RefusalsUnjudged: RefusalsShared}}}
-	if m, _ := Merge([]Summary{shared, shared}); m.Strategies[0].RefusalsUnjudged == "" {
+	shared := Summary{Limiter: "concurrency", Limit: 20, Strategies: []StrategySnapshot{{Name: "custom", RefusalsUnjudged: RefusalsShared, NoRefusalJudged: true}}}
+	if m, _ := Merge([]Summary{shared, shared}); m.Strategies[0].RefusalsUnjudged == "" || !m.Strategies[0].NoRefusalJudged {
 		t.Error("processes that judged no refusal merged into a judged run")
 	}
 }

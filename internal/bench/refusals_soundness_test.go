@@ -2,9 +2,11 @@ package bench_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -180,5 +182,70 @@ func TestAnOptimisticLimiterThatGivesUpRefusesWithRoom(t *testing.T) {
 				t.Errorf("an optimistic limiter giving up after 3 tries was never caught refusing with room")
 			}
 		})
+	}
+}
+
+// leaky is a concurrency limiter whose releases free nothing: too strict from its limit on.
+type leaky struct {
+	mu   sync.Mutex
+	held int
+}
+
+func (l *leaky) Acquire(context.Context, string, time.Time) (limiter.Decision, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held >= 2 {
+		return limiter.Decision{}, nil
+	}
+	l.held++
+	return limiter.Decision{Allowed: true, Member: "m"}, nil
+}
+
+func (*leaky) Release(context.Context, string, limiter.Decision) error { return nil }
+
+// A master replaced mid-run may have lost a release it acknowledged, and a correct concurrency
+// limiter then rightly holds that slot: refusals are judged only up to the last read that
+// found the masters unchanged. Those before stand; none after is claimed, and the run says so.
+func TestConcurrencyRefusalsAreJudgedOnlyWhileTheMastersAreUnchanged(t *testing.T) {
+	run := func(t *testing.T, masters func(context.Context) (string, error)) bench.StrategySnapshot {
+		t.Helper()
+		cfg := bench.Config{
+			RunID: "masters", Limiter: limiter.Concurrency, Limit: 2, Workers: 8, Hold: time.Millisecond, StaleAfter: time.Minute,
+			Duration: 1500 * time.Millisecond, KeyCount: 1, Horizon: time.Second, Masters: masters,
+			KeyFor:     func(s string, i int) string { return "masters:" + s },
+			Strategies: []bench.StrategyRun{{Name: "leaky", Limiter: &leaky{}}},
+		}
+		sum, err := bench.New(cfg).Run(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum.Strategies[0]
+	}
+	begin := time.Now()
+	replaced := func(context.Context) (string, error) {
+		if time.Since(begin) > 700*time.Millisecond {
+			return "promoted", nil
+		}
+		return "original", nil
+	}
+	s := run(t, replaced)
+	if s.FalseRejects == 0 || s.NoRefusalJudged || !strings.Contains(s.RefusalsUnjudged, "a master was replaced or restarted") {
+		t.Fatalf("false rejects %d (none judged %v), unjudged %q", s.FalseRejects, s.NoRefusalJudged, s.RefusalsUnjudged)
+	}
+	if s.FirstFalseReject == nil || s.FirstFalseReject.SentMs > 700 {
+		t.Errorf("first false reject %+v", s.FirstFalseReject)
+	}
+	// Only refusals sent before the last confirmation (at most a read, 250ms, before the change)
+	// are judged: fewer than two thirds of what the same run judges with the masters unchanged.
+	unchanged := run(t, func(context.Context) (string, error) { return "original", nil })
+	if s.FalseRejects*3/2 > unchanged.FalseRejects {
+		t.Errorf("%d false rejects with the master replaced at 0.7s of 1.5s, %d without: refusals after the change were judged", s.FalseRejects, unchanged.FalseRejects)
+	}
+	if unchanged.RefusalsUnjudged != "" {
+		t.Errorf("unchanged masters: unjudged %q", unchanged.RefusalsUnjudged)
+	}
+	unreadable := run(t, func(context.Context) (string, error) { return "", errors.New("NOPERM info") })
+	if !unreadable.NoRefusalJudged || unreadable.FalseRejects != 0 || !strings.Contains(unreadable.RefusalsUnjudged, "cannot be ruled out") {
+		t.Errorf("masters unreadable: %d false rejects, none judged %v, %q", unreadable.FalseRejects, unreadable.NoRefusalJudged, unreadable.RefusalsUnjudged)
 	}
 }

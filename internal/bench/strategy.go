@@ -53,6 +53,7 @@ type strategyState struct {
 	// have run before it has been recorded.
 	refusals []*refusals
 	inFlight *lowWater
+	masters  *masterWatch // concurrency on a target that can fail over: judged while its masters are unchanged
 
 	// tick state, touched only by the engine's loop
 	lastAttempts int64
@@ -450,12 +451,18 @@ func us(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
 // the end) and adds what they found to v.
 func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
 	if s.refusals == nil {
-		v.RefusalsUnjudged = RefusalsShared
+		v.RefusalsUnjudged, v.NoRefusalJudged = RefusalsShared, true
 		return
 	}
 	mark := int64(forever)
 	if !final {
 		mark = s.inFlight.mark(s.sinceUs())
+	}
+	if s.masters != nil {
+		confirmed := s.masters.confirmed.Load()
+		mark = min(mark, confirmed)
+		v.RefusalsUnjudged = s.masters.reason()
+		v.NoRefusalJudged = v.RefusalsUnjudged != "" && confirmed == 0
 	}
 	for _, r := range s.refusals {
 		r.judge(mark)
@@ -473,7 +480,8 @@ func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
 	}
 }
 
-// RefusalsShared is why a run with a run id does not judge refusals.
+// RefusalsShared is why a run with a run id does not judge refusals; a strategy's
+// RefusalsUnjudged says it, or why its refusals from some moment on were not judged.
 const RefusalsShared = "other processes may share the run's keys (--run-id), so what they hold or admit is unknown here"
 
 // ceilMicros is d in µs, rounded up: a reply is never taken for earlier than it came.

@@ -63,9 +63,11 @@ type StrategySnapshot struct {
 	FalseRejects     int64
 	FirstFalseReject *FalseReject
 	Tightest         *FalseReject
-	// RefusalsUnjudged says why refusals were not judged (other processes may share the keys);
-	// empty when they were.
+	// RefusalsUnjudged says why refusals were not judged (other processes may share the keys),
+	// or why those from some moment on were not (a master was replaced); empty when all were.
+	// NoRefusalJudged: none was, so FalseRejects is no evidence of anything.
 	RefusalsUnjudged string
+	NoRefusalJudged  bool
 	// Throughput is decisions per second over the last tick; AvgThroughput over the whole run.
 	Throughput    float64
 	AvgThroughput float64

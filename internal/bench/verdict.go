@@ -64,7 +64,7 @@ func (st StrategySnapshot) Judge(kind limiter.Kind, limit int64, d time.Duration
 		v = Verdict{VerdictNoEvidence, peak + ": the limit was never reached, so nothing was tested"}
 	default:
 		v = Verdict{VerdictExact, fmt.Sprintf("%s, 0 events, 0 false rejects", peak)}
-		if st.RefusalsUnjudged != "" {
+		if st.NoRefusalJudged {
 			v.Text = fmt.Sprintf("%s, 0 events", peak)
 		}
 		if st.Errors > 0 {

@@ -188,6 +188,11 @@ func (s *session) build(runID string) error {
 			return bench.CommandStats(ctx, s.rdb)
 		},
 	}
+	if s.deps.Connect != nil || injectsRestart(o.Injects) {
+		// A server of the user's may fail over, and a restarted one comes back from nothing or a
+		// snapshot: either may lose a release it acknowledged.
+		s.cfg.Masters = func(ctx context.Context) (string, error) { return bench.MasterFingerprint(ctx, s.rdb) }
+	}
 	lcfg := limiter.Config{
 		Limit: o.Limit, Window: o.Window, StaleAfter: o.StaleAfter,
 		Rate: s.cfg.Rate, Burst: o.Limit, CustomSource: o.ScriptSource, Contract: o.Contract,

@@ -159,7 +159,7 @@ func build(d Data) (page, error) {
 		if v.Latency, err = latencyChart(se); err != nil {
 			return page{}, fmt.Errorf("%s latency chart: %w", st.Name, err)
 		}
-		if st.RefusalsUnjudged == "" {
+		if !st.NoRefusalJudged {
 			if v.Refusals, err = falseRejectChart(se); err != nil {
 				return page{}, fmt.Errorf("%s false-reject chart: %w", st.Name, err)
 			}
@@ -215,7 +215,7 @@ func cells(st bench.StrategySnapshot, d time.Duration) row {
 		Peak:         human.Count(st.Peak),
 		Overshoot:    human.Count(st.Overshoot),
 		Events:       human.Count(st.OvershootEvent),
-		FalseRejects: map[bool]string{true: "n/a", false: human.Count(st.FalseRejects)}[st.RefusalsUnjudged != ""],
+		FalseRejects: map[bool]string{true: "n/a", false: human.Count(st.FalseRejects)}[st.NoRefusalJudged],
 		Throughput:   human.Count(int64(throughput + 0.5)),
 		P50:          human.Latency(st.Latency.P50),
 		P90:          human.Latency(st.Latency.P90),

@@ -296,7 +296,7 @@ func TestReportShowsFalseRejects(t *testing.T) {
 	for i := range snaps {
 		lua := &snaps[i].Strategies[1]
 		lua.FalseRejects = int64(max(0, i-30) * 12) // from 3s on
-		snaps[i].Strategies[0].RefusalsUnjudged = bench.RefusalsShared
+		snaps[i].Strategies[0].RefusalsUnjudged, snaps[i].Strategies[0].NoRefusalJudged = bench.RefusalsShared, true
 		rec.Add(snaps[i])
 	}
 	last := snaps[len(snaps)-1]

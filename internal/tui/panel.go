@@ -157,10 +157,12 @@ func (m Model) statLines(s bench.StrategySnapshot, width int) []statLine {
 	// The other side of the limit: refusals proven wrong, red above zero.
 	strict := label("false rej.") + st.good.Bold(true).Render("0")
 	switch {
-	case s.RefusalsUnjudged != "":
-		strict = label("false rej.") + st.dim.Render("n/a (shared keys)")
 	case s.FalseRejects > 0:
 		strict = label("false rej.") + st.bad.Render(human.Count(s.FalseRejects))
+	case s.NoRefusalJudged:
+		strict = label("false rej.") + st.dim.Render("n/a (not judged)")
+	case s.RefusalsUnjudged != "":
+		strict += st.dim.Render(" (judging stopped)")
 	}
 	if s.OvershootEvent > 0 {
 		over += st.dim.Render("  " + human.Count(s.OvershootEvent) + human.Plural(s.OvershootEvent, " event", " events"))
