@@ -198,6 +198,7 @@ type refusals struct {
 	mu      sync.Mutex
 	calls   []Decision             // admitted and unknown since the last batch
 	refused map[int64]*rejectGroup // refusals since the last batch, by group key
+	closed  bool                   // no later decision can be judged: recorded no more
 
 	// judged state, touched only by the engine's loop
 	kind    kindJudge
@@ -234,6 +235,9 @@ func (r *refusals) record(d Decision) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
 	if d.Outcome != Refused {
 		r.calls = append(r.calls, d)
 		return
@@ -285,6 +289,15 @@ func (r *refusals) judge(lowWater int64) {
 		r.kind.judge(ready, lowWater, r.found)
 	}
 	r.kind.settle(floor)
+}
+
+// close ends the judging (what is judged stands): no decision recorded from now on could be
+// judged, so none is kept.
+func (r *refusals) close() {
+	r.mu.Lock()
+	r.closed, r.calls, r.refused = true, nil, map[int64]*rejectGroup{}
+	r.mu.Unlock()
+	r.pending, r.spare = map[int64]*rejectGroup{}, nil
 }
 
 // found records a group proven wrong.

@@ -119,34 +119,57 @@ func (j *bucketJudge) addCand(sent, stampHi int64, unknown bool) {
 
 func (j *bucketJudge) judge(ready []rejectGroup, _ int64, verdict func(*rejectGroup, int64, float64)) {
 	sort.Slice(ready, func(a, b int) bool { return ready[a].repliedMax < ready[b].repliedMax })
-	sort.Slice(j.cands, func(a, b int) bool { return j.cands[a].sent < j.cands[b].sent })
-	sortInt64s(j.bySent)
-	sortInt64s(j.byReplied)
-	nc, ns, nr := 0, 0, 0
+	sw := j.sweep()
 	for i := range ready {
 		g := &ready[i]
-		for nc < len(j.cands) && j.cands[nc].sent <= g.repliedMax {
-			c := j.cands[nc]
-			for nr < len(j.byReplied) && j.byReplied[nr] < c.sent {
-				nr++
-				j.p++
-			}
-			c.p = j.p
-			j.pass(c)
-			nc++
-		}
-		for ns < len(j.bySent) && j.bySent[ns] <= g.repliedMax {
-			ns++
-			j.m++
-		}
+		sw.to(g.repliedMax)
 		level, f := j.level(g.stampLo - j.base)
 		if level >= 1+1e-6 {
 			verdict(g, j.m-f.p, level)
 		}
 	}
-	j.cands = append(j.cands[:0], j.cands[nc:]...)
-	j.bySent = append(j.bySent[:0], j.bySent[ns:]...)
-	j.byReplied = append(j.byReplied[:0], j.byReplied[nr:]...)
+	sw.done()
+}
+
+// sweeper passes the buffered calls into the sweep in order of sending, up to a reply.
+type sweeper struct {
+	j          *bucketJudge
+	nc, ns, nr int
+}
+
+func (j *bucketJudge) sweep() *sweeper {
+	sort.Slice(j.cands, func(a, b int) bool { return j.cands[a].sent < j.cands[b].sent })
+	sortInt64s(j.bySent)
+	sortInt64s(j.byReplied)
+	return &sweeper{j: j}
+}
+
+// to passes every candidate and draw sent at or before replied: each can have run before a
+// refusal answered then, and before every later one.
+func (sw *sweeper) to(replied int64) {
+	j := sw.j
+	for sw.nc < len(j.cands) && j.cands[sw.nc].sent <= replied {
+		c := j.cands[sw.nc]
+		for sw.nr < len(j.byReplied) && j.byReplied[sw.nr] < c.sent {
+			sw.nr++
+			j.p++
+		}
+		c.p = j.p
+		j.pass(c)
+		sw.nc++
+	}
+	for sw.ns < len(j.bySent) && j.bySent[sw.ns] <= replied {
+		sw.ns++
+		j.m++
+	}
+}
+
+// done keeps what the sweep has not passed.
+func (sw *sweeper) done() {
+	j := sw.j
+	j.cands = append(j.cands[:0], j.cands[sw.nc:]...)
+	j.bySent = append(j.bySent[:0], j.bySent[sw.ns:]...)
+	j.byReplied = append(j.byReplied[:0], j.byReplied[sw.nr:]...)
 }
 
 // pass takes candidate c into the minimum, now that the sweep has reached its sending.
@@ -215,10 +238,15 @@ func (j *bucketJudge) level(t int64) (float64, bucketCand) {
 	return level, worst
 }
 
-// settle folds a stepped bucket's candidates once they are a step and the margin behind the
-// newest stamp: from then on the step taken off the refill costs them nothing for any
+// settle passes into the sweep every call sent before floor (every later refusal is answered
+// after it, so the sweep would pass it for them anyway), so a run that refuses nothing keeps
+// no calls; and folds a stepped bucket's candidates once they are a step and the margin behind
+// the newest stamp: from then on the step taken off the refill costs them nothing for any
 // refusal stamped no earlier than the margin allows, and only lowers the level for the others.
-func (j *bucketJudge) settle(int64) {
+func (j *bucketJudge) settle(floor int64) {
+	sw := j.sweep()
+	sw.to(floor - 1)
+	sw.done()
 	if j.step == 0 {
 		return
 	}

@@ -458,14 +458,21 @@ func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
 	if !final {
 		mark = s.inFlight.mark(s.sinceUs())
 	}
+	stopped := false
 	if s.masters != nil {
 		confirmed := s.masters.confirmed.Load()
 		mark = min(mark, confirmed)
 		v.RefusalsUnjudged = s.masters.reason()
 		v.NoRefusalJudged = v.RefusalsUnjudged != "" && confirmed == 0
+		// The masters changed and everything up to the last confirmation is in: this is the
+		// last batch that can judge anything.
+		stopped = v.RefusalsUnjudged != "" && mark == confirmed
 	}
 	for _, r := range s.refusals {
 		r.judge(mark)
+		if stopped {
+			r.close() // the masters changed: nothing later will be judged, so nothing is kept
+		}
 		v.FalseRejects += r.count
 		if r.first != nil && (v.FirstFalseReject == nil || r.first.SentMs < v.FirstFalseReject.SentMs) {
 			v.FirstFalseReject = r.first
