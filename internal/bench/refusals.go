@@ -32,34 +32,34 @@ import (
 //     low-water mark of the workers' calls in flight), so no call that can have run before it is
 //     missing from the evidence.
 //
-// Refused calls outnumber admitted ones ten to one under contention, so they are kept as groups
+// outRefused calls outnumber admitted ones ten to one under contention, so they are kept as groups
 // (per millisecond of their stamp, or of their sending), each judged as one call that could have
 // run anywhere in the union of its members' intervals with the least favourable of their stamps:
 // whatever a group proves holds for every member. Each key keeps only what later decisions can
 // still need; the rest is folded into counts, so memory follows the load within the judging lag
 // and the window, not the length of the run.
 
-// Outcome is what a decision did to the limiter's state, as far as the hammer can tell.
-type Outcome uint8
+// outcome is what a decision did to the limiter's state, as far as the hammer can tell.
+type outcome uint8
 
 // The outcomes of a decision.
 const (
-	Refused  Outcome = iota // the limiter said no: a correct limiter took no room
-	Admitted                // the limiter said yes
-	Unknown                 // errored, timed out, cut off, or unreadable: it may have admitted, at any time after it was sent
+	outRefused  outcome = iota // the limiter said no: a correct limiter took no room
+	outAdmitted                // the limiter said yes
+	outUnknown                 // errored, timed out, cut off, or unreadable: it may have admitted, at any time after it was sent
 )
 
-// Decision is one call as a refusal judge sees it. Sent and Replied are µs since the run began
+// judgedCall is one call as a refusal judge sees it. Sent and Replied are µs since the run began
 // on its monotonic clock (Sent rounded down, Replied up): the call ran somewhere between them.
 // StampLo and StampHi are µs on the limiter's clock: the time the script used lies between them
 // (one instant, the now it was passed, on a client or virtual clock; on the server's clock,
 // Sent and Replied again). Released is when the release of an admitted concurrency request
 // was answered, and ReleaseOK whether it succeeded; a request without a successful release
 // holds its slot until stale-after reclaims it.
-type Decision struct {
+type judgedCall struct {
 	Sent, Replied    int64
 	StampLo, StampHi int64
-	Outcome          Outcome
+	Outcome          outcome
 	Released         int64
 	ReleaseOK        bool
 }
@@ -149,7 +149,7 @@ func ttlSlack(w int64) int64 { return w/1000 + 1000 }
 type kindJudge interface {
 	// add takes the decisions that took or may have taken room (admitted, unknown) since the
 	// last batch, and the refusals grouped since then (as later calls' possible predecessors).
-	add(calls []Decision, refused []rejectGroup)
+	add(calls []judgedCall, refused []rejectGroup)
 	// judge decides every group in ready (each replied before lowWater); verdict is told the
 	// ones proven wrong and the most the evidence counted against them.
 	judge(ready []rejectGroup, lowWater int64, verdict func(g *rejectGroup, counted int64, tokens float64))
@@ -165,10 +165,10 @@ type rejectGroup struct {
 	n                   int64
 	sentMin, repliedMax int64
 	stampLo, stampHi    int64
-	first               Decision // the earliest sent, for the evidence
+	first               judgedCall // the earliest sent, for the evidence
 }
 
-func (g *rejectGroup) addCall(d Decision) {
+func (g *rejectGroup) addCall(d judgedCall) {
 	if g.n == 0 || d.Sent < g.first.Sent {
 		g.first = d
 	}
@@ -196,14 +196,14 @@ type refusals struct {
 	byStamp bool // group refusals by their stamp's millisecond (else by their sending's)
 
 	mu      sync.Mutex
-	calls   []Decision             // admitted and unknown since the last batch
+	calls   []judgedCall           // admitted and unknown since the last batch
 	refused map[int64]*rejectGroup // refusals since the last batch, by group key
 	closed  bool                   // no later decision can be judged: recorded no more
 
 	// judged state, touched only by the engine's loop
 	kind    kindJudge
 	pending map[int64]*rejectGroup // recorded, not yet judgeable
-	spare   []Decision
+	spare   []judgedCall
 	count   int64
 	first   *FalseReject
 	worst   *FalseReject
@@ -229,7 +229,7 @@ func newRefusals(spec judgeSpec) *refusals {
 }
 
 // record adds one decision; a nil judge (refusals not judged) ignores it.
-func (r *refusals) record(d Decision) {
+func (r *refusals) record(d judgedCall) {
 	if r == nil {
 		return
 	}
@@ -238,7 +238,7 @@ func (r *refusals) record(d Decision) {
 	if r.closed {
 		return
 	}
-	if d.Outcome != Refused {
+	if d.Outcome != outRefused {
 		r.calls = append(r.calls, d)
 		return
 	}

@@ -25,14 +25,14 @@ func BenchmarkRefusalJudges(b *testing.B) {
 			next, lastAdmit := int64(0), int64(-1_000_000)
 			for i := 0; i < b.N; i++ {
 				sent := int64(i) * 25
-				d := Decision{Sent: sent, Replied: sent + 300 + rng.Int64N(400), StampLo: sent + rng.Int64N(10_000) - 5000, Outcome: Refused}
+				d := judgedCall{Sent: sent, Replied: sent + 300 + rng.Int64N(400), StampLo: sent + rng.Int64N(10_000) - 5000, Outcome: outRefused}
 				d.StampHi = d.StampLo
 				switch {
 				case k == limiter.Concurrency && rng.IntN(11) == 0:
-					d.Outcome = Admitted
+					d.Outcome = outAdmitted
 					d.Released, d.ReleaseOK = d.Replied+2000, true
 				case k != limiter.Concurrency && sent-lastAdmit >= 50_000:
-					d.Outcome, lastAdmit = Admitted, sent
+					d.Outcome, lastAdmit = outAdmitted, sent
 				}
 				r.record(d)
 				if sent >= next {

@@ -74,7 +74,7 @@ type bucketCand struct {
 	sent    int64
 	stamp   int64 // the latest stamp it can have had, widened by the unit, relative to base
 	p       int64
-	unknown bool // server clock and unknown outcome: its clock reading is bounded only by k's
+	unknown bool // server clock and unknown Outcome: its clock reading is bounded only by k's
 }
 
 // maxRecent bounds a stepped bucket's exactly judged candidates.
@@ -98,13 +98,13 @@ func newBucketJudge(s judgeSpec) *bucketJudge {
 	return j
 }
 
-func (j *bucketJudge) add(calls []Decision, refused []rejectGroup) {
+func (j *bucketJudge) add(calls []judgedCall, refused []rejectGroup) {
 	for _, c := range calls {
 		j.bySent = append(j.bySent, c.Sent)
-		if c.Outcome == Admitted {
+		if c.Outcome == outAdmitted {
 			j.byReplied = append(j.byReplied, c.Replied)
 		}
-		j.addCand(c.Sent, c.StampHi, c.Outcome == Unknown)
+		j.addCand(c.Sent, c.StampHi, c.Outcome == outUnknown)
 	}
 	for _, g := range refused {
 		j.addCand(g.sentMin, g.stampHi, false)

@@ -63,12 +63,12 @@ func newHeldJudge(s judgeSpec) *heldJudge {
 	return j
 }
 
-func (j *heldJudge) add(calls []Decision, _ []rejectGroup) {
+func (j *heldJudge) add(calls []judgedCall, _ []rejectGroup) {
 	for _, c := range calls {
 		switch {
-		case c.Outcome == Admitted && c.ReleaseOK:
+		case c.Outcome == outAdmitted && c.ReleaseOK:
 			j.spans = append(j.spans, heldSpan{c.Sent, c.Released})
-		case c.Outcome == Admitted:
+		case c.Outcome == outAdmitted:
 			j.open = append(j.open, openHold{from: c.Sent, cut: c.Replied, stamp: c.StampHi})
 		default:
 			j.open = append(j.open, openHold{from: c.Sent, cut: forever, stamp: c.StampHi})

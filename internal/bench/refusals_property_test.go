@@ -117,17 +117,17 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 	end := shape.duration.Microseconds()
 	nextMember := 0
 	record := func(c *simCall) {
-		d := Decision{Sent: c.sent, Replied: c.replied, StampLo: c.stamp, StampHi: c.stamp}
+		d := judgedCall{Sent: c.sent, Replied: c.replied, StampLo: c.stamp, StampHi: c.stamp}
 		if shape.server {
 			d.StampLo, d.StampHi = c.sent, c.replied
 		}
 		switch {
 		case c.failed:
-			d.Outcome = Unknown
+			d.Outcome = outUnknown
 		case c.admitted:
-			d.Outcome = Admitted
+			d.Outcome = outAdmitted
 		default:
-			d.Outcome = Refused
+			d.Outcome = outRefused
 			refused++
 		}
 		if shape.kind == limiter.Concurrency && c.admitted && !c.failed {

@@ -14,7 +14,7 @@ import (
 
 const ms = int64(1000)
 
-func judgeOnce(spec judgeSpec, calls ...Decision) *refusals {
+func judgeOnce(spec judgeSpec, calls ...judgedCall) *refusals {
 	r := newRefusals(spec)
 	for _, c := range calls {
 		r.record(c)
@@ -24,13 +24,13 @@ func judgeOnce(spec judgeSpec, calls ...Decision) *refusals {
 }
 
 // at is a call sent at sent, answered at replied, stamped at sent.
-func at(sent, replied int64, o Outcome) Decision {
-	return Decision{Sent: sent, Replied: replied, StampLo: sent, StampHi: sent, Outcome: o}
+func at(sent, replied int64, o outcome) judgedCall {
+	return judgedCall{Sent: sent, Replied: replied, StampLo: sent, StampHi: sent, Outcome: o}
 }
 
 // held is an admitted concurrency request, released (answered) at released.
-func held(sent, replied, released int64) Decision {
-	d := at(sent, replied, Admitted)
+func held(sent, replied, released int64) judgedCall {
+	d := at(sent, replied, outAdmitted)
 	d.Released, d.ReleaseOK = released, true
 	return d
 }
@@ -40,7 +40,7 @@ func concurrency(limit int64) judgeSpec {
 }
 
 func TestHeldRefusalWithAFreeSlotIsFalse(t *testing.T) {
-	r := judgeOnce(concurrency(2), held(0, 1*ms, 50*ms), at(10*ms, 11*ms, Refused))
+	r := judgeOnce(concurrency(2), held(0, 1*ms, 50*ms), at(10*ms, 11*ms, outRefused))
 	if r.count != 1 || r.first.HeldOrAdmitted != 1 || r.first.Limit != 2 {
 		t.Fatalf("one of two held, refused: want 1 false reject counting 1, got %d %+v", r.count, r.first)
 	}
@@ -49,8 +49,8 @@ func TestHeldRefusalWithAFreeSlotIsFalse(t *testing.T) {
 // The limiter decided at one instant of [sent, replied]: a request released at that
 // interval's first instant, or taken at its last, may have been held then.
 func TestHeldCountsRequestsTouchingTheIntervalAtOneInstant(t *testing.T) {
-	refused := at(10*ms, 11*ms, Refused)
-	for name, other := range map[string]Decision{
+	refused := at(10*ms, 11*ms, outRefused)
+	for name, other := range map[string]judgedCall{
 		"released as the refusal was sent":     held(0, 1*ms, 10*ms),
 		"acquired as the refusal was answered": held(11*ms, 12*ms, 50*ms),
 	} {
@@ -67,7 +67,7 @@ func TestHeldCountsRequestsTouchingTheIntervalAtOneInstant(t *testing.T) {
 // Two requests that overlapped the refusal's interval, but never each other, were never held
 // together: the bound is the most held at one instant, not how many overlapped.
 func TestHeldIsPointwiseNotAnOverlapCount(t *testing.T) {
-	r := judgeOnce(concurrency(2), held(0, 1*ms, 10*ms+300), held(10*ms+500, 10*ms+600, 50*ms), at(10*ms, 11*ms, Refused))
+	r := judgeOnce(concurrency(2), held(0, 1*ms, 10*ms+300), held(10*ms+500, 10*ms+600, 50*ms), at(10*ms, 11*ms, outRefused))
 	if r.count != 1 || r.first.HeldOrAdmitted != 1 {
 		t.Fatalf("want 1 false reject, at most 1 held at once; got %d %+v", r.count, r.first)
 	}
@@ -76,11 +76,11 @@ func TestHeldIsPointwiseNotAnOverlapCount(t *testing.T) {
 // A request whose release failed holds its slot until stale-after has passed on both clocks a
 // limiter may reclaim by: the stamps it was given, and the server's (a slot's TTL).
 func TestHeldFailedReleaseHoldsUntilStaleAfterOnBothClocks(t *testing.T) {
-	failed := at(0, 1*ms, Admitted) // released, but the release failed
+	failed := at(0, 1*ms, outAdmitted) // released, but the release failed
 	failed.Released = 2 * ms
 	spec := concurrency(1)
-	refusedAt := func(sent, stamp int64) Decision {
-		d := at(sent, sent+ms, Refused)
+	refusedAt := func(sent, stamp int64) judgedCall {
+		d := at(sent, sent+ms, outRefused)
 		d.StampLo, d.StampHi = stamp, stamp
 		return d
 	}
@@ -108,7 +108,7 @@ func TestHeldFailedReleaseHoldsUntilStaleAfterOnBothClocks(t *testing.T) {
 // An acquire of unknown outcome may have taken a slot, and may have run after its error came
 // back, so on the server's clock it is never certainly reclaimed.
 func TestHeldUnknownAcquireIsNeverReclaimed(t *testing.T) {
-	r := judgeOnce(concurrency(1), at(0, 1*ms, Unknown), at(time.Hour.Microseconds(), time.Hour.Microseconds()+ms, Refused))
+	r := judgeOnce(concurrency(1), at(0, 1*ms, outUnknown), at(time.Hour.Microseconds(), time.Hour.Microseconds()+ms, outRefused))
 	if r.count != 0 {
 		t.Errorf("a refusal an hour after an acquire of unknown outcome was blamed")
 	}
@@ -116,7 +116,7 @@ func TestHeldUnknownAcquireIsNeverReclaimed(t *testing.T) {
 
 // The groups refusals are judged in keep only what holds for every member.
 func TestHeldGroupOfRefusalsIsJudgedByItsUnion(t *testing.T) {
-	a, b := at(10*ms, 10*ms+100, Refused), at(10*ms+200, 10*ms+900, Refused) // one group: sent in the same ms
+	a, b := at(10*ms, 10*ms+100, outRefused), at(10*ms+200, 10*ms+900, outRefused) // one group: sent in the same ms
 	// Held only while b may have been decided: b is not wrong, so neither is the group.
 	r := judgeOnce(concurrency(1), held(10*ms+500, 10*ms+600, 10*ms+800), a, b)
 	if r.count != 0 {
@@ -129,21 +129,21 @@ func window(kind limiter.Kind, limit int64) judgeSpec {
 }
 
 // stamped is a call sent at sent with its own stamp.
-func stamped(sent, replied, stamp int64, o Outcome) Decision {
-	return Decision{Sent: sent, Replied: replied, StampLo: stamp, StampHi: stamp, Outcome: o}
+func stamped(sent, replied, stamp int64, o outcome) judgedCall {
+	return judgedCall{Sent: sent, Replied: replied, StampLo: stamp, StampHi: stamp, Outcome: o}
 }
 
 func TestSlidingRefusalUnderTheLimitIsFalse(t *testing.T) {
-	r := judgeOnce(window(limiter.SlidingWindow, 2), at(0, 1*ms, Admitted), at(50*ms, 51*ms, Refused))
+	r := judgeOnce(window(limiter.SlidingWindow, 2), at(0, 1*ms, outAdmitted), at(50*ms, 51*ms, outRefused))
 	if r.count != 1 || r.first.HeldOrAdmitted != 1 {
 		t.Fatalf("one admit of two in the window, refused: got %d %+v", r.count, r.first)
 	}
 	// An admit stamped just over a window before counts still: the script rounds to whole ms.
-	r = judgeOnce(window(limiter.SlidingWindow, 1), stamped(0, 1*ms, -51*ms, Admitted), at(50*ms, 51*ms, Refused))
+	r = judgeOnce(window(limiter.SlidingWindow, 1), stamped(0, 1*ms, -51*ms, outAdmitted), at(50*ms, 51*ms, outRefused))
 	if r.count != 0 {
 		t.Errorf("an admit within the rounding of the window's start not counted")
 	}
-	r = judgeOnce(window(limiter.SlidingWindow, 1), stamped(0, 1*ms, -53*ms, Admitted), at(50*ms, 51*ms, Refused))
+	r = judgeOnce(window(limiter.SlidingWindow, 1), stamped(0, 1*ms, -53*ms, outAdmitted), at(50*ms, 51*ms, outRefused))
 	if r.count != 1 {
 		t.Errorf("an admit stamped past the window and the rounding still counted")
 	}
@@ -152,15 +152,15 @@ func TestSlidingRefusalUnderTheLimitIsFalse(t *testing.T) {
 // A list of the newest admits (alisaifee/limits) counts every admit that ran after the oldest
 // one still within the window, whatever its own stamp: an old-stamped admit that ran late.
 func TestSlidingCountsAnAdmitThatRanAfterOneInTheWindow(t *testing.T) {
-	inWindow := stamped(0, 1*ms, 0, Admitted)
-	late := stamped(2*ms, 3*ms, -500*ms, Admitted) // stamped long ago, ran after inWindow
-	r := judgeOnce(window(limiter.SlidingWindow, 2), inWindow, late, at(50*ms, 51*ms, Refused))
+	inWindow := stamped(0, 1*ms, 0, outAdmitted)
+	late := stamped(2*ms, 3*ms, -500*ms, outAdmitted) // stamped long ago, ran after inWindow
+	r := judgeOnce(window(limiter.SlidingWindow, 2), inWindow, late, at(50*ms, 51*ms, outRefused))
 	if r.count != 0 {
 		t.Errorf("a list-style limiter at its limit blamed")
 	}
 	// Answered before the window's oldest admit was even sent: it ran before it, and drops out.
-	early := stamped(-3*ms, -2*ms, -500*ms, Admitted)
-	if r = judgeOnce(window(limiter.SlidingWindow, 2), inWindow, early, at(50*ms, 51*ms, Refused)); r.count != 1 {
+	early := stamped(-3*ms, -2*ms, -500*ms, outAdmitted)
+	if r = judgeOnce(window(limiter.SlidingWindow, 2), inWindow, early, at(50*ms, 51*ms, outRefused)); r.count != 1 {
 		t.Errorf("an admit that ran before every admit in the window was counted")
 	}
 }
@@ -168,7 +168,7 @@ func TestSlidingCountsAnAdmitThatRanAfterOneInTheWindow(t *testing.T) {
 // An admit of unknown outcome may run at any time after it was sent: it counts against every
 // later refusal.
 func TestWindowUnknownAdmitCountsForEver(t *testing.T) {
-	r := judgeOnce(window(limiter.SlidingWindow, 1), at(0, 1*ms, Unknown), at(time.Hour.Microseconds(), time.Hour.Microseconds()+ms, Refused))
+	r := judgeOnce(window(limiter.SlidingWindow, 1), at(0, 1*ms, outUnknown), at(time.Hour.Microseconds(), time.Hour.Microseconds()+ms, outRefused))
 	if r.count != 0 {
 		t.Errorf("a refusal after an admit of unknown outcome was blamed")
 	}
@@ -178,19 +178,19 @@ func TestFixedWindowAligned(t *testing.T) {
 	spec := window(limiter.FixedWindow, 1)
 	spec.aligned = true
 	// The previous window's admit does not count in this one.
-	if r := judgeOnce(spec, at(99*ms, 99*ms+500, Admitted), at(100*ms, 101*ms, Refused)); r.count != 1 {
+	if r := judgeOnce(spec, at(99*ms, 99*ms+500, outAdmitted), at(100*ms, 101*ms, outRefused)); r.count != 1 {
 		t.Errorf("an admit of the previous aligned window counted")
 	}
-	if r := judgeOnce(spec, at(100*ms, 100*ms+500, Admitted), at(199*ms, 199*ms+800, Refused)); r.count != 0 {
+	if r := judgeOnce(spec, at(100*ms, 100*ms+500, outAdmitted), at(199*ms, 199*ms+800, outRefused)); r.count != 0 {
 		t.Errorf("an admit of the same aligned window not counted")
 	}
-	// Unknown alignment: a window opened by a first hit, or a TTL running on the server's
+	// outUnknown alignment: a window opened by a first hit, or a TTL running on the server's
 	// clock, may hold both.
 	spec.aligned = false
-	if r := judgeOnce(spec, at(99*ms, 99*ms+500, Admitted), at(100*ms, 101*ms, Refused)); r.count != 0 {
+	if r := judgeOnce(spec, at(99*ms, 99*ms+500, outAdmitted), at(100*ms, 101*ms, outRefused)); r.count != 0 {
 		t.Errorf("a window of unknown alignment blamed for an admit a millisecond before")
 	}
-	if r := judgeOnce(spec, at(0, 1*ms, Admitted), at(110*ms, 111*ms, Refused)); r.count != 1 {
+	if r := judgeOnce(spec, at(0, 1*ms, outAdmitted), at(110*ms, 111*ms, outRefused)); r.count != 1 {
 		t.Errorf("an admit more than a window (and its allowances) before counted")
 	}
 }
@@ -201,21 +201,21 @@ func bucket(burst int64, perSec float64) judgeSpec {
 
 func TestBucketLevel(t *testing.T) {
 	// A fresh bucket of 2 at 10/s: one draw at 0; refused at 30ms it certainly held 1 + 0.3.
-	r := judgeOnce(bucket(2, 10), at(0, 1*ms, Admitted), at(30*ms, 31*ms, Refused))
+	r := judgeOnce(bucket(2, 10), at(0, 1*ms, outAdmitted), at(30*ms, 31*ms, outRefused))
 	if r.count != 1 || r.first.TokensLeft == nil || math.Abs(*r.first.TokensLeft-1.28) > 0.01 {
 		t.Fatalf("want 1 false reject with about 1.28 tokens (2ms of rounding taken off), got %d %+v", r.count, r.first)
 	}
 	// With exactly one token and no time to refill, rounding may have taken a sliver: no claim.
-	if r := judgeOnce(bucket(2, 10), at(0, 1*ms, Admitted), at(0, 1*ms, Refused)); r.count != 0 {
+	if r := judgeOnce(bucket(2, 10), at(0, 1*ms, outAdmitted), at(0, 1*ms, outRefused)); r.count != 0 {
 		t.Errorf("blamed at exactly one token")
 	}
 	// Stepped (given the window): nothing refills before a whole step has passed.
 	spec := bucket(2, 10)
 	spec.rules.RefillStep = 500 * time.Millisecond
-	if r := judgeOnce(spec, at(0, 1*ms, Admitted), at(0, 1*ms, Admitted), at(400*ms, 401*ms, Refused)); r.count != 0 {
+	if r := judgeOnce(spec, at(0, 1*ms, outAdmitted), at(0, 1*ms, outAdmitted), at(400*ms, 401*ms, outRefused)); r.count != 0 {
 		t.Errorf("a stepped bucket blamed before its step")
 	}
-	if r := judgeOnce(spec, at(0, 1*ms, Admitted), at(0, 1*ms, Admitted), at(700*ms, 701*ms, Refused)); r.count != 1 {
+	if r := judgeOnce(spec, at(0, 1*ms, outAdmitted), at(0, 1*ms, outAdmitted), at(700*ms, 701*ms, outRefused)); r.count != 1 {
 		t.Errorf("a stepped bucket not blamed a step and 2 tokens of refill later")
 	}
 }
@@ -227,8 +227,8 @@ func TestBucketLevel(t *testing.T) {
 func TestBucketCountsDrawsByWhenTheyRan(t *testing.T) {
 	s := int64(time.Second.Microseconds())
 	r := judgeOnce(bucket(3, 1),
-		stamped(0, 1*ms, s, Admitted), stamped(2*ms, 3*ms, 0, Admitted), stamped(4*ms, 5*ms, s, Admitted),
-		stamped(6*ms, 7*ms, s, Refused))
+		stamped(0, 1*ms, s, outAdmitted), stamped(2*ms, 3*ms, 0, outAdmitted), stamped(4*ms, 5*ms, s, outAdmitted),
+		stamped(6*ms, 7*ms, s, outRefused))
 	if r.count != 0 {
 		t.Errorf("the shipped GCRA's refusal after a late-stamped draw was blamed")
 	}
@@ -240,9 +240,9 @@ func TestBucketCountsDrawsByWhenTheyRan(t *testing.T) {
 // room, and is blamed.)
 func TestBucketRefusalStampedAheadCosts(t *testing.T) {
 	spec := bucket(2, 10) // a token per 100ms
-	draw := at(0, 1*ms, Admitted)
-	ahead := stamped(500*ms, 501*ms, 900*ms, Refused)
-	k := stamped(600*ms, 601*ms, 600*ms, Refused)
+	draw := at(0, 1*ms, outAdmitted)
+	ahead := stamped(500*ms, 501*ms, 900*ms, outRefused)
+	k := stamped(600*ms, 601*ms, 600*ms, outRefused)
 	if r := judgeOnce(spec, draw, k); r.count != 1 {
 		t.Fatalf("alone, the refusal 600ms after one draw is not blamed")
 	}
@@ -271,7 +271,7 @@ func TestLowWaterMark(t *testing.T) {
 // in a later batch still counts against a refusal pending from an earlier one.
 func TestRefusalWaitsForTheLowWaterMark(t *testing.T) {
 	r := newRefusals(concurrency(1))
-	r.record(at(10*ms, 11*ms, Refused))
+	r.record(at(10*ms, 11*ms, outRefused))
 	r.judge(10 * ms) // a call sent from 10ms on may still be in flight: the refusal waits
 	r.record(held(10*ms+200, 10*ms+500, 20*ms))
 	r.judge(forever)

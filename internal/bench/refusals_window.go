@@ -68,13 +68,13 @@ func newWindowJudge(s judgeSpec) *windowJudge {
 	return j
 }
 
-func (j *windowJudge) add(calls []Decision, _ []rejectGroup) {
+func (j *windowJudge) add(calls []judgedCall, _ []rejectGroup) {
 	if j.gaveUp {
 		return
 	}
 	for _, c := range calls {
 		a := winAdmit{c.Sent, c.Replied, c.StampLo, c.StampHi}
-		if c.Outcome == Unknown {
+		if c.Outcome == outUnknown {
 			a.replied = forever
 		}
 		j.admits = append(j.admits, a)

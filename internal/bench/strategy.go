@@ -229,7 +229,7 @@ func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, schedu
 	d, err := s.run.Limiter.Acquire(ctx, key, now)
 	replied := time.Since(s.begin)
 	latency := time.Since(started)
-	call := Decision{Sent: sent.Microseconds(), Replied: ceilMicros(replied), Outcome: Unknown}
+	call := judgedCall{Sent: sent.Microseconds(), Replied: ceilMicros(replied), Outcome: outUnknown}
 	if s.run.ServerClock {
 		call.StampLo, call.StampHi = call.Sent, call.Replied
 	} else {
@@ -264,12 +264,12 @@ func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, schedu
 	s.retries.Add(int64(d.Retries))
 	if !d.Allowed {
 		s.rejected.Add(1)
-		call.Outcome = Refused
+		call.Outcome = outRefused
 		judge.record(call)
 		return
 	}
 	s.admitted.Add(1)
-	call.Outcome = Admitted
+	call.Outcome = outAdmitted
 	if s.cfg.Limiter == limiter.Concurrency {
 		defer func() { judge.record(call) }() // once the release is answered (or failed)
 	} else {
