@@ -323,6 +323,41 @@ func (r *refusals) found(g *rejectGroup, counted int64, tokens float64) {
 	}
 }
 
+// callLog is one worker's decisions since the judges last took them: only that worker adds
+// to it, so recording never waits for another worker.
+type callLog struct {
+	mu    sync.Mutex
+	calls []keyedCall
+	spare []keyedCall
+}
+
+type keyedCall struct {
+	key  int
+	call judgedCall
+}
+
+// record adds a decision on key; a nil log (refusals not judged) ignores it.
+func (l *callLog) record(key int, c judgedCall) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.calls = append(l.calls, keyedCall{key, c})
+	l.mu.Unlock()
+}
+
+// drainTo hands the logged decisions to their keys' judges.
+func (l *callLog) drainTo(keys []*refusals) {
+	l.mu.Lock()
+	calls := l.calls
+	l.calls = l.spare[:0]
+	l.mu.Unlock()
+	for _, kc := range calls {
+		keys[kc.key].record(kc.call)
+	}
+	l.spare = calls[:0]
+}
+
 // lowWater tracks each worker's call in flight, so a refusal is judged only once every call
 // sent before its reply has been recorded.
 type lowWater struct {

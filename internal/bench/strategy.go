@@ -52,6 +52,7 @@ type strategyState struct {
 	// holds every worker's call in flight, so a refusal is judged only once every call that can
 	// have run before it has been recorded.
 	refusals []*refusals
+	logs     []callLog // one per worker: recording takes no lock another worker holds
 	inFlight *lowWater
 	masters  *masterWatch // concurrency on a target that can fail over: judged while its masters are unchanged
 
@@ -116,6 +117,7 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 	if !s.cfg.SharedKeys {
 		spec := s.judgeSpec()
 		s.inFlight = newLowWater(s.cfg.Workers)
+		s.logs = make([]callLog, s.cfg.Workers)
 		for range s.keys {
 			s.refusals = append(s.refusals, newRefusals(spec))
 		}
@@ -213,9 +215,9 @@ func (s *strategyState) sinceUs() int64 { return time.Since(s.begin).Microsecond
 // decide runs one acquire (and, when admitted, the hold and the release) and records it.
 func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, scheduled time.Time, skew time.Duration) {
 	key, check := s.keys[keyIndex], s.checkers[keyIndex]
-	var judge *refusals
+	var judge *callLog
 	if s.refusals != nil {
-		judge = s.refusals[keyIndex]
+		judge = &s.logs[worker]
 		s.inFlight.enter(worker, s.sinceUs())
 		defer s.inFlight.leave(worker)
 	}
@@ -241,7 +243,7 @@ func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, schedu
 	// already have pruned the log or started the window's counter.
 	lateness := now.Sub(time.UnixMilli(now.UnixMilli())) + time.Since(sentAt) + s.cfg.Skew - skew
 	if err != nil && ctx.Err() != nil {
-		judge.record(call) // not a decision, but it may have run: later refusals count it
+		judge.record(keyIndex, call) // not a decision, but it may have run: later refusals count it
 		return             // the run is over; an interrupted call is not a decision
 	}
 	s.attempts.Add(1)
@@ -249,7 +251,7 @@ func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, schedu
 	if err != nil {
 		s.errs.Add(1)
 		s.countError(Classify(err), err.Error())
-		judge.record(call)
+		judge.record(keyIndex, call)
 		if s.cfg.FailOpen {
 			s.failOpen.Add(1)
 			s.hold(ctx)
@@ -265,15 +267,15 @@ func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, schedu
 	if !d.Allowed {
 		s.rejected.Add(1)
 		call.Outcome = outRefused
-		judge.record(call)
+		judge.record(keyIndex, call)
 		return
 	}
 	s.admitted.Add(1)
 	call.Outcome = outAdmitted
 	if s.cfg.Limiter == limiter.Concurrency {
-		defer func() { judge.record(call) }() // once the release is answered (or failed)
+		defer func() { judge.record(keyIndex, call) }() // once the release is answered (or failed)
 	} else {
-		judge.record(call)
+		judge.record(keyIndex, call)
 	}
 	if ic, ok := check.(IntervalAdmitter); ok {
 		// The script read the server's clock: judged by when the call was sent and answered.
@@ -457,6 +459,10 @@ func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
 	mark := int64(forever)
 	if !final {
 		mark = s.inFlight.mark(s.sinceUs())
+	}
+	// Every call sent before the mark is in a worker's log by now: hand them to their keys.
+	for i := range s.logs {
+		s.logs[i].drainTo(s.refusals)
 	}
 	stopped := false
 	if s.masters != nil {
