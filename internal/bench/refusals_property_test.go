@@ -443,9 +443,13 @@ func (l *bucketSim) acquire(c *simCall) bool {
 
 func (l *bucketSim) release(*simCall) {}
 
+// simRuns is how many seeds each case runs.
 func simRuns(t *testing.T) int {
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		return 3
+	case raceDetector:
+		return 2
 	}
 	return 12
 }
