@@ -204,6 +204,7 @@ type refusals struct {
 	kind    kindJudge
 	pending map[int64]*rejectGroup // recorded, not yet judgeable
 	spare   []judgedCall
+	spareM  map[int64]*rejectGroup
 	count   int64
 	first   *FalseReject
 	worst   *FalseReject
@@ -257,9 +258,12 @@ func (r *refusals) record(d judgedCall) {
 // judge decides every refusal replied before lowWater: by then every call that can have run
 // before it has been recorded.
 func (r *refusals) judge(lowWater int64) {
+	if r.spareM == nil {
+		r.spareM = map[int64]*rejectGroup{}
+	}
 	r.mu.Lock()
 	calls, fresh := r.calls, r.refused
-	r.calls, r.refused = r.spare[:0], make(map[int64]*rejectGroup, len(fresh))
+	r.calls, r.refused = r.spare[:0], r.spareM
 	r.mu.Unlock()
 	groups := make([]rejectGroup, 0, len(fresh))
 	for _, g := range fresh {
@@ -274,6 +278,8 @@ func (r *refusals) judge(lowWater int64) {
 			r.pending[g.key] = g
 		}
 	}
+	clear(fresh)
+	r.spareM = fresh
 	var ready []rejectGroup
 	floor := lowWater
 	for key, g := range r.pending {
