@@ -44,7 +44,7 @@ func hammerTable(rows []strategyJSON) tableprint.Table[strategyJSON] {
 	peak := col("peak", 0, func(x s) int64 { return x.Peak })
 	overshoot := col("overshoot", 0, func(x s) int64 { return x.Overshoot })
 	events := col("events", 1, func(x s) int64 { return x.OvershootEvents })
-	falseRejects := tableprint.Column[s]{Header: "false rejects", Field: "false_rejects", Priority: 0,
+	falseRejects := tableprint.Column[s]{Header: "false rej", Field: "false_rejects", Priority: 0,
 		Human:   func(x s) string { return optCount(x.FalseRejects, human.Count, "-") },
 		Machine: func(x s) string { return optCount(x.FalseRejects, itoa64, "n/a") }}
 	unjudged := col("unjudged", 10, func(x s) int64 { return x.Unjudged })

@@ -244,7 +244,7 @@ func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, schedu
 	lateness := now.Sub(time.UnixMilli(now.UnixMilli())) + time.Since(sentAt) + s.cfg.Skew - skew
 	if err != nil && ctx.Err() != nil {
 		judge.record(keyIndex, call) // not a decision, but it may have run: later refusals count it
-		return             // the run is over; an interrupted call is not a decision
+		return                       // the run is over; an interrupted call is not a decision
 	}
 	s.attempts.Add(1)
 	s.record(latency)
