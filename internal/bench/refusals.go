@@ -148,14 +148,20 @@ func ttlSlack(w int64) int64 { return w/1000 + 1000 }
 // kindJudge is one limiter kind's rule, fed in batches by a refusals front.
 type kindJudge interface {
 	// add takes the decisions that took or may have taken room (admitted, unknown) since the
-	// last batch, and the refusals grouped since then (as later calls' possible predecessors).
-	add(calls []judgedCall, refused []rejectGroup)
-	// judge decides every group in ready (each replied before lowWater); verdict is told the
-	// ones proven wrong and the most the evidence counted against them.
-	judge(ready []rejectGroup, lowWater int64, verdict func(g *rejectGroup, counted int64, tokens float64))
+	// last batch.
+	add(calls []judgedCall)
+	// judge decides every group in ready (each replied before lowWater, in order of sending);
+	// verdict is told the ones proven wrong and the most the evidence counted against them.
+	judge(ready []*rejectGroup, lowWater int64, verdict func(g *rejectGroup, counted int64, tokens float64))
 	// settle forgets what no later decision can need: every later refusal is sent at or after
 	// floor.
 	settle(floor int64)
+}
+
+// refusalsSeer is a kind whose rule needs the refusals too, as later calls' possible
+// predecessors (the token bucket: a refused call moves a textbook bucket's clock).
+type refusalsSeer interface {
+	addRefused(g *rejectGroup)
 }
 
 // rejectGroup is refusals judged as one: a call that ran somewhere in [sentMin, repliedMax]
@@ -190,21 +196,22 @@ func (g *rejectGroup) merge(o *rejectGroup) {
 	g.n += o.n
 }
 
-// refusals judges one key's refused decisions. Workers record every decision (cheap: an append
-// or a group's counters under a lock); the engine's loop judges in batches.
+// refusals judges one key's refused decisions. The workers log their decisions (callLog); the
+// engine's loop hands them over, records and judges them in batches, so nothing here is shared
+// between goroutines. Recording is an append; grouping and judging happen per batch, on sorted
+// slices (no map, no allocation per group: with many keys nearly every refusal is a group).
 type refusals struct {
 	byStamp bool // group refusals by their stamp's millisecond (else by their sending's)
 
-	mu      sync.Mutex
-	calls   []judgedCall           // admitted and unknown since the last batch
-	refused map[int64]*rejectGroup // refusals since the last batch, by group key
-	closed  bool                   // no later decision can be judged: recorded no more
+	calls   []judgedCall // admitted and unknown since the last batch
+	refused []judgedCall // refused since the last batch
+	closed  bool         // no later decision can be judged: recorded no more
 
-	// judged state, touched only by the engine's loop
 	kind    kindJudge
-	pending map[int64]*rejectGroup // recorded, not yet judgeable
-	spare   []judgedCall
-	spareM  map[int64]*rejectGroup
+	pending []rejectGroup // recorded, not yet judgeable, by key
+	fresh   []rejectGroup // scratch: this batch's groups, by key
+	merged  []rejectGroup // scratch
+	ready   []*rejectGroup
 	count   int64
 	first   *FalseReject
 	worst   *FalseReject
@@ -214,8 +221,7 @@ type refusals struct {
 }
 
 func newRefusals(spec judgeSpec) *refusals {
-	r := &refusals{refused: map[int64]*rejectGroup{}, pending: map[int64]*rejectGroup{}, begin: spec.base,
-		server: spec.server, limit: spec.limit}
+	r := &refusals{begin: spec.base, server: spec.server, limit: spec.limit}
 	switch spec.kind {
 	case limiter.Concurrency:
 		r.kind = newHeldJudge(spec)
@@ -231,61 +237,70 @@ func newRefusals(spec judgeSpec) *refusals {
 
 // record adds one decision; a nil judge (refusals not judged) ignores it.
 func (r *refusals) record(d judgedCall) {
-	if r == nil {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return
-	}
-	if d.Outcome != outRefused {
+	switch {
+	case r == nil || r.closed:
+	case d.Outcome == outRefused:
+		r.refused = append(r.refused, d)
+	default:
 		r.calls = append(r.calls, d)
-		return
 	}
-	key := floorDiv(d.Sent, 1000)
+}
+
+// groupKey is the millisecond a refusal is grouped by.
+func (r *refusals) groupKey(d *judgedCall) int64 {
 	if r.byStamp {
-		key = floorDiv(d.StampLo, 1000)
+		return floorDiv(d.StampLo, 1000)
 	}
-	g := r.refused[key]
-	if g == nil {
-		g = &rejectGroup{key: key}
-		r.refused[key] = g
-	}
-	g.addCall(d)
+	return floorDiv(d.Sent, 1000)
 }
 
 // judge decides every refusal replied before lowWater: by then every call that can have run
 // before it has been recorded.
 func (r *refusals) judge(lowWater int64) {
-	if r.spareM == nil {
-		r.spareM = map[int64]*rejectGroup{}
+	r.kind.add(r.calls)
+	r.calls = r.calls[:0]
+	// This batch's refusals, grouped by key.
+	sort.Slice(r.refused, func(i, j int) bool { return r.groupKey(&r.refused[i]) < r.groupKey(&r.refused[j]) })
+	fresh := r.fresh[:0]
+	for i := range r.refused {
+		d := &r.refused[i]
+		key := r.groupKey(d)
+		if n := len(fresh); n == 0 || fresh[n-1].key != key {
+			fresh = append(fresh, rejectGroup{key: key})
+		}
+		fresh[len(fresh)-1].addCall(*d)
 	}
-	r.mu.Lock()
-	calls, fresh := r.calls, r.refused
-	r.calls, r.refused = r.spare[:0], r.spareM
-	r.mu.Unlock()
-	groups := make([]rejectGroup, 0, len(fresh))
-	for _, g := range fresh {
-		groups = append(groups, *g)
-	}
-	r.kind.add(calls, groups)
-	r.spare = calls[:0]
-	for _, g := range fresh {
-		if p := r.pending[g.key]; p != nil {
-			p.merge(g)
-		} else {
-			r.pending[g.key] = g
+	r.refused = r.refused[:0]
+	if seer, ok := r.kind.(refusalsSeer); ok {
+		for i := range fresh {
+			seer.addRefused(&fresh[i]) // before they merge: the members recorded since the last batch
 		}
 	}
-	clear(fresh)
-	r.spareM = fresh
-	var ready []rejectGroup
+	// Merged into the pending groups, both sorted by key.
+	merged := r.merged[:0]
+	i, j := 0, 0
+	for i < len(r.pending) || j < len(fresh) {
+		switch {
+		case j == len(fresh) || (i < len(r.pending) && r.pending[i].key < fresh[j].key):
+			merged = append(merged, r.pending[i])
+			i++
+		case i == len(r.pending) || fresh[j].key < r.pending[i].key:
+			merged = append(merged, fresh[j])
+			j++
+		default:
+			g := r.pending[i]
+			g.merge(&fresh[j])
+			merged = append(merged, g)
+			i, j = i+1, j+1
+		}
+	}
+	r.fresh = fresh[:0]
+	// Every group answered before the mark is judged; the others wait.
+	ready := r.ready[:0]
 	floor := lowWater
-	for key, g := range r.pending {
-		if g.repliedMax < lowWater {
-			ready = append(ready, *g)
-			delete(r.pending, key)
+	for k := range merged {
+		if g := &merged[k]; g.repliedMax < lowWater {
+			ready = append(ready, g)
 		} else {
 			floor = min(floor, g.sentMin)
 		}
@@ -294,16 +309,22 @@ func (r *refusals) judge(lowWater int64) {
 		sort.Slice(ready, func(i, j int) bool { return ready[i].sentMin < ready[j].sentMin })
 		r.kind.judge(ready, lowWater, r.found)
 	}
+	clear(ready)
+	r.ready = ready[:0]
+	kept := r.pending[:0]
+	for k := range merged {
+		if merged[k].repliedMax >= lowWater {
+			kept = append(kept, merged[k])
+		}
+	}
+	r.pending, r.merged = kept, merged[:0]
 	r.kind.settle(floor)
 }
 
 // close ends the judging (what is judged stands): no decision recorded from now on could be
 // judged, so none is kept.
 func (r *refusals) close() {
-	r.mu.Lock()
-	r.closed, r.calls, r.refused = true, nil, map[int64]*rejectGroup{}
-	r.mu.Unlock()
-	r.pending, r.spare = map[int64]*rejectGroup{}, nil
+	r.closed, r.calls, r.refused, r.pending, r.fresh, r.merged = true, nil, nil, nil, nil, nil
 }
 
 // found records a group proven wrong.

@@ -98,7 +98,7 @@ func newBucketJudge(s judgeSpec) *bucketJudge {
 	return j
 }
 
-func (j *bucketJudge) add(calls []judgedCall, refused []rejectGroup) {
+func (j *bucketJudge) add(calls []judgedCall) {
 	for _, c := range calls {
 		j.bySent = append(j.bySent, c.Sent)
 		if c.Outcome == outAdmitted {
@@ -106,10 +106,10 @@ func (j *bucketJudge) add(calls []judgedCall, refused []rejectGroup) {
 		}
 		j.addCand(c.Sent, c.StampHi, c.Outcome == outUnknown)
 	}
-	for _, g := range refused {
-		j.addCand(g.sentMin, g.stampHi, false)
-	}
 }
+
+// addRefused implements refusalsSeer: a refused call is a candidate too.
+func (j *bucketJudge) addRefused(g *rejectGroup) { j.addCand(g.sentMin, g.stampHi, false) }
 
 func (j *bucketJudge) addCand(sent, stampHi int64, unknown bool) {
 	stamp := stampHi - j.base + j.grain
@@ -117,11 +117,10 @@ func (j *bucketJudge) addCand(sent, stampHi int64, unknown bool) {
 	j.newest = max(j.newest, stamp)
 }
 
-func (j *bucketJudge) judge(ready []rejectGroup, _ int64, verdict func(*rejectGroup, int64, float64)) {
+func (j *bucketJudge) judge(ready []*rejectGroup, _ int64, verdict func(*rejectGroup, int64, float64)) {
 	sort.Slice(ready, func(a, b int) bool { return ready[a].repliedMax < ready[b].repliedMax })
 	sw := j.sweep()
-	for i := range ready {
-		g := &ready[i]
+	for _, g := range ready {
 		sw.to(g.repliedMax)
 		level, f := j.level(g.stampLo - j.base)
 		if level >= 1+1e-6 {

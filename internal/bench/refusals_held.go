@@ -63,7 +63,7 @@ func newHeldJudge(s judgeSpec) *heldJudge {
 	return j
 }
 
-func (j *heldJudge) add(calls []judgedCall, _ []rejectGroup) {
+func (j *heldJudge) add(calls []judgedCall) {
 	for _, c := range calls {
 		switch {
 		case c.Outcome == outAdmitted && c.ReleaseOK:
@@ -90,13 +90,12 @@ func after(t, d int64) int64 {
 	return t + d
 }
 
-func (j *heldJudge) judge(ready []rejectGroup, _ int64, verdict func(*rejectGroup, int64, float64)) {
+func (j *heldJudge) judge(ready []*rejectGroup, _ int64, verdict func(*rejectGroup, int64, float64)) {
 	sort.Slice(j.spans, func(a, b int) bool { return j.spans[a].from < j.spans[b].from })
 	var active []heldSpan
 	next := 0
 	var starts, ends []int64
-	for i := range ready {
-		g := &ready[i]
+	for _, g := range ready {
 		a, b := g.sentMin, g.repliedMax
 		if g.stampLo < j.blindStamp || a < j.blindMono {
 			continue

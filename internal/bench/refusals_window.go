@@ -51,7 +51,7 @@ type windowJudge struct {
 	blind      int64 // stamp: refusals whose window can reach an admit forgotten at or before it are not judged
 	gaveUp     bool  // more admits than any correct limiter keeps in a window: no longer judged
 
-	sent, done []int64 // scratch, sorted
+	sent, done, earliest []int64 // scratch
 }
 
 type winAdmit struct{ sent, replied, stampLo, stampHi int64 }
@@ -68,7 +68,7 @@ func newWindowJudge(s judgeSpec) *windowJudge {
 	return j
 }
 
-func (j *windowJudge) add(calls []judgedCall, _ []rejectGroup) {
+func (j *windowJudge) add(calls []judgedCall) {
 	if j.gaveUp {
 		return
 	}
@@ -91,7 +91,7 @@ func (j *windowJudge) windowIndex(stamp int64) int64 {
 	return floorDiv(floorDiv(stamp, 1000), max(1, j.window/1000))
 }
 
-func (j *windowJudge) judge(ready []rejectGroup, _ int64, verdict func(*rejectGroup, int64, float64)) {
+func (j *windowJudge) judge(ready []*rejectGroup, _ int64, verdict func(*rejectGroup, int64, float64)) {
 	if j.gaveUp {
 		return
 	}
@@ -99,9 +99,12 @@ func (j *windowJudge) judge(ready []rejectGroup, _ int64, verdict func(*rejectGr
 		j.judgeAligned(ready, verdict)
 		return
 	}
-	byStamp := append([]winAdmit(nil), j.admits...)
+	byStamp := j.admits // in place: their order means nothing elsewhere
 	sort.Slice(byStamp, func(a, b int) bool { return byStamp[a].stampHi < byStamp[b].stampHi })
-	earliest := make([]int64, len(byStamp)+1) // earliest[i]: the earliest sending among byStamp[i:]
+	if cap(j.earliest) < len(byStamp)+1 {
+		j.earliest = make([]int64, len(byStamp)+1)
+	}
+	earliest := j.earliest[:len(byStamp)+1] // earliest[i]: the earliest sending among byStamp[i:]
 	earliest[len(byStamp)] = forever
 	for i := len(byStamp) - 1; i >= 0; i-- {
 		earliest[i] = min(earliest[i+1], byStamp[i].sent)
@@ -115,8 +118,7 @@ func (j *windowJudge) judge(ready []rejectGroup, _ int64, verdict func(*rejectGr
 	}
 	sortInt64s(j.sent)
 	sortInt64s(j.done)
-	for i := range ready {
-		g := &ready[i]
+	for _, g := range ready {
 		threshold := g.stampLo - j.reach // an admit can be in the window when stamped after it
 		if threshold < j.blind {
 			continue
@@ -134,7 +136,7 @@ func (j *windowJudge) judge(ready []rejectGroup, _ int64, verdict func(*rejectGr
 	}
 }
 
-func (j *windowJudge) judgeAligned(ready []rejectGroup, verdict func(*rejectGroup, int64, float64)) {
+func (j *windowJudge) judgeAligned(ready []*rejectGroup, verdict func(*rejectGroup, int64, float64)) {
 	windows := map[int64][]int64{}
 	for _, a := range j.admits {
 		w := j.windowIndex(a.stampLo)
@@ -143,8 +145,7 @@ func (j *windowJudge) judgeAligned(ready []rejectGroup, verdict func(*rejectGrou
 	for _, sent := range windows {
 		sortInt64s(sent)
 	}
-	for i := range ready {
-		g := &ready[i]
+	for _, g := range ready {
 		w := j.windowIndex(g.stampLo)
 		if j.blind != math.MinInt64 && w <= j.windowIndex(j.blind) {
 			continue

@@ -55,6 +55,7 @@ type strategyState struct {
 	logs     []callLog // one per worker: recording takes no lock another worker holds
 	inFlight *lowWater
 	masters  *masterWatch // concurrency on a target that can fail over: judged while its masters are unchanged
+	nextKey  int          // the key the next tick judges first (engine loop only)
 
 	// tick state, touched only by the engine's loop
 	lastAttempts int64
@@ -474,11 +475,22 @@ func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
 		// last batch that can judge anything.
 		stopped = v.RefusalsUnjudged != "" && mark == confirmed
 	}
-	for _, r := range s.refusals {
+	// With many keys each tick judges some of them in turn, so a key's batch holds more calls:
+	// what a batch costs beyond its calls (sorting what the key keeps, settling it) is paid
+	// once per key every few ticks, not every tick.
+	judge := min(len(s.refusals), keysJudgedPerTick)
+	if final || stopped {
+		judge = len(s.refusals)
+	}
+	for n := 0; n < judge; n++ {
+		r := s.refusals[s.nextKey]
+		s.nextKey = (s.nextKey + 1) % len(s.refusals)
 		r.judge(mark)
 		if stopped {
 			r.close() // the masters changed: nothing later will be judged, so nothing is kept
 		}
+	}
+	for _, r := range s.refusals {
 		v.FalseRejects += r.count
 		if r.first != nil && (v.FirstFalseReject == nil || r.first.SentMs < v.FirstFalseReject.SentMs) {
 			v.FirstFalseReject = r.first
@@ -492,6 +504,9 @@ func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
 		v.FirstFalseReject, v.Tightest = &first, &tightest // copies: the snapshot is read elsewhere
 	}
 }
+
+// keysJudgedPerTick bounds the keys whose refusals one tick judges.
+const keysJudgedPerTick = 64
 
 // RefusalsShared is why a run with a run id does not judge refusals; a strategy's
 // RefusalsUnjudged says it, or why its refusals from some moment on were not judged.
