@@ -209,9 +209,7 @@ type refusals struct {
 
 	kind    kindJudge
 	pending []rejectGroup // recorded, not yet judgeable, by key
-	fresh   []rejectGroup // scratch: this batch's groups, by key
-	merged  []rejectGroup // scratch
-	ready   []*rejectGroup
+	scratch *judgeScratch
 	count   int64
 	first   *FalseReject
 	worst   *FalseReject
@@ -220,8 +218,19 @@ type refusals struct {
 	limit   int64
 }
 
+// judgeScratch is what a batch works in; the keys of a strategy, judged one after the other,
+// share one, so memory does not grow with their number.
+type judgeScratch struct {
+	fresh, merged []rejectGroup
+	ready         []*rejectGroup
+}
+
+// maxKept bounds the capacity a key's buffers keep between batches: a key that once had a
+// large batch gives the memory back.
+const maxKept = 1024
+
 func newRefusals(spec judgeSpec) *refusals {
-	r := &refusals{begin: spec.base, server: spec.server, limit: spec.limit}
+	r := &refusals{begin: spec.base, server: spec.server, limit: spec.limit, scratch: &judgeScratch{}}
 	switch spec.kind {
 	case limiter.Concurrency:
 		r.kind = newHeldJudge(spec)
@@ -258,10 +267,11 @@ func (r *refusals) groupKey(d *judgedCall) int64 {
 // before it has been recorded.
 func (r *refusals) judge(lowWater int64) {
 	r.kind.add(r.calls)
-	r.calls = r.calls[:0]
+	r.calls = reuse(r.calls)
 	// This batch's refusals, grouped by key.
 	sort.Slice(r.refused, func(i, j int) bool { return r.groupKey(&r.refused[i]) < r.groupKey(&r.refused[j]) })
-	fresh := r.fresh[:0]
+	sc := r.scratch
+	fresh := sc.fresh[:0]
 	for i := range r.refused {
 		d := &r.refused[i]
 		key := r.groupKey(d)
@@ -270,14 +280,14 @@ func (r *refusals) judge(lowWater int64) {
 		}
 		fresh[len(fresh)-1].addCall(*d)
 	}
-	r.refused = r.refused[:0]
+	r.refused = reuse(r.refused)
 	if seer, ok := r.kind.(refusalsSeer); ok {
 		for i := range fresh {
 			seer.addRefused(&fresh[i]) // before they merge: the members recorded since the last batch
 		}
 	}
 	// Merged into the pending groups, both sorted by key.
-	merged := r.merged[:0]
+	merged := sc.merged[:0]
 	i, j := 0, 0
 	for i < len(r.pending) || j < len(fresh) {
 		switch {
@@ -294,9 +304,9 @@ func (r *refusals) judge(lowWater int64) {
 			i, j = i+1, j+1
 		}
 	}
-	r.fresh = fresh[:0]
+	sc.fresh = fresh[:0]
 	// Every group answered before the mark is judged; the others wait.
-	ready := r.ready[:0]
+	ready := sc.ready[:0]
 	floor := lowWater
 	for k := range merged {
 		if g := &merged[k]; g.repliedMax < lowWater {
@@ -310,21 +320,29 @@ func (r *refusals) judge(lowWater int64) {
 		r.kind.judge(ready, lowWater, r.found)
 	}
 	clear(ready)
-	r.ready = ready[:0]
+	sc.ready = ready[:0]
 	kept := r.pending[:0]
 	for k := range merged {
 		if merged[k].repliedMax >= lowWater {
 			kept = append(kept, merged[k])
 		}
 	}
-	r.pending, r.merged = kept, merged[:0]
+	r.pending, sc.merged = kept, merged[:0]
 	r.kind.settle(floor)
+}
+
+// reuse empties a buffer for the next batch, keeping its array unless it grew large.
+func reuse[T any](xs []T) []T {
+	if cap(xs) > maxKept {
+		return nil
+	}
+	return xs[:0]
 }
 
 // close ends the judging (what is judged stands): no decision recorded from now on could be
 // judged, so none is kept.
 func (r *refusals) close() {
-	r.closed, r.calls, r.refused, r.pending, r.fresh, r.merged = true, nil, nil, nil, nil, nil
+	r.closed, r.calls, r.refused, r.pending = true, nil, nil, nil
 }
 
 // found records a group proven wrong.

@@ -119,8 +119,11 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 		spec := s.judgeSpec()
 		s.inFlight = newLowWater(s.cfg.Workers)
 		s.logs = make([]callLog, s.cfg.Workers)
+		scratch := &judgeScratch{}
 		for range s.keys {
-			s.refusals = append(s.refusals, newRefusals(spec))
+			r := newRefusals(spec)
+			r.scratch = scratch // judged one key after another on the engine's loop
+			s.refusals = append(s.refusals, r)
 		}
 	}
 	s.live.Store(int32(s.cfg.Workers))
@@ -506,7 +509,7 @@ func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
 }
 
 // keysJudgedPerTick bounds the keys whose refusals one tick judges.
-const keysJudgedPerTick = 64
+const keysJudgedPerTick = 256
 
 // RefusalsShared is why a run with a run id does not judge refusals; a strategy's
 // RefusalsUnjudged says it, or why its refusals from some moment on were not judged.
