@@ -39,6 +39,9 @@ type heldJudge struct {
 
 type heldSpan struct{ from, to int64 }
 
+// maxOpenHolds bounds the requests of unknown fate a key keeps (an outage makes many).
+const maxOpenHolds = 65536
+
 type openHold struct {
 	from  int64 // sent: held from then
 	cut   int64 // the monotonic time after which stale-after runs (the acquire's reply); forever when unknown
@@ -46,7 +49,7 @@ type openHold struct {
 }
 
 func newHeldJudge(s judgeSpec) *heldJudge {
-	j := &heldJudge{limit: s.limit, staleStamp: forever, staleMono: forever, maxOpen: int(8*s.limit) + 4096}
+	j := &heldJudge{limit: s.limit, staleStamp: forever, staleMono: forever, maxOpen: maxOpenHolds}
 	if s.staleAfter > 0 && !s.rules.NoStaleAfter {
 		unit := int64(1000)
 		if s.rules.StaleUnit > 0 {

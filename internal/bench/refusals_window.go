@@ -42,46 +42,55 @@ type windowJudge struct {
 	reach         int64 // µs: an admit stamped more than this before k cannot be in k's window
 	aligned, ttl  bool
 	margin        int64 // µs: how far behind the newest stamp a later refusal's stamp can be
-	maxKept       int
 
-	admits     []winAdmit
-	folded     int64 // admits forgotten, each sent before every later refusal's reply
-	foldedDone int64 // of those, the ones answered before every later refusal's X
+	// The admits, kept per millisecond as the rule reads them, each rounded the way that can
+	// only count more: by the latest stamp each can have (rounded up; the earliest sending among
+	// those of each millisecond), by their sending (rounded down), and, answered ones, by their
+	// reply (rounded up). Their memory follows the milliseconds of the window and the margin,
+	// however many admits each held.
+	stamps     msQueue // ms of the stamp -> the earliest sending (µs)
+	sent, done msQueue // ms -> admits
+	folded     int64   // admits forgotten from sent: each was sent before every later refusal's reply
+	foldedDone int64   // answered admits forgotten from done: each answered before every later refusal's X
+	windows    map[int64]*msQueue // aligned: window index -> admits by the ms of their sending
 	newest     int64
 	blind      int64 // stamp: refusals whose window can reach an admit forgotten at or before it are not judged
-	gaveUp     bool  // more admits than any correct limiter keeps in a window: no longer judged
 
-	sent, done, earliest []int64 // scratch
+	sentCum, doneCum, earliest []int64 // scratch
 }
-
-type winAdmit struct{ sent, replied, stampLo, stampHi int64 }
 
 func newWindowJudge(s judgeSpec) *windowJudge {
 	j := &windowJudge{
 		limit: s.limit, window: max(s.window, 1000), aligned: s.kind == limiter.FixedWindow && s.aligned && !s.server,
-		ttl:    s.kind == limiter.FixedWindow,
-		margin: 2*s.skew + s.horizon + 1_000_000, maxKept: int(16*s.limit) + 65536,
-		blind: math.MinInt64, newest: math.MinInt64,
+		ttl: s.kind == limiter.FixedWindow, margin: 2*s.skew + s.horizon + 1_000_000,
+		windows: map[int64]*msQueue{}, blind: math.MinInt64, newest: math.MinInt64,
 	}
 	// A script compares times rounded to the unit it is given them in, on both sides.
 	j.reach = j.window + int64(float64(j.window)*s.serverRate()) + 2*s.grain()
 	return j
 }
 
+// ceilMs is the millisecond at or after µs t.
+func ceilMs(t int64) int64 { return floorDiv(t+999, 1000) }
+
 func (j *windowJudge) add(calls []judgedCall) {
-	if j.gaveUp {
-		return
-	}
 	for _, c := range calls {
-		a := winAdmit{c.Sent, c.Replied, c.StampLo, c.StampHi}
-		if c.Outcome == outUnknown {
-			a.replied = forever
-		}
-		j.admits = append(j.admits, a)
 		j.newest = max(j.newest, c.StampHi)
-	}
-	if len(j.admits) > j.maxKept {
-		j.gaveUp, j.admits = true, nil
+		if j.aligned {
+			w := j.windowIndex(c.StampLo)
+			q := j.windows[w]
+			if q == nil {
+				q = &msQueue{}
+				j.windows[w] = q
+			}
+			q.add(floorDiv(c.Sent, 1000), 1)
+			continue
+		}
+		j.stamps.keepMin(ceilMs(c.StampHi), c.Sent)
+		j.sent.add(floorDiv(c.Sent, 1000), 1)
+		if c.Outcome != outUnknown { // unknown: may run at any time, so never answered "before X"
+			j.done.add(ceilMs(c.Replied), 1)
+		}
 	}
 }
 
@@ -91,89 +100,99 @@ func (j *windowJudge) windowIndex(stamp int64) int64 {
 	return floorDiv(floorDiv(stamp, 1000), max(1, j.window/1000))
 }
 
-func (j *windowJudge) judge(ready []*rejectGroup, _ int64, verdict func(*rejectGroup, int64, float64)) {
-	if j.gaveUp {
-		return
+// cumulative is the running totals of q's counts.
+func cumulative(q *msQueue, into []int64) []int64 {
+	into = into[:0]
+	total := int64(0)
+	for i := 0; i < q.len(); i++ {
+		total += q.at(i).n
+		into = append(into, total)
 	}
+	return into
+}
+
+// countThrough is how many of q's admits lie in milliseconds for which in(ms) holds, in(ms)
+// being true up to some millisecond and false after it.
+func countThrough(q *msQueue, cum []int64, in func(ms int64) bool) int64 {
+	n := sort.Search(q.len(), func(i int) bool { return !in(q.at(i).ms) })
+	if n == 0 {
+		return 0
+	}
+	return cum[n-1]
+}
+
+func (j *windowJudge) judge(ready []*rejectGroup, _ int64, verdict func(*rejectGroup, int64, float64)) {
 	if j.aligned {
 		j.judgeAligned(ready, verdict)
 		return
 	}
-	byStamp := j.admits // in place: their order means nothing elsewhere
-	sort.Slice(byStamp, func(a, b int) bool { return byStamp[a].stampHi < byStamp[b].stampHi })
-	if cap(j.earliest) < len(byStamp)+1 {
-		j.earliest = make([]int64, len(byStamp)+1)
+	j.sentCum = cumulative(&j.sent, j.sentCum)
+	j.doneCum = cumulative(&j.done, j.doneCum)
+	n := j.stamps.len()
+	if cap(j.earliest) < n+1 {
+		j.earliest = make([]int64, n+1)
 	}
-	earliest := j.earliest[:len(byStamp)+1] // earliest[i]: the earliest sending among byStamp[i:]
-	earliest[len(byStamp)] = forever
-	for i := len(byStamp) - 1; i >= 0; i-- {
-		earliest[i] = min(earliest[i+1], byStamp[i].sent)
+	earliest := j.earliest[:n+1] // earliest[i]: the earliest sending among stamps[i:]
+	earliest[n] = forever
+	for i := n - 1; i >= 0; i-- {
+		earliest[i] = min(earliest[i+1], j.stamps.at(i).n)
 	}
-	j.sent, j.done = j.sent[:0], j.done[:0]
-	for _, a := range j.admits {
-		j.sent = append(j.sent, a.sent)
-		if a.replied != forever {
-			j.done = append(j.done, a.replied)
-		}
-	}
-	sortInt64s(j.sent)
-	sortInt64s(j.done)
 	for _, g := range ready {
 		threshold := g.stampLo - j.reach // an admit can be in the window when stamped after it
 		if threshold < j.blind {
 			continue
 		}
-		first := sort.Search(len(byStamp), func(i int) bool { return byStamp[i].stampHi > threshold })
+		first := sort.Search(n, func(i int) bool { return j.stamps.at(i).ms*1000 > threshold })
 		x := earliest[first]
 		if j.ttl {
 			x = min(x, g.sentMin-j.window-ttlSlack(j.window))
 		}
-		counted := j.folded + countAtMost(j.sent, g.repliedMax) - j.foldedDone - countBelow(j.done, x)
-		counted = max(0, counted)
-		if counted < j.limit {
+		replied := floorDiv(g.repliedMax, 1000)
+		counted := j.folded + countThrough(&j.sent, j.sentCum, func(ms int64) bool { return ms <= replied }) -
+			j.foldedDone - countThrough(&j.done, j.doneCum, func(ms int64) bool { return ms*1000 < x })
+		if counted = max(0, counted); counted < j.limit {
 			verdict(g, counted, nan)
 		}
 	}
 }
 
 func (j *windowJudge) judgeAligned(ready []*rejectGroup, verdict func(*rejectGroup, int64, float64)) {
-	windows := map[int64][]int64{}
-	for _, a := range j.admits {
-		w := j.windowIndex(a.stampLo)
-		windows[w] = append(windows[w], a.sent)
-	}
-	for _, sent := range windows {
-		sortInt64s(sent)
-	}
 	for _, g := range ready {
 		w := j.windowIndex(g.stampLo)
 		if j.blind != math.MinInt64 && w <= j.windowIndex(j.blind) {
 			continue
 		}
-		if counted := countAtMost(windows[w], g.repliedMax); counted < j.limit {
+		counted := int64(0)
+		if q := j.windows[w]; q != nil {
+			replied := floorDiv(g.repliedMax, 1000)
+			for i := 0; i < q.len() && q.at(i).ms <= replied; i++ {
+				counted += q.at(i).n
+			}
+		}
+		if counted < j.limit {
 			verdict(g, counted, nan)
 		}
 	}
 }
 
-// settle forgets the admits no later refusal can count, once they are well behind the newest
-// stamp (a later refusal stamped earlier still is not judged).
+// settle forgets what no later refusal can count, once it is well behind the newest stamp (a
+// later refusal stamped earlier still is not judged).
 func (j *windowJudge) settle(floor int64) {
-	if j.gaveUp || len(j.admits) == 0 {
+	if j.newest == math.MinInt64 {
+		return
+	}
+	if j.aligned {
+		for w := range j.windows {
+			if w < j.windowIndex(j.newest-j.margin) {
+				delete(j.windows, w)
+				j.blind = max(j.blind, (w+1)*max(1, j.window/1000)*1000-1) // the window's last µs
+			}
+		}
 		return
 	}
 	old := j.newest - j.margin - j.reach // stamped at or before this: behind every window judged from now on
-	if j.aligned {
-		kept := j.admits[:0]
-		for _, a := range j.admits {
-			if j.windowIndex(a.stampHi) < j.windowIndex(j.newest-j.margin) {
-				j.blind = max(j.blind, a.stampHi)
-				continue
-			}
-			kept = append(kept, a)
-		}
-		j.admits = kept
-		return
+	for j.stamps.len() > 0 && j.stamps.front().ms*1000 <= old {
+		j.blind = max(j.blind, j.stamps.popFront().ms*1000) // no later refusal judged may have them qualify
 	}
 	// The earliest X of any later refusal: the earliest sending among admits that may still
 	// qualify, and the earliest a later one can be sent; a TTL window reaches a window back.
@@ -181,27 +200,13 @@ func (j *windowJudge) settle(floor int64) {
 	if j.ttl {
 		xFloor = floor - j.window - ttlSlack(j.window)
 	}
-	for _, a := range j.admits {
-		if a.stampHi > old || a.sent >= floor {
-			xFloor = min(xFloor, a.sent)
-		}
+	for i := 0; i < j.stamps.len(); i++ {
+		xFloor = min(xFloor, j.stamps.at(i).n)
 	}
-	kept := j.admits[:0]
-	for _, a := range j.admits {
-		if a.stampHi > old || a.sent >= floor {
-			kept = append(kept, a)
-			continue
-		}
-		j.blind = max(j.blind, a.stampHi) // no later refusal judged may have it qualify
-		switch {
-		case a.replied == forever: // may run at any time: it counts against every later refusal
-			j.folded++
-		case a.replied < xFloor:
-			j.folded++
-			j.foldedDone++
-		default:
-			kept = append(kept, a) // answered after a later X may be: still counts for some
-		}
+	for j.sent.len() > 0 && (j.sent.front().ms+1)*1000 <= floor {
+		j.folded += j.sent.popFront().n // sent before every later refusal's reply
 	}
-	j.admits = kept
+	for j.done.len() > 0 && j.done.front().ms*1000 < xFloor {
+		j.foldedDone += j.done.popFront().n // answered before every later refusal's X
+	}
 }
