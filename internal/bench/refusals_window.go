@@ -48,10 +48,10 @@ type windowJudge struct {
 	// those of each millisecond), by their sending (rounded down), and, answered ones, by their
 	// reply (rounded up). Their memory follows the milliseconds of the window and the margin,
 	// however many admits each held.
-	stamps     msQueue // ms of the stamp -> the earliest sending (µs)
-	sent, done msQueue // ms -> admits
-	folded     int64   // admits forgotten from sent: each was sent before every later refusal's reply
-	foldedDone int64   // answered admits forgotten from done: each answered before every later refusal's X
+	stamps     msQueue            // ms of the stamp -> the earliest sending (µs)
+	sent, done msQueue            // ms -> admits
+	folded     int64              // admits forgotten from sent: each was sent before every later refusal's reply
+	foldedDone int64              // answered admits forgotten from done: each answered before every later refusal's X
 	windows    map[int64]*msQueue // aligned: window index -> admits by the ms of their sending
 	newest     int64
 	blind      int64 // stamp: refusals whose window can reach an admit forgotten at or before it are not judged
