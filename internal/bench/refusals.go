@@ -369,11 +369,12 @@ func (r *refusals) found(g *rejectGroup, counted int64, tokens float64) {
 }
 
 // callLog is one worker's decisions since the judges last took them: only that worker adds
-// to it, so recording never waits for another worker.
+// to it, so recording never waits for another worker (and the logs sit on cache lines apart).
 type callLog struct {
 	mu    sync.Mutex
 	calls []keyedCall
 	spare []keyedCall
+	_     [64]byte
 }
 
 type keyedCall struct {
@@ -406,22 +407,29 @@ func (l *callLog) drainTo(keys []*refusals) {
 // lowWater tracks each worker's call in flight, so a refusal is judged only once every call
 // sent before its reply has been recorded.
 type lowWater struct {
-	slots []atomic.Int64 // µs the worker's current call started, or math.MaxInt64 when idle
+	slots []slot
+}
+
+// slot is µs the worker's current call started, or math.MaxInt64 when idle; a cache line of
+// its own, so the workers' stores do not contend.
+type slot struct {
+	at atomic.Int64
+	_  [56]byte
 }
 
 func newLowWater(workers int) *lowWater {
-	w := &lowWater{slots: make([]atomic.Int64, workers)}
+	w := &lowWater{slots: make([]slot, workers)}
 	for i := range w.slots {
-		w.slots[i].Store(math.MaxInt64)
+		w.slots[i].at.Store(math.MaxInt64)
 	}
 	return w
 }
 
 // enter marks worker busy from at (µs): the call it then sends is sent no earlier.
-func (w *lowWater) enter(worker int, at int64) { w.slots[worker].Store(at) }
+func (w *lowWater) enter(worker int, at int64) { w.slots[worker].at.Store(at) }
 
 // leave marks worker idle, once its call is recorded.
-func (w *lowWater) leave(worker int) { w.slots[worker].Store(math.MaxInt64) }
+func (w *lowWater) leave(worker int) { w.slots[worker].at.Store(math.MaxInt64) }
 
 // mark is the low-water mark: every call sent before it has been recorded. now must be read
 // before the slots: a worker idle when its slot is read enters later, and reads the time it
@@ -429,7 +437,7 @@ func (w *lowWater) leave(worker int) { w.slots[worker].Store(math.MaxInt64) }
 func (w *lowWater) mark(now int64) int64 {
 	m := now
 	for i := range w.slots {
-		m = min(m, w.slots[i].Load())
+		m = min(m, w.slots[i].at.Load())
 	}
 	return m
 }
