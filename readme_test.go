@@ -185,3 +185,104 @@ func TestReadmeACLsAreTheTestedOnes(t *testing.T) {
 		t.Errorf("README shows %d ACL rules, want one per command that talks to Redis", shown)
 	}
 }
+
+// readmeBlockAfter returns the lines of the first fenced block that follows marker in the
+// README.
+func readmeBlockAfter(t *testing.T, marker string) []string {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, marker)
+	if i < 0 {
+		t.Fatalf("README.md has no %q", marker)
+	}
+	s = s[i:]
+	open := strings.Index(s, "\n\n```") // a fence after a blank line opens a block
+	if open < 0 {
+		t.Fatalf("no output block after %q", marker)
+	}
+	s = s[open+2:]
+	s = s[strings.Index(s, "\n")+1:]
+	return strings.Split(s[:strings.Index(s, "\n```")], "\n")
+}
+
+// fields are a line's words: how a table line reads once alignment is set aside (a rule line
+// under a table reads as one).
+func fields(line string) string {
+	if strings.Trim(line, "─") == "" {
+		return "─"
+	}
+	return strings.Join(strings.Fields(line), " ")
+}
+
+// The README's example outputs are what the tool prints: the same columns at the same width
+// (the README's blocks are the width of a terminal that shows them), the same rows where the
+// numbers do not depend on the clock, and the verdict lines' words.
+func TestReadmeOutputsMatchTheTool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs a hammer")
+	}
+	bin := filepath.Join(t.TempDir(), "limitctl")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	srv := redistest.Start(t)
+	seedReadmeKeys(t, srv.Client(t))
+	// The README's server is the default 127.0.0.1:6379; the test's port is longer by a digit
+	// or so, and the terminal is that much wider.
+	const readmeAddr = "127.0.0.1:6379"
+	limitctl := func(columns int, args ...string) []string {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"--addr", srv.Addr, "-o", "table"}, args...)...)
+		cmd.Env = append(os.Environ(), "COLUMNS="+strconv.Itoa(columns+len(srv.Addr)-len(readmeAddr)), "NO_COLOR=1")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("limitctl %v: %v\n%s", args, err, out)
+		}
+		return strings.Split(strings.TrimRight(strings.ReplaceAll(string(out), srv.Addr, readmeAddr), "\n"), "\n")
+	}
+	width := func(lines []string) (w int) {
+		for _, l := range lines {
+			w = max(w, len([]rune(l)))
+		}
+		return w
+	}
+
+	// inspect: the header and each key's row up to its ages, and its flags.
+	want := readmeBlockAfter(t, "limitctl inspect --members rl:conc:checkout --top 5")
+	got := limitctl(width(want), "inspect", "rl:conc:*", "--stale", "10m", "--limit", "20")
+	if len(got) != len(want) || fields(got[0]) != fields(want[0]) {
+		t.Fatalf("inspect prints\n%s\nthe README shows\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i := 1; i <= 2; i++ {
+		g, w := strings.Fields(got[i]), strings.Fields(want[i])
+		if g[0] != w[0] || g[2] != w[2] || g[3] != w[3] || g[len(g)-1] != w[len(w)-1] { // key, kind, size, flags
+			t.Errorf("inspect row %d: the tool prints %q, the README %q", i, got[i], want[i])
+		}
+	}
+
+	// purge: every number is the seed's, so whole rows compare.
+	want = readmeBlockAfter(t, "limitctl purge 'rl:conc:*' --older-than 10m --yes")
+	got = limitctl(width(want), "purge", "rl:conc:*", "--older-than", "10m", "--yes")
+	for i := range max(len(got), len(want)) {
+		if i >= len(got) || i >= len(want) || fields(got[i]) != fields(want[i]) {
+			t.Fatalf("purge prints\n%s\nthe README shows\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+
+	// hammer's summary at 80 columns: the header, the run line and the verdict lines' words.
+	want = readmeBlockAfter(t, "On an 80-column terminal the summary reads:")
+	got = limitctl(80, "hammer", "--strategies", "naive,lua", "--duration", "2s", "--tui", "off")
+	if fields(got[0]) != fields(want[0]) {
+		t.Errorf("hammer's table header is\n%s\nthe README shows\n%s", got[0], want[0])
+	}
+	joined := strings.Join(got, "\n")
+	for _, w := range []string{"concurrency limiter, limit 20, 64 workers per strategy, ", "\nlua    held       peak 20 of 20, 0 events"} {
+		if !strings.Contains(joined, w) || !strings.Contains(strings.Join(want, "\n"), w) {
+			t.Errorf("want %q in both the tool's summary and the README's:\n%s", w, joined)
+		}
+	}
+}

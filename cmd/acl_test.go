@@ -358,6 +358,7 @@ func TestACLHammerLuaNeedsEvalToSurviveAScriptFlush(t *testing.T) {
 
 // On a cluster every node has the user, and the rules need +cluster|slots on top.
 func TestACLOnACluster(t *testing.T) {
+	skipInShortMode(t)
 	doc := readACLDoc(t)
 	cluster := redistest.StartCluster(t, 3, 0)
 	onCluster := doc.cell(t, "on a cluster", 0)

@@ -15,6 +15,7 @@ import (
 // Usage errors name a target that does not exist, so a flag that slipped through validation
 // would show up as a connection failure (exit 1) instead of 2.
 func TestBadInputAcrossCommands(t *testing.T) {
+	skipInShortMode(t)
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	rdb := srv.Client(t)

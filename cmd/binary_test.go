@@ -57,12 +57,33 @@ func execBinary(t *testing.T, env []string, args ...string) result {
 	return result{code: code, out: out.String(), errOut: errOut.String()}
 }
 
+// syncBuffer collects what a running binary writes; a test may read it while the binary still
+// writes (a bytes.Buffer alone would race with exec's copying goroutine).
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *syncBuffer) Bytes() []byte { return []byte(b.String()) }
+
 // startBinary starts the built binary and returns it running, for signal tests.
-func startBinary(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+func startBinary(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(binary(t), args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
-	var out, errOut bytes.Buffer
+	var out, errOut syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -94,7 +115,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd, limit time.Duration) int {
 
 // interrupt sends sig to a started binary and checks it exits 130 within a second, as every
 // long command must.
-func interrupt(t *testing.T, cmd *exec.Cmd, sig os.Signal, errOut *bytes.Buffer) {
+func interrupt(t *testing.T, cmd *exec.Cmd, sig os.Signal, errOut *syncBuffer) {
 	t.Helper()
 	sent := time.Now()
 	cmd.Process.Signal(sig)

@@ -3,15 +3,16 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/limitctl/limitctl/internal/buildinfo"
 	"github.com/limitctl/limitctl/internal/ciformat"
 	"github.com/limitctl/limitctl/internal/hammer"
-	"github.com/limitctl/limitctl/internal/scriptcache"
+	"github.com/limitctl/limitctl/internal/outfile"
 )
 
 // outputsAnnotation lists, on a command, the -o formats only it writes.
@@ -26,13 +27,16 @@ func commandOutputs(c *cobra.Command) []string {
 	return strings.Fields(c.Annotations[outputsAnnotation])
 }
 
-// writeJUnit writes a --junit report, replacing the file.
+// writeJUnit writes a --junit report (none without a path), replacing the file.
 func writeJUnit(f *Factory, path string, report []byte, err error) error {
+	if path == "" {
+		return nil
+	}
 	if err == nil {
-		err = os.WriteFile(path, report, 0o644)
+		err = outfile.Write(path, func(w io.Writer) error { _, err := w.Write(report); return err })
 	}
 	if err != nil {
-		return fmt.Errorf("--junit %s: %v", path, scriptcache.UnwrapPathError(err))
+		return fmt.Errorf("--junit %s: %v", path, err)
 	}
 	fmt.Fprintf(f.IO.ErrOut, "JUnit report written to %s\n", path)
 	return nil
@@ -41,19 +45,10 @@ func writeJUnit(f *Factory, path string, report []byte, err error) error {
 // appendStepSummary appends Markdown to the file GitHub Actions names in $GITHUB_STEP_SUMMARY;
 // without it nothing is written.
 func appendStepSummary(f *Factory, markdown []byte) error {
-	path := f.Getenv("GITHUB_STEP_SUMMARY")
-	if path == "" {
-		return nil
-	}
-	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err == nil {
-		_, err = fh.Write(markdown)
-		if cerr := fh.Close(); err == nil {
-			err = cerr
+	if path := f.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
+		if err := outfile.Append(path, markdown); err != nil {
+			return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %v", path, err)
 		}
-	}
-	if err != nil {
-		return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %v", path, scriptcache.UnwrapPathError(err))
 	}
 	return nil
 }
@@ -71,28 +66,17 @@ func checkOutcome(f *Factory, outcome, writeErr error) error {
 	return outcome
 }
 
-// writeHammerCI writes what CI reads of a hammer run: the --junit report, and the Markdown
-// section of $GITHUB_STEP_SUMMARY. A run that ended without a result (runErr) is reported as a
-// JUnit error, or a failure when it failed a check (the script's lint); bad input writes nothing.
+// writeHammerCI writes what CI reads of a hammer run (ciformat.HammerReports): the --junit
+// report, and the Markdown section of $GITHUB_STEP_SUMMARY. Bad input writes nothing.
 func writeHammerCI(f *Factory, o *hammerOptions, started time.Time, res hammer.Result, runErr error) error {
-	var junitErr error
-	var report, summary []byte
+	failed := false
 	if runErr != nil {
 		code, msg := classify(runErr, f.secrets())
 		if code == ExitUsage {
-			return nil // bad input: nothing ran, as with a flag refused before the run
+			return nil // nothing ran, as with a flag refused before the run
 		}
-		runErr = errors.New(msg)
-		report, junitErr = ciformat.ErrorJUnit("hammer", started, f.Now().Sub(started), runErr, code == ExitCheckFailed)
-		summary = ciformat.ErrorStepSummary("hammer", runErr, code == ExitCheckFailed)
-	} else {
-		report, junitErr = ciformat.HammerJUnit(res, started, resolveVersion(f.Build).Version)
-		summary = ciformat.HammerStepSummary(res)
+		runErr, failed = errors.New(msg), code == ExitCheckFailed
 	}
-	if o.junit != "" {
-		junitErr = writeJUnit(f, o.junit, report, junitErr)
-	} else {
-		junitErr = nil
-	}
-	return errors.Join(junitErr, appendStepSummary(f, summary))
+	report, summary, err := ciformat.HammerReports(res, runErr, failed, started, f.Now().Sub(started), buildinfo.Resolve(f.Build).Version)
+	return errors.Join(writeJUnit(f, o.junit, report, err), appendStepSummary(f, summary))
 }

@@ -34,6 +34,18 @@ limitctl completion bash --help.`
   limitctl completion zsh > "${fpath[1]}/_limitctl"
   limitctl completion fish > ~/.config/fish/completions/limitctl.fish
   limitctl completion powershell | Out-String | Invoke-Expression`
+		examples := map[string]string{
+			"bash": `  source <(limitctl completion bash)
+  limitctl completion bash > /etc/bash_completion.d/limitctl`,
+			"zsh": `  source <(limitctl completion zsh)
+  limitctl completion zsh > "${fpath[1]}/_limitctl"`,
+			"fish": `  limitctl completion fish | source
+  limitctl completion fish > ~/.config/fish/completions/limitctl.fish`,
+			"powershell": `  limitctl completion powershell | Out-String | Invoke-Expression`,
+		}
+		for _, shell := range c.Commands() {
+			shell.Example = examples[shell.Name()]
+		}
 	}
 }
 
@@ -96,14 +108,6 @@ func completeOneScriptName(c *cobra.Command, args []string, toComplete string) (
 	return completeScriptNames(c, args, toComplete)
 }
 
-func limiterNames() []string {
-	var out []string
-	for _, k := range limiter.Kinds() {
-		out = append(out, string(k))
-	}
-	return out
-}
-
 // hammerStrategies offers the strategies the --limiter already on the line supports.
 func hammerStrategies(c *cobra.Command) []string {
 	kind := limiter.Concurrency
@@ -112,11 +116,5 @@ func hammerStrategies(c *cobra.Command) []string {
 			kind = k
 		}
 	}
-	var out []string
-	for _, s := range limiter.Strategies() {
-		if limiter.Supports(kind, s) {
-			out = append(out, string(s))
-		}
-	}
-	return out
+	return limiter.Names(kind.Describe().Strategies)
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/limitctl/limitctl/internal/keys"
 )
 
 // complete asks cobra's hidden __complete command, as the shell scripts do, and returns the
@@ -55,7 +57,7 @@ func TestCompletionValues(t *testing.T) {
 		{[]string{"lint", "-o", ""}, append(output, "sarif", "github")},
 		{[]string{"inspect", "--score-unit", ""}, []string{"auto", "s", "ms", "us", "ns"}},
 		{[]string{"inspect", "--clock", ""}, []string{"server", "local"}},
-		{[]string{"inspect", "--type", ""}, redisTypes},
+		{[]string{"inspect", "--type", ""}, keys.RedisTypes},
 		{[]string{"purge", "--score-unit", ""}, []string{"auto", "s", "ms", "us", "ns"}},
 		{[]string{"purge", "--clock", ""}, []string{"server", "local"}},
 		{[]string{"reset", "--clock", ""}, []string{"server", "local"}},

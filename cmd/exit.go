@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"sync/atomic"
 
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/redisconn"
@@ -74,55 +72,15 @@ func classify(err error, secrets []string) (int, string) {
 	return ExitError, msg
 }
 
-// jsonError is what -o json prints on stdout when a command fails before it printed its report.
-type jsonError struct {
-	SchemaVersion int `json:"schema_version"`
-	Error         struct {
-		Message  string `json:"message"`
-		ExitCode int    `json:"exit_code"`
-	} `json:"error"`
-}
-
-// writeJSONError prints err as a JSON object on out, for -o json.
+// writeJSONError prints err as a JSON object on out, for -o json: {"error": {"message",
+// "exit_code"}} after schema_version.
 func writeJSONError(out io.Writer, err error, secrets []string) {
-	var e jsonError
-	e.SchemaVersion = SchemaVersion
+	var e exitcode.Failure
 	e.Error.ExitCode, e.Error.Message = classify(err, secrets)
 	if e.Error.Message == "" && e.Error.ExitCode == ExitInterrupted {
 		e.Error.Message = "interrupted"
 	}
 	writeJSON(out, e)
-}
-
-// trackedOut remembers whether a command wrote to stdout, so that -o json adds an error object
-// only where no report was printed (a failed assertion's summary already says passed: false).
-type trackedOut struct {
-	w     io.Writer
-	wrote atomic.Bool
-}
-
-func (t *trackedOut) Write(p []byte) (int, error) {
-	t.wrote.Store(true)
-	return t.w.Write(p)
-}
-
-// trackedFile is a trackedOut over a terminal: the dashboard still sees a file it can size.
-type trackedFile struct {
-	*trackedOut
-	f *os.File
-}
-
-func (t trackedFile) Read(p []byte) (int, error) { return t.f.Read(p) }
-func (t trackedFile) Close() error               { return t.f.Close() }
-func (t trackedFile) Fd() uintptr                { return t.f.Fd() }
-
-// trackOut wraps w; wrote reports whether anything was written through the result.
-func trackOut(w io.Writer) (out io.Writer, wrote func() bool) {
-	t := &trackedOut{w: w}
-	if f, ok := w.(*os.File); ok {
-		return trackedFile{t, f}, t.wrote.Load
-	}
-	return t, t.wrote.Load
 }
 
 // oneLine keeps an error to the single line the exit contract promises.

@@ -100,7 +100,7 @@ func TestHammerFlagsBecomeOptions(t *testing.T) {
 	if len(o.Injects) != 2 || o.Injects[0].Kind != "pause" || o.Injects[0].For != 100*time.Millisecond || o.Injects[1].Kind != "flush-scripts" {
 		t.Errorf("injects %+v, want pause then flush-scripts", o.Injects)
 	}
-	if got.hasTarget {
+	if got.flags.HasTarget {
 		t.Errorf("no --url/--addr/REDIS_URL, yet a target")
 	}
 

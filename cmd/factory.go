@@ -10,15 +10,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/buildinfo"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
 // Build describes the binary, set by ldflags in main.
-type Build struct {
-	Version string
-	Commit  string
-	Date    string
-}
+type Build = buildinfo.Build
 
 // Factory carries what commands share: streams, the global flags, the clock, and a Redis
 // client opened on first use.
@@ -27,10 +24,8 @@ type Factory struct {
 	Build  Build
 	Conn   redisconn.Options
 	Output string // -o: table, json, tsv; empty means table on a terminal, tsv otherwise
-	// NoColor is --no-color, or NO_COLOR set in the environment.
-	NoColor bool
-	Now     func() time.Time
-	Getenv  func(string) string
+	Now    func() time.Time
+	Getenv func(string) string
 
 	mu     sync.Mutex
 	client redis.UniversalClient
@@ -92,9 +87,4 @@ func (f *Factory) Format(extra ...string) (string, error) {
 		return "", usagef("unknown output %q: want table, json or tsv (%s are lint's)", f.Output, strings.Join(lintOutputs, " and "))
 	}
 	return "", usagef("unknown output %q: want table, json or tsv", f.Output)
-}
-
-// ColorEnabled reports whether to colour output: a terminal, and no --no-color or NO_COLOR.
-func (f *Factory) ColorEnabled() bool {
-	return f.IO.StdoutTTY && !f.NoColor && f.Getenv("NO_COLOR") == ""
 }

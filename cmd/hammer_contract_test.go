@@ -28,13 +28,30 @@ func TestHammerContractErrorsAreUsageErrors(t *testing.T) {
 		{"expression syntax", []string{"--script-allowed", "reply ~= false and"}, []string{"--script-allowed:", "syntax error"}},
 		{"expression syntax with a column", []string{"--script-allowed", "reply = 1"}, []string{"--script-allowed: column 7: syntax error"}},
 		{"release on a window", []string{"--script-release", "none"}, []string{"--script-release applies only to the concurrency limiter"}},
-		{"unknown clock", []string{"--clock", "wall"}, []string{`--clock: want client or server, got "wall"`}},
+		{"unknown clock", []string{"--clock", "wall"}, []string{`--clock: want client, server or virtual, got "wall"`}},
 		{"unknown profile", []string{"--profile", "spiky"}, []string{"--profile must be steady or bursty"}},
 		{"negative skew", []string{"--skew", "-1ms"}, []string{"--skew must be 0 up to 1m"}},
+		{"arithmetic typo", []string{"--script-args", "{now_ms + windw_ms}"}, []string{"--script-args: column 11: unknown placeholder windw_ms"}},
+		{"release script on a window", []string{"--script-release-file", script}, []string{"--script-release-file applies only to the concurrency limiter"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			run(t, append(append([]string{}, base...), c.args...)...).wantExit(t, ExitUsage).wantOneLineError(t, c.want...)
+		})
+	}
+	conc := []string{"--addr", closed, "hammer", "--limiter", "concurrency", "--script", filepath.Join("..", "testdata", "limiters", "concurrency_slots.lua")}
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"release keys without the file", []string{"--script-release-keys", "{reply}"}, []string{"--script-release-keys: describes the release script: give --script-release-file F.lua"}},
+		{"release command and file", []string{"--script-release", "none", "--script-release-file", script}, []string{"--script-release: give the release as a command or as --script-release-file, not both"}},
+		{"release key not the run's own", []string{"--script-release-file", script, "--script-release-keys", "other"}, []string{"--script-release-keys: key 1 must contain {key}"}},
+		{"unreadable release file", []string{"--script-release-file", "no-such.lua"}, []string{"cannot read script no-such.lua"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run(t, append(append([]string{}, conc...), c.args...)...).wantExit(t, ExitUsage).wantOneLineError(t, c.want...)
 		})
 	}
 	t.Run("contract flags without a script", func(t *testing.T) {
@@ -160,6 +177,7 @@ func TestHammerCustomContractKeysAreCleanedUp(t *testing.T) {
 // still fails (exit 3) when the script overshoots, and says which check failed and how to set
 // another bound; a correct script passes, its JSON naming the implied check.
 func TestHammerScriptOvershootFailsWithoutAssert(t *testing.T) {
+	skipInShortMode(t)
 	srv := redistest.Start(t)
 	buggy := filepath.Join("..", "testdata", "limiters", "buggy", "fixed_window_off_by_one.lua")
 	r := run(t, "--addr", srv.Addr, "hammer", "--limiter", "fixed-window", "--script", buggy, "--duration", "3s").wantExit(t, ExitCheckFailed)
@@ -288,5 +306,37 @@ func TestRedisIsAnAliasOfURL(t *testing.T) {
 	}
 	if h := run(t, "hammer", "--help").wantExit(t, ExitOK); strings.Contains(h.out, "--redis") {
 		t.Errorf("--redis shows in help")
+	}
+}
+
+// A script that reads TIME and is given no time runs on the virtual clock: the JSON and the
+// summary say the hammer answered its TIME, and one token too many per burst is proven (exit 3)
+// where the server's clock could not prove it.
+func TestHammerVirtualClockIsSaidAndSharp(t *testing.T) {
+	srv := redistest.Start(t)
+	script := filepath.Join("..", "testdata", "limiters", "buggy", "gcra_server_time_one_too_many.lua")
+	r := run(t, "--addr", srv.Addr, "hammer", "--limiter", "token-bucket", "--script", script,
+		"--script-args", "{burst} {limit} {window_s} {cost}", "--script-allowed", "reply[1] > 0", "--duration", "4s", "-o", "json").
+		wantExit(t, ExitCheckFailed)
+	var doc struct {
+		Strategies []struct {
+			Clock        string `json:"clock"`
+			TimeAnswered bool   `json:"time_answered"`
+			Overshoot    int64  `json:"overshoot"`
+		} `json:"strategies"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	if st := doc.Strategies[0]; st.Clock != "virtual" || !st.TimeAnswered || st.Overshoot < 1 {
+		t.Fatalf("clock %q time answered %v overshoot %d; want virtual, true, at least 1", st.Clock, st.TimeAnswered, st.Overshoot)
+	}
+	for _, want := range []string{"clock virtual (the hammer answers the script's TIME", "custom: clock virtual: the hammer answered the script's TIME"} {
+		if !strings.Contains(r.errOut, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, r.errOut)
+		}
+	}
+	if strings.Contains(r.errOut, "nondeterministic") {
+		t.Errorf("a TIME the hammer answers is no lint finding:\n%s", r.errOut)
 	}
 }

@@ -3,7 +3,10 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -11,7 +14,8 @@ import (
 )
 
 type hammerResult struct {
-	Passed     bool `json:"passed"`
+	Passed     bool     `json:"passed"`
+	Failures   []string `json:"failures"`
 	Strategies []struct {
 		Name              string           `json:"name"`
 		Attempts          int64            `json:"attempts"`
@@ -19,6 +23,7 @@ type hammerResult struct {
 		Errors            int64            `json:"errors"`
 		ErrorsByKind      map[string]int64 `json:"errors_by_kind"`
 		Overshoot         int64            `json:"overshoot"`
+		Contended         bool             `json:"contended"`
 		FailOpenAdmits    int64            `json:"fail_open_admits"`
 		FailClosedRejects int64            `json:"fail_closed_rejects"`
 		FalseRejects      *int64           `json:"false_rejects"`
@@ -35,6 +40,7 @@ func parseHammer(t *testing.T, r result) hammerResult {
 }
 
 func TestHammerOnAClusterSpreadsKeysOverMastersWithoutCrossslot(t *testing.T) {
+	skipInShortMode(t)
 	c := redistest.StartCluster(t, 3, 0)
 	r := execBinary(t, nil, "--addr", c.Masters[0].Addr, "--cluster", "hammer", "--duration", "2s", "--keys", "12", "--run-id", "spread",
 		"--limiter", "sliding-window", "--limit", "3", "--strategies", "naive,watch,lua,eval,function", "--keep-keys", "-o", "json",
@@ -83,16 +89,22 @@ func TestHammerOnAClusterSpreadsKeysOverMastersWithoutCrossslot(t *testing.T) {
 }
 
 func TestHammerSurvivesAClusterFailover(t *testing.T) {
+	skipInShortMode(t)
 	c := redistest.StartCluster(t, 3, 1)
-	cmd, out, errOut := startBinary(t, "--addr", c.Masters[0].Addr, "--cluster", "--timeout", "1s", "hammer", "--duration", "8s",
-		// The failover is a fault the test causes (watch's transactions see MOVED, about 1% of its
-		// decisions), so errors are asked for, as --inject would.
-		"--keys", "6", "--limit", "5", "--strategies", "watch,lua,function", "--on-error", "open", "-o", "json",
+	// The failover is a fault the test causes (watch's transactions see MOVED, about 1% of its
+	// decisions), so errors are asked for, as --inject would. watch, slowed by its retries, may
+	// need many seconds on a busy machine to fill a slot (64 workers made 113 decisions/s beside
+	// another load), so no duration is assumed: the run lasts until every strategy has contended
+	// the limit and has run 2s past the failover (--duration only bounds it), and the test then
+	// ends it with SIGINT. The partial summary is judged with the same assertions and evidence.
+	// Holding 20ms (as the conformance test does) fills the slots sooner.
+	cmd, out, errOut := startBinary(t, "--addr", c.Masters[0].Addr, "--cluster", "--timeout", "1s", "hammer", "--duration", "120s",
+		"--keys", "6", "--limit", "5", "--hold", "20ms", "--strategies", "watch,lua,function", "--on-error", "open", "-o", "json",
 		"--assert", "lua.overshoot==0", "--assert", "watch.overshoot==0", "--assert", "function.overshoot==0",
 		// A call that failed in the switch may have taken a slot: it counts as held, so no
 		// refusal after it is blamed on the limiter.
 		"--assert", "lua.false_rejects==0", "--assert", "watch.false_rejects==0", "--assert", "function.false_rejects==0")
-	time.Sleep(2 * time.Second)
+	waitForStderr(t, errOut, 60*time.Second, "a second of load", func(s string) bool { return strings.Contains(s, "[1s/") })
 	replica := c.Replicas[0].Client(t)
 	if err := replica.ClusterFailover(context.Background()).Err(); err != nil {
 		t.Fatalf("CLUSTER FAILOVER: %v", err)
@@ -108,18 +120,59 @@ func TestHammerSurvivesAClusterFailover(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if code := waitExit(t, cmd, 30*time.Second); code != ExitOK {
-		t.Fatalf("exit %d across a failover\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	failedOver := time.Now()
+	waitForStderr(t, errOut, 100*time.Second, "every strategy contended, 2s past the failover", func(s string) bool {
+		return time.Since(failedOver) > 2*time.Second && progressShowsContended(s, "watch", "lua", "function")
+	})
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := waitExit(t, cmd, 30*time.Second); code != ExitInterrupted {
+		t.Fatalf("exit %d after SIGINT, want 130\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	h := parseHammer(t, result{out: out.String(), errOut: errOut.String()})
+	if !h.Passed {
+		t.Errorf("assertions failed across a failover:\n%s", errOut)
+	}
 	for _, s := range h.Strategies {
-		if s.Admitted == 0 {
-			t.Errorf("%s admitted nothing", s.Name)
+		if s.Admitted == 0 || !s.Contended || s.Overshoot != 0 {
+			t.Errorf("%s: admitted %d, contended %v, overshoot %d; want admits, contention and 0 overshoot", s.Name, s.Admitted, s.Contended, s.Overshoot)
 		}
 	}
 }
 
+// waitForStderr polls what a running binary has written on stderr until done says it has what
+// the test needs, failing after limit: a test acts on what the run has reached, never on a
+// rate it assumes.
+func waitForStderr(t *testing.T, errOut *syncBuffer, limit time.Duration, what string, done func(string) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); !done(errOut.String()); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within %s\nstderr:\n%s", what, limit, errOut)
+		}
+	}
+}
+
+// progressPeak matches one strategy's part of a progress line: "lua 9.6k/s peak 5/5 ...".
+var progressPeak = regexp.MustCompile(`(?:\] |  | \| )([a-z-]+) \S+/s peak (\d+)/(\d+)`)
+
+// progressShowsContended reports whether the progress lines so far show each named strategy's
+// peak (the run's highest yet) at its limit, the evidence "0 overshoot" needs to mean anything.
+func progressShowsContended(errOut string, names ...string) bool {
+	reached := map[string]bool{}
+	for _, m := range progressPeak.FindAllStringSubmatch(errOut, -1) {
+		peak, _ := strconv.Atoi(m[2])
+		limit, _ := strconv.Atoi(m[3])
+		reached[m[1]] = reached[m[1]] || peak >= limit
+	}
+	for _, n := range names {
+		if !reached[n] {
+			return false
+		}
+	}
+	return true
+}
+
 func TestHammerSurvivesTheServerKilledAndRestarted(t *testing.T) {
+	skipInShortMode(t)
 	for _, policy := range []string{"open", "closed"} {
 		t.Run(policy, func(t *testing.T) {
 			r := execBinary(t, nil, "--timeout", "500ms", "hammer", "--embedded", "redis-server", "--duration", "4s",
@@ -155,6 +208,7 @@ func TestHammerLosesNoDecisionToAScriptFlush(t *testing.T) {
 }
 
 func TestHammerCountsTimeoutsDuringClientPauseAndRecovers(t *testing.T) {
+	skipInShortMode(t)
 	srv := redistest.Start(t)
 	r := execBinary(t, nil, "--addr", srv.Addr, "--timeout", "300ms", "hammer", "--duration", "4s", "--strategies", "lua",
 		"--inject", "pause@1s:1500ms", "-o", "json").wantExit(t, ExitOK)
@@ -168,16 +222,29 @@ func TestHammerCountsTimeoutsDuringClientPauseAndRecovers(t *testing.T) {
 }
 
 func TestHammerCountsASlowServerPastTheTimeout(t *testing.T) {
+	skipInShortMode(t)
 	srv := redistest.Start(t, "enable-debug-command yes")
 	cmd, out, errOut := startBinary(t, "--addr", srv.Addr, "--timeout", "200ms", "hammer", "--duration", "3s", "--strategies", "lua", "-o", "json")
-	time.Sleep(time.Second)
+	// The stall must come while the load runs: after its first progress line, not after a
+	// second that a busy machine may spend starting the binary.
+	waitForStderr(t, errOut, 30*time.Second, "a progress line", func(s string) bool { return strings.Contains(s, "\n[") })
 	if err := srv.Client(t).Do(context.Background(), "DEBUG", "SLEEP", "0.8").Err(); err != nil {
 		t.Fatalf("DEBUG SLEEP: %v", err)
 	}
-	if code := waitExit(t, cmd, 15*time.Second); code != ExitOK {
+	code := waitExit(t, cmd, 30*time.Second)
+	h := parseHammer(t, result{out: out.String()})
+	// The stall times out each worker once or a few times, a number set by --workers; the
+	// decisions around it are as many as the machine makes. Beside another load they may be
+	// few enough that the timeouts pass 1% of them, and the run then fails for that and says
+	// so (157 of 15,063): the error-rate rule at work, not a miscount.
+	errorRateOnly := len(h.Failures) > 0
+	for _, f := range h.Failures {
+		errorRateOnly = errorRateOnly && strings.Contains(f, "decisions failed")
+	}
+	if code != ExitOK && !(code == ExitCheckFailed && errorRateOnly) {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
-	lua := parseHammer(t, result{out: out.String()}).Strategies[0]
+	lua := h.Strategies[0]
 	if lua.ErrorsByKind["timeout"] == 0 || lua.Overshoot != 0 || lua.FalseRejects == nil || *lua.FalseRejects != 0 {
 		t.Errorf("slow server: %+v, want timeouts counted, no overshoot, no false rejects", lua)
 	}

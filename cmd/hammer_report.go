@@ -2,11 +2,9 @@ package cmd
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/hammer"
 )
 
@@ -17,7 +15,10 @@ type hammerReportOptions struct {
 }
 
 // newHammerReportCmd merges what every process of one run left in Redis.
-func newHammerReportCmd(f *Factory) *cobra.Command {
+func newHammerReportCmd(f *Factory, runF func(context.Context, *Factory, *hammerReportOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runHammerReport
+	}
 	opts := &hammerReportOptions{}
 	c := &cobra.Command{
 		Use:   "report --run-id ID",
@@ -29,7 +30,11 @@ the concurrency witness is one Redis counter every process shares, and with --wi
 window and bucket limiters' admitted times are shared in Redis and every process judges all of
 them (the process that finished last saw them all). Run the processes with --keep-keys (the first
 to finish would otherwise delete the limiter keys the others still use); the keys expire on their
-own, or delete them with redis-cli --scan --pattern '<prefix>:{ID*' | xargs redis-cli unlink.`,
+own, or delete them with redis-cli --scan --pattern '<prefix>:{ID*' | xargs redis-cli unlink.
+
+The merged run is judged as hammer judges one, by the same rules: the processes' assertions
+(--assert here replaces them), the check every --script run makes, and decisions that errored
+on more than 1% of calls. A failed check exits 3.`,
 		Example: `  limitctl hammer report --run-id nightly-42 -o json
   limitctl hammer report --run-id nightly-42 --assert 'lua.overshoot==0' --assert 'naive.overshoot>0'`,
 		Args: noArgs,
@@ -37,12 +42,12 @@ own, or delete them with redis-cli --scan --pattern '<prefix>:{ID*' | xargs redi
 			if !hammer.ValidRunID(opts.runID) {
 				return usagef("--run-id must be 1-64 letters, digits, '-' or '_', got %q", opts.runID)
 			}
-			return runHammerReport(c.Context(), f, opts)
+			return runF(c.Context(), f, opts)
 		},
 	}
 	c.Flags().StringVar(&opts.runID, "run-id", "", "the run id the hammer processes shared (required)")
 	c.Flags().StringVar(&opts.prefix, "prefix", "limitctl", "key prefix the processes used")
-	c.Flags().StringArrayVar(&opts.asserts, "assert", nil, "threshold the merged summary must meet, e.g. 'lua.overshoot==0' (exit 3 if one fails)")
+	c.Flags().StringArrayVar(&opts.asserts, "assert", nil, "threshold the merged summary must meet, in place of the processes' own, e.g. 'lua.overshoot==0' (exit 3 if one fails)")
 	return c
 }
 
@@ -55,28 +60,9 @@ func runHammerReport(ctx context.Context, f *Factory, o *hammerReportOptions) er
 	if err != nil {
 		return err
 	}
-	summary, err := hammer.Report(ctx, rdb, o.prefix, o.runID)
+	res, err := hammer.Report(ctx, rdb, o.prefix, o.runID, o.asserts)
 	if err != nil {
 		return err
-	}
-	names := make([]string, len(summary.Strategies))
-	for i, s := range summary.Strategies {
-		names[i] = s.Name
-	}
-	var assertions []bench.Assertion
-	for _, expr := range o.asserts {
-		a, err := bench.ParseAssertion(expr, names)
-		if err != nil {
-			return usagef("--assert: %v", err)
-		}
-		assertions = append(assertions, a)
-	}
-	res := hammer.Result{Summary: summary}
-	res.Assertions, res.Passed = hammer.Judge(assertions, summary)
-	for _, r := range res.Assertions {
-		if !r.Passed {
-			res.Failures = append(res.Failures, fmt.Sprintf("%s (%s)", r.Expr, hammer.AssertionDetail(r)))
-		}
 	}
 	if err := writeHammerSummary(f, format, res); err != nil {
 		return err

@@ -2,6 +2,9 @@ package cmd
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -9,6 +12,7 @@ import (
 )
 
 func TestHammerReportMergesThreeProcesses(t *testing.T) {
+	skipInShortMode(t)
 	for _, kind := range []string{"concurrency", "sliding-window"} {
 		t.Run(kind, func(t *testing.T) { testThreeProcesses(t, kind) })
 	}
@@ -38,7 +42,7 @@ func testThreeProcesses(t *testing.T, kind string) {
 	var attempts [2]int64
 	for _, r := range runs {
 		r.wantExit(t, ExitOK)
-		var one hammerJSON
+		var one hammerDoc
 		if err := json.Unmarshal([]byte(r.out), &one); err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +52,7 @@ func testThreeProcesses(t *testing.T, kind string) {
 	}
 	r := execBinary(t, nil, "--addr", srv.Addr, "hammer", "report", "--run-id", "three", "-o", "json",
 		"--assert", "lua.overshoot==0").wantExit(t, ExitOK)
-	var merged hammerJSON
+	var merged hammerDoc
 	if err := json.Unmarshal([]byte(r.out), &merged); err != nil {
 		t.Fatal(err)
 	}
@@ -81,4 +85,60 @@ func testThreeProcesses(t *testing.T, kind string) {
 		}
 	}
 	execBinary(t, nil, "--addr", srv.Addr, "hammer", "report", "--run-id", "nobody").wantExit(t, ExitError)
+}
+
+// hammer report judges the merged run as hammer judges each process, with the same function:
+// two processes of a script whose every call fails each exit 3 (its decisions errored on more
+// than 1% of calls, and the implied overshoot check had no evidence), and so does the report
+// over them, with passed false, the same reason and the same verdict word per strategy.
+func TestHammerReportFailsWhatTheProcessesFailed(t *testing.T) {
+	srv := redistest.Start(t)
+	script := filepath.Join(t.TempDir(), "broken.lua")
+	if err := os.WriteFile(script, []byte("return redis.error_reply('ERR broken on purpose')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	runs := make([]result, 2)
+	for i := range runs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			runs[i] = execBinary(t, nil, "--addr", srv.Addr, "hammer", "--script", script, "--witness", "redis", "--run-id", "rr",
+				"--keep-keys", "--requests", "300", "--workers", "4", "-o", "json")
+		}(i)
+	}
+	wg.Wait()
+	type judged struct {
+		Passed     bool     `json:"passed"`
+		Failures   []string `json:"failures"`
+		Strategies []struct {
+			Name    string `json:"name"`
+			Verdict string `json:"verdict"`
+		} `json:"strategies"`
+	}
+	decode := func(r result) judged {
+		t.Helper()
+		var j judged
+		if err := json.Unmarshal([]byte(r.out), &j); err != nil {
+			t.Fatalf("%v\n%s", err, r.out)
+		}
+		return j
+	}
+	for _, r := range runs {
+		r.wantExit(t, ExitCheckFailed)
+		if j := decode(r); j.Passed || len(j.Failures) != 1 || !strings.Contains(j.Failures[0], "custom: 300 of 300 decisions failed") ||
+			len(j.Strategies) != 1 || j.Strategies[0].Verdict != "errors" {
+			t.Fatalf("a process of the broken script: %+v", j)
+		}
+	}
+	report := execBinary(t, nil, "--addr", srv.Addr, "hammer", "report", "--run-id", "rr", "-o", "json")
+	report.wantExit(t, ExitCheckFailed)
+	j := decode(report)
+	if j.Passed || len(j.Failures) != 1 || !strings.Contains(j.Failures[0], "custom: 600 of 600 decisions failed") ||
+		len(j.Strategies) != 1 || j.Strategies[0].Verdict != "errors" {
+		t.Fatalf("hammer report over the broken script's two processes: %+v\nstderr:\n%s", j, report.errOut)
+	}
+	if !strings.Contains(report.errOut, "limitctl: custom: 600 of 600 decisions failed") {
+		t.Errorf("stderr does not say why the merged run failed:\n%s", report.errOut)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/golden"
 	"github.com/limitctl/limitctl/internal/redistest"
 	"github.com/limitctl/limitctl/scripts"
 )
@@ -293,15 +294,5 @@ func TestHammerJSONMatchesTheGoldenShape(t *testing.T) {
 	}
 	doc.(map[string]any)["strategies"] = strategies[:1]
 	got, _ := json.MarshalIndent(shapeOf(doc), "", "  ")
-	golden := filepath.Join("..", "testdata", "hammer", "summary.shape.json")
-	if *update {
-		os.WriteFile(golden, append(got, '\n'), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if strings.TrimSpace(string(want)) != strings.TrimSpace(string(got)) {
-		t.Errorf("hammer JSON shape changed; SPEC section 6 is a contract.\ngot:\n%s\nwant:\n%s", got, want)
-	}
+	golden.Check(t, filepath.Join("..", "testdata", "hammer", "summary.shape.json"), string(got)+"\n")
 }

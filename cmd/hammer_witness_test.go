@@ -12,6 +12,7 @@ import (
 // A hammer killed with SIGKILL leaves its held requests in the limiter and in the shared
 // witness; the next run with the same id must not blame a correct lua for those ghosts.
 func TestRedisWitnessAfterAKilledRunBlamesNoGhosts(t *testing.T) {
+	skipInShortMode(t)
 	srv := redistest.Start(t)
 	args := func(d string) []string {
 		return []string{"--addr", srv.Addr, "hammer", "--run-id", "ghosts", "--witness", "redis", "--strategies", "lua",
@@ -45,6 +46,7 @@ func TestRedisWitnessAfterAKilledRunBlamesNoGhosts(t *testing.T) {
 // Processes sharing a run id never delete each other's keys: the first to finish leaves them,
 // the last one deletes them.
 func TestSharedRunKeysAreDeletedByTheLastProcessOnly(t *testing.T) {
+	skipInShortMode(t)
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := context.Background()

@@ -2,17 +2,23 @@ package cmd
 
 import (
 	"context"
-	"flag"
 	"strings"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // result is what one limitctl invocation did.
 type result struct {
 	code        int
 	out, errOut string
+}
+
+// skipInShortMode skips a slow test under -short (make test-short): a cluster, a failover, a
+// killed server, a matrix of every bad input. make test runs every one.
+func skipInShortMode(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) skips it")
+	}
 }
 
 // run executes limitctl in-process with captured streams (none a terminal) and a clean

@@ -12,16 +12,15 @@ import (
 	"time"
 	"unicode/utf8"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
-// decodeInspect parses inspect -o json, checks it has exactly the fields of SPEC section 6 plus
+// decodeInspect parses inspect -o json, checks it has exactly the fields of its contract plus
 // the ones added since (CHANGELOG; nulls included), and normalises what depends on the server and the clock: TTLs (counting
 // down since the fixture was written) and memory (present, or null when memKnown is false).
-func decodeInspect(t *testing.T, out string, memKnown bool) inspectJSON {
+func decodeInspect(t *testing.T, out string, memKnown bool) inspectDoc {
 	t.Helper()
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(out), &raw); err != nil {
@@ -41,7 +40,7 @@ func decodeInspect(t *testing.T, out string, memKnown bool) inspectJSON {
 			t.Errorf("key fields %v, want %v", got, specFields)
 		}
 	}
-	var got inspectJSON
+	var got inspectDoc
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +74,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // sameKeys compares an inspection with the fixture's expectation, nodes given by node(key).
-func sameKeys(t *testing.T, got []inspectKeyJSON, node func(key string) string) {
+func sameKeys(t *testing.T, got []inspectKey, node func(key string) string) {
 	t.Helper()
 	want := wantInspect()
 	for i := range want {
@@ -258,7 +257,7 @@ func TestInspectAsAReadOnlyACLUser(t *testing.T) {
 }
 
 // sameKeysIgnoringTime checks keys, types, kinds and sizes, for runs on the real clock.
-func sameKeysIgnoringTime(t *testing.T, got []inspectKeyJSON, node string) {
+func sameKeysIgnoringTime(t *testing.T, got []inspectKey, node string) {
 	t.Helper()
 	want := wantInspect()
 	if len(got) != len(want) {
@@ -282,40 +281,6 @@ func TestInspectWatchWithoutATerminalPrintsAReportPerInterval(t *testing.T) {
 		t.Errorf("%d reports in 350ms at --watch 100ms, want several:\n%s", n, r.out)
 	}
 	r.wantOneLineError(t, "interrupted: watch stopped")
-}
-
-func TestWatchModelQuitsOnQAndInterruptsOnCtrlC(t *testing.T) {
-	renders := 0
-	m := newWatchModel(context.Background(), "limitctl inspect rl:*", time.Second, func() time.Time { return fixedNow },
-		func(context.Context) (string, error) { renders++; return "KEY  SIZE\nrl:a 3\n", nil })
-	frame := m.Init()()
-	next, cmd := m.Update(frame)
-	if cmd == nil {
-		t.Fatal("no next tick after a frame")
-	}
-	m = next.(watchModel)
-	view := m.View()
-	for _, want := range []string{"Every 1s: limitctl inspect rl:*", "12:00:00", "(q quit)", "rl:a 3"} {
-		if !strings.Contains(view, want) {
-			t.Errorf("view lacks %q:\n%s", want, view)
-		}
-	}
-	// A failed refresh keeps the last table and shows the error under it.
-	next, _ = m.Update(watchFrame{err: context.DeadlineExceeded, at: fixedNow})
-	if v := next.(watchModel).View(); !strings.Contains(v, "rl:a 3") || !strings.Contains(v, "refresh failed") {
-		t.Errorf("view after a failed refresh:\n%s", v)
-	}
-	if _, cmd := m.Update(watchTick{}); cmd == nil || renders != 1 {
-		t.Errorf("a tick must ask for a refresh")
-	}
-	quit, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
-	if _, ok := cmd().(tea.QuitMsg); !ok || quit.(watchModel).interrupted {
-		t.Errorf("q must quit without interrupting")
-	}
-	stop, cmd := m.Update(tea.KeyMsg{Type: tea.KeyCtrlC})
-	if _, ok := cmd().(tea.QuitMsg); !ok || !stop.(watchModel).interrupted {
-		t.Errorf("ctrl+c must quit as interrupted")
-	}
 }
 
 func TestInspectBadInput(t *testing.T) {
@@ -395,10 +360,10 @@ func TestInspectWatchInARealTerminalQuitsOnQ(t *testing.T) {
 		key, exit string
 	}{{"q", "EXIT=0"}, {"C-c", "EXIT=130"}} {
 		t.Run(c.key, func(t *testing.T) {
-			m := newTmux(t, 200, 30, binary(t)+" --addr "+srv.Addr+" inspect 'rl:*' --watch 1s")
-			m.waitFor(15*time.Second, "Every 1s: limitctl inspect rl:*", "rl:conc:u1", "(q quit)")
-			m.run("send-keys", c.key)
-			after := m.waitFor(10*time.Second, c.exit, "rl:conc:u1", "total (8 keys)")
+			m := shell(t, 200, 30, binary(t)+" --addr "+srv.Addr+" inspect 'rl:*' --watch 1s")
+			m.WaitForText(15*time.Second, "Every 1s: limitctl inspect rl:*", "rl:conc:u1", "(q quit)")
+			m.Keys(c.key)
+			after := m.WaitForText(10*time.Second, c.exit, "rl:conc:u1", "total (8 keys)")
 			if strings.Contains(after, "(q quit)") {
 				t.Errorf("the live view is still on screen after %s:\n%s", c.key, after)
 			}
@@ -430,11 +395,11 @@ func TestInspectOtherLibrariesKeys(t *testing.T) {
 
 	a := []string{"--addr", srv.Addr, "inspect", "jobs:*", "rate:*", "up:*", "--clock", "local", "--stale", "5m", "--limit", "7"}
 	r := at(t, append(a, "-o", "json")...).wantExit(t, ExitOK)
-	var got inspectJSON // TTLs as the libraries set them: not decodeInspect's fixture of an hour
+	var got inspectDoc // TTLs as the libraries set them: not decodeInspect's fixture of an hour
 	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, r.out)
 	}
-	byKey := map[string]inspectKeyJSON{}
+	byKey := map[string]inspectKey{}
 	for _, k := range got.Keys {
 		byKey[k.Key] = k
 	}
@@ -467,7 +432,7 @@ func TestInspectOtherLibrariesKeys(t *testing.T) {
 	}
 	// Told it is start times, the set is read so, and no note is printed.
 	r = at(t, "--addr", srv.Addr, "inspect", "jobs:export", "--clock", "local", "--scores", "start", "-o", "json").wantExit(t, ExitOK)
-	var start inspectJSON
+	var start inspectDoc
 	if err := json.Unmarshal([]byte(r.out), &start); err != nil || len(start.Keys) != 1 {
 		t.Fatalf("not JSON of one key: %v\n%s", err, r.out)
 	}

@@ -125,9 +125,9 @@ func i64(n int64) *int64 { return &n }
 // memory left out (they depend on the server and the time the test takes).
 func str(s string) *string { return &s }
 
-func wantInspect() []inspectKeyJSON {
+func wantInspect() []inspectKey {
 	ms, s, us, start := str("ms"), str("s"), str("us"), str("start")
-	return []inspectKeyJSON{
+	return []inspectKey{
 		{Key: "rl:big:log", Type: "zset", Kind: "window_log", Size: 2502, TTLMs: 3600000, OldestAgeMs: i64(662499), NewestAgeMs: i64(1000), Stale: 2500, Flags: []string{"STALE", "OVER_LIMIT"}, ScoreUnit: ms, Scores: start, ScoresGuessed: true},
 		{Key: "rl:conc:u1", Type: "zset", Kind: "concurrency", Size: 4, TTLMs: 3600000, OldestAgeMs: i64(1800000), NewestAgeMs: i64(1000), Stale: 2, Flags: []string{"STALE", "OVER_LIMIT"}, ScoreUnit: ms, Scores: start, ScoresGuessed: true},
 		{Key: "rl:fw:u4", Type: "string", Kind: "counter", Size: 5, TTLMs: 3600000, Stale: 0, Flags: []string{"OVER_LIMIT"}},

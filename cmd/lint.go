@@ -3,30 +3,29 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/limitctl/limitctl/internal/buildinfo"
 	"github.com/limitctl/limitctl/internal/ciformat"
 	"github.com/limitctl/limitctl/internal/lint"
-	"github.com/limitctl/limitctl/internal/scriptcache"
-	"github.com/limitctl/limitctl/internal/tableprint"
+	"github.com/limitctl/limitctl/internal/outfile"
 )
 
 type lintOptions struct {
-	files   []string
-	strict  bool
-	disable []string
-	enable  []string
-	junit   string
+	lint  lint.Request
+	junit string
+	// explain prints each finding's whole explanation under its line.
+	explain bool
 }
 
-func newLintCmd(f *Factory) *cobra.Command {
+func newLintCmd(f *Factory, runF func(*Factory, *lintOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runLint
+	}
 	opts := &lintOptions{}
 	c := &cobra.Command{
 		Use:   "lint FILE.lua... (- for standard input)",
@@ -71,14 +70,15 @@ case per file, a failure per error) beside any of them.`,
 		ValidArgsFunction: luaFiles,
 		Annotations:       map[string]string{outputsAnnotation: strings.Join(lintOutputs, " ")},
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.files = args
-			return runLint(f, opts)
+			opts.lint.Files, opts.lint.In, opts.lint.Now = args, f.IO.In, f.Now
+			return runF(f, opts)
 		},
 	}
-	c.Flags().BoolVar(&opts.strict, "strict", false, "exit 3 on warnings too")
-	c.Flags().StringSliceVar(&opts.disable, "disable", nil, "rules to turn off for this run (repeat or comma-separate)")
-	c.Flags().StringSliceVar(&opts.enable, "enable", nil, "rules to turn back on that "+lint.ConfigFile+" turns off")
+	c.Flags().BoolVar(&opts.lint.Strict, "strict", false, "exit 3 on warnings too")
+	c.Flags().StringSliceVar(&opts.lint.Disable, "disable", nil, "rules to turn off for this run (repeat or comma-separate)")
+	c.Flags().StringSliceVar(&opts.lint.Enable, "enable", nil, "rules to turn back on that "+lint.ConfigFile+" turns off")
 	c.Flags().StringVar(&opts.junit, "junit", "", "also write a JUnit XML report to this file (a test case per file, a failure per error)")
+	c.Flags().BoolVar(&opts.explain, "explain", false, "print each finding's whole explanation under its line (-o json always carries it)")
 	c.MarkFlagFilename("junit", "xml")
 	c.RegisterFlagCompletionFunc("disable", ruleNames)
 	c.RegisterFlagCompletionFunc("enable", ruleNames)
@@ -95,34 +95,6 @@ func ruleNames(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirec
 	return names, cobra.ShellCompDirectiveNoFileComp
 }
 
-// lintConfigs resolves each file's rules: the project file found from its directory
-// (standard input: the working directory), then --disable and --enable. Directories are
-// looked up once.
-func lintConfigs(opts *lintOptions, names []string) ([]lint.Config, error) {
-	byDir := map[string]lint.Config{}
-	configs := make([]lint.Config, len(names))
-	for i, name := range names {
-		dir := "."
-		if name != "<stdin>" {
-			dir = filepath.Dir(name)
-		}
-		project, ok := byDir[dir]
-		if !ok {
-			var err error
-			if project, err = lint.FindConfig(dir); err != nil {
-				return nil, usagef("%v", err)
-			}
-			byDir[dir] = project
-		}
-		cfg, err := project.With(opts.disable, opts.enable)
-		if err != nil {
-			return nil, usagef("%v", err)
-		}
-		configs[i] = cfg
-	}
-	return configs, nil
-}
-
 func lintRuleList() string {
 	s := ""
 	for _, r := range lint.Rules() {
@@ -131,137 +103,59 @@ func lintRuleList() string {
 	return s
 }
 
-// lintSources reads every file (or standard input for "-") before linting any, so a missing
-// file is reported before any output.
-func lintSources(in io.Reader, files []string) (names []string, sources [][]byte, err error) {
-	stdinUsed := false
-	for _, path := range files {
-		if path == "-" {
-			if stdinUsed {
-				return nil, nil, usagef("standard input (-) given twice")
-			}
-			stdinUsed = true
-			b, err := io.ReadAll(in)
-			if err != nil {
-				return nil, nil, fmt.Errorf("reading standard input: %w", err)
-			}
-			names, sources = append(names, "<stdin>"), append(sources, b)
-			continue
-		}
-		src, err := scriptcache.ReadFile(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		names, sources = append(names, path), append(sources, []byte(src))
+// runLint prints the diagnostics in the format asked for: the diagnostic lines unless -o says
+// otherwise, the CI formats too, and the one-line count on stderr for a person or a CI log.
+func runLint(f *Factory, o *lintOptions) error {
+	if _, err := (lint.Config{}).With(o.lint.Disable, o.lint.Enable); err != nil {
+		return usagef("%v", err) // flag errors first, whatever else
 	}
-	return names, sources, nil
-}
-
-func runLint(f *Factory, opts *lintOptions) error {
-	// Flag errors first, whatever the files.
-	if _, err := (lint.Config{}).With(opts.disable, opts.enable); err != nil {
-		return usagef("%v", err)
-	}
-	if opts.junit != "" {
-		if err := checkWritable(opts.junit); err != nil {
+	if o.junit != "" {
+		if err := outfile.Check(o.junit); err != nil {
 			return usagef("--junit: %v", err)
 		}
 	}
 	started := f.Now()
-	names, sources, err := lintSources(f.IO.In, opts.files)
+	rep, err := lint.Run(o.lint)
 	if err != nil {
 		return err
 	}
-	configs, err := lintConfigs(opts, names)
-	if err != nil {
-		return err
-	}
-	diags := []lint.Diagnostic{}
-	off := map[string]bool{}
-	ci := ciformat.LintRun{Strict: opts.strict, Version: resolveVersion(f.Build).Version, Started: started}
-	for i := range names {
-		begin := f.Now()
-		diags = append(diags, lint.LintWith(names[i], sources[i], configs[i])...)
-		ci.Files = append(ci.Files, ciformat.LintedFile{Name: names[i], Source: sources[i], Elapsed: f.Now().Sub(begin)})
-		for r := range configs[i].Disabled {
-			off[r] = true
-		}
-	}
-	ci.Diagnostics = diags
+	ci := ciformat.LintRun{Files: rep.Files, Diagnostics: rep.Diagnostics, Strict: rep.Strict,
+		Version: buildinfo.Resolve(f.Build).Version, Started: started}
 	if ci.WorkDir, err = os.Getwd(); err != nil {
 		return err
 	}
-	errs, warns := 0, 0
-	for _, d := range diags {
-		if d.Severity == lint.SeverityError {
-			errs++
-		} else {
-			warns++
+	shortened := false // a diagnostic line gave its explanation to --explain
+	printLines := func(w io.Writer) {
+		var lines []string
+		lines, shortened = rep.Lines(o.explain)
+		for _, line := range lines {
+			fmt.Fprintln(w, line)
 		}
 	}
 	switch f.Output {
-	case "json":
-		if err := writeJSON(f.IO.Out, struct {
-			SchemaVersion int               `json:"schema_version"`
-			Diagnostics   []lint.Diagnostic `json:"diagnostics"`
-		}{SchemaVersion, diags}); err != nil {
-			return err
-		}
-	case "tsv", "table":
-		if err := printReport(f.IO.Out, f.IO.TerminalWidth(), f.Output, report{table: lintTable(diags)}); err != nil {
-			return err
-		}
+	case "json", "tsv", "table":
+		err = writeResult(f.IO.Out, f.IO.TerminalWidth(), f.Output, rep)
 	case "sarif":
-		log, err := ciformat.LintSARIF(ci)
-		if err != nil {
-			return err
+		var log []byte
+		if log, err = ciformat.LintSARIF(ci); err == nil {
+			_, err = f.IO.Out.Write(log)
 		}
-		if _, err := f.IO.Out.Write(log); err != nil {
-			return err
-		}
-		for _, d := range diags { // stdout is the log for the upload; the job's log still shows these
-			fmt.Fprintln(f.IO.ErrOut, d.String())
-		}
+		printLines(f.IO.ErrOut) // stdout is the log for the upload; the job's log still shows these
 	case "github":
-		if _, err := f.IO.Out.Write(ciformat.GitHubAnnotations(ci.WorkDir, diags)); err != nil {
-			return err
-		}
+		_, err = f.IO.Out.Write(ciformat.GitHubAnnotations(ci.WorkDir, rep.Diagnostics))
 	default:
-		for _, d := range diags {
-			fmt.Fprintln(f.IO.Out, d.String())
-		}
+		printLines(f.IO.Out)
+	}
+	if err != nil {
+		return err
 	}
 	// The count on a terminal, and in a CI log whenever stdout is a CI format.
 	if f.Output != "json" && (f.IO.StderrTTY || slices.Contains(lintOutputs, f.Output)) {
-		note := ""
-		if len(off) > 0 {
-			note = fmt.Sprintf(" (off: %s)", strings.Join(slices.Sorted(maps.Keys(off)), ", "))
-		}
-		fmt.Fprintf(f.IO.ErrOut, "%d file(s): %d error(s), %d warning(s)%s\n", len(names), errs, warns, note)
+		fmt.Fprintln(f.IO.ErrOut, rep.Summary(shortened))
 	}
-	var outcome error
-	if lint.HasErrors(diags, opts.strict) {
-		outcome = checkFailedf("lint: %d error(s), %d warning(s)", errs, warns)
-		if errs == 0 {
-			outcome = checkFailedf("lint: %d warning(s) (--strict)", warns)
-		}
-	}
-	if opts.junit == "" {
-		return outcome
+	if o.junit == "" {
+		return rep.Err()
 	}
 	report, err := ciformat.LintJUnit(ci)
-	return checkOutcome(f, outcome, writeJUnit(f, opts.junit, report, err))
-}
-
-// lintTable: on a narrow terminal the file name and the message are cut, then the rule goes.
-func lintTable(diags []lint.Diagnostic) tableprint.Table[lint.Diagnostic] {
-	type d = lint.Diagnostic
-	return tableprint.Table[lint.Diagnostic]{Rows: diags, Columns: []tableprint.Column[lint.Diagnostic]{
-		{Header: "file", Human: func(x d) string { return x.File }, MinWidth: 12, Cut: tableprint.CutMiddle},
-		{Header: "line", Human: func(x d) string { return strconv.Itoa(x.Line) }},
-		{Header: "col", Human: func(x d) string { return strconv.Itoa(x.Col) }},
-		{Header: "severity", Human: func(x d) string { return x.Severity }},
-		{Header: "rule", Human: func(x d) string { return x.Rule }, Priority: 1},
-		{Header: "message", Human: func(x d) string { return x.Message }, MinWidth: 30},
-	}}
+	return checkOutcome(f, rep.Err(), writeJUnit(f, o.junit, report, err))
 }

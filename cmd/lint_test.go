@@ -126,3 +126,29 @@ func TestLintCorpusProjectFile(t *testing.T) {
 		t.Errorf("--enable missing-expire: want 4 keys reported, got\n%s", r.out)
 	}
 }
+
+// A diagnostic line fits 100 columns; --explain prints each finding's whole explanation under
+// its line, and -o json carries it as the message.
+func TestLintLinesFitAndExplainSaysWhy(t *testing.T) {
+	t.Chdir(t.TempDir())
+	script := "acquire.lua"
+	os.WriteFile(script, []byte("local n = redis.call('INCR', KEYS[1])\nreturn n\n"), 0o644)
+	plain := run(t, "lint", script).wantExit(t, ExitOK)
+	line := strings.TrimSpace(plain.out)
+	if len([]rune(line)) > 100 || !strings.Contains(line, ": warning: missing-expire: ") || strings.Contains(line, "\n") {
+		t.Fatalf("want one warning line within 100 columns:\n%s", plain.out)
+	}
+	explained := run(t, "lint", "--explain", script).wantExit(t, ExitOK)
+	lines := strings.Split(strings.TrimSpace(explained.out), "\n")
+	if lines[0] != line || len(lines) < 2 || !strings.HasPrefix(lines[1], "    ") || !strings.Contains(strings.Join(strings.Fields(explained.out), " "), "abandoned key lives forever") {
+		t.Errorf("--explain: want the line, then the explanation indented:\n%s", explained.out)
+	}
+	for _, l := range lines {
+		if len([]rune(l)) > 100 {
+			t.Errorf("an explanation line of %d columns: %s", len([]rune(l)), l)
+		}
+	}
+	if j := run(t, "lint", "-o", "json", script).out; !strings.Contains(j, "abandoned key lives forever") {
+		t.Errorf("the JSON message lacks the explanation:\n%s", j)
+	}
+}

@@ -1,42 +1,40 @@
 package cmd
 
 import (
-	"encoding/json"
+	"fmt"
 	"io"
+
+	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
 // SchemaVersion is carried by every JSON object limitctl prints.
 const SchemaVersion = 1
 
-// tabular is a result's rows with the columns that print them (a tableprint.Table): fitted
-// to the terminal for a person, complete for a script.
-type tabular interface {
-	WriteTerminal(w io.Writer, width int) error
-	WriteTSV(w io.Writer) error
+// printable is a command's result: its domain type, printed as itself (-o json) or its Table.
+type printable = tableprint.Result
+
+// printResult prints r on stdout in format, then its notes on stderr.
+func printResult(f *Factory, format string, r printable) error {
+	if err := writeResult(f.IO.Out, f.IO.TerminalWidth(), format, r); err != nil {
+		return err
+	}
+	writeNotes(f.IO.ErrOut, r)
+	return nil
 }
 
-// report is something a command prints in all three formats: one table (its columns decide
-// how each field reads on a terminal and in tsv) and the -o json value, schema_version included.
-type report struct {
-	table tabular
-	json  any
+// writeResult writes r in format; a table fits width cells (0: no bound).
+func writeResult(w io.Writer, width int, format string, r printable) error {
+	return tableprint.Print(w, width, format, SchemaVersion, r)
 }
 
-// printReport prints r in format; a table fits width cells (0: no bound).
-func printReport(w io.Writer, width int, format string, r report) error {
-	switch format {
-	case "json":
-		return writeJSON(w, r.json)
-	case "tsv":
-		return r.table.WriteTSV(w)
-	default:
-		return r.table.WriteTerminal(w, width)
+// writeNotes writes what a result says a person should know besides the data (Notes), if any.
+func writeNotes(w io.Writer, r any) {
+	if n, ok := r.(interface{ Notes() []string }); ok {
+		for _, note := range n.Notes() {
+			fmt.Fprintf(w, "limitctl: note: %s\n", note)
+		}
 	}
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
+// writeJSON writes v as a JSON object with schema_version first.
+func writeJSON(w io.Writer, v any) error { return tableprint.JSON(w, SchemaVersion, v) }

@@ -2,32 +2,28 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/keys"
-	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
-// reset only parses its flags, asks when a pattern needs it, and prints what internal/keys did.
-// Its smallest ACL is in docs/acl.md, tested by TestACLResetMinimalRule.
+// reset only parses its flags and prints what internal/keys did (keys.ResetPatterns, which
+// asks the confirmation a pattern needs). Its smallest ACL is in docs/acl.md, tested by
+// TestACLResetMinimalRule.
 
 type resetOptions struct {
-	args   []string
-	dryRun bool
-	yes    bool
-	force  bool
-	batch  int
-	count  int64
-	clock  keyClockFlag
+	args  []string
+	reset keys.ResetOptions
+	yes   bool
+	clock clockFlag
 }
 
-func newResetCmd(f *Factory) *cobra.Command {
+func newResetCmd(f *Factory, runF func(context.Context, *Factory, *resetOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runReset
+	}
 	opts := &resetOptions{}
 	c := &cobra.Command{
 		Use:   "reset KEY|PATTERN... [--dry-run] [--yes] [--force]",
@@ -59,51 +55,36 @@ deletes nothing: run it first.`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.args = args
-			if err := opts.validate(f); err != nil {
+			if err := opts.validate(c, f); err != nil {
 				return err
 			}
-			return runReset(c.Context(), f, opts)
+			return runF(c.Context(), f, opts)
 		},
 	}
 	fl := c.Flags()
-	fl.BoolVar(&opts.dryRun, "dry-run", false, "report what would be deleted; delete nothing")
+	fl.BoolVar(&opts.reset.DryRun, "dry-run", false, "report what would be deleted; delete nothing")
 	fl.BoolVarP(&opts.yes, "yes", "y", false, "reset keys matched by a pattern without asking (a --dry-run needs no confirmation)")
-	fl.BoolVar(&opts.force, "force", false, "delete keys of kind unknown too")
-	fl.IntVar(&opts.batch, "batch", keys.DefaultResetBatch, fmt.Sprintf("at most this many keys deleted per round trip (1-%d)", keys.MaxResetBatch))
-	fl.Int64Var(&opts.count, "count", keys.DefaultScanCount, "SCAN COUNT hint: keyspace slots each SCAN call walks")
-	fl.StringVar(&opts.clock.name, "clock", "server", "reference time of kind detection: server (its TIME) or local (this machine's clock)")
+	fl.BoolVar(&opts.reset.Force, "force", false, "delete keys of kind unknown too")
+	fl.IntVar(&opts.reset.Batch, "batch", keys.DefaultResetBatch, fmt.Sprintf("at most this many keys deleted per round trip (1-%d)", keys.MaxResetBatch))
+	fl.Int64Var(&opts.reset.Count, "count", keys.DefaultScanCount, "SCAN COUNT hint: keyspace slots each SCAN call walks")
+	opts.clock.bind(c, "reference time of kind detection")
 	c.ValidArgsFunction = cobra.NoFileCompletions
-	c.RegisterFlagCompletionFunc("clock", fixedCompletion(clockNames...))
 	return c
 }
 
-func (o *resetOptions) validate(f *Factory) error {
-	if o.batch < 1 || o.batch > keys.MaxResetBatch {
-		return usagef("--batch must be 1 to %d (keys per round trip), got %d", keys.MaxResetBatch, o.batch)
-	}
-	if o.count < 1 {
-		return usagef("--count must be at least 1, got %d", o.count)
-	}
-	if err := o.clock.validate(); err != nil {
-		return err
-	}
-	// Decided before connecting, as for purge: a pattern nobody can confirm touches nothing.
-	if p := o.firstPattern(); p != "" && !o.yes && !o.dryRun && !(f.IO.StdinTTY && f.IO.StdoutTTY) {
-		return usagef("%s is a pattern: add --yes to reset every limiter it matches (try --dry-run first)", p)
-	}
-	return nil
-}
-
-func (o *resetOptions) firstPattern() string {
-	for _, a := range o.args {
-		if keys.IsPattern(a) {
-			return a
+func (o *resetOptions) validate(c *cobra.Command, f *Factory) error {
+	r := &o.reset
+	for _, check := range []func() error{r.Check, keys.SelectOptions{Count: r.Count}.Check, o.clock.validate} {
+		if err := check(); err != nil {
+			return err
 		}
 	}
-	return ""
+	var err error
+	r.Confirm, err = confirmPattern(c, f, o.args, o.yes || r.DryRun, "reset every limiter")
+	return err
 }
 
-func runReset(ctx context.Context, f *Factory, opts *resetOptions) error {
+func runReset(ctx context.Context, f *Factory, o *resetOptions) error {
 	format, err := f.Format()
 	if err != nil {
 		return err
@@ -112,91 +93,17 @@ func runReset(ctx context.Context, f *Factory, opts *resetOptions) error {
 	if err != nil {
 		return err
 	}
-	sel, err := keys.Select(ctx, rdb, opts.args, keys.SelectOptions{Count: opts.count})
+	o.reset.Clock = o.clock.clockOf(f, rdb)
+	res, err := keys.ResetPatterns(ctx, rdb, o.args, o.reset)
 	if err != nil {
+		// The report of what was deleted before the failure, when anything was.
+		if res.TotalDeleted > 0 {
+			writeResult(f.IO.Out, f.IO.TerminalWidth(), format, res) //nolint:errcheck // the failure is what to report
+		}
 		return err
 	}
-	kopts := keys.ResetOptions{DryRun: opts.dryRun, Force: opts.force, Batch: opts.batch, Count: opts.count, Clock: opts.clock.clock(f, rdb)}
-	plan, err := keys.PlanReset(ctx, rdb, sel, kopts)
-	if err != nil {
+	if err := printResult(f, format, res); err != nil {
 		return err
 	}
-	if n := plan.Deletes(); opts.firstPattern() != "" && !opts.yes && !opts.dryRun && n > 0 {
-		limiters := 0
-		for _, k := range plan.Keys {
-			if k.Skipped == "" {
-				limiters++
-			}
-		}
-		q := fmt.Sprintf("Reset %d %s: delete %d %s on %d %s?", limiters, human.Plural(limiters, "limiter", "limiters"),
-			n, human.Plural(n, "key", "keys"), sel.Nodes(), human.Plural(sel.Nodes(), "node", "nodes"))
-		ok, err := promptYes(ctx, f.IO, q)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return errors.New("reset not confirmed: nothing was deleted")
-		}
-	}
-	res, runErr := keys.Reset(ctx, rdb, plan, kopts)
-	// After a failure, the report of what was deleted before it, when anything was.
-	if runErr != nil && res.TotalDeleted == 0 {
-		return runErr
-	}
-	if err := printReport(f.IO.Out, f.IO.TerminalWidth(), format, report{table: resetTable(res), json: res}); err != nil {
-		return err
-	}
-	if runErr != nil {
-		return runErr
-	}
-	if len(sel.Targets) == 0 {
-		notef(f.IO.ErrOut, "no key matches %s: nothing to reset", strings.Join(opts.args, " "))
-	}
-	var unknown []string
-	for _, k := range res.Keys {
-		if k.Skipped == keys.SkipUnknownKind {
-			unknown = append(unknown, k.Key)
-		}
-	}
-	if len(unknown) > 0 {
-		notef(f.IO.ErrOut, "%s left alone: kind unknown (inspect shows what %s); --force deletes %s",
-			describeKeys(unknown), human.Plural(len(unknown), "it holds", "they hold"), human.Plural(len(unknown), "it", "them"))
-	}
-	if opts.dryRun {
-		notef(f.IO.ErrOut, "dry run: nothing was deleted; a real run would delete %d %s", res.TotalDeleted, human.Plural(res.TotalDeleted, "key", "keys"))
-	}
-	if res.Interrupted {
-		return interruptedError(fmt.Sprintf("reset stopped between batches after deleting %d %s", res.TotalDeleted, human.Plural(res.TotalDeleted, "key", "keys")))
-	}
-	return nil
-}
-
-// resetTable: the key, whether it went and what went with it always show; on a narrow terminal
-// the node goes first, then the kind; then the keys (in the middle) and the partners are cut.
-// The skipped column shows only when a key was skipped (tsv: always).
-func resetTable(res keys.ResetResult) tableprint.Table[keys.ResetKey] {
-	type k = keys.ResetKey
-	skipped := 0
-	for _, key := range res.Keys {
-		if key.Skipped != "" {
-			skipped++
-		}
-	}
-	deleted := tableprint.Column[k]{Header: "deleted", Total: strconv.FormatInt(res.TotalDeleted, 10) + " keys",
-		Human:   func(x k) string { return yesNo(x.Deleted) },
-		Machine: func(x k) string { return strconv.FormatBool(x.Deleted) }}
-	if res.DryRun {
-		deleted.Header, deleted.Field = "would delete", "deleted"
-	}
-	return tableprint.Table[keys.ResetKey]{Rows: res.Keys, Totals: true, Optional: 2, Columns: []tableprint.Column[k]{
-		{Header: "key", Human: func(x k) string { return x.Key }, MinWidth: 20, Cut: tableprint.CutMiddle,
-			Total: fmt.Sprintf("total (%d keys)", len(res.Keys))},
-		{Header: "node", Human: func(x k) string { return x.Node }, MinWidth: 12, Cut: tableprint.CutMiddle, Priority: 4},
-		{Header: "kind", Human: func(x k) string { return string(x.Kind) }, Priority: 3},
-		deleted,
-		{Header: "with", Human: func(x k) string { return strings.Join(x.With, ", ") }, MinWidth: 16, Cut: tableprint.CutMiddle,
-			Machine: func(x k) string { return strings.Join(x.With, " ") }},
-		{Header: "skipped", Human: func(x k) string { return x.Skipped }, MinWidth: 16, Priority: 1,
-			HideZero: true, Total: fmt.Sprintf("%d skipped", skipped)},
-	}}
+	return res.Err()
 }

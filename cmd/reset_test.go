@@ -71,8 +71,8 @@ func TestResetBadUsageTouchesNothing(t *testing.T) {
 	}
 }
 
-// resetJSON is the SPEC's shape, field for field: nothing missing, nothing more.
-type resetJSON struct {
+// resetDoc is reset's JSON contract, field for field: nothing missing, nothing more.
+type resetDoc struct {
 	SchemaVersion int  `json:"schema_version"`
 	DryRun        bool `json:"dry_run"`
 	Keys          []struct {
@@ -86,7 +86,7 @@ type resetJSON struct {
 	TotalDeleted int64 `json:"total_deleted"`
 }
 
-func parseReset(t *testing.T, out string) resetJSON {
+func parseReset(t *testing.T, out string) resetDoc {
 	t.Helper()
 	var loose map[string]any
 	if err := json.Unmarshal([]byte(out), &loose); err != nil {
@@ -108,7 +108,7 @@ func parseReset(t *testing.T, out string) resetJSON {
 			t.Errorf("key fields %v", got)
 		}
 	}
-	var r resetJSON
+	var r resetDoc
 	json.Unmarshal([]byte(out), &r)
 	return r
 }

@@ -1,5 +1,8 @@
-// Package cmd holds limitctl's commands: each parses its flags into an options struct, builds
-// what it needs through the Factory, calls one internal function and prints the result.
+// Package cmd holds limitctl's commands: each parses its flags into an options struct and hands
+// it to its run function (runF, which a test swaps to check the parsing without a server); the
+// run builds what it needs through the Factory, calls its room's function (keys.InspectPatterns,
+// hammer.Run, lint.Run, scriptcache.Status, ...) and prints what that returns: the domain type,
+// as JSON or as its table (output.go), with the exit code its error carries (exit.go).
 package cmd
 
 import (
@@ -8,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
@@ -15,18 +19,20 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/limitctl/limitctl/internal/embedded"
+	"github.com/limitctl/limitctl/internal/iostreams"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
-// Execute runs limitctl with args and returns the process exit code. SIGINT and SIGTERM cancel
-// the context; long commands stop, report what they did, and exit 130. A second signal (say,
-// Ctrl-C again while the hammer deletes its keys) exits 130 at once.
+// Execute runs limitctl with args and returns the process exit code. SIGINT, SIGTERM and SIGHUP
+// (the terminal closed) cancel the context; long commands stop, report what they did where
+// they still can, stop any throw-away server, and exit 130. A second signal (say, Ctrl-C again
+// while the hammer deletes its keys) exits 130 at once.
 func Execute(ctx context.Context, build Build, args []string, streams *IOStreams) int {
 	redis.SetLogger(redisconn.QuietLogger{})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 	finished := make(chan struct{})
 	defer close(finished)
@@ -57,7 +63,7 @@ var exitNow = os.Exit
 // error's one line on stderr and, under -o json, a JSON error object on stdout when the command
 // printed no report of its own.
 func runRoot(ctx context.Context, f *Factory, root *cobra.Command, args []string) int {
-	out, wrote := trackOut(f.IO.Out)
+	out, wrote := iostreams.TrackOut(f.IO.Out)
 	stdout := f.IO.Out
 	f.IO.Out = out
 	defer func() { f.IO.Out = stdout }()
@@ -83,13 +89,18 @@ func NewRootCmd(f *Factory) *cobra.Command {
 It inspects, purges and resets live limiter keys, proves under heavy concurrency that a limiter
 script never admits more than its limit (hammer), lints Lua scripts for the known
 mistakes, and manages the atomic scripts it ships (scripts).`,
+		Example: `  limitctl hammer
+  limitctl inspect 'rl:*' --stale 10m --addr 10.0.0.5:6379
+  limitctl purge 'rl:conc:*' --older-than 10m --dry-run
+  limitctl lint limiter/acquire.lua
+  limitctl scripts list`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(c *cobra.Command, args []string) error {
 			f.Conn.DBSet = c.Flags().Changed("db")
 			warnPasswordFlag(c, f)
 			if f.Getenv("NO_COLOR") != "" {
-				f.NoColor = true
+				f.IO.NoColor = true
 			}
 			if _, err := f.Format(commandOutputs(c)...); err != nil {
 				return err
@@ -100,7 +111,12 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 	// cobra's own complaints (a bad flag, a stray argument) become usage errors here, so that
 	// no exit code depends on the wording of cobra's messages.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &usageError{Msg: err.Error(), Command: c.CommandPath()}
+		msg := err.Error()
+		var unknown *pflag.NotExistError
+		if errors.As(err, &unknown) && unknown.GetSpecifiedShortnames() == "" {
+			msg += didYouMean(flagSuggestions(c, unknown.GetSpecifiedName()), "--")
+		}
+		return &usageError{Msg: msg, Command: c.CommandPath()}
 	})
 	// --redis URL is what users of other Redis tools type first: the same flag as --url.
 	root.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
@@ -111,6 +127,7 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 	})
 	root.Args = noArgs
 	root.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
+	root.SetHelpTemplate(helpTemplate)
 	pf := root.PersistentFlags()
 	pf.StringVarP(&f.Conn.URL, "url", "u", "", "Redis URL: redis://[user:password@]host:port[/db], rediss://..., unix:///path, redis+sentinel://[user:password@]host:port[,host:port...]/MASTER[/db] (env REDIS_URL)")
 	pf.StringArrayVar(&f.Conn.Addrs, "addr", nil, "Redis host:port (repeat for a cluster's seed nodes)")
@@ -131,16 +148,16 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 	pf.BoolVar(&f.Conn.TLSInsecure, "tls-insecure", false, "skip verification of the server's certificate (unsafe)")
 	pf.DurationVar(&f.Conn.Timeout, "timeout", redisconn.DefaultTimeout, "bound on connecting and on every Redis call")
 	pf.StringVarP(&f.Output, "output", "o", "", "output format: table, json or tsv (default table on a terminal, tsv when piped)")
-	pf.BoolVar(&f.NoColor, "no-color", false, "no colour in output (also env NO_COLOR)")
+	pf.BoolVar(&f.IO.NoColor, "no-color", false, "no colour in output (also env NO_COLOR)")
 
 	root.AddCommand(
 		newScriptsCmd(f),
-		newLintCmd(f),
+		newLintCmd(f, nil),
 		newHammerCmd(f, nil),
-		newInspectCmd(f),
-		newPurgeCmd(f),
-		newResetCmd(f),
-		newVersionCmd(f),
+		newInspectCmd(f, nil),
+		newPurgeCmd(f, nil),
+		newResetCmd(f, nil),
+		newVersionCmd(f, nil),
 	)
 	root.RegisterFlagCompletionFunc("output", func(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 		return append([]string{"table", "json", "tsv"}, commandOutputs(c)...), cobra.ShellCompDirectiveNoFileComp
@@ -178,11 +195,80 @@ func usageArgs(c *cobra.Command) {
 func noArgs(c *cobra.Command, args []string) error {
 	if len(args) > 0 {
 		if c.HasSubCommands() {
-			return &usageError{Msg: fmt.Sprintf("unknown command %q for %s", args[0], c.CommandPath()), Command: c.CommandPath()}
+			if c.SuggestionsMinimumDistance <= 0 {
+				c.SuggestionsMinimumDistance = 2 // cobra's own default, set where it suggests
+			}
+			return &usageError{Msg: fmt.Sprintf("unknown command %q for %s%s", args[0], c.CommandPath(), didYouMean(c.SuggestionsFor(args[0]), "")),
+				Command: c.CommandPath()}
 		}
 		return &usageError{Msg: "unexpected argument " + args[0], Command: c.CommandPath()}
 	}
 	return nil
+}
+
+// helpTemplate leads with what a command is, how it is called, examples and flags (cobra's usage
+// block); the long explanation comes after, under Details, so a flag is found without scrolling
+// past prose (hammer's is some fifty lines).
+const helpTemplate = `{{with .Short}}{{.}}
+
+{{end}}{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}{{with .Long}}
+Details:
+{{. | trimTrailingWhitespaces}}
+{{end}}`
+
+// didYouMean is "; did you mean X?" (or "X or Y?") for suggestions, "" for none: kept on the
+// error's one line.
+func didYouMean(suggestions []string, prefix string) string {
+	if len(suggestions) == 0 {
+		return ""
+	}
+	for i, s := range suggestions {
+		suggestions[i] = prefix + s
+	}
+	return "; did you mean " + strings.Join(suggestions, " or ") + "?"
+}
+
+// flagSuggestions are the flags of c (its own and inherited) that name is a typo of (one edit
+// away, two for names longer than four letters; a swap of neighbours is one) or the start of,
+// as cobra suggests commands.
+func flagSuggestions(c *cobra.Command, name string) []string {
+	most := 1
+	if len(name) > 4 {
+		most = 2
+	}
+	var out []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden && (editDistance(name, f.Name) <= most || strings.HasPrefix(f.Name, name)) {
+			out = append(out, f.Name)
+		}
+	})
+	return out
+}
+
+// editDistance is the optimal string alignment distance between a and b: insertions,
+// deletions, substitutions and swaps of neighbouring letters, one each.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 func exactArgs(n int, what string) cobra.PositionalArgs {

@@ -141,6 +141,7 @@ func TestScriptsLoadFunctionsLibrary(t *testing.T) {
 }
 
 func TestEveryCommandOnAClusterWithReplicas(t *testing.T) {
+	skipInShortMode(t)
 	cluster := redistest.StartCluster(t, 3, 1)
 	seed := cluster.Masters[0].Addr
 	r := run(t, "--addr", seed, "--cluster", "scripts", "load", "concurrency_acquire", "-o", "json").wantExit(t, ExitOK)
@@ -261,6 +262,7 @@ func TestCommandsOverAUnixSocket(t *testing.T) {
 }
 
 func TestScriptsReachTheReplicasOfASingleMaster(t *testing.T) {
+	skipInShortMode(t)
 	master := redistest.Start(t)
 	replica := redistest.Start(t, "replicaof 127.0.0.1 "+itoa(master.Port))
 	ctx := context.Background()

@@ -3,6 +3,11 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/redistest"
+	"github.com/limitctl/limitctl/internal/termtest"
 )
 
 // Every long command stops within a second of SIGINT or SIGTERM, says what it did, exits 130.
@@ -89,3 +95,72 @@ func TestSecondSignalDuringCleanupExitsAtOnce(t *testing.T) {
 		t.Errorf("took %s to exit after the second SIGINT\nstderr:\n%s", took, errOut)
 	}
 }
+
+// Closing the terminal (SIGHUP, as tmux kill-session or a closed window sends) stops a run as
+// SIGTERM does: the summary where it can still go, the throw-away redis-server stopped, its
+// folder removed, exit 130. On the dashboard the summary has nowhere to go; with stdout
+// redirected it is written whole.
+func TestHangupStopsTheRunLikeSIGTERM(t *testing.T) {
+	for _, tc := range []struct{ name, stdout string }{
+		{"dashboard", ""},
+		{"json to a file", " -o json > $DIR/out.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			// The shell ignores SIGHUP so that it outlives the terminal and records the exit
+			// code; limitctl, which asks for the signal, still gets it.
+			script := fmt.Sprintf(`DIR=%s; trap '' HUP; TMPDIR=$DIR %s hammer --duration 60s%s 2> $DIR/err.txt; echo $? > $DIR/rc`,
+				dir, binary(t), tc.stdout)
+			// The terminal's own shell (the session leader, which the kernel sends SIGHUP
+			// when the terminal closes) must not be the one that ignores it: it dies and
+			// the hangup reaches the foreground job, as with a login shell.
+			m := termtest.Start(t, 120, 40, "sh -c "+shellQuote(script)+"; sleep 30")
+			errOut := func() string { b, _ := os.ReadFile(filepath.Join(dir, "err.txt")); return string(b) }
+			if tc.stdout == "" {
+				m.WaitForText(15*time.Second, "RUNNING", "OVERSHOOT +")
+			} else {
+				waitForFile(t, 15*time.Second, "a progress line", func() bool { return strings.Contains(errOut(), "[1s/") })
+			}
+			port := regexp.MustCompile(`redis-server \S+ on (127\.0\.0\.1:\d+)`).FindStringSubmatch(errOut())
+			folders, _ := filepath.Glob(filepath.Join(dir, "limitctl-redis-*"))
+			if port == nil || len(folders) != 1 {
+				t.Fatalf("no throw-away server to watch (target line %v, folders %v)\n%s", port, folders, errOut())
+			}
+			m.Run("kill-server")
+			waitForFile(t, 20*time.Second, "the exit code", func() bool { _, err := os.Stat(filepath.Join(dir, "rc")); return err == nil })
+			rc, _ := os.ReadFile(filepath.Join(dir, "rc"))
+			if strings.TrimSpace(string(rc)) != "130" {
+				t.Errorf("exit %s after SIGHUP, want 130\n%s", rc, errOut())
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, "limitctl-redis-*")); len(left) != 0 {
+				t.Errorf("the throw-away server's folder is left: %v", left)
+			}
+			if conn, err := net.DialTimeout("tcp", port[1], time.Second); err == nil {
+				conn.Close()
+				t.Errorf("the throw-away redis-server on %s still answers", port[1])
+			}
+			if tc.stdout != "" {
+				var sum struct {
+					Interrupted bool `json:"interrupted"`
+					Strategies  []struct{ Attempts int64 }
+				}
+				out, _ := os.ReadFile(filepath.Join(dir, "out.json"))
+				if err := json.Unmarshal(out, &sum); err != nil || !sum.Interrupted || len(sum.Strategies) == 0 || sum.Strategies[0].Attempts == 0 {
+					t.Errorf("no partial summary after SIGHUP: %v %+v\n%s", err, sum, out)
+				}
+			}
+		})
+	}
+}
+
+// waitForFile polls ok (a file's state) until it holds, failing after limit.
+func waitForFile(t *testing.T, limit time.Duration, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); !ok(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not seen within %s", what, limit)
+		}
+	}
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -41,16 +41,21 @@ func summaryFixture() bench.Summary {
 		}}
 }
 
+// judged is the result of a run that found s, judged as hammer judges (no assertions).
+func judged(s bench.Summary) hammer.Result {
+	return hammer.Result{Summary: s, Judgement: hammer.Judge(hammer.Rules{Limiter: s.Limiter}, s)}
+}
+
 func TestHammerSummaryTableFits(t *testing.T) {
 	s := summaryFixture()
-	checkTableGolden(t, "hammer", hammerTable(toHammerJSON(hammer.Result{Summary: s, Passed: true}).Strategies))
+	checkTableGolden(t, "hammer", judged(s).Table())
 
 	// Every strategy's verdict, in plain words, one line each.
-	got := strings.Join(verdicts(s), "\n") + "\n"
+	got := strings.Join(judged(s).VerdictLines(nil), "\n") + "\n"
 	checkGolden(t, tablesGoldenDir+"/hammer_verdicts.golden", got)
 	for _, width := range goldenWidths {
 		var b strings.Builder
-		for _, v := range verdicts(s) {
+		for _, v := range judged(s).VerdictLines(nil) {
 			b.WriteString(fitLine(v, width) + "\n")
 		}
 		checkFits(t, b.String(), width)
@@ -58,7 +63,7 @@ func TestHammerSummaryTableFits(t *testing.T) {
 
 	// tsv keeps every column in the JSON's units, whatever the terminal's width.
 	var tsv bytes.Buffer
-	if err := hammerTable(toHammerJSON(hammer.Result{Summary: s, Passed: true}).Strategies).WriteTSV(&tsv); err != nil {
+	if err := judged(s).Table().WriteTSV(&tsv); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(tsv.String(), "\n")
@@ -75,7 +80,7 @@ func TestHammerSummaryTableFits(t *testing.T) {
 
 func TestVerdicts(t *testing.T) {
 	s := summaryFixture()
-	v := verdicts(s)
+	v := judged(s).VerdictLines(nil)
 	for i, want := range []string{
 		"naive   OVERSHOOT    peak 64 of 20 (+44), 29,022 events in 8.0s",
 		"multi   OVERSHOOT    peak 61 of 20 (+41), 3,264 events in 8.0s, 12 admits too late to judge",
@@ -90,28 +95,28 @@ func TestVerdicts(t *testing.T) {
 	}
 	// At or under 1% of decisions failing, a strategy that reached the limit held; its errors are counted.
 	s.Strategies[4].Errors = 1000
-	if got := verdicts(s)[4]; got != "eval    exact        peak 20 of 20, 0 events, 0 false rejects (1,000 errors), 7 releases failed" {
+	if got := judged(s).VerdictLines(nil)[4]; got != "eval    exact        peak 20 of 20, 0 events, 0 false rejects (1,000 errors), 7 releases failed" {
 		t.Errorf("eval with 1%% errors: %q", got)
 	}
 	// Contended is the engine's evidence that the limit was reached (a rejection counts even when
 	// the witness missed the full instant): then a strategy below the limit held.
 	s.Strategies[2].Contended, s.Strategies[2].Peak = true, 19
-	if got := verdicts(s)[2]; got != "watch   exact       peak 19 of 20, 0 events, 0 false rejects" {
+	if got := judged(s).VerdictLines(nil)[2]; got != "watch   exact       peak 19 of 20, 0 events, 0 false rejects" {
 		t.Errorf("a contended strategy: %q", got)
 	}
 	// Both sides of the limit at once; and a window limiter's evidence is about its window.
 	s.Strategies[5].Overshoot, s.Strategies[5].Peak, s.Strategies[5].OvershootEvent = 2, 22, 5
-	if got := verdicts(s)[5]; got != "custom  OVERSHOOT, TOO STRICT  peak 22 of 20 (+2), 5 events in 8.0s; refused 1,204 while at most 3 of 20 were held, the first at 412ms" {
+	if got := judged(s).VerdictLines(nil)[5]; got != "custom  OVERSHOOT, TOO STRICT  peak 22 of 20 (+2), 5 events in 8.0s; refused 1,204 while at most 3 of 20 were held, the first at 412ms" {
 		t.Errorf("overshoot and too strict: %q", got)
 	}
 	s.Limiter = limiter.SlidingWindow
-	if got := verdicts(s)[5]; !strings.HasSuffix(got, "refused 1,204 while at most 3 of 20 were admitted in the window, the first at 412ms") {
+	if got := judged(s).VerdictLines(nil)[5]; !strings.HasSuffix(got, "refused 1,204 while at most 3 of 20 were admitted in the window, the first at 412ms") {
 		t.Errorf("a window limiter: %q", got)
 	}
 	// A run shared by id judges no refusals, and says so.
 	s = summaryFixture()
 	s.Strategies[3].RefusalsUnjudged, s.Strategies[3].NoRefusalJudged = bench.RefusalsShared, true
-	if got := verdicts(s)[3]; got != "lua     exact        peak 20 of 20, 0 events; refusals not judged: "+bench.RefusalsShared {
+	if got := judged(s).VerdictLines(nil)[3]; got != "lua     exact        peak 20 of 20, 0 events; refusals not judged: "+bench.RefusalsShared {
 		t.Errorf("unjudged refusals: %q", got)
 	}
 }

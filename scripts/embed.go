@@ -3,12 +3,19 @@
 package scripts
 
 import (
+	"bytes"
 	"crypto/sha1"
 	_ "embed"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/limitctl/limitctl/internal/exitcode"
 )
 
 var (
@@ -26,17 +33,27 @@ var (
 
 // Script is one shipped script and its calling contract.
 type Script struct {
-	Name        string
-	Source      string
-	Keys        []string
-	Args        []string
-	Description string
+	Name        string   `json:"name"`
+	Source      string   `json:"-"`
+	Keys        []string `json:"keys"`
+	Args        []string `json:"args"`
+	Description string   `json:"description"`
 	// Limiter is true for the rate-limiter scripts, which also ship as Functions.
-	Limiter bool
+	Limiter bool `json:"-"`
 }
 
 // SHA1 is the hex SHA1 of the exact source bytes: the name EVALSHA uses.
 func (s Script) SHA1() string { return SHA1(s.Source) }
+
+// MarshalJSON writes the script as scripts list prints it: name, SHA1 and contract.
+func (s Script) MarshalJSON() ([]byte, error) {
+	type fields Script // the tagged fields, without this method
+	return json.Marshal(struct {
+		Name string `json:"name"`
+		SHA1 string `json:"sha1"`
+		fields
+	}{s.Name, s.SHA1(), fields(s)})
+}
 
 // FunctionName is the name the script is registered under in the limitctl Functions library.
 func (s Script) FunctionName() string { return LibraryName + "_" + s.Name }
@@ -118,4 +135,29 @@ func FunctionsLibrary() string {
 		fmt.Fprintf(&b, "\nredis.register_function('%s', function(KEYS, ARGV)\n%s\nend)\n", s.FunctionName(), s.Source)
 	}
 	return b.String()
+}
+
+// ReadFile reads a Lua script named on the command line (--script, --file, lint's files) as
+// Redis will get it: binary or empty files are refused (a usage error) before Redis sees them.
+func ReadFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", exitcode.Usagef("cannot read script %s: %v", path, UnwrapPathError(err))
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return "", exitcode.Usagef("script %s is empty", path)
+	}
+	if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
+		return "", exitcode.Usagef("%s is not a Lua script: it holds binary data", path)
+	}
+	return string(b), nil
+}
+
+// UnwrapPathError drops the operation and path an *os.PathError repeats.
+func UnwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -111,7 +111,7 @@ func bruteWindow(admits []int64, limit, window int64, aligned bool) CheckResult 
 }
 
 // bruteBucket tries every start millisecond of every interval.
-func bruteBucket(admits []int64, burst int64, ratePerSec float64) CheckResult {
+func bruteBucket(admits []int64, burst int64, ratePerSec, slack float64) CheckResult {
 	rate := ratePerSec / 1000
 	counts := map[int64]int64{}
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
@@ -136,12 +136,13 @@ func bruteBucket(admits []int64, burst int64, ratePerSec float64) CheckResult {
 			worst = max(worst, float64(n)-rate*float64(t-t1))
 		}
 		peak = max(peak, worst)
-		if over := int64(math.Floor(worst+1e-9)) - burst; over > 0 {
+		if over := int64(math.Ceil(worst - float64(burst) - slack - 1e-9)); over > 0 {
 			events += min(counts[t], over)
 		}
 	}
-	p := int64(math.Floor(peak + 1e-9))
-	return CheckResult{Peak: p, Overshoot: max(0, p-burst), OvershootEvent: events}
+	over := max(0, int64(math.Ceil(peak-float64(burst)-slack-1e-9)))
+	p := max(int64(math.Floor(peak+1e-9)), burst+over)
+	return CheckResult{Peak: p, Overshoot: over, OvershootEvent: events}
 }
 
 func TestCheckersMatchABruteForceCountWithOutOfOrderAdmits(t *testing.T) {
@@ -185,17 +186,19 @@ func TestCheckersMatchABruteForceCountWithOutOfOrderAdmits(t *testing.T) {
 			}
 		}
 		rate := float64(20 + rng.IntN(200))
+		slack := []float64{0, 0.25, 0.5, 1.5}[round%4]
 		b := NewBucketChecker(limit, rate, 1, horizon)
+		b.slack = slack
 		for _, ms := range admits {
 			b.Admit(ms)
 		}
-		want := bruteBucket(admits, limit, rate)
+		want := bruteBucket(admits, limit, rate, slack)
 		live := b.Result()
 		live.Current = 0
 		got := b.Finish()
 		got.Current = 0
 		if live != want || got != want {
-			t.Fatalf("round %d bucket burst %d rate %g: live %+v, settled %+v, want %+v", round, limit, rate, live, got, want)
+			t.Fatalf("round %d bucket burst %d rate %g slack %g: live %+v, settled %+v, want %+v", round, limit, rate, slack, live, got, want)
 		}
 	}
 }

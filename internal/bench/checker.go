@@ -309,6 +309,7 @@ type BucketChecker struct {
 	burst   int64
 	rate    float64 // tokens per ms
 	cost    int64
+	slack   float64 // tokens a correct bucket may seem to exceed burst + rate*T by (clock_evidence.go)
 	log     *admitLog
 	settled bucketState // guarded by log.mu
 	current int64       // admits in the newest settled millisecond
@@ -342,11 +343,15 @@ func (s *bucketState) step(c *BucketChecker, ms, n int64) {
 	s.total += n * c.cost
 	drawn := float64(s.total) - c.rate*t - s.minBase
 	s.peak = max(s.peak, drawn)
-	// Whole requests beyond burst: a fraction of a token of excess is clock noise between
-	// racing clients, not a request that should have been refused.
-	if over := int64(math.Floor(drawn+1e-9)) - c.burst; over > 0 {
+	if over := c.excess(drawn); over > 0 {
 		s.events += min(n, over)
 	}
+}
+
+// excess is how many requests a draw proves were admitted beyond the bucket: any excess over
+// burst + slack is at least one whole request too many (1e-9 absorbs float rounding).
+func (c *BucketChecker) excess(drawn float64) int64 {
+	return max(0, int64(math.Ceil(drawn-float64(c.burst)-c.slack-1e-9)))
 }
 
 func (c *BucketChecker) settle(ms, n int64) {
@@ -370,8 +375,9 @@ func (c *BucketChecker) Result() CheckResult {
 		p := c.log.pending.at(i)
 		s.step(c, p.ms, p.n)
 	}
-	peak := int64(math.Floor(s.peak + 1e-9))
-	return CheckResult{Peak: peak, Overshoot: max(0, peak-c.burst), OvershootEvent: s.events, Current: c.current,
+	overshoot := c.excess(s.peak)
+	peak := max(int64(math.Floor(s.peak+1e-9)), c.burst+overshoot)
+	return CheckResult{Peak: peak, Overshoot: overshoot, OvershootEvent: s.events, Current: c.current,
 		Unjudged: c.log.late}
 }
 

@@ -25,10 +25,14 @@ type StrategyRun struct {
 	// Admits, for the window and bucket limiters, shares the admitted times with the other
 	// processes of the run and judges them all together; nil judges this process's alone.
 	Admits *SharedAdmits
-	// EpochAligned: the fixed window starts at multiples of the window on the script's clock
-	// (the contract names the window: {window_index}, {prev_window_index}, {window_start_ms},
-	// or a shipped strategy); otherwise it may start anywhere (a window opened by a first hit).
+	// EpochAligned: the fixed window's windows start at multiples of the window, as the
+	// contract says ({window_index}, {prev_window_index} or {window_start_ms}, and the shipped
+	// scripts' keys); otherwise their alignment is unknown and judged as such (a window opened
+	// by the first hit is not an overshoot). Only the fixed window on client time reads it.
 	EpochAligned bool
+	// TimeQuantum is how finely the script is told the time (0 or 1ms: to the millisecond or
+	// finer; 1s: whole seconds): each admit is judged at its time as the script could know it.
+	TimeQuantum time.Duration
 	// Refusals is what the limiter may rightly do that the false-reject judges allow for.
 	Refusals RefusalRules
 }
@@ -152,7 +156,7 @@ func (e *Engine) Run(ctx context.Context, snapshots chan<- Snapshot) (Summary, e
 	defer stopLoad()
 
 	var masters *masterWatch
-	if cfg.Masters != nil && cfg.Limiter == limiter.Concurrency && !cfg.SharedKeys {
+	if cfg.Masters != nil && cfg.Limiter.Describe().Releases && !cfg.SharedKeys {
 		masters = newMasterWatch(ctx, cfg.Masters, statsWaitTimeout)
 	}
 	runs := make([]*strategyState, len(cfg.Strategies))

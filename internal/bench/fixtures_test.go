@@ -9,7 +9,9 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/lint"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
@@ -32,15 +34,33 @@ var libraryFixtures = []struct {
 	{"token_bucket_two_keys.lua", limiter.TokenBucket, contract.Spec{Keys: "{key}.tokens {key}.timestamp", Args: `{rate_per_s} {burst} "" {cost}`}, false},
 	{"concurrency_slots.lua", limiter.Concurrency, contract.Spec{Keys: "{key}{slot}", Args: "{key} {stale_after_s} {member}", Allowed: "reply ~= false",
 		Release: `EVAL "if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"del\", KEYS[1]) end return 0" 1 {reply} {member}`}, false},
+	// The third release's contracts: whole seconds (go-zero), nanoseconds and a window opened by
+	// the first call (sethvargo/go-redisstore), microseconds with a rate per microsecond (Traefik),
+	// a release that is a script of its own (Laravel).
+	{"token_bucket_unix_seconds.lua", limiter.TokenBucket, contract.Spec{Keys: "{key}.tokens {key}.ts", Args: "{rate_per_s} {burst} {now_s_int} {cost}", Allowed: "reply == 1"}, false},
+	{"fixed_window_first_hit_ns.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}", Args: "{now_ns} {limit} {window_ns}", Allowed: "reply[4] == 1"}, false},
+	{"token_bucket_microseconds.lua", limiter.TokenBucket, contract.Spec{Args: "{rate_per_s / 1000000} {burst} {now_us} {window_s * 2} {cost}"}, false},
+	{"concurrency_slots.lua", limiter.Concurrency, contract.Spec{Keys: "{key}{slot}", Args: "{key} {stale_after_s} {member}", Allowed: "reply ~= false",
+		ReleaseFile: "concurrency_slot_release.lua", ReleaseKeys: "{reply}", ReleaseArgs: "{member}"}, false},
 }
 
-// fixtureRun hammers one fixture at the hammer's defaults (64 workers, limit 20, window 1s,
-// hold 2ms) for d.
-func fixtureRun(t *testing.T, srv *redistest.Server, file string, kind limiter.Kind, spec contract.Spec, d time.Duration) bench.StrategySnapshot {
+// customStrategy builds the custom strategy as the hammer does for a script in testdata/limiters:
+// its contract (a script that reads TIME and is given no time runs on the virtual clock), its
+// limiter, and the evidence the contract implies (the server clock's intervals, a fixed window's
+// alignment, the time quantum).
+func customStrategy(t *testing.T, srv *redistest.Server, file string, kind limiter.Kind, spec contract.Spec) bench.StrategyRun {
 	t.Helper()
 	src, err := os.ReadFile("../../testdata/limiters/" + file)
 	if err != nil {
 		t.Fatal(err)
+	}
+	spec.ReadsTime = lint.ReadsTime(src)
+	if spec.ReleaseFile != "" {
+		rel, err := os.ReadFile("../../testdata/limiters/" + spec.ReleaseFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.ReleaseScript = string(rel)
 	}
 	c, err := contract.Compile(spec, limiter.DefaultContract(kind))
 	if err != nil {
@@ -51,13 +71,36 @@ func fixtureRun(t *testing.T, srv *redistest.Server, file string, kind limiter.K
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := bench.Config{
-		RunID: "test", Limiter: kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64,
+	return bench.StrategyRun{Name: "custom", Limiter: lim, ServerClock: c.Clock == contract.ServerClock,
+		EpochAligned: c.EpochAligned(), TimeQuantum: c.TimeQuantum(),
+		Refusals: hammer.RefusalRules(hammer.Options{Limiter: kind, Window: time.Second, Contract: c}, limiter.Custom)}
+}
+
+// defaultLoad is the hammer's default load for one strategy (64 workers, limit 20, window 1s,
+// stale-after 10s, the limiter's default profile and skew) for d, with a think time of 2ms after each admit.
+func defaultLoad(t *testing.T, kind limiter.Kind, run bench.StrategyRun, d time.Duration) bench.Config {
+	id := fmt.Sprintf("%d", time.Now().UnixNano())
+	return bench.Config{
+		Profile: bench.DefaultProfile(kind), Skew: bench.DefaultSkew(kind, 20, time.Second),
+		RunID: id, Limiter: kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, StaleAfter: 10 * time.Second,
 		Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
-		KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
-		Strategies: []bench.StrategyRun{{Name: "custom", Limiter: lim, ServerClock: c.Clock == contract.ServerClock}},
+		KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s.%s}:%s:%d", t.Name(), id, s, i) },
+		Strategies: []bench.StrategyRun{run},
 	}
-	sum, err := bench.New(cfg).Run(context.Background(), nil)
+}
+
+// fixtureName names a fixture's test: its file, and its release script's when it has one.
+func fixtureName(file string, spec contract.Spec) string {
+	if spec.ReleaseFile != "" {
+		return file + " released by " + spec.ReleaseFile
+	}
+	return file
+}
+
+// fixtureRun hammers one fixture at the hammer's default load for d.
+func fixtureRun(t *testing.T, srv *redistest.Server, file string, kind limiter.Kind, spec contract.Spec, d time.Duration) bench.StrategySnapshot {
+	t.Helper()
+	sum, err := bench.New(defaultLoad(t, kind, customStrategy(t, srv, file, kind, spec), d)).Run(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,9 +108,12 @@ func fixtureRun(t *testing.T, srv *redistest.Server, file string, kind limiter.K
 }
 
 func TestLibraryStyleFixturesRunUnderTheirContracts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) skips it")
+	}
 	srv := redistest.Start(t)
 	for _, f := range libraryFixtures {
-		t.Run(f.file, func(t *testing.T) {
+		t.Run(fixtureName(f.file, f.spec), func(t *testing.T) {
 			got := fixtureRun(t, srv, f.file, f.kind, f.spec, 2500*time.Millisecond)
 			t.Logf("%s: admitted %d rejected %d errors %v peak %d overshoot %d", f.file, got.Admitted, got.Rejected, got.ErrorsByKind, got.Peak, got.Overshoot)
 			if got.Errors != 0 || got.Admitted == 0 || got.Rejected == 0 {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -227,12 +228,14 @@ func (c *IntervalChecker) Finish() CheckResult {
 // newIntervalChecker is the engine's checker for a window or bucket limiter on the server's
 // clock; the token bucket refills its burst (Limit) once per Window.
 func newIntervalChecker(cfg Config) *IntervalChecker {
-	switch cfg.Limiter {
-	case limiter.FixedWindow:
+	switch evidence := cfg.Limiter.Describe().Evidence; evidence {
+	case limiter.FixedWindowEvidence:
 		return NewIntervalChecker(FixedInvariant, cfg.Limit, cfg.Window, 0)
-	case limiter.SlidingWindow:
+	case limiter.SlidingWindowEvidence:
 		return NewIntervalChecker(SlidingInvariant, cfg.Limit, cfg.Window, 0)
-	default:
+	case limiter.BucketEvidence:
 		return NewIntervalChecker(BucketInvariant, cfg.Limit, time.Duration(float64(cfg.Limit)/cfg.Rate*float64(time.Second)), cfg.Rate)
+	default:
+		panic(fmt.Sprintf("bench: no interval checker for evidence %d", evidence))
 	}
 }

@@ -13,36 +13,44 @@ const (
 	ProfileBursty = "bursty"
 )
 
-// DefaultProfile is bursty for the window and bucket limiters: steady load never lets a bucket
-// refill past its burst nor every window key expire, so it cannot catch a refill that is not
-// capped. The concurrency limiter's bugs show under steady load, which also keeps its
-// throughput numbers whole.
+// DefaultProfile is the load shape a limiter is hammered with unless --profile says otherwise:
+// bursty where its description asks for it (limiter.Description.Bursty says why).
 func DefaultProfile(k limiter.Kind) string {
-	if k == limiter.Concurrency {
-		return ProfileSteady
+	if k.Describe().Bursty {
+		return ProfileBursty
 	}
-	return ProfileBursty
+	return ProfileSteady
 }
 
-// DefaultSkew is how far the workers' clocks disagree by default. The window limiters get a
-// few milliseconds: requests then reach Redis out of their now order, as from app servers
-// whose clocks differ, which is what a log pruned too eagerly or a counter that expires with
-// its window gets wrong. The token bucket and the concurrency limiter get one clock: a bucket
-// judged over skewed times must forgive a fraction of a token, which would hide a bucket one
-// request too large, and a concurrency witness does not look at times at all.
-func DefaultSkew(k limiter.Kind) time.Duration {
-	if k == limiter.FixedWindow || k == limiter.SlidingWindow {
-		return 5 * time.Millisecond
-	}
-	return 0
+// DefaultSkew is how far the workers' clocks disagree unless --skew says otherwise, for a limit
+// per window (limiter.Description.Skew says why).
+func DefaultSkew(k limiter.Kind, limit int64, window time.Duration) time.Duration {
+	return k.Describe().Skew(limit, window)
 }
 
-// A bursty cycle: load for burstWindows windows, then idle for idleWindows: longer than a
-// window, so a bucket refills completely and every window's keys expire.
-const (
-	burstWindows = 2.0
-	idleWindows  = 1.5
-)
+// A bursty cycle: load for burstWindows windows (two: every burst holds a whole window with its
+// boundaries, where a counter that expires with its window lets a late request through), then an
+// idle spell, each longer than a window (a bucket refills completely) and of a different length
+// from the last. A bucket whose uncapped refill its own key's expiry hides (a TTL a little longer
+// than its refill time) is caught only by a spell shorter than its TTL, and the longer the spell
+// the more it shows: the first is 1.3 windows (an uncapped bucket then hands out 0.3 of a burst
+// too many, which late calls left out of the evidence cannot hide), the second 1.1 (a TTL of 1.1
+// refill times or more is caught within a default run of 10s), and the later ones up to 2.2. The
+// series repeats.
+const burstWindows = 2.0
+
+var idleWindows = []float64{1.3, 1.1, 1.6, 1.2, 2.2, 1.8}
+
+// burstCycles is one period of the series: each cycle's load and idle spell.
+func burstCycles(window time.Duration) (burst time.Duration, idles []time.Duration, period time.Duration) {
+	burst = time.Duration(burstWindows * float64(window))
+	for _, w := range idleWindows {
+		idle := time.Duration(w * float64(window))
+		idles = append(idles, idle)
+		period += burst + idle
+	}
+	return burst, idles, period
+}
 
 // idleSpell reports whether elapsed (since the run began) falls in an idle spell, and when
 // that spell ends.
@@ -50,13 +58,18 @@ func idleSpell(cfg Config, elapsed time.Duration) (until time.Duration, idle boo
 	if cfg.Profile != ProfileBursty || cfg.Window <= 0 {
 		return 0, false
 	}
-	burst := time.Duration(burstWindows * float64(cfg.Window))
-	cycle := burst + time.Duration(idleWindows*float64(cfg.Window))
-	in := elapsed % cycle
-	if in < burst {
-		return 0, false
+	burst, idles, period := burstCycles(cfg.Window)
+	start := elapsed - elapsed%period
+	for _, spell := range idles {
+		if elapsed < start+burst {
+			return 0, false
+		}
+		if elapsed < start+burst+spell {
+			return start + burst + spell, true
+		}
+		start += burst + spell
 	}
-	return elapsed - in + cycle, true
+	return 0, false // not reached: the spells fill the period
 }
 
 // waitActive sleeps through an idle spell; false means the context ended.

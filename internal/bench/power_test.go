@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"testing"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/contract"
-	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
@@ -41,6 +41,14 @@ var buggyScripts = []powerCase{
 	{"buggy/gcra_double_rate.lua", limiter.TokenBucket, contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0"}},
 	// Spring Cloud Gateway's script before it read TIME's microseconds (caught 10 of 10 in 5s, overshoot 9 to 17).
 	{"buggy/token_bucket_whole_seconds.lua", limiter.TokenBucket, contract.Spec{Keys: "{key}.tokens {key}.timestamp", Args: `{rate_per_s} {burst} "" {cost}`}},
+	// The third release: reordering in every limiter's default load, idle spells of varied
+	// length, and TIME answered by the hammer.
+	{"buggy/token_bucket_stores_earlier_last.lua", limiter.TokenBucket, contract.Spec{}},
+	{"buggy/leaky_bucket_abs.lua", limiter.TokenBucket, contract.Spec{}},
+	{"buggy/gcra_trusts_latest_now.lua", limiter.TokenBucket, contract.Spec{}},
+	{"buggy/token_bucket_uncapped_short_ttl.lua", limiter.TokenBucket, contract.Spec{}},
+	{"buggy/gcra_server_time_one_too_many.lua", limiter.TokenBucket, contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0"}},
+	{"buggy/fixed_window_first_hit_ns_reopens.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}", Args: "{now_ns} {limit} {window_ns}", Allowed: "reply[4] == 1"}},
 }
 
 // strictScripts are too strict on purpose, one per class: each must be caught refusing while
@@ -81,6 +89,10 @@ func powerRuns(t *testing.T) int {
 // powerRun hammers one script at the default load for up to d, stopping at the first
 // overshoot when stopOnOvershoot; it returns the final strategy numbers and when overshoot was
 // first seen (0 if never).
+//
+// Each run starts at a random point of the window, as a user's run does: run back to back, each
+// would start where the last one stopped, and a bug that shows at a window's boundary would be
+// found, or missed, at the same phase every time.
 func powerRun(t *testing.T, srv *redistest.Server, c powerCase, d time.Duration, stopOnOvershoot bool) (bench.StrategySnapshot, time.Duration) {
 	return powerRunUntil(t, srv, c, d, stopOnOvershoot, func(s bench.StrategySnapshot) bool { return s.Overshoot > 0 })
 }
@@ -88,29 +100,8 @@ func powerRun(t *testing.T, srv *redistest.Server, c powerCase, d time.Duration,
 // powerRunUntil is powerRun with what counts as caught.
 func powerRunUntil(t *testing.T, srv *redistest.Server, c powerCase, d time.Duration, stop bool, caught func(bench.StrategySnapshot) bool) (bench.StrategySnapshot, time.Duration) {
 	t.Helper()
-	src, err := os.ReadFile("../../testdata/limiters/" + c.file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct, err := contract.Compile(c.spec, limiter.DefaultContract(c.kind))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lim, err := limiter.New(c.kind, limiter.Custom, srv.Client(t), limiter.Config{
-		Rate: 20, Burst: 20, Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, CustomSource: string(src), Contract: ct})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := fmt.Sprintf("%d", time.Now().UnixNano())
-	aligned, rules := hammer.RefusalRules(hammer.Options{Limiter: c.kind, Window: time.Second, Contract: ct}, limiter.Custom)
-	cfg := bench.Config{
-		Profile: bench.DefaultProfile(c.kind), Skew: bench.DefaultSkew(c.kind),
-		RunID: run, Limiter: c.kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, StaleAfter: 10 * time.Second,
-		Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
-		KeyFor: func(s string, i int) string { return fmt.Sprintf("p:{%s}:%s:%d", run, s, i) },
-		Strategies: []bench.StrategyRun{{Name: "custom", Limiter: lim, ServerClock: ct.Clock == contract.ServerClock,
-			EpochAligned: aligned, Refusals: rules}},
-	}
+	cfg := defaultLoad(t, c.kind, customStrategy(t, srv, c.file, c.kind, c.spec), d)
+	time.Sleep(time.Duration(rand.Int64N(int64(cfg.Window))))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	snaps := make(chan bench.Snapshot, 4)
@@ -144,7 +135,7 @@ func TestPowerCatchesEveryBugClass(t *testing.T) {
 	runs := powerRuns(t)
 	srv := redistest.Start(t)
 	for _, c := range buggyScripts {
-		t.Run(c.file, func(t *testing.T) {
+		t.Run(fixtureName(c.file, c.spec), func(t *testing.T) {
 			caught := 0
 			var slowest time.Duration
 			for i := 0; i < runs; i++ {
@@ -152,7 +143,7 @@ func TestPowerCatchesEveryBugClass(t *testing.T) {
 				if st.Errors > 0 {
 					t.Fatalf("run %d: %d decisions errored: %v", i+1, st.Errors, st.ErrorsByKind)
 				}
-				t.Logf("run %d: caught at %s, overshoot %d, admitted %d", i+1, at.Round(10*time.Millisecond), st.Overshoot, st.Admitted)
+				t.Logf("run %d: caught at %s, overshoot %d, admitted %d, unjudged %d", i+1, at.Round(10*time.Millisecond), st.Overshoot, st.Admitted, st.Unjudged)
 				if at > 0 && at <= 5500*time.Millisecond {
 					caught++
 					slowest = max(slowest, at)
@@ -203,7 +194,7 @@ func TestPowerBlamesNoShippedScript(t *testing.T) {
 			for i := 0; i < runs; i++ {
 				run := fmt.Sprintf("%d", time.Now().UnixNano())
 				cfg := bench.Config{
-					Profile: bench.DefaultProfile(k), Skew: bench.DefaultSkew(k),
+					Profile: bench.DefaultProfile(k), Skew: bench.DefaultSkew(k, 20, time.Second),
 					RunID: run, Limiter: k, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, StaleAfter: 10 * time.Second,
 					Duration: 5 * time.Second, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
 					KeyFor: func(s string, i int) string { return fmt.Sprintf("p:{%s}:%s:%d", run, s, i) },
@@ -213,7 +204,7 @@ func TestPowerBlamesNoShippedScript(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					cfg.Strategies = append(cfg.Strategies, bench.StrategyRun{Name: string(s), Limiter: lim, EpochAligned: k == limiter.FixedWindow})
+					cfg.Strategies = append(cfg.Strategies, bench.StrategyRun{Name: string(s), Limiter: lim, EpochAligned: true})
 				}
 				sum, err := bench.New(cfg).Run(context.Background(), nil)
 				if err != nil {
@@ -245,7 +236,7 @@ func TestPowerPassesCorrectScripts(t *testing.T) {
 	runs := powerRuns(t)
 	srv := redistest.Start(t)
 	for _, c := range correctScripts() {
-		t.Run(c.file, func(t *testing.T) {
+		t.Run(fixtureName(c.file, c.spec), func(t *testing.T) {
 			clean := 0
 			for i := 0; i < runs; i++ {
 				st, _ := powerRun(t, srv, c, 5*time.Second, false)

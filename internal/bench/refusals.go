@@ -91,11 +91,8 @@ func (f *FalseReject) Room() float64 {
 }
 
 // RefusalRules is what a strategy's limiter may rightly do that the judges must allow for,
-// read from its contract (StrategyRun.EpochAligned is the other such fact).
+// read from its contract (StrategyRun.EpochAligned and TimeQuantum are the others).
 type RefusalRules struct {
-	// TimeUnit is the coarsest unit in which the script is given time (a millisecond when 0;
-	// a second for whole seconds): a script may round every time it compares by that much.
-	TimeUnit time.Duration
 	// RefillStep: the token bucket may refill in steps of up to this (it is given the window,
 	// as a refill of so many tokens per interval is); 0 is a continuous refill (given a rate).
 	RefillStep time.Duration
@@ -117,17 +114,19 @@ type judgeSpec struct {
 	base       int64 // µs: the stamp at the run's start
 	window     int64 // µs
 	ratePerSec float64
-	staleAfter int64 // µs; 0 never reclaims
-	server     bool  // the script reads the server's clock: stamps are [sent, replied]
-	skew       int64 // µs: how far worker clocks disagree
-	horizon    int64 // µs: the call timeout
+	staleAfter int64         // µs; 0 never reclaims
+	server     bool          // the script reads the server's clock: stamps are [sent, replied]
+	skew       int64         // µs: how far worker clocks disagree
+	horizon    int64         // µs: the call timeout
+	quantum    time.Duration // how finely the script is told the time (StrategyRun.TimeQuantum)
 	rules      RefusalRules
 }
 
-// grain is how much a script may round a time it compares (the unit it is given time in).
+// grain is how much a script may round a time it compares (the unit it is given time in: a
+// millisecond, or a second for whole seconds): by that much on both sides.
 func (s judgeSpec) grain() int64 {
-	if s.rules.TimeUnit > time.Millisecond {
-		return s.rules.TimeUnit.Microseconds()
+	if s.quantum > time.Millisecond {
+		return s.quantum.Microseconds()
 	}
 	return 1000
 }
@@ -231,10 +230,10 @@ const maxKept = 1024
 
 func newRefusals(spec judgeSpec) *refusals {
 	r := &refusals{begin: spec.base, server: spec.server, limit: spec.limit, scratch: &judgeScratch{}}
-	switch spec.kind {
-	case limiter.Concurrency:
+	switch spec.kind.Describe().Evidence {
+	case limiter.HeldEvidence:
 		r.kind = newHeldJudge(spec)
-	case limiter.FixedWindow, limiter.SlidingWindow:
+	case limiter.FixedWindowEvidence, limiter.SlidingWindowEvidence:
 		r.kind = newWindowJudge(spec)
 		r.byStamp = !spec.server
 	default:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -13,8 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/contract"
-	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
@@ -56,7 +53,7 @@ func TestShippedScriptsAreNeverBlamedForARefusal(t *testing.T) {
 				cfg := bench.Config{
 					RunID: "test", Limiter: k, Limit: 20, Window: time.Second, Rate: 20, Workers: 64,
 					Duration: soundnessDuration(), Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
-					StaleAfter: 10 * time.Second, Profile: bench.DefaultProfile(k), Skew: bench.DefaultSkew(k),
+					StaleAfter: 10 * time.Second, Profile: bench.DefaultProfile(k), Skew: bench.DefaultSkew(k, 20, time.Second),
 					KeyFor: func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
 				}
 				shape.set(&cfg)
@@ -65,7 +62,7 @@ func TestShippedScriptsAreNeverBlamedForARefusal(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					cfg.Strategies = append(cfg.Strategies, bench.StrategyRun{Name: string(s), Limiter: lim, EpochAligned: k == limiter.FixedWindow})
+					cfg.Strategies = append(cfg.Strategies, bench.StrategyRun{Name: string(s), Limiter: lim, EpochAligned: true})
 				}
 				sum, err := bench.New(cfg).Run(context.Background(), nil)
 				if err != nil {
@@ -107,29 +104,7 @@ func checkNotBlamed(t *testing.T, s bench.StrategySnapshot) {
 // derives them.
 func refusalRun(t *testing.T, srv *redistest.Server, c powerCase, d time.Duration, set func(*bench.Config)) bench.StrategySnapshot {
 	t.Helper()
-	src, err := os.ReadFile("../../testdata/limiters/" + c.file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct, err := contract.Compile(c.spec, limiter.DefaultContract(c.kind))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lim, err := limiter.New(c.kind, limiter.Custom, srv.Client(t), limiter.Config{
-		Rate: 20, Burst: 20, Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, CustomSource: string(src), Contract: ct})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := fmt.Sprintf("%d", time.Now().UnixNano())
-	aligned, rules := hammer.RefusalRules(hammer.Options{Limiter: c.kind, Window: time.Second, Contract: ct}, limiter.Custom)
-	cfg := bench.Config{
-		Profile: bench.DefaultProfile(c.kind), Skew: bench.DefaultSkew(c.kind),
-		RunID: run, Limiter: c.kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, StaleAfter: 10 * time.Second,
-		Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
-		KeyFor: func(s string, i int) string { return fmt.Sprintf("p:{%s}:%s:%d", run, s, i) },
-		Strategies: []bench.StrategyRun{{Name: "custom", Limiter: lim, ServerClock: ct.Clock == contract.ServerClock,
-			EpochAligned: aligned, Refusals: rules}},
-	}
+	cfg := defaultLoad(t, c.kind, customStrategy(t, srv, c.file, c.kind, c.spec), d)
 	if set != nil {
 		set(&cfg)
 	}
@@ -168,7 +143,7 @@ func TestAnOptimisticLimiterThatGivesUpRefusesWithRoom(t *testing.T) {
 			cfg := bench.Config{
 				RunID: "test", Limiter: k, Limit: 20, Window: time.Second, Workers: 64, StaleAfter: 10 * time.Second,
 				Duration: 2 * time.Second, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
-				Profile: bench.DefaultProfile(k), Skew: bench.DefaultSkew(k),
+				Profile: bench.DefaultProfile(k), Skew: bench.DefaultSkew(k, 20, time.Second),
 				KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
 				Strategies: []bench.StrategyRun{{Name: "watch-3", Limiter: givingUp{w}}},
 			}

@@ -60,9 +60,10 @@ type windowJudge struct {
 }
 
 func newWindowJudge(s judgeSpec) *windowJudge {
+	fixed := s.kind.Describe().Evidence == limiter.FixedWindowEvidence
 	j := &windowJudge{
-		limit: s.limit, window: max(s.window, 1000), aligned: s.kind == limiter.FixedWindow && s.aligned && !s.server,
-		ttl: s.kind == limiter.FixedWindow, margin: 2*s.skew + s.horizon + 1_000_000,
+		limit: s.limit, window: max(s.window, 1000), aligned: fixed && s.aligned && !s.server,
+		ttl: fixed, margin: 2*s.skew + s.horizon + 1_000_000,
 		windows: map[int64]*msQueue{}, blind: math.MinInt64, newest: math.MinInt64,
 	}
 	// A script compares times rounded to the unit it is given them in, on both sides.

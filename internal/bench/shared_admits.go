@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // How shared admits move: each process adds its admits per millisecond to one Redis hash per
@@ -31,12 +29,8 @@ const (
 // once.
 type SharedAdmits struct {
 	rdb                   redis.UniversalClient
-	kind                  limiter.Kind
-	limit                 int64
-	window                time.Duration
-	rate                  float64
+	cfg                   SharedConfig
 	lagMs, ttl, historyMs int64
-	now                   func() time.Time
 	timeout               time.Duration
 
 	mu   sync.Mutex // guards keys' pending counts and the list of keys
@@ -56,16 +50,30 @@ type sharedKey struct {
 	jointRes  atomic.Pointer[CheckResult]
 }
 
-// NewSharedAdmits starts sharing for one strategy; horizon is the call timeout. Stop it with
-// the Finish of any of its checkers (the engine finishes them all at the end of the run).
-func NewSharedAdmits(rdb redis.UniversalClient, kind limiter.Kind, limit int64, window time.Duration, rate float64, horizon time.Duration, now func() time.Time) *SharedAdmits {
-	if now == nil {
-		now = time.Now
+// SharedConfig is how long the shared admits of one strategy are kept, and where they live
+// (the rule they are judged by is each key's joint checker, SharedAdmits.Checker).
+type SharedConfig struct {
+	Window  time.Duration
+	Horizon time.Duration // the call timeout
+	Now     func() time.Time
+	// ChunkKey names the hash of one limiter key's admits in one chunk of time. The engine names
+	// no key of a run itself: the run's key scheme builds this name, as it builds the limiter
+	// keys (Config.KeyFor), so that its clean-up, which deletes only the names it recognises,
+	// finds the chunks. The name must carry the limiter key's hash tag: a chunk then lives on
+	// the key's cluster node.
+	ChunkKey func(key string, chunk int64) string
+}
+
+// NewSharedAdmits starts sharing for one strategy. Stop it with the Finish of any of its
+// checkers (the engine finishes them all at the end of the run).
+func NewSharedAdmits(rdb redis.UniversalClient, cfg SharedConfig) *SharedAdmits {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
-	lag := horizon.Milliseconds() + flushInterval.Milliseconds() + 1000
+	lag := cfg.Horizon.Milliseconds() + flushInterval.Milliseconds() + 1000
 	s := &SharedAdmits{
-		rdb: rdb, kind: kind, limit: limit, window: window, rate: rate, now: now, timeout: max(horizon, time.Second),
-		lagMs: lag, ttl: 2*window.Milliseconds() + lag + chunkMs + 10_000, historyMs: window.Milliseconds() + chunkMs,
+		rdb: rdb, cfg: cfg, timeout: max(cfg.Horizon, time.Second),
+		lagMs: lag, ttl: 2*cfg.Window.Milliseconds() + lag + chunkMs + 10_000, historyMs: cfg.Window.Milliseconds() + chunkMs,
 		stop: make(chan struct{}),
 	}
 	s.stopped.Add(1)
@@ -73,16 +81,12 @@ func NewSharedAdmits(rdb redis.UniversalClient, kind limiter.Kind, limit int64, 
 	return s
 }
 
-// ChunkKey names the hash of one key's admits in one chunk of time: the key's own hash tag, so
-// it lives on the key's cluster node, under the run's keys, so the run's clean-up removes it.
-func ChunkKey(key string, chunk int64) string { return key + ":admits:" + strconv.FormatInt(chunk, 10) }
-
-// Checker returns the checker of one key: local judges this process's admits live, the joint
-// verdict covers every process's once settled.
-func (s *SharedAdmits) Checker(key string, local Checker) Checker {
+// Checker returns the checker of one key: local judges this process's admits live, joint (a
+// checker of the same rule, fed in time order) every process's once settled.
+func (s *SharedAdmits) Checker(key string, local, joint Checker) Checker {
 	k := &sharedKey{name: key, pending: map[int64]int64{}, local: local,
-		joint:     invariantChecker(s.kind, s.limit, s.window, s.rate, 1),
-		nextChunk: floorDiv(s.now().UnixMilli()-s.historyMs, chunkMs)}
+		joint:     joint,
+		nextChunk: floorDiv(s.cfg.Now().UnixMilli()-s.historyMs, chunkMs)}
 	k.jointRes.Store(&CheckResult{})
 	s.mu.Lock()
 	s.keys = append(s.keys, k)
@@ -102,7 +106,7 @@ func (s *SharedAdmits) loop() {
 		case <-flush.C:
 			s.flush()
 			if time.Since(lastJudge) >= judgeInterval {
-				s.judge(s.now().UnixMilli() - s.lagMs)
+				s.judge(s.cfg.Now().UnixMilli() - s.lagMs)
 				lastJudge = time.Now()
 			}
 		}
@@ -134,11 +138,11 @@ func (s *SharedAdmits) flush() {
 		chunks := map[int64]bool{}
 		for ms, n := range b.counts {
 			c := floorDiv(ms, chunkMs)
-			pipe.HIncrBy(ctx, ChunkKey(b.key, c), strconv.FormatInt(ms, 10), n)
+			pipe.HIncrBy(ctx, s.cfg.ChunkKey(b.key, c), strconv.FormatInt(ms, 10), n)
 			chunks[c] = true
 		}
 		for c := range chunks {
-			pipe.PExpire(ctx, ChunkKey(b.key, c), time.Duration(s.ttl)*time.Millisecond)
+			pipe.PExpire(ctx, s.cfg.ChunkKey(b.key, c), time.Duration(s.ttl)*time.Millisecond)
 		}
 	}
 	pipe.Exec(ctx) //nolint:errcheck // a lost flush only hides admits from the joint verdict, never invents any
@@ -160,7 +164,7 @@ func (s *SharedAdmits) judge(through int64) {
 	pipe := s.rdb.Pipeline()
 	for _, k := range keys {
 		for c := k.nextChunk; (c+1)*chunkMs-1 <= through; c++ {
-			reads = append(reads, read{k, c, pipe.HGetAll(ctx, ChunkKey(k.name, c))})
+			reads = append(reads, read{k, c, pipe.HGetAll(ctx, s.cfg.ChunkKey(k.name, c))})
 		}
 	}
 	if len(reads) == 0 {
@@ -203,7 +207,7 @@ func (s *SharedAdmits) finish() {
 		close(s.stop)
 		s.stopped.Wait()
 		s.flush()
-		s.judge(s.now().UnixMilli() + chunkMs)
+		s.judge(s.cfg.Now().UnixMilli() + chunkMs)
 	})
 }
 

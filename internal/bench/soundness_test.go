@@ -36,7 +36,7 @@ func TestAtomicWindowScriptsShowNoOvershootAtTheSmallestWindow(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				cfg.Strategies = append(cfg.Strategies, bench.StrategyRun{Name: string(s), Limiter: lim})
+				cfg.Strategies = append(cfg.Strategies, bench.StrategyRun{Name: string(s), Limiter: lim, EpochAligned: true})
 			}
 			sum, err := bench.New(cfg).Run(context.Background(), nil)
 			if err != nil {
@@ -220,10 +220,10 @@ func TestAtomicWindowScriptsShowNoOvershootUnderTheDefaultSkew(t *testing.T) {
 					t.Fatal(err)
 				}
 				cfg := bench.Config{
-					RunID: "test", Limiter: k, Limit: 5, Window: window, Workers: 16, Skew: bench.DefaultSkew(k),
+					RunID: "test", Limiter: k, Limit: 5, Window: window, Workers: 16, Skew: bench.DefaultSkew(k, 5, window),
 					Duration: 700 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
 					KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
-					Strategies: []bench.StrategyRun{{Name: "lua", Limiter: lim}},
+					Strategies: []bench.StrategyRun{{Name: "lua", Limiter: lim, EpochAligned: true}},
 				}
 				sum, err := bench.New(cfg).Run(context.Background(), nil)
 				if err != nil {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -47,6 +48,7 @@ type strategyState struct {
 	hist   *hdrhistogram.Histogram
 
 	checkers []Checker // one per key: the limit applies per key
+	ev       evidence  // how the client-time checkers allow for reordering
 
 	// refusals judge each key's refused decisions (nil when not judged: SharedKeys); inFlight
 	// holds every worker's call in flight, so a refusal is judged only once every call that can
@@ -63,7 +65,7 @@ type strategyState struct {
 
 func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 	s := &strategyState{cfg: cfg, run: run, errKinds: map[string]int64{},
-		hist: hdrhistogram.New(histMin, histMax, histSigFigs)}
+		hist: hdrhistogram.New(histMin, histMax, histSigFigs), ev: evidenceFor(cfg, run)}
 	for i := 0; i < cfg.KeyCount; i++ {
 		key := cfg.KeyFor(run.Name, i)
 		s.keys = append(s.keys, key)
@@ -72,34 +74,37 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 	return s
 }
 
+// newChecker is the checker of one key, by the limiter's evidence (limiter.Evidence).
 func (s *strategyState) newChecker(key string) Checker {
 	horizon := s.cfg.Horizon.Milliseconds() + 1000
-	if s.run.ServerClock && s.cfg.Limiter != limiter.Concurrency {
-		return newIntervalChecker(s.cfg)
-	}
-	if s.cfg.Limiter == limiter.Concurrency {
+	evidence := s.cfg.Limiter.Describe().Evidence
+	if evidence == limiter.HeldEvidence {
 		if s.run.Witness != nil {
 			return s.run.Witness(key)
 		}
 		return NewWitness(s.cfg.Limit, s.cfg.StaleAfter.Milliseconds())
 	}
-	local := invariantChecker(s.cfg.Limiter, s.cfg.Limit, s.cfg.Window, s.cfg.Rate, horizon)
+	if s.run.ServerClock {
+		return newIntervalChecker(s.cfg)
+	}
+	local := clientChecker(s.cfg, s.ev, horizon)
 	if s.run.Admits != nil {
-		return s.run.Admits.Checker(key, local)
+		return s.run.Admits.Checker(key, local, clientChecker(s.cfg, s.ev, 1))
 	}
 	return local
 }
 
 // invariantChecker checks a window or bucket limiter's invariant over admitted now values.
-func invariantChecker(kind limiter.Kind, limit int64, window time.Duration, rate float64, horizonMs int64) Checker {
-	switch kind {
-	case limiter.FixedWindow:
+func invariantChecker(evidence limiter.Evidence, limit int64, window time.Duration, rate float64, horizonMs int64) Checker {
+	switch evidence {
+	case limiter.FixedWindowEvidence:
 		return NewSlidingChecker(limit, window.Milliseconds(), horizonMs, true)
-	case limiter.SlidingWindow:
+	case limiter.SlidingWindowEvidence:
 		return NewSlidingChecker(limit, window.Milliseconds(), horizonMs, false)
-	default:
+	case limiter.BucketEvidence:
 		return NewBucketChecker(limit, rate, 1, horizonMs)
 	}
+	panic(fmt.Sprintf("bench: no invariant checker for evidence %d", evidence))
 }
 
 // start launches the workers (and, for an open loop, the scheduler that paces them).
@@ -209,7 +214,7 @@ func (s *strategyState) judgeSpec() judgeSpec {
 		kind: s.cfg.Limiter, limit: s.cfg.Limit, aligned: s.run.EpochAligned, base: s.cfg.Now().UnixMicro(),
 		window: s.cfg.Window.Microseconds(), ratePerSec: s.cfg.Rate, staleAfter: s.cfg.StaleAfter.Microseconds(),
 		server: s.run.ServerClock, skew: s.cfg.Skew.Microseconds(), horizon: s.cfg.Horizon.Microseconds(),
-		rules: s.run.Refusals,
+		quantum: s.run.TimeQuantum, rules: s.run.Refusals,
 	}
 }
 
@@ -245,7 +250,8 @@ func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, schedu
 	// The longest the request can have taken to reach Redis after its now (in ms, as sent), by
 	// the most advanced worker clock (up to Skew ahead of this one's), by which another call may
 	// already have pruned the log or started the window's counter.
-	lateness := now.Sub(time.UnixMilli(now.UnixMilli())) + time.Since(sentAt) + s.cfg.Skew - skew
+	stamp := evidenceStamp(s.run, now)
+	lateness := evidenceLateness(s.run, now, time.Since(sentAt)+s.cfg.Skew-skew)
 	if err != nil && ctx.Err() != nil {
 		judge.record(keyIndex, call) // not a decision, but it may have run: later refusals count it
 		return                       // the run is over; an interrupted call is not a decision
@@ -254,7 +260,7 @@ func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, schedu
 	s.record(latency)
 	if err != nil {
 		s.errs.Add(1)
-		s.countError(Classify(err), err.Error())
+		s.countError(classifyDecision(err, limiter.Strategy(s.run.Name)), err.Error())
 		judge.record(keyIndex, call)
 		if s.cfg.FailOpen {
 			s.failOpen.Add(1)
@@ -276,7 +282,7 @@ func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, schedu
 	}
 	s.admitted.Add(1)
 	call.Outcome = outAdmitted
-	if s.cfg.Limiter == limiter.Concurrency {
+	if s.cfg.Limiter.Describe().Releases {
 		defer func() { judge.record(keyIndex, call) }() // once the release is answered (or failed)
 	} else {
 		judge.record(keyIndex, call)
@@ -287,10 +293,11 @@ func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, schedu
 		s.hold(ctx)
 		return
 	}
-	if s.windowed() && lateness >= s.cfg.Window {
+	if s.windowed() && lateness >= s.cfg.Window || s.ev.lateMs > 0 && lateness > time.Duration(s.ev.lateMs)*time.Millisecond {
 		// The window scripts are exact for a request that reaches Redis within one window of its
 		// now (the log keeps two windows, a counter lives two); a later one may rightly see an
-		// emptier window, so it is no evidence either way.
+		// emptier window, so it is no evidence either way. The bucket's and the unaligned fixed
+		// window's evidence allow for a bounded lateness (clock_evidence.go).
 		s.unjudged.Add(1)
 		return
 	}
@@ -300,11 +307,13 @@ func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, schedu
 		// Recorded as of the most advanced worker clock (up to Skew ahead of this one): a call
 		// decided by it may already have reclaimed a held request as abandoned.
 		held.AdmitHeld(id, now.UnixMilli(), s.cfg.Now().Add(s.cfg.Skew).UnixMilli())
+	} else if la, ok := check.(LateAdmitter); ok {
+		la.AdmitLate(stamp.UnixMilli(), lateness)
 	} else {
-		check.Admit(now.UnixMilli())
+		check.Admit(stamp.UnixMilli())
 	}
 	s.hold(ctx)
-	if s.cfg.Limiter == limiter.Concurrency {
+	if s.cfg.Limiter.Describe().Releases {
 		// Before the release is sent, so the witness never over-counts.
 		if isHeld {
 			held.ReleaseHeld(id)
@@ -324,9 +333,7 @@ func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, schedu
 }
 
 // windowed reports whether the limiter judges admits per window of their now.
-func (s *strategyState) windowed() bool {
-	return s.cfg.Limiter == limiter.FixedWindow || s.cfg.Limiter == limiter.SlidingWindow
-}
+func (s *strategyState) windowed() bool { return s.cfg.Limiter.Describe().Evidence.Windowed() }
 
 func (s *strategyState) hold(ctx context.Context) {
 	if s.cfg.Hold > 0 {

@@ -95,7 +95,7 @@ func (st StrategySnapshot) tooStrict(kind limiter.Kind) string {
 	case t.TokensLeft != nil:
 		text = fmt.Sprintf("refused %s while the bucket held at least %s of %s tokens", n,
 			strconv.FormatFloat(*t.TokensLeft, 'f', -1, 64), human.Count(t.Limit))
-	case kind == limiter.Concurrency:
+	case kind.Describe().Evidence == limiter.HeldEvidence:
 		text = fmt.Sprintf("refused %s while at most %s of %s were held", n, human.Count(t.HeldOrAdmitted), human.Count(t.Limit))
 	default:
 		text = fmt.Sprintf("refused %s while at most %s of %s were admitted in the window", n, human.Count(t.HeldOrAdmitted), human.Count(t.Limit))

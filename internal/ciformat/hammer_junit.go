@@ -49,7 +49,7 @@ func HammerJUnit(res hammer.Result, started time.Time, version string) ([]byte, 
 		}
 		cases = append(cases, c)
 	}
-	lines := verdictLines(s)
+	lines := verdictLines(res)
 	for i, st := range s.Strategies {
 		c := junitCase{Classname: "hammer.verdict", Name: st.Name, Time: seconds(elapsed), SystemOut: lines[i] + "\n"}
 		c.Failures = claim(func(f string) bool {
@@ -89,4 +89,16 @@ func strategyNames(res hammer.Result) []string {
 		names[i] = st.Name
 	}
 	return names
+}
+
+// HammerReports are what CI reads of a hammer run: its JUnit report and the Markdown section of
+// its step summary. A run that ended without a result (runErr) is reported as a JUnit error, or
+// a failure when it failed a check before any load (failed: the script's lint, exit 3).
+func HammerReports(res hammer.Result, runErr error, failed bool, started time.Time, elapsed time.Duration, version string) (junit, summary []byte, err error) {
+	if runErr != nil {
+		junit, err = ErrorJUnit("hammer", started, elapsed, runErr, failed)
+		return junit, ErrorStepSummary("hammer", runErr, failed), err
+	}
+	junit, err = HammerJUnit(res, started, version)
+	return junit, HammerStepSummary(res), err
 }

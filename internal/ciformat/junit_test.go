@@ -245,9 +245,9 @@ func resultOf(t *testing.T, sum bench.Summary, failures []string, exprs ...strin
 		a.Implied = strings.HasSuffix(e, " implied")
 		asserts = append(asserts, a)
 	}
-	results, passed := hammer.Judge(asserts, sum)
-	return hammer.Result{Summary: sum, Assertions: results, Passed: passed && len(failures) == 0, Failures: failures,
-		Options: hammer.Options{Profile: bench.ProfileSteady}}
+	j := hammer.Judge(hammer.Rules{Limiter: sum.Limiter, Assertions: asserts}, sum)
+	j.Failures = failures
+	return hammer.Result{Summary: sum, Judgement: j, Options: hammer.Options{Profile: bench.ProfileSteady}}
 }
 
 func TestHammerJUnitHasACasePerAssertionAndPerVerdict(t *testing.T) {
@@ -257,7 +257,6 @@ func TestHammerJUnitHasACasePerAssertionAndPerVerdict(t *testing.T) {
 	// The run's failures as hammer words them: the failed assertion, and custom's errors; the
 	// implied check on custom, unjudged since its calls failed, is not one of them.
 	res.Failures = []string{"assertion failed: " + hammer.DescribeAssertion(res.Assertions[2]), customFailed}
-	res.Passed = false
 	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	doc, err := HammerJUnit(res, started, "v1.2.3")
 	if err != nil {

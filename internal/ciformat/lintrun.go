@@ -22,11 +22,7 @@ type LintRun struct {
 }
 
 // LintedFile is one file lint read.
-type LintedFile struct {
-	Name    string // as the diagnostics name it: the path given, or <stdin>
-	Source  []byte
-	Elapsed time.Duration // how long linting it took
-}
+type LintedFile = lint.File
 
 // fails reports whether d fails the run: an error, or with strict a warning too.
 func (r LintRun) fails(d lint.Diagnostic) bool {

@@ -22,7 +22,7 @@ func HammerStepSummary(res hammer.Result) []byte {
 	switch {
 	case res.Interrupted:
 		outcome = "interrupted (partial results)"
-	case !res.Passed:
+	case !res.Passed():
 		outcome = "FAILED"
 	}
 	fmt.Fprintf(&b, "### limitctl hammer: %s\n\n", outcome)
@@ -32,8 +32,8 @@ func HammerStepSummary(res hammer.Result) []byte {
 
 	b.WriteString("| strategy | verdict | evidence | peak | overshoot | admitted | rejected | errors | decisions/s | p50 | p99 |\n")
 	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
-	for _, st := range s.Strategies {
-		v := st.Judge(s.Limiter, s.Limit, s.Duration)
+	for i, st := range s.Strategies {
+		v := res.Verdicts[i]
 		fmt.Fprintf(&b, "| %s | **%s** | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			mdCell(st.Name), mdCell(v.Word), mdCell(v.Text), human.Count(st.Peak), human.Count(st.Overshoot),
 			human.Count(st.Admitted), human.Count(st.Rejected), human.Count(st.Errors),

@@ -165,7 +165,13 @@ func (a *Allowed) eval(reply any, statics []lua.LValue) (bool, error) {
 	}
 	if err := L.PCall(1+len(statics), 1, nil); err != nil {
 		L.SetTop(0)
-		return false, fmt.Errorf("--script-allowed %q failed on a reply that is %s: %s", a.expr, shape(reply), luaMessage(err))
+		msg := luaMessage(err)
+		if fix := tonumberFix(msg, reply); fix != "" {
+			// The fix first: error samples keep only a message's first 200 bytes.
+			return false, fmt.Errorf("--script-allowed %q compares a string with a number: read it with %s, e.g. '%s > 0'; the reply is %s: %s",
+				a.expr, fix, fix, shape(reply), msg)
+		}
+		return false, fmt.Errorf("--script-allowed %q failed on a reply that is %s: %s", a.expr, shape(reply), msg)
 	}
 	ret := L.Get(-1)
 	L.SetTop(0)
@@ -222,6 +228,22 @@ func toLua(L *lua.LState, v any) lua.LValue {
 	default:
 		return lua.LString(fmt.Sprint(x))
 	}
+}
+
+// tonumberFix names the fix for a comparison that met a string, or "": scripts reply numbers as
+// strings (redis_rate's retry_after, any float), and Lua does not compare a string with a number.
+func tonumberFix(msg string, reply any) string {
+	if !strings.Contains(msg, "attempt to compare") || !strings.Contains(msg, "string") {
+		return ""
+	}
+	if arr, ok := reply.([]any); ok {
+		for i, e := range arr {
+			if _, isString := e.(string); isString {
+				return fmt.Sprintf("tonumber(reply[%d])", i+1)
+			}
+		}
+	}
+	return "tonumber(reply)"
 }
 
 // shape describes a reply by type, not value, so error samples group by kind of mistake.

@@ -8,7 +8,7 @@ func BenchmarkExpand(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	caller := c.Bind(testStatic)
+	caller := mustBind(b, c, testStatic)
 	call := &Call{Key: "limitctl:{run}:custom", Member: "abc-1", Now: testNow}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -32,4 +32,19 @@ func BenchmarkAllowed(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkExpandArithmetic is the per-call cost of a contract with arithmetic on the clock:
+// {now_ms + window_ms} and {now_ns}, beside the plain placeholders of BenchmarkExpand.
+func BenchmarkExpandArithmetic(b *testing.B) {
+	c, err := Compile(Spec{Keys: "{key}:{window_index} {key}:{prev_window_index}", Args: `{limit - 1} {now_ms + window_ms} {now_ns} {rate_per_s / 1000} ""`}, Spec{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	caller := mustBind(b, c, testStatic)
+	call := &Call{Key: "limitctl:{run}:custom", Member: "abc-1", Now: testNow}
+	b.ReportAllocs()
+	for b.Loop() {
+		caller.Expand(call)
+	}
 }

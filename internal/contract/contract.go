@@ -1,12 +1,15 @@
 // Package contract is the calling contract of a limiter script the user already has: which
-// KEYS and ARGV it takes (templates with placeholders), how its reply says "admitted" (a Lua
-// expression), how a concurrency slot is released, and whose clock the script uses. Everything
-// is compiled once, before any load; expanding a call and judging its reply are cheap.
+// KEYS and ARGV it takes (templates with placeholders, arithmetic among them), how its reply
+// says "admitted" (a Lua expression), how a concurrency slot is released (a command or a
+// script of its own), and whose clock the script uses. Everything is compiled once, before any
+// load; expanding a call and judging its reply are cheap.
 package contract
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -19,7 +22,13 @@ const (
 	ClientClock Clock = "client"
 	// ServerClock: the script reads TIME; evidence uses each call's [sent, replied] interval.
 	ServerClock Clock = "server"
+	// VirtualClock: the script reads TIME and the hammer answers it with the call's own time,
+	// so the evidence is as exact as with ClientClock.
+	VirtualClock Clock = "virtual"
 )
+
+// AnswersTime reports whether the hammer answers the script's TIME itself.
+func (c Clock) AnswersTime() bool { return c == VirtualClock }
 
 // The flags, named in errors.
 const (
@@ -28,6 +37,16 @@ const (
 	FlagAllowed = "--script-allowed"
 	FlagRelease = "--script-release"
 	FlagClock   = "--clock"
+	// The release as a script of its own, with its KEYS and ARGV templates.
+	FlagReleaseFile = "--script-release-file"
+	FlagReleaseKeys = "--script-release-keys"
+	FlagReleaseArgs = "--script-release-args"
+)
+
+// The release script's templates when none is given: the run's key and the request's id.
+const (
+	DefaultReleaseKeys = "{key}"
+	DefaultReleaseArgs = "{member}"
 )
 
 // NoRelease is the --script-release value of limiters that release by expiry.
@@ -37,17 +56,29 @@ const NoRelease = "none"
 // takes the default; a blank one (only spaces) is a template of no words.
 type Spec struct {
 	Keys, Args, Allowed, Release string
-	Clock                        string // "", client or server; "" picks by the templates
+	Clock                        string // "", client, server or virtual; "" picks by the templates and ReadsTime
+	// ReadsTime says the script reads TIME (lint.ReadsTime): given no {now_*}, its clock is
+	// then virtual by default, else server.
+	ReadsTime bool
+	// ReleaseScript is the source of --script-release-file (named ReleaseFile in messages),
+	// called with the ReleaseKeys and ReleaseArgs templates; "" releases by Release.
+	ReleaseFile, ReleaseScript string
+	ReleaseKeys, ReleaseArgs   string
 }
 
 // Contract is a compiled Spec.
 type Contract struct {
-	Spec    Spec // as given, with defaults filled in and Clock resolved
+	Spec Spec // with defaults filled in and Clock resolved
+	// Given is the Spec as the caller passed it, before defaults: a template it left empty is
+	// the limiter's shipped one.
+	Given   Spec
 	Keys    *Template
 	Args    *Template
 	Allowed *Allowed
-	Release *Template // nil with --script-release none
-	Clock   Clock
+	Release *Template // nil with --script-release none, or with a release script
+	// ReleaseKeys and ReleaseArgs call the release script (Spec.ReleaseScript); nil without one.
+	ReleaseKeys, ReleaseArgs *Template
+	Clock                    Clock
 }
 
 // Compile checks and compiles every part of spec; an empty field takes the default's value.
@@ -59,11 +90,26 @@ func Compile(spec, defaults Spec) (*Contract, error) {
 		}
 		return v
 	}
+	given := spec
 	spec.Keys = fill(spec.Keys, defaults.Keys)
 	spec.Args = fill(spec.Args, defaults.Args)
 	spec.Allowed = fill(spec.Allowed, fill(defaults.Allowed, DefaultAllowed))
+	c := &Contract{Given: given}
+	if spec.ReleaseScript != "" {
+		if spec.Release != "" {
+			return nil, &Error{Flag: FlagRelease, Msg: "give the release as a command or as " + FlagReleaseFile + ", not both"}
+		}
+		spec.Release = NoRelease // the release is the script
+		spec.ReleaseKeys = fill(spec.ReleaseKeys, DefaultReleaseKeys)
+		spec.ReleaseArgs = fill(spec.ReleaseArgs, DefaultReleaseArgs)
+	} else if spec.ReleaseKeys != "" || spec.ReleaseArgs != "" {
+		flag := FlagReleaseKeys
+		if spec.ReleaseKeys == "" {
+			flag = FlagReleaseArgs
+		}
+		return nil, &Error{Flag: flag, Msg: "describes the release script: give " + FlagReleaseFile + " F.lua"}
+	}
 	spec.Release = fill(spec.Release, fill(defaults.Release, NoRelease))
-	c := &Contract{}
 	var err error
 	if c.Keys, err = Parse(FlagKeys, spec.Keys); err != nil {
 		return nil, err
@@ -77,7 +123,7 @@ func Compile(spec, defaults Spec) (*Contract, error) {
 		if text, ok := c.Keys.literalWord(i); ok && text == "" {
 			continue // an empty key name, as some libraries pass for an unused optional key
 		}
-		if !c.Keys.wordUsesKey(i) {
+		if !c.Keys.wordUses(i, phKey) {
 			return nil, &Error{Flag: FlagKeys, Msg: fmt.Sprintf("key %d must contain {key} (the run's own key, hash-tagged), e.g. '{key}:suffix'", i+1)}
 		}
 	}
@@ -106,46 +152,145 @@ func Compile(spec, defaults Spec) (*Contract, error) {
 			return nil, &Error{Flag: FlagRelease, Msg: "{slot} repeats a key or argument per slot; to release the slot taken, pass {reply} (the acquire's reply)"}
 		}
 	}
+	if spec.ReleaseScript != "" {
+		if err := c.compileReleaseScript(spec); err != nil {
+			return nil, err
+		}
+	}
 	switch Clock(spec.Clock) {
 	case "":
-		c.Clock = ServerClock
-		if c.Keys.UsesClientTime() || c.Args.UsesClientTime() {
+		switch {
+		case c.Keys.UsesClientTime() || c.Args.UsesClientTime():
 			c.Clock = ClientClock
+		case spec.ReadsTime:
+			c.Clock = VirtualClock
+		default:
+			c.Clock = ServerClock
 		}
-	case ClientClock, ServerClock:
+	case ClientClock, ServerClock, VirtualClock:
 		c.Clock = Clock(spec.Clock)
 	default:
-		return nil, &Error{Flag: FlagClock, Msg: fmt.Sprintf("want client or server, got %q", spec.Clock)}
+		return nil, &Error{Flag: FlagClock, Msg: fmt.Sprintf("want client, server or virtual, got %q", spec.Clock)}
 	}
 	spec.Clock = string(c.Clock)
 	c.Spec = spec
 	return c, nil
 }
 
+// compileReleaseScript parses the release script's templates. A release key is the run's own
+// as the acquire's are, or the acquire's reply: the slot the script answered it took.
+func (c *Contract) compileReleaseScript(spec Spec) error {
+	var err error
+	if c.ReleaseKeys, err = Parse(FlagReleaseKeys, spec.ReleaseKeys); err != nil {
+		return err
+	}
+	if c.ReleaseArgs, err = Parse(FlagReleaseArgs, spec.ReleaseArgs); err != nil {
+		return err
+	}
+	for i := range c.ReleaseKeys.words {
+		if text, ok := c.ReleaseKeys.literalWord(i); ok && text == "" {
+			continue
+		}
+		if !c.ReleaseKeys.wordUses(i, phKey) && !c.ReleaseKeys.wordUses(i, phReply) {
+			return &Error{Flag: FlagReleaseKeys, Msg: fmt.Sprintf("key %d must contain {key} (the run's own key) or {reply} (the key the acquire answered it took)", i+1)}
+		}
+	}
+	for _, t := range []*Template{c.ReleaseKeys, c.ReleaseArgs} {
+		if t.usesPlaceholder(phSlot) {
+			return &Error{Flag: t.flag, Msg: "{slot} repeats a key or argument per slot; to release the slot taken, pass {reply} (the acquire's reply)"}
+		}
+	}
+	return nil
+}
+
+// releaseTemplates are the templates a release expands: the command, or the script's keys and
+// arguments.
+func (c *Contract) releaseTemplates() []*Template {
+	var out []*Template
+	for _, t := range []*Template{c.Release, c.ReleaseKeys, c.ReleaseArgs} {
+		if t != nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // UsesMember reports whether a call needs a fresh request id.
 func (c *Contract) UsesMember() bool {
-	return c.Keys.UsesMember() || c.Args.UsesMember() || (c.Release != nil && c.Release.UsesMember())
+	uses := c.Keys.UsesMember() || c.Args.UsesMember()
+	for _, t := range c.releaseTemplates() {
+		uses = uses || t.UsesMember()
+	}
+	return uses
 }
 
 // ReleaseUsesReply reports whether the release passes the acquire's reply ({reply}).
 func (c *Contract) ReleaseUsesReply() bool {
-	return c.Release != nil && c.Release.usesPlaceholder(phReply)
+	for _, t := range c.releaseTemplates() {
+		if t.usesPlaceholder(phReply) {
+			return true
+		}
+	}
+	return false
 }
 
-// Bind folds the run's static values in, ready for calls.
-func (c *Contract) Bind(s Static) *Caller {
-	b := &Caller{c: c, keys: c.Keys.Bind(s), args: c.Args.Bind(s), statics: staticArgs(s)}
-	if c.Release != nil {
-		b.release = c.Release.Bind(s)
+// EpochAligned reports whether the contract names a fixed window by the epoch's multiples of
+// the window ({window_index}, {prev_window_index} or {window_start_ms}), so the script's
+// windows are aligned; otherwise a fixed window's alignment is unknown (it may open at the first
+// hit).
+func (c *Contract) EpochAligned() bool {
+	window := func(p placeholder) bool { return p == phWindowIndex || p == phPrevWindowIndex || p == phWindowStartMs }
+	return c.Keys.uses(window) || c.Args.uses(window)
+}
+
+// Uses reports whether the call's KEYS or ARGV pass any of the named placeholders, alone or
+// inside arithmetic ({now_ms + window_ms} uses both).
+func (c *Contract) Uses(names ...string) bool {
+	named := func(p placeholder) bool { return slices.Contains(names, p.name()) }
+	return c.Keys.uses(named) || c.Args.uses(named)
+}
+
+// Releases reports whether a call's release runs anything: a command, or a release script
+// (not --script-release none, which leaves the slot to expire).
+func (c *Contract) Releases() bool { return len(c.releaseTemplates()) > 0 }
+
+// TimeQuantum is how finely the script is told the time: a second when it is given only whole
+// seconds ({now_s_int}), else a millisecond (or finer). The evidence judges each call at the time
+// the script could know, so a limiter on whole seconds is held to whole seconds.
+func (c *Contract) TimeQuantum() time.Duration {
+	wholeSeconds := func(p placeholder) bool { return p == phNowSInt }
+	finer := func(p placeholder) bool { return p.clientTime() && p != phNowSInt }
+	if c.Clock == ClientClock && (c.Keys.uses(wholeSeconds) || c.Args.uses(wholeSeconds)) && !c.Keys.uses(finer) && !c.Args.uses(finer) {
+		return time.Second
 	}
-	return b
+	return time.Millisecond
+}
+
+// Bind folds the run's static values in, ready for calls. It fails only on arithmetic that
+// divides by a fixed value of zero.
+func (c *Contract) Bind(s Static) (*Caller, error) {
+	b := &Caller{c: c, statics: staticArgs(s)}
+	var err error
+	for _, t := range []struct {
+		tpl *Template
+		dst **Bound
+	}{{c.Keys, &b.keys}, {c.Args, &b.args}, {c.Release, &b.release}, {c.ReleaseKeys, &b.releaseKeys}, {c.ReleaseArgs, &b.releaseArgs}} {
+		if t.tpl == nil {
+			continue
+		}
+		if *t.dst, err = t.tpl.Bind(s); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // Caller expands a bound contract per call. It is safe for concurrent use.
 type Caller struct {
-	c                   *Contract
-	keys, args, release *Bound
-	statics             []lua.LValue // the run's fixed values, for --script-allowed
+	c                        *Contract
+	keys, args, release      *Bound
+	releaseKeys, releaseArgs *Bound       // the release script's
+	statics                  []lua.LValue // the run's fixed values, for --script-allowed
 }
 
 // Contract is what the caller was bound from.
@@ -166,6 +311,18 @@ func (b *Caller) ReleaseCommand(call *Call) []any {
 	}
 	v := values{call: call, windowMs: b.release.windowMs}
 	return b.release.appendAny(make([]any, 0, b.release.Len()), &v)
+}
+
+// ReleaseScriptCall returns the KEYS and ARGV of the release script for a call; ok is false
+// without a release script.
+func (b *Caller) ReleaseScriptCall(call *Call) (keys []string, args []any, ok bool) {
+	if b.releaseKeys == nil {
+		return nil, nil, false
+	}
+	v := values{call: call, windowMs: b.releaseKeys.windowMs}
+	keys = b.releaseKeys.appendStrings(make([]string, 0, b.releaseKeys.Len()), &v)
+	args = b.releaseArgs.appendAny(make([]any, 0, b.releaseArgs.Len()), &v)
+	return keys, args, true
 }
 
 // Allowed judges one reply.

@@ -22,7 +22,7 @@ func expand(t *testing.T, text string) []string {
 	if err != nil {
 		t.Fatalf("Parse(%q): %v", text, err)
 	}
-	return tpl.Bind(testStatic).AppendStrings(nil, &Call{Key: "lc:{r}:custom", Member: "m-1", Now: testNow})
+	return mustBindTemplate(t, tpl, testStatic).AppendStrings(nil, &Call{Key: "lc:{r}:custom", Member: "m-1", Now: testNow})
 }
 
 func TestTemplateExpandsEveryPlaceholder(t *testing.T) {
@@ -52,6 +52,24 @@ func TestTemplateExpandsEveryPlaceholder(t *testing.T) {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
+func mustBindTemplate(t testing.TB, tpl *Template, s Static) *Bound {
+	t.Helper()
+	b, err := tpl.Bind(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func mustBind(t testing.TB, c *Contract, s Static) *Caller {
+	t.Helper()
+	b, err := c.Bind(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func TestTemplateErrorsNameTheFlagAndColumn(t *testing.T) {
 	cases := []struct {
 		text, want string
@@ -77,7 +95,7 @@ func TestNowSIsExactForNegativeFractionFreeTimes(t *testing.T) {
 	}
 	tpl, _ := Parse(FlagArgs, "{now_s}")
 	whole := time.Unix(1700000000, 5000) // 5µs past a whole second: the zero padding matters
-	if got := tpl.Bind(testStatic).AppendStrings(nil, &Call{Now: whole}); got[0] != "1700000000.000005" {
+	if got := mustBindTemplate(t, tpl, testStatic).AppendStrings(nil, &Call{Now: whole}); got[0] != "1700000000.000005" {
 		t.Fatalf("now_s = %s, want 1700000000.000005", got[0])
 	}
 }
@@ -106,7 +124,7 @@ func TestCompileDefaultsAndClock(t *testing.T) {
 	if c.Clock != ServerClock {
 		t.Fatal("--clock server is honoured")
 	}
-	caller := c.Bind(testStatic)
+	caller := mustBind(t, c, testStatic)
 	call := &Call{Key: "k", Member: "m", Now: testNow}
 	keys, args := caller.Expand(call)
 	if !reflect.DeepEqual(keys, []string{"k"}) || !reflect.DeepEqual(args, []any{"20", itoa(testNow.UnixMilli()), "10000", "m"}) {
@@ -129,7 +147,7 @@ func TestCompileRefusals(t *testing.T) {
 		{Spec{Allowed: "reply[1] =="}, "--script-allowed: syntax error"},
 		{Spec{Allowed: "reply[1] = 1"}, "--script-allowed: column 10: syntax error"},
 		{Spec{Release: "{key} {member}"}, "--script-release: column 1: the first word must be a command name"},
-		{Spec{Clock: "wall"}, `--clock: want client or server, got "wall"`},
+		{Spec{Clock: "wall"}, `--clock: want client, server or virtual, got "wall"`},
 	}
 	for _, c := range cases {
 		_, err := Compile(c.spec, shipped)
@@ -192,6 +210,27 @@ func TestAllowedErrorsSayWhatTheReplyWas(t *testing.T) {
 	}
 }
 
+// A script that replies a number as a string (redis_rate's retry_after, any float) compared
+// with a number fails in Lua: the message names tonumber(...) as the fix, with the element to read.
+func TestAllowedComparingAStringNamesTonumber(t *testing.T) {
+	a, _ := CompileAllowed(FlagAllowed, "reply[3] < 1")
+	_, err := a.Eval([]any{int64(1), int64(19), "-1", "0.05"})
+	if err == nil || !strings.Contains(err.Error(), "attempt to compare") || !strings.Contains(err.Error(), "read it with tonumber(reply[3])") {
+		t.Fatalf("got %v", err)
+	}
+	if i := strings.Index(err.Error(), "tonumber("); i < 0 || i > 120 {
+		t.Errorf("the fix must come early: error samples keep 200 bytes of a message: %v", err)
+	}
+	bare, _ := CompileAllowed(FlagAllowed, "reply > 0")
+	if _, err := bare.Eval("0.25"); err == nil || !strings.Contains(err.Error(), "tonumber(reply)") {
+		t.Fatalf("a bare string reply: %v", err)
+	}
+	other, _ := CompileAllowed(FlagAllowed, "reply[1] == 1")
+	if _, err := other.Eval(int64(1)); err == nil || strings.Contains(err.Error(), "tonumber") {
+		t.Fatalf("no comparison with a string, no hint: %v", err)
+	}
+}
+
 func TestAllowedSyntaxErrorPositionOnLaterLine(t *testing.T) {
 	_, err := CompileAllowed(FlagAllowed, "reply[1] == 1 and\nreply[2] = 3")
 	if err == nil || !strings.HasPrefix(err.Error(), "--script-allowed: column 28:") {
@@ -207,7 +246,7 @@ func TestAllowedTakesTheRunsStaticValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	caller := c.Bind(testStatic)
+	caller := mustBind(t, c, testStatic)
 	for _, tc := range []struct {
 		reply []any
 		want  bool
@@ -221,7 +260,7 @@ func TestAllowedTakesTheRunsStaticValues(t *testing.T) {
 			t.Errorf("over %v = %v, %v; want %v", tc.reply, got, err, tc.want)
 		}
 	}
-	other := c.Bind(Static{Limit: 3, Window: time.Second})
+	other := mustBind(t, c, Static{Limit: 3, Window: time.Second})
 	if got, err := other.Allowed([]any{int64(4), int64(1)}); err != nil || got {
 		t.Errorf("--limit 3: 4 is over it: %v %v", got, err)
 	}
@@ -246,7 +285,7 @@ func TestSlotKeysAndReleaseByReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	caller := c.Bind(Static{Limit: 3, StaleAfter: 10 * time.Second, Window: time.Second})
+	caller := mustBind(t, c, Static{Limit: 3, StaleAfter: 10 * time.Second, Window: time.Second})
 	call := &Call{Key: "k", Member: "m", Now: testNow, Reply: "k2"}
 	keys, args := caller.Expand(call)
 	if !reflect.DeepEqual(keys, []string{"k1", "k2", "k3"}) || !reflect.DeepEqual(args, []any{"k", "10", "m"}) {

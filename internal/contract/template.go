@@ -2,6 +2,7 @@ package contract
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,28 +22,34 @@ const (
 	phCost
 	phWindowMs
 	phWindowS
+	phWindowUs
+	phWindowNs
 	phStaleAfterMs
 	phStaleAfterS
 	phNowMs
 	phNowS
 	phNowUs
+	phNowNs
+	phNowSInt
 	phWindowIndex
 	phPrevWindowIndex
 	phWindowStartMs
 	phReply // --script-release only: the acquire's reply
 	phSlot  // --script-keys and --script-args: the word repeats once per slot, 1..limit
 	numPlaceholders
+	phExpr // not a name: arithmetic over placeholders, in part.expr
 )
 
 var placeholderNames = map[string]placeholder{
 	"key": phKey, "member": phMember, "limit": phLimit, "burst": phBurst, "rate_per_s": phRatePerS,
-	"cost": phCost, "window_ms": phWindowMs, "window_s": phWindowS, "stale_after_ms": phStaleAfterMs,
-	"stale_after_s": phStaleAfterS, "now_ms": phNowMs, "now_s": phNowS, "now_us": phNowUs,
+	"cost": phCost, "window_ms": phWindowMs, "window_s": phWindowS, "window_us": phWindowUs, "window_ns": phWindowNs,
+	"stale_after_ms": phStaleAfterMs, "stale_after_s": phStaleAfterS,
+	"now_ms": phNowMs, "now_s": phNowS, "now_us": phNowUs, "now_ns": phNowNs, "now_s_int": phNowSInt,
 	"window_index": phWindowIndex, "prev_window_index": phPrevWindowIndex, "window_start_ms": phWindowStartMs,
 	"reply": phReply, "slot": phSlot,
 }
 
-// Placeholders lists the placeholder names in the order SPEC section 7 gives them.
+// Placeholders lists the placeholder names in the order the help text gives them.
 func Placeholders() []string {
 	names := make([]string, 0, len(placeholderNames))
 	for n := range placeholderNames {
@@ -65,7 +72,7 @@ func (p placeholder) name() string {
 // static reports whether a placeholder's value is the same on every call, so Bind can fold it.
 func (p placeholder) static() bool {
 	switch p {
-	case phLimit, phBurst, phRatePerS, phCost, phWindowMs, phWindowS, phStaleAfterMs, phStaleAfterS:
+	case phLimit, phBurst, phRatePerS, phCost, phWindowMs, phWindowS, phWindowUs, phWindowNs, phStaleAfterMs, phStaleAfterS:
 		return true
 	}
 	return false
@@ -77,6 +84,17 @@ func (p placeholder) clientTime() bool { return p >= phNowMs && p <= phWindowSta
 type part struct {
 	text string // literal text (ph == literal)
 	ph   placeholder
+	expr *expr // ph == phExpr
+}
+
+// has reports whether the part is, or its arithmetic uses, a placeholder for which pred is true.
+func (p part) has(pred func(placeholder) bool) bool {
+	if p.ph != phExpr {
+		return p.ph != literal && pred(p.ph)
+	}
+	found := false
+	p.expr.walk(func(q placeholder) { found = found || pred(q) })
+	return found
 }
 
 // Template is a parsed --script-keys, --script-args or --script-release value: words, each a
@@ -143,20 +161,20 @@ func Parse(flag, text string) (*Template, error) {
 				lit.WriteRune('}')
 				i += 2
 			case r == '{':
+				// Up to the closing brace, spaces included: {now_ms + window_ms} is one placeholder.
 				end := i + 1
-				for end < len(runes) && runes[end] != '}' && runes[end] != '{' && !isSpace(runes[end]) && runes[end] != '"' {
+				for end < len(runes) && runes[end] != '}' && runes[end] != '{' && runes[end] != '"' {
 					end++
 				}
 				if end == len(runes) || runes[end] != '}' {
 					return nil, errAt(i, "unclosed { (a literal brace is written {{)")
 				}
-				name := string(runes[i+1 : end])
-				ph, ok := placeholderNames[name]
-				if !ok {
-					return nil, errAt(i, "unknown placeholder {%s}; known: {%s}", name, strings.Join(Placeholders(), "} {"))
+				p, err := parsePlaceholder(flag, runes[i+1:end], i+1)
+				if err != nil {
+					return nil, err
 				}
 				flush()
-				word = append(word, part{ph: ph})
+				word = append(word, p)
 				i = end + 1
 			default:
 				lit.WriteRune(r)
@@ -177,17 +195,41 @@ func Parse(flag, text string) (*Template, error) {
 
 func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' }
 
+// parsePlaceholder reads what stands between braces, which starts at column start: a name, or
+// arithmetic over numbers and numeric placeholders.
+func parsePlaceholder(flag string, body []rune, start int) (part, error) {
+	name := string(body)
+	if ph, ok := placeholderNames[name]; ok {
+		return part{ph: ph}, nil
+	}
+	bare := true
+	for _, r := range body {
+		bare = bare && (r == '_' || r >= 'a' && r <= 'z')
+	}
+	if bare {
+		return part{}, &Error{Flag: flag, Column: start, Msg: fmt.Sprintf("unknown placeholder {%s}; known: {%s}", name, strings.Join(Placeholders(), "} {"))}
+	}
+	e, err := parseExpr(flag, body, start)
+	if err != nil {
+		return part{}, err
+	}
+	if e.op == opPlaceholder {
+		return part{ph: e.ph}, nil // { now_ms } is {now_ms}
+	}
+	return part{ph: phExpr, expr: e}, nil
+}
+
 // String is the template as given.
 func (t *Template) String() string { return t.text }
 
 // Len is the number of words.
 func (t *Template) Len() int { return len(t.words) }
 
-// uses reports whether any word uses a placeholder for which pred is true.
+// uses reports whether any word uses a placeholder for which pred is true, alone or in arithmetic.
 func (t *Template) uses(pred func(placeholder) bool) bool {
 	for _, w := range t.words {
 		for _, p := range w {
-			if p.ph != literal && pred(p.ph) {
+			if p.has(pred) {
 				return true
 			}
 		}
@@ -209,14 +251,9 @@ func (t *Template) UsesMember() bool {
 // derived from it), so the script's time is the client's.
 func (t *Template) UsesClientTime() bool { return t.uses(placeholder.clientTime) }
 
-// wordUsesKey reports whether word i contains {key}.
-func (t *Template) wordUsesKey(i int) bool {
-	for _, p := range t.words[i] {
-		if p.ph == phKey {
-			return true
-		}
-	}
-	return false
+// wordUses reports whether word i contains p.
+func (t *Template) wordUses(i int, p placeholder) bool {
+	return wordHas(t.words[i], p)
 }
 
 // literalWord returns word i's text when it has no placeholder.
@@ -277,24 +314,29 @@ type boundWord struct {
 	parts []part // otherwise: literal text and per-call placeholders
 }
 
-// Bind folds the static values into the template.
-func (t *Template) Bind(s Static) *Bound {
+// Bind folds the static values into the template. Its only error is arithmetic that divides by
+// a fixed value of zero ({x / limit} with --limit 0), which the flag's column names.
+func (t *Template) Bind(s Static) (*Bound, error) {
 	b := &Bound{windowMs: max(1, s.Window.Milliseconds())}
 	for _, w := range t.words {
 		if !wordHas(w, phSlot) {
-			b.bindWord(w, s, "")
+			if err := b.bindWord(t.flag, w, s, 0); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		for slot := int64(1); slot <= s.Limit; slot++ {
-			b.bindWord(w, s, strconv.FormatInt(slot, 10))
+			if err := b.bindWord(t.flag, w, s, slot); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return b
+	return b, nil
 }
 
 func wordHas(w []part, ph placeholder) bool {
 	for _, p := range w {
-		if p.ph == ph {
+		if p.has(func(q placeholder) bool { return q == ph }) {
 			return true
 		}
 	}
@@ -302,13 +344,33 @@ func wordHas(w []part, ph placeholder) bool {
 }
 
 // bindWord appends word w with the static values (and slot, for {slot}) folded in.
-func (b *Bound) bindWord(w []part, s Static, slot string) {
+func (b *Bound) bindWord(flag string, w []part, s Static, slot int64) error {
+	known := func(p placeholder) (number, bool) {
+		if p == phSlot {
+			return intNum(slot), true
+		}
+		if p.static() {
+			return staticNumber(p, s), true
+		}
+		return number{}, false
+	}
 	var parts []part
 	for _, p := range w {
-		if p.ph == phSlot {
-			p = part{text: slot}
-		} else if p.ph.static() {
+		switch {
+		case p.ph == phSlot:
+			p = part{text: strconv.FormatInt(slot, 10)}
+		case p.ph.static():
 			p = part{text: staticValue(p.ph, s)}
+		case p.ph == phExpr:
+			folded, err := p.expr.fold(known)
+			if err != nil {
+				return &Error{Flag: flag, Msg: fmt.Sprintf("an expression divides by a fixed value of zero with this run's values (%v)", err)}
+			}
+			if folded.op == opConst {
+				p = part{text: folded.value.String()}
+			} else {
+				p = part{ph: phExpr, expr: folded}
+			}
 		}
 		if p.ph == literal && len(parts) > 0 && parts[len(parts)-1].ph == literal {
 			parts[len(parts)-1].text += p.text
@@ -318,34 +380,62 @@ func (b *Bound) bindWord(w []part, s Static, slot string) {
 	}
 	if len(parts) == 1 && parts[0].ph == literal {
 		b.words = append(b.words, boundWord{text: parts[0].text})
-		return
+		return nil
 	}
 	if len(parts) == 0 {
 		parts = nil
 	}
 	b.words = append(b.words, boundWord{parts: parts})
+	return nil
 }
 
+// staticValue is a fixed value as a word passes it; the seconds keep their fraction.
 func staticValue(p placeholder, s Static) string {
 	switch p {
-	case phLimit:
-		return strconv.FormatInt(s.Limit, 10)
-	case phBurst:
-		return strconv.FormatInt(s.Burst, 10)
-	case phCost:
-		return strconv.FormatInt(s.Cost, 10)
 	case phRatePerS:
 		return strconv.FormatFloat(s.RatePerS, 'g', -1, 64)
-	case phWindowMs:
-		return strconv.FormatInt(s.Window.Milliseconds(), 10)
 	case phWindowS:
 		return strconv.FormatFloat(s.Window.Seconds(), 'f', -1, 64)
-	case phStaleAfterMs:
-		return strconv.FormatInt(s.StaleAfter.Milliseconds(), 10)
 	case phStaleAfterS:
 		return strconv.FormatFloat(s.StaleAfter.Seconds(), 'f', -1, 64)
 	}
-	return ""
+	return staticNumber(p, s).String()
+}
+
+// staticNumber is a fixed value as arithmetic takes it.
+func staticNumber(p placeholder, s Static) number {
+	seconds := func(d time.Duration) number {
+		if d%time.Second == 0 {
+			return intNum(int64(d / time.Second))
+		}
+		return floatNum(d.Seconds())
+	}
+	switch p {
+	case phLimit:
+		return intNum(s.Limit)
+	case phBurst:
+		return intNum(s.Burst)
+	case phCost:
+		return intNum(s.Cost)
+	case phRatePerS:
+		if r := s.RatePerS; r == math.Trunc(r) && math.Abs(r) < 1<<53 {
+			return intNum(int64(r))
+		}
+		return floatNum(s.RatePerS)
+	case phWindowMs:
+		return intNum(s.Window.Milliseconds())
+	case phWindowS:
+		return seconds(s.Window)
+	case phWindowUs:
+		return intNum(s.Window.Microseconds())
+	case phWindowNs:
+		return intNum(s.Window.Nanoseconds())
+	case phStaleAfterMs:
+		return intNum(s.StaleAfter.Milliseconds())
+	case phStaleAfterS:
+		return seconds(s.StaleAfter)
+	}
+	return number{}
 }
 
 // Len is the number of words.
@@ -372,25 +462,39 @@ func (v *values) get(p placeholder) string {
 		return v.cache[p]
 	}
 	var s string
-	ms := v.call.Now.UnixMilli()
-	switch p {
-	case phNowMs:
-		s = strconv.FormatInt(ms, 10)
-	case phNowUs:
-		s = strconv.FormatInt(v.call.Now.UnixMicro(), 10)
-	case phNowS:
+	if p == phNowS {
 		us := v.call.Now.UnixMicro()
 		frac := strconv.FormatInt(1_000_000+us%1_000_000, 10)[1:] // six digits, zero-padded
 		s = strconv.FormatInt(us/1_000_000, 10) + "." + frac
-	case phWindowIndex:
-		s = strconv.FormatInt(floorDiv(ms, v.windowMs), 10)
-	case phPrevWindowIndex:
-		s = strconv.FormatInt(floorDiv(ms, v.windowMs)-1, 10)
-	case phWindowStartMs:
-		s = strconv.FormatInt(floorDiv(ms, v.windowMs)*v.windowMs, 10)
+	} else {
+		s = v.num(p).String()
 	}
 	v.cache[p], v.have[p] = s, true
 	return s
+}
+
+// num is a per-call placeholder's value as a number.
+func (v *values) num(p placeholder) number {
+	now := v.call.Now
+	switch p {
+	case phNowMs:
+		return intNum(now.UnixMilli())
+	case phNowUs:
+		return intNum(now.UnixMicro())
+	case phNowNs:
+		return intNum(now.UnixNano())
+	case phNowS:
+		return floatNum(float64(now.UnixMicro()) / 1e6)
+	case phNowSInt:
+		return intNum(floorDiv(now.UnixMilli(), 1000))
+	case phWindowIndex:
+		return intNum(floorDiv(now.UnixMilli(), v.windowMs))
+	case phPrevWindowIndex:
+		return intNum(floorDiv(now.UnixMilli(), v.windowMs) - 1)
+	case phWindowStartMs:
+		return intNum(floorDiv(now.UnixMilli(), v.windowMs) * v.windowMs)
+	}
+	return number{}
 }
 
 func floorDiv(a, b int64) int64 {
@@ -401,29 +505,34 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
+// text is one part's expansion for the call.
+func (v *values) text(p *part) string {
+	switch p.ph {
+	case literal:
+		return p.text
+	case phExpr:
+		return p.expr.eval(v.num).String()
+	}
+	return v.get(p.ph)
+}
+
 func (b *Bound) expandWord(w *boundWord, v *values) string {
 	if w.parts == nil {
 		return w.text
 	}
 	if len(w.parts) == 1 {
-		return v.get(w.parts[0].ph)
+		return v.text(&w.parts[0])
 	}
-	n := 0
-	for _, p := range w.parts {
-		if p.ph == literal {
-			n += len(p.text)
-		} else {
-			n += len(v.get(p.ph))
-		}
+	var buf [8]string
+	texts, n := buf[:0], 0
+	for i := range w.parts {
+		t := v.text(&w.parts[i])
+		texts, n = append(texts, t), n+len(t)
 	}
 	var sb strings.Builder
 	sb.Grow(n)
-	for _, p := range w.parts {
-		if p.ph == literal {
-			sb.WriteString(p.text)
-		} else {
-			sb.WriteString(v.get(p.ph))
-		}
+	for _, t := range texts {
+		sb.WriteString(t)
 	}
 	return sb.String()
 }

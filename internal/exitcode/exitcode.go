@@ -13,6 +13,14 @@ const (
 	Interrupted = 130 // SIGINT or SIGTERM
 )
 
+// Failure is a command's error as -o json prints it when the command printed no result.
+type Failure struct {
+	Error struct {
+		Message  string `json:"message"`
+		ExitCode int    `json:"exit_code"`
+	} `json:"error"`
+}
+
 // Coder is an error that knows its exit code.
 type Coder interface {
 	error

@@ -10,43 +10,54 @@ import (
 
 // shippedContract reports whether the custom script runs under the limiter's shipped contract
 // because the user gave none of --script-keys, --script-args and --script-allowed.
-func shippedContract(o Options) bool {
-	if o.ScriptSource == "" {
+func (r Rules) shippedContract() bool {
+	if !r.Script {
 		return false
 	}
-	if o.Contract == nil {
+	if r.Contract == nil {
 		return true
 	}
-	d, c := limiter.DefaultContract(o.Limiter), o.Contract.Spec
-	return c.Keys == d.Keys && c.Args == d.Args && c.Allowed == contract.DefaultAllowed
+	given := *r.Contract
+	return given.Keys == "" && given.Args == "" && given.Allowed == ""
 }
 
 // misfitHint says how a script that does not fit the shipped contract is described instead.
-func misfitHint(o Options) string {
-	d := limiter.DefaultContract(o.Limiter)
+func misfitHint(k limiter.Kind) string {
+	d := limiter.DefaultContract(k)
 	return fmt.Sprintf("the script was called with the shipped contract (KEYS '%s', ARGV '%s', admitted when %s): if it takes other KEYS or ARGV, or replies otherwise, describe them with --script-keys, --script-args and --script-allowed (limitctl hammer --help)",
 		d.Keys, d.Args, contract.DefaultAllowed)
 }
 
 // describeContract is the line that says how the custom script is called, before any load, so
-// a run whose contract does not fit shows why from its first line.
+// a run whose contract does not fit shows why from its first line. A template the user did not
+// pass is marked (shipped): the limiter's own contract filled it in.
 func describeContract(o Options) string {
-	c := o.Contract.Spec
-	shipped := limiter.DefaultContract(o.Limiter)
-	origin := func(v, d string) string {
-		if v == d {
+	c, given := o.Contract.Spec, o.Contract.Given
+	origin := func(given string) string {
+		if given == "" {
 			return " (shipped)"
 		}
 		return ""
 	}
-	line := fmt.Sprintf("custom: KEYS %s%s, ARGV %s%s, admitted when %s", quoteTemplate(c.Keys), origin(c.Keys, shipped.Keys),
-		quoteTemplate(c.Args), origin(c.Args, shipped.Args), c.Allowed)
-	if o.Limiter == limiter.Concurrency {
-		line += ", release " + c.Release
+	line := fmt.Sprintf("custom: KEYS %s%s, ARGV %s%s, admitted when %s", quoteTemplate(c.Keys), origin(given.Keys),
+		quoteTemplate(c.Args), origin(given.Args), c.Allowed)
+	if o.Limiter.Describe().Releases {
+		if c.ReleaseScript != "" {
+			line += fmt.Sprintf(", release script %s with KEYS %s, ARGV %s", c.ReleaseFile, quoteTemplate(c.ReleaseKeys), quoteTemplate(c.ReleaseArgs))
+		} else {
+			line += ", release " + c.Release
+		}
 	}
 	line += ", clock " + c.Clock
+	if o.Contract.Clock.AnswersTime() {
+		line += " (the hammer answers the script's TIME with each call's own time)"
+	}
+	var names []string
+	for _, st := range o.Strategies {
+		names = append(names, string(st))
+	}
 	var implied []string
-	for _, a := range o.Assertions {
+	for _, a := range o.Rules().assertions(names) {
 		if a.Implied {
 			implied = append(implied, a.Expr)
 		}

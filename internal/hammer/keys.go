@@ -15,21 +15,28 @@ import (
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
-// KeyScheme owns the names of a run's keys: every key the hammer writes is named here, and
-// the clean-up deletes a key only when Owns says this scheme named it.
+// KeyScheme owns the names of a run's keys: it builds every name the run writes under, the
+// engine's included (bench receives them: Config.KeyFor, SharedConfig.ChunkKey), and the
+// clean-up deletes a key only when Owns says this scheme named it.
 //
 //	<prefix>:{<run-id>}:<strategy>           the limiter key (one key per strategy)
 //	<prefix>:{<run-id>.<i>}:<strategy>       the i-th limiter key (--keys > 1: a tag per index
 //	                                         spreads them over a cluster's slots; '.' is never
 //	                                         in a run id, so no other run's tag looks the same)
 //	<limiter key>:<window start ms>          fixed window: the counter of one window (limiter.WindowKey)
-//	<limiter key>:witness                    the shared Redis witness
+//	<limiter key>:witness                    the shared Redis witness (concurrency, --witness redis)
+//	<limiter key>:admits:<chunk>             the shared admits of one chunk of time (windows and
+//	                                         bucket, --witness redis: bench.SharedAdmits)
 //	<prefix>:{<run-id>}:probe-<what>         the pre-run probe's throw-away keys (and their windows)
+//	<prefix>:{<run-id>}:participants         the processes sharing the run id (participants.go)
+//	<prefix>:report:{<run-id>}:<process>     a process's summary for hammer report (report.go):
+//	                                         outside the run's tag, so the clean-up keeps it
 type KeyScheme struct {
 	Prefix     string
-	RunID      string   // letters, digits, '-' and '_' only (ValidRunID)
-	Keys       int      // limiter keys per strategy
-	Strategies []string // the run's strategy names
+	RunID      string       // letters, digits, '-' and '_' only (ValidRunID)
+	Limiter    limiter.Kind // whose decisions may write keys beside the limiter key (Description.OwnsSuffix)
+	Keys       int          // limiter keys per strategy
+	Strategies []string     // the run's strategy names
 }
 
 // Key names a strategy's i-th limiter key.
@@ -42,6 +49,15 @@ func (k KeyScheme) Key(strategy string, i int) string {
 
 // Witness names the shared Redis witness of a limiter key.
 func (k KeyScheme) Witness(key string) string { return key + ":witness" }
+
+// admitsSuffix follows a limiter key in the name of its shared admits.
+const admitsSuffix = "admits:"
+
+// AdmitChunk names the hash in which the processes of a shared run count a limiter key's
+// admits of one chunk of time (bench.SharedAdmits), under the key's own hash tag.
+func (k KeyScheme) AdmitChunk(key string, chunk int64) string {
+	return key + ":" + admitsSuffix + strconv.FormatInt(chunk, 10)
+}
 
 // Probe names the throw-away key the pre-run permission probe writes for what: a strategy's
 // name, "witness" or "cleanup".
@@ -59,9 +75,11 @@ func (k KeyScheme) Describe() string {
 }
 
 // Owns reports whether key is one this scheme names: the exact prefix and run id, a strategy
-// of the run (or a probe), and no suffix but a window start or the witness (the custom
-// strategy: any suffix, since its contract names its keys from {key}). A look-alike (another
-// run id that starts the same, a user's key under the prefix) is never owned.
+// of the run (or a probe), and no suffix but one the limiter's decisions write (a fixed
+// window's start), the witness or an admits chunk
+// (the custom strategy: any suffix, since its contract names its keys from {key}). A
+// look-alike (another run id that starts the same, a user's key under the prefix) is never
+// owned. The summaries left for hammer report are not the clean-up's: it never owns them.
 func (k KeyScheme) Owns(key string) bool {
 	rest, ok := strings.CutPrefix(key, k.Prefix+":{")
 	if !ok {
@@ -93,7 +111,9 @@ func (k KeyScheme) Owns(key string) bool {
 	if what == string(limiter.Custom) {
 		return true
 	}
-	return !hasSuffix || suffix == "witness" || digits(suffix)
+	chunk, isChunk := strings.CutPrefix(suffix, admitsSuffix)
+	return !hasSuffix || suffix == "witness" || (isChunk && !probe && digits(chunk)) ||
+		(k.Limiter != "" && k.Limiter.Describe().OwnsSuffix(suffix))
 }
 
 // customName cuts what follows the custom strategy's name (or its probe's) off rest: any

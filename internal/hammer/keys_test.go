@@ -11,11 +11,12 @@ import (
 )
 
 func TestKeySchemeOwnsExactlyItsKeys(t *testing.T) {
-	one := KeyScheme{Prefix: "rl", RunID: "user", Keys: 1, Strategies: []string{"lua", "lua-ts-member"}}
-	many := KeyScheme{Prefix: "rl", RunID: "user", Keys: 3, Strategies: []string{"lua"}}
+	one := KeyScheme{Prefix: "rl", RunID: "user", Limiter: limiter.FixedWindow, Keys: 1, Strategies: []string{"lua", "lua-ts-member"}}
+	many := KeyScheme{Prefix: "rl", RunID: "user", Limiter: limiter.FixedWindow, Keys: 3, Strategies: []string{"lua"}}
 	for _, key := range []string{one.Key("lua", 0), one.Key("lua-ts-member", 0), one.Witness(one.Key("lua", 0)),
 		one.Key("lua", 0) + ":1700000000000", one.Probe("lua"), one.Probe("lua") + ":1700000000000", one.Probe("witness"),
-		one.Probe("cleanup"), many.Key("lua", 0), many.Key("lua", 2) + ":witness", many.Probe("lua")} {
+		one.Probe("cleanup"), many.Key("lua", 0), many.Key("lua", 2) + ":witness", many.Probe("lua"),
+		one.AdmitChunk(one.Key("lua", 0), 1700000000), many.AdmitChunk(many.Key("lua", 2), 1700000000), one.Participants()} {
 		scheme := one
 		if strings.Contains(key, "{user.") || key == many.Probe("lua") {
 			scheme = many
@@ -26,7 +27,9 @@ func TestKeySchemeOwnsExactlyItsKeys(t *testing.T) {
 	}
 	for _, key := range []string{"rl:{user42}:lua", "rl:{user-1}:lua", "rl:{user}:notes", "rl:{user}:lua:notes",
 		"rl:{user}:lua:12x", "rl:{user}", "rl:{user}:", "rl:{userx}:lua:witness", "rl:{user}:naive", "rl:{user}:probe-naive",
-		"rlx:{user}:lua", "r:{user}:lua", "rl:{user.0}:lua", "x:rl:{user}:lua"} {
+		"rlx:{user}:lua", "r:{user}:lua", "rl:{user.0}:lua", "x:rl:{user}:lua",
+		"rl:{user}:lua:admits:", "rl:{user}:lua:admits:12x", "rl:{user}:lua:admits", "rl:{user}:probe-lua:admits:17",
+		one.ReportKey("host-1-abc")} {
 		if one.Owns(key) {
 			t.Errorf("%q owned by rl/user/1 key", key)
 		}
@@ -35,6 +38,11 @@ func TestKeySchemeOwnsExactlyItsKeys(t *testing.T) {
 		if many.Owns(key) {
 			t.Errorf("%q owned by rl/user/3 keys", key)
 		}
+	}
+	// Only a limiter whose decisions write window keys owns a window start after its key.
+	sliding := KeyScheme{Prefix: "rl", RunID: "user", Limiter: limiter.SlidingWindow, Keys: 1, Strategies: []string{"lua"}}
+	if key := sliding.Key("lua", 0) + ":1700000000000"; sliding.Owns(key) || !sliding.Owns(sliding.Key("lua", 0)) {
+		t.Errorf("sliding window: owns %q %v, owns its key %v", key, sliding.Owns(key), sliding.Owns(sliding.Key("lua", 0)))
 	}
 	// The custom strategy's contract names its keys from {key}: any suffix is its own.
 	custom := KeyScheme{Prefix: "rl", RunID: "user", Keys: 1, Strategies: []string{"custom"}}

@@ -13,7 +13,7 @@ import (
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
-// Options are a validated hammer run: cmd turns flags into these.
+// Options are a validated hammer run: Flags.Resolve turns the command line into these.
 type Options struct {
 	Limiter    limiter.Kind
 	Strategies []limiter.Strategy // in display order
@@ -34,7 +34,7 @@ type Options struct {
 	Script       string
 	ScriptSource string
 	NoLint       bool // run a custom script even when lint finds errors
-	// Contract is how the custom script is called and its reply read (SPEC section 7); nil is
+	// Contract is how the custom script is called and its reply read (--script-keys, ...); nil is
 	// the limiter's shipped contract.
 	Contract *contract.Contract
 
@@ -76,7 +76,12 @@ type Deps struct {
 type Live struct {
 	Target bench.Target
 	Engine *bench.Engine // pause and resume
-	Quit   func()        // stop the load early; the run ends as interrupted
+	// Stop ends the load early at the user's request (the dashboard's q): the run is judged
+	// on what it did, as if its duration had ended then.
+	Stop func()
+	// Quit stops the load early as an interruption (Ctrl-C, the dashboard failing): the run
+	// ends as interrupted.
+	Quit func()
 }
 
 func (d Deps) notice(line string) {

@@ -4,34 +4,97 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/lint"
 	"github.com/limitctl/limitctl/internal/redisconn"
+	"github.com/limitctl/limitctl/internal/rediserr"
 	"github.com/limitctl/limitctl/internal/scriptcache"
 )
 
-// lintScript runs the linter over the custom script first, with the project's .limitctl.yaml:
-// every finding goes to notice, errors stop the run (a failed check, exit 3) unless NoLint. A
-// script the linter cannot parse only warns: Redis decides when the script is loaded.
+// lintScript runs the linter over the custom script (and its release script) first, with the
+// project's .limitctl.yaml: errors are listed and stop the run (a failed check, exit 3) unless
+// NoLint; warnings are one line that counts them and says which command lists them, so the run's
+// own lines stay in view. A script the linter cannot parse only warns, in full: Redis decides
+// when the script is loaded. A TIME read is no finding when the run decides the clock (server or
+// virtual).
 func lintScript(o Options, notice func(string)) error {
-	cfg, err := lint.FindConfig(filepath.Dir(o.Script))
-	if err != nil {
-		return exitcode.Usagef("%v", err)
+	files := []struct{ name, src string }{{o.Script, o.ScriptSource}}
+	if o.Contract != nil && o.Contract.Spec.ReleaseScript != "" {
+		files = append(files, struct{ name, src string }{o.Contract.Spec.ReleaseFile, o.Contract.Spec.ReleaseScript})
 	}
-	diags, block := lint.Gate(lint.LintWith(o.Script, []byte(o.ScriptSource), cfg))
-	for _, d := range diags {
-		notice(d.String())
-	}
-	if block && !o.NoLint {
-		return exitcode.CheckFailedf("lint found errors in %s; fix them or pass --no-lint", o.Script)
+	for i, f := range files {
+		cfg, err := lint.FindConfig(filepath.Dir(f.name))
+		if err != nil {
+			return exitcode.Usagef("%v", err)
+		}
+		cfg.TimeAnswered = i == 0 && ClockOf(o, limiter.Custom) != contract.ClientClock
+		diags, block := lint.Gate(lint.LintWith(f.name, []byte(f.src), cfg))
+		var warnings []lint.Diagnostic
+		for _, d := range diags {
+			// An error, or a file the linter could not read: in full, fitted to the line width;
+			// before a run there is no --explain, so what was shortened follows.
+			if d.Severity == lint.SeverityError || d.Rule == lint.RuleSyntax {
+				line := d.Fit(lint.LineWidth)
+				notice(line)
+				if line != d.String() {
+					for _, l := range d.Explanation(lint.LineWidth) {
+						notice(l)
+					}
+				}
+			} else {
+				warnings = append(warnings, d)
+			}
+		}
+		if line := warningsLine(f.name, warnings); line != "" {
+			notice(line)
+		}
+		if block && !o.NoLint {
+			return exitcode.CheckFailedf("lint found errors in %s; fix them or pass --no-lint", f.name)
+		}
 	}
 	return nil
+}
+
+// warningsLine is the one line the lint warnings before a run come to: how many, of which rules,
+// and the command that lists them.
+func warningsLine(file string, warnings []lint.Diagnostic) string {
+	if len(warnings) == 0 {
+		return ""
+	}
+	var rules []string
+	for _, d := range warnings {
+		if !slices.Contains(rules, d.Rule) {
+			rules = append(rules, d.Rule)
+		}
+	}
+	return fmt.Sprintf("lint: %d %s in %s (%s); limitctl lint %s lists them", len(warnings), plural(len(warnings), "warning", "warnings"),
+		file, strings.Join(rules, ", "), shellQuote(file))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// shellQuote quotes a path for a command line the user may copy, when it needs quoting.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '+' || r == ':' || r == '@' ||
+			'0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // preflight loads what the strategies call by name, so the first decisions are not all
@@ -44,21 +107,28 @@ func preflight(ctx context.Context, rdb redis.UniversalClient, o Options) error 
 	for _, s := range o.Strategies {
 		switch s {
 		case limiter.Function:
-			if err := scriptcache.InstallLibrary(ctx, rdb); isPermissionError(err) {
+			if err := scriptcache.InstallLibrary(ctx, rdb); rediserr.Is(err, rediserr.Permission) {
 				return fmt.Errorf("strategy function cannot load its library: %s", oneLine(err.Error()))
 			} else if err != nil {
 				return fmt.Errorf("strategy function needs Redis 7 Functions: %s", redisReason(err))
 			}
 		case limiter.Lua, limiter.LuaTSMember, limiter.Custom:
-			src, what := limiter.ScriptFor(o.Limiter).Source, "the "+limiter.ScriptFor(o.Limiter).Name+" script"
+			type load struct{ src, what string }
+			loads := []load{{limiter.ScriptFor(o.Limiter).Source, "the " + limiter.ScriptFor(o.Limiter).Name + " script"}}
 			if s == limiter.Custom {
-				src, what = o.ScriptSource, o.Script
+				// The bytes the strategy sends: on the virtual clock, the script behind its prologue.
+				loads = []load{{limiter.CustomSource(o.ScriptSource, ClockOf(o, s)), o.Script}}
+				if o.Contract != nil && o.Contract.Spec.ReleaseScript != "" {
+					loads = append(loads, load{o.Contract.Spec.ReleaseScript, o.Contract.Spec.ReleaseFile})
+				}
 			}
-			for _, m := range masters {
-				if err := m.ScriptLoad(ctx, src).Err(); isPermissionError(err) {
-					return fmt.Errorf("strategy %s cannot load %s: SCRIPT LOAD: %s", s, what, oneLine(err.Error()))
-				} else if err != nil {
-					return fmt.Errorf("Redis rejected %s: %s", what, redisReason(err))
+			for _, l := range loads {
+				for _, m := range masters {
+					if err := m.ScriptLoad(ctx, l.src).Err(); rediserr.Is(err, rediserr.Permission) {
+						return fmt.Errorf("strategy %s cannot load %s: SCRIPT LOAD: %s", s, l.what, oneLine(err.Error()))
+					} else if err != nil {
+						return fmt.Errorf("Redis rejected %s: %s", l.what, redisReason(err))
+					}
 				}
 			}
 		}
@@ -69,13 +139,13 @@ func preflight(ctx context.Context, rdb redis.UniversalClient, o Options) error 
 // probe checks, before any load, that the user may send everything the run will: the
 // clean-up's SCAN and UNLINK, the Redis witness, and one decision (and release) per strategy on
 // a throw-away key of the run. An ACL user short of one command otherwise runs the whole
-// duration as counted errors, or leaves its keys behind. Only permission errors stop the run
-// here; any other error is the run's to count.
+// duration as counted errors, or leaves its keys behind. Only refusals stop the run here
+// (refused); any other error is the run's to count.
 func (s *session) probe(ctx context.Context) error {
 	if !s.opts.KeepKeys {
 		// Before anything is written, so a user who cannot clean up leaves nothing behind.
-		if err := s.keys.probeCleanup(ctx, s.rdb); isPermissionError(err) {
-			return fmt.Errorf("the run's keys could not be deleted at the end: %s (grant SCAN and UNLINK, or pass --keep-keys)", permissionMessage(err))
+		if err := s.keys.probeCleanup(ctx, s.rdb); refused(err, false) {
+			return fmt.Errorf("the run's keys could not be deleted at the end: %s (grant SCAN and UNLINK, or pass --keep-keys)", oneLine(err.Error()))
 		}
 	}
 	err := s.probeDecisions(ctx)
@@ -88,8 +158,8 @@ func (s *session) probe(ctx context.Context) error {
 func (s *session) probeDecisions(ctx context.Context) error {
 	if s.witnessKey != nil {
 		w := bench.NewRedisWitness(s.rdb, s.keys.Probe("witness"), s.opts.Limit, s.opts.StaleAfter, s.deps.Timeout)
-		if err := w.Probe(ctx); isPermissionError(err) {
-			return fmt.Errorf("--witness redis cannot run: %s", permissionMessage(err))
+		if err := w.Probe(ctx); refused(err, true) {
+			return fmt.Errorf("--witness redis cannot run: %s", oneLine(err.Error()))
 		}
 	}
 	for _, st := range s.cfg.Strategies {
@@ -98,26 +168,26 @@ func (s *session) probeDecisions(ctx context.Context) error {
 		if err == nil {
 			err = st.Limiter.Release(ctx, key, d)
 		}
-		if isPermissionError(err) {
-			return fmt.Errorf("strategy %s cannot run: %s", st.Name, permissionMessage(err))
+		strategy := limiter.Strategy(st.Name)
+		if refused(err, strategy.RunsScript() && strategy != limiter.Custom) {
+			return fmt.Errorf("strategy %s cannot run: %s", st.Name, oneLine(err.Error()))
 		}
 	}
 	return nil
 }
 
-// isPermissionError is an ACL refusal (NOPERM) or failed authentication: retrying cannot help.
-func isPermissionError(err error) bool {
-	return err != nil && bench.Classify(err) == "noperm"
-}
-
-// permissionMessage is the server's refusal in one line, saying NOPERM even where Redis 7.0
-// does not (a script calling a command the user may not run).
-func permissionMessage(err error) string {
-	msg := oneLine(err.Error())
-	if !strings.Contains(strings.ToUpper(msg), "NOPERM") && !strings.Contains(msg, "AUTH") && !strings.Contains(msg, "WRONGPASS") {
-		msg = "NOPERM: " + msg + " (the script calls a command this user may not run)"
+// refused reports whether a check's failure stops the run before any load: the ACL or the
+// authentication refused (NOPERM, NOAUTH, WRONGPASS), or a script limitctl ships (a limiter's,
+// the witness's, the shared run's register) failed on a throw-away key. A shipped script fails
+// there only when it may not run what it calls, and Redis 7.0 reports that refusal inside a
+// script with a bare ERR, no NOPERM code. A custom script's failure is the run's to count: its
+// contract may not fit, which the summary then says.
+func refused(err error, shippedScript bool) bool {
+	kind := rediserr.Classify(err)
+	if shippedScript {
+		kind = rediserr.ClassifyScriptCall(err)
 	}
-	return msg
+	return kind == rediserr.Permission || (shippedScript && kind == rediserr.Script)
 }
 
 // redisReason is Redis's complaint without the command's arguments, which some servers echo

@@ -30,14 +30,13 @@ func TestScriptRunFailsOnATooStrictLimiterByItself(t *testing.T) {
 	o.RunID, o.Requests, o.Duration = "", 0, 1500*time.Millisecond
 	o.Strategies = []limiter.Strategy{limiter.Custom}
 	o.Script, o.ScriptSource = "concurrency_release_leaks.lua", strictScript(t, "concurrency_release_leaks.lua")
-	o.Assertions = withImpliedCheck(o)
 	res, err := Run(context.Background(), o, Deps{Connect: connectTo(t, srv), Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantCheckFailure(t, res, "custom.false_rejects==0 (actual ", "refused ", "were held", "the check every --script run makes")
 	st := res.Summary.Strategies[0]
-	if v := st.Judge(o.Limiter, o.Limit, res.Summary.Duration); v.Word != bench.VerdictTooStrict {
+	if v := res.Verdicts[0]; v.Word != bench.VerdictTooStrict {
 		t.Errorf("verdict %q (%s), want TOO STRICT", v.Word, v.Text)
 	}
 	if st.FirstFalseReject == nil || st.FirstFalseReject.Limit != o.Limit || st.FirstFalseReject.HeldOrAdmitted >= o.Limit {
@@ -50,7 +49,7 @@ func TestScriptRunFailsOnATooStrictLimiterByItself(t *testing.T) {
 func TestAssertOnFalseRejectsReplacesTheImpliedOne(t *testing.T) {
 	o := Options{Strategies: []limiter.Strategy{limiter.Custom}, ScriptSource: "return 1"}
 	got := func(o Options) (exprs []string) {
-		for _, a := range withImpliedCheck(o) {
+		for _, a := range o.Rules().assertions([]string{"custom"}) {
 			exprs = append(exprs, a.Expr)
 		}
 		return exprs
@@ -88,7 +87,7 @@ func TestRunIDLeavesRefusalsUnjudged(t *testing.T) {
 }
 
 func TestRefusalRulesFollowTheContract(t *testing.T) {
-	rules := func(kind limiter.Kind, spec contract.Spec) (bool, bench.RefusalRules) {
+	rules := func(kind limiter.Kind, spec contract.Spec) bench.RefusalRules {
 		t.Helper()
 		c, err := contract.Compile(spec, limiter.DefaultContract(kind))
 		if err != nil {
@@ -96,25 +95,27 @@ func TestRefusalRulesFollowTheContract(t *testing.T) {
 		}
 		return RefusalRules(Options{Limiter: kind, Window: time.Second, Contract: c}, limiter.Custom)
 	}
-	if aligned, _ := RefusalRules(Options{Limiter: limiter.FixedWindow}, limiter.Lua); !aligned {
-		t.Error("the shipped fixed window names its window: aligned")
-	}
-	if aligned, _ := rules(limiter.FixedWindow, contract.Spec{}); !aligned {
-		t.Error("the shipped fixed-window contract ({window_start_ms}) is aligned")
-	}
-	if aligned, _ := rules(limiter.FixedWindow, contract.Spec{Keys: "{key}", Args: "{cost} {window_s}"}); aligned {
-		t.Error("a counter on {key} alone may be opened by a first hit: not aligned")
-	}
-	if _, r := rules(limiter.TokenBucket, contract.Spec{}); r.RefillStep != 0 {
+	if r := rules(limiter.TokenBucket, contract.Spec{}); r.RefillStep != 0 {
 		t.Error("a bucket given a rate refills continuously")
 	}
-	if _, r := rules(limiter.TokenBucket, contract.Spec{Args: "{burst} {limit} {window_s} {cost}"}); r.RefillStep != time.Second {
+	if r := rules(limiter.TokenBucket, contract.Spec{Args: "{burst} {limit} {window_s} {cost}"}); r.RefillStep != time.Second {
 		t.Error("a bucket given the window may refill per window")
 	}
-	if _, r := rules(limiter.Concurrency, contract.Spec{Args: "{member} {limit} {stale_after_s} {now_s}"}); r.StaleUnit != time.Second || r.NoStaleAfter {
+	if r := rules(limiter.TokenBucket, contract.Spec{Args: "{burst} {rate_per_s / 1000} {now_ms + window_ms} {cost}"}); r.RefillStep != time.Second {
+		t.Error("a window inside arithmetic is given the window too")
+	}
+	if r := rules(limiter.Concurrency, contract.Spec{Args: "{member} {limit} {stale_after_s} {now_s}"}); r.StaleUnit != time.Second || r.NoStaleAfter {
 		t.Errorf("stale-after in seconds: %+v", r)
 	}
-	if _, r := rules(limiter.Concurrency, contract.Spec{Args: "{member} {limit} 30", Release: "none"}); !r.NoStaleAfter || !r.NoRelease {
+	if r := rules(limiter.Concurrency, contract.Spec{Args: "{member} {limit} 30", Release: "none"}); !r.NoStaleAfter || !r.NoRelease {
 		t.Errorf("no stale-after, release by expiry: %+v", r)
+	}
+	// A release script releases, though no release command is given.
+	if r := rules(limiter.Concurrency, contract.Spec{Keys: "{key}{slot}", Args: "{member} {stale_after_s}", Allowed: "reply ~= false",
+		ReleaseFile: "rel.lua", ReleaseScript: "return 1", ReleaseKeys: "{reply}"}); r.NoRelease {
+		t.Errorf("a release script: %+v", r)
+	}
+	if r := RefusalRules(Options{Limiter: limiter.Concurrency}, limiter.Lua); r != (bench.RefusalRules{}) {
+		t.Errorf("a shipped strategy: %+v", r)
 	}
 }

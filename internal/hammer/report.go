@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
@@ -24,9 +26,16 @@ func (k KeyScheme) ReportKey(process string) string {
 
 func (k KeyScheme) reportPattern() string { return fmt.Sprintf("%s:report:{%s}:*", k.Prefix, k.RunID) }
 
-// publish leaves this process's summary (latency histograms included) for `hammer report`.
+// published is what one process of a shared run leaves for hammer report: its summary
+// (latency histograms included) and the rules it was judged by.
+type published struct {
+	Summary bench.Summary
+	Rules   Rules
+}
+
+// publish leaves this process's summary and rules for `hammer report`.
 func (s *session) publish(summary bench.Summary) error {
-	doc, err := json.Marshal(summary)
+	doc, err := json.Marshal(published{Summary: summary, Rules: s.opts.Rules()})
 	if err != nil {
 		return err
 	}
@@ -37,15 +46,17 @@ func (s *session) publish(summary bench.Summary) error {
 	return s.rdb.Set(ctx, s.keys.ReportKey(process), doc, ReportTTL).Err()
 }
 
-// Report merges the summaries every process of run left (with --run-id and --witness redis)
-// into one, with Processes set.
-func Report(ctx context.Context, rdb redis.UniversalClient, prefix, runID string) (bench.Summary, error) {
+// Report merges what every process of a run left (with --run-id and --witness redis) into one
+// summary, with Processes set, and judges it as hammer judges a run of its own (Judge): by the
+// rules the processes ran under, with the given assertions in place of theirs when there are
+// any. An assertion that names no strategy of the run is a usage error.
+func Report(ctx context.Context, rdb redis.UniversalClient, prefix, runID string, asserts []string) (Result, error) {
 	keys := KeyScheme{Prefix: prefix, RunID: runID}
 	masters, err := redisconn.Masters(ctx, rdb)
 	if err != nil {
-		return bench.Summary{}, err
+		return Result{}, err
 	}
-	var runs []bench.Summary
+	var runs []published
 	for _, m := range masters {
 		iter := m.Scan(ctx, 0, keys.reportPattern(), 1000).Iterator()
 		for iter.Next(ctx) {
@@ -54,20 +65,62 @@ func Report(ctx context.Context, rdb redis.UniversalClient, prefix, runID string
 				continue // expired between SCAN and GET
 			}
 			if err != nil {
-				return bench.Summary{}, err
+				return Result{}, err
 			}
-			var sum bench.Summary
-			if err := json.Unmarshal(doc, &sum); err != nil {
-				return bench.Summary{}, fmt.Errorf("%s does not hold a hammer summary: %v", iter.Val(), err)
+			var p published
+			if err := json.Unmarshal(doc, &p); err != nil || p.Summary.Limiter == "" {
+				return Result{}, fmt.Errorf("%s does not hold a hammer summary this limitctl reads (left by another version?)", iter.Val())
 			}
-			runs = append(runs, sum)
+			runs = append(runs, p)
 		}
 		if err := iter.Err(); err != nil {
-			return bench.Summary{}, err
+			return Result{}, err
 		}
 	}
 	if len(runs) == 0 {
-		return bench.Summary{}, fmt.Errorf("no process of run %s left a summary under %s (run each with --run-id %s --witness redis)", runID, keys.reportPattern(), runID)
+		return Result{}, fmt.Errorf("no process of run %s left a summary under %s (run each with --run-id %s --witness redis)", runID, keys.reportPattern(), runID)
 	}
-	return bench.Merge(runs)
+	summaries := make([]bench.Summary, len(runs))
+	for i, r := range runs {
+		summaries[i] = r.Summary
+	}
+	summary, err := bench.Merge(summaries)
+	if err != nil {
+		return Result{}, err
+	}
+	rules := mergeRules(runs)
+	if len(asserts) > 0 {
+		rules.Assertions = nil
+		for _, expr := range asserts {
+			a, err := bench.ParseAssertion(expr, strategyNames(summary))
+			if err != nil {
+				return Result{}, exitcode.Usagef("--assert: %v", err)
+			}
+			rules.Assertions = append(rules.Assertions, a)
+		}
+	}
+	return Result{Summary: summary, Judgement: Judge(rules, summary)}, nil
+}
+
+// mergeRules are the rules of a run whose processes each left their own: a script run by any
+// of them is judged as a script run, errors asked for by any lift the error-rate rule for the
+// merged numbers (they hold that process's errors), and every distinct assertion of any
+// process is checked against the merged summary. Each process shared the run's keys with the
+// others, so none judged its refusals.
+func mergeRules(runs []published) Rules {
+	r := runs[0].Rules
+	r.Assertions, r.Shared = nil, true
+	for _, p := range runs {
+		r.Script = r.Script || p.Rules.Script
+		r.ErrorsAsked = r.ErrorsAsked || p.Rules.ErrorsAsked
+		if r.Contract == nil {
+			r.Contract = p.Rules.Contract
+		}
+		for _, a := range p.Rules.Assertions {
+			if !slices.ContainsFunc(r.Assertions, func(b bench.Assertion) bool { return b.Expr == a.Expr }) {
+				r.Assertions = append(r.Assertions, a)
+			}
+		}
+	}
+	return r
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,13 +20,9 @@ import (
 
 // Result is what a finished session found.
 type Result struct {
-	Options    Options // what ran
-	Summary    bench.Summary
-	Assertions []bench.AssertionResult
-	Passed     bool // every assertion held and no strategy failed too often
-	// Failures say why the run failed (each failed assertion, each strategy whose decisions
-	// errored on more than MaxErrorRate of them); empty when it passed.
-	Failures    []string
+	Options Options // what ran
+	Summary bench.Summary
+	Judgement
 	Interrupted bool // a signal or the watcher stopped the load early
 	// KeysKept names where the run's keys stayed (--keep-keys); empty when they were deleted.
 	KeysKept string
@@ -62,6 +59,38 @@ func ClockOf(o Options, st limiter.Strategy) contract.Clock {
 	return contract.ClientClock
 }
 
+// TimeAnswered reports whether the hammer answers the strategy's TIME itself (the virtual clock).
+func TimeAnswered(o Options, st limiter.Strategy) bool { return ClockOf(o, st).AnswersTime() }
+
+// ClockNotes are the summary's lines about clocks: one per strategy whose TIME the hammer
+// answered, so a verdict on a script that reads TIME says which clock it was judged on.
+func ClockNotes(o Options) []string {
+	var notes []string
+	for _, st := range o.Strategies {
+		if TimeAnswered(o, st) {
+			notes = append(notes, fmt.Sprintf("%s: clock virtual: the hammer answered the script's TIME with each call's own time (the run's clock plus the worker's skew); --clock server runs it on the server's", st))
+		}
+	}
+	return notes
+}
+
+// epochAligned is the fixed window's alignment as the strategy's contract implies it: the
+// shipped scripts name a window by its start, a custom script's contract says.
+func epochAligned(o Options, st limiter.Strategy) bool {
+	if st == limiter.Custom && o.Contract != nil {
+		return o.Contract.EpochAligned()
+	}
+	return true
+}
+
+// timeQuantum is how finely the strategy's script is told the time.
+func timeQuantum(o Options, st limiter.Strategy) time.Duration {
+	if st == limiter.Custom && o.Contract != nil {
+		return o.Contract.TimeQuantum()
+	}
+	return time.Millisecond
+}
+
 // session is one run's state between the steps of Run.
 type session struct {
 	opts       Options
@@ -85,7 +114,6 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
-	o.Assertions = withImpliedCheck(o)
 	s := &session{opts: o, deps: deps}
 	if o.RunID != "" && !ValidRunID(o.RunID) {
 		return Result{}, exitcode.Usagef("run id %q: want 1-64 letters, digits, '-' or '_'", o.RunID)
@@ -111,7 +139,7 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if runID == "" {
 		runID = NewRunID()
 	}
-	s.keys = KeyScheme{Prefix: o.Prefix, RunID: runID, Keys: o.Keys}
+	s.keys = KeyScheme{Prefix: o.Prefix, RunID: runID, Limiter: o.Limiter, Keys: o.Keys}
 	for _, st := range o.Strategies {
 		s.keys.Strategies = append(s.keys.Strategies, string(st))
 	}
@@ -126,8 +154,8 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 		peers, err := join(ctx, s.rdb, s.keys.Participants(), s.deps.Timeout, time.Now)
 		if errors.Is(err, errRunClosing) {
 			return Result{}, fmt.Errorf("run id %s %v", o.RunID, err)
-		} else if isPermissionError(err) {
-			return Result{}, fmt.Errorf("--run-id cannot register this process with others sharing the id: %s", permissionMessage(err))
+		} else if refused(err, true) {
+			return Result{}, fmt.Errorf("--run-id cannot register this process with others sharing the id: %s", oneLine(err.Error()))
 		} else if err != nil {
 			return Result{}, fmt.Errorf("--run-id: could not register this process with others sharing the id: %s", oneLine(err.Error()))
 		}
@@ -197,7 +225,8 @@ func (s *session) build(runID string) error {
 		Limit: o.Limit, Window: o.Window, StaleAfter: o.StaleAfter,
 		Rate: s.cfg.Rate, Burst: o.Limit, CustomSource: o.ScriptSource, Contract: o.Contract,
 	}
-	if o.RedisWitness && o.Limiter == limiter.Concurrency {
+	evidence := o.Limiter.Describe().Evidence
+	if o.RedisWitness && evidence == limiter.HeldEvidence {
 		s.witnessKey = s.keys.Witness
 	}
 	for _, st := range o.Strategies {
@@ -208,11 +237,12 @@ func (s *session) build(runID string) error {
 		}
 		cmds, inner := limiter.Commands(o.Limiter, st)
 		run := bench.StrategyRun{Name: string(st), Limiter: lim, Commands: cmds, Inner: inner,
-			ServerClock: ClockOf(o, st) == contract.ServerClock}
-		run.EpochAligned, run.Refusals = RefusalRules(o, st)
-		if o.RedisWitness && o.Limiter != limiter.Concurrency {
+			ServerClock: ClockOf(o, st) == contract.ServerClock, EpochAligned: epochAligned(o, st), TimeQuantum: timeQuantum(o, st),
+			Refusals: RefusalRules(o, st)}
+		if o.RedisWitness && evidence != limiter.HeldEvidence {
 			// Window and bucket limiters: judged over every process's admits together.
-			run.Admits = bench.NewSharedAdmits(s.rdb, o.Limiter, o.Limit, o.Window, s.cfg.Rate, s.deps.Timeout, s.deps.Now)
+			run.Admits = bench.NewSharedAdmits(s.rdb, bench.SharedConfig{Window: o.Window,
+				Horizon: s.deps.Timeout, Now: s.deps.Now, ChunkKey: s.keys.AdmitChunk})
 			s.closers = append(s.closers, run.Admits.Close)
 		}
 		if s.witnessKey != nil {
@@ -256,6 +286,8 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	snapshots := make(chan bench.Snapshot, 4)
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
+	var stopped atomic.Bool // the user ended the run early (Live.Stop): not an interruption
+	stop := func() { stopped.Store(true); stopRun() }
 	watchDone := make(chan error, 1)
 	go func() {
 		if s.deps.Watch == nil {
@@ -264,13 +296,16 @@ func (s *session) load(ctx context.Context) (Result, error) {
 			watchDone <- nil
 			return
 		}
-		err := s.deps.Watch(runCtx, Live{Target: s.target, Engine: engine, Quit: stopRun}, snapshots)
+		err := s.deps.Watch(runCtx, Live{Target: s.target, Engine: engine, Stop: stop, Quit: stopRun}, snapshots)
 		for range snapshots { // a watcher that quit early must not leave the engine's last send waiting
 		}
 		watchDone <- err
 	}()
 	stopInjects := startInjects(runCtx, s.opts.Injects, s.rdb, s.spawned, s.deps.notice)
 	summary, runErr := engine.Run(runCtx, snapshots)
+	if stopped.Load() && ctx.Err() == nil {
+		summary.Interrupted = false
+	}
 	stopInjects()
 	watchErr := <-watchDone
 
@@ -296,9 +331,7 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	if runErr != nil {
 		return res, runErr
 	}
-	res.Assertions, _ = Judge(s.opts.Assertions, summary)
-	res.Failures = verdict(s.opts, summary, res.Assertions)
-	res.Passed = len(res.Failures) == 0
+	res.Judgement = Judge(s.opts.Rules(), summary)
 	res.Interrupted = summary.Interrupted || ctx.Err() != nil
 	return res, nil
 }

@@ -73,8 +73,8 @@ func TestRunJudgesAssertionsAndDeletesItsKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Passed || res.Err() != nil || len(res.Assertions) != 2 {
-		t.Fatalf("passed %v err %v assertions %+v", res.Passed, res.Err(), res.Assertions)
+	if !res.Passed() || res.Err() != nil || len(res.Assertions) != 2 {
+		t.Fatalf("passed %v err %v assertions %+v", res.Passed(), res.Err(), res.Assertions)
 	}
 	if watched == 0 {
 		t.Error("the watcher saw no snapshot")
@@ -101,8 +101,8 @@ func TestRunFailedAssertionIsACheckFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Passed || res.Err() == nil || !strings.Contains(res.Err().Error(), "lua.attempts>1000000 (actual 400)") {
-		t.Fatalf("passed %v err %v", res.Passed, res.Err())
+	if res.Passed() || res.Err() == nil || !strings.Contains(res.Err().Error(), "lua.attempts>1000000 (actual 400)") {
+		t.Fatalf("passed %v err %v", res.Passed(), res.Err())
 	}
 	var check *exitcode.CheckFailedError
 	if !errors.As(res.Err(), &check) || check.ExitCode() != exitcode.CheckFailed {
@@ -165,6 +165,9 @@ func TestKeySchemeNamesEveryKeyOfTheRun(t *testing.T) {
 		{many.Key("lua", 2), "rl:{r1.2}:lua"}, // "." is never in a run id: no other run has this tag
 		{one.Witness(one.Key("lua", 0)), "rl:{r1}:lua:witness"},
 		{one.Probe("cleanup"), "rl:{r1}:probe-cleanup"},
+		{one.AdmitChunk(many.Key("lua", 2), 1700000000), "rl:{r1.2}:lua:admits:1700000000"},
+		{one.Participants(), "rl:{r1}:participants"},
+		{one.ReportKey("host-1"), "rl:report:{r1}:host-1"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -29,16 +30,109 @@ var ImpliedChecks = []struct {
 	{"custom.false_rejects==0", []string{"false_rejects"}, true},
 }
 
-// withImpliedCheck returns o's assertions plus each of ImpliedChecks that no assertion on the
-// custom strategy replaces, when o runs a custom script.
-func withImpliedCheck(o Options) []bench.Assertion {
-	if o.ScriptSource == "" || !slices.Contains(o.Strategies, limiter.Custom) {
-		return o.Assertions
+// Rules are what a finished run is judged by besides its numbers: what the user asked for
+// (the assertions; errors, with --on-error open or --inject) and what ran (the limiter, the
+// user's script under its contract, alone or sharing its keys). Every process of a shared run leaves
+// them with its summary, so that hammer report judges the merged run as hammer judges one.
+type Rules struct {
+	Limiter limiter.Kind
+	// Script: the custom strategy ran the user's --script; Contract is the calling contract as
+	// the user gave it (contract.Contract.Given: a template left empty is the shipped one's; nil:
+	// none given).
+	Script   bool
+	Contract *contract.Spec
+	// ErrorsAsked lifts the error-rate rule: --on-error open or --inject asked for errors.
+	ErrorsAsked bool
+	// Shared: the run has a run id, so other processes may share its keys and its refusals are
+	// not judged; no false-reject check is implied.
+	Shared bool
+	// Assertions are the --assert thresholds as given; Judge adds the implied check.
+	Assertions []bench.Assertion
+}
+
+// Rules are the rules a run of o is judged by.
+func (o Options) Rules() Rules {
+	r := Rules{Limiter: o.Limiter, Script: o.ScriptSource != "",
+		ErrorsAsked: o.FailOpen || len(o.Injects) > 0, Shared: o.RunID != "", Assertions: o.Assertions}
+	if o.Contract != nil {
+		given := o.Contract.Given
+		r.Contract = &given
 	}
-	out := o.Assertions
+	return r
+}
+
+// Judgement is the verdict on a finished run, the same for hammer and hammer report.
+type Judgement struct {
+	// Assertions are every assertion's outcome, the implied check included.
+	Assertions []bench.AssertionResult
+	// Verdicts are each strategy's, in the summary's order: the word and the numbers behind it
+	// that the verdict lines, the JSON and the HTML report show.
+	Verdicts []bench.Verdict
+	// Failures say why the run fails (each failed assertion, each strategy whose decisions
+	// errored on more than MaxErrorRate of them); empty when it passed.
+	Failures []string
+}
+
+// Passed reports whether the run passed: nothing failed.
+func (j Judgement) Passed() bool { return len(j.Failures) == 0 }
+
+// Judge is the one verdict on a finished run: the assertions, with the implied checks of a
+// --script run; each strategy's verdict (exact, OVERSHOOT, TOO STRICT, ...); the error-rate
+// rule. hammer judges its own run with it, and hammer report the merged run of every process.
+// A script that admits little is not diagnosed as a misfit here: where it refused with room,
+// its false rejects are the verdict; a contract that does not fit shows in error samples and
+// in replies the contract cannot read.
+func Judge(r Rules, sum bench.Summary) Judgement {
+	var j Judgement
+	j.Assertions = Evaluate(r.assertions(strategyNames(sum)), sum)
+	for _, st := range sum.Strategies {
+		j.Verdicts = append(j.Verdicts, st.Judge(sum.Limiter, sum.Limit, sum.Duration))
+	}
+	for _, a := range j.Assertions {
+		if a.Passed || (a.Implied && a.Reason == bench.NoEvidence && customErred(sum)) {
+			continue // the implied check adds nothing to a strategy whose decisions failed: they say why
+		}
+		j.Failures = append(j.Failures, "assertion failed: "+DescribeAssertion(a))
+	}
+	if !r.ErrorsAsked {
+		for _, st := range sum.Strategies {
+			if st.TooManyErrors() {
+				j.Failures = append(j.Failures, r.tooManyErrors(st))
+			}
+		}
+	}
+	return j
+}
+
+// tooManyErrors says that a strategy's decisions failed too often, with what to do about it.
+func (r Rules) tooManyErrors(st bench.StrategySnapshot) string {
+	hint := "pass --on-error open to run through errors"
+	if st.Name == string(limiter.Custom) {
+		// A custom script's calls fail for a contract that does not fit far more often than
+		// for an outage; the first error sample says which.
+		hint = "check --script-keys, --script-args and --script-allowed against the script (limitctl hammer --help)"
+		if r.shippedContract() {
+			hint = misfitHint(r.Limiter)
+		}
+	}
+	msg := fmt.Sprintf("%s: %d of %d decisions failed (%s%%, more than %g%%; %s)",
+		st.Name, st.Errors, st.Attempts, strconv.FormatFloat(100*float64(st.Errors)/float64(st.Attempts), 'f', 1, 64), 100*MaxErrorRate, hint)
+	if len(st.ErrorSamples) > 0 {
+		msg += fmt.Sprintf(": %q", st.ErrorSamples[0].Message)
+	}
+	return msg
+}
+
+// assertions are r's assertions plus each of ImpliedChecks that no assertion on the custom
+// strategy replaces, when the user's script ran as strategy custom (one of strategies).
+func (r Rules) assertions(strategies []string) []bench.Assertion {
+	if !r.Script || !slices.Contains(strategies, string(limiter.Custom)) {
+		return r.Assertions
+	}
+	out := r.Assertions
 	for _, implied := range ImpliedChecks {
-		replaced := implied.Refusal && o.RunID != ""
-		for _, a := range o.Assertions {
+		replaced := implied.Refusal && r.Shared
+		for _, a := range r.Assertions {
 			replaced = replaced || (a.Strategy == string(limiter.Custom) && slices.Contains(implied.Metrics, a.Metric))
 		}
 		if replaced {
@@ -54,51 +148,22 @@ func withImpliedCheck(o Options) []bench.Assertion {
 	return out
 }
 
-// Judge evaluates assertions against a summary (or a live snapshot's numbers).
-func Judge(assertions []bench.Assertion, sum bench.Summary) (results []bench.AssertionResult, passed bool) {
-	results = make([]bench.AssertionResult, len(assertions))
-	passed = true
-	for i, a := range assertions {
-		results[i] = a.Eval(sum)
-		passed = passed && results[i].Passed
+// strategyNames are the names of the summary's strategies, in its order.
+func strategyNames(sum bench.Summary) []string {
+	names := make([]string, len(sum.Strategies))
+	for i, st := range sum.Strategies {
+		names[i] = st.Name
 	}
-	return results, passed
+	return names
 }
 
-// verdict lists why a finished run fails: each failed assertion, then each strategy whose
-// decisions errored too often (unless errors were asked for).
-func verdict(o Options, sum bench.Summary, results []bench.AssertionResult) []string {
-	var failures []string
-	for _, r := range results {
-		if r.Passed || (r.Implied && r.Reason == bench.NoEvidence && customErred(sum)) {
-			continue // the implied check adds nothing to a strategy whose decisions failed: they say why
-		}
-		failures = append(failures, "assertion failed: "+DescribeAssertion(r))
+// Evaluate tests assertions against a summary, or a live snapshot's numbers (the dashboard).
+func Evaluate(assertions []bench.Assertion, sum bench.Summary) []bench.AssertionResult {
+	results := make([]bench.AssertionResult, len(assertions))
+	for i, a := range assertions {
+		results[i] = a.Eval(sum)
 	}
-	if o.FailOpen || len(o.Injects) > 0 {
-		return failures
-	}
-	for _, st := range sum.Strategies {
-		if !st.TooManyErrors() {
-			continue
-		}
-		hint := "pass --on-error open to run through errors"
-		if st.Name == string(limiter.Custom) {
-			// A custom script's calls fail for a contract that does not fit far more often than
-			// for an outage; the first error sample says which.
-			hint = "check --script-keys, --script-args and --script-allowed against the script (limitctl hammer --help)"
-			if shippedContract(o) {
-				hint = misfitHint(o)
-			}
-		}
-		msg := fmt.Sprintf("%s: %d of %d decisions failed (%s%%, more than %g%%; %s)",
-			st.Name, st.Errors, st.Attempts, strconv.FormatFloat(100*float64(st.Errors)/float64(st.Attempts), 'f', 1, 64), 100*MaxErrorRate, hint)
-		if len(st.ErrorSamples) > 0 {
-			msg += fmt.Sprintf(": %q", st.ErrorSamples[0].Message)
-		}
-		failures = append(failures, msg)
-	}
-	return failures
+	return results
 }
 
 // customErred reports whether the custom strategy's decisions failed more often than

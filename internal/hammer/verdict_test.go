@@ -3,6 +3,7 @@ package hammer
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ func wantCheckFailure(t *testing.T, res Result, fragments ...string) {
 			t.Errorf("%q does not say %q", res.Err(), f)
 		}
 	}
-	if res.Passed {
+	if res.Passed() {
 		t.Error("Passed with a failure")
 	}
 }
@@ -99,12 +100,46 @@ func TestErrorsOnMoreThanOnePercentFailTheRun(t *testing.T) {
 	}
 
 	o.FailOpen = true
-	if res := run(o); res.Err() != nil || !res.Passed {
+	if res := run(o); res.Err() != nil || !res.Passed() {
 		t.Errorf("--on-error open: %v", res.Err())
 	}
 	o.FailOpen = false
 	o.Injects = []Inject{{Kind: "flush-scripts", At: time.Hour}}
 	if res := run(o); res.Err() != nil {
 		t.Errorf("with --inject: %v", res.Err())
+	}
+}
+
+// hammer report judges the merged run by the rules its processes ran under: their assertions
+// when it is given none, its own in their place when it is, and an assertion on a strategy
+// the run did not have is a usage error.
+func TestReportJudgesByTheRulesOfTheRun(t *testing.T) {
+	srv := redistest.Start(t)
+	o := baseOptions()
+	o.RunID, o.RedisWitness, o.KeepKeys = "judged", true, true
+	o.Assertions = assertions(t, []string{"naive", "lua"}, "lua.attempts>1000000")
+	res, err := Run(context.Background(), o, Deps{Connect: connectTo(t, srv), Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCheckFailure(t, res, "assertion failed: lua.attempts>1000000 (actual 400)")
+	rdb := srv.Client(t)
+	report, err := Report(context.Background(), rdb, "limitctl", "judged", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Summary.Processes != 1 || !slices.Equal(report.Failures, res.Failures) {
+		t.Fatalf("report of one process: processes %d failures %q, want the run's %q", report.Summary.Processes, report.Failures, res.Failures)
+	}
+	if !slices.Equal(report.Verdicts, res.Verdicts) {
+		t.Errorf("report verdicts %+v, the run's %+v", report.Verdicts, res.Verdicts)
+	}
+	report, err = Report(context.Background(), rdb, "limitctl", "judged", []string{"lua.attempts>0"})
+	if err != nil || !report.Passed() || len(report.Assertions) != 1 || report.Assertions[0].Expr != "lua.attempts>0" {
+		t.Fatalf("report with its own assertion: err %v, %+v", err, report.Judgement)
+	}
+	_, err = Report(context.Background(), rdb, "limitctl", "judged", []string{"custom.overshoot==0"})
+	if c, ok := err.(exitcode.Coder); !ok || c.ExitCode() != exitcode.Usage {
+		t.Errorf("an assertion on a strategy the run did not have: %v, want a usage error", err)
 	}
 }

@@ -47,3 +47,19 @@ func TestClock(t *testing.T) {
 		}
 	}
 }
+
+func TestDurationAndBytes(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		850 * time.Millisecond: "850ms", 5500 * time.Millisecond: "5.5s", 30 * time.Minute: "30m", time.Hour: "1h",
+		time.Hour + 2*time.Minute + 3*time.Second: "1h2m3s", -2 * time.Second: "-2s",
+	} {
+		if got := Duration(d); got != want {
+			t.Errorf("Duration(%s) = %q, want %q", d, got, want)
+		}
+	}
+	for n, want := range map[int64]string{512: "512 B", 1536: "1.5 KiB", 2 << 20: "2.0 MiB"} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

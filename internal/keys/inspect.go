@@ -2,7 +2,6 @@ package keys
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/rediserr"
 )
 
 // InspectOptions set the thresholds of an inspection.
@@ -23,6 +24,19 @@ type InspectOptions struct {
 	// KindsOnly reads only what kind detection needs: no MEMORY USAGE and no stale or expired
 	// counts (Reset, whose smallest ACL then needs neither).
 	KindsOnly bool
+	// Select bounds how InspectPatterns finds the keys.
+	Select SelectOptions
+}
+
+// InspectPatterns selects the keys and patterns of args (Select) and inspects them (Inspect).
+func InspectPatterns(ctx context.Context, rdb redis.UniversalClient, args []string, opts InspectOptions) (Inspection, error) {
+	sel, err := Select(ctx, rdb, args, opts.Select)
+	if err != nil {
+		return Inspection{}, err
+	}
+	in, err := Inspect(ctx, rdb, sel, opts)
+	in.Args, in.MaxKeys = args, opts.Select.MaxKeys
+	return in, err
 }
 
 // KeyInfo is what inspect reports about one key.
@@ -52,21 +66,27 @@ type KeyInfo struct {
 	// FullAt is when the limiter is back to its full allowance: a gcra key's TAT (nil: epoch
 	// unknown), the end of a counter's window when the key holds it.
 	FullAt   *time.Time
-	Window   time.Duration // sliding_counter: the window inferred from the index (0: unknown)
-	Estimate *int64        // sliding_counter: the sliding-window count now
+	FullIn   *time.Duration // how long until FullAt, from the inspection's now (0: full now)
+	Window   time.Duration  // sliding_counter: the window inferred from the index (0: unknown)
+	Estimate *int64         // sliding_counter: the sliding-window count now
 	// PairKey is the other key of a state kept in two: the other window of a sliding pair, the
 	// other half of a two-string bucket, a counter's :timer, Redisson's value and permits.
 	PairKey string
 }
 
-// Inspection is the result of one inspect run.
+// Inspection is the result of one inspect run, and what inspect prints: the JSON holds what it
+// scanned and its keys (KeyInfo), its Table the same keys, and its Notes what a person should
+// know besides.
 type Inspection struct {
-	Now       time.Time
-	Scanned   int
-	Keys      []KeyInfo // sorted by key
-	Truncated bool      // the selection stopped at its bound
-	Vanished  int       // scanned keys gone before they could be read
-	Missing   []string  // literal keys that do not exist
+	Now       time.Time `json:"-"`
+	Scanned   int       `json:"scanned"`
+	Keys      []KeyInfo `json:"keys"` // sorted by key
+	Truncated bool      `json:"-"`    // the selection stopped at its bound
+	Vanished  int       `json:"-"`    // scanned keys gone before they could be read
+	Missing   []string  `json:"-"`    // literal keys that do not exist
+	// Args and MaxKeys are what was asked for, for the notes.
+	Args    []string `json:"-"`
+	MaxKeys int      `json:"-"`
 }
 
 // Totals sums an inspection for its totals line.
@@ -307,7 +327,7 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 		}
 		n, err := r.length.Result()
 		if err != nil {
-			if isWrongType(err) { // replaced by another type between the rounds: gone as we knew it
+			if rediserr.IsWrongType(err) { // replaced by another type between the rounds: gone as we knew it
 				r.info = nil
 				continue
 			}
@@ -400,6 +420,9 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 	for i, r := range reads {
 		if r.info != nil {
 			r.info.Flags = flagsOf(*r.info, opts)
+			if r.info.FullAt != nil {
+				r.info.FullIn = durationPtr(max(0, r.info.FullAt.Sub(now)))
+			}
 		}
 		out[i] = r.info
 	}
@@ -412,7 +435,7 @@ func readZSet(r *keyReads, now time.Time, opts InspectOptions) error {
 	for _, c := range r.samples {
 		zs, err := c.Result()
 		if err != nil {
-			if isWrongType(err) {
+			if rediserr.IsWrongType(err) {
 				r.info = nil
 				return nil
 			}
@@ -817,7 +840,7 @@ func execPipe(ctx context.Context, pipe redis.Pipeliner) error {
 	// Exec returns the first failed command's error, an error reply included; only a transport
 	// failure (which fails every command) is the pipeline's own.
 	for _, c := range cmds {
-		if e := c.Err(); e != nil && !isRedisError(e) {
+		if e := c.Err(); e != nil && !rediserr.IsReply(e) {
 			return e
 		}
 	}
@@ -827,7 +850,7 @@ func execPipe(ctx context.Context, pipe redis.Pipeliner) error {
 // refused is the error of a kind-detecting read the user's ACL does not allow: left silent, it
 // would report a counter or a bucket as unknown.
 func refused(r *keyReads, what string, c redis.Cmder) error {
-	if err := c.Err(); err != nil && redis.HasErrorPrefix(err, "NOPERM") {
+	if err := c.Err(); rediserr.Is(err, rediserr.Permission) {
 		return readError(r, what, err)
 	}
 	return nil
@@ -836,14 +859,6 @@ func refused(r *keyReads, what string, c redis.Cmder) error {
 func readError(r *keyReads, what string, err error) error {
 	return fmt.Errorf("%s on %s: %s: %w", r.key, r.node, what, err)
 }
-
-// isRedisError tells an error reply from Redis (NOPERM, WRONGTYPE, ERR...) from a transport one.
-func isRedisError(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re) || errors.Is(err, redis.Nil)
-}
-
-func isWrongType(err error) bool { return redis.HasErrorPrefix(err, "WRONGTYPE") }
 
 func memberString(m any) string {
 	switch v := m.(type) {

@@ -3,8 +3,8 @@ package keys
 import (
 	"context"
 	"fmt"
-	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,42 +18,13 @@ import (
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
-// One single server and one 3-master cluster for the whole package: a cluster takes seconds to
-// form. Each test writes under its own key prefix.
-var (
-	singleOnce, clusterOnce sync.Once
-	single                  *redistest.Server
-	cluster                 *redistest.Cluster
-)
+// One single server and one 3-master cluster for the whole package (redistest's shared ones):
+// a cluster takes seconds to form. Each test writes under its own key prefix.
+func TestMain(m *testing.M) { redistest.Main(m) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if single != nil {
-		single.Stop()
-	}
-	if cluster != nil {
-		cluster.Stop()
-	}
-	os.Exit(code)
-}
+func singleServer(t *testing.T) *redistest.Server { return redistest.Shared(t) }
 
-func singleServer(t *testing.T) *redistest.Server {
-	t.Helper()
-	singleOnce.Do(func() { single = redistest.StartNoCleanup(t) })
-	if single == nil {
-		t.Fatal("single server did not start")
-	}
-	return single
-}
-
-func sharedCluster(t *testing.T) *redistest.Cluster {
-	t.Helper()
-	clusterOnce.Do(func() { cluster = redistest.StartClusterNoCleanup(t, 3, 0) })
-	if cluster == nil {
-		t.Fatal("cluster did not start")
-	}
-	return cluster
-}
+func sharedCluster(t *testing.T) *redistest.Cluster { return redistest.SharedCluster(t) }
 
 // target is a server the exactness tests run on.
 type target struct {
@@ -582,17 +553,19 @@ func TestMembersListsTheOldestFirst(t *testing.T) {
 	}
 }
 
-// Every limiter limitctl ships leaves keys that inspect recognises, with a TTL.
+// Every limiter limitctl ships leaves keys that inspect recognises, with a TTL, as the kind
+// its description says inspect names them (limiter.Description.Inspect: the one place the two
+// vocabularies meet).
 func TestInspectRecognisesTheKeysOfTheShippedLimiters(t *testing.T) {
 	ctx := context.Background()
 	rdb := singleServer(t).Client(t)
 	now := fixedNow
-	want := map[limiter.Kind]Kind{
-		limiter.Concurrency: KindConcurrency, limiter.SlidingWindow: KindWindowLog,
-		limiter.FixedWindow: KindCounter, limiter.TokenBucket: KindGCRA, // token_bucket.lua keeps GCRA state: a tat field
-	}
 	cfg := limiter.Config{Limit: 5, Window: time.Minute, StaleAfter: time.Minute, Rate: 1, Burst: 5}
-	for k, kind := range want {
+	for _, k := range limiter.Kinds() {
+		d := k.Describe()
+		if !slices.Contains(inspectKinds, Kind(d.Inspect)) {
+			t.Errorf("%s: inspect names its keys %q, which is no kind inspect reports", k, d.Inspect)
+		}
 		lim, err := limiter.New(k, limiter.Lua, rdb, cfg)
 		must(t, err)
 		key := "shipped:" + strings.ReplaceAll(string(k), "-", "_")
@@ -600,16 +573,16 @@ func TestInspectRecognisesTheKeysOfTheShippedLimiters(t *testing.T) {
 			_, err := lim.Acquire(ctx, key, now.Add(-time.Duration(i)*time.Second))
 			must(t, err)
 		}
-		name := key
-		if k == limiter.FixedWindow {
-			name = limiter.WindowKey(key, now, cfg.Window)
-		}
+		name := d.DecisionKey(key, now, cfg.Window)
 		sel, err := Select(ctx, rdb, []string{name}, SelectOptions{})
 		must(t, err)
 		in, err := Inspect(ctx, rdb, sel, InspectOptions{Clock: fixedClock()})
 		must(t, err)
-		if len(in.Keys) != 1 || in.Keys[0].Kind != kind || in.Keys[0].TTL <= 0 {
-			t.Errorf("%s key %s: %+v, want kind %s with a TTL", k, name, in.Keys, kind)
+		if len(in.Keys) != 1 || in.Keys[0].Kind != Kind(d.Inspect) || in.Keys[0].TTL <= 0 {
+			t.Errorf("%s key %s: %+v, want kind %s with a TTL", k, name, in.Keys, d.Inspect)
 		}
 	}
 }
+
+// inspectKinds are the kinds inspect reports: their names are a contract of its JSON.
+var inspectKinds = []Kind{KindConcurrency, KindWindowLog, KindCounter, KindBucket, KindGCRA, KindSlidingCounter, KindUnknown}

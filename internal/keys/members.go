@@ -24,7 +24,7 @@ type MembersOptions struct {
 	Clock  Clock
 }
 
-// Member is one sorted-set member with its score read as a time.
+// Member is one sorted-set member with its score read as a time (its JSON: json.go).
 type Member struct {
 	Member string
 	Score  float64
@@ -33,16 +33,19 @@ type Member struct {
 	Stale  bool
 }
 
-// MemberList is the members of one sorted set, oldest first.
+// MemberList is the members of one sorted set, oldest first: what inspect --members prints as
+// JSON, as its Table and with its Notes.
 type MemberList struct {
-	Now     time.Time
-	Key     string
-	Node    string
-	Size    int64     // every member of the set, listed or not
-	Unit    ScoreUnit // "" when the scores are not timestamps
-	Scores  ScoreMode // start or deadline; "" when the scores are not timestamps
-	Guessed bool      // Scores was guessed by --scores auto
-	Members []Member
+	Now     time.Time `json:"-"`
+	Key     string    `json:"key"`
+	Node    string    `json:"node"`
+	Size    int64     `json:"size"`           // every member of the set, listed or not
+	Unit    ScoreUnit `json:"score_unit"`     // "" (null) when the scores are not timestamps
+	Scores  ScoreMode `json:"scores"`         // start or deadline; "" (null) when the scores are not timestamps
+	Guessed bool      `json:"scores_guessed"` // Scores was guessed by --scores auto
+	Members []Member  `json:"members"`
+	// Stale is the age from which a member counts as stale (--stale); 0 judges none.
+	Stale time.Duration `json:"-"`
 }
 
 // Members lists the oldest members of a sorted set (lowest scores first) with their times and
@@ -67,7 +70,7 @@ func Members(ctx context.Context, rdb redis.UniversalClient, key string, opts Me
 	default:
 		return MemberList{}, fmt.Errorf("%s is a %s: %w", key, typ, ErrNotSortedSet)
 	}
-	list := MemberList{Now: now, Key: key, Node: node, Members: []Member{}}
+	list := MemberList{Now: now, Key: key, Node: node, Members: []Member{}, Stale: opts.Stale}
 	pipe := rdb.Pipeline()
 	size := pipe.ZCard(ctx, key)
 	newest := pipe.ZRangeWithScores(ctx, key, -1, -1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -11,6 +12,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/exitcode"
+	"github.com/limitctl/limitctl/internal/human"
+	"github.com/limitctl/limitctl/internal/rediserr"
 	"github.com/limitctl/limitctl/scripts"
 )
 
@@ -47,26 +51,75 @@ type PurgeOptions struct {
 	// the unit is detected too, and only labels the report.
 	Scores ScoreMode
 	Clock  Clock
+	// Select bounds how PurgePatterns finds the keys.
+	Select SelectOptions
+	// Confirm, when set, is asked before anything is removed from keys a pattern matched
+	// (PurgePatterns); a no leaves every key as it was. Nil removes without asking (--yes, a
+	// dry run, only literal keys).
+	Confirm func(question string) (bool, error)
 }
 
-// PurgedKey is what purge did to one key. In a dry run, Removed is what would go.
+// PurgedKey is what purge did to one key, as purge -o json prints it (the node only shows in
+// the table). In a dry run, Removed is what would go.
 type PurgedKey struct {
-	Key       string
-	Node      string
-	Unit      ScoreUnit
-	Scores    ScoreMode // what the scores were read as; "" when not examined
-	Guessed   bool      // Scores was guessed by --scores auto
-	Removed   int64
-	Remaining int64
-	Skipped   string // empty, or why the key was left alone
+	Key       string    `json:"key"`
+	Node      string    `json:"-"`
+	Removed   int64     `json:"removed"`
+	Remaining int64     `json:"remaining"`
+	Skipped   string    `json:"skipped"`        // empty, or why the key was left alone
+	Unit      ScoreUnit `json:"score_unit"`     // null when the scores were not read as times
+	Scores    ScoreMode `json:"scores"`         // what the scores were read as; null when not examined
+	Guessed   bool      `json:"scores_guessed"` // Scores was guessed by --scores auto
 }
 
-// PurgeResult is a whole purge run.
+// PurgeResult is a whole purge run, and what purge prints: the JSON (MarshalJSON), the Table
+// of its keys and the Notes beside them.
 type PurgeResult struct {
 	Now          time.Time // the reference time; the cutoff is Now - OlderThan
+	DryRun       bool
+	OlderThan    time.Duration
 	Keys         []PurgedKey
 	TotalRemoved int64
-	Interrupted  bool // the context was cancelled; Keys holds what was done until then
+	Interrupted  bool     // the context was cancelled; Keys holds what was done until then
+	Args         []string // the keys and patterns asked for, for the notes
+}
+
+// Err is the purge's outcome as an error with its exit code, to return once the result has
+// been printed: an interrupt between batches (130), or nil.
+func (r PurgeResult) Err() error {
+	if !r.Interrupted {
+		return nil
+	}
+	return &exitcode.InterruptedError{What: fmt.Sprintf("purge stopped between batches after removing %d %s from %d %s",
+		r.TotalRemoved, human.Plural(r.TotalRemoved, "member", "members"), len(r.Keys), human.Plural(len(r.Keys), "key", "keys"))}
+}
+
+// ErrNotConfirmed is a purge the confirmation declined: an answer, not a failure; nothing was
+// removed, which the result that comes with it says.
+var ErrNotConfirmed = errors.New("purge not confirmed: nothing removed")
+
+// PurgePatterns selects the keys and patterns of args (Select) and purges them (Purge), asking
+// opts.Confirm first when a pattern matched any key (a no returns ErrNotConfirmed with a result
+// of nothing). After a failure the result says what was removed before it.
+func PurgePatterns(ctx context.Context, rdb redis.UniversalClient, args []string, opts PurgeOptions) (PurgeResult, error) {
+	sel, err := Select(ctx, rdb, args, opts.Select)
+	if err != nil {
+		return PurgeResult{}, err
+	}
+	if opts.Confirm != nil && slices.ContainsFunc(args, IsPattern) && len(sel.Targets) > 0 {
+		q := fmt.Sprintf("Purge members older than %s from %d %s on %d %s?", human.Duration(opts.OlderThan),
+			len(sel.Targets), human.Plural(len(sel.Targets), "key", "keys"), sel.Nodes(), human.Plural(sel.Nodes(), "node", "nodes"))
+		ok, err := opts.Confirm(q)
+		if err != nil {
+			return PurgeResult{}, err
+		}
+		if !ok {
+			return PurgeResult{DryRun: opts.DryRun, OlderThan: opts.OlderThan, Keys: []PurgedKey{}, Args: args}, ErrNotConfirmed
+		}
+	}
+	res, err := Purge(ctx, rdb, sel, opts)
+	res.Args = args
+	return res, err
 }
 
 // Purge removes, from each selected sorted set, the members scored at or before now - OlderThan,
@@ -75,17 +128,14 @@ type PurgeResult struct {
 // A cancelled context stops the run between batches, never inside one: every batch that reached
 // Redis is counted. Errors name the key.
 func Purge(ctx context.Context, rdb redis.UniversalClient, sel Selection, opts PurgeOptions) (PurgeResult, error) {
-	if opts.OlderThan <= 0 {
-		return PurgeResult{}, fmt.Errorf("older-than must be positive, got %s", opts.OlderThan)
-	}
-	if opts.Batch < 1 || opts.Batch > MaxBatch {
-		return PurgeResult{}, fmt.Errorf("batch must be 1 to %d, got %d", MaxBatch, opts.Batch)
+	if err := opts.Check(); err != nil {
+		return PurgeResult{}, err
 	}
 	now, err := opts.Clock(ctx)
 	if err != nil {
 		return PurgeResult{}, err
 	}
-	res := PurgeResult{Now: now, Keys: []PurgedKey{}}
+	res := PurgeResult{Now: now, DryRun: opts.DryRun, OlderThan: opts.OlderThan, Keys: []PurgedKey{}}
 	for _, t := range sel.Targets {
 		if ctx.Err() != nil {
 			res.Interrupted = true
@@ -136,10 +186,10 @@ func purgeKey(ctx context.Context, rdb redis.UniversalClient, t Target, now time
 	explicit := unit != "" && unit != UnitAuto
 	sampled, err := sampleMembers(ctx, rdb, t.Key)
 	switch {
-	case err != nil && isWrongType(err):
+	case rediserr.IsWrongType(err):
 		pk.Skipped = SkipNotSortedSet
 		return pk, nil
-	case err != nil && explicit && redis.HasErrorPrefix(err, "NOPERM"):
+	case explicit && rediserr.Is(err, rediserr.Permission):
 		// An ACL without ZRANGE, as docs/acl.md allows with --score-unit: the members go unseen.
 	case err != nil:
 		return fail("ZRANGE", err)
@@ -184,7 +234,7 @@ func purgeKey(ctx context.Context, rdb redis.UniversalClient, t Target, now time
 		}
 		n, err := stale.Result()
 		if err != nil {
-			if isWrongType(err) {
+			if rediserr.IsWrongType(err) {
 				pk.Skipped = SkipNotSortedSet
 				return pk, nil
 			}
@@ -210,7 +260,7 @@ func purgeKey(ctx context.Context, rdb redis.UniversalClient, t Target, now time
 		// client's own timeout still bounds it.
 		reply, err := purgeStale.Run(context.WithoutCancel(ctx), rdb, []string{t.Key}, cutoff, opts.Batch).Int64Slice()
 		if err != nil {
-			if isWrongType(err) {
+			if rediserr.IsWrongType(err) {
 				pk.Skipped = SkipNotSortedSet
 				return pk, nil
 			}

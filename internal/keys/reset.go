@@ -2,6 +2,7 @@ package keys
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/exitcode"
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
@@ -33,8 +36,12 @@ type ResetOptions struct {
 	DryRun bool  // plan and report, delete nothing
 	Force  bool  // delete keys of kind unknown too
 	Batch  int   // at most this many keys per round trip; a group is never split
-	Count  int64 // SCAN COUNT hint when looking for a lock's other slots
+	Count  int64 // SCAN COUNT hint when selecting and looking for a lock's other slots
 	Clock  Clock // the reference time of kind detection
+	// Confirm, when set, is asked before anything is deleted of what a pattern matched
+	// (ResetPatterns); a no leaves every key as it was. Nil deletes without asking (--yes, a
+	// dry run, only literal keys).
+	Confirm func(question string) (bool, error)
 }
 
 // ResetKey is what reset did (in a dry run: would do) to one key named or matched, and the keys
@@ -53,15 +60,62 @@ type ResetKey struct {
 	group []string // the keys to delete, Key first; nil when skipped
 }
 
-// ResetResult is a whole reset run, printed as it is under -o json.
+// ResetResult is a whole reset run, printed as it is under -o json, as its Table and with its
+// Notes.
 type ResetResult struct {
-	SchemaVersion int        `json:"schema_version"`
-	DryRun        bool       `json:"dry_run"`
-	Keys          []ResetKey `json:"keys"`
-	TotalDeleted  int64      `json:"total_deleted"` // keys deleted, partners included (would be, in a dry run)
+	DryRun       bool       `json:"dry_run"`
+	Keys         []ResetKey `json:"keys"`
+	TotalDeleted int64      `json:"total_deleted"` // keys deleted, partners included (would be, in a dry run)
 	// Interrupted is true when the context was cancelled between batches: Keys and TotalDeleted
 	// say what was done until then.
-	Interrupted bool `json:"-"`
+	Interrupted bool     `json:"-"`
+	Args        []string `json:"-"` // the keys and patterns asked for, for the notes
+}
+
+// ErrResetNotConfirmed is a reset the confirmation declined: nothing was deleted.
+var ErrResetNotConfirmed = errors.New("reset not confirmed: nothing was deleted")
+
+// ResetPatterns selects the keys and patterns of args (Select), plans their reset (PlanReset),
+// asks opts.Confirm when a pattern matched keys to delete, and resets them (Reset).
+func ResetPatterns(ctx context.Context, rdb redis.UniversalClient, args []string, opts ResetOptions) (ResetResult, error) {
+	sel, err := Select(ctx, rdb, args, SelectOptions{Count: opts.Count})
+	if err != nil {
+		return ResetResult{}, err
+	}
+	plan, err := PlanReset(ctx, rdb, sel, opts)
+	if err != nil {
+		return ResetResult{}, err
+	}
+	if n := plan.Deletes(); opts.Confirm != nil && !opts.DryRun && slices.ContainsFunc(args, IsPattern) && n > 0 {
+		limiters := 0
+		for _, k := range plan.Keys {
+			if k.Skipped == "" {
+				limiters++
+			}
+		}
+		q := fmt.Sprintf("Reset %d %s: delete %d %s on %d %s?", limiters, human.Plural(limiters, "limiter", "limiters"),
+			n, human.Plural(n, "key", "keys"), sel.Nodes(), human.Plural(sel.Nodes(), "node", "nodes"))
+		ok, err := opts.Confirm(q)
+		if err != nil {
+			return ResetResult{}, err
+		}
+		if !ok {
+			return ResetResult{}, ErrResetNotConfirmed
+		}
+	}
+	res, err := Reset(ctx, rdb, plan, opts)
+	res.Args = args
+	return res, err
+}
+
+// Err is the reset's outcome as an error with its exit code, to return once the result has
+// been printed: an interrupt between batches (130), or nil.
+func (r ResetResult) Err() error {
+	if !r.Interrupted {
+		return nil
+	}
+	return &exitcode.InterruptedError{What: fmt.Sprintf("reset stopped between batches after deleting %d %s",
+		r.TotalDeleted, human.Plural(r.TotalDeleted, "key", "keys"))}
 }
 
 // ResetPlan is what a reset would delete, read but not yet done: the report of a dry run, and
@@ -159,14 +213,14 @@ func PlanReset(ctx context.Context, rdb redis.UniversalClient, sel Selection, op
 // cancelled context stops the run between batches, never inside one: every batch sent is
 // counted. In a dry run nothing is sent and the result is the plan.
 func Reset(ctx context.Context, rdb redis.UniversalClient, plan ResetPlan, opts ResetOptions) (ResetResult, error) {
-	res := ResetResult{SchemaVersion: 1, DryRun: opts.DryRun, Keys: []ResetKey{}}
+	res := ResetResult{DryRun: opts.DryRun, Keys: []ResetKey{}}
 	if opts.DryRun {
 		res.Keys = plan.Keys
 		res.TotalDeleted = int64(plan.Deletes())
 		return res, nil
 	}
-	if opts.Batch < 1 || opts.Batch > MaxResetBatch {
-		return res, fmt.Errorf("batch must be 1 to %d, got %d", MaxResetBatch, opts.Batch)
+	if err := opts.Check(); err != nil {
+		return res, err
 	}
 	for start := 0; start < len(plan.Keys); {
 		if ctx.Err() != nil {

@@ -3,9 +3,11 @@ package limiter_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
@@ -45,5 +47,38 @@ func BenchmarkDecision(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkVirtualClock is the cost of the virtual clock's wrapper: redis_rate's calling style
+// (a GCRA that reads TIME) run raw on the server's clock and wrapped on the virtual one, side by
+// side on one server. Compare the two ns/op (and the server's usec_per_call in INFO
+// commandstats for evalsha): the wrapper's coroutine and xpcall per redis.call.
+func BenchmarkVirtualClock(b *testing.B) {
+	srv := redistest.Start(b)
+	rdb := srv.Client(b)
+	ctx := context.Background()
+	src, err := os.ReadFile("../../testdata/limiters/gcra_server_time.lua")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, clock := range []string{"server", "virtual"} {
+		b.Run(clock, func(b *testing.B) {
+			c, err := contract.Compile(contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0", Clock: clock}, limiter.DefaultContract(limiter.TokenBucket))
+			if err != nil {
+				b.Fatal(err)
+			}
+			lim, err := limiter.New(limiter.TokenBucket, limiter.Custom, rdb, limiter.Config{Limit: 100_000, Burst: 100_000, Rate: 100_000, Window: time.Second, CustomSource: string(src), Contract: c})
+			if err != nil {
+				b.Fatal(err)
+			}
+			key := "bench:{virtual:" + clock + "}"
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := lim.Acquire(ctx, key, time.Now()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/rediserr"
 )
 
 // The client-side strategies share one decision per limiter, written as a step: reads, a
@@ -87,11 +86,11 @@ func backoff(attempt int) {
 // txErr replaces EXEC's bare EXECABORT with the reason Redis refused a queued command (NOPERM
 // for an ACL user, OOM), which is what the user needs to read.
 func txErr(cmds []redis.Cmder, err error) error {
-	if err == nil || !strings.HasPrefix(err.Error(), "EXECABORT") {
+	if !rediserr.IsExecAbort(err) {
 		return err
 	}
 	for _, c := range cmds {
-		if cerr := c.Err(); cerr != nil && cerr != redis.Nil && !strings.HasPrefix(cerr.Error(), "EXECABORT") {
+		if cerr := c.Err(); cerr != nil && cerr != redis.Nil && !rediserr.IsExecAbort(cerr) {
 			return cerr
 		}
 	}
@@ -118,202 +117,5 @@ type step interface {
 }
 
 func (b base) newStep(key string, now time.Time, underWatch bool) step {
-	switch b.kind {
-	case Concurrency:
-		return &concurrencyStep{cfg: b.cfg, key: key, now: now.UnixMilli(), member: b.ids.id(), underWatch: underWatch}
-	case FixedWindow:
-		return &fixedWindowStep{cfg: b.cfg, key: WindowKey(key, now, b.cfg.Window)}
-	case SlidingWindow:
-		return &slidingWindowStep{cfg: b.cfg, key: key, now: now.UnixMilli(), member: b.ids.id(), underWatch: underWatch}
-	default:
-		return &tokenBucketStep{cfg: b.cfg, key: key, now: now.UnixMilli()}
-	}
-}
-
-// concurrencyStep: reclaim stale members, count, add this request if below the limit.
-type concurrencyStep struct {
-	cfg        Config
-	key        string
-	now        int64
-	member     string
-	underWatch bool // a write under WATCH would abort our own transaction, so prune in MULTI instead
-	count      *redis.IntCmd
-}
-
-func (s *concurrencyStep) staleBefore() int64 { return s.now - ms(s.cfg.StaleAfter) }
-
-func (s *concurrencyStep) read(ctx context.Context, c redis.Cmdable) []redis.Cmder {
-	if s.underWatch {
-		s.count = c.ZCount(ctx, s.key, "("+strconv.FormatInt(s.staleBefore(), 10), "+inf")
-		return []redis.Cmder{s.count}
-	}
-	prune := c.ZRemRangeByScore(ctx, s.key, "-inf", strconv.FormatInt(s.staleBefore(), 10))
-	s.count = c.ZCard(ctx, s.key)
-	return []redis.Cmder{prune, s.count}
-}
-
-func (s *concurrencyStep) decide() (Decision, bool, error) {
-	return admitBelow(s.count, s.cfg.Limit, s.member)
-}
-
-// admitBelow admits the request (adding member) when the counted members are below the limit.
-func admitBelow(count *redis.IntCmd, limit int64, member string) (Decision, bool, error) {
-	n, err := count.Result()
-	if err != nil {
-		return Decision{}, false, err
-	}
-	if n >= limit {
-		return Decision{Count: n}, false, nil
-	}
-	return Decision{Allowed: true, Count: n + 1, Member: member}, true, nil
-}
-
-func (s *concurrencyStep) write(ctx context.Context, c redis.Cmdable) []redis.Cmder {
-	var cmds []redis.Cmder
-	if s.underWatch {
-		cmds = append(cmds, c.ZRemRangeByScore(ctx, s.key, "-inf", strconv.FormatInt(s.staleBefore(), 10)))
-	}
-	return append(cmds,
-		c.ZAdd(ctx, s.key, redis.Z{Score: float64(s.now), Member: s.member}),
-		c.PExpire(ctx, s.key, s.cfg.StaleAfter))
-}
-
-func (s *concurrencyStep) watched() string { return s.key }
-
-// fixedWindowStep: GET the window's counter, INCR it if below the limit.
-type fixedWindowStep struct {
-	cfg   Config
-	key   string
-	count *redis.StringCmd
-	seen  int64
-}
-
-func (s *fixedWindowStep) read(ctx context.Context, c redis.Cmdable) []redis.Cmder {
-	s.count = c.Get(ctx, s.key)
-	return []redis.Cmder{s.count}
-}
-
-func (s *fixedWindowStep) decide() (Decision, bool, error) {
-	n, err := s.count.Int64()
-	if err == redis.Nil {
-		n, err = 0, nil
-	}
-	if err != nil {
-		return Decision{}, false, err
-	}
-	s.seen = n
-	if n >= s.cfg.Limit {
-		return Decision{Count: n}, false, nil
-	}
-	return Decision{Allowed: true, Count: n + 1}, true, nil
-}
-
-func (s *fixedWindowStep) write(ctx context.Context, c redis.Cmdable) []redis.Cmder {
-	cmds := []redis.Cmder{c.Incr(ctx, s.key)}
-	if s.seen == 0 {
-		// Two windows, as in fixed_window.lua: late requests must still find their window's count.
-		cmds = append(cmds, c.PExpire(ctx, s.key, 2*s.cfg.Window))
-	}
-	return cmds
-}
-
-func (s *fixedWindowStep) watched() string { return s.key }
-
-// slidingWindowStep: prune the log, count the last window, add this request if below the limit.
-type slidingWindowStep struct {
-	cfg        Config
-	key        string
-	now        int64
-	member     string
-	underWatch bool
-	count      *redis.IntCmd
-}
-
-func (s *slidingWindowStep) read(ctx context.Context, c redis.Cmdable) []redis.Cmder {
-	window := ms(s.cfg.Window)
-	var cmds []redis.Cmder
-	if !s.underWatch {
-		cmds = append(cmds, c.ZRemRangeByScore(ctx, s.key, "-inf", strconv.FormatInt(s.now-2*window, 10)))
-	}
-	s.count = c.ZCount(ctx, s.key, "("+strconv.FormatInt(s.now-window, 10), "+inf")
-	return append(cmds, s.count)
-}
-
-func (s *slidingWindowStep) decide() (Decision, bool, error) {
-	return admitBelow(s.count, s.cfg.Limit, s.member)
-}
-
-func (s *slidingWindowStep) write(ctx context.Context, c redis.Cmdable) []redis.Cmder {
-	window := ms(s.cfg.Window)
-	var cmds []redis.Cmder
-	if s.underWatch {
-		cmds = append(cmds, c.ZRemRangeByScore(ctx, s.key, "-inf", strconv.FormatInt(s.now-2*window, 10)))
-	}
-	return append(cmds,
-		c.ZAdd(ctx, s.key, redis.Z{Score: float64(s.now), Member: s.member}),
-		c.PExpire(ctx, s.key, 2*s.cfg.Window))
-}
-
-func (s *slidingWindowStep) watched() string { return s.key }
-
-// tokenBucketStep: read the bucket's theoretical arrival time, decide in Go, write it back.
-type tokenBucketStep struct {
-	cfg     Config
-	key     string
-	now     int64
-	tat     *redis.StringCmd
-	newTat  float64
-	allowed bool
-}
-
-func (s *tokenBucketStep) read(ctx context.Context, c redis.Cmdable) []redis.Cmder {
-	s.tat = c.HGet(ctx, s.key, "tat")
-	return []redis.Cmder{s.tat}
-}
-
-func (s *tokenBucketStep) decide() (Decision, bool, error) {
-	tat, err := s.tat.Float64()
-	if err == redis.Nil {
-		tat, err = float64(s.now), nil
-	}
-	if err != nil {
-		return Decision{}, false, err
-	}
-	g := gcra(tat, s.cfg.Rate, float64(s.cfg.Burst), float64(s.now), float64(s.cfg.Cost))
-	s.newTat, s.allowed = g.newTat, g.allowed
-	return Decision{Allowed: g.allowed, Count: g.remaining, RetryAfter: time.Duration(g.retryMs) * time.Millisecond}, g.allowed, nil
-}
-
-func (s *tokenBucketStep) write(ctx context.Context, c redis.Cmdable) []redis.Cmder {
-	ttl := time.Duration(math.Ceil(s.newTat-float64(s.now))+1000) * time.Millisecond
-	return []redis.Cmder{
-		c.HSet(ctx, s.key, "tat", strconv.FormatFloat(s.newTat, 'g', 17, 64)),
-		c.PExpire(ctx, s.key, ttl),
-	}
-}
-
-func (s *tokenBucketStep) watched() string { return s.key }
-
-type gcraResult struct {
-	allowed   bool
-	newTat    float64
-	remaining int64
-	retryMs   int64
-}
-
-// gcra is token_bucket.lua in Go: the bucket as the theoretical arrival time of the next token.
-func gcra(tat, rate, burst, now, cost float64) gcraResult {
-	interval := 1000 / rate
-	if tat < now {
-		tat = now
-	}
-	newTat := tat + cost*interval
-	allowAt := newTat - burst*interval
-	if now < allowAt {
-		return gcraResult{
-			remaining: int64(math.Max(0, math.Floor((now-(tat-burst*interval))/interval))),
-			retryMs:   int64(math.Ceil(allowAt - now)),
-		}
-	}
-	return gcraResult{allowed: true, newTat: newTat, remaining: int64(math.Floor((now - allowAt) / interval))}
+	return b.kind.step(b, key, now, underWatch)
 }

@@ -5,17 +5,7 @@ package limiter
 // The hammer uses them to attribute server time to a strategy only when no other running
 // strategy touches the same counters.
 func Commands(k Kind, s Strategy) (decision, inner []string) {
-	var body []string
-	switch k {
-	case Concurrency:
-		body = []string{"zremrangebyscore", "zcard", "zadd", "pexpire"}
-	case FixedWindow:
-		body = []string{"get", "incr", "pttl", "pexpire"}
-	case SlidingWindow:
-		body = []string{"zremrangebyscore", "zcount", "zadd", "pexpire"}
-	case TokenBucket:
-		body = []string{"hget", "hset", "pexpire"}
-	}
+	body := k.Describe().Commands
 	switch s {
 	case Naive:
 		return body, nil

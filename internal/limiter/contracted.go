@@ -11,22 +11,6 @@ import (
 	"github.com/limitctl/limitctl/internal/contract"
 )
 
-// DefaultContract is the calling contract of a limiter's shipped script, which a custom script
-// is held to unless the user gives its own (SPEC section 7).
-func DefaultContract(k Kind) contract.Spec {
-	switch k {
-	case Concurrency:
-		return contract.Spec{Keys: "{key}", Args: "{limit} {now_ms} {stale_after_ms} {member}", Release: "ZREM {key} {member}"}
-	case FixedWindow:
-		// The window's start is part of the key, as WindowKey names it.
-		return contract.Spec{Keys: "{key}:{window_start_ms}", Args: "{limit} {window_ms}"}
-	case SlidingWindow:
-		return contract.Spec{Keys: "{key}", Args: "{limit} {now_ms} {window_ms} {member}"}
-	default:
-		return contract.Spec{Keys: "{key}", Args: "{rate_per_s} {burst} {now_ms} {cost}"}
-	}
-}
-
 // ReplyError is a reply the contract's --script-allowed expression could not judge: the
 // script ran, but what it said cannot be read as admitted or rejected.
 type ReplyError struct{ Err error }
@@ -46,8 +30,13 @@ func IsReplyError(err error) bool {
 type contracted struct {
 	base
 	script *redis.Script
-	caller *contract.Caller
-	member bool
+	// answersTime: the virtual clock, script is the wrapper that takes the call's time from two
+	// extra ARGV values, and errors name the user's SHA1 (userSHA1), not the wrapper's.
+	answersTime bool
+	userSHA1    string
+	release     *redis.Script // the release script (--script-release-file); nil without one
+	caller      *contract.Caller
+	member      bool
 	// replyInRelease: the release passes {reply}, so an admit keeps its reply's text.
 	replyInRelease bool
 	// shipped: called as the shipped script is, so its reply reads as the shipped one's
@@ -59,18 +48,25 @@ func newContracted(b base) (*contracted, error) {
 	c := b.cfg.Contract
 	if c == nil {
 		var err error
-		if c, err = contract.Compile(contract.Spec{}, DefaultContract(b.kind)); err != nil {
-			return nil, fmt.Errorf("default contract of %s: %w", b.kind, err)
+		if c, err = contract.Compile(contract.Spec{}, b.kind.Contract); err != nil {
+			return nil, fmt.Errorf("default contract of %s: %w", b.kind.Kind, err)
 		}
 	}
-	caller := c.Bind(contract.Static{
+	caller, err := c.Bind(contract.Static{
 		Limit: b.cfg.Limit, Burst: b.cfg.Burst, Cost: b.cfg.Cost, RatePerS: b.cfg.Rate,
 		Window: b.cfg.Window, StaleAfter: b.cfg.StaleAfter,
 	})
-	d := DefaultContract(b.kind)
+	if err != nil {
+		return nil, err
+	}
+	d := b.kind.Contract
 	shipped := c.Spec.Keys == d.Keys && c.Spec.Args == d.Args && c.Spec.Allowed == contract.DefaultAllowed
-	return &contracted{base: b, script: redis.NewScript(b.cfg.CustomSource), caller: caller, member: c.UsesMember(),
-		replyInRelease: c.ReleaseUsesReply(), shipped: shipped}, nil
+	ct := &contracted{base: b, script: redis.NewScript(CustomSource(b.cfg.CustomSource, c.Clock)), caller: caller, member: c.UsesMember(),
+		replyInRelease: c.ReleaseUsesReply(), shipped: shipped, answersTime: c.Clock.AnswersTime(), userSHA1: sha1Hex(b.cfg.CustomSource)}
+	if c.Spec.ReleaseScript != "" {
+		ct.release = redis.NewScript(c.Spec.ReleaseScript)
+	}
+	return ct, nil
 }
 
 func (c *contracted) Acquire(ctx context.Context, key string, now time.Time) (Decision, error) {
@@ -79,12 +75,15 @@ func (c *contracted) Acquire(ctx context.Context, key string, now time.Time) (De
 		call.Member = c.ids.id()
 	}
 	keys, args := c.caller.Expand(&call)
+	if c.answersTime {
+		args = appendVirtualTime(args, now)
+	}
 	reply, err := c.script.Run(ctx, c.rdb, keys, args...).Result()
 	if errors.Is(err, redis.Nil) {
 		reply, err = nil, nil // Lua false (or nil) is a reply, not a failure
 	}
 	if err != nil {
-		return Decision{}, err
+		return Decision{}, userSHA1Errors(err, c.script.Hash(), c.userSHA1)
 	}
 	allowed, err := c.caller.Allowed(reply)
 	if err != nil {
@@ -113,25 +112,35 @@ func (c *contracted) readShippedReply(reply any, d *Decision) {
 	if n, ok := arr[1].(int64); ok {
 		d.Count = n
 	}
-	if len(arr) < 3 {
+	if c.kind.readReply == nil || len(arr) < c.kind.replyLen {
 		return
 	}
-	if ms, ok := arr[2].(int64); ok {
-		switch c.kind {
-		case FixedWindow:
-			d.TTL = time.Duration(ms) * time.Millisecond
-		case TokenBucket:
-			d.RetryAfter = time.Duration(ms) * time.Millisecond
+	vals := make([]int64, c.kind.replyLen)
+	for i := 2; i < c.kind.replyLen; i++ {
+		n, ok := arr[i].(int64)
+		if !ok {
+			return
 		}
+		vals[i] = n
 	}
+	c.kind.readReply(vals, d)
 }
 
-// Release sends the contract's release command (concurrency only; none releases by expiry).
+// Release sends the contract's release command, or calls its release script (concurrency
+// only; none releases by expiry).
 func (c *contracted) Release(ctx context.Context, key string, d Decision) error {
-	if c.kind != Concurrency || !d.Allowed {
+	if !c.kind.Releases || !d.Allowed {
 		return nil
 	}
-	cmd := c.caller.ReleaseCommand(&contract.Call{Key: key, Member: d.Member, Now: d.acquiredAt, Reply: d.reply})
+	call := &contract.Call{Key: key, Member: d.Member, Now: d.acquiredAt, Reply: d.reply}
+	if keys, args, ok := c.caller.ReleaseScriptCall(call); ok {
+		err := c.release.Run(ctx, c.rdb, keys, args...).Err()
+		if errors.Is(err, redis.Nil) {
+			return nil // a release script may answer nothing
+		}
+		return err
+	}
+	cmd := c.caller.ReleaseCommand(call)
 	if cmd == nil {
 		return nil
 	}

@@ -136,3 +136,37 @@ return 0`
 		t.Fatalf("after SCRIPT FLUSH the call must fall back to EVAL: %v", err)
 	}
 }
+
+// A release that is a script of its own (--script-release-file): called with its own KEYS and
+// ARGV, where {reply} is the slot the acquire answered it took.
+func TestContractReleaseScript(t *testing.T) {
+	rdb := server(t).Client(t)
+	ctx := context.Background()
+	key := keyFor(t)
+	acquire := `
+for i = 1, #KEYS do
+  if redis.call('SET', KEYS[i], ARGV[1], 'NX', 'PX', 10000) then return KEYS[i] end
+end
+return false`
+	release := `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`
+	spec := contract.Spec{Keys: "{key}{slot}", Args: "{member}", Allowed: "reply ~= false",
+		ReleaseFile: "release.lua", ReleaseScript: release, ReleaseKeys: "{reply}", ReleaseArgs: "{member}"}
+	lim, err := limiter.New(limiter.Concurrency, limiter.Custom, rdb, contractConfig(t, acquire, spec, limiter.Concurrency))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := lim.Acquire(ctx, key, time.Now())
+	if err != nil || !d.Allowed {
+		t.Fatalf("acquire: %v %v", d.Allowed, err)
+	}
+	if n := rdb.Exists(ctx, key+"1").Val(); n != 1 {
+		t.Fatal("slot 1 not taken")
+	}
+	rdb.ScriptFlush(ctx) // the release script falls back to EVAL too
+	if err := lim.Release(ctx, key, d); err != nil {
+		t.Fatal(err)
+	}
+	if n := rdb.Exists(ctx, key+"1").Val(); n != 0 {
+		t.Fatal("the release script did not free slot 1")
+	}
+}

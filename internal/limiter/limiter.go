@@ -1,5 +1,24 @@
-// Package limiter implements the four Redis rate limiters, each in several strategies (ways of
+// Package limiter implements the Redis rate limiters, each in several strategies (ways of
 // running the same decision), behind one small interface that the hammer drives.
+//
+// A limiter kind is a value, not a switch: each kind declares itself once, as a Description in
+// its own file (kind_concurrency.go, kind_fixed_window.go, ...), and every consumer ranges over
+// the registry (Kinds) or asks Kind.Describe: the strategies here, the hammer's evidence, load
+// and clean-up, the dashboard's and the report's labels, inspect's name for its keys, the help
+// texts and completions.
+//
+// To add a fifth kind:
+//  1. write its script in scripts/ and list it in scripts/embed.go with Limiter: true (it then
+//     ships in the Functions library too);
+//  2. write kind_<name>.go: its Kind constant and its Description (what --limit counts, the
+//     script's name and calling contract, the strategies that apply, the Evidence the hammer
+//     judges it by, the commands one decision runs, inspect's kind for its keys, the labels,
+//     the default load) with its client-side step, the script's KEYS and ARGV, and its reply;
+//  3. add it to kinds in kinds.go, in display order.
+//
+// The conformance suite, the hammer's clean-up test and inspect's test of the shipped
+// limiters' keys range over Kinds, so they cover it at once. A kind whose overshoot no
+// existing Evidence can prove needs a checker of its own in package bench.
 package limiter
 
 import (
@@ -17,20 +36,6 @@ import (
 	"github.com/limitctl/limitctl/internal/contract"
 )
 
-// Kind is a rate-limiting algorithm.
-type Kind string
-
-// The limiters.
-const (
-	Concurrency   Kind = "concurrency"
-	FixedWindow   Kind = "fixed-window"
-	SlidingWindow Kind = "sliding-window"
-	TokenBucket   Kind = "token-bucket"
-)
-
-// Kinds lists every limiter in display order.
-func Kinds() []Kind { return []Kind{Concurrency, FixedWindow, SlidingWindow, TokenBucket} }
-
 // Strategy is a way of running a limiter's decision against Redis.
 type Strategy string
 
@@ -46,19 +51,18 @@ const (
 	Custom      Strategy = "custom"        // a caller-supplied script with the same contract
 )
 
+// RunsScript reports whether the strategy's decision is one script call (EVALSHA, EVAL, FCALL).
+func (s Strategy) RunsScript() bool {
+	switch s {
+	case Lua, Eval, Function, LuaTSMember, Custom:
+		return true
+	}
+	return false
+}
+
 // Strategies lists every strategy in display order.
 func Strategies() []Strategy {
 	return []Strategy{Naive, Multi, Watch, Lua, Eval, Function, LuaTSMember, Custom}
-}
-
-// ParseKind accepts a limiter name.
-func ParseKind(s string) (Kind, error) {
-	for _, k := range Kinds() {
-		if string(k) == s {
-			return k, nil
-		}
-	}
-	return "", fmt.Errorf("unknown limiter %q (want one of %s)", s, joinNames(Kinds()))
 }
 
 // ParseStrategy accepts a strategy name.
@@ -68,24 +72,7 @@ func ParseStrategy(s string) (Strategy, error) {
 			return st, nil
 		}
 	}
-	return "", fmt.Errorf("unknown strategy %q (want one of %s)", s, joinNames(Strategies()))
-}
-
-func joinNames[T ~string](xs []T) string {
-	names := make([]string, len(xs))
-	for i, x := range xs {
-		names[i] = string(x)
-	}
-	return strings.Join(names, ", ")
-}
-
-// Supports reports whether a strategy applies to a limiter: a timestamp member only means
-// something where members are request ids.
-func Supports(k Kind, s Strategy) bool {
-	if s == LuaTSMember {
-		return k == Concurrency || k == SlidingWindow
-	}
-	return true
+	return "", fmt.Errorf("unknown strategy %q (want one of %s)", s, strings.Join(Names(Strategies()), ", "))
 }
 
 // Config holds the parameters of one limiter.
@@ -141,11 +128,14 @@ type Client interface {
 
 // New builds a limiter of kind k running strategy s.
 func New(k Kind, s Strategy, rdb Client, cfg Config) (Limiter, error) {
-	if err := cfg.validate(k); err != nil {
+	if _, err := ParseKind(string(k)); err != nil {
+		return nil, err
+	}
+	if err := k.Describe().validate(cfg); err != nil {
 		return nil, err
 	}
 	if !Supports(k, s) {
-		return nil, fmt.Errorf("strategy %s applies only to the concurrency and sliding-window limiters", s)
+		return nil, fmt.Errorf("strategy %s applies only to %s", s, SupportedBy(s))
 	}
 	if s == Custom && strings.TrimSpace(cfg.CustomSource) == "" {
 		return nil, fmt.Errorf("strategy custom needs a script (--script FILE.lua)")
@@ -156,7 +146,7 @@ func New(k Kind, s Strategy, rdb Client, cfg Config) (Limiter, error) {
 	if cfg.MaxRetries == 0 {
 		cfg.MaxRetries = 1000
 	}
-	base := base{kind: k, cfg: cfg, rdb: rdb, ids: newIDSource()}
+	base := base{kind: k.Describe(), cfg: cfg, rdb: rdb, ids: newIDSource()}
 	switch s {
 	case Custom:
 		return newContracted(base)
@@ -172,41 +162,9 @@ func New(k Kind, s Strategy, rdb Client, cfg Config) (Limiter, error) {
 	return nil, fmt.Errorf("unknown strategy %q", s)
 }
 
-func (c Config) validate(k Kind) error {
-	switch k {
-	case Concurrency:
-		if c.Limit < 0 {
-			return fmt.Errorf("limit must be 0 or more, got %d", c.Limit)
-		}
-		if c.StaleAfter <= 0 {
-			return fmt.Errorf("stale-after must be positive, got %s", c.StaleAfter)
-		}
-	case FixedWindow, SlidingWindow:
-		if c.Limit < 0 {
-			return fmt.Errorf("limit must be 0 or more, got %d", c.Limit)
-		}
-		if c.Window < time.Millisecond {
-			return fmt.Errorf("window must be at least 1ms, got %s", c.Window)
-		}
-	case TokenBucket:
-		if c.Rate <= 0 {
-			return fmt.Errorf("rate must be positive, got %g", c.Rate)
-		}
-		if c.Burst < 1 {
-			return fmt.Errorf("burst must be at least 1, got %d", c.Burst)
-		}
-		if c.Cost < 0 {
-			return fmt.Errorf("cost must be 0 or more, got %d", c.Cost)
-		}
-	default:
-		return fmt.Errorf("unknown limiter %q", k)
-	}
-	return nil
-}
-
 // base carries what every strategy shares.
 type base struct {
-	kind Kind
+	kind *Description
 	cfg  Config
 	rdb  Client
 	ids  *idSource
@@ -215,17 +173,10 @@ type base struct {
 // Release removes the request's member from the concurrency set: one ZREM is already atomic,
 // so every strategy releases the same way.
 func (b base) Release(ctx context.Context, key string, d Decision) error {
-	if b.kind != Concurrency || !d.Allowed || d.Member == "" {
+	if !b.kind.Releases || !d.Allowed || d.Member == "" {
 		return nil
 	}
 	return b.rdb.ZRem(ctx, key, d.Member).Err()
-}
-
-// WindowKey is the fixed-window counter for the window that holds now: the window's start in
-// milliseconds is part of the name, so each window counts on its own key.
-func WindowKey(key string, now time.Time, window time.Duration) string {
-	w := window.Milliseconds()
-	return key + ":" + strconv.FormatInt(now.UnixMilli()/w*w, 10)
 }
 
 // idSource makes unique sorted-set members cheaply: a random per-process prefix and a counter.

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/rediserr"
 	"github.com/limitctl/limitctl/internal/scriptcache"
-	"github.com/limitctl/limitctl/scripts"
 )
 
 // scripted runs the limiter's shipped Lua script (lua, eval, function, lua-ts-member). The
@@ -23,77 +22,30 @@ type scripted struct {
 }
 
 func newScripted(b base, s Strategy) *scripted {
-	sc := &scripted{base: b, strategy: s, script: redis.NewScript(shippedScript(b.kind))}
+	shipped := ScriptFor(b.kind.Kind)
+	sc := &scripted{base: b, strategy: s, script: redis.NewScript(shipped.Source)}
 	if s == Function {
-		name, _ := scripts.Lookup(scriptName(b.kind))
-		sc.fn = name.FunctionName()
+		sc.fn = shipped.FunctionName()
 	}
 	return sc
 }
 
-func scriptName(k Kind) string {
-	switch k {
-	case Concurrency:
-		return "concurrency_acquire"
-	case FixedWindow:
-		return "fixed_window"
-	case SlidingWindow:
-		return "sliding_window"
-	default:
-		return "token_bucket"
-	}
-}
-
-func shippedScript(k Kind) string {
-	s, _ := scripts.Lookup(scriptName(k))
-	return s.Source
-}
-
-// ScriptFor returns the shipped script a limiter runs.
-func ScriptFor(k Kind) scripts.Script {
-	s, _ := scripts.Lookup(scriptName(k))
-	return s
-}
-
 func (s *scripted) Acquire(ctx context.Context, key string, now time.Time) (Decision, error) {
-	var d Decision
-	nowMs := now.UnixMilli()
-	var keys []string
-	var args []any
-	switch s.kind {
-	case Concurrency:
-		d.Member = s.member(nowMs)
-		keys, args = []string{key}, []any{s.cfg.Limit, nowMs, ms(s.cfg.StaleAfter), d.Member}
-	case FixedWindow:
-		keys, args = []string{WindowKey(key, now, s.cfg.Window)}, []any{s.cfg.Limit, ms(s.cfg.Window)}
-	case SlidingWindow:
-		d.Member = s.member(nowMs)
-		keys, args = []string{key}, []any{s.cfg.Limit, nowMs, ms(s.cfg.Window), d.Member}
-	case TokenBucket:
-		keys, args = []string{key}, []any{formatFloat(s.cfg.Rate), s.cfg.Burst, nowMs, s.cfg.Cost}
+	var member string
+	if s.kind.member {
+		member = s.member(now.UnixMilli())
 	}
+	keys, args := s.kind.args(s.cfg, key, now, member)
 	reply, err := s.run(ctx, keys, args)
 	if err != nil {
 		return Decision{}, err
 	}
-	want := 2
-	if s.kind == FixedWindow || s.kind == TokenBucket {
-		want = 3
-	}
-	vals, err := int64s(reply, want)
+	d, err := s.kind.scriptReply(reply)
 	if err != nil {
-		return Decision{}, fmt.Errorf("%s script reply: %w", s.kind, err)
+		return Decision{}, err
 	}
-	d.Allowed = vals[0] == 1
-	d.Count = vals[1]
-	switch s.kind {
-	case FixedWindow:
-		d.TTL = time.Duration(vals[2]) * time.Millisecond
-	case TokenBucket:
-		d.RetryAfter = time.Duration(vals[2]) * time.Millisecond
-	}
-	if !d.Allowed {
-		d.Member = ""
+	if d.Allowed {
+		d.Member = member
 	}
 	return d, nil
 }
@@ -110,22 +62,29 @@ func (s *scripted) run(ctx context.Context, keys []string, args []any) (any, err
 	case Eval:
 		return s.script.Eval(ctx, s.rdb, keys, args...).Result()
 	case Function:
+		loads := scriptcache.LibraryLoads()
 		reply, err := s.rdb.FCall(ctx, s.fn, keys, args...).Result()
-		if err != nil && isFunctionMissing(err) {
-			if err := scriptcache.InstallLibrary(ctx, s.rdb); err != nil {
-				return nil, err
+		if rediserr.ClassifyScriptCall(err) == rediserr.Script {
+			// A bare ERR is how Redis answers an FCALL of a function it lacks (FUNCTION FLUSH, a
+			// fresh server), and how a function that failed part way reports (its writes so far
+			// stay, so calling it again is another decision). Call again only when the library is
+			// missing (loading it first), or another call of this process loaded it since this
+			// one was sent, which then found it missing too.
+			missing, lerr := scriptcache.LibraryMissing(ctx, s.rdb)
+			if lerr == nil && (missing || scriptcache.LibraryLoads() != loads) {
+				if missing {
+					if err := scriptcache.InstallLibrary(ctx, s.rdb); err != nil {
+						return nil, err
+					}
+				}
+				reply, err = s.rdb.FCall(ctx, s.fn, keys, args...).Result()
 			}
-			reply, err = s.rdb.FCall(ctx, s.fn, keys, args...).Result()
 		}
 		return reply, err
 	default:
 		// EVALSHA, and on NOSCRIPT (cache flushed, restart, failover) EVAL, which caches it again.
 		return s.script.Run(ctx, s.rdb, keys, args...).Result()
 	}
-}
-
-func isFunctionMissing(err error) bool {
-	return strings.Contains(err.Error(), "Function not found")
 }
 
 // int64s decodes a script reply that must be an array of at least n integers.

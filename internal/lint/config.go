@@ -29,16 +29,20 @@ type Config struct {
 	Disabled map[string]bool
 	// Source is the project file the config came from, or "".
 	Source string
+	// TimeAnswered: the caller decides the script's clock (the hammer's --clock server or
+	// virtual), so a TIME read is a fact of the run, not a finding: nondeterministic does not
+	// report it.
+	TimeAnswered bool
 }
 
-// filter drops the diagnostics of disabled rules.
+// filter drops the diagnostics of disabled rules, and the TIME reads the caller answers.
 func (cfg Config) filter(ds []Diagnostic) []Diagnostic {
-	if len(cfg.Disabled) == 0 {
+	if len(cfg.Disabled) == 0 && !cfg.TimeAnswered {
 		return ds
 	}
 	kept := ds[:0]
 	for _, d := range ds {
-		if !cfg.Disabled[d.Rule] {
+		if !cfg.Disabled[d.Rule] && !(cfg.TimeAnswered && isTimeRead(d)) {
 			kept = append(kept, d)
 		}
 	}

@@ -2,14 +2,13 @@ package lint
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/lint/*.golden from the current output")
+	"github.com/limitctl/limitctl/internal/golden"
+)
 
 // fixtureDir holds the Lua fixtures, at the repository root so the other
 // commands' tests can reuse them.
@@ -49,20 +48,7 @@ func TestFixturesMatchTheirGoldenDiagnostics(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(path), ".lua")
 		t.Run(name, func(t *testing.T) {
 			got := formatAll(lintFixture(t, path))
-			golden := strings.TrimSuffix(path, ".lua") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./internal/lint -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("diagnostics differ from %s (run with -update if the change is intended)\n--- got\n%s--- want\n%s", golden, got, want)
-			}
+			golden.Check(t, strings.TrimSuffix(path, ".lua")+".golden", got)
 		})
 	}
 }

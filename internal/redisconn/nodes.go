@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/rediserr"
 )
 
 // Masters returns a client per master: every master of a cluster, or the one server.
@@ -57,7 +59,7 @@ func replicaAddrs(ctx context.Context, c *redis.Client) ([]string, error) {
 	}
 	info, err := c.Info(ctx, "replication").Result()
 	if err != nil {
-		if strings.Contains(err.Error(), "NOPERM") {
+		if rediserr.Is(err, rediserr.Permission) {
 			return nil, nil
 		}
 		return nil, err

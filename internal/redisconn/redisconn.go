@@ -8,10 +8,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"os"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/exitcode"
+	"github.com/limitctl/limitctl/internal/rediserr"
 )
 
 // DefaultAddr is where a command connects with no target given, like redis-cli.
@@ -77,15 +78,21 @@ type UsageError = exitcode.UsageError
 
 func usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
 
-// ConnectError says which server could not be reached, with the password removed.
+// ConnectError says which server could not be reached, with the password removed. When that
+// was only the default address, it says so and how to name another: a newcomer's first error.
 type ConnectError struct {
 	Addr    string
+	Default bool // no --url, --addr or REDIS_URL named the target
 	Err     error
 	secrets []string
 }
 
 func (e *ConnectError) Error() string {
-	return Scrub(fmt.Sprintf("cannot connect to %s: %s", e.Addr, e.Err.Error()), e.secrets...)
+	addr := e.Addr
+	if e.Default {
+		addr += " (the default: no --addr host:port, --url redis://... or REDIS_URL was given)"
+	}
+	return Scrub(fmt.Sprintf("cannot connect to %s: %s", addr, e.Err.Error()), e.secrets...)
 }
 
 func (e *ConnectError) Unwrap() error { return e.Err }
@@ -100,6 +107,8 @@ type Config struct {
 	Target   Target
 	// secrets are the passwords the options hold, scrubbed from every error.
 	secrets []string
+	// defaultTarget: nothing named the target, so it is 127.0.0.1:6379.
+	defaultTarget bool
 }
 
 // Resolve validates the options and builds client options without touching the network.
@@ -138,6 +147,7 @@ func resolve(o Options, getenv func(string) string) (*Config, error) {
 	if o.URL == "" && len(o.Addrs) == 0 && len(o.Sentinels) == 0 {
 		o.URL = getenv("REDIS_URL")
 	}
+	named := o.URL != "" || len(o.Addrs) > 0 || len(o.Sentinels) > 0
 	if o.Password != "" && o.PasswordFile != "" {
 		return nil, usagef("--password and --password-file both given; give one of them")
 	}
@@ -222,7 +232,7 @@ func resolve(o Options, getenv func(string) string) (*Config, error) {
 		}
 	}
 
-	cfg := &Config{Cluster: cluster}
+	cfg := &Config{Cluster: cluster, defaultTarget: !named}
 	if cluster {
 		co, err := clusterOptions(o)
 		if err != nil {
@@ -446,32 +456,35 @@ func isClusterNode(ctx context.Context, c *redis.Client) bool {
 	return strings.Contains(info, "cluster_enabled:1")
 }
 
-// connectError says why the first contact failed, with a hint for the TLS mistakes people make.
+// connectError says why the first contact failed, with a hint for the TLS mistakes people
+// make, told apart by the errors' types (crypto/tls, crypto/x509) and the alert the server sent.
 func (cfg *Config) connectError(ctx context.Context, err error) error {
 	tlsConf := cfg.tlsConfig()
 	tlsOn, hasCert := tlsConf != nil, tlsConf != nil && len(tlsConf.Certificates) > 0
-	msg := err.Error()
 	// Under TLS 1.3 a server that refuses the client's certificate says so after the handshake;
 	// the client often sees only the connection dropped under its first command.
-	dropped := strings.Contains(msg, "connection reset by peer") || strings.Contains(msg, "broken pipe") || errors.Is(err, io.EOF)
+	dropped := rediserr.Dropped(err)
+	alert, alerted := tlsAlert(err)
 	var unknownCA x509.UnknownAuthorityError
 	var hostname x509.HostnameError
 	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	var notTLS tls.RecordHeaderError
 	hint := ""
 	switch {
-	case strings.Contains(msg, "certificate required"):
+	case alerted && alert == alertCertificateRequired:
 		hint = "the server requires a client certificate: pass --tls-cert and --tls-key"
 	case tlsOn && !hasCert && dropped:
 		hint = "the server closed the TLS connection; if it requires a client certificate, pass --tls-cert and --tls-key"
-	case tlsOn && hasCert && (dropped || strings.Contains(msg, "remote error: tls:")):
+	case tlsOn && hasCert && (dropped || alerted):
 		hint = "the server refused the TLS connection; is the client certificate signed by a CA the server trusts?"
 	case errors.As(err, &hostname):
 		hint = "connect by a host name or IP address the server's certificate is issued for"
-	case errors.As(err, &unknownCA), strings.Contains(msg, "certificate signed by unknown authority"):
+	case errors.As(err, &unknownCA):
 		hint = "the server's certificate is not signed by a trusted CA: give that CA with --tls-ca, or skip verification with --tls-insecure"
-	case errors.As(err, &invalid), strings.Contains(msg, "x509:"):
+	case errors.As(err, &invalid), errors.As(err, &verify):
 		hint = "the server's certificate was refused; --tls-insecure skips verification"
-	case tlsOn && (errors.Is(err, context.DeadlineExceeded) || strings.Contains(msg, "does not look like a TLS handshake")):
+	case tlsOn && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &notTLS)):
 		hint = "no TLS handshake: if the server's port is plain text, connect with redis:// and without --tls"
 	case !tlsOn && dropped:
 		hint = "if the server expects TLS, connect with rediss:// or --tls"
@@ -480,7 +493,25 @@ func (cfg *Config) connectError(ctx context.Context, err error) error {
 	if hint != "" {
 		err = fmt.Errorf("%w (%s)", err, hint)
 	}
-	return &ConnectError{Addr: cfg.Target.Addr, Err: err, secrets: cfg.secrets}
+	return &ConnectError{Addr: cfg.Target.Addr, Default: cfg.defaultTarget, Err: err, secrets: cfg.secrets}
+}
+
+// alertCertificateRequired is the TLS 1.3 alert a server sends when it wants a client
+// certificate and got none (RFC 8446, section 6).
+const alertCertificateRequired = 116
+
+// tlsAlert is the alert the server sent, if it sent one: crypto/tls reports a received alert
+// as a net.OpError of Op "remote error" holding the alert's number (of a type it does not
+// export, so its number is read by reflection).
+func tlsAlert(err error) (uint64, bool) {
+	var remote *net.OpError
+	if !errors.As(err, &remote) || remote.Op != "remote error" || remote.Err == nil {
+		return 0, false
+	}
+	if v := reflect.ValueOf(remote.Err); v.CanUint() {
+		return v.Uint(), true
+	}
+	return 0, false
 }
 
 func (cfg *Config) tlsConfig() *tls.Config {
@@ -496,8 +527,10 @@ func (cfg *Config) tlsConfig() *tls.Config {
 	return nil
 }
 
+// contextual says the timeout ran out when the error alone does not: a socket's own timeout
+// says "i/o timeout", a cancelled context only "context deadline exceeded".
 func contextual(err error, ctx context.Context) error {
-	if ctx.Err() == context.DeadlineExceeded && !strings.Contains(err.Error(), "timeout") {
+	if ctx.Err() == context.DeadlineExceeded && !rediserr.NetTimeout(err) {
 		return fmt.Errorf("no answer before the timeout: %w", err)
 	}
 	return err

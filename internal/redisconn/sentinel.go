@@ -17,6 +17,8 @@ import (
 	"weak"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/rediserr"
 )
 
 // Sentinel: the master is whatever the Sentinels say it is now, as redis-cli users find it with
@@ -233,10 +235,10 @@ func askSentinels(ctx context.Context, fo *redis.FailoverOptions) (string, error
 					}
 				}
 			}
-		case err != nil && redis.HasErrorPrefix(err, "NOPERM"):
+		case rediserr.IsACLRefusal(err):
 			denied = append(denied, addr)
 			deniedErr = err
-		case err != nil && (redis.HasErrorPrefix(err, "NOAUTH") || redis.HasErrorPrefix(err, "WRONGPASS")):
+		case rediserr.IsAuthFailure(err):
 			refused = append(refused, addr)
 			lastErr = err
 		case err != nil:

@@ -93,6 +93,11 @@ func TestStartSentinelFailsOverOnDemand(t *testing.T) {
 	if err := s.NodeClient(t, first).Set(ctx, "before", "failover", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
+	// Replication is asynchronous: on a busy machine the failover could come before the
+	// replica has the write. WAIT until it has, so a lost write is the failover's fault alone.
+	if n, err := s.NodeClient(t, first).Do(ctx, "WAIT", 1, 10000).Int(); err != nil || n < 1 {
+		t.Fatalf("the replica never acknowledged the write: %d %v", n, err)
+	}
 	promoted := s.Failover(t)
 	if promoted != s.Nodes[1].Addr || s.MasterAddr(t) != promoted {
 		t.Fatalf("after the failover the master is %s, want the replica %s", s.MasterAddr(t), s.Nodes[1].Addr)

@@ -17,7 +17,9 @@ import (
 )
 
 // The report's palette; the same hues as the dashboard. The page's legends (HTML, next to
-// each chart) use the same hex values.
+// each chart) use the same hex values. Red (colourOver) means the limiter answered wrong (an
+// overshoot, or a refusal proven wrong) and nothing else: no strategy, latency or rate line is
+// drawn in red, pink or the limit's amber.
 var (
 	colourCount  = drawing.ColorFromHex("2563eb")
 	colourFill   = drawing.Color{R: 37, G: 99, B: 235, A: 38}
@@ -25,13 +27,13 @@ var (
 	colourOver   = drawing.ColorFromHex("dc2626")
 	colourRate   = drawing.ColorFromHex("059669")
 	colourP50    = drawing.ColorFromHex("7c3aed")
-	colourP99    = drawing.ColorFromHex("db2777")
+	colourP99    = drawing.ColorFromHex("0f766e")
 	colourGrid   = drawing.ColorFromHex("e5e7eb")
 	colourAxis   = drawing.ColorFromHex("6b7280")
 	strategyHues = []drawing.Color{
-		drawing.ColorFromHex("dc2626"), drawing.ColorFromHex("2563eb"), drawing.ColorFromHex("059669"),
-		drawing.ColorFromHex("7c3aed"), drawing.ColorFromHex("d97706"), drawing.ColorFromHex("0891b2"),
-		drawing.ColorFromHex("db2777"), drawing.ColorFromHex("4b5563"),
+		drawing.ColorFromHex("2563eb"), drawing.ColorFromHex("059669"), drawing.ColorFromHex("7c3aed"),
+		drawing.ColorFromHex("0891b2"), drawing.ColorFromHex("4b5563"), drawing.ColorFromHex("65a30d"),
+		drawing.ColorFromHex("9333ea"), drawing.ColorFromHex("1e3a8a"),
 	}
 )
 
@@ -161,8 +163,8 @@ func latencyChart(s Series) (template.HTML, error) {
 	})
 }
 
-// falseRejectChart draws how many refusals had been proven wrong over time (a flat zero is the
-// evidence of none).
+// falseRejectChart draws how many refusals had been proven wrong over time: red once there is
+// one, a flat zero in the rate's green (the evidence of none) otherwise.
 func falseRejectChart(s Series) (template.HTML, error) {
 	if len(s.Points) < 2 {
 		return "", nil
@@ -172,13 +174,17 @@ func falseRejectChart(s Series) (template.HTML, error) {
 		xs[i], ys[i] = p.Elapsed.Seconds(), float64(p.FalseRejects)
 	}
 	_, high := minMax(ys)
+	colour := colourRate
+	if high > 0 {
+		colour = colourOver
+	}
 	return render(chart.Chart{
 		Width: wideWidth, Height: smallHeight,
 		XAxis: timeAxis(xs),
 		YAxis: valueAxis(0, headroom(high), rateFormat),
 		Series: []chart.Series{chart.ContinuousSeries{
 			Name: "false rejects", XValues: xs, YValues: ys,
-			Style: chart.Style{StrokeColor: colourOver, StrokeWidth: 1.5},
+			Style: chart.Style{StrokeColor: colour, StrokeWidth: 1.5},
 		}},
 	})
 }

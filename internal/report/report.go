@@ -99,9 +99,9 @@ type row struct {
 
 func build(d Data) (page, error) {
 	s := d.Summary
-	countLabel := "in-flight"
-	if s.Limiter != limiter.Concurrency && s.Limiter != "" {
-		countLabel = "per-window count"
+	countLabel := limiter.Concurrency.Describe().ChartLabel
+	if s.Limiter != "" {
+		countLabel = s.Limiter.Describe().ChartLabel
 	}
 	p := page{
 		Title:       "limitctl hammer · " + strings.TrimSpace(string(s.Limiter)+" · limit "+human.Count(s.Limit)),
@@ -189,7 +189,7 @@ func verdict(st bench.StrategySnapshot, kind limiter.Kind, limit int64, d time.D
 	case bench.VerdictTooStrict:
 		return "bad", "too strict", "refused with room: " + v.Text
 	case bench.VerdictErrors:
-		return "bad", "errors", "not judged, too many errors: " + v.Text
+		return "warn", "errors", "not judged, too many errors: " + v.Text // red is for overshoot
 	case bench.VerdictNoEvidence:
 		return "warn", "no evidence", "no evidence: " + v.Text
 	default:

@@ -221,7 +221,7 @@ func TestReportSaysNoEvidenceAndShowsErrors(t *testing.T) {
 	lua.ErrorSamples = []bench.ErrorSample{{Message: "ERR wrong number of arguments for 'zadd' command", Count: lua.Errors}}
 	byID, _ = parse(t, writeReport(t, d))
 	sec = byID["strategy-lua"]
-	if sec.attrs["class"] != "bad" || !strings.Contains(sec.text, "not judged, too many errors") {
+	if sec.attrs["class"] != "warn" || !strings.Contains(sec.text, "not judged, too many errors") {
 		t.Errorf("half the decisions failed, yet the section reads %q", sec.text)
 	}
 	if e := byID["errors-lua"]; e == nil || !strings.Contains(e.text, "wrong number of arguments for 'zadd'") {
@@ -304,9 +304,13 @@ func TestReportShowsFalseRejects(t *testing.T) {
 	lua.Tightest = &bench.FalseReject{HeldOrAdmitted: 4, Limit: fixtureLimit}
 	d := Data{Summary: bench.Summary{Limiter: limiter.Concurrency, Limit: fixtureLimit, Duration: 10 * time.Second,
 		Strategies: []bench.StrategySnapshot{last.Strategies[0], lua}}, Series: rec.Series()}
-	byID, _ := parse(t, writeReport(t, d))
+	page := writeReport(t, d)
+	byID, _ := parse(t, page)
 	if el := byID["refusals-lua"]; el == nil || !el.svg {
 		t.Fatal("no false-reject chart for lua")
+	}
+	if i := strings.Index(page, `id="refusals-lua"`); !strings.Contains(page[i:i+strings.Index(page[i:], "</svg>")], "rgba(220,38,38") {
+		t.Error("lua's false rejects are not drawn in red")
 	}
 	if byID["refusals-naive"] != nil {
 		t.Error("a chart of refusals that were not judged")
@@ -323,5 +327,51 @@ func TestReportShowsFalseRejects(t *testing.T) {
 	}
 	if s := byID["strategy-naive"]; s == nil || !strings.Contains(s.text, "Refusals not judged") {
 		t.Errorf("naive's section does not say its refusals were not judged")
+	}
+}
+
+// Red means a wrong answer (an overshoot, or a refusal proven wrong) and nothing else: a run
+// without one has no red anywhere (no strategy line, no latency line, no errors badge, no
+// failed latency assertion, no flat zero of false rejects), and the one that overshot is red in
+// its section and its count chart only.
+func TestRedMeansOvershootOnly(t *testing.T) {
+	reds := []string{"rgba(220,38,38", "rgba(219,39,119", `class="bad"`, `badge bad`}
+	hasRed := func(s string) bool {
+		for _, r := range reds {
+			if strings.Contains(s, r) {
+				return true
+			}
+		}
+		return false
+	}
+	d := fixtureData()
+	page := writeReport(t, d)
+	part := func(id, end string) string { // the element with this id, up to its end tag
+		i := strings.Index(page, `id="`+id+`"`)
+		if i < 0 {
+			t.Fatalf("no %s on the page", id)
+		}
+		return page[i : i+strings.Index(page[i:], end)]
+	}
+	if !hasRed(part("strategy-naive", "</section>")) {
+		t.Fatal("naive overshot, yet its section has no red: the checks below would prove nothing")
+	}
+	for _, id := range []string{"latency-naive", "latency-lua", "throughput-naive"} {
+		if hasRed(part(id, "</svg>")) {
+			t.Errorf("%s is drawn in red, though red means overshoot", id)
+		}
+	}
+	if hasRed(part("strategy-lua", "</section>")) {
+		t.Error("lua's section is red, though it held")
+	}
+
+	// Without naive: errors on lua and a failed latency assertion, and not one red.
+	lua := d.Summary.Strategies[1]
+	lua.Errors, lua.ErrorsByKind = lua.Attempts/2, map[string]int64{"timeout": lua.Attempts / 2}
+	d.Summary.Strategies = []bench.StrategySnapshot{lua}
+	d.Series = d.Series[1:]
+	d.Assertions = []Assertion{{Expr: "lua.p99<4ms", Passed: false, Actual: "4.33ms"}}
+	if page := writeReport(t, d); hasRed(page[strings.Index(page, "</style>"):]) {
+		t.Errorf("red on a page without overshoot")
 	}
 }

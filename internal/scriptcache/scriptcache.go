@@ -4,15 +4,12 @@
 package scriptcache
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"unicode/utf8"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
@@ -38,7 +35,7 @@ func Select(names, files []string) ([]Source, error) {
 		out = append(out, Source{s.Name, s.Source})
 	}
 	for _, path := range files {
-		src, err := ReadFile(path)
+		src, err := scripts.ReadFile(path)
 		if err != nil {
 			return nil, err
 		}
@@ -52,31 +49,6 @@ func Select(names, files []string) ([]Source, error) {
 	return out, nil
 }
 
-// ReadFile reads a Lua script named on the command line. Binary or empty files are refused
-// (a usage error) before Redis sees them.
-func ReadFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", exitcode.Usagef("cannot read script %s: %v", path, UnwrapPathError(err))
-	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return "", exitcode.Usagef("script %s is empty", path)
-	}
-	if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
-		return "", exitcode.Usagef("%s is not a Lua script: it holds binary data", path)
-	}
-	return string(b), nil
-}
-
-// UnwrapPathError drops the operation and path an *os.PathError repeats.
-func UnwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 // Loaded is one script (or the Functions library) loaded on one node.
 type Loaded struct {
 	Name         string `json:"name"`
@@ -88,11 +60,11 @@ type Loaded struct {
 // Load SCRIPT LOADs each source on every node, replicas included (Redis 7 does not replicate
 // SCRIPT LOAD, so a replica promoted by a failover would answer NOSCRIPT), and checks the SHA1
 // Redis answers is the one computed here.
-func Load(ctx context.Context, rdb redis.UniversalClient, sources []Source) ([]Loaded, error) {
+func Load(ctx context.Context, rdb redis.UniversalClient, sources []Source) (LoadReport, error) {
 	nodes, release, err := redisconn.AllNodes(ctx, rdb)
 	defer release()
 	if err != nil {
-		return nil, err
+		return LoadReport{}, err
 	}
 	loaded := []Loaded{}
 	for _, node := range nodes {
@@ -101,27 +73,27 @@ func Load(ctx context.Context, rdb redis.UniversalClient, sources []Source) ([]L
 			want := scripts.SHA1(s.Source)
 			exists, err := node.ScriptExists(ctx, want).Result()
 			if err != nil {
-				return nil, fmt.Errorf("%s: SCRIPT EXISTS: %w", addr, err)
+				return LoadReport{}, fmt.Errorf("%s: SCRIPT EXISTS: %w", addr, err)
 			}
 			got, err := node.ScriptLoad(ctx, s.Source).Result()
 			if err != nil {
-				return nil, fmt.Errorf("%s: Redis rejected script %s: %s", addr, s.Name, firstLine(err.Error()))
+				return LoadReport{}, fmt.Errorf("%s: Redis rejected script %s: %s", addr, s.Name, firstLine(err.Error()))
 			}
 			if got != want {
-				return nil, fmt.Errorf("%s: script %s: Redis answered SHA1 %s, expected %s", addr, s.Name, got, want)
+				return LoadReport{}, fmt.Errorf("%s: script %s: Redis answered SHA1 %s, expected %s", addr, s.Name, got, want)
 			}
 			loaded = append(loaded, Loaded{Name: s.Name, SHA1: got, Node: addr, CachedBefore: len(exists) > 0 && exists[0]})
 		}
 	}
-	return loaded, nil
+	return LoadReport{Loaded: loaded}, nil
 }
 
 // LoadLibrary replaces the limitctl Functions library on every master (Functions replicate,
 // so masters suffice) and says, per master, whether the same code was there before.
-func LoadLibrary(ctx context.Context, rdb redis.UniversalClient) ([]Loaded, error) {
+func LoadLibrary(ctx context.Context, rdb redis.UniversalClient) (LoadReport, error) {
 	masters, err := redisconn.Masters(ctx, rdb)
 	if err != nil {
-		return nil, err
+		return LoadReport{}, err
 	}
 	lib := scripts.FunctionsLibrary()
 	loaded := []Loaded{}
@@ -129,30 +101,67 @@ func LoadLibrary(ctx context.Context, rdb redis.UniversalClient) ([]Loaded, erro
 		addr := redisconn.NodeAddr(node)
 		before, err := node.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: scripts.LibraryName, WithCode: true}).Result()
 		if err != nil {
-			return nil, fmt.Errorf("%s: FUNCTION LIST: %w", addr, err)
+			return LoadReport{}, fmt.Errorf("%s: FUNCTION LIST: %w", addr, err)
 		}
 		if err := loadLibrary(ctx, node); err != nil {
-			return nil, fmt.Errorf("%s: %w", addr, err)
+			return LoadReport{}, fmt.Errorf("%s: %w", addr, err)
 		}
 		loaded = append(loaded, Loaded{Name: scripts.LibraryName, SHA1: scripts.SHA1(lib), Node: addr,
 			CachedBefore: len(before) == 1 && before[0].Code == lib})
 	}
-	return loaded, nil
+	return LoadReport{Loaded: loaded}, nil
 }
 
-var libraryMu sync.Mutex
+var (
+	libraryMu    sync.Mutex
+	libraryLoads atomic.Uint64 // InstallLibrary calls that loaded the library
+)
 
 // InstallLibrary loads the Functions library on every master, as a strategy does before its
-// first FCALL or after "Function not found"; concurrent callers load it once at a time.
+// first FCALL or once the library went missing; concurrent callers load it once at a time.
 func InstallLibrary(ctx context.Context, rdb redis.Cmdable) error {
 	libraryMu.Lock()
 	defer libraryMu.Unlock()
+	var err error
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		return cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
 			return loadLibrary(ctx, node)
 		})
+	} else {
+		err = loadLibrary(ctx, rdb)
 	}
-	return loadLibrary(ctx, rdb)
+	if err == nil {
+		libraryLoads.Add(1)
+	}
+	return err
+}
+
+// LibraryLoads counts this process's loads of the library (InstallLibrary): a caller whose
+// FCALL failed tells by it whether another caller loaded the library since it looked, so the
+// library it did not find is there now.
+func LibraryLoads() uint64 { return libraryLoads.Load() }
+
+// LibraryMissing reports whether some master lacks the limitctl Functions library (FUNCTION
+// LIST), as after a FUNCTION FLUSH; an error means it cannot tell (+function|list refused).
+func LibraryMissing(ctx context.Context, rdb redis.Cmdable) (bool, error) {
+	missing := func(ctx context.Context, node redis.Cmdable) (bool, error) {
+		libs, err := node.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: scripts.LibraryName}).Result()
+		return len(libs) == 0, err
+	}
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		return missing(ctx, rdb)
+	}
+	var mu sync.Mutex
+	any := false
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		m, err := missing(ctx, node)
+		mu.Lock()
+		any = any || m
+		mu.Unlock()
+		return err
+	})
+	return any, err
 }
 
 // loadLibrary is the one FUNCTION LOAD REPLACE of the limitctl library on one node.
@@ -182,13 +191,15 @@ type NodeStatus struct {
 }
 
 // Status asks every node, replicas included, whether each source is in its script cache;
-// missing counts the absences over all nodes.
-func Status(ctx context.Context, rdb redis.UniversalClient, sources []Source) (nodes []NodeStatus, missing int, err error) {
+// the report's Missing counts the absences over all nodes.
+func Status(ctx context.Context, rdb redis.UniversalClient, sources []Source) (StatusReport, error) {
 	all, release, err := redisconn.AllNodes(ctx, rdb)
 	defer release()
 	if err != nil {
-		return nil, 0, err
+		return StatusReport{}, err
 	}
+	var nodes []NodeStatus
+	missing := 0
 	shas := make([]string, len(sources))
 	for i, s := range sources {
 		shas[i] = scripts.SHA1(s.Source)
@@ -197,11 +208,11 @@ func Status(ctx context.Context, rdb redis.UniversalClient, sources []Source) (n
 		addr := redisconn.NodeAddr(node)
 		role, err := redisconn.Role(ctx, node)
 		if err != nil {
-			return nil, 0, fmt.Errorf("%s: ROLE: %w", addr, err)
+			return StatusReport{}, fmt.Errorf("%s: ROLE: %w", addr, err)
 		}
 		exists, err := node.ScriptExists(ctx, shas...).Result()
 		if err != nil {
-			return nil, 0, fmt.Errorf("%s: SCRIPT EXISTS: %w", addr, err)
+			return StatusReport{}, fmt.Errorf("%s: SCRIPT EXISTS: %w", addr, err)
 		}
 		n := NodeStatus{Node: addr, Role: role, Scripts: []ScriptStatus{}}
 		for i, s := range sources {
@@ -213,7 +224,7 @@ func Status(ctx context.Context, rdb redis.UniversalClient, sources []Source) (n
 		}
 		nodes = append(nodes, n)
 	}
-	return nodes, missing, nil
+	return StatusReport{Nodes: nodes, Missing: missing}, nil
 }
 
 func firstLine(s string) string {

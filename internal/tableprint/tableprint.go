@@ -1,8 +1,9 @@
-// Package tableprint prints one result type two ways: as a table that fits a terminal, and as
-// complete tab-separated values for scripts. Each column says how its field reads to a person
-// and to a script, and how it gives way when the terminal is too narrow (after GitHub CLI's
-// tableprinter, with priorities): first narrowed with an ellipsis, then dropped or merged,
-// least important first.
+// Package tableprint prints a command's result (print.go): as JSON, as a table that fits a
+// terminal, and as complete tab-separated values for scripts. Each column says how its field
+// reads to a person and to a script, and how it gives way when the terminal is too narrow (after
+// GitHub CLI's tableprinter, with priorities): first narrowed with an ellipsis, then dropped or
+// merged, least important first. An identifier (a key, a SHA1, a node, a flag word) is never
+// cut: the other columns give way around it.
 package tableprint
 
 import (
@@ -48,6 +49,11 @@ type Column[R any] struct {
 	// before any column is dropped (a narrowed column keeps its place; a dropped one is gone).
 	MinWidth int
 	Cut      Cut
+	// Whole marks an identifier (a key name, a SHA1, an address, a list of flag words): its
+	// cells are never cut, whatever MinWidth says. The other columns give way first; when only
+	// whole columns are left the line is wider than the terminal rather than show half a name,
+	// and a Whole column with a Priority is dropped whole in its turn.
+	Whole bool
 	// HideZero leaves the column off a terminal table when every row reads as zero ("0", "-"
 	// or nothing): a column of zeros says nothing a person needs (retries of a strategy that
 	// never retries). tsv keeps it.
@@ -56,6 +62,14 @@ type Column[R any] struct {
 	// (by Field) once all of them have given way, and at its own Priority is dropped in turn.
 	// A merged column of one column is its short form: an error count without its kinds.
 	Of []string
+}
+
+// Tabular is a table of any row type, as a command prints it: fitted to a terminal for a
+// person, complete for a script. A command's result gives its own (Table methods), so the rows
+// of its table are the values its JSON holds.
+type Tabular interface {
+	WriteTerminal(w io.Writer, width int) error
+	WriteTSV(w io.Writer) error
 }
 
 // Table is a result's rows and the columns that print them.
@@ -231,7 +245,7 @@ func (t Table[R]) Layout(width int) Layout {
 	}
 	minWidth := func(i int) int {
 		c := t.Columns[i]
-		if c.MinWidth <= 0 {
+		if c.MinWidth <= 0 || c.Whole {
 			return natural[i]
 		}
 		return min(natural[i], max(c.MinWidth, twwidth.Width(upperASCII(c.Header))))
@@ -265,7 +279,7 @@ func (t Table[R]) Layout(width int) Layout {
 		}
 		if level == 0 { // nothing left to drop: as narrow as the headers allow
 			for k, i := range l.Columns {
-				if t.Columns[i].MinWidth > 0 {
+				if t.Columns[i].MinWidth > 0 && !t.Columns[i].Whole {
 					l.Widths[k] = min(natural[i], max(twwidth.Width(upperASCII(t.Columns[i].Header)), 4))
 				}
 			}

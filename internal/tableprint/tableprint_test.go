@@ -180,3 +180,65 @@ func TestShortFormStandsInForItsColumn(t *testing.T) {
 		t.Errorf("tsv:\n%s", tsv.String())
 	}
 }
+
+// The JSON of a result: schema_version first, then the value's own fields in its order, keys
+// holding < or & as themselves, an empty object still an object.
+func TestJSONPutsTheSchemaVersionFirst(t *testing.T) {
+	var b bytes.Buffer
+	if err := JSON(&b, 1, struct {
+		Key  string `json:"key"`
+		Size int    `json:"size"`
+	}{"rl:<a>&b", 3}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\n  \"schema_version\": 1,\n  \"key\": \"rl:<a>&b\",\n  \"size\": 3\n}\n"; b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := JSON(&b, 1, struct{}{}); err != nil || b.String() != "{\n  \"schema_version\": 1\n}\n" {
+		t.Errorf("an empty object: %q, %v", b.String(), err)
+	}
+	if err := JSON(&b, 1, []int{1}); err == nil {
+		t.Error("a list is no JSON result: it has nowhere to put schema_version")
+	}
+}
+
+// An identifier is never cut: the prose beside it is narrowed, then columns go, and when only
+// whole columns are left the line runs past the terminal with every character of the key.
+func TestWholeColumnsAreNeverCut(t *testing.T) {
+	type key struct{ name, flags, note string }
+	table := Table[key]{
+		Rows: []key{{"limitctl:{checkout-api}:concurrency:tenant:acme", "NO_TTL,STALE,OVER_LIMIT", "a member older than the stale bound"}},
+		Columns: []Column[key]{
+			{Header: "key", Human: func(k key) string { return k.name }, Whole: true, MinWidth: 10, Cut: CutMiddle},
+			{Header: "flags", Human: func(k key) string { return k.flags }, Whole: true},
+			{Header: "note", Human: func(k key) string { return k.note }, MinWidth: 12, Priority: 1},
+		},
+	}
+	for _, tc := range []struct {
+		width       int
+		want        string
+		wantOverrun bool
+	}{
+		{120, "key flags note", false},
+		{90, "key flags note", false}, // the note narrowed to 13
+		{80, "key flags", false},      // the note cannot narrow that far: it goes
+		{60, "key flags", true},       // nothing left to give way
+	} {
+		var b bytes.Buffer
+		if err := table.WriteTerminal(&b, tc.width); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		row := strings.Split(out, "\n")[1]
+		if got := strings.ToLower(strings.Join(strings.Fields(strings.Split(out, "\n")[0]), " ")); got != tc.want {
+			t.Errorf("at %d: columns %q, want %q\n%s", tc.width, got, tc.want, out)
+		}
+		if !strings.Contains(row, table.Rows[0].name) || !strings.Contains(row, table.Rows[0].flags) {
+			t.Errorf("at %d an identifier was cut:\n%s", tc.width, out)
+		}
+		if overrun := utf8.RuneCountInString(row) > tc.width; overrun != tc.wantOverrun {
+			t.Errorf("at %d: line of %d, overrun %v, want %v", tc.width, utf8.RuneCountInString(row), overrun, tc.wantOverrun)
+		}
+	}
+}

@@ -4,9 +4,8 @@ import (
 	"math"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/limiter"
@@ -130,15 +129,13 @@ var (
 
 // asciiOptions are the options of the fixture run, drawn without colour.
 func asciiOptions() Options {
-	r := lipgloss.NewRenderer(nil)
-	r.SetColorProfile(termenv.Ascii)
 	return Options{
-		Target:   bench.Target{Kind: "redis-server", Addr: "127.0.0.1:41234"},
-		Limiter:  limiter.Concurrency,
-		Limit:    fixtureLimit,
-		Workers:  64,
-		Total:    fixtureTotal,
-		Renderer: r,
+		Target:  bench.Target{Kind: "redis-server", Addr: "127.0.0.1:41234"},
+		Limiter: limiter.Concurrency,
+		Limit:   fixtureLimit,
+		Workers: 64,
+		Total:   fixtureTotal,
+		Profile: colorprofile.ASCII,
 	}
 }
 

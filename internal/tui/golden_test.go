@@ -1,21 +1,18 @@
 package tui
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/lipgloss/v2"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/golden"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/tui")
 
 const goldenDir = "../../testdata/tui"
 
@@ -109,12 +106,12 @@ func TestGoldenViews(t *testing.T) {
 		for _, size := range sizes {
 			name := sc.name + "_" + itoa(size.w) + "x" + itoa(size.h)
 			t.Run(name, func(t *testing.T) {
-				view := resize(sc.build(), size.w, size.h).View()
+				view := resize(sc.build(), size.w, size.h).View().Content
 				checkFits(t, view, size.w, size.h)
 				if strings.Contains(view, "\x1b[") {
 					t.Fatal("ASCII profile view contains escape sequences")
 				}
-				golden(t, filepath.Join(goldenDir, name+".golden"), view)
+				golden.Check(t, filepath.Join(goldenDir, name+".golden"), view)
 			})
 		}
 	}
@@ -134,26 +131,6 @@ func checkFits(t *testing.T, view string, w, h int) {
 	}
 }
 
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/tui -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("view differs from %s (go test ./internal/tui -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
-
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // A strategy that has not reached its limit has no evidence yet: its badge says so instead of
@@ -165,11 +142,11 @@ func TestBadgeSaysLimitNotReachedWithoutContention(t *testing.T) {
 			snaps[i].Strategies[j].Contended = false
 		}
 	}
-	view := resize(feed(New(asciiOptions()), snaps...), 120, 30).View()
+	view := resize(feed(New(asciiOptions()), snaps...), 120, 30).View().Content
 	if !strings.Contains(view, "limit not reached") || strings.Contains(view, "0 overshoot") {
 		t.Errorf("uncontended strategy's badge:\n%s", view)
 	}
-	view = resize(feed(New(asciiOptions()), fixtureRun(42, strategyShape{name: "lua"})...), 120, 30).View()
+	view = resize(feed(New(asciiOptions()), fixtureRun(42, strategyShape{name: "lua"})...), 120, 30).View().Content
 	if !strings.Contains(view, "0 overshoot") {
 		t.Errorf("contended strategy at 0 lost its badge:\n%s", view)
 	}
@@ -178,7 +155,7 @@ func TestBadgeSaysLimitNotReachedWithoutContention(t *testing.T) {
 // A strategy with refusals proven wrong says so in its badge and with its count, whatever its
 // overshoot; one whose refusals were not judged (a shared run) says n/a, not 0.
 func TestPanelShowsFalseRejects(t *testing.T) {
-	view := resize(feed(New(asciiOptions()), fixtureRun(42, strategyShape{name: "custom", tooStrict: true})...), 120, 30).View()
+	view := resize(feed(New(asciiOptions()), fixtureRun(42, strategyShape{name: "custom", tooStrict: true})...), 120, 30).View().Content
 	if !strings.Contains(view, "TOO STRICT") || !strings.Contains(view, "false rej. 3,") {
 		t.Errorf("too strict strategy:\n%s", view)
 	}
@@ -186,7 +163,7 @@ func TestPanelShowsFalseRejects(t *testing.T) {
 	for i := range snaps {
 		snaps[i].Strategies[0].RefusalsUnjudged, snaps[i].Strategies[0].NoRefusalJudged = bench.RefusalsShared, true
 	}
-	view = resize(feed(New(asciiOptions()), snaps...), 120, 30).View()
+	view = resize(feed(New(asciiOptions()), snaps...), 120, 30).View().Content
 	if !strings.Contains(view, "false rej. n/a") || strings.Contains(view, "TOO STRICT") {
 		t.Errorf("unjudged refusals:\n%s", view)
 	}

@@ -3,10 +3,11 @@ package tui
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
 )
 
 // press sends one key to the model.
@@ -15,11 +16,15 @@ func press(m Model, key string) Model {
 	return next.(Model)
 }
 
-func keyMsg(key string) tea.KeyMsg {
-	if key == "ctrl+c" {
-		return tea.KeyMsg{Type: tea.KeyCtrlC}
+func keyMsg(key string) tea.KeyPressMsg {
+	switch key {
+	case "ctrl+c":
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
 	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(key)}
+	r, _ := utf8.DecodeRuneInString(key)
+	return tea.KeyPressMsg{Code: r, Text: key}
 }
 
 // isQuit reports whether a command is bubbletea's quit.
@@ -31,24 +36,25 @@ func isQuit(cmd tea.Cmd) bool {
 	return ok
 }
 
+// q ends the run early as the user asked (Quit: judged as finished); Ctrl-C interrupts it
+// (Interrupt: exit 130). Either is called once, however often the keys are pressed.
 func TestQuitKeysStopTheRunOnce(t *testing.T) {
-	for _, key := range []string{"q", "ctrl+c"} {
-		t.Run(key, func(t *testing.T) {
-			quits := 0
+	for _, tc := range []struct{ key, want string }{{"q", "quit"}, {"ctrl+c", "interrupt"}} {
+		t.Run(tc.key, func(t *testing.T) {
+			var calls []string
 			o := asciiOptions()
-			o.Quit = func() { quits++ }
+			o.Quit = func() { calls = append(calls, "quit") }
+			o.Interrupt = func() { calls = append(calls, "interrupt") }
 			m := feed(New(o), fixtureRun(5, naiveShape, luaShape)...)
-			next, cmd := m.Update(keyMsg(key))
+			next, cmd := m.Update(keyMsg(tc.key))
 			if !isQuit(cmd) {
-				t.Fatalf("%s: want tea.Quit", key)
+				t.Fatalf("%s: want tea.Quit", tc.key)
 			}
-			if quits != 1 {
-				t.Fatalf("%s: Quit called %d times, want 1", key, quits)
-			}
-			// A second press while bubbletea shuts down must not cancel twice.
-			next.(Model).Update(keyMsg(key))
-			if quits != 1 {
-				t.Fatalf("%s twice: Quit called %d times, want 1", key, quits)
+			// A second press of either key while bubbletea shuts down must not end it twice.
+			next.(Model).Update(keyMsg("q"))
+			next.(Model).Update(keyMsg("ctrl+c"))
+			if len(calls) != 1 || calls[0] != tc.want {
+				t.Fatalf("%s: calls %v, want [%s]", tc.key, calls, tc.want)
 			}
 		})
 	}
@@ -60,13 +66,13 @@ func TestPauseTogglesAndTellsTheEngine(t *testing.T) {
 	o.Controls = controls
 	snaps := fixtureRun(6, naiveShape, luaShape)
 	m := feed(New(o), snaps[:3]...)
-	if m.Paused() || strings.Contains(m.View(), "PAUSED") {
+	if m.Paused() || strings.Contains(m.View().Content, "PAUSED") {
 		t.Fatal("paused before any key")
 	}
 
 	m = press(m, "p")
-	if !m.Paused() || !strings.Contains(m.View(), "PAUSED") || !strings.Contains(m.View(), "p resume") {
-		t.Fatalf("after p: want PAUSED and a resume hint\n%s", m.View())
+	if !m.Paused() || !strings.Contains(m.View().Content, "PAUSED") || !strings.Contains(m.View().Content, "p resume") {
+		t.Fatalf("after p: want PAUSED and a resume hint\n%s", m.View().Content)
 	}
 	// A snapshot the engine took before it saw the request must not undo it on screen.
 	m = feed(m, snaps[3])
@@ -75,7 +81,7 @@ func TestPauseTogglesAndTellsTheEngine(t *testing.T) {
 	}
 
 	m = press(m, "p")
-	if m.Paused() || strings.Contains(m.View(), "PAUSED") {
+	if m.Paused() || strings.Contains(m.View().Content, "PAUSED") {
 		t.Fatal("after p p: still paused")
 	}
 	if got := controls.calls; len(got) != 2 || got[0] != true || got[1] != false {
@@ -88,7 +94,7 @@ func TestPauseWithoutControlsDoesNothing(t *testing.T) {
 	if m.Paused() {
 		t.Fatal("paused without Controls")
 	}
-	if strings.Contains(m.View(), "pause") {
+	if strings.Contains(m.View().Content, "pause") {
 		t.Fatal("footer offers pause without Controls")
 	}
 }
@@ -97,7 +103,7 @@ func TestEnginePausedSnapshotShowsPaused(t *testing.T) {
 	snaps := fixtureRun(3, luaShape)
 	snaps[2].Paused = true
 	m := feed(New(asciiOptions()), snaps...)
-	if !m.Paused() || !strings.Contains(m.View(), "PAUSED") {
+	if !m.Paused() || !strings.Contains(m.View().Content, "PAUSED") {
 		t.Fatal("a paused snapshot is not shown as PAUSED")
 	}
 }
@@ -105,11 +111,11 @@ func TestEnginePausedSnapshotShowsPaused(t *testing.T) {
 func TestHelpToggles(t *testing.T) {
 	m := feed(New(asciiOptions()), fixtureRun(3, naiveShape, luaShape)...)
 	m = press(m, "?")
-	if !m.HelpVisible() || !strings.Contains(m.View(), "pause / resume the load") {
-		t.Fatalf("? did not show help\n%s", m.View())
+	if !m.HelpVisible() || !strings.Contains(m.View().Content, "pause / resume the load") {
+		t.Fatalf("? did not show help\n%s", m.View().Content)
 	}
 	m = press(m, "?")
-	if m.HelpVisible() || strings.Contains(m.View(), "pause / resume the load") {
+	if m.HelpVisible() || strings.Contains(m.View().Content, "pause / resume the load") {
 		t.Fatal("? again did not hide help")
 	}
 	m = press(press(m, "?"), "esc")
@@ -133,16 +139,16 @@ func TestResizeRelaysOut(t *testing.T) {
 	m := feed(New(asciiOptions()), fixtureRun(20, naiveShape, luaShape)...)
 
 	m = resize(m, 160, 48)
-	if rows, perLine := topBorders(m.View()); rows != 1 || perLine != 2 {
+	if rows, perLine := topBorders(m.View().Content); rows != 1 || perLine != 2 {
 		t.Fatalf("160x48: want 2 panels side by side, got %d rows of up to %d", rows, perLine)
 	}
-	checkFits(t, m.View(), 160, 48)
+	checkFits(t, m.View().Content, 160, 48)
 
 	m = resize(m, 80, 24)
-	if rows, perLine := topBorders(m.View()); rows != 2 || perLine != 1 {
+	if rows, perLine := topBorders(m.View().Content); rows != 2 || perLine != 1 {
 		t.Fatalf("80x24: want 2 panels stacked, got %d rows of up to %d", rows, perLine)
 	}
-	checkFits(t, m.View(), 80, 24)
+	checkFits(t, m.View().Content, 80, 24)
 }
 
 // Every size from tiny to huge draws within the terminal and never panics.
@@ -158,10 +164,14 @@ func TestViewFitsEverySize(t *testing.T) {
 		"help":    press(feed(New(asciiOptions()), base...), "?"),
 		"eight":   feed(New(asciiOptions()), fixtureRun(30, eight...)...),
 	}
+	wStep, hStep := 11, 6 // odd steps so the sweep crosses every layout threshold
+	if testing.Short() {
+		wStep, hStep = 23, 13 // a quarter of the sizes, still from tiny to huge
+	}
 	for name, m := range models {
-		for w := 1; w <= 200; w += 11 { // odd steps so the sweep crosses every layout threshold
-			for h := 1; h <= 60; h += 6 {
-				view := resize(m, w, h).View()
+		for w := 1; w <= 200; w += wStep {
+			for h := 1; h <= 60; h += hStep {
+				view := resize(m, w, h).View().Content
 				lines := strings.Split(view, "\n")
 				if len(lines) > h {
 					t.Fatalf("%s %dx%d: %d lines", name, w, h, len(lines))
@@ -178,11 +188,12 @@ func TestViewFitsEverySize(t *testing.T) {
 
 func TestNoColorDropsEveryEscape(t *testing.T) {
 	colourful := func(noColor bool) string {
-		r := lipgloss.NewRenderer(nil)
-		r.SetColorProfile(termenv.TrueColor)
 		o := asciiOptions()
-		o.Renderer, o.NoColor = r, noColor
-		return resize(feed(New(o), fixtureRun(20, naiveShape, luaShape)...), 100, 30).View()
+		o.Profile = colorprofile.TrueColor
+		if noColor {
+			o.Profile = colorprofile.ASCII
+		}
+		return resize(feed(New(o), fixtureRun(20, naiveShape, luaShape)...), 100, 30).View().Content
 	}
 	if !strings.Contains(colourful(false), "\x1b[") {
 		t.Fatal("a true-colour renderer drew no colour: the check below would prove nothing")

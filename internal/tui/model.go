@@ -1,11 +1,7 @@
 package tui
 
 import (
-	"os"
-
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/limitctl/limitctl/internal/bench"
 )
@@ -50,16 +46,9 @@ type Model struct {
 
 // New builds the dashboard for a run.
 func New(opts Options) Model {
-	r := opts.Renderer
-	if r == nil {
-		r = lipgloss.NewRenderer(os.Stdout)
-	}
-	if opts.NoColor {
-		r.SetColorProfile(termenv.Ascii)
-	}
 	m := Model{
 		opts:   opts,
-		st:     newStyles(r),
+		st:     newStyles(opts.Profile),
 		width:  defaultWidth,
 		height: defaultHeight,
 		hist:   map[string]*history{},
@@ -99,7 +88,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		return m, nil
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		return m.key(msg)
 	case SnapshotMsg:
 		m.observe(msg.Snapshot)
@@ -111,13 +100,13 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	switch msg.String() {
 	case "q", "ctrl+c":
 		if !m.quitting {
 			m.quitting = true
-			if m.opts.Quit != nil {
-				m.opts.Quit()
+			if end := m.opts.ending(msg.String() == "ctrl+c"); end != nil {
+				end()
 			}
 		}
 		return m, tea.Quit

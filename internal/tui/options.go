@@ -3,7 +3,7 @@ package tui
 import (
 	"time"
 
-	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/limiter"
@@ -25,13 +25,24 @@ type Options struct {
 
 	// Controls pauses and resumes the load; nil hides the pause key.
 	Controls Controls
-	// Quit stops the run (typically the engine context's cancel); called once, on q or Ctrl-C.
-	Quit func()
+	// Quit ends the run early at the user's request (q): its summary is judged as a finished
+	// run's. Interrupt stops it as an interruption (Ctrl-C, the dashboard failing); nil means
+	// Quit. One of them is called once, whichever came first.
+	Quit      func()
+	Interrupt func()
 
-	// Renderer styles the output; nil means one for the writer given to Run (or stdout).
-	// NoColor forces the ASCII profile (--no-color); NO_COLOR is honoured by the renderer.
-	Renderer *lipgloss.Renderer
-	NoColor  bool
+	// Profile is the colours the terminal shows, as the caller decided them (NO_COLOR,
+	// --no-color and a pipe mean none). Unknown (the zero value) draws in full colour, and
+	// Run then lets the program detect the terminal's own profile.
+	Profile colorprofile.Profile
+}
+
+// ending is what ends the run: Interrupt for an interruption (or Quit when there is none).
+func (o Options) ending(interrupted bool) func() {
+	if interrupted && o.Interrupt != nil {
+		return o.Interrupt
+	}
+	return o.Quit
 }
 
 // Controls is what the dashboard may ask of the engine.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/lipgloss/v2"
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/human"
@@ -90,7 +90,7 @@ func (m Model) panel(s bench.StrategySnapshot, w, h int) string {
 		borderColour = colourBad
 		badge = st.badgeBad.Render("TOO STRICT")
 	}
-	border := st.r.NewStyle().Foreground(borderColour)
+	border := lipgloss.NewStyle().Foreground(borderColour)
 	name := st.title.Render(s.Name)
 
 	innerW, innerH := w-4, h-2
@@ -104,12 +104,12 @@ func (m Model) panel(s bench.StrategySnapshot, w, h int) string {
 			border.Render(strings.Repeat("─", max(w-5-lipgloss.Width(truncate(name, max(w-5, 0))), 0))+"╮")
 	}
 	body := clip(m.panelBody(s, innerW, innerH), innerW, innerH)
-	box := st.r.NewStyle().
+	box := lipgloss.NewStyle().
 		Border(lipgloss.RoundedBorder(), false, true, true, true).
 		BorderForeground(borderColour).
 		Padding(0, 1).
-		Width(w - 2).
-		Height(innerH).
+		Width(w). // the border and padding included, as lipgloss v2 measures
+		Height(innerH + 1).
 		MaxHeight(innerH + 1).
 		Render(body)
 	return top + "\n" + box

@@ -5,35 +5,39 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"sync"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"golang.org/x/term"
 
 	"github.com/limitctl/limitctl/internal/bench"
 )
 
 // Run shows the dashboard on out (in the alternate screen) until the snapshot channel closes
-// (Run returns nil), the user quits with q or Ctrl-C (opts.Quit is called, Run returns nil,
-// even when Quit cancels ctx) or ctx ends otherwise (Run returns ctx's error). The terminal is
-// restored on every path, a panic in the dashboard included: that comes back as an error.
-// Whenever Run returns an error, opts.Quit has been called, so the run never goes on unseen.
+// (Run returns nil), the user quits with q (opts.Quit) or Ctrl-C (opts.Interrupt; Run returns
+// nil, even when they cancel ctx) or ctx ends otherwise (Run returns ctx's error). The terminal
+// is restored on every path, a panic in the dashboard included: that comes back as an error.
+// Whenever Run returns an error, the run has been interrupted, so it never goes on unseen.
 //
+// out should be the terminal itself (an *os.File), which the program measures and drives.
 // in is read for keys and is used as given: pass os.Stdin only when it is a terminal (bubbletea
 // would otherwise open /dev/tty, charmbracelet/bubbletea#761). Run never blocks the engine:
 // it takes snapshots as fast as they come and keeps only what it draws.
 func Run(ctx context.Context, opts Options, snapshots <-chan bench.Snapshot, in io.Reader, out io.Writer) error {
-	if opts.Renderer == nil {
-		opts.Renderer = lipgloss.NewRenderer(out)
+	if opts.Profile == colorprofile.Unknown {
+		opts.Profile = colorprofile.Detect(out, os.Environ())
 	}
 	m := New(opts)
 	m.snapshots = snapshots
-	return run(ctx, m, in, out, opts.Quit)
+	return run(ctx, m, in, out, opts.Profile, opts.ending(true))
 }
 
 // run drives any model the way Run drives the dashboard, so tests can hand it one that fails.
-func run(ctx context.Context, m tea.Model, in io.Reader, out io.Writer, quit func()) (err error) {
+// profile is the colours the program may write: the model's own, so both agree.
+func run(ctx context.Context, m tea.Model, in io.Reader, out io.Writer, profile colorprofile.Profile, quit func()) (err error) {
 	done := make(chan struct{})
 	defer close(done)
 	if dm, ok := m.(Model); ok {
@@ -41,11 +45,12 @@ func run(ctx context.Context, m tea.Model, in io.Reader, out io.Writer, quit fun
 		m = dm
 	}
 	g := &guard{}
-	p := tea.NewProgram(guarded{inner: m, g: g},
-		tea.WithInput(in),
-		tea.WithOutput(out),
-		tea.WithAltScreen(),
-	)
+	options := []tea.ProgramOption{tea.WithInput(in), tea.WithOutput(out), tea.WithColorProfile(profile)}
+	if f, ok := out.(interface{ Fd() uintptr }); !ok || !term.IsTerminal(int(f.Fd())) {
+		// No terminal to measure (a test's buffer): draw at the default size.
+		options = append(options, tea.WithWindowSize(defaultWidth, defaultHeight))
+	}
+	p := tea.NewProgram(guarded{inner: m, g: g}, options...)
 	// Every ending goes through Quit, never Kill: bubbletea's kill path closes the input
 	// reader while its read loop may still use it (a data race under -race); Quit waits.
 	g.quit = func() { go p.Quit() }
@@ -148,14 +153,14 @@ func (m guarded) Update(msg tea.Msg) (next tea.Model, cmd tea.Cmd) {
 	return m, cmd
 }
 
-func (m guarded) View() (view string) {
+func (m guarded) View() (view tea.View) {
 	if m.g.err() != nil {
-		return ""
+		return tea.NewView("")
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			m.g.catch(r)
-			view = ""
+			view = tea.NewView("")
 			// View cannot return a command: ask the program to quit from outside.
 			if m.g.quit != nil {
 				m.g.quit()

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/limitctl/limitctl/internal/bench"
 )
@@ -171,7 +171,7 @@ type panicky struct {
 }
 
 func (p panicky) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if k, ok := msg.(tea.KeyMsg); ok && k.String() == "x" {
+	if k, ok := msg.(tea.KeyPressMsg); ok && k.String() == "x" {
 		if p.inView != nil {
 			*p.inView = true
 			return p, nil
@@ -184,7 +184,7 @@ func (p panicky) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return p, cmd
 }
 
-func (p panicky) View() string {
+func (p panicky) View() tea.View {
 	if p.inView != nil && *p.inView {
 		panic("boom in View")
 	}
@@ -203,7 +203,7 @@ func TestPanicInTheModelRestoresTheTerminal(t *testing.T) {
 			if where == "View" {
 				m.inView = new(bool)
 			}
-			result := runAsync(t, func() error { return run(context.Background(), m, in, out, o.Quit) })
+			result := runAsync(t, func() error { return run(context.Background(), m, in, out, o.Profile, o.Quit) })
 			waitFor(t, out, "waiting for the first tick")
 			if _, err := keys.Write([]byte("x")); err != nil {
 				t.Fatal(err)

@@ -1,13 +1,13 @@
 package tui
 
 import (
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
 )
 
-// Colours from the 256-colour palette; lipgloss degrades them to the terminal's profile and
-// drops them entirely under NO_COLOR or an ASCII profile, where the words carry the meaning.
-const (
+// Colours from the 256-colour palette; the program degrades them to the terminal's profile,
+// and a profile without colour (NO_COLOR, --no-color) draws none: the words carry the meaning.
+var (
 	colourAccent = lipgloss.Color("111") // titles, the progress bar
 	colourDim    = lipgloss.Color("244") // labels, axes, hints
 	colourBar    = lipgloss.Color("75")  // counts under the limit
@@ -18,9 +18,11 @@ const (
 	colourBorder = lipgloss.Color("240")
 )
 
-// styles are built from one renderer so a test can force the ASCII profile on every style.
+// styles are the dashboard's looks for one colour profile.
 type styles struct {
-	r        *lipgloss.Renderer
+	// colour is false for a profile without colour: View then strips every style, as the
+	// words and the limit line's own character carry the meaning.
+	colour   bool
 	title    lipgloss.Style
 	label    lipgloss.Style
 	value    lipgloss.Style
@@ -38,15 +40,16 @@ type styles struct {
 	limitRune rune
 }
 
-func newStyles(r *lipgloss.Renderer) styles {
-	s := r.NewStyle
+func newStyles(profile colorprofile.Profile) styles {
+	s := lipgloss.NewStyle
+	colour := profile == colorprofile.Unknown || profile > colorprofile.ASCII
 	limitRune := '▁'
-	if r.ColorProfile() == termenv.Ascii {
+	if !colour {
 		limitRune = '╌'
 	}
 	return styles{
+		colour:    colour,
 		limitRune: limitRune,
-		r:         r,
 		title:     s().Bold(true).Foreground(colourAccent),
 		label:     s().Foreground(colourDim),
 		value:     s().Bold(true),

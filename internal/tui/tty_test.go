@@ -4,14 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/colorprofile"
+
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/termtest"
 )
 
 // demoEnv makes the test binary run the dashboard on synthetic snapshots instead of the
@@ -29,7 +30,7 @@ func TestMain(m *testing.M) {
 func demo(mode string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opts := Options{Quit: cancel, Controls: &fakeControls{}, NoColor: true}
+	opts := Options{Quit: cancel, Controls: &fakeControls{}, Profile: colorprofile.ASCII}
 	snapshots := make(chan bench.Snapshot)
 	go func() {
 		defer close(snapshots)
@@ -46,7 +47,7 @@ func demo(mode string) int {
 	if mode == "panic" {
 		m := New(opts)
 		m.snapshots = snapshots
-		err = run(ctx, panicky{Model: m}, os.Stdin, os.Stdout, opts.Quit)
+		err = run(ctx, panicky{Model: m}, os.Stdin, os.Stdout, opts.Profile, opts.Quit)
 	} else {
 		err = Run(ctx, opts, snapshots, os.Stdin, os.Stdout)
 	}
@@ -60,55 +61,6 @@ func firstLine(err error) string {
 	}
 	line, _, _ := strings.Cut(err.Error(), "\n")
 	return line
-}
-
-// tmuxTerm is a tmux server of the test's own, so no user's session is touched.
-type tmuxTerm struct {
-	t      *testing.T
-	socket string
-}
-
-func newTmux(t *testing.T, w, h int, command string) *tmuxTerm {
-	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux not on PATH: the real-terminal test must run in CI (make test installs tmux)")
-		}
-		t.Skip("tmux not on PATH: skipping the real-terminal test")
-	}
-	// One server per call: a socket named by the pid alone was still held by the previous
-	// subtest's server, being killed, when the next one asked for a session on it.
-	tm := &tmuxTerm{t: t, socket: fmt.Sprintf("limitctl-tui-test-%d-%d", os.Getpid(), time.Now().UnixNano())}
-	tm.run("new-session", "-d", "-s", "dash", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), command)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", tm.socket, "kill-server").Run() })
-	return tm
-}
-
-func (tm *tmuxTerm) run(args ...string) string {
-	tm.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-L", tm.socket}, args...)...).CombinedOutput()
-	if err != nil {
-		tm.t.Fatalf("tmux %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
-func (tm *tmuxTerm) screen() string { return tm.run("capture-pane", "-p", "-t", "dash") }
-
-// waitFor polls the screen until ok says yes, and returns that screen.
-func (tm *tmuxTerm) waitFor(what string, ok func(screen string) bool) string {
-	tm.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		s := tm.screen()
-		if ok(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			tm.t.Fatalf("terminal never showed %s; it shows:\n%s", what, s)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // Drive the dashboard in a real terminal: panels appear, follow a resize, q leaves the
@@ -128,9 +80,9 @@ func TestDashboardInARealTerminal(t *testing.T) {
 			}
 			script := fmt.Sprintf(`stty -g > %[1]s/before; %[2]s=%[3]s %[4]s -test.run='^$'; stty -g > %[1]s/after; echo finished; sleep 60`,
 				dir, demoEnv, tc.mode, self)
-			tm := newTmux(t, 80, 24, script)
+			tm := termtest.Start(t, 80, 24, script)
 
-			stacked := tm.waitFor("two stacked panels", func(s string) bool {
+			stacked := tm.WaitFor(15*time.Second, "two stacked panels", func(s string) bool {
 				rows, perLine := topBorders(s)
 				return rows == 2 && perLine == 1 && strings.Contains(s, "OVERSHOOT +")
 			})
@@ -138,14 +90,14 @@ func TestDashboardInARealTerminal(t *testing.T) {
 				t.Errorf("lua's panel missing:\n%s", stacked)
 			}
 
-			tm.run("resize-window", "-t", "dash", "-x", "160", "-y", "48")
-			tm.waitFor("panels side by side after the resize", func(s string) bool {
+			tm.Resize(160, 48)
+			tm.WaitFor(15*time.Second, "panels side by side after the resize", func(s string) bool {
 				rows, perLine := topBorders(s)
 				return rows == 1 && perLine == 2
 			})
 
-			tm.run("send-keys", "-t", "dash", tc.key)
-			after := tm.waitFor("the shell after the dashboard", func(s string) bool {
+			tm.Keys(tc.key)
+			after := tm.WaitFor(15*time.Second, "the shell after the dashboard", func(s string) bool {
 				return strings.Contains(s, "finished")
 			})
 			if !strings.Contains(after, tc.returned) {
@@ -153,8 +105,8 @@ func TestDashboardInARealTerminal(t *testing.T) {
 			}
 			// (tmux may keep alternate-screen lines beyond the old height after a resize, so
 			// ask it whether the alternate screen is still on rather than look for panels.)
-			if alt := strings.TrimSpace(tm.run("display-message", "-p", "-t", "dash", "#{alternate_on}")); alt != "0" {
-				t.Errorf("alternate screen still on after exit (alternate_on=%s)", alt)
+			if tm.AltScreen() {
+				t.Errorf("alternate screen still on after exit")
 			}
 			before, errB := os.ReadFile(filepath.Join(dir, "before"))
 			restored, errA := os.ReadFile(filepath.Join(dir, "after"))

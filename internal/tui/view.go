@@ -4,16 +4,29 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/progress"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/progress"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
-// View draws the whole screen, never wider or taller than the terminal.
-func (m Model) View() string {
+// View is the whole screen in the alternate screen, never wider or taller than the terminal.
+// Without colour (NO_COLOR, --no-color) it carries no style at all.
+func (m Model) View() tea.View {
+	screen := m.screen()
+	if !m.st.colour {
+		screen = ansi.Strip(screen)
+	}
+	v := tea.NewView(screen)
+	v.AltScreen = true
+	return v
+}
+
+func (m Model) screen() string {
 	w, h := max(m.width, 1), max(m.height, 1)
 	header := m.header(w)
 	footer := m.footer(w)
@@ -133,12 +146,12 @@ func (m Model) progressLine(w int) string {
 		return " " + badge + info
 	}
 	bar := progress.New(
-		progress.WithSolidFill(string(colourAccent)),
+		progress.WithColors(colourAccent),
+		progress.WithFillCharacters('█', '░'),
 		progress.WithoutPercentage(),
 		progress.WithWidth(barWidth),
-		progress.WithColorProfile(st.r.ColorProfile()),
 	)
-	bar.EmptyColor = string(colourBorder)
+	bar.EmptyColor = colourBorder
 	return " " + bar.ViewAs(percent) + info + "  " + badge
 }
 
@@ -219,7 +232,8 @@ func (m Model) helpView(w, h int) string {
 	}
 	lines := []string{
 		st.title.Render("Keys"),
-		row("q ctrl+c", "stop the run; the summary prints on exit"),
+		row("q", "end the run now; its summary and verdict print on exit"),
+		row("ctrl+c", "interrupt the run (exit 130)"),
 		row("p", "pause / resume the load"),
 		row("?  esc", "show / hide this help"),
 		"",
@@ -231,7 +245,7 @@ func (m Model) helpView(w, h int) string {
 		row("p50 p99", "decision latency percentiles (HDR histogram)"),
 		row("server", "Redis's own µs per decision, INFO commandstats"),
 	}
-	box := m.st.r.NewStyle().
+	box := lipgloss.NewStyle().
 		Border(lipgloss.RoundedBorder()).
 		BorderForeground(colourAccent).
 		Padding(0, 1).
@@ -239,11 +253,12 @@ func (m Model) helpView(w, h int) string {
 	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, box)
 }
 
-// currentLabel names what Current counts for this limiter.
+// currentLabel names what Current counts for this limiter (its description's CountLabel);
+// in-flight until the first snapshot says which limiter runs.
 func (m Model) currentLabel() string {
 	_, kind, _, _ := m.facts()
-	if kind == limiter.Concurrency || kind == "" {
-		return "in-flight"
+	if kind == "" {
+		return limiter.Concurrency.Describe().CountLabel
 	}
-	return "in window"
+	return kind.Describe().CountLabel
 }

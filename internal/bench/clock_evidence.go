@@ -1,0 +1,161 @@
+package bench
+
+import (
+	"math"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+// How the client-time evidence (the stamps the scripts were given, or that answered their TIME
+// on the virtual clock) allows for reordering, so a correct limiter is never blamed however its
+// callers' clocks disagree, and how sharp it stays.
+
+// evidence is what a window or bucket checker on client time needs beyond the limit.
+type evidence struct {
+	// aligned: a fixed window's windows start at multiples of the window (SlidingChecker);
+	// otherwise their alignment is unknown (UnalignedChecker).
+	aligned bool
+	// lateMs is the most an admit judged by the unaligned fixed window or the bucket may be late
+	// (0: no bound, the other checkers); later ones are left out.
+	lateMs int64
+	// bucketTiers are the bucket's lateness tiers (ms, increasing; the last is lateMs): the
+	// admits at most tiers[i] late are judged together with the slack that lateness needs.
+	bucketTiers []int64
+}
+
+// lateTiers is how many lateness tiers the bucket's evidence keeps, each twice the last.
+const lateTiers = 4
+
+// evidenceFor is the evidence of one strategy's admits; shared (--witness redis) evidence has
+// no lateness of its own to go by, and judges every bucket admit in the widest tier.
+//
+// The bucket. A correct bucket is exact over the times it decides by: in any interval of them,
+// at most burst + rate*T admits. A GCRA or a bucket that judges a late call at the call's own
+// time decides by the stamps themselves. Others decide a late call at the latest time they saw
+// (a refill that never runs backwards: elapsed = max(0, now - last)), or lose their state to a key
+// expiry the server times (a TTL of exactly the time to refill): each decides call i at some
+// time in [t_i, t_i + λ_i], λ_i how far the most advanced worker clock can be ahead of t_i when
+// the call reaches Redis (the skew between the two clocks, its round trip and its stamp's
+// rounding; an expiry set by the most advanced clock is reached by call i no sooner than that).
+// Admits stamped in [x, y], each at most Λ late, are then decided in [x, y + Λ], so at most
+// burst + rate*(y - x) + rate*Λ of them: rate*Λ tokens of slack, and any draw beyond burst +
+// slack is at least one request too many. That holds for every subset of the admits, so the
+// evidence keeps tiers: the admits at most Λ late with rate*Λ of slack, those at most 2Λ late with
+// twice that, and so on; admits later than the last tier are left out (which only removes
+// evidence), and the overshoot is the largest any tier proves. The first tier's slack stays well
+// under a token at the default load, so one request too many per burst is proven (a full bucket's
+// burst + 1 admits land within a few milliseconds of stamps); a bucket that hands out several too
+// many after a rest is proven even when the calls that took them were slow (the first calls after
+// an idle spell all start at once).
+func evidenceFor(cfg Config, run StrategyRun) evidence {
+	kind := cfg.Limiter.Describe().Evidence
+	ev := evidence{aligned: run.EpochAligned || kind != limiter.FixedWindowEvidence}
+	switch {
+	case kind == limiter.BucketEvidence:
+		tier := bucketLateMs(cfg)
+		for i := 0; i < lateTiers; i++ {
+			ev.bucketTiers = append(ev.bucketTiers, tier)
+			tier *= 2
+		}
+		ev.lateMs = ev.bucketTiers[lateTiers-1]
+	case kind == limiter.FixedWindowEvidence && !ev.aligned:
+		ev.lateMs = unalignedLateMs(cfg)
+	}
+	return ev
+}
+
+// bucketLateMs is the bucket's first lateness tier: the skew between any two worker clocks, a
+// millisecond of rounding, and a round-trip budget of half a token's refill time, at least 10ms.
+func bucketLateMs(cfg Config) int64 {
+	budget := int64(10_000)
+	if cfg.Rate > 0 {
+		budget = max(budget, int64(500_000/cfg.Rate))
+	}
+	return int64(math.Ceil(float64(2*cfg.Skew.Microseconds()+1000+budget) / 1000))
+}
+
+// clientChecker is the checker of a window or bucket limiter over the stamps.
+func clientChecker(cfg Config, ev evidence, horizonMs int64) Checker {
+	kind := cfg.Limiter.Describe().Evidence
+	switch {
+	case kind == limiter.FixedWindowEvidence && !ev.aligned:
+		return NewUnalignedChecker(cfg.Limit, cfg.Window.Milliseconds(), ev.lateMs, horizonMs)
+	case kind == limiter.BucketEvidence:
+		b := &lateBucket{tiers: ev.bucketTiers}
+		for _, tier := range ev.bucketTiers {
+			c := NewBucketChecker(cfg.Limit, cfg.Rate, 1, horizonMs)
+			c.slack = cfg.Rate / 1000 * float64(tier)
+			b.checkers = append(b.checkers, c)
+		}
+		return b
+	}
+	return invariantChecker(kind, cfg.Limit, cfg.Window, cfg.Rate, horizonMs)
+}
+
+// LateAdmitter is a checker that judges an admit by how late its call may have been decided
+// after its stamp (evidenceLateness).
+type LateAdmitter interface {
+	AdmitLate(nowMs int64, late time.Duration)
+}
+
+// lateBucket is the bucket's evidence in lateness tiers (evidenceFor).
+type lateBucket struct {
+	tiers    []int64 // ms
+	checkers []*BucketChecker
+}
+
+// AdmitLate implements LateAdmitter: the admit joins every tier at least as late as it was.
+func (b *lateBucket) AdmitLate(nowMs int64, late time.Duration) {
+	for i, tier := range b.tiers {
+		if late <= time.Duration(tier)*time.Millisecond {
+			b.checkers[i].Admit(nowMs)
+		}
+	}
+}
+
+// Admit implements Checker for an admit of unknown lateness: judged in the widest tier only.
+func (b *lateBucket) Admit(nowMs int64) { b.checkers[len(b.checkers)-1].Admit(nowMs) }
+
+// Release implements Checker.
+func (b *lateBucket) Release() {}
+
+func (b *lateBucket) combine(result func(*BucketChecker) CheckResult) CheckResult {
+	var out CheckResult
+	for i, c := range b.checkers {
+		r := result(c)
+		out.Peak, out.Overshoot, out.OvershootEvent = max(out.Peak, r.Peak), max(out.Overshoot, r.Overshoot), max(out.OvershootEvent, r.OvershootEvent)
+		if i == len(b.checkers)-1 { // the widest tier holds every judged admit
+			out.Current, out.Unjudged = r.Current, r.Unjudged
+		}
+	}
+	return out
+}
+
+// Result implements Checker.
+func (b *lateBucket) Result() CheckResult { return b.combine((*BucketChecker).Result) }
+
+// Finish implements Checker.
+func (b *lateBucket) Finish() CheckResult { return b.combine((*BucketChecker).Finish) }
+
+// evidenceStamp is the time a call is judged at: its now as the script could know it, to the
+// millisecond, or to the second for a script told whole seconds (TimeQuantum).
+func evidenceStamp(run StrategyRun, now time.Time) time.Time {
+	if run.TimeQuantum > time.Millisecond {
+		return now.Truncate(run.TimeQuantum)
+	}
+	return time.UnixMilli(now.UnixMilli())
+}
+
+// evidenceLateness is how far behind the newest time the limiter may have seen a call's stamp can
+// be when the call reaches Redis; ahead is the time from stamping to the reply plus how far the
+// most advanced worker clock runs ahead of this one's. A script told the time to the millisecond or
+// finer may have seen any time up to now + ahead: the stamp's own rounding counts too. One told
+// whole seconds sees whole seconds only: the newest it can have seen is the second of now +
+// ahead, so a call late by a few milliseconds is late by nothing unless a second turned.
+func evidenceLateness(run StrategyRun, now time.Time, ahead time.Duration) time.Duration {
+	if run.TimeQuantum > time.Millisecond {
+		return now.Add(ahead).Truncate(run.TimeQuantum).Sub(now.Truncate(run.TimeQuantum))
+	}
+	return now.Sub(time.UnixMilli(now.UnixMilli())) + ahead
+}

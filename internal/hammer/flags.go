@@ -1,0 +1,265 @@
+package hammer
+
+import (
+	"strings"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/embedded"
+	"github.com/limitctl/limitctl/internal/exitcode"
+	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/lint"
+	"github.com/limitctl/limitctl/scripts"
+)
+
+// Flags are a hammer run as the command line gives it, before anything is checked: cmd binds
+// its flags here, and Resolve checks every value (a usage error names the flag) and turns them
+// into the run's Options, before anything connects or sends load.
+type Flags struct {
+	Limiter    string
+	Strategies []string
+	Workers    int
+	Limit      int64
+	Duration   time.Duration
+	Requests   int64
+	Hold       time.Duration
+	Window     time.Duration
+	StaleAfter time.Duration
+	Rate       float64
+	Keys       int
+	Conns      int
+	Script     string
+	NoLint     bool
+	Witness    string
+	Asserts    []string
+	OnError    string
+	Prefix     string
+	RunID      string
+	KeepKeys   bool
+	Embedded   string
+	Inject     []string
+
+	// The custom script's calling contract and the load shape.
+	ScriptKeys, ScriptArgs, ScriptAllowed, ScriptRelease, Clock string
+	ScriptReleaseFile, ScriptReleaseKeys, ScriptReleaseArgs     string
+	Profile                                                     string
+	Skew                                                        time.Duration
+
+	// Given reports whether a flag was given on the command line: some defaults depend on the
+	// limiter (--hold, --skew), and giving some at all means something (--requests, --strategies).
+	Given func(flag string) bool
+	// HasTarget: --url, --addr or REDIS_URL name the user's server (no embedded one).
+	HasTarget bool
+}
+
+// Resolve checks the flags and returns the run they describe. A custom script is read and its
+// contract compiled here, so a template or expression error stops the run before any load.
+func (fl Flags) Resolve() (Options, error) {
+	if fl.Given == nil {
+		fl.Given = func(string) bool { return false }
+	}
+	var o Options
+	var err error
+	if o.Limiter, err = limiter.ParseKind(fl.Limiter); err != nil {
+		return Options{}, exitcode.Usagef("--limiter: %v", err)
+	}
+	kind := o.Limiter.Describe()
+	if o.Strategies, err = fl.strategies(o.Limiter); err != nil {
+		return Options{}, err
+	}
+	if err := fl.checkNumbers(kind); err != nil {
+		return Options{}, err
+	}
+	if fl.RunID != "" && !ValidRunID(fl.RunID) {
+		return Options{}, exitcode.Usagef("--run-id must be 1-64 letters, digits, '-' or '_', got %q", fl.RunID)
+	}
+	if !fl.Given("hold") {
+		fl.Hold = kind.DefaultHold
+	}
+	o.Workers, o.Limit, o.Hold, o.Window, o.OpenRate, o.Keys, o.Conns = fl.Workers, fl.Limit, fl.Hold, fl.Window, fl.Rate, fl.Keys, fl.Conns
+	o.Duration, o.Requests = fl.Duration, fl.Requests
+	if fl.Given("requests") {
+		o.Duration = 0
+	}
+	o.StaleAfter = fl.StaleAfter
+	if o.StaleAfter == 0 {
+		o.StaleAfter = max(10*time.Second, 100*fl.Hold)
+	}
+	switch fl.Witness {
+	case "local", "redis":
+		o.RedisWitness = fl.Witness == "redis"
+	default:
+		return Options{}, exitcode.Usagef("--witness must be local or redis, got %q", fl.Witness)
+	}
+	switch fl.OnError {
+	case "open", "closed":
+		o.FailOpen = fl.OnError == "open"
+	default:
+		return Options{}, exitcode.Usagef("--on-error must be open or closed, got %q", fl.OnError)
+	}
+	switch fl.Embedded {
+	case "auto", embedded.KindRedisServer, embedded.KindMemory:
+		o.Embedded = fl.Embedded
+	default:
+		return Options{}, exitcode.Usagef("--embedded must be auto, redis-server or memory, got %q", fl.Embedded)
+	}
+	if fl.Given("embedded") && fl.HasTarget {
+		return Options{}, exitcode.Usagef("--embedded applies only without --url/--addr/REDIS_URL")
+	}
+	names := make([]string, len(o.Strategies))
+	for i, s := range o.Strategies {
+		names[i] = string(s)
+	}
+	for _, expr := range fl.Asserts {
+		a, err := bench.ParseAssertion(expr, names)
+		if err != nil {
+			return Options{}, exitcode.Usagef("--assert: %v", err)
+		}
+		o.Assertions = append(o.Assertions, a)
+	}
+	if o.Injects, err = ParseInjects(fl.Inject, fl.HasTarget); err != nil {
+		return Options{}, err
+	}
+	if o.Contract, err = fl.contract(kind); err != nil {
+		return Options{}, err
+	}
+	switch fl.Profile {
+	case "":
+		o.Profile = bench.DefaultProfile(o.Limiter)
+	case bench.ProfileSteady, bench.ProfileBursty:
+		o.Profile = fl.Profile
+	default:
+		return Options{}, exitcode.Usagef("--profile must be steady or bursty, got %q", fl.Profile)
+	}
+	if fl.Skew < 0 || fl.Skew > time.Minute {
+		return Options{}, exitcode.Usagef("--skew must be 0 up to 1m, got %s", fl.Skew)
+	}
+	o.Skew = fl.Skew
+	if !fl.Given("skew") {
+		o.Skew = bench.DefaultSkew(o.Limiter, o.Limit, o.Window)
+	}
+	if fl.Script != "" {
+		if o.ScriptSource, err = scripts.ReadFile(fl.Script); err != nil {
+			return Options{}, err
+		}
+		o.Script, o.NoLint = fl.Script, fl.NoLint
+	}
+	o.Prefix, o.RunID, o.KeepKeys = fl.Prefix, fl.RunID, fl.KeepKeys
+	return o, nil
+}
+
+// strategies are the strategies to run: each once, each one the limiter supports, and custom
+// exactly when a script is given (the only one by default then).
+func (fl Flags) strategies(k limiter.Kind) ([]limiter.Strategy, error) {
+	given := fl.Strategies
+	if fl.Script != "" && !fl.Given("strategies") {
+		given = []string{string(limiter.Custom)}
+	}
+	var out []limiter.Strategy
+	seen := map[limiter.Strategy]bool{}
+	for _, name := range given {
+		s, err := limiter.ParseStrategy(strings.TrimSpace(name))
+		if err != nil {
+			return nil, exitcode.Usagef("--strategies: %v", err)
+		}
+		if seen[s] {
+			return nil, exitcode.Usagef("--strategies: %s given twice", s)
+		}
+		if !limiter.Supports(k, s) {
+			return nil, exitcode.Usagef("--strategies: %s applies only to %s", s, limiter.SupportedBy(s))
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil, exitcode.Usagef("--strategies: give at least one strategy")
+	}
+	if seen[limiter.Custom] != (fl.Script != "") {
+		if fl.Script == "" {
+			return nil, exitcode.Usagef("strategy custom needs --script FILE.lua")
+		}
+		return nil, exitcode.Usagef("--script runs as strategy custom: add custom to --strategies")
+	}
+	return out, nil
+}
+
+// checkNumbers refuses the counts and durations that make a run meaningless.
+func (fl Flags) checkNumbers(kind *limiter.Description) error {
+	switch {
+	case fl.Workers < 1 || fl.Workers > 10000:
+		return exitcode.Usagef("--workers must be 1-10000, got %d", fl.Workers)
+	case fl.Limit < 0:
+		return exitcode.Usagef("--limit must be 0 or more, got %d", fl.Limit)
+	case fl.Limit < kind.MinLimit:
+		return exitcode.Usagef("--limit is %s and must be at least %d", kind.Limits, kind.MinLimit)
+	case fl.Given("duration") && fl.Given("requests"):
+		return exitcode.Usagef("give --duration or --requests, not both")
+	case fl.Duration <= 0:
+		return exitcode.Usagef("--duration must be positive, got %s", fl.Duration)
+	case fl.Requests < 0 || (fl.Given("requests") && fl.Requests == 0):
+		return exitcode.Usagef("--requests must be positive, got %d", fl.Requests)
+	case fl.Hold < 0:
+		return exitcode.Usagef("--hold must be 0 or more, got %s", fl.Hold)
+	case fl.Window < time.Millisecond:
+		return exitcode.Usagef("--window must be at least 1ms, got %s", fl.Window)
+	case fl.Window > 24*time.Hour:
+		return exitcode.Usagef("--window must be at most 24h, got %s", fl.Window)
+	case fl.Window%time.Millisecond != 0:
+		// The scripts take whole milliseconds; the evidence would judge a window they never use.
+		return exitcode.Usagef("--window must be a whole number of milliseconds, got %s", fl.Window)
+	case fl.StaleAfter < 0 || (fl.Given("stale-after") && fl.StaleAfter < time.Millisecond):
+		// The scripts take milliseconds: below one, every call would reclaim every member.
+		return exitcode.Usagef("--stale-after must be at least 1ms, got %s", fl.StaleAfter)
+	case fl.StaleAfter%time.Millisecond != 0:
+		return exitcode.Usagef("--stale-after must be a whole number of milliseconds, got %s", fl.StaleAfter)
+	case kind.Releases && fl.Given("stale-after") && fl.StaleAfter <= fl.Hold:
+		return exitcode.Usagef("--stale-after %s must be longer than --hold %s: the limiter would reclaim requests still held as abandoned", fl.StaleAfter, fl.Hold)
+	case fl.Rate < 0 || fl.Rate > 10_000_000:
+		return exitcode.Usagef("--rate must be 0 (closed loop) up to 10000000, got %g", fl.Rate)
+	case fl.Keys < 1 || fl.Keys > 10000:
+		return exitcode.Usagef("--keys must be 1-10000, got %d", fl.Keys)
+	case fl.Conns < 0 || fl.Conns > 10000:
+		return exitcode.Usagef("--conns must be 0 (one per worker) up to 10000, got %d", fl.Conns)
+	case fl.Prefix == "" || strings.ContainsAny(fl.Prefix, "{}*?[]\\ \t\n"):
+		return exitcode.Usagef("--prefix must be non-empty without braces, glob characters, backslashes or spaces, got %q", fl.Prefix)
+	}
+	return nil
+}
+
+// contract compiles the custom script's calling contract (nil without a script).
+func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) {
+	releaseFlags := []string{"script-release", "script-release-file", "script-release-keys", "script-release-args"}
+	for _, name := range append([]string{"script-keys", "script-args", "script-allowed", "clock"}, releaseFlags...) {
+		if fl.Given(name) && fl.Script == "" {
+			return nil, exitcode.Usagef("--%s describes a custom script: give --script FILE.lua", name)
+		}
+	}
+	if fl.Script == "" {
+		return nil, nil
+	}
+	for _, name := range releaseFlags {
+		if fl.Given(name) && !kind.Releases {
+			return nil, exitcode.Usagef("--%s applies only to %s", name, limiter.Phrase(limiter.KindsWhere(func(d *limiter.Description) bool { return d.Releases })))
+		}
+	}
+	src, err := scripts.ReadFile(fl.Script)
+	if err != nil {
+		return nil, err
+	}
+	spec := contract.Spec{Keys: fl.ScriptKeys, Args: fl.ScriptArgs, Allowed: fl.ScriptAllowed, Release: fl.ScriptRelease, Clock: fl.Clock,
+		ReadsTime: lint.ReadsTime([]byte(src)), ReleaseFile: fl.ScriptReleaseFile, ReleaseKeys: fl.ScriptReleaseKeys, ReleaseArgs: fl.ScriptReleaseArgs}
+	if fl.Given("script-args") && strings.TrimSpace(fl.ScriptArgs) == "" {
+		spec.Args = " " // given empty: a script that takes no ARGV, not the shipped contract
+	}
+	if fl.ScriptReleaseFile != "" {
+		if spec.ReleaseScript, err = scripts.ReadFile(fl.ScriptReleaseFile); err != nil {
+			return nil, err
+		}
+	}
+	ct, err := contract.Compile(spec, kind.Contract)
+	if err != nil {
+		return nil, exitcode.Usagef("%v", err)
+	}
+	return ct, nil
+}

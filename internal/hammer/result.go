@@ -1,0 +1,267 @@
+package hammer
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+// A Result is what hammer and hammer report print: its JSON (MarshalJSON), the Table of its
+// strategies (table.go) and its lines for a person (VerdictLines, ...), all from the same
+// values. JSON durations are numbers with the unit in the name, to the microsecond.
+
+// StrategyResult is one strategy of a run as it is printed: an entry of the JSON's strategies
+// and a row of the table.
+type StrategyResult struct {
+	bench.StrategySnapshot
+	Verdict bench.Verdict
+	// Clock is whose time the strategy's script used: client (passed in ARGV), server (TIME) or
+	// virtual (TIME, answered by the hammer with each call's own time: TimeAnswered).
+	Clock        contract.Clock
+	TimeAnswered bool
+	// Contract is how the custom script was called and its reply read; nil for the others.
+	Contract *contract.Spec
+}
+
+// Strategies are the run's strategies in display order, each with its verdict.
+func (r Result) Strategies() []StrategyResult {
+	out := make([]StrategyResult, len(r.Summary.Strategies))
+	for i, st := range r.Summary.Strategies {
+		out[i] = StrategyResult{StrategySnapshot: st, Clock: ClockOf(r.Options, limiter.Strategy(st.Name)),
+			TimeAnswered: TimeAnswered(r.Options, limiter.Strategy(st.Name))}
+		if i < len(r.Verdicts) {
+			out[i].Verdict = r.Verdicts[i]
+		}
+		if c := r.Options.Contract; c != nil && st.Name == string(limiter.Custom) {
+			spec := c.Spec
+			if !r.Options.Limiter.Describe().Releases {
+				spec.Release = ""
+			}
+			out[i].Contract = &spec
+		}
+	}
+	return out
+}
+
+// ThroughputPerS is decisions per second to a tenth, as the JSON and the table show it.
+func (s StrategyResult) ThroughputPerS() float64 { return math.Round(s.AvgThroughput*10) / 10 }
+
+// MarshalJSON writes one strategy of the summary.
+func (s StrategyResult) MarshalJSON() ([]byte, error) {
+	type latency struct {
+		P50  ms `json:"p50"`
+		P90  ms `json:"p90"`
+		P99  ms `json:"p99"`
+		P999 ms `json:"p999"`
+		Max  ms `json:"max"`
+	}
+	type contractSpec struct {
+		Keys    string `json:"keys"`
+		Args    string `json:"args"`
+		Allowed string `json:"allowed"`
+		Release string `json:"release,omitempty"` // concurrency only
+	}
+	var spec *contractSpec
+	if s.Contract != nil {
+		spec = &contractSpec{s.Contract.Keys, s.Contract.Args, s.Contract.Allowed, s.Contract.Release}
+	}
+	samples := s.ErrorSamples
+	if samples == nil {
+		samples = []bench.ErrorSample{}
+	}
+	l := s.Latency
+	return encode(struct {
+		Name              string              `json:"name"`
+		Attempts          int64               `json:"attempts"`
+		Admitted          int64               `json:"admitted"`
+		Rejected          int64               `json:"rejected"`
+		Errors            int64               `json:"errors"`
+		ErrorsByKind      map[string]int64    `json:"errors_by_kind"`
+		Retries           int64               `json:"retries"`
+		Peak              int64               `json:"peak"`
+		Overshoot         int64               `json:"overshoot"`
+		OvershootEvents   int64               `json:"overshoot_events"`
+		ThroughputPerS    float64             `json:"throughput_per_s"`
+		LatencyMs         latency             `json:"latency_ms"`
+		ServerUsecPerCall *float64            `json:"server_usec_per_call"`
+		FailOpenAdmits    int64               `json:"fail_open_admits"`
+		FailClosedRejects int64               `json:"fail_closed_rejects"`
+		ReleaseErrors     int64               `json:"release_errors"`
+		Contended         bool                `json:"contended"`
+		ErrorSamples      []bench.ErrorSample `json:"error_samples"`
+		Unjudged          int64               `json:"unjudged"`
+		// FalseRejects counts refusals proven wrong; null when refusals were not judged (a run
+		// id: other processes may share the keys). FirstFalseReject is the evidence for the first.
+		FalseRejects     *int64             `json:"false_rejects"`
+		FirstFalseReject *bench.FalseReject `json:"first_false_reject"`
+		Verdict          string             `json:"verdict"`
+		Clock            contract.Clock     `json:"clock"`
+		TimeAnswered     bool               `json:"time_answered"`
+		Contract         *contractSpec      `json:"contract,omitempty"`
+	}{
+		s.Name, s.Attempts, s.Admitted, s.Rejected, s.Errors, s.ErrorsByKind, s.Retries, s.Peak, s.Overshoot, s.OvershootEvent,
+		s.ThroughputPerS(), latency{ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max)}, s.ServerUsecPerCall,
+		s.FailOpenAdmits, s.FailClosedRejects, s.ReleaseErrors, s.Contended, samples, s.Unjudged, s.judgedFalseRejects(), s.FirstFalseReject,
+		s.Verdict.Word, s.Clock, s.TimeAnswered, spec,
+	})
+}
+
+// judgedFalseRejects is the false-reject count, nil where no refusal was judged: no data is
+// not a zero.
+func (s StrategyResult) judgedFalseRejects() *int64 {
+	if s.NoRefusalJudged {
+		return nil
+	}
+	return &s.FalseRejects
+}
+
+// MarshalJSON writes the whole summary of hammer -o json (and hammer report's).
+func (r Result) MarshalJSON() ([]byte, error) {
+	s := r.Summary
+	profile := r.Options.Profile
+	if profile == "" {
+		profile = bench.ProfileSteady
+	}
+	nonNil := func(xs []string) []string {
+		if xs == nil {
+			return []string{}
+		}
+		return xs
+	}
+	assertions := r.Assertions
+	if assertions == nil {
+		assertions = []bench.AssertionResult{}
+	}
+	return encode(struct {
+		RunID         string                  `json:"run_id"`
+		Target        bench.Target            `json:"target"`
+		Limiter       limiter.Kind            `json:"limiter"`
+		Limit         int64                   `json:"limit"`
+		Workers       int                     `json:"workers"`
+		Conns         int                     `json:"conns"`               // 0: one connection per worker
+		Processes     int                     `json:"processes,omitempty"` // hammer report: the processes merged
+		DurationS     float64                 `json:"duration_s"`
+		Interrupted   bool                    `json:"interrupted"`
+		Profile       string                  `json:"profile"`
+		SkewMs        ms                      `json:"skew_ms"`
+		Strategies    []StrategyResult        `json:"strategies"`
+		Assertions    []bench.AssertionResult `json:"assertions"`
+		Passed        bool                    `json:"passed"`
+		Failures      []string                `json:"failures"`
+		KeysDeleted   int64                   `json:"keys_deleted"`
+		CleanupErrors []string                `json:"cleanup_errors"`
+	}{
+		s.RunID, s.Target, s.Limiter, s.Limit, s.Workers, s.Conns, s.Processes, math.Round(s.Duration.Seconds()*1000) / 1000,
+		s.Interrupted, profile, ms(r.Options.Skew), r.Strategies(), assertions, r.Passed(), nonNil(r.Failures),
+		r.KeysDeleted, nonNil(r.CleanupWarnings),
+	})
+}
+
+// ms is a duration JSON writes in milliseconds with three decimals (the microsecond).
+type ms time.Duration
+
+// Millis is d in milliseconds to the microsecond, as the JSON and tsv give latencies.
+func Millis(d time.Duration) float64 {
+	return math.Round(float64(d)/float64(time.Millisecond)*1000) / 1000
+}
+
+func (d ms) MarshalJSON() ([]byte, error) { return json.Marshal(Millis(time.Duration(d))) }
+
+// encode is json.Marshal without HTML escaping, as the command writes the whole document.
+func encode(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// VerdictLines are one line per strategy saying in plain words who overshot, by how much, and
+// on what evidence (its Judgement's verdict), aligned in columns:
+//
+//	naive  OVERSHOOT    peak 64 of 20 (+44), 29,022 events in 8.0s
+//	lua    exact        peak 20 of 20, 0 events, 0 false rejects
+//	watch  no evidence  peak 6 of 20: the limit was never reached, so nothing was tested
+//	eval   errors       312 of 10,000 decisions failed (timeout 312); peak 20 of 20
+//
+// paint, when set, colours each verdict word; the columns stay aligned.
+func (r Result) VerdictLines(paint func(word string) string) []string {
+	nameW, wordW := 0, 0
+	for i, v := range r.Verdicts {
+		nameW, wordW = max(nameW, len(r.Summary.Strategies[i].Name)), max(wordW, len(v.Word))
+	}
+	out := make([]string, len(r.Verdicts))
+	for i, v := range r.Verdicts {
+		word := v.Word
+		if paint != nil {
+			word = paint(word)
+		}
+		out[i] = fmt.Sprintf("%-*s  %s%s  %s", nameW, r.Summary.Strategies[i].Name, word, strings.Repeat(" ", wordW-len(v.Word)), v.Text)
+	}
+	return out
+}
+
+// ShapeLines say what ran and what the clean-up left, under the table on a terminal.
+func (r Result) ShapeLines() []string {
+	s := r.Summary
+	conns := ""
+	if s.Conns > 0 {
+		conns = fmt.Sprintf(" on %d pipelined connections", s.Conns)
+	}
+	if s.Processes > 0 {
+		conns += fmt.Sprintf(", %d processes merged", s.Processes)
+	}
+	interrupted := ""
+	if s.Interrupted {
+		interrupted = " (interrupted)"
+	}
+	lines := []string{fmt.Sprintf("%s limiter, limit %d, %d workers per strategy%s, %s%s", s.Limiter, s.Limit, s.Workers, conns,
+		s.Duration.Round(time.Millisecond), interrupted)}
+	if r.KeysNotDeleted > 0 {
+		lines = append(lines, fmt.Sprintf("clean-up: %d of the run's keys could not be deleted (see the warnings above)", r.KeysNotDeleted))
+	}
+	return lines
+}
+
+// AssertionLines are one line per assertion: "PASS  lua.overshoot==0  (actual 0)". paint, when
+// set, colours PASS and FAIL.
+func (r Result) AssertionLines(paint func(passed bool, word string) string) []string {
+	out := make([]string, len(r.Assertions))
+	for i, a := range r.Assertions {
+		word := "PASS"
+		if !a.Passed {
+			word = "FAIL"
+		}
+		if paint != nil {
+			word = paint(a.Passed, word)
+		}
+		out[i] = fmt.Sprintf("%s  %s  (%s)", word, a.Expr, AssertionDetail(a))
+	}
+	return out
+}
+
+// ErrorSampleLines are, per strategy that saw errors, the first distinct messages with their
+// counts: what failed, not only how often.
+func (r Result) ErrorSampleLines() []string {
+	var out []string
+	for _, st := range r.Summary.Strategies {
+		if len(st.ErrorSamples) == 0 {
+			continue
+		}
+		parts := make([]string, len(st.ErrorSamples))
+		for i, e := range st.ErrorSamples {
+			parts[i] = fmt.Sprintf("%q x%d", e.Message, e.Count)
+		}
+		out = append(out, fmt.Sprintf("%s: errors: %s", st.Name, strings.Join(parts, ", ")))
+	}
+	return out
+}

@@ -1,0 +1,261 @@
+package limiter
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/scripts"
+)
+
+// Kind is a rate-limiting algorithm, by its --limiter name. Everything else about it is its
+// Description.
+type Kind string
+
+// The limiters.
+const (
+	Concurrency   Kind = "concurrency"
+	FixedWindow   Kind = "fixed-window"
+	SlidingWindow Kind = "sliding-window"
+	TokenBucket   Kind = "token-bucket"
+)
+
+// kinds is the registry, in display order: each kind declares itself once, in its own file
+// (kind_<name>.go), and every consumer (the strategies here, the hammer's evidence and load,
+// the dashboard, the report, the help texts) ranges over it or asks Describe.
+var kinds = []*Description{&concurrency, &fixedWindow, &slidingWindow, &tokenBucket}
+
+// Description is one limiter kind, declared once: what it limits, its shipped script and the
+// contract that script is called by, the strategies that apply, how the hammer proves
+// overshoot, the keys a decision writes, how inspect and the dashboards name it, and the
+// decision itself for every way of running it.
+type Description struct {
+	Kind Kind
+	// Limits says what --limit counts, for help and messages: "in-flight requests".
+	Limits string
+	// MinLimit is the smallest --limit the kind takes (a bucket of no tokens admits nothing).
+	MinLimit int64
+	// Script names the shipped script (package scripts); it also ships as a Redis Function of
+	// the limitctl library, registered under scripts.Script.FunctionName.
+	Script string
+	// Contract is how the shipped script is called, and so the contract a custom script is held
+	// to unless the user describes its own (--script-keys, --script-args, --script-allowed).
+	Contract contract.Spec
+	// Strategies are the strategies that apply, in display order.
+	Strategies []Strategy
+	// Evidence is the rule the hammer judges admits by (package bench proves each).
+	Evidence Evidence
+	// Releases: an admitted request holds its slot until its release (ZREM) frees it; the other
+	// kinds forget admits by time. Only they take --script-release, --stale-after and --hold as
+	// a hold time (for the others --hold is a think time after each admit).
+	Releases bool
+	// DefaultHold is the --hold when none is given: long enough that 64 workers contend a limit
+	// of 20 when requests hold slots; 0 for the others, where a pause after each admit would
+	// only slow the load (at 2ms a fixed-window run made about 40% of its decisions/s at 0).
+	DefaultHold time.Duration
+	// Bursty: the hammer's default load has idle spells longer than a window between bursts,
+	// which steady load lacks to catch a refill that is not capped or a key that outlives its
+	// window. Steady load shows a concurrency limiter's bugs and keeps throughput numbers whole.
+	Bursty bool
+	// Skew is the hammer's default spread of worker clocks (--skew) for a limit per window, so
+	// requests reach Redis out of their now order, as from app servers whose clocks differ: what
+	// a log pruned too eagerly, a counter that expires with its window, or a bucket that trusts
+	// the latest caller's now (and so refills a gap twice) gets wrong. Every kind gets some.
+	Skew func(limit int64, window time.Duration) time.Duration
+	// Commands are the commands one decision runs, as INFO commandstats names them (by the
+	// client-side strategies, or inside the script), for attributing server time.
+	Commands []string
+	// Inspect is the kind `limitctl inspect` reports this limiter's keys as (keys.Kind).
+	Inspect string
+	// CountLabel names what the dashboard's live count is: "in-flight", "in window".
+	CountLabel string
+	// ChartLabel names the count the HTML report charts against the limit: "per-window count".
+	ChartLabel string
+
+	// windowKey, when set, names the key a decision at now counts on instead of the limiter
+	// key (fixed window: <key>:<window start ms>), and windowSuffix recognises what it appends.
+	windowKey    func(key string, now time.Time, window time.Duration) string
+	windowSuffix func(suffix string) bool
+	// member: the shipped script and the sorted-set steps take a unique member per request.
+	member bool
+	// validate checks a Config for this kind.
+	validate func(Config) error
+	// step is one client-side decision (naive, multi, watch), split into read, decide, write.
+	step func(b base, key string, now time.Time, underWatch bool) step
+	// args are the shipped script's KEYS and ARGV for one decision.
+	args func(cfg Config, key string, now time.Time, member string) (keys []string, args []any)
+	// replyLen is how many integers the shipped script replies ({allowed, count, ...});
+	// readReply fills in what those past the count mean.
+	replyLen  int
+	readReply func(vals []int64, d *Decision)
+}
+
+// Evidence is how the hammer proves overshoot for a kind, whatever the strategy.
+type Evidence int
+
+const (
+	// HeldEvidence: a witness counts the requests held at once, from after their acquire
+	// returned until before their release; more than the limit at one instant is overshoot.
+	HeldEvidence Evidence = iota
+	// FixedWindowEvidence: at most the limit of admits per window of their now, windows
+	// epoch-aligned.
+	FixedWindowEvidence
+	// SlidingWindowEvidence: at most the limit of admits in any window-long interval.
+	SlidingWindowEvidence
+	// BucketEvidence: at most burst + rate*T admits in any interval of length T.
+	BucketEvidence
+)
+
+// Windowed reports whether admits are judged per window of their now (the window limiters),
+// which is exact only while a request reaches Redis within one window of its now.
+func (e Evidence) Windowed() bool { return e == FixedWindowEvidence || e == SlidingWindowEvidence }
+
+// Kinds lists every limiter in display order.
+func Kinds() []Kind {
+	out := make([]Kind, len(kinds))
+	for i, d := range kinds {
+		out[i] = d.Kind
+	}
+	return out
+}
+
+// Names are kinds' or strategies' names, for help texts and completions.
+func Names[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
+	}
+	return out
+}
+
+// Describe is k's description; it panics for a kind that is not one of Kinds, which no parsed
+// --limiter can be.
+func (k Kind) Describe() *Description {
+	for _, d := range kinds {
+		if d.Kind == k {
+			return d
+		}
+	}
+	panic(fmt.Sprintf("limiter: unknown kind %q", k))
+}
+
+// ParseKind accepts a limiter name.
+func ParseKind(s string) (Kind, error) {
+	for _, d := range kinds {
+		if string(d.Kind) == s {
+			return d.Kind, nil
+		}
+	}
+	return "", fmt.Errorf("unknown limiter %q (want one of %s)", s, strings.Join(Names(Kinds()), ", "))
+}
+
+// Supports reports whether a strategy applies to a limiter: a timestamp member only means
+// something where members are request ids.
+func Supports(k Kind, s Strategy) bool {
+	for _, st := range k.Describe().Strategies {
+		if st == s {
+			return true
+		}
+	}
+	return false
+}
+
+// KindsWhere lists, in display order, the kinds whose description matches.
+func KindsWhere(match func(*Description) bool) []Kind {
+	var out []Kind
+	for _, d := range kinds {
+		if match(d) {
+			out = append(out, d.Kind)
+		}
+	}
+	return out
+}
+
+// SupportedBy names the limiters a strategy applies to, for a usage error.
+func SupportedBy(s Strategy) string {
+	return Phrase(KindsWhere(func(d *Description) bool { return Supports(d.Kind, s) }))
+}
+
+// Phrase names kinds in a sentence: "the concurrency limiter", "the concurrency and
+// sliding-window limiters".
+func Phrase(ks []Kind) string {
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = string(k)
+	}
+	switch len(names) {
+	case 0:
+		return "no limiter"
+	case 1:
+		return "the " + names[0] + " limiter"
+	}
+	return "the " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " limiters"
+}
+
+// DefaultContract is the calling contract of a limiter's shipped script.
+func DefaultContract(k Kind) contract.Spec { return k.Describe().Contract }
+
+// ScriptFor returns the shipped script a limiter runs.
+func ScriptFor(k Kind) scripts.Script {
+	s, err := scripts.Lookup(k.Describe().Script)
+	if err != nil {
+		panic(err) // a kind names a shipped script; TestEveryKindIsDescribed checks it
+	}
+	return s
+}
+
+// DecisionKey is the key a decision at now counts on: the limiter key itself, or for a kind
+// with window keys the counter of now's window.
+func (d *Description) DecisionKey(key string, now time.Time, window time.Duration) string {
+	if d.windowKey == nil {
+		return key
+	}
+	return d.windowKey(key, now, window)
+}
+
+// OwnsSuffix reports whether what follows "<limiter key>:" in a name is one of the keys the
+// kind's decisions write beside the limiter key (a fixed window's window start).
+func (d *Description) OwnsSuffix(suffix string) bool {
+	return d.windowSuffix != nil && d.windowSuffix(suffix)
+}
+
+// scriptReply decodes the shipped script's reply into a decision.
+func (d *Description) scriptReply(reply any) (Decision, error) {
+	vals, err := int64s(reply, d.replyLen)
+	if err != nil {
+		return Decision{}, fmt.Errorf("%s script reply: %w", d.Kind, err)
+	}
+	dec := Decision{Allowed: vals[0] == 1, Count: vals[1]}
+	if d.readReply != nil {
+		d.readReply(vals, &dec)
+	}
+	return dec, nil
+}
+
+// validLimit is the check every kind makes of its limit.
+func validLimit(c Config) error {
+	if c.Limit < 0 {
+		return fmt.Errorf("limit must be 0 or more, got %d", c.Limit)
+	}
+	return nil
+}
+
+// admitBelow admits the request (adding member) when the counted members are below the limit:
+// the decision of every kind that counts members.
+func admitBelow(count *redis.IntCmd, limit int64, member string) (Decision, bool, error) {
+	n, err := count.Result()
+	if err != nil {
+		return Decision{}, false, err
+	}
+	if n >= limit {
+		return Decision{Count: n}, false, nil
+	}
+	return Decision{Allowed: true, Count: n + 1, Member: member}, true, nil
+}
+
+// fewMilliseconds is the skew of the window and concurrency limiters: up to 5ms, whatever the
+// limit.
+func fewMilliseconds(int64, time.Duration) time.Duration { return 5 * time.Millisecond }

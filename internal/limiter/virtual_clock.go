@@ -1,0 +1,122 @@
+package limiter
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/contract"
+)
+
+// The virtual clock (--clock virtual): the hammer answers a script's TIME with the call's own
+// time, so a script that reads TIME is judged at exactly the time it saw. The script's bytes run
+// as they are behind a one-line prologue, placed on the script's first line (after a #!lua
+// shebang, which must stay first), so every line number Redis reports is the script's own.
+//
+// The prologue shadows the globals redis (and server, Valkey's name for it, when the script
+// names it) with locals whose call and pcall answer TIME, in any letter case and however the
+// script reaches them (redis.call, redis.pcall, a local alias), from two values the hammer
+// appends to ARGV and the prologue removes again (table.remove), so #ARGV and ipairs(ARGV) see
+// the caller's arguments only. Every other field is the real table's (__index): error_reply,
+// status_reply, setresp, sha1hex, log, REDIS_VERSION. Every other command goes to the real
+// call, and nothing else about it changes, errors included:
+//   - call and pcall are tables whose __call is a coroutine.wrap function, a C function: Redis
+//     reports a failed call at the line of the Lua function that called the C function, which is
+//     then the script's line, as with the real redis.call (a Lua wrapper would be that function,
+//     and its own line would be reported instead);
+//   - the real call runs under xpcall inside the coroutine, so the error comes back as Redis
+//     raised it (Redis's own pcall turns error tables into strings); the coroutine then hands it
+//     on by dying with it, after installing a fresh coroutine for the next call, so an alias
+//     still works after the script caught an error with pcall.
+//
+// What still differs: type(redis.call) is "table"; a script that reaches the real table
+// another way (_G.redis, rawget(_G, 'redis')) reads the server's TIME; Redis names the running
+// script by the wrapper's SHA1 in errors, which callers put back (userSHA1Errors).
+const virtualClockPrologue = `local redis%s = (function(g, us, s) ` +
+	`local pack = function(...) return {n = select('#', ...), ...} end ` +
+	`local keep = function(e) return e end ` +
+	`local function answer(real) local mt = {} ` +
+	`local function fresh() mt.__call = coroutine.wrap(function(...) local a = pack(...) while true do local r ` +
+	`if a.n == 2 and type(a[2]) == 'string' and string.upper(a[2]) == 'TIME' then r = {n = 2, true, {s, us}} ` +
+	`else r = pack(xpcall(function() return real(unpack(a, 2, a.n)) end, keep)) end ` +
+	`if not r[1] then fresh() error(r[2], 0) end ` +
+	`a = pack(coroutine.yield(unpack(r, 2, r.n))) end end) end ` +
+	`fresh() return setmetatable({}, mt) end ` +
+	`local function shadow(t) if t == nil then return nil end ` +
+	`return setmetatable({call = answer(t.call), pcall = answer(t.pcall)}, {__index = t}) end ` +
+	`return shadow(g.redis), shadow(rawget(g, 'server')) ` +
+	`end)(_G, table.remove(ARGV), table.remove(ARGV)); `
+
+// namesServer finds a script that calls Valkey's server.call: only then is server shadowed (on
+// Redis, which has no such global, the local is nil).
+var namesServer = regexp.MustCompile(`\bserver\s*[.\[:]`)
+
+// VirtualClockSource is the script the virtual clock runs in place of src: src behind the
+// prologue, on src's first line of code.
+func VirtualClockSource(src string) string {
+	server := ""
+	if namesServer.MatchString(src) {
+		server = ", server"
+	}
+	prologue := strings.Replace(virtualClockPrologue, "%s", server, 1)
+	if strings.HasPrefix(src, "#!") {
+		head, rest, found := strings.Cut(src, "\n")
+		if !found {
+			return head + "\n" + prologue
+		}
+		return head + "\n" + prologue + rest
+	}
+	return prologue + src
+}
+
+// appendVirtualTime appends the two ARGV values the prologue takes back: TIME's seconds, then
+// its microseconds, as TIME replies them.
+func appendVirtualTime(args []any, now time.Time) []any {
+	us := now.UnixMicro()
+	sec, usec := us/1_000_000, us%1_000_000
+	if usec < 0 {
+		sec, usec = sec-1, usec+1_000_000
+	}
+	return append(args, strconv.FormatInt(sec, 10), strconv.FormatInt(usec, 10))
+}
+
+// CustomSource is the script the custom strategy sends for src under clock: src itself, or the
+// virtual clock's wrapper of it. Preloading must load exactly these bytes.
+func CustomSource(src string, clock contract.Clock) string {
+	if clock.AnswersTime() {
+		return VirtualClockSource(src)
+	}
+	return src
+}
+
+// sha1Hex is a script's SHA1 as Redis names it.
+func sha1Hex(src string) string {
+	sum := sha1.Sum([]byte(src))
+	return hex.EncodeToString(sum[:])
+}
+
+// userSHA1Error is an error from the wrapper whose message names the user's script, not the
+// wrapper that ran it: the SHA1 a user can look up is their own.
+type userSHA1Error struct {
+	err error
+	msg string
+}
+
+func (e *userSHA1Error) Error() string { return e.msg }
+func (e *userSHA1Error) Unwrap() error { return e.err }
+
+// userSHA1Errors puts the user's SHA1 back into an error that names the wrapper's.
+func userSHA1Errors(err error, wrapperSHA1, userSHA1 string) error {
+	if err == nil || wrapperSHA1 == userSHA1 || !strings.Contains(err.Error(), wrapperSHA1) {
+		return err
+	}
+	var already *userSHA1Error
+	if errors.As(err, &already) {
+		return err
+	}
+	return &userSHA1Error{err: err, msg: strings.ReplaceAll(err.Error(), wrapperSHA1, userSHA1)}
+}

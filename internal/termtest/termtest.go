@@ -1,0 +1,97 @@
+// Package termtest drives a program in a real terminal for tests, as a person would: a tmux
+// server of the test's own (its own socket, so no user's session is touched), a session of a
+// given size, keys sent, the screen read.
+package termtest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Term is one terminal running a command.
+type Term struct {
+	t      testing.TB
+	socket string
+}
+
+const session = "term"
+
+// Start runs command (a shell line) in a width x height terminal, stopped when the test ends.
+// tmux must be on PATH: make test installs it, and these tests exist to see a real terminal.
+func Start(t testing.TB, width, height int, command string) *Term {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("tmux is not on PATH (make test installs it): this test must drive a real terminal")
+	}
+	// One server per terminal: a socket reused by the next test could still be held by the
+	// previous one's server, being killed.
+	m := &Term{t: t, socket: fmt.Sprintf("limitctl-test-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	m.Run("new-session", "-d", "-s", session, "-x", strconv.Itoa(width), "-y", strconv.Itoa(height), command)
+	t.Cleanup(func() { exec.Command("tmux", "-L", m.socket, "kill-server").Run() })
+	return m
+}
+
+// Run is a tmux command on the terminal's own server.
+func (m *Term) Run(args ...string) string {
+	m.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", m.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		m.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// Screen is what the terminal shows now.
+func (m *Term) Screen() string { return m.Run("capture-pane", "-p", "-t", session) }
+
+// Joined is the screen with wrapped lines joined back: a line longer than the terminal is
+// wide comes back as one.
+func (m *Term) Joined() string { return m.Run("capture-pane", "-p", "-J", "-t", session) }
+
+// Keys types keys (tmux key names: q, C-c, Enter).
+func (m *Term) Keys(keys ...string) { m.Run(append([]string{"send-keys", "-t", session}, keys...)...) }
+
+// Resize makes the terminal width x height.
+func (m *Term) Resize(width, height int) {
+	m.Run("resize-window", "-t", session, "-x", strconv.Itoa(width), "-y", strconv.Itoa(height))
+}
+
+// AltScreen reports whether the program still holds the alternate screen.
+func (m *Term) AltScreen() bool {
+	return strings.TrimSpace(m.Run("display-message", "-p", "-t", session, "#{alternate_on}")) != "0"
+}
+
+// WaitFor polls the screen until ok says yes within limit, and returns that screen; what names
+// the awaited sight for the failure.
+func (m *Term) WaitFor(limit time.Duration, what string, ok func(screen string) bool) string {
+	m.t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		s := m.Screen()
+		if ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			m.t.Fatalf("after %s the terminal never showed %s; it shows:\n%s", limit, what, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// WaitForText waits until every fragment is on the screen.
+func (m *Term) WaitForText(limit time.Duration, fragments ...string) string {
+	m.t.Helper()
+	return m.WaitFor(limit, fmt.Sprintf("%q", fragments), func(s string) bool {
+		for _, f := range fragments {
+			if !strings.Contains(s, f) {
+				return false
+			}
+		}
+		return true
+	})
+}
