@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/colorprofile"
+
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
@@ -118,5 +120,28 @@ func TestVerdicts(t *testing.T) {
 	s.Strategies[3].RefusalsUnjudged, s.Strategies[3].NoRefusalJudged = bench.RefusalsShared, true
 	if got := judged(s).VerdictLines(nil)[3]; got != "lua     exact        peak 20 of 20, 0 events; refusals not judged: "+bench.RefusalsShared {
 		t.Errorf("unjudged refusals: %q", got)
+	}
+}
+
+// The verdict words are painted by what they claim: a wrong answer (either side of the limit)
+// and errors red, nothing tested yellow, exact green; a word not named stays plain rather than
+// pass for green.
+func TestVerdictWordsArePaintedByWhatTheyClaim(t *testing.T) {
+	cs := (&IOStreams{StdoutTTY: true, OutProfile: colorprofile.ANSI}).ColorScheme()
+	if cs.Bad("x") == "x" {
+		t.Fatal("the colour scheme paints nothing: the checks below would prove nothing")
+	}
+	for word, want := range map[string]string{
+		bench.VerdictOvershoot:  cs.Bad(bench.VerdictOvershoot),
+		bench.VerdictTooStrict:  cs.Bad(bench.VerdictTooStrict),
+		bench.VerdictBoth:       cs.Bad(bench.VerdictBoth),
+		bench.VerdictErrors:     cs.Bad(bench.VerdictErrors),
+		bench.VerdictNoEvidence: cs.Warn(bench.VerdictNoEvidence),
+		bench.VerdictExact:      cs.Good(bench.VerdictExact),
+		"held":                  "held",
+	} {
+		if got := paintVerdict(cs, word); got != want {
+			t.Errorf("%s painted %q, want %q", word, got, want)
+		}
 	}
 }
