@@ -63,6 +63,8 @@ var strictScripts = []powerCase{
 	{"strict/gcra_one_token_short.lua", limiter.TokenBucket, contract.Spec{Args: "{burst} {rate_per_s} {now_ms} {cost}", Allowed: "reply[1] > 0"}},
 	{"strict/fixed_window_clamp_drops_ttl.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}", Args: "{limit} {window_ms} {cost}", Allowed: "reply[1] == 1"}},
 	{"strict/sliding_log_two_windows.lua", limiter.SlidingWindow, contract.Spec{}},
+	// Reads TIME, given no time: the virtual clock answers it.
+	{"strict/gcra_server_time_one_too_few.lua", limiter.TokenBucket, contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0"}},
 }
 
 func correctScripts() []powerCase {

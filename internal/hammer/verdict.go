@@ -32,8 +32,9 @@ var ImpliedChecks = []struct {
 
 // Rules are what a finished run is judged by besides its numbers: what the user asked for
 // (the assertions; errors, with --on-error open or --inject) and what ran (the limiter, the
-// user's script under its contract, alone or sharing its keys). Every process of a shared run leaves
-// them with its summary, so that hammer report judges the merged run as hammer judges one.
+// user's script under its contract, alone or sharing its keys). Every process of a shared run
+// leaves them with its summary, so that hammer report judges the merged run as hammer judges
+// one.
 type Rules struct {
 	Limiter limiter.Kind
 	// Script: the custom strategy ran the user's --script; Contract is the calling contract as
@@ -46,7 +47,7 @@ type Rules struct {
 	// Shared: the run has a run id, so other processes may share its keys and its refusals are
 	// not judged; no false-reject check is implied.
 	Shared bool
-	// Assertions are the --assert thresholds as given; Judge adds the implied check.
+	// Assertions are the --assert thresholds as given; Judge adds the implied checks.
 	Assertions []bench.Assertion
 }
 
