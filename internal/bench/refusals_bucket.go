@@ -34,13 +34,19 @@ import (
 //	V = min over f of  B + refill(t_k - T_f) - c*N_f
 //
 // and if V >= cost, the bucket certainly held the cost: k is a false reject. The allowances:
-//   - c is a little above 1: a bucket may round each stored time up to a microsecond (a TAT
-//     printed with %.6f seconds) or a double's step, charging a draw that much more;
+//   - c is a little above 1: a bucket that keeps a time may round each stored time up to a
+//     microsecond (a TAT printed with %.6f seconds) or a double's step, charging a draw that
+//     much more;
 //   - times are widened by the unit the script is given them in (it may round them);
 //   - refill is R*d for a continuous bucket (given a rate: the shipped contract), also for
-//     d < 0 (a call stamped ahead); a bucket given the window may refill in steps of up to one
-//     window (so many tokens per interval, as upstash's does), so refill(d) is only
-//     R*max(0, d - step) for d >= 0: it may refuse between steps;
+//     d < 0 (a call stamped ahead). A bucket given the window may instead refill in steps of
+//     up to one window (so many tokens per interval, as upstash's does): then its refill is
+//     only R*max(0, d - step) for d >= 0, and it may refuse between steps. Such a bucket keeps
+//     a count of whole tokens and takes exactly one per draw (c = 1: its times decide when a
+//     step falls, never what a draw costs), so a bucket given the window is judged as the
+//     least of both: a continuous bucket that rounds its times (c) and a stepped one that
+//     counts (1). A stepped term with nothing refilled is a whole number, compared exactly: a
+//     stepped bucket refilled to B that drew B-1 since certainly held the one token;
 //   - on the server's clock (the script reads TIME), stamps are [sent, replied], R is taken
 //     0.1% slower, and a call of unknown outcome may have read the clock as late as k did.
 //
@@ -61,9 +67,12 @@ type bucketJudge struct {
 	cands     []bucketCand // calls not yet passed by the sweep
 	m, p      int64        // draws sent by the sweep's reply; answered draws replied before its candidate's sending
 
-	minQ    float64 // the least c*P_f - R*T_f over passed candidates (folded, when stepped)
+	minQ    float64 // the least c*P_f - R*T_f over passed candidates (folded)
 	minQf   bucketCand
 	haveQ   bool
+	minQ1   float64 // stepped: the least P_f - R*T_f over folded candidates (whole draws)
+	minQ1f  bucketCand
+	haveQ1  bool
 	minPUnk int64 // server clock: the least P_f of a passed candidate of unknown outcome
 	haveUnk bool
 	recent  []bucketCand // stepped: passed candidates judged exactly
@@ -122,8 +131,8 @@ func (j *bucketJudge) judge(ready []*rejectGroup, _ int64, verdict func(*rejectG
 	sw := j.sweep()
 	for _, g := range ready {
 		sw.to(g.repliedMax)
-		level, f := j.level(g.stampLo - j.base)
-		if level >= 1+1e-6 {
+		level, proven, f := j.level(g.stampLo - j.base)
+		if proven {
 			verdict(g, j.m-f.p, level)
 		}
 	}
@@ -188,10 +197,16 @@ func (j *bucketJudge) pass(c bucketCand) {
 	}
 }
 
-// fold takes c into the linear minimum.
+// fold takes c into the linear minima: the continuous bucket's, and a stepped one's.
 func (j *bucketJudge) fold(c bucketCand) {
 	if q := j.perDraw*float64(c.p) - j.rate*float64(c.stamp); !j.haveQ || q < j.minQ {
 		j.minQ, j.minQf, j.haveQ = q, c, true
+	}
+	if j.step == 0 {
+		return
+	}
+	if q := float64(c.p) - j.rate*float64(c.stamp); !j.haveQ1 || q < j.minQ1 {
+		j.minQ1, j.minQ1f, j.haveQ1 = q, c, true
 	}
 }
 
@@ -211,30 +226,42 @@ func (j *bucketJudge) mergeRecent() {
 }
 
 // level is the least the bucket can have held at stamp t (relative to base), with the
-// candidate that bounds it.
-func (j *bucketJudge) level(t int64) (float64, bucketCand) {
-	level, worst := j.burst, bucketCand{p: j.m}
-	consider := func(v float64, c bucketCand) {
+// candidate that bounds it; proven: it certainly held the cost (1), each term compared with a
+// millionth of a token to spare for the float arithmetic, save a stepped term that refilled
+// nothing (a whole number: exact).
+func (j *bucketJudge) level(t int64) (level float64, proven bool, worst bucketCand) {
+	level, worst = j.burst, bucketCand{p: j.m}
+	spare := j.burst
+	consider := func(v, tolerance float64, c bucketCand) {
 		if v < level {
 			level, worst = v, c
 		}
+		spare = min(spare, v-tolerance)
 	}
+	const tolerance = 1e-6
 	drawn := j.perDraw * float64(j.m)
 	if j.haveQ {
-		refill := j.rate * float64(t-j.step) // folded: every refill less one step (none when continuous)
-		consider(j.burst+refill-drawn+j.minQ, j.minQf)
+		consider(j.burst+j.rate*float64(t)-drawn+j.minQ, tolerance, j.minQf)
+	}
+	if j.haveQ1 {
+		consider(j.burst+j.rate*float64(t-j.step)-float64(j.m)+j.minQ1, tolerance, j.minQ1f)
 	}
 	if j.haveUnk {
-		consider(j.burst-j.perDraw*float64(j.m-j.minPUnk), bucketCand{p: j.minPUnk})
+		consider(j.burst-j.perDraw*float64(j.m-j.minPUnk), tolerance, bucketCand{p: j.minPUnk})
 	}
 	for _, c := range j.recent {
 		d := t - c.stamp
+		consider(j.burst+j.rate*float64(d)-j.perDraw*float64(j.m-c.p), tolerance, c) // continuous
 		if d >= 0 {
 			d = max(0, d-j.step)
 		}
-		consider(j.burst+j.rate*float64(d)-j.perDraw*float64(j.m-c.p), c)
+		if d == 0 {
+			consider(j.burst-float64(j.m-c.p), 0, c) // stepped, nothing refilled: whole tokens
+		} else {
+			consider(j.burst+j.rate*float64(d)-float64(j.m-c.p), tolerance, c)
+		}
 	}
-	return level, worst
+	return level, spare >= 1, worst
 }
 
 // settle passes into the sweep every call sent before floor (every later refusal is answered

@@ -514,6 +514,11 @@ func TestCorrectLimitersAreNeverBlamedUnderReordering(t *testing.T) {
 		}), func(s simShape) simLimiter { return &bucketSim{shape: s, style: "stepped", stepMs: 20} }},
 		{"refill in steps of a third of a window", with(bucket, func(s *simShape) { s.rules.RefillStep = 20 * time.Millisecond }),
 			func(s simShape) simLimiter { return &bucketSim{shape: s, style: "stepped", stepMs: 7} }},
+		// Given the window, a GCRA is judged as a stepped bucket too: its rounding must still be
+		// forgiven (the stepped bound counts whole draws, the continuous one the rounding).
+		{"GCRA rounding its TAT, judged as given the window", with(bucket, func(s *simShape) {
+			s.skew, s.rules.RefillStep = time.Millisecond, 20*time.Millisecond
+		}), func(s simShape) simLimiter { return &bucketSim{shape: s, style: "gcra-rounded"} }},
 	}
 	// Each again with idle spells between bursts (refill and expiry), and again with barely more
 	// workers than the limit, where a limiter is often exactly at it and one slot, window admit
@@ -567,6 +572,8 @@ func TestTooStrictLimitersAreCaughtUnderReordering(t *testing.T) {
 			}},
 		{"fixed window whose TTL every attempt renews", fixed, func(s simShape) simLimiter { return &windowSim{shape: s, style: "ttl-renewed"} }},
 		{"GCRA one token short", bucket, func(s simShape) simLimiter { return &bucketSim{shape: s, style: "gcra-one-short"} }},
+		{"GCRA one token short, judged as given the window", with(bucket, func(s *simShape) { s.rules.RefillStep = s.window }),
+			func(s simShape) simLimiter { return &bucketSim{shape: s, style: "gcra-one-short"} }},
 		{"bucket refilling 60 times too slowly", bucket, func(s simShape) simLimiter { return &bucketSim{shape: s, style: "slow"} }},
 		{"meter charging refused attempts", bucket, func(s simShape) simLimiter { return &bucketSim{shape: s, style: "counts-refused"} }},
 	}

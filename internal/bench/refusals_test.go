@@ -218,6 +218,19 @@ func TestBucketLevel(t *testing.T) {
 	if r := judgeOnce(spec, at(0, 1*ms, outAdmitted), at(0, 1*ms, outAdmitted), at(700*ms, 701*ms, outRefused)); r.count != 1 {
 		t.Errorf("a stepped bucket not blamed a step and 2 tokens of refill later")
 	}
+	// A stepped bucket counts whole tokens: full at 3, it drew 2 and refused within its step
+	// though the one token left is certain (a continuous bucket would have refilled 4 by then).
+	spec = bucket(3, 10)
+	spec.rules.RefillStep = 500 * time.Millisecond
+	r = judgeOnce(spec, at(0, 1*ms, outAdmitted), at(0, 1*ms, outAdmitted), at(400*ms, 401*ms, outRefused))
+	if r.count != 1 || r.first.TokensLeft == nil || *r.first.TokensLeft != 1 {
+		t.Errorf("a stepped bucket's certain last token: %d false rejects, %+v", r.count, r.first)
+	}
+	// But given the window the bucket may as well be continuous and round its times: with no
+	// time to refill, that one may have charged the draws a sliver more. No claim.
+	if r := judgeOnce(spec, at(0, 1*ms, outAdmitted), at(0, 1*ms, outAdmitted), at(0, 1*ms, outRefused)); r.count != 0 {
+		t.Errorf("blamed at exactly one token where a continuous bucket may have rounded")
+	}
 }
 
 // GCRA charges a draw that arrives stamped late at its TAT, not at its stamp: bounding by
