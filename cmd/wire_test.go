@@ -119,6 +119,9 @@ type strategyDoc struct {
 	Unjudged          int64               `json:"unjudged"`
 	// FirstOvershoot is how the first overshoot happened; null for a strategy that held.
 	FirstOvershoot *overshootDoc `json:"first_overshoot"`
+	// FalseRejects is null when refusals were not judged; FirstFalseReject the first's evidence.
+	FalseRejects     *int64          `json:"false_rejects"`
+	FirstFalseReject *falseRejectDoc `json:"first_false_reject"`
 	// Verdict is the strategy's verdict word (bench.Verdict), as its verdict line says it.
 	Verdict string `json:"verdict"`
 	// Clock is whose time the strategy's script used: client (passed in ARGV) or server (TIME).
@@ -145,6 +148,14 @@ type requestDoc struct {
 		SentUs    int64           `json:"sent_us"`
 		RepliedUs int64           `json:"replied_us"`
 	} `json:"steps"`
+}
+type falseRejectDoc struct {
+	SentMs         float64  `json:"sent_ms"`
+	RepliedMs      float64  `json:"replied_ms"`
+	StampMs        *float64 `json:"stamp_ms"`
+	HeldOrAdmitted int64    `json:"held_or_admitted"`
+	Limit          int64    `json:"limit"`
+	TokensLeft     *float64 `json:"tokens_left"`
 }
 type contractDoc struct {
 	Keys    string `json:"keys"`
