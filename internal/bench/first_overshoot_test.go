@@ -365,3 +365,33 @@ func TestFirstOvershootOnTheServersClockIsTheCallsInTheInterval(t *testing.T) {
 		return
 	}
 }
+
+// A too-strict script's first false reject carries the refused call as it ran: its one
+// EVALSHA, the reply that refused it (the script's own count), and times inside the call's
+// [sent, replied], beside what the evidence counted.
+func TestFirstFalseRejectCarriesTheRefusedCall(t *testing.T) {
+	srv := redistest.Start(t)
+	st := fixtureRun(t, srv, "strict/concurrency_release_leaks.lua", limiter.Concurrency, contract.Spec{}, 2*time.Second)
+	f := st.FirstFalseReject
+	if st.FalseRejects == 0 || f == nil {
+		t.Fatalf("the leaking release never refused with room: %d false rejects", st.FalseRejects)
+	}
+	req := f.Request
+	if req == nil {
+		t.Fatalf("first false reject %+v without its request", f)
+	}
+	if len(req.Steps) != 1 || req.Steps[0].Op != "EVALSHA" || req.Raced {
+		t.Fatalf("refused request %+v: want its one EVALSHA", req)
+	}
+	s := req.Steps[0]
+	var reply []int64
+	if err := json.Unmarshal(s.Reply, &reply); err != nil || len(reply) < 2 || reply[0] != 0 {
+		t.Errorf("reply %s: want the script's refusal {0, count}", s.Reply)
+	}
+	if float64(s.SentUs) < f.SentMs*1000 || float64(s.RepliedUs) > f.RepliedMs*1000+1 {
+		t.Errorf("the step ran in [%d, %d]µs, outside the refused call's [%.3f, %.3f]ms", s.SentUs, s.RepliedUs, f.SentMs, f.RepliedMs)
+	}
+	if f.HeldOrAdmitted >= f.Limit {
+		t.Errorf("counted %d of %d: no room, so no false reject", f.HeldOrAdmitted, f.Limit)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 // A refusal is wrong when the evidence proves that the limiter had room at every instant it can
@@ -57,6 +58,7 @@ const (
 // was answered, and ReleaseOK whether it succeeded; a request without a successful release
 // holds its slot until stale-after reclaims it.
 type judgedCall struct {
+	ID               uint64 // the request (trace.Recorder.Begin): its commands are in its worker's ring
 	Sent, Replied    int64
 	StampLo, StampHi int64
 	Outcome          outcome
@@ -79,6 +81,10 @@ type FalseReject struct {
 	Limit          int64 `json:"limit"`
 	// TokensLeft is what the bucket certainly held (token bucket only): at least the cost.
 	TokensLeft *float64 `json:"tokens_left,omitempty"`
+	// Request is the refused call with its commands and Redis's replies (what the limiter saw),
+	// null when its worker's ring no longer held it by the time it was judged.
+	Request *trace.Request `json:"request"`
+	id      uint64         // the refused call's request id, to find its record
 }
 
 // Room is how much room the evidence left: limit - held_or_admitted, or the tokens left
@@ -349,7 +355,7 @@ func (r *refusals) found(g *rejectGroup, counted int64, tokens float64) {
 	r.count += g.n
 	ev := &FalseReject{
 		SentMs: float64(g.first.Sent) / 1000, RepliedMs: float64(g.first.Replied) / 1000,
-		HeldOrAdmitted: counted, Limit: r.limit,
+		HeldOrAdmitted: counted, Limit: r.limit, id: g.first.ID,
 	}
 	if !r.server {
 		at := float64(g.first.StampLo-r.begin) / 1000

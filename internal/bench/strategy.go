@@ -56,6 +56,9 @@ type strategyState struct {
 	beginMs   int64
 	tracing   atomic.Bool
 	firstOver atomic.Pointer[trace.Overshoot]
+	// refusedID and refused are the first false reject's request, once looked up (engine loop).
+	refusedID uint64
+	refused   *trace.Request
 	ev        evidence // how the client-time checkers allow for reordering
 
 	// refusals judge each key's refused decisions (nil when not judged: SharedKeys); inFlight
@@ -266,7 +269,7 @@ func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, schedu
 	d, err := s.run.Limiter.Acquire(ctx, key, now)
 	replied := time.Since(s.begin)
 	latency := time.Since(started)
-	call := judgedCall{Sent: sent.Microseconds(), Replied: ceilMicros(replied), Outcome: outUnknown}
+	call := judgedCall{ID: id, Sent: sent.Microseconds(), Replied: ceilMicros(replied), Outcome: outUnknown}
 	if s.run.ServerClock {
 		call.StampLo, call.StampHi = call.Sent, call.Replied
 	} else {
@@ -541,8 +544,27 @@ func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
 	}
 	if v.FirstFalseReject != nil {
 		first, tightest := *v.FirstFalseReject, *v.Tightest
+		first.Request = s.refusedRequest(first.id)
 		v.FirstFalseReject, v.Tightest = &first, &tightest // copies: the snapshot is read elsewhere
 	}
+}
+
+// refusedRequest is the refused request id with its commands, from its worker's ring of
+// refusals, looked up once per id (engine loop only); nil when the ring had moved on.
+func (s *strategyState) refusedRequest(id uint64) *trace.Request {
+	if id == s.refusedID {
+		return s.refused
+	}
+	s.refusedID, s.refused = id, nil
+	if id == 0 || len(s.recorders) == 0 {
+		return nil
+	}
+	worker := int((id - 1) % uint64(len(s.recorders)))
+	recs := s.recorders[worker].Refused(nil, func(r *trace.Record) bool { return r.ID == id })
+	if reqs, _ := trace.Requests(recs); len(reqs) == 1 {
+		s.refused = &reqs[0]
+	}
+	return s.refused
 }
 
 // keysJudgedPerTick bounds the keys whose refusals one tick judges.

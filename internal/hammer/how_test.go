@@ -76,3 +76,17 @@ func TestHowLinesOfAScriptShowItsCallsAndReplies(t *testing.T) {
 		t.Errorf("how-lines:\n%q\nwant\n%q", got, want)
 	}
 }
+
+func TestHowLinesShowWhatTheFirstWrongRefusalSaw(t *testing.T) {
+	f := &bench.FalseReject{SentMs: 412.5, RepliedMs: 413, HeldOrAdmitted: 3, Limit: 20, Request: &trace.Request{ID: "r88",
+		Steps: []trace.StepOut{{Op: "EVALSHA", Phase: "call", Reply: json.RawMessage(`[0,20]`), SentUs: 412_500, RepliedUs: 412_950}}}}
+	res := Result{Summary: bench.Summary{Limiter: "concurrency", Strategies: []bench.StrategySnapshot{{Name: "custom", FirstFalseReject: f}}}}
+	want := []string{"custom  refused: r88 EVALSHA → {0, 20} (+0.45ms) → refused at 0.41s, at most 3 of 20 held"}
+	if got := res.HowLines(0); !slices.Equal(got, want) {
+		t.Errorf("how-lines:\n%q\nwant\n%q", got, want)
+	}
+	f.Request = nil
+	if got := res.HowLines(0); len(got) != 1 || !strings.Contains(got[0], "(its commands were no longer kept)") {
+		t.Errorf("without its record: %q", got)
+	}
+}

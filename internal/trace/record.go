@@ -19,11 +19,12 @@ import (
 // Sizes of what a Recorder keeps. A decision of naive, multi or watch sends at most eight
 // commands of its own (watch: a retried decision keeps its last attempt); the rings keep the
 // latest decisions of one worker, enough for a checker that settles a horizon late at the
-// default load; a trace says how many it no longer found.
+// default load (refusals are judged a tick or two after they are answered, and outnumber
+// admits); a trace says how many it no longer found.
 const (
 	MaxSteps   = 8
 	AdmitRing  = 64
-	RefuseRing = 32
+	RefuseRing = 128
 	textBytes  = 32
 	arrayInts  = 4
 )
