@@ -91,6 +91,10 @@ type strategyView struct {
 	// cannot show.
 	How      template.HTML
 	HowNotes []string
+	// Refused is the first false reject's refused call as a sequence diagram; RefusedText says
+	// what was counted against it (also when its record was no longer kept).
+	Refused     template.HTML
+	RefusedText string
 }
 
 // row is one strategy's line of the summary table.
@@ -164,6 +168,12 @@ func build(d Data) (page, error) {
 			return page{}, fmt.Errorf("%s latency chart: %w", st.Name, err)
 		}
 		v.How, v.HowNotes = sequenceDiagram(st.FirstOvershoot), howNotes(st.FirstOvershoot)
+		if f := st.FirstFalseReject; f != nil {
+			v.Refused, v.RefusedText = refusalDiagram(f, s.Limiter), "The first wrong refusal: "+refusalCaption(f, s.Limiter)+"."
+			if f.Request == nil {
+				v.RefusedText += " Its commands were no longer kept when it was judged."
+			}
+		}
 		if !st.NoRefusalJudged {
 			if v.Refusals, err = falseRejectChart(se); err != nil {
 				return page{}, fmt.Errorf("%s false-reject chart: %w", st.Name, err)

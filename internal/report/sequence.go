@@ -5,8 +5,11 @@ import (
 	"html"
 	"html/template"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 
@@ -41,7 +44,33 @@ func sequenceDiagram(ov *trace.Overshoot) template.HTML {
 	if ov == nil || len(ov.Requests) == 0 {
 		return ""
 	}
-	lanes := pickLanes(ov)
+	return drawSequence(pickLanes(ov), fmt.Sprintf("→ %s at %.2fs, limit %d", ov.Count(), ov.AtMs/1000, ov.Limit),
+		"how the first overshoot happened: "+ov.Count())
+}
+
+// refusalDiagram draws a first false reject's refused call the same way: its one lane, what
+// Redis answered it, and what the evidence counted.
+func refusalDiagram(f *bench.FalseReject, kind limiter.Kind) template.HTML {
+	if f == nil || f.Request == nil || len(f.Request.Steps) == 0 {
+		return ""
+	}
+	return drawSequence([]trace.Request{*f.Request}, "→ "+refusalCaption(f, kind), "the first wrong refusal")
+}
+
+// refusalCaption says when the call was refused and what the evidence counted against it.
+func refusalCaption(f *bench.FalseReject, kind limiter.Kind) string {
+	counted := fmt.Sprintf("at most %d of %d were admitted in its window", f.HeldOrAdmitted, f.Limit)
+	switch {
+	case f.TokensLeft != nil:
+		counted = fmt.Sprintf("the bucket held at least %s of %d tokens", strconv.FormatFloat(*f.TokensLeft, 'f', -1, 64), f.Limit)
+	case kind != "" && kind.Describe().Evidence == limiter.HeldEvidence:
+		counted = fmt.Sprintf("at most %d of %d were held", f.HeldOrAdmitted, f.Limit)
+	}
+	return fmt.Sprintf("refused at %.2fs while %s", f.SentMs/1000, counted)
+}
+
+// drawSequence draws lanes, one per request, with their steps' arrows to Redis and back.
+func drawSequence(lanes []trace.Request, caption, label string) template.HTML {
 	var events []seqEvent
 	for i, r := range lanes {
 		for _, s := range r.Steps {
@@ -58,7 +87,7 @@ func sequenceDiagram(ov *trace.Overshoot) template.HTML {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" role="img" aria-label="%s" font-family="ui-monospace, SFMono-Regular, Menlo, Consolas, monospace" font-size="12">`,
-		width, height, esc("how the first overshoot happened: "+ov.Count()))
+		width, height, esc(label))
 	bottom := seqHeadH + len(events)*seqRowH
 	// Lanes: a header and a lifeline each.
 	for i, r := range lanes {
@@ -89,7 +118,7 @@ func sequenceDiagram(ov *trace.Overshoot) template.HTML {
 		fmt.Fprintf(&b, `<g class="reply"><line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#2563eb" stroke-width="1.5" stroke-dasharray="5 3"/>%s`, redisX, y, x+8, y, arrowHead(x, y, -1, "#2563eb"))
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#2563eb">%s → %s</text></g>`, redisX-8, y-4, esc(e.step.Op), esc(reply))
 	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d" font-weight="700" fill="#dc2626">→ %s at %.2fs, limit %d</text>`, seqTimeW, bottom+26, esc(ov.Count()), ov.AtMs/1000, ov.Limit)
+	fmt.Fprintf(&b, `<text x="%d" y="%d" font-weight="700" fill="#dc2626">%s</text>`, seqTimeW, bottom+26, esc(caption))
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) //nolint:gosec // every text in it is escaped above
 }
