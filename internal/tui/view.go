@@ -264,10 +264,10 @@ func (m Model) helpView(w, h int) string {
 	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, box)
 }
 
-// overshot reports whether some strategy has a first overshoot to show.
+// overshot reports whether some strategy has a first overshoot or wrong refusal to show.
 func (m Model) overshot() bool {
 	for _, st := range m.snap.Strategies {
-		if st.FirstOvershoot != nil {
+		if st.FirstOvershoot != nil || st.FirstFalseReject != nil {
 			return true
 		}
 	}
@@ -290,6 +290,12 @@ func (m Model) howView(w, h int) string {
 		}
 		head := fmt.Sprintf("%-*s  how: ", nameW, s.Name)
 		lines = append(lines, trace.Wrap(head, s.FirstOvershoot.HowTokens(), max(20, w-6))...) // inside the box's border and padding
+	}
+	for _, s := range m.snap.Strategies {
+		if f := s.FirstFalseReject; f != nil {
+			head := fmt.Sprintf("%-*s  refused: ", nameW, s.Name)
+			lines = append(lines, trace.Wrap(head, f.HowTokens(m.snap.Limiter), max(20, w-6))...)
+		}
 	}
 	lines = append(lines, "", st.dim.Render("every request and reply: -o json, --report F.html"))
 	box := lipgloss.NewStyle().
