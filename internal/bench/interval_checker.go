@@ -14,7 +14,9 @@ import (
 // script read the server's clock (TIME) at some instant between the call being sent and its
 // reply arriving, on the client's monotonic clock.
 type IntervalAdmitter interface {
-	AdmitInterval(sent, replied time.Duration)
+	// AdmitInterval records an admit sent and answered then; false when it is left unjudged
+	// (too slow to be evidence, or later than the judging).
+	AdmitInterval(sent, replied time.Duration) bool
 }
 
 // IntervalInvariant is the limiter rule an IntervalChecker holds admits to.
@@ -112,7 +114,7 @@ func NewIntervalChecker(inv IntervalInvariant, limit int64, window time.Duration
 }
 
 // AdmitInterval implements IntervalAdmitter.
-func (c *IntervalChecker) AdmitInterval(sent, replied time.Duration) {
+func (c *IntervalChecker) AdmitInterval(sent, replied time.Duration) bool {
 	s, r := sent.Microseconds(), (replied+time.Microsecond-1)/time.Microsecond // r rounded up
 	rUs := int64(r)
 	c.mu.Lock()
@@ -120,7 +122,7 @@ func (c *IntervalChecker) AdmitInterval(sent, replied time.Duration) {
 	if c.maxLatency <= 0 || rUs-s > c.maxLatency || (c.started && s < c.frontier) {
 		c.unjudged++
 		c.publish()
-		return
+		return false
 	}
 	c.sent = insertSorted(c.sent, s)
 	c.replied = insertSorted(c.replied, rUs)
@@ -135,6 +137,7 @@ func (c *IntervalChecker) AdmitInterval(sent, replied time.Duration) {
 	for len(c.sent) > 0 && c.sent[0]+c.lag < c.newest {
 		c.judgeNext()
 	}
+	return true
 }
 
 // insertSorted adds v to a nearly sorted slice: calls return in about the order they were sent.

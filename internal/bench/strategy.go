@@ -319,8 +319,12 @@ func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, schedu
 	}
 	if ic, ok := check.(IntervalAdmitter); ok {
 		// The script read the server's clock: judged by when the call was sent and answered.
-		rec.Keep(true, stamp.UnixMilli(), sent.Microseconds(), ceilMicros(replied))
-		ic.AdmitInterval(sent, replied)
+		// Kept only when judged, so the trace shows exactly the admits the evidence counted. An
+		// admit's own judging settles only intervals a lag behind the newest reply, so it is in
+		// them only when it was recorded that late; the trace then counts it as missing.
+		if ic.AdmitInterval(sent, replied) {
+			rec.Keep(true, stamp.UnixMilli(), sent.Microseconds(), ceilMicros(replied))
+		}
 		s.hold(ctx)
 		return
 	}
