@@ -10,21 +10,8 @@ import (
 	"github.com/limitctl/limitctl/internal/keys"
 )
 
-// purge writes only through the purge_stale script. The smallest ACL that runs it (checked by
-// TestPurgeACLs and, on a cluster, TestInspectAndPurgeOnACluster):
-//
-//	user purger on >PASSWORD ~rl:* resetchannels -@all +scan +type +zrange +zcount +zcard
-//	  +evalsha +eval +zremrangebyrank +ping +time
-//	  (a cluster adds +cluster|slots)
-//
-// scan and type find the keys; zcard and zrange read five sampled scores (unit and score-mode
-// detection, not needed with --score-unit); zcount and zcard make --dry-run; evalsha runs the script (eval when the
-// server's script cache lacks it), which itself calls zcount, zremrangebyrank and zcard;
-// ping checks the connection and time reads the server clock (not with --clock local). On a
-// cluster, cluster|slots serves go-redis's cluster client (+command is optional: refused, it
-// is only logged); HELLO, which needs no permission, recognises a single --addr as a cluster
-// node. The key pattern (~rl:*) can confine the user to the limiter's keys. docs/acl.md
-// gives the same, tested by cmd/acl_test.go.
+// purge writes only through the purge_stale script. Its smallest ACL is in docs/acl.md, tested
+// by TestACLPurgeMinimalRule, TestPurgeACLs and, on a cluster, TestInspectAndPurgeOnACluster.
 
 type purgeOptions struct {
 	args     []string
