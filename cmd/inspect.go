@@ -129,7 +129,7 @@ func runInspect(ctx context.Context, f *Factory, o *inspectOptions) error {
 	if err != nil {
 		return err
 	}
-	o.inspect.Clock = o.keyFlags.clockOf(f, rdb)
+	o.inspect.Clock = o.keyFlags.clock.Clock(rdb, f.Now)
 	read := func(ctx context.Context) (printable, error) {
 		if o.members == "" {
 			return keys.InspectPatterns(ctx, rdb, o.args, o.inspect)

@@ -1,11 +1,6 @@
 package cmd
 
 import (
-	"context"
-	"fmt"
-	"time"
-
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/limitctl/limitctl/internal/keys"
@@ -14,34 +9,19 @@ import (
 // The flags of the commands on live limiter keys (inspect, purge, reset), each bound once.
 
 // clockFlag is --clock: whose clock ages, cutoffs and kinds are measured against.
-type clockFlag struct{ name string }
+type clockFlag struct {
+	name  string
+	clock keys.ClockName
+}
 
 func (k *clockFlag) bind(c *cobra.Command, what string) {
-	c.Flags().StringVar(&k.name, "clock", "server", what+": server (its TIME) or local (this machine's clock)")
+	c.Flags().StringVar(&k.name, "clock", string(keys.ClockServer), what+": server (its TIME) or local (this machine's clock)")
 	c.RegisterFlagCompletionFunc("clock", fixedCompletion("server\tthe server's TIME", "local\tthis machine's clock"))
 }
 
-func (k *clockFlag) validate() error {
-	if k.name != "server" && k.name != "local" {
-		return usagef("unknown --clock %q: want server (the server's TIME) or local (this machine's clock)", k.name)
-	}
-	return nil
-}
-
-// clockOf is the reference clock: the server's TIME by default, the factory's clock (time.Now,
-// or a fixed time in tests) with --clock local.
-func (k *clockFlag) clockOf(f *Factory, rdb redis.UniversalClient) keys.Clock {
-	if k.name == "local" {
-		return keys.LocalClock(f.Now)
-	}
-	server := keys.ServerClock(rdb)
-	return func(ctx context.Context) (time.Time, error) {
-		t, err := server(ctx)
-		if err != nil && ctx.Err() == nil {
-			return t, fmt.Errorf("%w (--clock local uses this machine's clock instead)", err)
-		}
-		return t, err
-	}
+func (k *clockFlag) validate() (err error) {
+	k.clock, err = keys.ParseClockName(k.name)
+	return err
 }
 
 // scoreFlags are inspect's and purge's --score-unit and --scores, with --clock: how sorted-set
@@ -63,13 +43,12 @@ func (k *scoreFlags) bind(c *cobra.Command) {
 		"start\ta score is when the member began", "deadline\ta score is when the member expires"))
 }
 
-func (k *scoreFlags) validate() error {
-	var err error
+func (k *scoreFlags) validate() (err error) {
 	if k.unit, err = keys.ParseScoreUnit(k.scoreUnit); err != nil {
-		return usagef("unknown --score-unit %q: want auto, s, ms, us or ns", k.scoreUnit)
+		return err
 	}
 	if k.scores, err = keys.ParseScoreMode(k.scoreMode); err != nil {
-		return usagef("unknown --scores %q: want start, deadline or auto", k.scoreMode)
+		return err
 	}
 	return k.clockFlag.validate()
 }

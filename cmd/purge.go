@@ -104,7 +104,7 @@ func runPurge(ctx context.Context, f *Factory, o *purgeOptions) error {
 	if err != nil {
 		return err
 	}
-	o.purge.Clock = o.keyFlags.clockOf(f, rdb)
+	o.purge.Clock = o.keyFlags.clock.Clock(rdb, f.Now)
 	res, err := keys.PurgePatterns(ctx, rdb, o.args, o.purge)
 	if errors.Is(err, keys.ErrNotConfirmed) {
 		// A no is an answer, not a failure: exit 0, and under -o json a report of nothing.

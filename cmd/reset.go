@@ -93,7 +93,7 @@ func runReset(ctx context.Context, f *Factory, o *resetOptions) error {
 	if err != nil {
 		return err
 	}
-	o.reset.Clock = o.clock.clockOf(f, rdb)
+	o.reset.Clock = o.clock.clock.Clock(rdb, f.Now)
 	res, err := keys.ResetPatterns(ctx, rdb, o.args, o.reset)
 	if err != nil {
 		// The report of what was deleted before the failure, when anything was.
