@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -253,8 +252,8 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 		return err
 	}
 	if recorder != nil {
-		if err := writeHammerReport(o.report, res, recorder); err != nil {
-			return err
+		if err := htmlreport.WriteRun(o.report, res, recorder, f.Now()); err != nil {
+			return fmt.Errorf("--report: %w", err)
 		}
 		fmt.Fprintf(f.IO.ErrOut, "report written to %s\n", o.report)
 	}
@@ -280,19 +279,4 @@ func dashboardOptions(o hammer.Options, live hammer.Live, profile colorprofile.P
 			return out
 		},
 	}
-}
-
-// writeHammerReport writes the self-contained HTML report of the run.
-func writeHammerReport(path string, res hammer.Result, rec *htmlreport.Recorder) error {
-	asserts := make([]htmlreport.Assertion, len(res.Assertions))
-	for i, r := range res.Assertions {
-		asserts[i] = htmlreport.Assertion{Expr: r.Expr, Passed: r.Passed, Actual: hammer.ActualText(r)}
-	}
-	err := outfile.Write(path, func(w io.Writer) error {
-		return htmlreport.Write(w, htmlreport.Data{Summary: res.Summary, Series: rec.Series(), Assertions: asserts, Generated: time.Now()})
-	})
-	if err != nil {
-		return fmt.Errorf("--report: %w", err)
-	}
-	return nil
 }
