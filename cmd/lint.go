@@ -157,5 +157,5 @@ func runLint(f *Factory, o *lintOptions) error {
 		return rep.Err()
 	}
 	report, err := ciformat.LintJUnit(ci)
-	return checkOutcome(f, rep.Err(), writeJUnit(f, o.junit, report, err))
+	return checkOutcome(f, rep.Err(), writeCI(f, ciformat.Files{JUnit: o.junit}, report, nil, err))
 }
