@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -134,12 +133,8 @@ func runInspect(ctx context.Context, f *Factory, o *inspectOptions) error {
 		if o.members == "" {
 			return keys.InspectPatterns(ctx, rdb, o.args, o.inspect)
 		}
-		list, err := keys.Members(ctx, rdb, o.members, keys.MembersOptions{Top: o.top, Stale: o.inspect.Stale,
+		return keys.Members(ctx, rdb, o.members, keys.MembersOptions{Top: o.top, Stale: o.inspect.Stale,
 			Unit: o.inspect.Unit, Scores: o.inspect.Scores, Clock: o.inspect.Clock})
-		if errors.Is(err, keys.ErrNotSortedSet) {
-			err = fmt.Errorf("%v: --members lists sorted-set members; inspect the key without --members", err)
-		}
-		return list, err
 	}
 	if o.watch == 0 {
 		r, err := read(ctx)
