@@ -84,3 +84,13 @@ func TestNear(t *testing.T) {
 		t.Errorf("DidYouMean(nil) = %q, want nothing", got)
 	}
 }
+
+func TestFirstLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"one": "one", "  padded \n": "padded", "first \nsecond\nthird": "first", "\n\nlater": "later", "": "",
+	} {
+		if got := FirstLine(in); got != want {
+			t.Errorf("FirstLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
