@@ -55,12 +55,7 @@ Output: the diagnostic lines (on a terminal or piped, so editors and CI annotate
 For CI: -o sarif (a SARIF 2.1.0 log for GitHub code scanning; the diagnostic lines go to
 stderr), -o github (GitHub Actions ::error/::warning annotations), and --junit F.xml (a test
 case per file, a failure per error) beside any of them.`,
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return &usageError{Msg: "want at least one FILE.lua (or - for standard input)", Command: c.CommandPath()}
-			}
-			return nil
-		},
+		Args: minimumArgs(1, "at least one FILE.lua (or - for standard input)"),
 		Example: `  limitctl lint scripts/*.lua
   limitctl lint --disable missing-expire,reply-key queue/*.lua
   limitctl lint --enable missing-expire limiter.lua   # even where .limitctl.yaml turns it off

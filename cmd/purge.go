@@ -53,12 +53,7 @@ deadlines when most sampled scores lie in the future, and says so in the report.
   limitctl purge 'rl:conc:*' --older-than 10m --yes
   limitctl purge rl:conc:user42 --older-than 30s --batch 500
   limitctl purge 'throttled:*:concurrency*' --scores deadline --older-than 1m --yes`,
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return &usageError{Msg: "want one or more keys or patterns to purge", Command: c.CommandPath()}
-			}
-			return nil
-		},
+		Args: minimumArgs(1, "one or more keys or patterns to purge"),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.args = args
 			if err := opts.validate(c, f); err != nil {

@@ -47,12 +47,7 @@ deletes nothing: run it first.`,
   limitctl reset 'rl:*:user42*' --dry-run
   limitctl reset 'rl:*:user42*' --yes
   limitctl reset request_rate_limiter.{user42}.tokens`,
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return &usageError{Msg: "want one or more keys or patterns to reset", Command: c.CommandPath()}
-			}
-			return nil
-		},
+		Args: minimumArgs(1, "one or more keys or patterns to reset"),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.args = args
 			if err := opts.validate(c, f); err != nil {

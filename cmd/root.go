@@ -228,6 +228,17 @@ func flagSuggestions(c *cobra.Command, name string) []string {
 	return human.Near(name, names)
 }
 
+// minimumArgs wants at least n arguments: "want " + what otherwise.
+func minimumArgs(n int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) < n {
+			return &usageError{Msg: "want " + what, Command: c.CommandPath()}
+		}
+		return nil
+	}
+}
+
+// exactArgs wants exactly n arguments: "want " + what otherwise.
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
