@@ -1,12 +1,15 @@
 package cmd
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/limitctl/limitctl/internal/keys"
 )
 
-// The flags of the commands on live limiter keys (inspect, purge, reset), each bound once.
+// The flags of the commands on live limiter keys (inspect, purge, reset), each bound once, and
+// how purge and reset ask before they write.
 
 // clockFlag is --clock: whose clock ages, cutoffs and kinds are measured against.
 type clockFlag struct {
@@ -67,4 +70,16 @@ func confirmPattern(c *cobra.Command, f *Factory, args []string, yes bool, what 
 		return func(question string) (bool, error) { return f.IO.Confirm(c.Context(), question) }, nil
 	}
 	return nil, nil
+}
+
+// printDeclined reports a confirmation answered no: an answer, not a failure (exit 0), with
+// its result of nothing under -o json and the note on stderr.
+func printDeclined(f *Factory, format string, res printable, declined error) error {
+	if format == "json" {
+		if err := writeResult(f.IO.Out, 0, format, res); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(f.IO.ErrOut, "limitctl: note: %v\n", declined)
+	return nil
 }

@@ -102,14 +102,7 @@ func runPurge(ctx context.Context, f *Factory, o *purgeOptions) error {
 	o.purge.Clock = o.keyFlags.clock.Clock(rdb, f.Now)
 	res, err := keys.PurgePatterns(ctx, rdb, o.args, o.purge)
 	if errors.Is(err, keys.ErrNotConfirmed) {
-		// A no is an answer, not a failure: exit 0, and under -o json a report of nothing.
-		if format == "json" {
-			if err := writeResult(f.IO.Out, 0, format, res); err != nil {
-				return err
-			}
-		}
-		fmt.Fprintf(f.IO.ErrOut, "limitctl: note: %v\n", err)
-		return nil
+		return printDeclined(f, format, res, err)
 	}
 	if err != nil {
 		// Print what was done before the failure if anything was removed: the operator must

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -90,6 +91,9 @@ func runReset(ctx context.Context, f *Factory, o *resetOptions) error {
 	}
 	o.reset.Clock = o.clock.clock.Clock(rdb, f.Now)
 	res, err := keys.ResetPatterns(ctx, rdb, o.args, o.reset)
+	if errors.Is(err, keys.ErrNotConfirmed) {
+		return printDeclined(f, format, res, err)
+	}
 	if err != nil {
 		// The report of what was deleted before the failure, when anything was.
 		if res.TotalDeleted > 0 {

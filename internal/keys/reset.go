@@ -2,7 +2,6 @@ package keys
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -72,11 +71,9 @@ type ResetResult struct {
 	Args        []string `json:"-"` // the keys and patterns asked for, for the notes
 }
 
-// ErrResetNotConfirmed is a reset the confirmation declined: nothing was deleted.
-var ErrResetNotConfirmed = errors.New("reset not confirmed: nothing was deleted")
-
 // ResetPatterns selects the keys and patterns of args (Select), plans their reset (PlanReset),
-// asks opts.Confirm when a pattern matched keys to delete, and resets them (Reset).
+// asks opts.Confirm when a pattern matched keys to delete (a no returns ErrNotConfirmed with a
+// result of nothing), and resets them (Reset).
 func ResetPatterns(ctx context.Context, rdb redis.UniversalClient, args []string, opts ResetOptions) (ResetResult, error) {
 	sel, err := Select(ctx, rdb, args, SelectOptions{Count: opts.Count})
 	if err != nil {
@@ -100,7 +97,8 @@ func ResetPatterns(ctx context.Context, rdb redis.UniversalClient, args []string
 			return ResetResult{}, err
 		}
 		if !ok {
-			return ResetResult{}, ErrResetNotConfirmed
+			return ResetResult{DryRun: opts.DryRun, Keys: []ResetKey{}, Args: args},
+				fmt.Errorf("reset %w: nothing was deleted", ErrNotConfirmed)
 		}
 	}
 	res, err := Reset(ctx, rdb, plan, opts)
