@@ -71,7 +71,7 @@ func (s *scripted) run(ctx context.Context, keys []string, args []any) (any, err
 			// missing (loading it first), or another call of this process loaded it since this
 			// one was sent, which then found it missing too.
 			missing, lerr := scriptcache.LibraryMissing(ctx, s.rdb)
-			if lerr == nil && (missing || scriptcache.LibraryLoads() != loads) {
+			if lerr == nil && (missing || scriptcache.LibraryLoadsSettled() != loads) {
 				if missing {
 					if err := scriptcache.InstallLibrary(ctx, s.rdb); err != nil {
 						return nil, err
