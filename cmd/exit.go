@@ -26,8 +26,6 @@ type usageError = exitcode.UsageError
 
 func usagef(format string, args ...any) error { return exitcode.Usagef(format, args...) }
 
-func checkFailedf(format string, args ...any) error { return exitcode.CheckFailedf(format, args...) }
-
 // interrupted is the error of a command a signal stopped after it printed what it had done.
 func interruptedError(what string) error { return &exitcode.InterruptedError{What: what} }
 

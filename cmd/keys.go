@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -9,7 +10,7 @@ import (
 )
 
 // The flags of the commands on live limiter keys (inspect, purge, reset), each bound once, and
-// how purge and reset ask before they write.
+// how purge and reset ask before they write and print what they wrote.
 
 // clockFlag is --clock: whose clock ages, cutoffs and kinds are measured against.
 type clockFlag struct {
@@ -72,14 +73,31 @@ func confirmPattern(c *cobra.Command, f *Factory, args []string, yes bool, what 
 	return nil, nil
 }
 
-// printDeclined reports a confirmation answered no: an answer, not a failure (exit 0), with
-// its result of nothing under -o json and the note on stderr.
-func printDeclined(f *Factory, format string, res printable, declined error) error {
-	if format == "json" {
-		if err := writeResult(f.IO.Out, 0, format, res); err != nil {
-			return err
+// printWrite prints what a write on live keys (purge, reset) did. A no to its confirmation is an
+// answer, not a failure: exit 0, with the result of nothing under -o json and the note on
+// stderr. After a failure, the result of what was done before it, when anything was (wrote):
+// the operator must know; with nothing done, the error line alone says it all.
+func printWrite(f *Factory, format string, res interface {
+	printable
+	Err() error
+}, wrote bool, err error) error {
+	switch {
+	case errors.Is(err, keys.ErrNotConfirmed):
+		if format == "json" {
+			if err := writeResult(f.IO.Out, 0, format, res); err != nil {
+				return err
+			}
 		}
+		fmt.Fprintf(f.IO.ErrOut, "limitctl: note: %v\n", err)
+		return nil
+	case err != nil:
+		if wrote {
+			writeResult(f.IO.Out, f.IO.TerminalWidth(), format, res) //nolint:errcheck // the failure is what to report
+		}
+		return err
 	}
-	fmt.Fprintf(f.IO.ErrOut, "limitctl: note: %v\n", declined)
-	return nil
+	if err := printResult(f, format, res); err != nil {
+		return err
+	}
+	return res.Err()
 }

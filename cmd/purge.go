@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -101,19 +100,5 @@ func runPurge(ctx context.Context, f *Factory, o *purgeOptions) error {
 	}
 	o.purge.Clock = o.keyFlags.clock.Clock(rdb, f.Now)
 	res, err := keys.PurgePatterns(ctx, rdb, o.args, o.purge)
-	if errors.Is(err, keys.ErrNotConfirmed) {
-		return printDeclined(f, format, res, err)
-	}
-	if err != nil {
-		// Print what was done before the failure if anything was removed: the operator must
-		// know. Nothing removed: the error line alone says it all.
-		if res.TotalRemoved > 0 {
-			writeResult(f.IO.Out, f.IO.TerminalWidth(), format, res) //nolint:errcheck // the failure is what to report
-		}
-		return err
-	}
-	if err := printResult(f, format, res); err != nil {
-		return err
-	}
-	return res.Err()
+	return printWrite(f, format, res, res.TotalRemoved > 0, err)
 }

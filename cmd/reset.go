@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -91,18 +90,5 @@ func runReset(ctx context.Context, f *Factory, o *resetOptions) error {
 	}
 	o.reset.Clock = o.clock.clock.Clock(rdb, f.Now)
 	res, err := keys.ResetPatterns(ctx, rdb, o.args, o.reset)
-	if errors.Is(err, keys.ErrNotConfirmed) {
-		return printDeclined(f, format, res, err)
-	}
-	if err != nil {
-		// The report of what was deleted before the failure, when anything was.
-		if res.TotalDeleted > 0 {
-			writeResult(f.IO.Out, f.IO.TerminalWidth(), format, res) //nolint:errcheck // the failure is what to report
-		}
-		return err
-	}
-	if err := printResult(f, format, res); err != nil {
-		return err
-	}
-	return res.Err()
+	return printWrite(f, format, res, res.TotalDeleted > 0, err)
 }
