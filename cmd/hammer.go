@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -182,14 +183,7 @@ func (o *hammerOptions) resolve(c *cobra.Command, f *Factory) error {
 	default:
 		return usagef("--tui must be auto, on or off, got %q", o.tui)
 	}
-	for _, out := range [][2]string{{"--report", o.report}, {"--junit", o.junit}} {
-		if out[1] != "" {
-			if err := outfile.Check(out[1]); err != nil {
-				return usagef("%s: %v", out[0], err)
-			}
-		}
-	}
-	return nil
+	return cmp.Or(outfile.CheckFlag("--report", o.report), outfile.CheckFlag("--junit", o.junit)) // --report's error first
 }
 
 // runHammer runs the session with the live view the streams call for, then prints its result.

@@ -104,10 +104,8 @@ func runLint(f *Factory, o *lintOptions) error {
 	if _, err := (lint.Config{}).With(o.lint.Disable, o.lint.Enable); err != nil {
 		return usagef("%v", err) // flag errors first, whatever else
 	}
-	if o.junit != "" {
-		if err := outfile.Check(o.junit); err != nil {
-			return usagef("--junit: %v", err)
-		}
+	if err := outfile.CheckFlag("--junit", o.junit); err != nil {
+		return err
 	}
 	started := f.Now()
 	rep, err := lint.Run(o.lint)
