@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -66,6 +67,9 @@ case per file, a failure per error) beside any of them.`,
 		Annotations:       map[string]string{outputsAnnotation: strings.Join(lintOutputs, " ")},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.lint.Files, opts.lint.In, opts.lint.Now = args, f.IO.In, f.Now
+			if err := cmp.Or(opts.lint.Check(), outfile.CheckFlag("--junit", opts.junit)); err != nil {
+				return err // the rules' error first
+			}
 			return runF(f, opts)
 		},
 	}
@@ -101,12 +105,6 @@ func lintRuleList() string {
 // runLint prints the diagnostics in the format asked for: the diagnostic lines unless -o says
 // otherwise, the CI formats too, and the one-line count on stderr for a person or a CI log.
 func runLint(f *Factory, o *lintOptions) error {
-	if _, err := (lint.Config{}).With(o.lint.Disable, o.lint.Enable); err != nil {
-		return usagef("%v", err) // flag errors first, whatever else
-	}
-	if err := outfile.CheckFlag("--junit", o.junit); err != nil {
-		return err
-	}
 	started := f.Now()
 	rep, err := lint.Run(o.lint)
 	if err != nil {

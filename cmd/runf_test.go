@@ -115,6 +115,14 @@ func TestEveryCommandParsesItsFlagsWithoutAServer(t *testing.T) {
 			!reflect.DeepEqual(l.Disable, []string{"missing-expire", "reply-key"}) || got.junit != "x.xml" || l.In == nil {
 			t.Errorf("exit %d, options %+v", code, got)
 		}
+		// Refused before anything runs: a rule that does not exist, a --junit file that cannot be
+		// written.
+		for _, args := range []string{"--disable no-such-rule", "--enable no-such-rule", "--junit no/such/dir/x.xml"} {
+			got = nil
+			if code := parseOnly(t, "lint", build, append([]string{"a.lua"}, strings.Fields(args)...)...); code != ExitUsage || got != nil {
+				t.Errorf("lint %s: exit %d, run called %v", args, code, got != nil)
+			}
+		}
 	})
 	t.Run("scripts", func(t *testing.T) {
 		var load *scriptsLoadOptions
