@@ -13,6 +13,7 @@ import (
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/redisconn"
+	"github.com/limitctl/limitctl/internal/rediserr"
 )
 
 // Reset deletes a limiter's whole state: each key inspect recognises, with the keys that hold
@@ -276,7 +277,7 @@ func unlinkBatch(ctx context.Context, rdb redis.UniversalClient, batch []ResetKe
 	// one UNLINK per key then, all in a second round trip.
 	var split redis.Pipeliner
 	for i, k := range batch {
-		if k.group != nil && redis.HasErrorPrefix(cmds[i].unlinks[0].Err(), "CROSSSLOT") {
+		if k.group != nil && rediserr.IsCrossSlot(cmds[i].unlinks[0].Err()) {
 			if split == nil {
 				split = rdb.Pipeline()
 			}
