@@ -50,6 +50,15 @@ type strategyState struct {
 	checkers []Checker // one per key: the limit applies per key
 	ev       evidence  // how the client-time checkers allow for reordering
 
+	// refusals judge each key's refused decisions (nil when not judged: SharedKeys); inFlight
+	// holds every worker's call in flight, so a refusal is judged only once every call that can
+	// have run before it has been recorded.
+	refusals []*refusals
+	logs     []callLog // one per worker: recording takes no lock another worker holds
+	inFlight *lowWater
+	masters  *masterWatch // concurrency on a target that can fail over: judged while its masters are unchanged
+	nextKey  int          // the key the next tick judges first (engine loop only)
+
 	// tick state, touched only by the engine's loop
 	lastAttempts int64
 }
@@ -111,6 +120,17 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 		}()
 	}
 	s.begin = begin
+	if !s.cfg.SharedKeys {
+		spec := s.judgeSpec()
+		s.inFlight = newLowWater(s.cfg.Workers)
+		s.logs = make([]callLog, s.cfg.Workers)
+		scratch := &judgeScratch{}
+		for range s.keys {
+			r := newRefusals(spec)
+			r.scratch = scratch // judged one key after another on the engine's loop
+			s.refusals = append(s.refusals, r)
+		}
+	}
 	s.live.Store(int32(s.cfg.Workers))
 	for w := 0; w < s.cfg.Workers; w++ {
 		wg.Add(1)
@@ -181,16 +201,35 @@ func (s *strategyState) work(ctx context.Context, e *Engine, worker int, schedul
 		}
 		key := i % len(s.keys)
 		i += s.cfg.Workers
-		s.decide(ctx, key, scheduled, workerSkew(s.cfg, worker))
+		s.decide(ctx, worker, key, scheduled, workerSkew(s.cfg, worker))
 		if ctx.Err() != nil {
 			return
 		}
 	}
 }
 
+// judgeSpec is what the strategy's refusal judges are built from.
+func (s *strategyState) judgeSpec() judgeSpec {
+	return judgeSpec{
+		kind: s.cfg.Limiter, limit: s.cfg.Limit, aligned: s.run.EpochAligned, base: s.cfg.Now().UnixMicro(),
+		window: s.cfg.Window.Microseconds(), ratePerSec: s.cfg.Rate, staleAfter: s.cfg.StaleAfter.Microseconds(),
+		server: s.run.ServerClock, skew: s.cfg.Skew.Microseconds(), horizon: s.cfg.Horizon.Microseconds(),
+		quantum: s.run.TimeQuantum, rules: s.run.Refusals,
+	}
+}
+
+// sinceUs is the run's monotonic clock in µs.
+func (s *strategyState) sinceUs() int64 { return time.Since(s.begin).Microseconds() }
+
 // decide runs one acquire (and, when admitted, the hold and the release) and records it.
-func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time.Time, skew time.Duration) {
+func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, scheduled time.Time, skew time.Duration) {
 	key, check := s.keys[keyIndex], s.checkers[keyIndex]
+	var judge *callLog
+	if s.refusals != nil {
+		judge = &s.logs[worker]
+		s.inFlight.enter(worker, s.sinceUs())
+		defer s.inFlight.leave(worker)
+	}
 	now := s.cfg.Now().Add(skew)
 	started := time.Now()
 	if !scheduled.IsZero() {
@@ -201,19 +240,28 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 	d, err := s.run.Limiter.Acquire(ctx, key, now)
 	replied := time.Since(s.begin)
 	latency := time.Since(started)
+	call := judgedCall{Sent: sent.Microseconds(), Replied: ceilMicros(replied), Outcome: outUnknown}
+	if s.run.ServerClock {
+		call.StampLo, call.StampHi = call.Sent, call.Replied
+	} else {
+		call.StampLo = now.UnixMicro()
+		call.StampHi = call.StampLo
+	}
 	// The longest the request can have taken to reach Redis after its now (in ms, as sent), by
 	// the most advanced worker clock (up to Skew ahead of this one's), by which another call may
 	// already have pruned the log or started the window's counter.
 	stamp := evidenceStamp(s.run, now)
 	lateness := evidenceLateness(s.run, now, time.Since(sentAt)+s.cfg.Skew-skew)
 	if err != nil && ctx.Err() != nil {
-		return // the run is over; an interrupted call is not a decision
+		judge.record(keyIndex, call) // not a decision, but it may have run: later refusals count it
+		return                       // the run is over; an interrupted call is not a decision
 	}
 	s.attempts.Add(1)
 	s.record(latency)
 	if err != nil {
 		s.errs.Add(1)
 		s.countError(classifyDecision(err, limiter.Strategy(s.run.Name)), err.Error())
+		judge.record(keyIndex, call)
 		if s.cfg.FailOpen {
 			s.failOpen.Add(1)
 			s.hold(ctx)
@@ -228,9 +276,17 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 	s.retries.Add(int64(d.Retries))
 	if !d.Allowed {
 		s.rejected.Add(1)
+		call.Outcome = outRefused
+		judge.record(keyIndex, call)
 		return
 	}
 	s.admitted.Add(1)
+	call.Outcome = outAdmitted
+	if s.cfg.Limiter.Describe().Releases {
+		defer func() { judge.record(keyIndex, call) }() // once the release is answered (or failed)
+	} else {
+		judge.record(keyIndex, call)
+	}
 	if ic, ok := check.(IntervalAdmitter); ok {
 		// The script read the server's clock: judged by when the call was sent and answered.
 		ic.AdmitInterval(sent, replied)
@@ -268,7 +324,10 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 		if err := s.run.Limiter.Release(rctx, key, d); err != nil {
 			s.releaseErrs.Add(1) // not a decision: counted apart from errors and their kinds
 			s.sampleError("release: " + err.Error())
+		} else {
+			call.ReleaseOK = !s.run.Refusals.NoRelease // released by expiry: held until stale-after
 		}
+		call.Released = ceilMicros(time.Since(s.begin))
 		cancel()
 	}
 }
@@ -370,6 +429,7 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 			v.TickPeak = max(v.TickPeak, tp.TakeTickPeak())
 		}
 	}
+	s.judgeRefusals(final, &v)
 	v.Contended = v.Rejected > 0 || v.Peak >= s.cfg.Limit
 	if sinceTick > 0 && !final {
 		v.Throughput = float64(attempts-s.lastAttempts) / sinceTick.Seconds()
@@ -399,6 +459,71 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 }
 
 func us(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+
+// judgeRefusals judges every key's refusals decided before the low-water mark (all of them at
+// the end) and adds what they found to v.
+func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
+	if s.refusals == nil {
+		v.RefusalsUnjudged, v.NoRefusalJudged = RefusalsShared, true
+		return
+	}
+	mark := int64(forever)
+	if !final {
+		mark = s.inFlight.mark(s.sinceUs())
+	}
+	// Every call sent before the mark is in a worker's log by now: hand them to their keys.
+	for i := range s.logs {
+		s.logs[i].drainTo(s.refusals)
+	}
+	stopped := false
+	if s.masters != nil {
+		confirmed := s.masters.confirmed.Load()
+		mark = min(mark, confirmed)
+		v.RefusalsUnjudged = s.masters.reason()
+		v.NoRefusalJudged = v.RefusalsUnjudged != "" && confirmed == 0
+		// The masters changed and everything up to the last confirmation is in: this is the
+		// last batch that can judge anything.
+		stopped = v.RefusalsUnjudged != "" && mark == confirmed
+	}
+	// With many keys each tick judges some of them in turn, so a key's batch holds more calls:
+	// what a batch costs beyond its calls (sorting what the key keeps, settling it) is paid
+	// once per key every few ticks, not every tick.
+	judge := min(len(s.refusals), keysJudgedPerTick)
+	if final || stopped {
+		judge = len(s.refusals)
+	}
+	for n := 0; n < judge; n++ {
+		r := s.refusals[s.nextKey]
+		s.nextKey = (s.nextKey + 1) % len(s.refusals)
+		r.judge(mark)
+		if stopped {
+			r.close() // the masters changed: nothing later will be judged, so nothing is kept
+		}
+	}
+	for _, r := range s.refusals {
+		v.FalseRejects += r.count
+		if r.first != nil && (v.FirstFalseReject == nil || r.first.SentMs < v.FirstFalseReject.SentMs) {
+			v.FirstFalseReject = r.first
+		}
+		if r.worst != nil && (v.Tightest == nil || r.worst.Room() < v.Tightest.Room()) {
+			v.Tightest = r.worst
+		}
+	}
+	if v.FirstFalseReject != nil {
+		first, tightest := *v.FirstFalseReject, *v.Tightest
+		v.FirstFalseReject, v.Tightest = &first, &tightest // copies: the snapshot is read elsewhere
+	}
+}
+
+// keysJudgedPerTick bounds the keys whose refusals one tick judges.
+const keysJudgedPerTick = 256
+
+// RefusalsShared is why a run with a run id does not judge refusals; a strategy's
+// RefusalsUnjudged says it, or why its refusals from some moment on were not judged.
+const RefusalsShared = "other processes may share the run's keys (--run-id), so what they hold or admit is unknown here"
+
+// ceilMicros is d in µs, rounded up: a reply is never taken for earlier than it came.
+func ceilMicros(d time.Duration) int64 { return int64((d + time.Microsecond - 1) / time.Microsecond) }
 
 // round3 keeps three decimals for display values.
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
