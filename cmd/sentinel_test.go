@@ -90,7 +90,9 @@ func TestHammerThroughSentinelSurvivesAFailover(t *testing.T) {
 		"--on-error", "open", "-o", "json",
 		"--assert", "lua.overshoot==0", "--assert", "watch.overshoot==0", "--assert", "function.overshoot==0")...)
 	time.Sleep(2 * time.Second)
-	promoted := s.Failover(t)
+	// Planned: an unplanned failover of asynchronous replication can lose the old master's
+	// last admits, and then a correct limiter really admits more than its limit (README).
+	promoted := s.PlannedFailover(t)
 	// From here the promoted node's counts are its own decisions: as a replica it counted the
 	// old master's replicated writes too.
 	if err := s.NodeClient(t, promoted).ConfigResetStat(context.Background()).Err(); err != nil {
