@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Side-by-side throughput of `limitctl hammer` and redis-benchmark on one throw-away redis-server,
 # plus the hammer's peak RSS for a short and a long run (HDR histograms: memory must stay flat),
-# pipelined throughput (--conns) against redis-benchmark -P 16, and the window checkers' memory
-# over many keys and a long window.
+# the scale section (the server's throughput and on-CPU share under the hammer's pipelined and
+# default modes against redis-benchmark with and without -P 16, in interleaved pairs) and the
+# window checkers' memory over many keys and a long window.
 #
 #   make bench-hammer            # or: hack/bench-hammer.sh [seconds] [connections]
-#   ONLY=scale make bench-hammer # only the last two (pipelining, keys x window)
+#   ONLY=scale make bench-hammer # only the scale section and keys x window
+#   PAIRS=15 ONLY=scale make bench-hammer # more pairs (default 9)
 #
 # Both clients send EVALSHA of concurrency_acquire with the same number of connections to the
 # same server, one after the other. Machines are shared and noisy: read the ratio, not the numbers.
@@ -32,25 +34,77 @@ until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
 field() { python3 -c "import json,sys; print(json.load(sys.stdin)['strategies'][0]['$1'])"; }
 fw_sha=$(/tmp/limitctl-bench scripts load fixed_window --addr 127.0.0.1:$port -o tsv | awk 'NR==2{print $2}')
 
-# Pipelining (--conns): fixed_window through EVALSHA, limit 0 so every call is the same rejection
-# (GET and PTTL of a missing counter) on both sides. redis-benchmark: 50 connections, 16 calls in
-# flight on each; hammer: 256 workers sharing 8 connections. Interleaved three times, medians.
-# Each hammer run prints "decisions/s p50_ms p99_ms"; redis-benchmark "req/s p50_ms".
-rbp_run() {
-  redis-benchmark -p "$port" -c 50 -P 16 -n $(( 150000 * secs )) -r 100000000 -q \
-    EVALSHA "$fw_sha" 1 bench:{rbp}:__rand_int__ 0 1000 | tr '\r' '\n' | grep 'requests per second' | tail -1 |
-    sed -E 's/.*: ([0-9.]+) requests per second, p50=([0-9.]+) msec.*/\1 \2/'
+# Scale: what the server can take, through the hammer and through redis-benchmark, on fixed_window
+# EVALSHA with limit 0 so every call is the same rejection (GET and PTTL of a missing counter) on
+# both sides, under steady load (--profile steady --skew 0: the default bursty load idles between
+# bursts). Two pairings, run as PAIRS interleaved pairs (the order flips every pair, so a drift of
+# the machine's speed falls on both sides alike), medians:
+#   pipelined: redis-benchmark -c 50 -P 16 against hammer --workers 256 --conns 8;
+#   default:   redis-benchmark -c 64 (one call in flight) against hammer --workers 64.
+# Both sides are measured the same way, by the server: its EVALSHA calls (INFO commandstats) and
+# its CPU time (/proc/<pid>/stat, user+system) from 1s into a run to 1s before its end, so start-up
+# and clean-up count on neither side. The on-CPU share is the server's CPU time over that wall
+# time: the server is the bottleneck when it is near 1, whatever the host's speed does meanwhile.
+pairs=${PAIRS:-9}
+rpid=$(cat "$dir/redis.pid")
+sample() { # -> "seconds cpu_ticks evalsha_calls evalsha_usec"
+  local st
+  st=$(redis-cli -p "$port" info commandstats | tr -d '\r' | grep '^cmdstat_evalsha:' |
+    sed -E 's/.*calls=([0-9]+),usec=([0-9]+).*/\1 \2/')
+  echo "$(date +%s.%N) $(awk '{print $14+$15}' "/proc/$rpid/stat") ${st:-0 0}"
 }
-hamp_run() { # args: workers conns
-  /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies lua --limiter fixed-window --limit 0 \
-    --workers "$1" --conns "$2" --duration "${secs}s" -o json 2>/dev/null |
-    python3 -c "import json,sys; s=json.load(sys.stdin)['strategies'][0]; print(s['throughput_per_s'], s['latency_ms']['p50'], s['latency_ms']['p99'])"
+# measure kill|wait CMD...: runs CMD for secs seconds (kill: stops it then, for redis-benchmark's
+# request count; wait: it stops itself) -> "calls/s on_cpu_share server_usec_per_call"
+measure() {
+  local how=$1 a b cpid; shift
+  "$@" >"$dir/out" 2>/dev/null &
+  cpid=$!
+  sleep 1; a=$(sample); sleep $(( secs - 2 )); b=$(sample)
+  if [ "$how" = kill ]; then kill "$cpid" 2>/dev/null || true; fi
+  wait "$cpid" 2>/dev/null || true
+  python3 -c "
+import sys
+a, b = [list(map(float, x.split())) for x in sys.argv[1:3]]
+dt, calls = b[0] - a[0], b[2] - a[2]
+print(calls / dt, (b[1] - a[1]) / $(getconf CLK_TCK) / dt, (b[3] - a[3]) / max(calls, 1))" "$a" "$b"
 }
-rbp1=$(rbp_run); hp1=$(hamp_run 256 8); hd1=$(hamp_run 64 0)
-rbp2=$(rbp_run); hp2=$(hamp_run 256 8); hd2=$(hamp_run 64 0)
-rbp3=$(rbp_run); hp3=$(hamp_run 256 8); hd3=$(hamp_run 64 0)
+rb_scale() { # args: -c N [-P 16]
+  measure kill redis-benchmark -p "$port" "$@" -n 1000000000 -r 100000000 -q \
+    EVALSHA "$fw_sha" 1 bench:{rbp}:__rand_int__ 0 1000
+}
+ham_scale() { # args: workers conns
+  measure wait /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies lua --limiter fixed-window --limit 0 \
+    --workers "$1" --conns "$2" --profile steady --skew 0 --duration "${secs}s" --tui off -o json
+}
+rbp=(); hp=(); rbd=(); hd=()
+for i in $(seq "$pairs"); do
+  if (( i % 2 )); then rbp+=("$(rb_scale -c 50 -P 16)"); hp+=("$(ham_scale 256 8)")
+  else hp+=("$(ham_scale 256 8)"); rbp+=("$(rb_scale -c 50 -P 16)"); fi
+  if (( i % 2 )); then rbd+=("$(rb_scale -c 64)"); hd+=("$(ham_scale 64 0)")
+  else hd+=("$(ham_scale 64 0)"); rbd+=("$(rb_scale -c 64)"); fi
+done
+join() { local IFS=';'; echo "$*"; }
+python3 - "$(join "${rbp[@]}")" "$(join "${hp[@]}")" "$(join "${rbd[@]}")" "$(join "${hd[@]}")" "$secs" "$(nproc)" <<'PY'
+import statistics, sys
+rows = lambda a: [[float(x) for x in r.split()] for r in a.split(";")]
+rbp, hp, rbd, hd = (rows(a) for a in sys.argv[1:5])
+med = lambda rs, i: statistics.median(r[i] for r in rs)
+print(f"scale: fixed_window EVALSHA, every call rejected, steady load, {len(rbp)} interleaved pairs of {sys.argv[5]}s runs,")
+print(f"one redis-server, {sys.argv[6]} cores (shared machines are noisy: read the ratios, from pairs run side by side)")
+for title, rb, ham, rbname, hname in (
+        ("pipelined", rbp, hp, "redis-benchmark -c 50 -P 16", "hammer --workers 256 --conns 8"),
+        ("default", rbd, hd, "redis-benchmark -c 64", "hammer --workers 64")):
+    ratios = [h[0] / r[0] for h, r in zip(ham, rb)]
+    print(f"  {title}:")
+    for name, rs in ((rbname, rb), (hname, ham)):
+        print(f"    {name:<31} {med(rs,0):>10,.0f} calls/s  server on-CPU {100*med(rs,1):5.1f}%  "
+              f"{med(rs,2):.2f} µs/call  (runs: {' '.join(f'{r[0]:,.0f}' for r in rs)})")
+    target = 0.95 if title == "pipelined" else 0.90
+    print(f"    ratio hammer / redis-benchmark: median {statistics.median(ratios):.3f} "
+          f"(pairs {min(ratios):.2f}-{max(ratios):.2f}; target >= {target})")
+PY
 
-# Keys x window: a sliding window of 1m over 2000 keys against one key, 5s each. Peak RSS,
+# Keys x window: a sliding window of 1m over 2000 keys against one key, 5s each, steady load. Peak RSS,
 # decisions/s, and CPU µs per decision of the hammer process; interleaved three times, medians.
 # Two shapes: the issue's (defaults: naive,lua, limit 20, hold 2ms), where 2000 keys admit far
 # more than one key does, so the server writes more and admitted requests hold their 2ms; and
@@ -58,7 +112,7 @@ rbp3=$(rbp_run); hp3=$(hamp_run 256 8); hd3=$(hamp_run 64 0)
 kw_run() { # args: keys extra-flags... -> "rss_kb decisions/s cpu_us_per_decision" (decisions of all strategies)
   local keys=$1; shift
   /usr/bin/time -f '%M %U %S' -o "$dir/kw" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer \
-    --limiter sliding-window --window 1m --keys "$keys" --duration 5s --tui off -o json "$@" 2>/dev/null > "$dir/kw.json"
+    --profile steady --skew 0 --limiter sliding-window --window 1m --keys "$keys" --duration 5s --tui off -o json "$@" 2>/dev/null > "$dir/kw.json"
   python3 -c "
 import json, sys
 ss = json.load(open(sys.argv[1]))['strategies']
@@ -70,18 +124,12 @@ kd1a=$(kw_run 1); kd2a=$(kw_run 2000); ka1a=$(kw_run 1 "${all[@]}"); ka2a=$(kw_r
 kd1b=$(kw_run 1); kd2b=$(kw_run 2000); ka1b=$(kw_run 1 "${all[@]}"); ka2b=$(kw_run 2000 "${all[@]}")
 kd1c=$(kw_run 1); kd2c=$(kw_run 2000); ka1c=$(kw_run 1 "${all[@]}"); ka2c=$(kw_run 2000 "${all[@]}")
 
-python3 - "$rbp1;$rbp2;$rbp3" "$hp1;$hp2;$hp3" "$hd1;$hd2;$hd3" "$kd1a;$kd1b;$kd1c" "$kd2a;$kd2b;$kd2c" \
-  "$ka1a;$ka1b;$ka1c" "$ka2a;$ka2b;$ka2c" "$secs" <<'PY'
+python3 - "$kd1a;$kd1b;$kd1c" "$kd2a;$kd2b;$kd2c" "$ka1a;$ka1b;$ka1c" "$ka2a;$ka2b;$ka2c" <<'PY'
 import statistics, sys
 rows = lambda a: [[float(x) for x in r.split()] for r in a.split(";")]
-rb, hp, hd, kd1, kd2, ka1, ka2 = (rows(a) for a in sys.argv[1:8])
+kd1, kd2, ka1, ka2 = (rows(a) for a in sys.argv[1:5])
 med = lambda rs, i: statistics.median(r[i] for r in rs)
 runs = lambda rs: " ".join(f"{r[0]:,.0f}" for r in rs)
-print(f"pipelining, fixed_window EVALSHA, every call rejected, {sys.argv[8]}s runs, same redis-server:")
-print(f"  redis-benchmark -c 50 -P 16     {med(rb,0):>10,.0f} req/s        p50 {med(rb,1):.2f} ms  (median of {runs(rb)})")
-print(f"  hammer --workers 256 --conns 8  {med(hp,0):>10,.0f} decisions/s  p50 {med(hp,1):.2f} ms  p99 {med(hp,2):.2f} ms  (median of {runs(hp)})")
-print(f"  hammer --workers 64 (default)   {med(hd,0):>10,.0f} decisions/s  p50 {med(hd,1):.2f} ms  p99 {med(hd,2):.2f} ms  (median of {runs(hd)})")
-print(f"  ratio --conns 8 / redis-benchmark -P 16: {med(hp,0)/med(rb,0):.2f}  (target >= 0.80)")
 for title, k1, k2 in (("defaults (naive,lua, limit 20, hold 2ms)", kd1, kd2),
                       ("every call admitted (lua, limit 1e9, hold 0)", ka1, ka2)):
     print(f"sliding window 1m, 5s, --keys 1 vs --keys 2000, {title}:")
