@@ -111,6 +111,25 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 		}()
 	}
 	s.begin = begin
+	if conns := s.roundConns(); conns > 0 {
+		// Worker w runs on connection w mod conns (rounds.go).
+		s.live.Store(int32(conns))
+		for c := 0; c < conns; c++ {
+			var indexes []int
+			for w := c; w < s.cfg.Workers; w += conns {
+				indexes = append(indexes, w)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.rounds(ctx, e, indexes, schedule)
+				if s.live.Add(-1) == 0 {
+					s.finished.Store(int64(time.Since(begin)))
+				}
+			}()
+		}
+		return
+	}
 	s.live.Store(int32(s.cfg.Workers))
 	for w := 0; w < s.cfg.Workers; w++ {
 		wg.Add(1)
@@ -190,24 +209,61 @@ func (s *strategyState) work(ctx context.Context, e *Engine, worker int, schedul
 
 // decide runs one acquire (and, when admitted, the hold and the release) and records it.
 func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time.Time, skew time.Duration) {
-	key, check := s.keys[keyIndex], s.checkers[keyIndex]
-	now := s.cfg.Now().Add(skew)
-	started := time.Now()
-	if !scheduled.IsZero() {
-		started = scheduled
-	}
+	c := decisionCall{keyIndex: keyIndex, skew: skew, now: s.cfg.Now().Add(skew)}
 	sentAt := time.Now()
-	sent := time.Since(s.begin) // monotonic: the interval in which a server clock was read
-	d, err := s.run.Limiter.Acquire(ctx, key, now)
-	replied := time.Since(s.begin)
-	latency := time.Since(started)
+	c.sent(s, sentAt, scheduled)
+	d, err := s.run.Limiter.Acquire(ctx, s.keys[keyIndex], c.now)
+	repliedAt := time.Now()
+	pause, release := s.settle(ctx, &c, d, err, repliedAt)
+	if pause > 0 {
+		sleepCtx(ctx, pause)
+	}
+	if release {
+		s.releasing(&c)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Horizon)
+		s.released(s.run.Limiter.Release(rctx, s.keys[keyIndex], c.d))
+		cancel()
+	}
+}
+
+// decisionCall is one decision's acquire, from its sending to its recording, and when admitted until
+// its release.
+type decisionCall struct {
+	keyIndex int
+	skew     time.Duration // the worker's clock offset
+	now      time.Time     // the worker's clock when the call was sent (its skew included)
+	started  time.Time     // latency is timed from here: the sending, or the scheduled start (open loop)
+	sentAt   time.Time
+	// sentMono and repliedMono are the run's monotonic clock (since begin) before the call was
+	// sent and after its reply was read: the interval in which the server ran it.
+	sentMono, repliedMono time.Duration
+	d                     limiter.Decision
+	id                    uint64 // the held request's id in a HeldChecker
+}
+
+// sent stamps the call as sent at sentAt (read after its now), scheduled for scheduled (open
+// loop) or zero.
+func (c *decisionCall) sent(s *strategyState, sentAt, scheduled time.Time) {
+	c.sentAt, c.started, c.sentMono = sentAt, sentAt, sentAt.Sub(s.begin)
+	if !scheduled.IsZero() {
+		c.started = scheduled
+	}
+}
+
+// settle records an acquire answered at repliedAt (read after its reply): the decision, its
+// latency and its evidence. pause is how long the worker then waits (its hold or think time,
+// or its backoff after an error); release says the limiter must release c.d once it has.
+func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.Decision, err error, repliedAt time.Time) (pause time.Duration, release bool) {
+	check := s.checkers[c.keyIndex]
+	c.repliedMono = repliedAt.Sub(s.begin)
+	latency := repliedAt.Sub(c.started)
 	// The longest the request can have taken to reach Redis after its now (in ms, as sent), by
 	// the most advanced worker clock (up to Skew ahead of this one's), by which another call may
 	// already have pruned the log or started the window's counter.
-	stamp := evidenceStamp(s.run, now)
-	lateness := evidenceLateness(s.run, now, time.Since(sentAt)+s.cfg.Skew-skew)
+	stamp := evidenceStamp(s.run, c.now)
+	lateness := evidenceLateness(s.run, c.now, repliedAt.Sub(c.sentAt)+s.cfg.Skew-c.skew)
 	if err != nil && ctx.Err() != nil {
-		return // the run is over; an interrupted call is not a decision
+		return 0, false // the run is over; an interrupted call is not a decision
 	}
 	s.attempts.Add(1)
 	s.record(latency)
@@ -216,26 +272,22 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 		s.countError(classifyDecision(err, limiter.Strategy(s.run.Name)), err.Error())
 		if s.cfg.FailOpen {
 			s.failOpen.Add(1)
-			s.hold(ctx)
+			pause = s.cfg.Hold
 		} else {
 			s.failClosed.Add(1)
 		}
-		if s.cfg.ErrorBackoff > 0 {
-			sleepCtx(ctx, s.cfg.ErrorBackoff)
-		}
-		return
+		return pause + s.cfg.ErrorBackoff, false
 	}
 	s.retries.Add(int64(d.Retries))
 	if !d.Allowed {
 		s.rejected.Add(1)
-		return
+		return 0, false
 	}
 	s.admitted.Add(1)
 	if ic, ok := check.(IntervalAdmitter); ok {
 		// The script read the server's clock: judged by when the call was sent and answered.
-		ic.AdmitInterval(sent, replied)
-		s.hold(ctx)
-		return
+		ic.AdmitInterval(c.sentMono, c.repliedMono)
+		return s.cfg.Hold, false
 	}
 	if s.windowed() && lateness >= s.cfg.Window || s.ev.lateMs > 0 && lateness > time.Duration(s.ev.lateMs)*time.Millisecond {
 		// The window scripts are exact for a request that reaches Redis within one window of its
@@ -243,44 +295,42 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 		// emptier window, so it is no evidence either way. The bucket's and the unaligned fixed
 		// window's evidence allow for a bounded lateness (clock_evidence.go).
 		s.unjudged.Add(1)
-		return
+		return 0, false
 	}
-	held, isHeld := check.(HeldChecker)
-	id := s.requestIDs.Add(1)
-	if isHeld {
+	c.d, c.id = d, s.requestIDs.Add(1)
+	if held, ok := check.(HeldChecker); ok {
 		// Recorded as of the most advanced worker clock (up to Skew ahead of this one): a call
 		// decided by it may already have reclaimed a held request as abandoned.
-		held.AdmitHeld(id, now.UnixMilli(), s.cfg.Now().Add(s.cfg.Skew).UnixMilli())
+		held.AdmitHeld(c.id, c.now.UnixMilli(), s.cfg.Now().Add(s.cfg.Skew).UnixMilli())
 	} else if la, ok := check.(LateAdmitter); ok {
 		la.AdmitLate(stamp.UnixMilli(), lateness)
 	} else {
 		check.Admit(stamp.UnixMilli())
 	}
-	s.hold(ctx)
-	if s.cfg.Limiter.Describe().Releases {
-		// Before the release is sent, so the witness never over-counts.
-		if isHeld {
-			held.ReleaseHeld(id)
-		} else {
-			check.Release()
-		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Horizon)
-		if err := s.run.Limiter.Release(rctx, key, d); err != nil {
-			s.releaseErrs.Add(1) // not a decision: counted apart from errors and their kinds
-			s.sampleError("release: " + err.Error())
-		}
-		cancel()
+	return s.cfg.Hold, s.cfg.Limiter.Describe().Releases
+}
+
+// releasing records that c's request no longer holds its slot: before its release is sent, so
+// the witness never over-counts.
+func (s *strategyState) releasing(c *decisionCall) {
+	check := s.checkers[c.keyIndex]
+	if held, ok := check.(HeldChecker); ok {
+		held.ReleaseHeld(c.id)
+	} else {
+		check.Release()
+	}
+}
+
+// released counts a release's outcome.
+func (s *strategyState) released(err error) {
+	if err != nil {
+		s.releaseErrs.Add(1) // not a decision: counted apart from errors and their kinds
+		s.sampleError("release: " + err.Error())
 	}
 }
 
 // windowed reports whether the limiter judges admits per window of their now.
 func (s *strategyState) windowed() bool { return s.cfg.Limiter.Describe().Evidence.Windowed() }
-
-func (s *strategyState) hold(ctx context.Context) {
-	if s.cfg.Hold > 0 {
-		sleepCtx(ctx, s.cfg.Hold)
-	}
-}
 
 func sleepCtx(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

@@ -36,7 +36,14 @@ func (s *scripted) Acquire(ctx context.Context, key string, now time.Time) (Deci
 		member = s.member(now.UnixMilli())
 	}
 	keys, args := s.kind.args(s.cfg, key, now, member)
-	reply, err := s.run(ctx, keys, args)
+	loads := scriptcache.LibraryLoads()
+	reply, err := s.send(ctx, s.rdb, keys, args).Result()
+	reply, err = s.recover(ctx, keys, args, reply, err, loads)
+	return s.decision(reply, err, member)
+}
+
+// decision reads the script's reply (or error) as the decision of a call that added member.
+func (s *scripted) decision(reply any, err error, member string) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
@@ -57,13 +64,26 @@ func (s *scripted) member(nowMs int64) string {
 	return s.ids.id()
 }
 
-func (s *scripted) run(ctx context.Context, keys []string, args []any) (any, error) {
+// send sends (or on a pipeline, queues) the script's call: EVAL, FCALL, or EVALSHA.
+func (s *scripted) send(ctx context.Context, c redis.Cmdable, keys []string, args []any) *redis.Cmd {
 	switch s.strategy {
 	case Eval:
-		return s.script.Eval(ctx, s.rdb, keys, args...).Result()
+		return s.script.Eval(ctx, c, keys, args...)
 	case Function:
-		loads := scriptcache.LibraryLoads()
-		reply, err := s.rdb.FCall(ctx, s.fn, keys, args...).Result()
+		return c.FCall(ctx, s.fn, keys, args...)
+	default:
+		return s.script.EvalSha(ctx, c, keys, args...)
+	}
+}
+
+// recover calls again, once, a call that failed for want of its script: on NOSCRIPT (cache
+// flushed, restart, failover) EVALSHA ran nothing, and EVAL runs it, caching it again; an FCALL
+// of a missing library loads it first. loads is scriptcache.LibraryLoads from before the call
+// was sent. Any other outcome is returned as it is.
+func (s *scripted) recover(ctx context.Context, keys []string, args []any, reply any, err error, loads uint64) (any, error) {
+	switch s.strategy {
+	case Eval:
+	case Function:
 		if rediserr.ClassifyScriptCall(err) == rediserr.Script {
 			// A bare ERR is how Redis answers an FCALL of a function it lacks (FUNCTION FLUSH, a
 			// fresh server), and how a function that failed part way reports (its writes so far
@@ -71,20 +91,21 @@ func (s *scripted) run(ctx context.Context, keys []string, args []any) (any, err
 			// missing (loading it first), or another call of this process loaded it since this
 			// one was sent, which then found it missing too.
 			missing, lerr := scriptcache.LibraryMissing(ctx, s.rdb)
-			if lerr == nil && (missing || scriptcache.LibraryLoads() != loads) {
+			if lerr == nil && (missing || scriptcache.LibraryLoadsSettled() != loads) {
 				if missing {
 					if err := scriptcache.InstallLibrary(ctx, s.rdb); err != nil {
 						return nil, err
 					}
 				}
-				reply, err = s.rdb.FCall(ctx, s.fn, keys, args...).Result()
+				return s.rdb.FCall(ctx, s.fn, keys, args...).Result()
 			}
 		}
-		return reply, err
 	default:
-		// EVALSHA, and on NOSCRIPT (cache flushed, restart, failover) EVAL, which caches it again.
-		return s.script.Run(ctx, s.rdb, keys, args...).Result()
+		if redis.HasErrorPrefix(err, "NOSCRIPT") {
+			return s.script.Eval(ctx, s.rdb, keys, args...).Result()
+		}
 	}
+	return reply, err
 }
 
 // int64s decodes a script reply that must be an array of at least n integers.

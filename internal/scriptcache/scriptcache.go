@@ -141,6 +141,16 @@ func InstallLibrary(ctx context.Context, rdb redis.Cmdable) error {
 // library it did not find is there now.
 func LibraryLoads() uint64 { return libraryLoads.Load() }
 
+// LibraryLoadsSettled is LibraryLoads once any load under way has finished: a load counts only
+// after its FUNCTION LOAD was answered, so a caller that finds the library present while another
+// is loading it must wait for that count, or take a library loaded since it looked for one that
+// was always there.
+func LibraryLoadsSettled() uint64 {
+	libraryMu.Lock()
+	defer libraryMu.Unlock()
+	return libraryLoads.Load()
+}
+
 // LibraryMissing reports whether some master lacks the limitctl Functions library (FUNCTION
 // LIST), as after a FUNCTION FLUSH; an error means it cannot tell (+function|list refused).
 func LibraryMissing(ctx context.Context, rdb redis.Cmdable) (bool, error) {
