@@ -7,6 +7,7 @@
 #
 #   make bench-hammer            # or: hack/bench-hammer.sh [seconds] [connections]
 #   ONLY=scale make bench-hammer # only the scale section and keys x window
+#   ONLY=pairs make bench-hammer # only the scale section's pairs
 #   PAIRS=15 ONLY=scale make bench-hammer # more pairs (default 9)
 #
 # Both clients send EVALSHA of concurrency_acquire with the same number of connections to the
@@ -20,9 +21,10 @@ long=${LONG:-60}
 for tool in redis-server redis-benchmark /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install redis-server redis-tools time)" >&2; exit 1; }
 done
-go build -o /tmp/limitctl-bench .
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 dir=$(mktemp -d)
+bin=$dir/limitctl # of this checkout: another one's bench may be running beside it
+go build -o "$bin" .
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 # The server runs in its own session, as a service does: started in this script's session it would
 # share one scheduling group (autogroup) with the client under test, and the client that needs
 # more CPU (Go's, not C's) would be the one squeezed.
@@ -32,7 +34,7 @@ trap 'kill "$(cat "$dir/redis.pid" 2>/dev/null)" 2>/dev/null; sleep 0.2; rm -rf 
 until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
 
 field() { python3 -c "import json,sys; print(json.load(sys.stdin)['strategies'][0]['$1'])"; }
-fw_sha=$(/tmp/limitctl-bench scripts load fixed_window --addr 127.0.0.1:$port -o tsv | awk 'NR==2{print $2}')
+fw_sha=$($bin scripts load fixed_window --addr 127.0.0.1:$port -o tsv | awk 'NR==2{print $2}')
 
 # Scale: what the server can take, through the hammer and through redis-benchmark, on fixed_window
 # EVALSHA with limit 0 so every call is the same rejection (GET and PTTL of a missing counter) on
@@ -73,7 +75,7 @@ rb_scale() { # args: -c N [-P 16]
     EVALSHA "$fw_sha" 1 bench:{rbp}:__rand_int__ 0 1000
 }
 ham_scale() { # args: workers conns
-  measure wait /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies lua --limiter fixed-window --limit 0 \
+  measure wait $bin --addr 127.0.0.1:$port hammer --strategies lua --limiter fixed-window --limit 0 \
     --workers "$1" --conns "$2" --profile steady --skew 0 --duration "${secs}s" --tui off -o json
 }
 rbp=(); hp=(); rbd=(); hd=()
@@ -103,6 +105,7 @@ for title, rb, ham, rbname, hname in (
     print(f"    ratio hammer / redis-benchmark: median {statistics.median(ratios):.3f} "
           f"(pairs {min(ratios):.2f}-{max(ratios):.2f}; target >= {target})")
 PY
+[ "${ONLY:-}" = pairs ] && exit 0
 
 # Keys x window: a sliding window of 1m over 2000 keys against one key, 5s each, steady load. Peak RSS,
 # decisions/s, and CPU µs per decision of the hammer process; interleaved three times, medians.
@@ -111,7 +114,7 @@ PY
 # every call admitted on both sides (limit 10^9, hold 0), where only the checkers' cost differs.
 kw_run() { # args: keys extra-flags... -> "rss_kb decisions/s cpu_us_per_decision" (decisions of all strategies)
   local keys=$1; shift
-  /usr/bin/time -f '%M %U %S' -o "$dir/kw" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer \
+  /usr/bin/time -f '%M %U %S' -o "$dir/kw" $bin --addr 127.0.0.1:$port hammer \
     --profile steady --skew 0 --limiter sliding-window --window 1m --keys "$keys" --duration 5s --tui off -o json "$@" 2>/dev/null > "$dir/kw.json"
   python3 -c "
 import json, sys
@@ -140,7 +143,7 @@ for title, k1, k2 in (("defaults (naive,lua, limit 20, hold 2ms)", kd1, kd2),
 PY
 [ "${ONLY:-}" = scale ] && exit 0
 
-sha=$(/tmp/limitctl-bench scripts load concurrency_acquire --addr 127.0.0.1:$port -o tsv | awk 'NR==2{print $2}')
+sha=$($bin scripts load concurrency_acquire --addr 127.0.0.1:$port -o tsv | awk 'NR==2{print $2}')
 now=$(date +%s%3N)
 
 # Equal work: both clients call EVALSHA concurrency_acquire with limit 0 on an empty set, so every
@@ -151,7 +154,7 @@ rb_run() {
     EVALSHA "$sha" 1 bench:{rb}:set 0 "$now" 10000 __rand_int__ | tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | awk '{print $1}'
 }
 ham_run() { # args: limit hold seconds -> JSON
-  /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies lua --limiter concurrency \
+  $bin --addr 127.0.0.1:$port hammer --strategies lua --limiter concurrency \
     --workers "$conns" --limit "$1" --hold "$2" --duration "${3}s" -o json 2>/dev/null
 }
 rb1=$(rb_run); h1=$(ham_run 0 0 "$secs" | field throughput_per_s)
@@ -175,20 +178,20 @@ u, sy = map(float, open(sys.argv[2]).read().split())
 n = sum(x['attempts'] for x in d['strategies'])
 print(sum(x['throughput_per_s'] for x in d['strategies']), (u + sy) * 1e6 / n)" "$1" "$2"; }
 tui_run() {
-  script -qfec "/usr/bin/time -f '%U %S' -o $dir/cpu /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --workers $conns --duration ${secs}s --tui on -o json" "$dir/ts" >/dev/null
+  script -qfec "/usr/bin/time -f '%U %S' -o $dir/cpu $bin --addr 127.0.0.1:$port hammer --workers $conns --duration ${secs}s --tui on -o json" "$dir/ts" >/dev/null
   per_decision "$dir/ts" "$dir/cpu"
 }
 off_run() {
-  /usr/bin/time -f '%U %S' -o "$dir/cpu" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --workers "$conns" \
+  /usr/bin/time -f '%U %S' -o "$dir/cpu" $bin --addr 127.0.0.1:$port hammer --workers "$conns" \
     --duration "${secs}s" --tui off -o json 2>/dev/null > "$dir/off.json"
   per_decision "$dir/off.json" "$dir/cpu"
 }
 off1=$(off_run); tui1=$(tui_run); off2=$(off_run); tui2=$(tui_run); off3=$(off_run); tui3=$(tui_run)
 
 # Memory: peak RSS of a short and a long default run.
-/usr/bin/time -f '%M' -o "$dir/rss10" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies naive,lua \
+/usr/bin/time -f '%M' -o "$dir/rss10" $bin --addr 127.0.0.1:$port hammer --strategies naive,lua \
   --workers "$conns" --duration "${secs}s" -o json >/dev/null 2>&1
-/usr/bin/time -f '%M' -o "$dir/rss60" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies naive,lua \
+/usr/bin/time -f '%M' -o "$dir/rss60" $bin --addr 127.0.0.1:$port hammer --strategies naive,lua \
   --workers "$conns" --duration "${long}s" -o json >/dev/null 2>&1
 
 python3 - "$(cat "$dir/rss10")" "$(cat "$dir/rss60")" "$secs" "$long" "$conns" "$def_json" \
