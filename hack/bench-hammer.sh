@@ -47,28 +47,32 @@ fw_sha=$($bin scripts load fixed_window --addr 127.0.0.1:$port -o tsv | awk 'NR=
 # its CPU time (/proc/<pid>/stat, user+system) from 1s into a run to 1s before its end, so start-up
 # and clean-up count on neither side. The on-CPU share is the server's CPU time over that wall
 # time: the server is the bottleneck when it is near 1, whatever the host's speed does meanwhile.
+# The client's CPU per call (user+system, the same span) is what each client costs the machine:
+# on a machine whose cores the client and the server share, the steadier figure.
 pairs=${PAIRS:-9}
 rpid=$(cat "$dir/redis.pid")
-sample() { # -> "seconds cpu_ticks evalsha_calls evalsha_usec"
+sample() { # args: client pid -> "seconds server_cpu_ticks evalsha_calls evalsha_usec client_cpu_ticks"
   local st
   st=$(redis-cli -p "$port" info commandstats | tr -d '\r' | grep '^cmdstat_evalsha:' |
     sed -E 's/.*calls=([0-9]+),usec=([0-9]+).*/\1 \2/')
-  echo "$(date +%s.%N) $(awk '{print $14+$15}' "/proc/$rpid/stat") ${st:-0 0}"
+  echo "$(date +%s.%N) $(awk '{print $14+$15}' "/proc/$rpid/stat") ${st:-0 0} $(awk '{print $14+$15}' "/proc/$1/stat")"
 }
 # measure kill|wait CMD...: runs CMD for secs seconds (kill: stops it then, for redis-benchmark's
-# request count; wait: it stops itself) -> "calls/s on_cpu_share server_usec_per_call"
+# request count; wait: it stops itself) -> "calls/s server_on_cpu_share server_usec_per_call
+# client_usec_per_call" (the client's CPU, user+system, over the same span)
 measure() {
   local how=$1 a b cpid; shift
   "$@" >"$dir/out" 2>/dev/null &
   cpid=$!
-  sleep 1; a=$(sample); sleep $(( secs - 2 )); b=$(sample)
+  sleep 1; a=$(sample "$cpid"); sleep $(( secs - 2 )); b=$(sample "$cpid")
   if [ "$how" = kill ]; then kill "$cpid" 2>/dev/null || true; fi
   wait "$cpid" 2>/dev/null || true
   python3 -c "
 import sys
 a, b = [list(map(float, x.split())) for x in sys.argv[1:3]]
-dt, calls = b[0] - a[0], b[2] - a[2]
-print(calls / dt, (b[1] - a[1]) / $(getconf CLK_TCK) / dt, (b[3] - a[3]) / max(calls, 1))" "$a" "$b"
+hz = $(getconf CLK_TCK)
+dt, calls = b[0] - a[0], max(b[2] - a[2], 1)
+print(calls / dt, (b[1] - a[1]) / hz / dt, (b[3] - a[3]) / calls, (b[4] - a[4]) / hz * 1e6 / calls)" "$a" "$b"
 }
 rb_scale() { # args: -c N [-P 16]
   measure kill redis-benchmark -p "$port" "$@" -n 1000000000 -r 100000000 -q \
@@ -99,8 +103,8 @@ for title, rb, ham, rbname, hname in (
     ratios = [h[0] / r[0] for h, r in zip(ham, rb)]
     print(f"  {title}:")
     for name, rs in ((rbname, rb), (hname, ham)):
-        print(f"    {name:<31} {med(rs,0):>10,.0f} calls/s  server on-CPU {100*med(rs,1):5.1f}%  "
-              f"{med(rs,2):.2f} µs/call  (runs: {' '.join(f'{r[0]:,.0f}' for r in rs)})")
+        print(f"    {name:<31} {med(rs,0):>10,.0f} calls/s  server on-CPU {100*med(rs,1):5.1f}%, {med(rs,2):.2f} µs/call;  "
+              f"client {med(rs,3):.2f} µs/call  (runs: {' '.join(f'{r[0]:,.0f}' for r in rs)})")
     target = 0.95 if title == "pipelined" else 0.90
     print(f"    ratio hammer / redis-benchmark: median {statistics.median(ratios):.3f} "
           f"(pairs {min(ratios):.2f}-{max(ratios):.2f}; target >= {target})")

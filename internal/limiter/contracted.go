@@ -126,7 +126,7 @@ func (c *contracted) readShippedReply(reply any, d *Decision) {
 	if c.kind.readReply == nil || len(arr) < c.kind.replyLen {
 		return
 	}
-	vals := make([]int64, c.kind.replyLen)
+	var vals [maxReplyLen]int64
 	for i := 2; i < c.kind.replyLen; i++ {
 		n, ok := arr[i].(int64)
 		if !ok {
@@ -134,7 +134,7 @@ func (c *contracted) readShippedReply(reply any, d *Decision) {
 		}
 		vals[i] = n
 	}
-	c.kind.readReply(vals, d)
+	*d = c.kind.readReply(*d, vals)
 }
 
 // Release sends the contract's release command, or calls its release script (concurrency

@@ -51,7 +51,10 @@ var tokenBucket = Description{
 		return []string{key}, []any{formatFloat(c.Rate), c.Burst, now.UnixMilli(), c.Cost}
 	},
 	replyLen:  3,
-	readReply: func(vals []int64, d *Decision) { d.RetryAfter = time.Duration(vals[2]) * time.Millisecond },
+	readReply: func(d Decision, vals [maxReplyLen]int64) Decision {
+		d.RetryAfter = time.Duration(vals[2]) * time.Millisecond
+		return d
+	},
 }
 
 // tokenBucketStep: read the bucket's theoretical arrival time, decide in Go, write it back.

@@ -101,15 +101,19 @@ func (s *scripted) recover(ctx context.Context, keys []string, args []any, reply
 			}
 		}
 	default:
-		if redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") { // (its errors.As allocates)
 			return s.script.Eval(ctx, s.rdb, keys, args...).Result()
 		}
 	}
 	return reply, err
 }
 
-// int64s decodes a script reply that must be an array of at least n integers.
-func int64s(reply any, n int) ([]int64, error) {
+// maxReplyLen bounds the integers a shipped script's reply is read for (int64s's n).
+const maxReplyLen = 4
+
+// int64s decodes a script reply that must be an array of at least n (at most maxReplyLen)
+// integers into vals, which it returns: the caller's array, so a decision allocates none.
+func int64s(vals *[maxReplyLen]int64, reply any, n int) ([]int64, error) {
 	arr, ok := reply.([]any)
 	if !ok {
 		return nil, fmt.Errorf("want an array of %d integers, got %s", n, describe(reply))
@@ -117,7 +121,7 @@ func int64s(reply any, n int) ([]int64, error) {
 	if len(arr) < n {
 		return nil, fmt.Errorf("want an array of %d integers, got %d elements", n, len(arr))
 	}
-	out := make([]int64, n)
+	out := vals[:n]
 	for i := 0; i < n; i++ {
 		v, ok := arr[i].(int64)
 		if !ok {
