@@ -21,11 +21,13 @@ import (
 // reached) adds the evidence of an admit to each. Besides ns/op (wall time per decision: the
 // inverse of throughput, so mostly the server's and the machine's speed) it reports what the
 // client controls, which a regression of 20% shows in (compare runs with benchstat):
+//
 //   - allocs/op, B/op: allocations per decision, the whole process (go-redis's included);
+//
 //   - gc-µs/op: CPU time the garbage collector spent per decision (runtime/metrics), and
 //     gcs/1M-op: collections per million decisions.
 //
-//	go test -run '^$' -bench BenchmarkHotPath -benchtime 200000x ./internal/bench/
+//     go test -run '^$' -bench BenchmarkHotPath -benchtime 200000x ./internal/bench/
 func BenchmarkHotPath(b *testing.B) {
 	srv := redistest.Start(b)
 	for _, mode := range []struct {

@@ -29,7 +29,7 @@ var fixedWindow = Description{
 	args: func(c Config, key string, now time.Time, _ string) ([]string, []any) {
 		return []string{WindowKey(key, now, c.Window)}, []any{c.Limit, ms(c.Window)}
 	},
-	replyLen:  3,
+	replyLen: 3,
 	readReply: func(d Decision, vals [maxReplyLen]int64) Decision {
 		d.TTL = time.Duration(vals[2]) * time.Millisecond
 		return d

@@ -50,7 +50,7 @@ var tokenBucket = Description{
 	args: func(c Config, key string, now time.Time, _ string) ([]string, []any) {
 		return []string{key}, []any{formatFloat(c.Rate), c.Burst, now.UnixMilli(), c.Cost}
 	},
-	replyLen:  3,
+	replyLen: 3,
 	readReply: func(d Decision, vals [maxReplyLen]int64) Decision {
 		d.RetryAfter = time.Duration(vals[2]) * time.Millisecond
 		return d
