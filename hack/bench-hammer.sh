@@ -44,8 +44,8 @@ fw_sha=$($bin scripts load fixed_window --addr 127.0.0.1:$port -o tsv | awk 'NR=
 #   pipelined: redis-benchmark -c 50 -P 16 against hammer --workers 256 --conns 8;
 #   default:   redis-benchmark -c 64 (one call in flight) against hammer --workers 64.
 # Both sides are measured the same way, by the server: its EVALSHA calls (INFO commandstats) and
-# its CPU time (/proc/<pid>/stat, user+system) from 1s into a run to 1s before its end, so start-up
-# and clean-up count on neither side. The on-CPU share is the server's CPU time over that wall
+# its CPU time (/proc/<pid>/stat, user+system) over secs-1 seconds from 1s into a run that lasts
+# secs+2, so start-up and clean-up count on neither side. The on-CPU share is the server's CPU time over that wall
 # time: the server is the bottleneck when it is near 1, whatever the host's speed does meanwhile.
 # The client's CPU per call (user+system, the same span) is what each client costs the machine:
 # on a machine whose cores the client and the server share, the steadier figure.
@@ -57,14 +57,18 @@ sample() { # args: client pid -> "seconds server_cpu_ticks evalsha_calls evalsha
     sed -E 's/.*calls=([0-9]+),usec=([0-9]+).*/\1 \2/')
   echo "$(date +%s.%N) $(awk '{print $14+$15}' "/proc/$rpid/stat") ${st:-0 0} $(awk '{print $14+$15}' "/proc/$1/stat")"
 }
-# measure kill|wait CMD...: runs CMD for secs seconds (kill: stops it then, for redis-benchmark's
-# request count; wait: it stops itself) -> "calls/s server_on_cpu_share server_usec_per_call
-# client_usec_per_call" (the client's CPU, user+system, over the same span)
+# measure kill|wait CMD...: runs CMD, which runs for secs+2 seconds (kill: is stopped then, for
+# redis-benchmark's request count; wait: stops itself), and samples it from 1s in to secs in ->
+# "calls/s server_on_cpu_share server_usec_per_call client_usec_per_call" (the client's CPU,
+# user+system, over the same span). The 2s after the span are a margin: a sample itself takes
+# time on a loaded machine, and the client must still be running when the last is taken.
 measure() {
   local how=$1 a b cpid; shift
   "$@" >"$dir/out" 2>/dev/null &
   cpid=$!
-  sleep 1; a=$(sample "$cpid"); sleep $(( secs - 2 )); b=$(sample "$cpid")
+  sleep 1; a=$(sample "$cpid"); sleep $(( secs - 1 ))
+  [ -e "/proc/$cpid" ] || { echo "the client ($*) stopped before its span was sampled" >&2; exit 1; }
+  b=$(sample "$cpid")
   if [ "$how" = kill ]; then kill "$cpid" 2>/dev/null || true; fi
   wait "$cpid" 2>/dev/null || true
   python3 -c "
@@ -80,7 +84,7 @@ rb_scale() { # args: -c N [-P 16]
 }
 ham_scale() { # args: workers conns
   measure wait $bin --addr 127.0.0.1:$port hammer --strategies lua --limiter fixed-window --limit 0 \
-    --workers "$1" --conns "$2" --profile steady --skew 0 --duration "${secs}s" --tui off -o json
+    --workers "$1" --conns "$2" --profile steady --skew 0 --duration "$(( secs + 2 ))s" --tui off -o json
 }
 rbp=(); hp=(); rbd=(); hd=()
 for i in $(seq "$pairs"); do
