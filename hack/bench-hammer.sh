@@ -99,7 +99,7 @@ import statistics, sys
 rows = lambda a: [[float(x) for x in r.split()] for r in a.split(";")]
 rbp, hp, rbd, hd = (rows(a) for a in sys.argv[1:5])
 med = lambda rs, i: statistics.median(r[i] for r in rs)
-print(f"scale: fixed_window EVALSHA, every call rejected, steady load, {len(rbp)} interleaved pairs of {sys.argv[5]}s runs,")
+print(f"scale: fixed_window EVALSHA, every call rejected, steady load, {len(rbp)} interleaved pairs, each run sampled over {int(sys.argv[5])-1}s,")
 print(f"one redis-server, {sys.argv[6]} cores (shared machines are noisy: read the ratios, from pairs run side by side)")
 for title, rb, ham, rbname, hname in (
         ("pipelined", rbp, hp, "redis-benchmark -c 50 -P 16", "hammer --workers 256 --conns 8"),
