@@ -94,7 +94,11 @@ for i in $(seq "$pairs"); do
   else hd+=("$(ham_scale 64 0)"); rbd+=("$(rb_scale -c 64)"); fi
 done
 join() { local IFS=';'; echo "$*"; }
-python3 - "$(join "${rbp[@]}")" "$(join "${hp[@]}")" "$(join "${rbd[@]}")" "$(join "${hd[@]}")" "$secs" "$(nproc)" <<'PY'
+# The cost of each evidence feature per decision (BenchmarkEvidence: recorded as the engine
+# records it, read at its tick), beside the hammer's whole CPU per call above.
+evidence=$(go test -run '^$' -bench BenchmarkEvidence -benchtime 2000000x ./internal/bench/ |
+  awk '/^BenchmarkEvidence\//{sub(/^BenchmarkEvidence\//, "", $1); sub(/-[0-9]+$/, "", $1); printf "%s %s;", $1, $3}')
+python3 - "$(join "${rbp[@]}")" "$(join "${hp[@]}")" "$(join "${rbd[@]}")" "$(join "${hd[@]}")" "$secs" "$(nproc)" "$evidence" <<'PY'
 import statistics, sys
 rows = lambda a: [[float(x) for x in r.split()] for r in a.split(";")]
 rbp, hp, rbd, hd = (rows(a) for a in sys.argv[1:5])
@@ -112,6 +116,13 @@ for title, rb, ham, rbname, hname in (
     target = 0.95 if title == "pipelined" else 0.90
     print(f"    ratio hammer / redis-benchmark: median {statistics.median(ratios):.3f} "
           f"(pairs {min(ratios):.2f}-{max(ratios):.2f}; target >= {target})")
+client = {"pipelined": med(hp, 3), "default": med(hd, 3)}
+print("  evidence per decision (BenchmarkEvidence), as a share of the hammer's client CPU per call "
+      f"(pipelined {client['pipelined']:.2f} µs, default {client['default']:.2f} µs):")
+for item in filter(None, sys.argv[7].split(";")):
+    name, ns = item.split()
+    ns = float(ns)
+    print(f"    {name:<18} {ns:7.1f} ns: {ns/10/client['pipelined']:5.1f}% pipelined, {ns/10/client['default']:5.1f}% default")
 PY
 [ "${ONLY:-}" = pairs ] && exit 0
 
