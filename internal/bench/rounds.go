@@ -94,7 +94,7 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 		}
 		acquires := len(calls)
 		if !hold {
-			s.gather(ctx, ws, &calls, &who, now, schedule)
+			s.gather(ctx, ws, &calls, &who, now, wake, schedule)
 		}
 		if len(calls) == 0 {
 			if !wake.IsZero() {
@@ -132,8 +132,9 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 
 // gather adds the acquire of every ready worker of ws to calls: each takes its turn at the
 // request bound, and in an open loop a scheduled start, waiting for the first only when no
-// call is due otherwise. A worker's scheduled start is kept in its call's started until sent.
-func (s *strategyState) gather(ctx context.Context, ws []worker, calls *[]limiter.Call, who *[]int, now time.Time, schedule <-chan time.Time) {
+// call is due otherwise, and then no later than wake (a hold's end: a release is due). A
+// worker's scheduled start is kept in its call's started until sent.
+func (s *strategyState) gather(ctx context.Context, ws []worker, calls *[]limiter.Call, who *[]int, now, wake time.Time, schedule <-chan time.Time) {
 	for i := range ws {
 		w := &ws[i]
 		if w.done || w.holding || now.Before(w.until) {
@@ -143,8 +144,16 @@ func (s *strategyState) gather(ctx context.Context, ws []worker, calls *[]limite
 		if schedule != nil {
 			var ok bool
 			if len(*calls) == 0 {
+				var due <-chan time.Time
+				if !wake.IsZero() {
+					t := time.NewTimer(time.Until(wake))
+					defer t.Stop()
+					due = t.C
+				}
 				select {
 				case scheduled, ok = <-schedule:
+				case <-due:
+					return
 				case <-ctx.Done():
 					return
 				}
