@@ -39,14 +39,18 @@ type Call struct {
 type Batch struct {
 	lim batched
 	rdb Client
+	// args are each call's command arguments, reused round after round: a decision allocates
+	// no argument list of its own (go-redis keeps a Do's arguments as given, until its reply).
+	args [][]any
 }
 
 // batched is a limiter whose calls can be queued on a pipeline and read back.
 type batched interface {
 	Limiter
 	client() Client
-	// queue adds c's command to p (setting c.cmd, or c.release for a release).
-	queue(ctx context.Context, p redis.Pipeliner, c *Call)
+	// queue adds c's command to p (setting c.cmd, or c.release for a release), its arguments
+	// written into *args, which it may grow.
+	queue(ctx context.Context, p redis.Pipeliner, c *Call, args *[]any)
 	// settle reads c's reply once the pipeline ran; loads is scriptcache.LibraryLoads from
 	// before it was sent.
 	settle(ctx context.Context, c *Call, loads uint64)
@@ -67,10 +71,13 @@ func NewBatch(lim Limiter) *Batch {
 func (b *Batch) Do(ctx context.Context, calls []Call) {
 	p := b.rdb.Pipeline()
 	loads := scriptcache.LibraryLoads()
+	for len(b.args) < len(calls) {
+		b.args = append(b.args, nil)
+	}
 	for i := range calls {
 		c := &calls[i]
 		c.Err, c.cmd, c.release = nil, nil, releaseCall{}
-		b.lim.queue(ctx, p, c)
+		b.lim.queue(ctx, p, c, &b.args[i])
 	}
 	if p.Len() > 0 {
 		p.Exec(ctx) //nolint:errcheck // every command carries its own reply or error
@@ -82,7 +89,7 @@ func (b *Batch) Do(ctx context.Context, calls []Call) {
 
 func (s *scripted) client() Client { return s.rdb }
 
-func (s *scripted) queue(ctx context.Context, p redis.Pipeliner, c *Call) {
+func (s *scripted) queue(ctx context.Context, p redis.Pipeliner, c *Call, args *[]any) {
 	if c.Release {
 		if s.kind.Releases && c.Decision.Allowed && c.Decision.Member != "" {
 			c.release = releaseCall{cmd: p.Do(ctx, "zrem", c.Key, c.Decision.Member)}
@@ -94,7 +101,16 @@ func (s *scripted) queue(ctx context.Context, p redis.Pipeliner, c *Call) {
 		c.member = s.member(c.Now.UnixMilli())
 	}
 	c.keys, c.args = s.kind.args(s.cfg, c.Key, c.Now, c.member)
-	c.cmd = s.send(ctx, p, c.keys, c.args)
+	// As s.send would send it (EVALSHA sha numkeys keys... args...), into the reused list.
+	a := append((*args)[:0], s.call[0], s.call[1], len(c.keys))
+	for _, k := range c.keys {
+		a = append(a, k)
+	}
+	*args = append(a, c.args...)
+	c.cmd = p.Do(ctx, *args...)
+	if len(c.keys) > 0 {
+		c.cmd.SetFirstKeyPos(3) // a cluster routes the call by its first key, as EvalSha's
+	}
 }
 
 func (s *scripted) settle(ctx context.Context, c *Call, loads uint64) {
@@ -111,7 +127,7 @@ func (s *scripted) settle(ctx context.Context, c *Call, loads uint64) {
 
 func (c *contracted) client() Client { return c.rdb }
 
-func (c *contracted) queue(ctx context.Context, p redis.Pipeliner, call *Call) {
+func (c *contracted) queue(ctx context.Context, p redis.Pipeliner, call *Call, _ *[]any) {
 	if call.Release {
 		call.release = c.sendRelease(ctx, p, call.Key, call.Decision)
 		return

@@ -19,13 +19,21 @@ type scripted struct {
 	strategy Strategy
 	script   *redis.Script
 	fn       string // function strategy: the FCALL name
+	// call is the command and its first argument (EVALSHA and the SHA1, EVAL and the source,
+	// FCALL and the function), boxed once: a Batch writes them into every call's arguments.
+	call [2]any
 }
 
 func newScripted(b base, s Strategy) *scripted {
 	shipped := ScriptFor(b.kind.Kind)
 	sc := &scripted{base: b, strategy: s, script: redis.NewScript(shipped.Source)}
-	if s == Function {
+	sc.call = [2]any{"evalsha", sc.script.Hash()}
+	switch s {
+	case Function:
 		sc.fn = shipped.FunctionName()
+		sc.call = [2]any{"fcall", sc.fn}
+	case Eval:
+		sc.call = [2]any{"eval", shipped.Source}
 	}
 	return sc
 }
