@@ -197,3 +197,34 @@ func TestRoundsCountAnOutageAndRecover(t *testing.T) {
 		t.Errorf("overshoot %d, %d admitted: want none, and the run recovered after the restart", lua.Overshoot, lua.Admitted)
 	}
 }
+
+// On a cluster a round's calls on keys of every master go out as one pipeline per master
+// (go-redis's), each answered from its own: the evidence holds and nothing errors.
+func TestRoundsOnACluster(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, 0)
+	rdb := cluster.Client(t)
+	cfg := engineConfig(t, rdb, limiter.SlidingWindow, limiter.Lua)
+	cfg.Conns, cfg.KeyCount = 4, 6
+	// Each key its own hash tag, so the six spread over the masters.
+	cfg.KeyFor = func(s string, i int) string { return fmt.Sprintf("t:{%s:%s:%d}", t.Name(), s, i) }
+	slots := map[int64]bool{}
+	for i := 0; i < cfg.KeyCount; i++ {
+		slot, err := rdb.ClusterKeySlot(context.Background(), cfg.KeyFor("lua", i)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots[min(slot/(16384/3), 2)] = true // master i of the test cluster's 3 holds the i-th third
+	}
+	if len(slots) < 2 {
+		t.Fatalf("the keys fall on %d master(s); the test needs them on several", len(slots))
+	}
+	sum, err := bench.New(cfg).Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lua := sum.Strategies[0]
+	if lua.Errors != 0 || lua.Overshoot != 0 || lua.Rejected == 0 {
+		t.Fatalf("lua on a cluster, 4 connections: %d errors %v, overshoot %d, %d rejected; want none, none and contended",
+			lua.Errors, lua.ErrorSamples, lua.Overshoot, lua.Rejected)
+	}
+}
