@@ -89,11 +89,13 @@ bench-reset: redis-server
 bench-inspect: redis-server
 	$(GO) test -run '^$$' -bench 'BenchmarkInspect100k' -benchtime 1x -timeout 30m ./internal/keys/
 
-# The default hammer load's statistical power (issues 12 and 20): each buggy script in
+# The default hammer load's statistical power (issues 12, 19 and 20): each buggy script in
 # testdata/limiters/buggy (reordering, refill, expiry and off-by-one bugs, and a TIME-reading
-# GCRA one token too generous, judged on the virtual clock) caught within 5s in at least 19 of 20
-# runs, each correct script in testdata/limiters (whatever clock its library uses) at 0 overshoot
-# in 20 of 20. About 40 minutes; POWER_RUNS changes the 20.
+# GCRA one token too generous, judged on the virtual clock) caught overshooting, and each
+# too-strict one in testdata/limiters/strict caught refusing with room (TOO STRICT), within 5s in
+# at least 19 of 20 runs; each correct script in testdata/limiters (whatever clock its library
+# uses) and each shipped one at 0 overshoot and 0 false rejects in 20 of 20. About 50 minutes;
+# POWER_RUNS changes the 20.
 POWER_RUNS ?= 20
 verify-power: redis-server
 	LIMITCTL_POWER=1 LIMITCTL_POWER_RUNS=$(POWER_RUNS) $(GO) test -count=1 -v -timeout 60m -run '^TestPower' ./internal/bench/

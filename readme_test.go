@@ -280,7 +280,7 @@ func TestReadmeOutputsMatchTheTool(t *testing.T) {
 		t.Errorf("hammer's table header is\n%s\nthe README shows\n%s", got[0], want[0])
 	}
 	joined := strings.Join(got, "\n")
-	for _, w := range []string{"concurrency limiter, limit 20, 64 workers per strategy, ", "\nlua    held       peak 20 of 20, 0 events"} {
+	for _, w := range []string{"concurrency limiter, limit 20, 64 workers per strategy, ", "\nlua    exact      peak 20 of 20, 0 events, 0 false rejects"} {
 		if !strings.Contains(joined, w) || !strings.Contains(strings.Join(want, "\n"), w) {
 			t.Errorf("want %q in both the tool's summary and the README's:\n%s", w, joined)
 		}

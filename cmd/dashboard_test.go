@@ -46,7 +46,7 @@ func TestDashboardInARealTerminalShowsPanelsAndQuitsCleanly(t *testing.T) {
 }
 
 // Colour on a colour terminal: the overshooting panel in red (256-colour 203) and, after the
-// run, the verdict words (OVERSHOOT red, held green). NO_COLOR or --no-color: not one escape
+// run, the verdict words (OVERSHOOT red, exact green). NO_COLOR or --no-color: not one escape
 // on the pane, the dashboard's or the summary's. (Piped output has none either:
 // TestHammerProgressLinesWithoutATerminalHaveNoEscapes.)
 func TestColourOnAColourTerminalAndNoneWhenAsked(t *testing.T) {
@@ -76,7 +76,7 @@ func TestColourOnAColourTerminalAndNoneWhenAsked(t *testing.T) {
 			if !strings.Contains(dashboard, "\x1b[38;5;203m") {
 				t.Errorf("the overshooting panel is not red (38;5;203):\n%q", dashboard)
 			}
-			for _, want := range []string{"\x1b[31mOVERSHOOT", "\x1b[32mheld"} {
+			for _, want := range []string{"\x1b[31mOVERSHOOT", "\x1b[32mexact"} {
 				if !strings.Contains(summary, want) {
 					t.Errorf("the verdict lines lack %q:\n%q", want, summary)
 				}

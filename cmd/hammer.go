@@ -41,11 +41,13 @@ func newHammerCmd(f *Factory, runF func(context.Context, *Factory, *hammerOption
 	opts := &hammerOptions{}
 	c := &cobra.Command{
 		Use:   "hammer",
-		Short: "Concurrent load that proves or disproves overshoot, with asserts for CI",
+		Short: "Concurrent load that proves or disproves overshoot and refusals with room, with asserts for CI",
 		Long: `Drives a limiter from many workers at once, in several strategies side by side, each on its
 own keys, and measures overshoot from evidence: a witness of requests that really held a slot
 at the same time (concurrency), or the admitted timestamps checked against the limiter's
-invariant (windows, token bucket). A correct atomic strategy shows 0.
+invariant (windows, token bucket). A correct atomic strategy shows 0. It also proves refusals
+wrong (false_rejects): refused while every correct limiter of the kind certainly had room. With
+--run-id other processes may share the keys, so no refusal is judged.
 
 Without --url/--addr the hammer starts a throw-away redis-server on a free loopback port (or an
 in-process server when none is installed). Keys live under <prefix>:{<run-id>}:<strategy>
@@ -76,7 +78,8 @@ one window, by when each call was sent and answered). A fixed window is judged e
 only when the contract names its window ({window_index}, {prev_window_index},
 {window_start_ms}); otherwise a window opened by its first hit is no overshoot. Without an
 --assert on custom.overshoot the run checks custom.overshoot==0 itself: an overshoot, or a
-limit never reached (no refusal seen, nor the limit held at once), exits 3.`, 92) + `
+limit never reached (no refusal seen, nor the limit held at once), exits 3; without one on
+custom.false_rejects, custom.false_rejects==0: a refusal with room exits 3 (TOO STRICT).`, 92) + `
 
 For the window and bucket limiters the default load is bursty (two windows of load, then idle
 spells of 1.1 to 2.2 windows, so refill and expiry bugs show), and every limiter's workers'

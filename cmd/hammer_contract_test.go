@@ -200,15 +200,60 @@ func TestHammerScriptOvershootFailsWithoutAssert(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, r.out)
 	}
-	if len(doc.Assertions) != 1 || doc.Assertions[0].Expr != "custom.overshoot==0" || !doc.Assertions[0].Passed || !doc.Assertions[0].Implied {
-		t.Errorf("assertions: %+v", doc.Assertions)
+	if len(doc.Assertions) != 2 || doc.Assertions[0].Expr != "custom.overshoot==0" || doc.Assertions[1].Expr != "custom.false_rejects==0" {
+		t.Fatalf("assertions: %+v", doc.Assertions)
+	}
+	for _, a := range doc.Assertions {
+		if !a.Passed || !a.Implied {
+			t.Errorf("implied check %+v", a)
+		}
 	}
 
-	// An assertion of the user's own on custom's overshoot replaces the implied one.
+	// An assertion of the user's own on custom's overshoot replaces the implied one; the
+	// false-reject check stays.
 	r = run(t, "--addr", srv.Addr, "hammer", "--limiter", "fixed-window", "--script", buggy, "--duration", "1500ms",
 		"--assert", "custom.overshoot<=1000", "-o", "json").wantExit(t, ExitOK)
-	if strings.Contains(r.out, `"implied"`) {
-		t.Errorf("an explicit bound leaves no implied check:\n%s", r.out)
+	if strings.Contains(r.out, `"custom.overshoot==0"`) || !strings.Contains(r.out, `"custom.false_rejects==0"`) {
+		t.Errorf("an explicit bound on overshoot:\n%s", r.out)
+	}
+}
+
+// A script that refuses while it certainly has room fails without an --assert too: the verdict
+// says TOO STRICT with its evidence, the implied custom.false_rejects==0 fails, and the JSON
+// carries the evidence of the first wrong refusal.
+func TestHammerTooStrictScriptFailsWithoutAssert(t *testing.T) {
+	srv := redistest.Start(t)
+	strict := filepath.Join("..", "testdata", "limiters", "strict", "concurrency_release_leaks.lua")
+	r := run(t, "--addr", srv.Addr, "hammer", "--limiter", "concurrency", "--script", strict, "--duration", "1500ms", "-o", "json").wantExit(t, ExitCheckFailed)
+	for _, want := range []string{"judged by custom.overshoot==0 and custom.false_rejects==0", "TOO STRICT", "of 20 were held, the first at",
+		"assertion failed: custom.false_rejects==0 (actual ", "--assert 'custom.false_rejects<=N'"} {
+		if !strings.Contains(r.errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.errOut)
+		}
+	}
+	var doc struct {
+		Strategies []struct {
+			Verdict          string `json:"verdict"`
+			FalseRejects     *int64 `json:"false_rejects"`
+			FirstFalseReject *struct {
+				SentMs         float64  `json:"sent_ms"`
+				RepliedMs      float64  `json:"replied_ms"`
+				StampMs        *float64 `json:"stamp_ms"`
+				HeldOrAdmitted *int64   `json:"held_or_admitted"`
+				Limit          int64    `json:"limit"`
+			} `json:"first_false_reject"`
+		} `json:"strategies"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r.out)
+	}
+	st := doc.Strategies[0]
+	f := st.FirstFalseReject
+	if st.Verdict != "TOO STRICT" || st.FalseRejects == nil || *st.FalseRejects == 0 || f == nil {
+		t.Fatalf("verdict %q, false rejects %v, first %+v", st.Verdict, st.FalseRejects, f)
+	}
+	if f.HeldOrAdmitted == nil || *f.HeldOrAdmitted >= 20 || f.Limit != 20 || f.StampMs == nil || f.SentMs > f.RepliedMs || f.SentMs <= 0 {
+		t.Errorf("evidence %+v", f)
 	}
 }
 

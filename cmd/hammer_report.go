@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -64,9 +63,6 @@ func runHammerReport(ctx context.Context, f *Factory, o *hammerReportOptions) er
 	res, err := hammer.Report(ctx, rdb, o.prefix, o.runID, o.asserts)
 	if err != nil {
 		return err
-	}
-	for _, n := range res.Notices {
-		fmt.Fprintln(f.IO.ErrOut, n)
 	}
 	if err := writeHammerSummary(f, format, res); err != nil {
 		return err

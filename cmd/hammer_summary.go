@@ -58,15 +58,16 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 	return nil
 }
 
-// paintVerdict colours a verdict word by what it claims; a word not named here stays plain
-// rather than be painted as a pass it may not be.
+// paintVerdict colours a verdict word by what it claims: a wrong answer on either side of the
+// limit (OVERSHOOT, TOO STRICT, both) and errors red, no evidence yellow, exact green; a word
+// not named here stays plain rather than be painted as a pass it may not be.
 func paintVerdict(cs ColorScheme, word string) string {
 	switch word {
-	case bench.VerdictOvershoot, bench.VerdictErrors:
+	case bench.VerdictOvershoot, bench.VerdictTooStrict, bench.VerdictBoth, bench.VerdictErrors:
 		return cs.Bad(word)
 	case bench.VerdictNoEvidence:
 		return cs.Warn(word)
-	case bench.VerdictHeld:
+	case bench.VerdictExact:
 		return cs.Good(word)
 	}
 	return word

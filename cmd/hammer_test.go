@@ -53,8 +53,15 @@ func TestHammerJSONShapeAndPassingAsserts(t *testing.T) {
 		st := s.(map[string]any)
 		wantKeys(t, "strategy", st, "name", "attempts", "admitted", "rejected", "errors", "retries", "peak", "overshoot",
 			"overshoot_events", "throughput_per_s", "latency_ms", "server_usec_per_call", "fail_open_admits", "fail_closed_rejects",
-			"release_errors", "contended", "error_samples", "unjudged")
+			"release_errors", "contended", "error_samples", "unjudged", "false_rejects", "first_false_reject", "verdict")
 		wantKeys(t, "latency_ms", st["latency_ms"].(map[string]any), "p50", "p90", "p99", "p999", "max")
+		// Neither strategy refuses with room: naive overshoots, lua holds exactly.
+		if st["false_rejects"] != 0.0 || st["first_false_reject"] != nil {
+			t.Errorf("%s: false_rejects %v, first_false_reject %v", st["name"], st["false_rejects"], st["first_false_reject"])
+		}
+		if want := map[string]string{"naive": "OVERSHOOT", "lua": "exact"}[st["name"].(string)]; st["verdict"] != want {
+			t.Errorf("%s: verdict %v, want %s", st["name"], st["verdict"], want)
+		}
 	}
 	if doc["schema_version"] != 1.0 || doc["passed"] != true || doc["limiter"] != "concurrency" || doc["limit"] != 20.0 {
 		t.Errorf("summary fields: %v", doc)

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/colorprofile"
+
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
@@ -13,9 +15,10 @@ import (
 
 func usec(v float64) *float64 { return &v }
 
-// summaryFixture is an 8-second concurrency run of five strategies: naive and multi overshoot,
-// watch retries and never reaches the limit, lua holds, eval fails on 3% of its decisions (and
-// 7 releases); 12 of multi's admits came too late to judge.
+// summaryFixture is an 8-second concurrency run of six strategies: naive and multi overshoot,
+// watch retries and never reaches the limit, lua holds exactly, eval fails on 3% of its
+// decisions (and 7 releases), custom refuses with room; 12 of multi's admits came too late to
+// judge.
 func summaryFixture() bench.Summary {
 	lat := func(p50, p99 time.Duration) bench.Latency {
 		return bench.Latency{P50: p50, P90: (p50 + p99) / 2, P99: p99, P999: p99 * 2, Max: p99 * 3}
@@ -33,12 +36,16 @@ func summaryFixture() bench.Summary {
 			{Name: "eval", Attempts: 100_000, Admitted: 30_000, Rejected: 67_000, Errors: 3000, Contended: true, ReleaseErrors: 7, Peak: 20, AvgThroughput: 12_500,
 				ErrorsByKind: map[string]int64{"timeout": 2988, "conn": 12}, FailClosedRejects: 3000,
 				Latency: lat(812*time.Microsecond, 9120*time.Microsecond), ServerUsecPerCall: usec(9.8)},
+			{Name: "custom", Attempts: 50_000, Admitted: 400, Rejected: 49_600, Contended: true, Peak: 20, AvgThroughput: 6250,
+				FalseRejects: 1204, FirstFalseReject: &bench.FalseReject{SentMs: 412.5, RepliedMs: 413.1, HeldOrAdmitted: 2, Limit: 20},
+				Tightest: &bench.FalseReject{SentMs: 7021, RepliedMs: 7022.4, HeldOrAdmitted: 3, Limit: 20},
+				Latency:  lat(900*time.Microsecond, 5100*time.Microsecond)},
 		}}
 }
 
 // judged is the result of a run that found s, judged as hammer judges (no assertions).
 func judged(s bench.Summary) hammer.Result {
-	return hammer.Result{Summary: s, Judgement: hammer.Judge(hammer.Rules{Limiter: s.Limiter, Limit: s.Limit}, s)}
+	return hammer.Result{Summary: s, Judgement: hammer.Judge(hammer.Rules{Limiter: s.Limiter}, s)}
 }
 
 func TestHammerSummaryTableFits(t *testing.T) {
@@ -62,13 +69,13 @@ func TestHammerSummaryTableFits(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(tsv.String(), "\n")
-	if want := "strategy\tattempts\tadmitted\trejected\terrors\tretries\tpeak\tovershoot\tevents\tthroughput_per_s\tp50\tp90\tp99\tp99.9\tmax\tserver_usec_per_call\tcontended\tunjudged\trelease_errors"; lines[0] != want {
+	if want := "strategy\tattempts\tadmitted\trejected\terrors\tretries\tpeak\tovershoot\tevents\tfalse_rejects\tthroughput_per_s\tp50\tp90\tp99\tp99.9\tmax\tserver_usec_per_call\tcontended\tunjudged\trelease_errors"; lines[0] != want {
 		t.Errorf("tsv header\n%s\nwant\n%s", lines[0], want)
 	}
-	if want := "naive\t110406\t49450\t60956\t0\t0\t64\t44\t29022\t13801\t2.179ms\t8.041ms\t13.903ms\t27.806ms\t41.709ms\tn/a\tyes\t0\t0"; lines[1] != want {
+	if want := "naive\t110406\t49450\t60956\t0\t0\t64\t44\t29022\t0\t13801\t2.179ms\t8.041ms\t13.903ms\t27.806ms\t41.709ms\tn/a\tyes\t0\t0"; lines[1] != want {
 		t.Errorf("tsv row\n%s\nwant\n%s", lines[1], want)
 	}
-	if want := "eval\t100000\t30000\t67000\t3000\t0\t20\t0\t0\t12500\t0.812ms\t4.966ms\t9.120ms\t18.240ms\t27.360ms\t9.8\tyes\t0\t7"; lines[5] != want {
+	if want := "eval\t100000\t30000\t67000\t3000\t0\t20\t0\t0\t0\t12500\t0.812ms\t4.966ms\t9.120ms\t18.240ms\t27.360ms\t9.8\tyes\t0\t7"; lines[5] != want {
 		t.Errorf("tsv row\n%s\nwant\n%s", lines[5], want)
 	}
 }
@@ -77,11 +84,12 @@ func TestVerdicts(t *testing.T) {
 	s := summaryFixture()
 	v := judged(s).VerdictLines(nil)
 	for i, want := range []string{
-		"naive  OVERSHOOT    peak 64 of 20 (+44), 29,022 events in 8.0s",
-		"multi  OVERSHOOT    peak 61 of 20 (+41), 3,264 events in 8.0s, 12 admits too late to judge",
-		"watch  no evidence  peak 6 of 20: the limit was never reached, so nothing was tested",
-		"lua    held         peak 20 of 20, 0 events",
-		"eval   errors       3,000 of 100,000 decisions failed (timeout 2,988, conn 12); peak 20 of 20, 7 releases failed",
+		"naive   OVERSHOOT    peak 64 of 20 (+44), 29,022 events in 8.0s",
+		"multi   OVERSHOOT    peak 61 of 20 (+41), 3,264 events in 8.0s, 12 admits too late to judge",
+		"watch   no evidence  peak 6 of 20: the limit was never reached, so nothing was tested",
+		"lua     exact        peak 20 of 20, 0 events, 0 false rejects",
+		"eval    errors       3,000 of 100,000 decisions failed (timeout 2,988, conn 12); peak 20 of 20, 7 releases failed",
+		"custom  TOO STRICT   refused 1,204 while at most 3 of 20 were held, the first at 412ms",
 	} {
 		if v[i] != want {
 			t.Errorf("verdict %d\n%q\nwant\n%q", i, v[i], want)
@@ -89,13 +97,51 @@ func TestVerdicts(t *testing.T) {
 	}
 	// At or under 1% of decisions failing, a strategy that reached the limit held; its errors are counted.
 	s.Strategies[4].Errors = 1000
-	if got := judged(s).VerdictLines(nil)[4]; got != "eval   held         peak 20 of 20, 0 events (1,000 errors), 7 releases failed" {
+	if got := judged(s).VerdictLines(nil)[4]; got != "eval    exact        peak 20 of 20, 0 events, 0 false rejects (1,000 errors), 7 releases failed" {
 		t.Errorf("eval with 1%% errors: %q", got)
 	}
 	// Contended is the engine's evidence that the limit was reached (a rejection counts even when
 	// the witness missed the full instant): then a strategy below the limit held.
 	s.Strategies[2].Contended, s.Strategies[2].Peak = true, 19
-	if got := judged(s).VerdictLines(nil)[2]; got != "watch  held       peak 19 of 20, 0 events" {
+	if got := judged(s).VerdictLines(nil)[2]; got != "watch   exact       peak 19 of 20, 0 events, 0 false rejects" {
 		t.Errorf("a contended strategy: %q", got)
+	}
+	// Both sides of the limit at once; and a window limiter's evidence is about its window.
+	s.Strategies[5].Overshoot, s.Strategies[5].Peak, s.Strategies[5].OvershootEvent = 2, 22, 5
+	if got := judged(s).VerdictLines(nil)[5]; got != "custom  OVERSHOOT, TOO STRICT  peak 22 of 20 (+2), 5 events in 8.0s; refused 1,204 while at most 3 of 20 were held, the first at 412ms" {
+		t.Errorf("overshoot and too strict: %q", got)
+	}
+	s.Limiter = limiter.SlidingWindow
+	if got := judged(s).VerdictLines(nil)[5]; !strings.HasSuffix(got, "refused 1,204 while at most 3 of 20 were admitted in the window, the first at 412ms") {
+		t.Errorf("a window limiter: %q", got)
+	}
+	// A run shared by id judges no refusals, and says so.
+	s = summaryFixture()
+	s.Strategies[3].RefusalsUnjudged, s.Strategies[3].NoRefusalJudged = bench.RefusalsShared, true
+	if got := judged(s).VerdictLines(nil)[3]; got != "lua     exact        peak 20 of 20, 0 events; refusals not judged: "+bench.RefusalsShared {
+		t.Errorf("unjudged refusals: %q", got)
+	}
+}
+
+// The verdict words are painted by what they claim: a wrong answer (either side of the limit)
+// and errors red, nothing tested yellow, exact green; a word not named stays plain rather than
+// pass for green.
+func TestVerdictWordsArePaintedByWhatTheyClaim(t *testing.T) {
+	cs := (&IOStreams{StdoutTTY: true, OutProfile: colorprofile.ANSI}).ColorScheme()
+	if cs.Bad("x") == "x" {
+		t.Fatal("the colour scheme paints nothing: the checks below would prove nothing")
+	}
+	for word, want := range map[string]string{
+		bench.VerdictOvershoot:  cs.Bad(bench.VerdictOvershoot),
+		bench.VerdictTooStrict:  cs.Bad(bench.VerdictTooStrict),
+		bench.VerdictBoth:       cs.Bad(bench.VerdictBoth),
+		bench.VerdictErrors:     cs.Bad(bench.VerdictErrors),
+		bench.VerdictNoEvidence: cs.Warn(bench.VerdictNoEvidence),
+		bench.VerdictExact:      cs.Good(bench.VerdictExact),
+		"held":                  "held",
+	} {
+		if got := paintVerdict(cs, word); got != want {
+			t.Errorf("%s painted %q, want %q", word, got, want)
+		}
 	}
 }

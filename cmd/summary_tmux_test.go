@@ -32,7 +32,7 @@ func TestHammerSummaryFitsAnEightyColumnTerminal(t *testing.T) {
 	m := shell(t, 80, 24, binary(t)+" --addr "+srv.Addr+" hammer --duration 3s")
 	m.WaitForText(30*time.Second, "EXIT=")
 	screen := noWrappedLines(t, m, 80)
-	for _, want := range []string{"EXIT=0", "STRATEGY", "PEAK", "OVERSHOOT", "P50/P99", "concurrency limiter, limit 20"} {
+	for _, want := range []string{"EXIT=0", "STRATEGY", "PEAK", "OVERSHOOT", "FALSE REJ", "P50/P99", "concurrency limiter, limit 20"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the summary lacks %q:\n%s", want, screen)
 		}
@@ -44,8 +44,8 @@ func TestHammerSummaryFitsAnEightyColumnTerminal(t *testing.T) {
 			verdict[f[0]] = strings.Join(f[1:], " ")
 		}
 	}
-	if v := verdict["lua"]; !strings.HasPrefix(v, "held peak 20 of 20, 0 events") {
-		t.Errorf("lua's verdict %q, want held at 20 of 20:\n%s", v, screen)
+	if v := verdict["lua"]; !strings.HasPrefix(v, "exact peak 20 of 20, 0 events, 0 false rejects") {
+		t.Errorf("lua's verdict %q, want exact at 20 of 20:\n%s", v, screen)
 	}
 	if v := verdict["naive"]; !strings.HasPrefix(v, "OVERSHOOT peak ") && !strings.HasPrefix(v, "no evidence") {
 		t.Errorf("naive's verdict %q:\n%s", v, screen)

@@ -113,12 +113,23 @@ type strategyDoc struct {
 	Contended         bool                `json:"contended"`
 	ErrorSamples      []bench.ErrorSample `json:"error_samples"`
 	Unjudged          int64               `json:"unjudged"`
+	// FalseRejects is null when refusals were not judged; FirstFalseReject the first's evidence.
+	FalseRejects     *int64          `json:"false_rejects"`
+	FirstFalseReject *falseRejectDoc `json:"first_false_reject"`
 	// Verdict is the strategy's verdict word (bench.Verdict), as its verdict line says it.
 	Verdict string `json:"verdict"`
 	// Clock is whose time the strategy's script used: client (passed in ARGV) or server (TIME).
 	Clock string `json:"clock"`
 	// Contract is how the custom script was called and its reply read (custom only).
 	Contract *contractDoc `json:"contract,omitempty"`
+}
+type falseRejectDoc struct {
+	SentMs         float64  `json:"sent_ms"`
+	RepliedMs      float64  `json:"replied_ms"`
+	StampMs        *float64 `json:"stamp_ms"`
+	HeldOrAdmitted int64    `json:"held_or_admitted"`
+	Limit          int64    `json:"limit"`
+	TokensLeft     *float64 `json:"tokens_left"`
 }
 type contractDoc struct {
 	Keys    string `json:"keys"`

@@ -9,6 +9,7 @@
 #   ONLY=scale make bench-hammer # only the scale section and keys x window
 #   ONLY=pairs make bench-hammer # only the scale section's pairs
 #   PAIRS=15 ONLY=scale make bench-hammer # more pairs (default 9)
+#   ONLY=judge make bench-hammer # only the cost of judging refusals (false rejects)
 #
 # Both clients send EVALSHA of concurrency_acquire with the same number of connections to the
 # same server, one after the other. Machines are shared and noisy: read the ratio, not the numbers.
@@ -34,6 +35,47 @@ trap 'kill "$(cat "$dir/redis.pid" 2>/dev/null)" 2>/dev/null; sleep 0.2; rm -rf 
 until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
 
 field() { python3 -c "import json,sys; print(json.load(sys.stdin)['strategies'][0]['$1'])"; }
+
+# Judging refusals (false rejects): the default run (naive,lua, 64 workers) of three limiters with
+# every refusal judged, and with none (given a run id, other processes may share the keys, so the
+# hammer judges no refusal: the baseline), interleaved three times; decisions/s of both strategies
+# and CPU µs per decision of the hammer process. Refusals outnumber admits about ten to one here.
+judge_run() { # args: limiter extra-flags... -> "decisions/s cpu_us_per_decision"
+  local lim=$1; shift
+  /usr/bin/time -f '%U %S' -o "$dir/jcpu" $bin --addr 127.0.0.1:$port hammer --limiter "$lim" \
+    --workers "$conns" --duration "${secs}s" --tui off -o json "$@" 2>/dev/null > "$dir/j.json"
+  python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+u, sy = map(float, open(sys.argv[2]).read().split())
+print(sum(x['throughput_per_s'] for x in d['strategies']), (u + sy) * 1e6 / sum(x['attempts'] for x in d['strategies']))" "$dir/j.json" "$dir/jcpu"
+}
+if [ -z "${ONLY:-}" ] || [ "$ONLY" = judge ]; then
+judged=(); unjudged=()
+for round in 1 2 3; do
+  for lim in concurrency sliding-window token-bucket; do
+    judged+=("$lim $(judge_run "$lim")")
+    unjudged+=("$lim $(judge_run "$lim" --run-id "bench-judge-$round-$lim")")
+  done
+done
+python3 - "$(printf '%s;' "${judged[@]}")" "$(printf '%s;' "${unjudged[@]}")" "$secs" <<'PY'
+import statistics, sys
+def rows(a):
+    out = {}
+    for r in filter(None, a.split(";")):
+        lim, rate, cpu = r.split()
+        out.setdefault(lim, []).append((float(rate), float(cpu)))
+    return out
+j, u = rows(sys.argv[1]), rows(sys.argv[2])
+print(f"judging refusals (false rejects), naive,lua default runs of {sys.argv[3]}s, judged vs not (--run-id), medians of three:")
+for lim in j:
+    jr, ur = statistics.median(r[0] for r in j[lim]), statistics.median(r[0] for r in u[lim])
+    jc, uc = statistics.median(r[1] for r in j[lim]), statistics.median(r[1] for r in u[lim])
+    print(f"  {lim:15} decisions/s judged {jr:>9,.0f}, not {ur:>9,.0f}, ratio {jr/ur:.3f} (target >= 0.95); "
+          f"CPU per decision {jc:.2f} vs {uc:.2f} µs ({100*(jc-uc)/uc:+.1f}%)")
+PY
+fi
+[ "${ONLY:-}" = judge ] && exit 0
 fw_sha=$($bin scripts load fixed_window --addr 127.0.0.1:$port -o tsv | awk 'NR==2{print $2}')
 
 # Scale: what the server can take, through the hammer and through redis-benchmark, on fixed_window

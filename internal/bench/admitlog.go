@@ -31,14 +31,22 @@ func (q *msQueue) reset() {
 
 // add counts n admits at ms. Admits arrive nearly in time order, so the common cases are the
 // newest millisecond again or a newer one; an older one is placed by binary search.
-func (q *msQueue) add(ms, n int64) {
+func (q *msQueue) add(ms, n int64) { q.put(ms, n, sum) }
+
+// keepMin records v at ms, keeping the least value given for each millisecond.
+func (q *msQueue) keepMin(ms, v int64) { q.put(ms, v, least) }
+
+func sum(a, b int64) int64   { return a + b }
+func least(a, b int64) int64 { return min(a, b) }
+
+func (q *msQueue) put(ms, n int64, combine func(a, b int64) int64) {
 	if q.len() > 0 {
 		switch last := &q.items[len(q.items)-1]; {
 		case last.ms == ms:
-			last.n += n
+			last.n = combine(last.n, n)
 			return
 		case last.ms > ms:
-			q.insert(ms, n)
+			q.insert(ms, n, combine)
 			return
 		}
 	}
@@ -46,11 +54,11 @@ func (q *msQueue) add(ms, n int64) {
 	q.items = append(q.items, msCount{ms, n})
 }
 
-func (q *msQueue) insert(ms, n int64) {
+func (q *msQueue) insert(ms, n int64, combine func(a, b int64) int64) {
 	live := q.items[q.head:]
 	i := sort.Search(len(live), func(j int) bool { return live[j].ms >= ms })
 	if live[i].ms == ms {
-		live[i].n += n
+		live[i].n = combine(live[i].n, n)
 		return
 	}
 	q.makeRoom()

@@ -52,6 +52,7 @@ var metrics = map[string]func(StrategySnapshot) *float64{
 	"peak":                 count(func(s StrategySnapshot) int64 { return s.Peak }),
 	"overshoot":            count(func(s StrategySnapshot) int64 { return s.Overshoot }),
 	"overshoot_events":     count(func(s StrategySnapshot) int64 { return s.OvershootEvent }),
+	"false_rejects":        falseRejects,
 	"fail_open_admits":     count(func(s StrategySnapshot) int64 { return s.FailOpenAdmits }),
 	"fail_closed_rejects":  count(func(s StrategySnapshot) int64 { return s.FailClosedRejects }),
 	"release_errors":       count(func(s StrategySnapshot) int64 { return s.ReleaseErrors }),
@@ -65,6 +66,15 @@ var metrics = map[string]func(StrategySnapshot) *float64{
 	"p99.9":                millis(func(l Latency) time.Duration { return l.P999 }),
 	"max":                  millis(func(l Latency) time.Duration { return l.Max }),
 	"server_usec_per_call": func(s StrategySnapshot) *float64 { return s.ServerUsecPerCall },
+}
+
+// falseRejects has no value where no refusal was judged: no data is never a pass.
+func falseRejects(s StrategySnapshot) *float64 {
+	if s.NoRefusalJudged {
+		return nil
+	}
+	v := float64(s.FalseRejects)
+	return &v
 }
 
 func isLatency(metric string) bool {
@@ -90,7 +100,7 @@ func millis(f func(Latency) time.Duration) func(StrategySnapshot) *float64 {
 // MetricNames lists what an assertion may test, for help text and completion.
 func MetricNames() []string {
 	return []string{"attempts", "admitted", "rejected", "errors", "retries", "peak", "overshoot", "overshoot_events",
-		"throughput", "p50", "p90", "p99", "p999", "max", "server_usec_per_call", "fail_open_admits", "fail_closed_rejects",
+		"false_rejects", "throughput", "p50", "p90", "p99", "p999", "max", "server_usec_per_call", "fail_open_admits", "fail_closed_rejects",
 		"release_errors", "unjudged"}
 }
 
@@ -171,6 +181,9 @@ func (a Assertion) Eval(sum Summary) AssertionResult {
 		actual := metrics[a.Metric](s)
 		res.Actual = actual
 		if actual == nil {
+			if a.Metric == "false_rejects" {
+				res.Reason = "refusals not judged: " + s.RefusalsUnjudged
+			}
 			return res // no data is never a pass
 		}
 		if needsContention(a.Metric) && !s.Contended {
@@ -191,6 +204,9 @@ func (a Assertion) Eval(sum Summary) AssertionResult {
 			res.Passed = v > a.Value
 		case ">=":
 			res.Passed = v >= a.Value
+		}
+		if !res.Passed && a.Metric == "false_rejects" && s.FalseRejects > 0 {
+			res.Reason = s.tooStrict(sum.Limiter) // what the refusals were counted against
 		}
 		return res
 	}

@@ -33,6 +33,8 @@ type StrategyRun struct {
 	// TimeQuantum is how finely the script is told the time (0 or 1ms: to the millisecond or
 	// finer; 1s: whole seconds): each admit is judged at its time as the script could know it.
 	TimeQuantum time.Duration
+	// Refusals is what the limiter may rightly do that the false-reject judges allow for.
+	Refusals RefusalRules
 }
 
 // Config describes one run. Durations and counts are validated by the caller.
@@ -66,10 +68,18 @@ type Config struct {
 	Skew time.Duration
 	// Horizon is how late an admit may be recorded after a newer one: the call timeout.
 	Horizon time.Duration
-	Tick    time.Duration // snapshot interval (100ms if zero)
-	Now     func() time.Time
+	// SharedKeys: other processes may drive the same keys (a run id given), so this process
+	// cannot bound what they hold or admit, and its refusals are not judged.
+	SharedKeys bool
+	Tick       time.Duration // snapshot interval (100ms if zero)
+	Now        func() time.Time
 	// ServerStats reads INFO commandstats (summed over masters); nil when unavailable.
 	ServerStats func(ctx context.Context) (map[string]CmdStat, error)
+	// Masters reads a fingerprint of the target's masters (their replication ids), so the
+	// concurrency limiter's refusals are judged only while the run is on the masters it began
+	// on (master_watch.go); nil when the target cannot fail over (an embedded server, unless
+	// it is killed and restarted).
+	Masters func(ctx context.Context) (string, error)
 	// ErrorBackoff pauses a worker after a failed decision so an outage is not a busy loop.
 	ErrorBackoff time.Duration
 }
@@ -145,9 +155,14 @@ func (e *Engine) Run(ctx context.Context, snapshots chan<- Snapshot) (Summary, e
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
 
+	var masters *masterWatch
+	if cfg.Masters != nil && cfg.Limiter.Describe().Releases && !cfg.SharedKeys {
+		masters = newMasterWatch(ctx, cfg.Masters, statsWaitTimeout)
+	}
 	runs := make([]*strategyState, len(cfg.Strategies))
 	for i, s := range cfg.Strategies {
 		runs[i] = newStrategyState(cfg, s)
+		runs[i].masters = masters
 	}
 	// INFO runs off the tick path, each read with its own timeout: a server slow to answer it
 	// delays neither the snapshots nor the stop. The baseline is bounded tighter still, since
@@ -165,6 +180,9 @@ func (e *Engine) Run(ctx context.Context, snapshots chan<- Snapshot) (Summary, e
 	}
 
 	start := time.Now()
+	if masters != nil {
+		masters.start(loadCtx, start)
+	}
 	var wg sync.WaitGroup
 	for _, r := range runs {
 		r.start(loadCtx, e, &wg, start)
@@ -211,6 +229,9 @@ loop:
 	clock.advance(end, e.paused.Load())
 	stopLoad()
 	<-pollDone
+	if masters != nil {
+		masters.finish()
+	}
 	if statsBefore != nil {
 		// The final read counts every call, but may not hold up the summary: when it is slow
 		// the last background read stands.

@@ -255,3 +255,33 @@ func TestOpenLoopKeepsItsRateAndTimesFromTheSchedule(t *testing.T) {
 		t.Errorf("latency %+v does not show the 300ms stall from the scheduled starts", lua.Latency)
 	}
 }
+
+// BenchmarkEngineJudgingRefusals runs the default contended load (64 workers, limit 20, hold
+// 2ms, lua) on a real redis-server with the refusals judged and not (SharedKeys, as a run id
+// does); ns/op is wall time per decision, so the two read as a throughput ratio:
+//
+//	go test -run '^$' -bench EngineJudgingRefusals -benchtime 200000x -count 3 ./internal/bench/
+func BenchmarkEngineJudgingRefusals(b *testing.B) {
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Start(b).Addr, PoolSize: 128})
+	defer rdb.Close()
+	for _, k := range []limiter.Kind{limiter.Concurrency, limiter.SlidingWindow, limiter.TokenBucket} {
+		for _, judged := range []bool{true, false} {
+			b.Run(fmt.Sprintf("%s/judged=%v", k, judged), func(b *testing.B) {
+				lim, err := limiter.New(k, limiter.Lua, rdb, limiter.Config{Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, Rate: 20, Burst: 20})
+				if err != nil {
+					b.Fatal(err)
+				}
+				cfg := bench.Config{
+					RunID: "bench", Limiter: k, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, Requests: int64(b.N),
+					Hold: 2 * time.Millisecond, StaleAfter: 10 * time.Second, KeyCount: 1, Horizon: 5 * time.Second, SharedKeys: !judged,
+					KeyFor:     func(s string, i int) string { return fmt.Sprintf("b:{%s}:%d:%s:%d", b.Name(), b.N, s, i) },
+					Strategies: []bench.StrategyRun{{Name: "lua", Limiter: lim, EpochAligned: true}},
+				}
+				b.ResetTimer()
+				if _, err := bench.New(cfg).Run(context.Background(), nil); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/lint"
 	"github.com/limitctl/limitctl/internal/redistest"
@@ -71,16 +72,17 @@ func customStrategy(t *testing.T, srv *redistest.Server, file string, kind limit
 		t.Fatal(err)
 	}
 	return bench.StrategyRun{Name: "custom", Limiter: lim, ServerClock: c.Clock == contract.ServerClock,
-		EpochAligned: c.EpochAligned(), TimeQuantum: c.TimeQuantum()}
+		EpochAligned: c.EpochAligned(), TimeQuantum: c.TimeQuantum(),
+		Refusals: hammer.RefusalRules(hammer.Options{Limiter: kind, Window: time.Second, Contract: c}, limiter.Custom)}
 }
 
 // defaultLoad is the hammer's default load for one strategy (64 workers, limit 20, window 1s,
-// the limiter's default profile and skew) for d, with a think time of 2ms after each admit.
+// stale-after 10s, the limiter's default profile and skew) for d, with a think time of 2ms after each admit.
 func defaultLoad(t *testing.T, kind limiter.Kind, run bench.StrategyRun, d time.Duration) bench.Config {
 	id := fmt.Sprintf("%d", time.Now().UnixNano())
 	return bench.Config{
 		Profile: bench.DefaultProfile(kind), Skew: bench.DefaultSkew(kind, 20, time.Second),
-		RunID: id, Limiter: kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64,
+		RunID: id, Limiter: kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, StaleAfter: 10 * time.Second,
 		Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
 		KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s.%s}:%s:%d", t.Name(), id, s, i) },
 		Strategies: []bench.StrategyRun{run},

@@ -88,18 +88,3 @@ func workerSkew(cfg Config, w int) time.Duration {
 	}
 	return -cfg.Skew + time.Duration(int64(2*cfg.Skew)*int64(w)/int64(cfg.Workers-1))
 }
-
-// ActiveLoad is how much of a run of d the profile keeps under load (the rest is idle spells).
-func ActiveLoad(profile string, window, d time.Duration) time.Duration {
-	if profile != ProfileBursty || window <= 0 {
-		return d
-	}
-	burst, idles, period := burstCycles(window)
-	active := d / period * burst * time.Duration(len(idles))
-	rest := d % period
-	for _, spell := range idles {
-		active += min(rest, burst)
-		rest -= min(rest, burst+spell)
-	}
-	return active
-}

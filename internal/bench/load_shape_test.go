@@ -7,29 +7,7 @@ import (
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
-func TestActiveLoadLeavesOutIdleSpells(t *testing.T) {
-	s := time.Second
-	ms := time.Millisecond
-	cases := []struct {
-		profile string
-		d, want time.Duration
-	}{
-		{ProfileSteady, 10 * s, 10 * s},
-		{ProfileBursty, 1500 * ms, 1500 * ms},
-		{ProfileBursty, 3 * s, 2 * s},                  // two windows of load, then idle for 1.3
-		{ProfileBursty, 3700 * ms, 2400 * ms},          // and 0.4 of the next burst
-		{ProfileBursty, 5 * s, 3700 * ms},              // 2, idle 1.3, then 1.7 of the second burst
-		{ProfileBursty, 21200 * ms, 12 * s},            // one period: six bursts and the six spells
-		{ProfileBursty, 42400*ms + 500*ms, 24500 * ms}, // two periods and a quarter of a burst
-	}
-	for _, c := range cases {
-		if got := ActiveLoad(c.profile, s, c.d); got != c.want {
-			t.Errorf("%s over %s: %s, want %s", c.profile, c.d, got, c.want)
-		}
-	}
-}
-
-// The idle spells are those ActiveLoad leaves out, and their lengths vary.
+// The idle spells between bursts vary in length.
 func TestIdleSpellsVaryInLength(t *testing.T) {
 	cfg := Config{Profile: ProfileBursty, Window: time.Second}
 	var spells []time.Duration

@@ -97,6 +97,18 @@ func mergeStrategy(m *StrategySnapshot, s StrategySnapshot) {
 		}
 	}
 	m.Contended = m.Contended || s.Contended
+	// Each process judged the refusals on its own keys, or none (they shared them).
+	m.FalseRejects += s.FalseRejects
+	if f := s.FirstFalseReject; f != nil && (m.FirstFalseReject == nil || f.SentMs < m.FirstFalseReject.SentMs) {
+		m.FirstFalseReject = f // the earliest, from its own process's start
+	}
+	if t := s.Tightest; t != nil && (m.Tightest == nil || t.Room() < m.Tightest.Room()) {
+		m.Tightest = t
+	}
+	if m.RefusalsUnjudged == "" {
+		m.RefusalsUnjudged = s.RefusalsUnjudged
+	}
+	m.NoRefusalJudged = m.NoRefusalJudged || s.NoRefusalJudged
 	m.Peak = max(m.Peak, s.Peak)
 	m.Overshoot = max(m.Overshoot, s.Overshoot)
 	m.OvershootEvent += s.OvershootEvent

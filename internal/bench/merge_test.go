@@ -45,3 +45,26 @@ func TestMergeSumsCountsAndMergesHistograms(t *testing.T) {
 		t.Fatal("processes with different limits were merged")
 	}
 }
+
+// Each process judges the refusals on its own keys: merged, the counts add up, the first is the
+// earliest of the processes' firsts and the tightest the one with the least room; a process
+// that judged none (it shared its keys) leaves the merged run unjudged.
+func TestMergeAddsFalseRejects(t *testing.T) {
+	one := func(n, held int64, sent float64) Summary {
+		return Summary{Limiter: "concurrency", Limit: 20, Strategies: []StrategySnapshot{{Name: "custom", FalseRejects: n,
+			FirstFalseReject: &FalseReject{SentMs: sent, HeldOrAdmitted: held, Limit: 20},
+			Tightest:         &FalseReject{SentMs: sent + 1, HeldOrAdmitted: held, Limit: 20}}}}
+	}
+	m, err := Merge([]Summary{one(10, 3, 40), one(5, 12, 20)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.Strategies[0]
+	if s.FalseRejects != 15 || s.FirstFalseReject.SentMs != 20 || s.Tightest.HeldOrAdmitted != 12 || s.RefusalsUnjudged != "" {
+		t.Errorf("merged: %d false rejects, first %+v, tightest %+v, unjudged %q", s.FalseRejects, s.FirstFalseReject, s.Tightest, s.RefusalsUnjudged)
+	}
+	shared := Summary{Limiter: "concurrency", Limit: 20, Strategies: []StrategySnapshot{{Name: "custom", RefusalsUnjudged: RefusalsShared, NoRefusalJudged: true}}}
+	if m, _ := Merge([]Summary{shared, shared}); m.Strategies[0].RefusalsUnjudged == "" || !m.Strategies[0].NoRefusalJudged {
+		t.Error("processes that judged no refusal merged into a judged run")
+	}
+}

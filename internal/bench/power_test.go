@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -15,9 +16,11 @@ import (
 )
 
 // The statistical power of the hammer's default load (make verify-power): each buggy script in
-// testdata/limiters/buggy must be caught within 5s in at least 19 of 20 runs, and each correct
-// script (written differently from the shipped ones) must show 0 overshoot in 20 of 20. It takes
-// minutes, so it runs only when LIMITCTL_POWER is set; LIMITCTL_POWER_RUNS changes the 20.
+// testdata/limiters/buggy must be caught overshooting, and each too-strict one in
+// testdata/limiters/strict caught refusing with room (TOO STRICT), within 5s in at least 19 of
+// 20 runs; each correct script (written differently from the shipped ones) and each shipped
+// script must show 0 overshoot and 0 false rejects in 20 of 20. It takes minutes, so it runs
+// only when LIMITCTL_POWER is set; LIMITCTL_POWER_RUNS changes the 20.
 
 type powerCase struct {
 	file string
@@ -46,6 +49,22 @@ var buggyScripts = []powerCase{
 	{"buggy/token_bucket_uncapped_short_ttl.lua", limiter.TokenBucket, contract.Spec{}},
 	{"buggy/gcra_server_time_one_too_many.lua", limiter.TokenBucket, contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0"}},
 	{"buggy/fixed_window_first_hit_ns_reopens.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}", Args: "{now_ns} {limit} {window_ns}", Allowed: "reply[4] == 1"}},
+}
+
+// strictScripts are too strict on purpose, one per class: each must be caught refusing while
+// it certainly had room, under the contract flags its header gives.
+var strictScripts = []powerCase{
+	{"strict/concurrency_release_leaks.lua", limiter.Concurrency, contract.Spec{}},
+	{"strict/fixed_window_limit_minus_one.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}:{window_index}", Args: "{limit} {window_ms} {cost}", Allowed: "reply[1] > 0"}},
+	{"strict/sliding_log_counts_refused.lua", limiter.SlidingWindow, contract.Spec{Args: "{now_us} {window_ms} {limit} {member}", Allowed: "reply == 0"}},
+	{"strict/token_bucket_counts_refused.lua", limiter.TokenBucket, contract.Spec{}},
+	{"strict/fixed_window_ttl_renewed.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}", Args: "{cost} {window_ms}", Allowed: "reply[1] <= {limit}"}},
+	{"strict/token_bucket_slow_refill.lua", limiter.TokenBucket, contract.Spec{}},
+	{"strict/gcra_one_token_short.lua", limiter.TokenBucket, contract.Spec{Args: "{burst} {rate_per_s} {now_ms} {cost}", Allowed: "reply[1] > 0"}},
+	{"strict/fixed_window_clamp_drops_ttl.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}", Args: "{limit} {window_ms} {cost}", Allowed: "reply[1] == 1"}},
+	{"strict/sliding_log_two_windows.lua", limiter.SlidingWindow, contract.Spec{}},
+	// Reads TIME, given no time: the virtual clock answers it.
+	{"strict/gcra_server_time_one_too_few.lua", limiter.TokenBucket, contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0"}},
 }
 
 func correctScripts() []powerCase {
@@ -77,6 +96,11 @@ func powerRuns(t *testing.T) int {
 // would start where the last one stopped, and a bug that shows at a window's boundary would be
 // found, or missed, at the same phase every time.
 func powerRun(t *testing.T, srv *redistest.Server, c powerCase, d time.Duration, stopOnOvershoot bool) (bench.StrategySnapshot, time.Duration) {
+	return powerRunUntil(t, srv, c, d, stopOnOvershoot, func(s bench.StrategySnapshot) bool { return s.Overshoot > 0 })
+}
+
+// powerRunUntil is powerRun with what counts as caught.
+func powerRunUntil(t *testing.T, srv *redistest.Server, c powerCase, d time.Duration, stop bool, caught func(bench.StrategySnapshot) bool) (bench.StrategySnapshot, time.Duration) {
 	t.Helper()
 	cfg := defaultLoad(t, c.kind, customStrategy(t, srv, c.file, c.kind, c.spec), d)
 	time.Sleep(time.Duration(rand.Int64N(int64(cfg.Window))))
@@ -89,9 +113,9 @@ func powerRun(t *testing.T, srv *redistest.Server, c powerCase, d time.Duration,
 	go func() {
 		defer close(done)
 		for s := range snaps {
-			if caughtAt == 0 && s.Strategies[0].Overshoot > 0 {
+			if caughtAt == 0 && caught(s.Strategies[0]) {
 				caughtAt = time.Since(start)
-				if stopOnOvershoot {
+				if stop {
 					cancel()
 				}
 			}
@@ -103,7 +127,7 @@ func powerRun(t *testing.T, srv *redistest.Server, c powerCase, d time.Duration,
 		t.Fatal(err)
 	}
 	st := sum.Strategies[0]
-	if caughtAt == 0 && st.Overshoot > 0 {
+	if caughtAt == 0 && caught(st) {
 		caughtAt = time.Since(start)
 	}
 	return st, caughtAt
@@ -135,6 +159,81 @@ func TestPowerCatchesEveryBugClass(t *testing.T) {
 	}
 }
 
+func TestPowerCatchesEveryTooStrictClass(t *testing.T) {
+	runs := powerRuns(t)
+	srv := redistest.Start(t)
+	for _, c := range strictScripts {
+		t.Run(c.file, func(t *testing.T) {
+			caught := 0
+			var slowest time.Duration
+			for i := 0; i < runs; i++ {
+				st, at := powerRunUntil(t, srv, c, 5*time.Second, true, func(s bench.StrategySnapshot) bool { return s.FalseRejects > 0 })
+				if st.Errors > 0 {
+					t.Fatalf("run %d: %d decisions errored: %v", i+1, st.Errors, st.ErrorsByKind)
+				}
+				word := st.Judge(c.kind, 20, 5*time.Second).Word
+				t.Logf("run %d: caught at %s, %d false rejects (%s), first %+v", i+1, at.Round(10*time.Millisecond), st.FalseRejects, word, st.FirstFalseReject)
+				if at > 0 && at <= 5500*time.Millisecond && (word == bench.VerdictTooStrict || word == bench.VerdictBoth) {
+					caught++
+					slowest = max(slowest, at)
+				}
+			}
+			t.Logf("%s: caught in %d of %d runs, slowest at %s", c.file, caught, runs, slowest.Round(10*time.Millisecond))
+			if caught*20 < runs*19 {
+				t.Errorf("caught in only %d of %d runs (want 19 in 20)", caught, runs)
+			}
+		})
+	}
+}
+
+// The shipped scripts, every atomic strategy at once, at the default load of each limiter.
+func TestPowerBlamesNoShippedScript(t *testing.T) {
+	runs := powerRuns(t)
+	srv := redistest.Start(t)
+	for _, k := range limiter.Kinds() {
+		t.Run(string(k), func(t *testing.T) {
+			clean := 0
+			for i := 0; i < runs; i++ {
+				run := fmt.Sprintf("%d", time.Now().UnixNano())
+				cfg := bench.Config{
+					Profile: bench.DefaultProfile(k), Skew: bench.DefaultSkew(k, 20, time.Second),
+					RunID: run, Limiter: k, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, StaleAfter: 10 * time.Second,
+					Duration: 5 * time.Second, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
+					KeyFor: func(s string, i int) string { return fmt.Sprintf("p:{%s}:%s:%d", run, s, i) },
+				}
+				for _, s := range []limiter.Strategy{limiter.Lua, limiter.Eval, limiter.Function} {
+					lim, err := limiter.New(k, s, srv.Client(t), limiter.Config{Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, Rate: 20, Burst: 20})
+					if err != nil {
+						t.Fatal(err)
+					}
+					cfg.Strategies = append(cfg.Strategies, bench.StrategyRun{Name: string(s), Limiter: lim, EpochAligned: true})
+				}
+				sum, err := bench.New(cfg).Run(context.Background(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ok := true
+				for _, st := range sum.Strategies {
+					if st.Errors > 0 || st.Rejected == 0 {
+						t.Fatalf("run %d: %s: not a clean contended run: %d errors %v, %d rejected", i+1, st.Name, st.Errors, st.ErrorsByKind, st.Rejected)
+					}
+					if st.Overshoot != 0 || st.FalseRejects != 0 {
+						ok = false
+						t.Logf("run %d: %s: overshoot %d, false rejects %d (first %+v)", i+1, st.Name, st.Overshoot, st.FalseRejects, st.FirstFalseReject)
+					}
+				}
+				if ok {
+					clean++
+				}
+			}
+			t.Logf("%s: lua, eval and function at 0 overshoot and 0 false rejects in %d of %d runs", k, clean, runs)
+			if clean != runs {
+				t.Errorf("a shipped script was blamed in %d of %d runs", runs-clean, runs)
+			}
+		})
+	}
+}
+
 func TestPowerPassesCorrectScripts(t *testing.T) {
 	runs := powerRuns(t)
 	srv := redistest.Start(t)
@@ -146,13 +245,13 @@ func TestPowerPassesCorrectScripts(t *testing.T) {
 				if st.Errors > 0 || st.Rejected == 0 {
 					t.Fatalf("run %d: not a clean contended run: %d errors %v, %d rejected", i+1, st.Errors, st.ErrorsByKind, st.Rejected)
 				}
-				if st.Overshoot == 0 {
+				if st.Overshoot == 0 && st.FalseRejects == 0 {
 					clean++
 				} else {
-					t.Logf("run %d: overshoot %d (peak %d)", i+1, st.Overshoot, st.Peak)
+					t.Logf("run %d: overshoot %d (peak %d), false rejects %d (first %+v)", i+1, st.Overshoot, st.Peak, st.FalseRejects, st.FirstFalseReject)
 				}
 			}
-			t.Logf("%s: 0 overshoot in %d of %d runs", c.file, clean, runs)
+			t.Logf("%s: 0 overshoot and 0 false rejects in %d of %d runs", c.file, clean, runs)
 			if clean != runs {
 				t.Errorf("a correct script was blamed in %d of %d runs", runs-clean, runs)
 			}

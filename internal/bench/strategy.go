@@ -50,6 +50,15 @@ type strategyState struct {
 	checkers []Checker // one per key: the limit applies per key
 	ev       evidence  // how the client-time checkers allow for reordering
 
+	// refusals judge each key's refused decisions (nil when not judged: SharedKeys); inFlight
+	// holds every worker's call in flight, so a refusal is judged only once every call that can
+	// have run before it has been recorded.
+	refusals []*refusals
+	logs     []callLog // one per worker: recording takes no lock another worker holds
+	inFlight *lowWater
+	masters  *masterWatch // concurrency on a target that can fail over: judged while its masters are unchanged
+	nextKey  int          // the key the next tick judges first (engine loop only)
+
 	// tick state, touched only by the engine's loop
 	lastAttempts int64
 }
@@ -111,6 +120,17 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 		}()
 	}
 	s.begin = begin
+	if !s.cfg.SharedKeys {
+		spec := s.judgeSpec()
+		s.inFlight = newLowWater(s.cfg.Workers)
+		s.logs = make([]callLog, s.cfg.Workers)
+		scratch := &judgeScratch{}
+		for range s.keys {
+			r := newRefusals(spec)
+			r.scratch = scratch // judged one key after another on the engine's loop
+			s.refusals = append(s.refusals, r)
+		}
+	}
 	if conns := s.roundConns(); conns > 0 {
 		// Worker w runs on connection w mod conns (rounds.go).
 		s.live.Store(int32(conns))
@@ -200,16 +220,30 @@ func (s *strategyState) work(ctx context.Context, e *Engine, worker int, schedul
 		}
 		key := i % len(s.keys)
 		i += s.cfg.Workers
-		s.decide(ctx, key, scheduled, workerSkew(s.cfg, worker))
+		s.decide(ctx, worker, key, scheduled, workerSkew(s.cfg, worker))
 		if ctx.Err() != nil {
 			return
 		}
 	}
 }
 
+// judgeSpec is what the strategy's refusal judges are built from.
+func (s *strategyState) judgeSpec() judgeSpec {
+	return judgeSpec{
+		kind: s.cfg.Limiter, limit: s.cfg.Limit, aligned: s.run.EpochAligned, base: s.cfg.Now().UnixMicro(),
+		window: s.cfg.Window.Microseconds(), ratePerSec: s.cfg.Rate, staleAfter: s.cfg.StaleAfter.Microseconds(),
+		server: s.run.ServerClock, skew: s.cfg.Skew.Microseconds(), horizon: s.cfg.Horizon.Microseconds(),
+		quantum: s.run.TimeQuantum, rules: s.run.Refusals,
+	}
+}
+
+// sinceUs is the run's monotonic clock in µs.
+func (s *strategyState) sinceUs() int64 { return time.Since(s.begin).Microseconds() }
+
 // decide runs one acquire (and, when admitted, the hold and the release) and records it.
-func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time.Time, skew time.Duration) {
-	c := decisionCall{keyIndex: keyIndex, skew: skew, now: s.cfg.Now().Add(skew)}
+func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, scheduled time.Time, skew time.Duration) {
+	c := decisionCall{worker: worker, keyIndex: keyIndex, skew: skew, now: s.cfg.Now().Add(skew)}
+	s.entering(worker)
 	sentAt := time.Now()
 	c.sent(s, sentAt, scheduled)
 	d, err := s.run.Limiter.Acquire(ctx, s.keys[keyIndex], c.now)
@@ -221,14 +255,15 @@ func (s *strategyState) decide(ctx context.Context, keyIndex int, scheduled time
 	if release {
 		s.releasing(&c)
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Horizon)
-		s.released(s.run.Limiter.Release(rctx, s.keys[keyIndex], c.d))
+		s.released(&c, s.run.Limiter.Release(rctx, s.keys[keyIndex], c.d))
 		cancel()
 	}
 }
 
-// decisionCall is one decision's acquire, from its sending to its recording, and when admitted until
-// its release.
+// decisionCall is one decision's acquire, from its sending to its recording, and when admitted
+// until its release.
 type decisionCall struct {
+	worker   int
 	keyIndex int
 	skew     time.Duration // the worker's clock offset
 	now      time.Time     // the worker's clock when the call was sent (its skew included)
@@ -238,11 +273,29 @@ type decisionCall struct {
 	// sent and after its reply was read: the interval in which the server ran it.
 	sentMono, repliedMono time.Duration
 	d                     limiter.Decision
-	id                    uint64 // the held request's id in a HeldChecker
+	id                    uint64     // the held request's id in a HeldChecker
+	judged                judgedCall // what the refusal judges are told of it
 }
 
-// sent stamps the call as sent at sentAt (read after its now), scheduled for scheduled (open
-// loop) or zero.
+// entering marks worker's call in flight for the refusal judges, before the time it is sent at
+// is read (lowWater.enter says why).
+func (s *strategyState) entering(worker int) {
+	if s.refusals != nil {
+		s.inFlight.enter(worker, s.sinceUs())
+	}
+}
+
+// judged hands c to the refusal judges and ends its worker's call in flight.
+func (s *strategyState) judged(c *decisionCall) {
+	if s.refusals == nil {
+		return
+	}
+	s.logs[c.worker].record(c.keyIndex, c.judged)
+	s.inFlight.leave(c.worker)
+}
+
+// sent stamps the call as sent at sentAt (read after its now, and after entering), scheduled
+// for scheduled (open loop) or zero.
 func (c *decisionCall) sent(s *strategyState, sentAt, scheduled time.Time) {
 	c.sentAt, c.started, c.sentMono = sentAt, sentAt, sentAt.Sub(s.begin)
 	if !scheduled.IsZero() {
@@ -252,24 +305,34 @@ func (c *decisionCall) sent(s *strategyState, sentAt, scheduled time.Time) {
 
 // settle records an acquire answered at repliedAt (read after its reply): the decision, its
 // latency and its evidence. pause is how long the worker then waits (its hold or think time,
-// or its backoff after an error); release says the limiter must release c.d once it has.
+// or its backoff after an error); release says the limiter must release c.d once it has (and
+// the call is judged once the release is answered, by released).
 func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.Decision, err error, repliedAt time.Time) (pause time.Duration, release bool) {
 	check := s.checkers[c.keyIndex]
 	c.repliedMono = repliedAt.Sub(s.begin)
 	latency := repliedAt.Sub(c.started)
+	c.judged = judgedCall{Sent: c.sentMono.Microseconds(), Replied: ceilMicros(c.repliedMono), Outcome: outUnknown}
+	if s.run.ServerClock {
+		c.judged.StampLo, c.judged.StampHi = c.judged.Sent, c.judged.Replied
+	} else {
+		c.judged.StampLo = c.now.UnixMicro()
+		c.judged.StampHi = c.judged.StampLo
+	}
 	// The longest the request can have taken to reach Redis after its now (in ms, as sent), by
 	// the most advanced worker clock (up to Skew ahead of this one's), by which another call may
 	// already have pruned the log or started the window's counter.
 	stamp := evidenceStamp(s.run, c.now)
 	lateness := evidenceLateness(s.run, c.now, repliedAt.Sub(c.sentAt)+s.cfg.Skew-c.skew)
 	if err != nil && ctx.Err() != nil {
-		return 0, false // the run is over; an interrupted call is not a decision
+		s.judged(c) // not a decision, but it may have run: later refusals count it
+		return 0, false
 	}
 	s.attempts.Add(1)
 	s.record(latency)
 	if err != nil {
 		s.errs.Add(1)
 		s.countError(classifyDecision(err, limiter.Strategy(s.run.Name)), err.Error())
+		s.judged(c)
 		if s.cfg.FailOpen {
 			s.failOpen.Add(1)
 			pause = s.cfg.Hold
@@ -281,9 +344,16 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	s.retries.Add(int64(d.Retries))
 	if !d.Allowed {
 		s.rejected.Add(1)
+		c.judged.Outcome = outRefused
+		s.judged(c)
 		return 0, false
 	}
 	s.admitted.Add(1)
+	c.judged.Outcome = outAdmitted
+	releases := s.cfg.Limiter.Describe().Releases
+	if !releases {
+		s.judged(c)
+	}
 	if ic, ok := check.(IntervalAdmitter); ok {
 		// The script read the server's clock: judged by when the call was sent and answered.
 		ic.AdmitInterval(c.sentMono, c.repliedMono)
@@ -307,7 +377,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	} else {
 		check.Admit(stamp.UnixMilli())
 	}
-	return s.cfg.Hold, s.cfg.Limiter.Describe().Releases
+	return s.cfg.Hold, releases
 }
 
 // releasing records that c's request no longer holds its slot: before its release is sent, so
@@ -321,12 +391,17 @@ func (s *strategyState) releasing(c *decisionCall) {
 	}
 }
 
-// released counts a release's outcome.
-func (s *strategyState) released(err error) {
+// released counts c's release's outcome, and hands c to the refusal judges: a request counts
+// as held until its release was answered.
+func (s *strategyState) released(c *decisionCall, err error) {
 	if err != nil {
 		s.releaseErrs.Add(1) // not a decision: counted apart from errors and their kinds
 		s.sampleError("release: " + err.Error())
+	} else {
+		c.judged.ReleaseOK = !s.run.Refusals.NoRelease // released by expiry: held until stale-after
 	}
+	c.judged.Released = ceilMicros(time.Since(s.begin))
+	s.judged(c)
 }
 
 // windowed reports whether the limiter judges admits per window of their now.
@@ -420,6 +495,7 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 			v.TickPeak = max(v.TickPeak, tp.TakeTickPeak())
 		}
 	}
+	s.judgeRefusals(final, &v)
 	v.Contended = v.Rejected > 0 || v.Peak >= s.cfg.Limit
 	if sinceTick > 0 && !final {
 		v.Throughput = float64(attempts-s.lastAttempts) / sinceTick.Seconds()
@@ -449,6 +525,71 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 }
 
 func us(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+
+// judgeRefusals judges every key's refusals decided before the low-water mark (all of them at
+// the end) and adds what they found to v.
+func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
+	if s.refusals == nil {
+		v.RefusalsUnjudged, v.NoRefusalJudged = RefusalsShared, true
+		return
+	}
+	mark := int64(forever)
+	if !final {
+		mark = s.inFlight.mark(s.sinceUs())
+	}
+	// Every call sent before the mark is in a worker's log by now: hand them to their keys.
+	for i := range s.logs {
+		s.logs[i].drainTo(s.refusals)
+	}
+	stopped := false
+	if s.masters != nil {
+		confirmed := s.masters.confirmed.Load()
+		mark = min(mark, confirmed)
+		v.RefusalsUnjudged = s.masters.reason()
+		v.NoRefusalJudged = v.RefusalsUnjudged != "" && confirmed == 0
+		// The masters changed and everything up to the last confirmation is in: this is the
+		// last batch that can judge anything.
+		stopped = v.RefusalsUnjudged != "" && mark == confirmed
+	}
+	// With many keys each tick judges some of them in turn, so a key's batch holds more calls:
+	// what a batch costs beyond its calls (sorting what the key keeps, settling it) is paid
+	// once per key every few ticks, not every tick.
+	judge := min(len(s.refusals), keysJudgedPerTick)
+	if final || stopped {
+		judge = len(s.refusals)
+	}
+	for n := 0; n < judge; n++ {
+		r := s.refusals[s.nextKey]
+		s.nextKey = (s.nextKey + 1) % len(s.refusals)
+		r.judge(mark)
+		if stopped {
+			r.close() // the masters changed: nothing later will be judged, so nothing is kept
+		}
+	}
+	for _, r := range s.refusals {
+		v.FalseRejects += r.count
+		if r.first != nil && (v.FirstFalseReject == nil || r.first.SentMs < v.FirstFalseReject.SentMs) {
+			v.FirstFalseReject = r.first
+		}
+		if r.worst != nil && (v.Tightest == nil || r.worst.Room() < v.Tightest.Room()) {
+			v.Tightest = r.worst
+		}
+	}
+	if v.FirstFalseReject != nil {
+		first, tightest := *v.FirstFalseReject, *v.Tightest
+		v.FirstFalseReject, v.Tightest = &first, &tightest // copies: the snapshot is read elsewhere
+	}
+}
+
+// keysJudgedPerTick bounds the keys whose refusals one tick judges.
+const keysJudgedPerTick = 256
+
+// RefusalsShared is why a run with a run id does not judge refusals; a strategy's
+// RefusalsUnjudged says it, or why its refusals from some moment on were not judged.
+const RefusalsShared = "other processes may share the run's keys (--run-id), so what they hold or admit is unknown here"
+
+// ceilMicros is d in µs, rounded up: a reply is never taken for earlier than it came.
+func ceilMicros(d time.Duration) int64 { return int64((d + time.Microsecond - 1) / time.Microsecond) }
 
 // round3 keeps three decimals for display values.
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }

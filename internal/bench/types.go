@@ -56,6 +56,18 @@ type StrategySnapshot struct {
 	Peak           int64
 	Overshoot      int64
 	OvershootEvent int64
+	// FalseRejects counts refused decisions the evidence proves wrong: at every instant the
+	// limiter can have decided, it certainly had room (SPEC section 8). FirstFalseReject is the
+	// evidence for the earliest, Tightest the one with the least room left (its numbers hold
+	// for all of them); both nil without any.
+	FalseRejects     int64
+	FirstFalseReject *FalseReject
+	Tightest         *FalseReject
+	// RefusalsUnjudged says why refusals were not judged (other processes may share the keys),
+	// or why those from some moment on were not (a master was replaced); empty when all were.
+	// NoRefusalJudged: none was, so FalseRejects is no evidence of anything.
+	RefusalsUnjudged string
+	NoRefusalJudged  bool
 	// Throughput is decisions per second over the last tick; AvgThroughput over the whole run.
 	Throughput    float64
 	AvgThroughput float64

@@ -2,10 +2,12 @@ package bench
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/limitctl/limitctl/internal/human"
+	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // MaxErrorRate is the share of a strategy's decisions that may fail before the run does: past
@@ -13,47 +15,64 @@ import (
 // ask for errors, so they lift the rule.
 const MaxErrorRate = 0.01
 
-// Verdict words, one per strategy after a run.
+// Verdict words, one per strategy after a run (SPEC section 8).
 const (
 	VerdictOvershoot  = "OVERSHOOT"
+	VerdictTooStrict  = "TOO STRICT"
+	VerdictBoth       = VerdictOvershoot + ", " + VerdictTooStrict
 	VerdictErrors     = "errors"
 	VerdictNoEvidence = "no evidence"
-	VerdictHeld       = "held"
+	VerdictExact      = "exact"
 )
 
-// Verdict says in plain words who overshot, by how much, and on what evidence: Word is one of
-// the Verdict constants, Text the numbers behind it ("peak 64 of 20 (+44), 29,022 events in
-// 8.0s"). The summary's verdict lines, the HTML report and anything else that judges a
-// strategy for a person read it from here, so they never disagree.
+// Verdict says in plain words who overshot or refused with room, by how much, and on what
+// evidence: Word is one of the Verdict constants, Text the numbers behind it ("peak 64 of 20
+// (+44), 29,022 events in 8.0s"). The summary's verdict lines, the HTML report and anything
+// else that judges a strategy for a person read it from here, so they never disagree.
 type Verdict struct {
 	Word, Text string
 }
 
-// Judge gives a strategy's verdict over a run of duration d against limit. OVERSHOOT stands on
-// its evidence whatever else happened; otherwise errors on more than MaxErrorRate of decisions
-// leave the limiter unjudged; otherwise a strategy that never contended the limit proved
-// nothing; otherwise it held. Admits too late to judge and failed releases are added when there
-// were any.
-func (st StrategySnapshot) Judge(limit int64, d time.Duration) Verdict {
+// Judge gives a strategy's verdict over a run of duration d of a kind limiter against limit.
+// OVERSHOOT and TOO STRICT stand on their evidence whatever else happened (both when both);
+// otherwise errors on more than MaxErrorRate of decisions leave the limiter unjudged;
+// otherwise a strategy that never contended the limit proved nothing; otherwise it was exact:
+// contended, never over the limit, never refusing with room. Admits too late to judge, failed
+// releases and refusals left unjudged are added when there were any.
+func (st StrategySnapshot) Judge(kind limiter.Kind, limit int64, d time.Duration) Verdict {
 	peak := fmt.Sprintf("peak %s of %s", human.Count(st.Peak), human.Count(limit))
 	var v Verdict
-	switch {
-	case st.Overshoot > 0:
-		v = Verdict{VerdictOvershoot, fmt.Sprintf("%s (+%s), %s %s in %s", peak, human.Count(st.Overshoot),
-			human.Count(st.OvershootEvent), human.Plural(st.OvershootEvent, "event", "events"), human.Clock(d))}
+	over := func() string {
+		t := fmt.Sprintf("%s (+%s), %s %s in %s", peak, human.Count(st.Overshoot),
+			human.Count(st.OvershootEvent), human.Plural(st.OvershootEvent, "event", "events"), human.Clock(d))
 		if st.FailOpenAdmits > 0 {
-			v.Text += fmt.Sprintf(", %s admitted failing open", human.Count(st.FailOpenAdmits))
+			t += fmt.Sprintf(", %s admitted failing open", human.Count(st.FailOpenAdmits))
 		}
+		return t
+	}
+	switch {
+	case st.Overshoot > 0 && st.FalseRejects > 0:
+		v = Verdict{VerdictBoth, over() + "; " + st.tooStrict(kind)}
+	case st.Overshoot > 0:
+		v = Verdict{VerdictOvershoot, over()}
+	case st.FalseRejects > 0:
+		v = Verdict{VerdictTooStrict, st.tooStrict(kind)}
 	case st.TooManyErrors():
 		v = Verdict{VerdictErrors, fmt.Sprintf("%s of %s decisions failed (%s); %s", human.Count(st.Errors),
 			human.Count(st.Attempts), strings.Join(human.ErrorKinds(st.ErrorsByKind), ", "), peak)}
 	case !st.Contended:
 		v = Verdict{VerdictNoEvidence, peak + ": the limit was never reached, so nothing was tested"}
 	default:
-		v = Verdict{VerdictHeld, fmt.Sprintf("%s, 0 events", peak)}
+		v = Verdict{VerdictExact, fmt.Sprintf("%s, 0 events, 0 false rejects", peak)}
+		if st.NoRefusalJudged {
+			v.Text = fmt.Sprintf("%s, 0 events", peak)
+		}
 		if st.Errors > 0 {
 			v.Text += fmt.Sprintf(" (%s %s)", human.Count(st.Errors), human.Plural(st.Errors, "error", "errors"))
 		}
+	}
+	if st.RefusalsUnjudged != "" && st.Rejected > 0 {
+		v.Text += "; refusals not judged: " + st.RefusalsUnjudged
 	}
 	if st.Unjudged > 0 {
 		v.Text += fmt.Sprintf(", %s %s too late to judge", human.Count(st.Unjudged), human.Plural(st.Unjudged, "admit", "admits"))
@@ -62,6 +81,29 @@ func (st StrategySnapshot) Judge(limit int64, d time.Duration) Verdict {
 		v.Text += fmt.Sprintf(", %s %s failed", human.Count(st.ReleaseErrors), human.Plural(st.ReleaseErrors, "release", "releases"))
 	}
 	return v
+}
+
+// tooStrict is the evidence of the false rejects in words, from the one with the least room,
+// whose numbers hold for all of them: "refused 1,204 while at most 3 of 20 were held, the first
+// at 412ms".
+func (st StrategySnapshot) tooStrict(kind limiter.Kind) string {
+	n, t := human.Count(st.FalseRejects), st.Tightest
+	var text string
+	switch {
+	case t == nil:
+		text = "refused " + n + " with room"
+	case t.TokensLeft != nil:
+		text = fmt.Sprintf("refused %s while the bucket held at least %s of %s tokens", n,
+			strconv.FormatFloat(*t.TokensLeft, 'f', -1, 64), human.Count(t.Limit))
+	case kind.Describe().Evidence == limiter.HeldEvidence:
+		text = fmt.Sprintf("refused %s while at most %s of %s were held", n, human.Count(t.HeldOrAdmitted), human.Count(t.Limit))
+	default:
+		text = fmt.Sprintf("refused %s while at most %s of %s were admitted in the window", n, human.Count(t.HeldOrAdmitted), human.Count(t.Limit))
+	}
+	if f := st.FirstFalseReject; f != nil {
+		text += ", the first at " + human.Latency(time.Duration(f.SentMs*float64(time.Millisecond)))
+	}
+	return text
 }
 
 // TooManyErrors reports whether more than MaxErrorRate of the strategy's decisions failed.

@@ -245,7 +245,7 @@ func resultOf(t *testing.T, sum bench.Summary, failures []string, exprs ...strin
 		a.Implied = strings.HasSuffix(e, " implied")
 		asserts = append(asserts, a)
 	}
-	j := hammer.Judge(hammer.Rules{Limiter: sum.Limiter, Limit: sum.Limit, Assertions: asserts}, sum)
+	j := hammer.Judge(hammer.Rules{Limiter: sum.Limiter, Assertions: asserts}, sum)
 	j.Failures = failures
 	return hammer.Result{Summary: sum, Judgement: j, Options: hammer.Options{Profile: bench.ProfileSteady}}
 }
@@ -299,7 +299,7 @@ func TestHammerJUnitHasACasePerAssertionAndPerVerdict(t *testing.T) {
 	// Each verdict case says the verdict line's word, read from bench's Judge.
 	for _, st := range sum.Strategies {
 		c := s.Cases[byName["hammer.verdict "+st.Name]]
-		if v := st.Judge(sum.Limit, sum.Duration); !strings.HasPrefix(c.SystemOut, st.Name+"  "+v.Word+"  "+v.Text) || c.Time != "2.500" {
+		if v := st.Judge(sum.Limiter, sum.Limit, sum.Duration); !strings.HasPrefix(c.SystemOut, st.Name+"  "+v.Word+"  "+v.Text) || c.Time != "2.500" {
 			t.Errorf("verdict %s: %q in %ss, want the word %q and its evidence", st.Name, c.SystemOut, c.Time, v.Word)
 		}
 	}

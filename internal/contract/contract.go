@@ -7,6 +7,7 @@ package contract
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -241,6 +242,17 @@ func (c *Contract) EpochAligned() bool {
 	window := func(p placeholder) bool { return p == phWindowIndex || p == phPrevWindowIndex || p == phWindowStartMs }
 	return c.Keys.uses(window) || c.Args.uses(window)
 }
+
+// Uses reports whether the call's KEYS or ARGV pass any of the named placeholders, alone or
+// inside arithmetic ({now_ms + window_ms} uses both).
+func (c *Contract) Uses(names ...string) bool {
+	named := func(p placeholder) bool { return slices.Contains(names, p.name()) }
+	return c.Keys.uses(named) || c.Args.uses(named)
+}
+
+// Releases reports whether a call's release runs anything: a command, or a release script
+// (not --script-release none, which leaves the slot to expire).
+func (c *Contract) Releases() bool { return len(c.releaseTemplates()) > 0 }
 
 // TimeQuantum is how finely the script is told the time: a second when it is given only whole
 // seconds ({now_s_int}), else a millisecond (or finer). The evidence judges each call at the time

@@ -33,13 +33,15 @@ func TestSharedConnectionsKeepTheEvidence(t *testing.T) {
 		t.Skip("slow: make test runs it, make test-short (-short) skips it")
 	}
 	// 64 workers per strategy on 4 pipelined connections each: naive must still be caught
-	// overshooting, the atomic strategies must still show none, and the server must have seen
-	// a handful of connections, not one per worker.
-	for _, kind := range []limiter.Kind{limiter.Concurrency, limiter.FixedWindow} {
+	// overshooting, the atomic strategies must still show none, no strategy may be blamed for a
+	// refusal (a call queued in a pipeline runs no earlier than it was handed over, so its
+	// [sent, replied] still holds it), and the server must have seen a handful of connections,
+	// not one per worker.
+	for _, kind := range limiter.Kinds() {
 		t.Run(string(kind), func(t *testing.T) {
 			srv := redistest.Start(t)
 			o := baseOptions()
-			o.Limiter, o.Workers, o.Conns, o.Requests, o.Hold = kind, 64, 4, 3000, 2*time.Millisecond
+			o.Limiter, o.Workers, o.Conns, o.Requests, o.Hold, o.RunID = kind, 64, 4, 3000, 2*time.Millisecond, ""
 			o.Strategies = []limiter.Strategy{limiter.Naive, limiter.Lua, limiter.Watch}
 			before := connectionsReceived(t, srv)
 			res, err := Run(context.Background(), o, Deps{Connect: connectTo(t, srv), Timeout: 5 * time.Second})
@@ -58,8 +60,13 @@ func TestSharedConnectionsKeepTheEvidence(t *testing.T) {
 				if s.Errors != 0 {
 					t.Errorf("%s: %d errors", s.Name, s.Errors)
 				}
+				if s.FalseRejects != 0 || s.RefusalsUnjudged != "" {
+					t.Errorf("%s: %d false rejects (unjudged %q), first %+v", s.Name, s.FalseRejects, s.RefusalsUnjudged, s.FirstFalseReject)
+				}
 			}
-			if naive := byName["naive"]; naive.Overshoot == 0 {
+			// naive's race shows within 3,000 decisions where it holds slots or counts a fixed
+			// window; the sliding window and the bucket are here for their refusals.
+			if naive := byName["naive"]; naive.Overshoot == 0 && (kind == limiter.Concurrency || kind == limiter.FixedWindow) {
 				t.Errorf("naive on shared connections showed no overshoot (peak %d, limit %d)", naive.Peak, o.Limit)
 			}
 			for _, name := range []string{"lua", "watch"} {

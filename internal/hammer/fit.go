@@ -3,38 +3,10 @@ package hammer
 import (
 	"fmt"
 	"strings"
-	"time"
 
-	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
-
-// underAdmitted is a notice when the custom strategy admitted far fewer requests than its
-// limit allows over the run, though it was contended and nothing errored: the usual sign of a
-// contract that fits by accident (a reply read as "admitted" for another reason, an argument
-// in the wrong place) rather than a limiter at work. Judge fails the run for it only under the
-// shipped contract, which the user did not choose; under the user's own it is a notice: a
-// limiter may rightly admit little, and the hammer cannot know the script's intent. A limiter
-// whose requests hold slots admits as many as their hold times let it: no estimate there.
-func underAdmitted(r Rules, sum bench.Summary) string {
-	if r.Limiter.Describe().Releases || r.Window <= 0 || sum.Duration <= 0 {
-		return ""
-	}
-	for _, st := range sum.Strategies {
-		if st.Name != string(limiter.Custom) || st.Errors > 0 || !st.Contended {
-			continue
-		}
-		// Under contention a limiter admits about its limit per window of load, and a burst more.
-		load := bench.ActiveLoad(r.Profile, r.Window, sum.Duration)
-		allowed := float64(r.Limit) * (load.Seconds()/r.Window.Seconds() + 1)
-		if float64(st.Admitted) < allowed/2 {
-			return fmt.Sprintf("custom admitted %d requests, under half the about %.0f its limit allows in %s of load",
-				st.Admitted, allowed, load.Round(time.Millisecond))
-		}
-	}
-	return ""
-}
 
 // shippedContract reports whether the custom script runs under the limiter's shipped contract
 // because the user gave none of --script-keys, --script-args and --script-allowed.
@@ -84,10 +56,14 @@ func describeContract(o Options) string {
 	for _, st := range o.Strategies {
 		names = append(names, string(st))
 	}
+	var implied []string
 	for _, a := range o.Rules().assertions(names) {
 		if a.Implied {
-			line += ", judged by " + a.Expr + " (give --assert on custom.overshoot to set another bound)"
+			implied = append(implied, a.Expr)
 		}
+	}
+	if len(implied) > 0 {
+		line += ", judged by " + strings.Join(implied, " and ") + " (give --assert on custom.overshoot or custom.false_rejects to set another bound)"
 	}
 	return line
 }

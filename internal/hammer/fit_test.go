@@ -10,28 +10,6 @@ import (
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
-func TestUnderAdmittedNoticesAContractThatFitsByAccident(t *testing.T) {
-	o := Rules{Limiter: limiter.TokenBucket, Limit: 20, Window: time.Second, Profile: bench.ProfileBursty, Script: true}
-	sum := func(admitted int64) bench.Summary {
-		return bench.Summary{Duration: 3 * time.Second, Strategies: []bench.StrategySnapshot{
-			{Name: "lua", Admitted: 1, Contended: true},
-			{Name: "custom", Admitted: admitted, Contended: true},
-		}}
-	}
-	// 2s of load at 20 per second and a burst of 20: about 60. GCRA called with the shipped
-	// token-bucket ARGV took its period from now_ms and admitted only its first burst.
-	if n := underAdmitted(o, sum(20)); !strings.Contains(n, "custom admitted 20 requests, under half the about 60") {
-		t.Errorf("notice %q", n)
-	}
-	if n := underAdmitted(o, sum(59)); n != "" {
-		t.Errorf("a limiter at its limit got a notice: %q", n)
-	}
-	o.Limiter = limiter.Concurrency // admits depend on the hold time: no estimate
-	if n := underAdmitted(o, sum(1)); n != "" {
-		t.Errorf("concurrency got a notice: %q", n)
-	}
-}
-
 func TestDescribeContractSaysWhatIsShipped(t *testing.T) {
 	c, err := contract.Compile(contract.Spec{Allowed: "reply[1] > 0", Args: " "}, limiter.DefaultContract(limiter.TokenBucket))
 	if err != nil {
@@ -65,10 +43,11 @@ func TestDescribeContractSaysWhatIsShipped(t *testing.T) {
 	}
 }
 
-// A user who forgets the contract flags runs the script under the shipped contract. When it
-// then admits under half what its limit allows (go-redis/redis_rate's GCRA reads now_ms as its
-// period; express rate-limit-redis reads the limit as its reset flag), or when its calls fail,
-// the run fails and says to describe the script's own contract, not to run through errors.
+// A user who forgets the contract flags runs the script under the shipped contract. When its
+// calls then fail, the run fails and says to describe the script's own contract, not to run
+// through errors. A script that only admits little under it (go-redis/redis_rate's GCRA reads
+// now_ms as its period) is not called a misfit: its refusals are judged, and where it refused
+// with room the verdict is TOO STRICT, on evidence (the implied custom.false_rejects==0).
 func TestShippedContractThatDoesNotFitFailsWithAHint(t *testing.T) {
 	shipped, err := contract.Compile(contract.Spec{}, limiter.DefaultContract(limiter.TokenBucket))
 	if err != nil {
@@ -81,23 +60,11 @@ func TestShippedContractThatDoesNotFitFailsWithAHint(t *testing.T) {
 		return bench.Summary{Duration: 3 * time.Second, Strategies: []bench.StrategySnapshot{st}}
 	}
 	hint := "describe them with --script-keys, --script-args and --script-allowed"
-	// No assertion: the implied overshoot check passes on these numbers, so only the misfit fails.
-	failures := Judge(o.Rules(), sum(bench.StrategySnapshot{Admitted: 20, Attempts: 5000, Contended: true})).Failures
-	if len(failures) != 1 || !strings.Contains(failures[0], "custom admitted 20 requests, under half") || !strings.Contains(failures[0], hint) {
-		t.Errorf("under-admitted with the shipped contract: %q", failures)
+	if failures := Judge(o.Rules(), sum(bench.StrategySnapshot{Admitted: 20, Attempts: 5000, Contended: true})).Failures; len(failures) != 0 {
+		t.Errorf("a low admit count alone named a misfit: %q", failures)
 	}
-	failures = Judge(o.Rules(), sum(bench.StrategySnapshot{Attempts: 100, Errors: 100})).Failures
+	failures := Judge(o.Rules(), sum(bench.StrategySnapshot{Attempts: 100, Errors: 100})).Failures
 	if len(failures) != 1 || !strings.Contains(failures[0], hint) || strings.Contains(failures[0], "--on-error open") {
 		t.Errorf("errors with the shipped contract: %q", failures)
-	}
-
-	own, err := contract.Compile(contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0"}, limiter.DefaultContract(limiter.TokenBucket))
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.Contract = own
-	j := Judge(o.Rules(), sum(bench.StrategySnapshot{Admitted: 20, Attempts: 5000, Contended: true}))
-	if len(j.Failures) != 0 || len(j.Notices) != 1 || !strings.Contains(j.Notices[0], "custom admitted 20 requests, under half") {
-		t.Errorf("a contract of the user's own that admits little is a notice, not a failure: failures %q notices %q", j.Failures, j.Notices)
 	}
 }

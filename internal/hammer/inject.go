@@ -65,6 +65,16 @@ func ParseInjects(specs []string, hasTarget bool) ([]Inject, error) {
 	return out, nil
 }
 
+// injectsRestart reports whether the events kill or restart the server.
+func injectsRestart(events []Inject) bool {
+	for _, ev := range events {
+		if ev.Kind == "kill" || ev.Kind == "restart" {
+			return true
+		}
+	}
+	return false
+}
+
 // startInjects fires the events at their times from the run's start; the returned func waits
 // for the injector to stop. Each event reports one line to notice.
 func startInjects(ctx context.Context, events []Inject, rdb redis.UniversalClient, spawned *embedded.Server, notice func(string)) func() {

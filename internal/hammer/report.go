@@ -105,10 +105,11 @@ func Report(ctx context.Context, rdb redis.UniversalClient, prefix, runID string
 // mergeRules are the rules of a run whose processes each left their own: a script run by any
 // of them is judged as a script run, errors asked for by any lift the error-rate rule for the
 // merged numbers (they hold that process's errors), and every distinct assertion of any
-// process is checked against the merged summary.
+// process is checked against the merged summary. Each process shared the run's keys with the
+// others, so none judged its refusals.
 func mergeRules(runs []published) Rules {
 	r := runs[0].Rules
-	r.Assertions = nil
+	r.Assertions, r.Shared = nil, true
 	for _, p := range runs {
 		r.Script = r.Script || p.Rules.Script
 		r.ErrorsAsked = r.ErrorsAsked || p.Rules.ErrorsAsked

@@ -97,15 +97,29 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		Contended         bool                `json:"contended"`
 		ErrorSamples      []bench.ErrorSample `json:"error_samples"`
 		Unjudged          int64               `json:"unjudged"`
-		Verdict           string              `json:"verdict"`
-		Clock             contract.Clock      `json:"clock"`
-		TimeAnswered      bool                `json:"time_answered"`
-		Contract          *contractSpec       `json:"contract,omitempty"`
+		// FalseRejects counts refusals proven wrong; null when refusals were not judged (a run
+		// id: other processes may share the keys). FirstFalseReject is the evidence for the first.
+		FalseRejects     *int64             `json:"false_rejects"`
+		FirstFalseReject *bench.FalseReject `json:"first_false_reject"`
+		Verdict          string             `json:"verdict"`
+		Clock            contract.Clock     `json:"clock"`
+		TimeAnswered     bool               `json:"time_answered"`
+		Contract         *contractSpec      `json:"contract,omitempty"`
 	}{
 		s.Name, s.Attempts, s.Admitted, s.Rejected, s.Errors, s.ErrorsByKind, s.Retries, s.Peak, s.Overshoot, s.OvershootEvent,
 		s.ThroughputPerS(), latency{ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max)}, s.ServerUsecPerCall,
-		s.FailOpenAdmits, s.FailClosedRejects, s.ReleaseErrors, s.Contended, samples, s.Unjudged, s.Verdict.Word, s.Clock, s.TimeAnswered, spec,
+		s.FailOpenAdmits, s.FailClosedRejects, s.ReleaseErrors, s.Contended, samples, s.Unjudged, s.judgedFalseRejects(), s.FirstFalseReject,
+		s.Verdict.Word, s.Clock, s.TimeAnswered, spec,
 	})
+}
+
+// judgedFalseRejects is the false-reject count, nil where no refusal was judged: no data is
+// not a zero.
+func (s StrategyResult) judgedFalseRejects() *int64 {
+	if s.NoRefusalJudged {
+		return nil
+	}
+	return &s.FalseRejects
 }
 
 // MarshalJSON writes the whole summary of hammer -o json (and hammer report's).
@@ -175,7 +189,7 @@ func encode(v any) ([]byte, error) {
 // on what evidence (its Judgement's verdict), aligned in columns:
 //
 //	naive  OVERSHOOT    peak 64 of 20 (+44), 29,022 events in 8.0s
-//	lua    held         peak 20 of 20, 0 events
+//	lua    exact        peak 20 of 20, 0 events, 0 false rejects
 //	watch  no evidence  peak 6 of 20: the limit was never reached, so nothing was tested
 //	eval   errors       312 of 10,000 decisions failed (timeout 312); peak 20 of 20
 //

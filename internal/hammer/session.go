@@ -210,11 +210,16 @@ func (s *session) build(runID string) error {
 		RunID: runID, Target: s.target, Limiter: o.Limiter, Limit: o.Limit, Window: o.Window,
 		Rate: float64(o.Limit) / o.Window.Seconds(), Workers: o.Workers, Conns: o.Conns, Duration: o.Duration,
 		Requests: o.Requests, Hold: o.Hold, StaleAfter: o.StaleAfter, OpenRate: o.OpenRate, KeyCount: o.Keys, KeyFor: s.keys.Key,
-		FailOpen: o.FailOpen, Horizon: s.deps.Timeout, Now: s.deps.Now, Tick: o.Tick,
+		FailOpen: o.FailOpen, Horizon: s.deps.Timeout, Now: s.deps.Now, Tick: o.Tick, SharedKeys: o.RunID != "",
 		ErrorBackoff: 10 * time.Millisecond, Profile: o.Profile, Skew: o.Skew,
 		ServerStats: func(ctx context.Context) (map[string]bench.CmdStat, error) {
 			return bench.CommandStats(ctx, s.rdb)
 		},
+	}
+	if s.deps.Connect != nil || injectsRestart(o.Injects) {
+		// A server of the user's may fail over, and a restarted one comes back from nothing or a
+		// snapshot: either may lose a release it acknowledged.
+		s.cfg.Masters = func(ctx context.Context) (string, error) { return bench.MasterFingerprint(ctx, s.rdb) }
 	}
 	lcfg := limiter.Config{
 		Limit: o.Limit, Window: o.Window, StaleAfter: o.StaleAfter,
@@ -232,7 +237,8 @@ func (s *session) build(runID string) error {
 		}
 		cmds, inner := limiter.Commands(o.Limiter, st)
 		run := bench.StrategyRun{Name: string(st), Limiter: lim, Commands: cmds, Inner: inner,
-			ServerClock: ClockOf(o, st) == contract.ServerClock, EpochAligned: epochAligned(o, st), TimeQuantum: timeQuantum(o, st)}
+			ServerClock: ClockOf(o, st) == contract.ServerClock, EpochAligned: epochAligned(o, st), TimeQuantum: timeQuantum(o, st),
+			Refusals: RefusalRules(o, st)}
 		if o.RedisWitness && evidence != limiter.HeldEvidence {
 			// Window and bucket limiters: judged over every process's admits together.
 			run.Admits = bench.NewSharedAdmits(s.rdb, bench.SharedConfig{Window: o.Window,
@@ -329,9 +335,6 @@ func (s *session) load(ctx context.Context) (Result, error) {
 		return res, runErr
 	}
 	res.Judgement = Judge(s.opts.Rules(), summary)
-	for _, n := range res.Notices {
-		s.deps.notice(n)
-	}
 	res.Interrupted = summary.Interrupted || ctx.Err() != nil
 	return res, nil
 }

@@ -13,8 +13,8 @@ import (
 
 // Table is the run's strategies. tsv keeps every column in the units of the JSON
 // (milliseconds, per second). On a terminal, counts carry thousands separators and latencies
-// three significant digits. What overshoot is judged by (strategy, peak, overshoot, errors)
-// always shows; on a narrow terminal the rest gives way in this order: max, p99.9, p90; p50 and
+// three significant digits. What the verdict is judged by (strategy, peak, overshoot, false
+// rejects, errors) always shows; on a narrow terminal the rest gives way in this order: max, p99.9, p90; p50 and
 // p99 merge into p50/p99; the error kinds go (the count stays); whether the limit was
 // contended (the verdict line says it too); unjudged admits and release errors (both shown
 // only when not all zero); then server time, attempts, rejected, admitted, retries (shown only
@@ -57,6 +57,9 @@ func (r Result) Table() tableprint.Tabular {
 		col("peak", 0, func(x s) int64 { return x.Peak }),
 		col("overshoot", 0, func(x s) int64 { return x.Overshoot }),
 		col("events", 1, func(x s) int64 { return x.OvershootEvent }),
+		{Header: "false rej", Field: "false_rejects",
+			Human:   func(x s) string { return countCell(x.judgedFalseRejects(), human.Count, "-") },
+			Machine: func(x s) string { return countCell(x.judgedFalseRejects(), itoa, "n/a") }},
 		{Header: "decisions/s", Field: "throughput_per_s", Priority: 2,
 			Human:   func(x s) string { return human.Count(int64(math.Round(x.ThroughputPerS()))) },
 			Machine: func(x s) string { return strconv.FormatFloat(math.Round(x.ThroughputPerS()), 'f', 0, 64) }},
@@ -75,6 +78,16 @@ func (r Result) Table() tableprint.Tabular {
 		unjudged, releaseErrors,
 	}}
 }
+
+// countCell prints a count that may not have been measured.
+func countCell(v *int64, format func(int64) string, none string) string {
+	if v == nil {
+		return none
+	}
+	return format(*v)
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 func usecCell(v *float64, none string) string {
 	if v == nil {

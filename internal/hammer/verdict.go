@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/contract"
@@ -15,21 +14,29 @@ import (
 // MaxErrorRate is the share of a strategy's decisions that may fail before the run does.
 const MaxErrorRate = bench.MaxErrorRate
 
-// ImpliedCheck is the assertion a run with --script makes when no --assert bounds the custom
-// strategy's overshoot: a limiter script is hammered to verify it, so a run in which it
-// overshot, or never reached its limit, must not pass. An --assert on custom.overshoot (or
-// custom.overshoot_events) replaces it, e.g. the bound an approximate algorithm promises.
-const ImpliedCheck = "custom.overshoot==0"
+// ImpliedChecks are the assertions a run with --script makes when no --assert bounds the
+// custom strategy's metric: a limiter script is hammered to verify it, so a run in which it
+// overshot, never reached its limit, or refused while it certainly had room must not pass. An
+// --assert on custom.overshoot (or custom.overshoot_events) replaces the first, one on
+// custom.false_rejects the second, e.g. the bounds an approximate algorithm promises. A run
+// with a run id judges no refusals (other processes may share its keys), so it implies no
+// false-reject check.
+var ImpliedChecks = []struct {
+	Expr    string
+	Metrics []string // an assertion on any of these replaces it
+	Refusal bool     // it needs the refusals judged
+}{
+	{"custom.overshoot==0", []string{"overshoot", "overshoot_events"}, false},
+	{"custom.false_rejects==0", []string{"false_rejects"}, true},
+}
 
 // Rules are what a finished run is judged by besides its numbers: what the user asked for
 // (the assertions; errors, with --on-error open or --inject) and what ran (the limiter, the
-// user's script under its contract, the load's shape). Every process of a shared run leaves
-// them with its summary, so that hammer report judges the merged run as hammer judges one.
+// user's script under its contract, alone or sharing its keys). Every process of a shared run
+// leaves them with its summary, so that hammer report judges the merged run as hammer judges
+// one.
 type Rules struct {
 	Limiter limiter.Kind
-	Limit   int64
-	Window  time.Duration
-	Profile string
 	// Script: the custom strategy ran the user's --script; Contract is the calling contract as
 	// the user gave it (contract.Contract.Given: a template left empty is the shipped one's; nil:
 	// none given).
@@ -37,14 +44,17 @@ type Rules struct {
 	Contract *contract.Spec
 	// ErrorsAsked lifts the error-rate rule: --on-error open or --inject asked for errors.
 	ErrorsAsked bool
-	// Assertions are the --assert thresholds as given; Judge adds the implied check.
+	// Shared: the run has a run id, so other processes may share its keys and its refusals are
+	// not judged; no false-reject check is implied.
+	Shared bool
+	// Assertions are the --assert thresholds as given; Judge adds the implied checks.
 	Assertions []bench.Assertion
 }
 
 // Rules are the rules a run of o is judged by.
 func (o Options) Rules() Rules {
-	r := Rules{Limiter: o.Limiter, Limit: o.Limit, Window: o.Window, Profile: o.Profile, Script: o.ScriptSource != "",
-		ErrorsAsked: o.FailOpen || len(o.Injects) > 0, Assertions: o.Assertions}
+	r := Rules{Limiter: o.Limiter, Script: o.ScriptSource != "",
+		ErrorsAsked: o.FailOpen || len(o.Injects) > 0, Shared: o.RunID != "", Assertions: o.Assertions}
 	if o.Contract != nil {
 		given := o.Contract.Given
 		r.Contract = &given
@@ -60,25 +70,24 @@ type Judgement struct {
 	// that the verdict lines, the JSON and the HTML report show.
 	Verdicts []bench.Verdict
 	// Failures say why the run fails (each failed assertion, each strategy whose decisions
-	// errored on more than MaxErrorRate of them, a script that does not fit the shipped
-	// contract); empty when it passed.
+	// errored on more than MaxErrorRate of them); empty when it passed.
 	Failures []string
-	// Notices are what a person should know that does not fail the run.
-	Notices []string
 }
 
 // Passed reports whether the run passed: nothing failed.
 func (j Judgement) Passed() bool { return len(j.Failures) == 0 }
 
-// Judge is the one verdict on a finished run: the assertions, with the implied check of a
-// --script run; each strategy's verdict; the error-rate rule; and, under a contract the user
-// did not choose, a script that admitted too little to be the limiter at work. hammer judges
-// its own run with it, and hammer report the merged run of every process.
+// Judge is the one verdict on a finished run: the assertions, with the implied checks of a
+// --script run; each strategy's verdict (exact, OVERSHOOT, TOO STRICT, ...); the error-rate
+// rule. hammer judges its own run with it, and hammer report the merged run of every process.
+// A script that admits little is not diagnosed as a misfit here: where it refused with room,
+// its false rejects are the verdict; a contract that does not fit shows in error samples and
+// in replies the contract cannot read.
 func Judge(r Rules, sum bench.Summary) Judgement {
 	var j Judgement
 	j.Assertions = Evaluate(r.assertions(strategyNames(sum)), sum)
 	for _, st := range sum.Strategies {
-		j.Verdicts = append(j.Verdicts, st.Judge(sum.Limit, sum.Duration))
+		j.Verdicts = append(j.Verdicts, st.Judge(sum.Limiter, sum.Limit, sum.Duration))
 	}
 	for _, a := range j.Assertions {
 		if a.Passed || (a.Implied && a.Reason == bench.NoEvidence && customErred(sum)) {
@@ -91,15 +100,6 @@ func Judge(r Rules, sum bench.Summary) Judgement {
 			if st.TooManyErrors() {
 				j.Failures = append(j.Failures, r.tooManyErrors(st))
 			}
-		}
-	}
-	if n := underAdmitted(r, sum); n != "" {
-		if r.shippedContract() {
-			// Under the contract the user did not choose, admitting this little is a misfit, not a
-			// strict limiter (redis_rate's GCRA reads now_ms as its period and admits one burst).
-			j.Failures = append(j.Failures, n+"; "+misfitHint(r.Limiter))
-		} else {
-			j.Notices = append(j.Notices, "notice: "+n+": if the limiter is not that strict, check --script-args and --script-allowed")
 		}
 	}
 	return j
@@ -124,23 +124,29 @@ func (r Rules) tooManyErrors(st bench.StrategySnapshot) string {
 	return msg
 }
 
-// assertions are r's assertions plus ImpliedCheck when the user's script ran as strategy
-// custom (one of strategies) and no assertion bounds its overshoot.
+// assertions are r's assertions plus each of ImpliedChecks that no assertion on the custom
+// strategy replaces, when the user's script ran as strategy custom (one of strategies).
 func (r Rules) assertions(strategies []string) []bench.Assertion {
 	if !r.Script || !slices.Contains(strategies, string(limiter.Custom)) {
 		return r.Assertions
 	}
-	for _, a := range r.Assertions {
-		if a.Strategy == string(limiter.Custom) && (a.Metric == "overshoot" || a.Metric == "overshoot_events") {
-			return r.Assertions
+	out := r.Assertions
+	for _, implied := range ImpliedChecks {
+		replaced := implied.Refusal && r.Shared
+		for _, a := range r.Assertions {
+			replaced = replaced || (a.Strategy == string(limiter.Custom) && slices.Contains(implied.Metrics, a.Metric))
 		}
+		if replaced {
+			continue
+		}
+		a, err := bench.ParseAssertion(implied.Expr, []string{string(limiter.Custom)})
+		if err != nil {
+			panic("implied check: " + err.Error()) // a constant that parses
+		}
+		a.Implied = true
+		out = append(slices.Clip(out), a)
 	}
-	a, err := bench.ParseAssertion(ImpliedCheck, []string{string(limiter.Custom)})
-	if err != nil {
-		panic("implied check: " + err.Error()) // a constant that parses
-	}
-	a.Implied = true
-	return append(slices.Clip(r.Assertions), a)
+	return out
 }
 
 // strategyNames are the names of the summary's strategies, in its order.
@@ -177,7 +183,8 @@ func customErred(sum bench.Summary) bool {
 func DescribeAssertion(r bench.AssertionResult) string {
 	d := r.Expr + " (" + AssertionDetail(r) + ")"
 	if r.Implied {
-		d += ", the check every --script run makes; to accept a bound, say so with --assert 'custom.overshoot<=N'"
+		metric, _, _ := strings.Cut(strings.TrimPrefix(r.Expr, "custom."), "==")
+		d += fmt.Sprintf(", the check every --script run makes; to accept a bound, say so with --assert 'custom.%s<=N'", metric)
 	}
 	return d
 }

@@ -17,8 +17,9 @@ import (
 )
 
 // The report's palette; the same hues as the dashboard. The page's legends (HTML, next to
-// each chart) use the same hex values. Red (colourOver) means overshoot and nothing else: no
-// strategy, latency or rate line is drawn in red, pink or the limit's amber.
+// each chart) use the same hex values. Red (colourOver) means the limiter answered wrong (an
+// overshoot, or a refusal proven wrong) and nothing else: no strategy, latency or rate line is
+// drawn in red, pink or the limit's amber.
 var (
 	colourCount  = drawing.ColorFromHex("2563eb")
 	colourFill   = drawing.Color{R: 37, G: 99, B: 235, A: 38}
@@ -159,6 +160,32 @@ func latencyChart(s Series) (template.HTML, error) {
 			chart.ContinuousSeries{Name: "p50", XValues: xs, YValues: p50,
 				Style: chart.Style{StrokeColor: colourP50, StrokeWidth: 1.5}},
 		},
+	})
+}
+
+// falseRejectChart draws how many refusals had been proven wrong over time: red once there is
+// one, a flat zero in the rate's green (the evidence of none) otherwise.
+func falseRejectChart(s Series) (template.HTML, error) {
+	if len(s.Points) < 2 {
+		return "", nil
+	}
+	xs, ys := make([]float64, len(s.Points)), make([]float64, len(s.Points))
+	for i, p := range s.Points {
+		xs[i], ys[i] = p.Elapsed.Seconds(), float64(p.FalseRejects)
+	}
+	_, high := minMax(ys)
+	colour := colourRate
+	if high > 0 {
+		colour = colourOver
+	}
+	return render(chart.Chart{
+		Width: wideWidth, Height: smallHeight,
+		XAxis: timeAxis(xs),
+		YAxis: valueAxis(0, headroom(high), rateFormat),
+		Series: []chart.Series{chart.ContinuousSeries{
+			Name: "false rejects", XValues: xs, YValues: ys,
+			Style: chart.Style{StrokeColor: colour, StrokeWidth: 1.5},
+		}},
 	})
 }
 

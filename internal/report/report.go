@@ -75,12 +75,15 @@ type strategyView struct {
 	Name, ID   string
 	Colour     string // its line on the overview chart
 	Over       bool
+	Strict     bool   // some refusal was proven wrong
 	Tone       string // good, bad or warn: the badge's and the section's colour
 	Badge      string
 	Verdict    string
 	Count      template.HTML
 	Throughput template.HTML
 	Latency    template.HTML
+	Refusals   template.HTML // false rejects over time
+	Unjudged   string        // why refusals were not judged
 	Cells      row
 	Errors     []string
 	Samples    []bench.ErrorSample
@@ -90,6 +93,7 @@ type strategyView struct {
 type row struct {
 	Attempts, Admitted, Rejected, Errors, Retries string
 	Peak, Overshoot, Events, Throughput           string
+	FalseRejects                                  string
 	P50, P90, P99, P999, Max, Server              string
 }
 
@@ -134,15 +138,17 @@ func build(d Data) (page, error) {
 		se := series[st.Name]
 		ordered = append(ordered, se)
 		v := strategyView{
-			Name:    st.Name,
-			ID:      uniqueID(st.Name, ids),
-			Colour:  "#" + hex(strategyHues[len(p.Strategies)%len(strategyHues)]),
-			Over:    st.Overshoot > 0,
-			Cells:   cells(st, s.Duration),
-			Errors:  human.ErrorKinds(st.ErrorsByKind),
-			Samples: st.ErrorSamples,
+			Name:     st.Name,
+			ID:       uniqueID(st.Name, ids),
+			Colour:   "#" + hex(strategyHues[len(p.Strategies)%len(strategyHues)]),
+			Over:     st.Overshoot > 0,
+			Strict:   st.FalseRejects > 0,
+			Unjudged: st.RefusalsUnjudged,
+			Cells:    cells(st, s.Duration),
+			Errors:   human.ErrorKinds(st.ErrorsByKind),
+			Samples:  st.ErrorSamples,
 		}
-		v.Tone, v.Badge, v.Verdict = verdict(st, s.Limit, s.Duration)
+		v.Tone, v.Badge, v.Verdict = verdict(st, s.Limiter, s.Limit, s.Duration)
 		var err error
 		if v.Count, err = countChart(se, s.Limit, countLabel); err != nil {
 			return page{}, fmt.Errorf("%s count chart: %w", st.Name, err)
@@ -152,6 +158,11 @@ func build(d Data) (page, error) {
 		}
 		if v.Latency, err = latencyChart(se); err != nil {
 			return page{}, fmt.Errorf("%s latency chart: %w", st.Name, err)
+		}
+		if !st.NoRefusalJudged {
+			if v.Refusals, err = falseRejectChart(se); err != nil {
+				return page{}, fmt.Errorf("%s false-reject chart: %w", st.Name, err)
+			}
 		}
 		p.Strategies = append(p.Strategies, v)
 		p.Retries = p.Retries || st.Retries > 0
@@ -166,19 +177,23 @@ func build(d Data) (page, error) {
 }
 
 // verdict is the strategy's verdict (bench.StrategySnapshot.Judge, as the summary prints it)
-// with its colour, badge and a sentence: overshoot only on evidence, and no "held" for a
-// strategy that never reached its limit or whose decisions mostly failed.
-func verdict(st bench.StrategySnapshot, limit int64, d time.Duration) (tone, badge, sentence string) {
-	v := st.Judge(limit, d)
+// with its colour, badge and a sentence: overshoot and false rejects only on evidence, and no
+// "exact" for a strategy that never reached its limit or whose decisions mostly failed.
+func verdict(st bench.StrategySnapshot, kind limiter.Kind, limit int64, d time.Duration) (tone, badge, sentence string) {
+	v := st.Judge(kind, limit, d)
 	switch v.Word {
+	case bench.VerdictBoth:
+		return "bad", "overshoot +" + human.Count(st.Overshoot) + ", too strict", "exceeded the limit and refused with room: " + v.Text
 	case bench.VerdictOvershoot:
 		return "bad", "overshoot +" + human.Count(st.Overshoot), "exceeded the limit: " + v.Text
+	case bench.VerdictTooStrict:
+		return "bad", "too strict", "refused with room: " + v.Text
 	case bench.VerdictErrors:
 		return "warn", "errors", "not judged, too many errors: " + v.Text // red is for overshoot
 	case bench.VerdictNoEvidence:
 		return "warn", "no evidence", "no evidence: " + v.Text
 	default:
-		return "good", "held", "held the limit: " + v.Text
+		return "good", "exact", "held the limit exactly: " + v.Text
 	}
 }
 
@@ -192,21 +207,22 @@ func cells(st bench.StrategySnapshot, d time.Duration) row {
 		server = strconv.FormatFloat(*st.ServerUsecPerCall, 'f', 1, 64)
 	}
 	return row{
-		Attempts:   human.Count(st.Attempts),
-		Admitted:   human.Count(st.Admitted),
-		Rejected:   human.Count(st.Rejected),
-		Errors:     human.Count(st.Errors),
-		Retries:    human.Count(st.Retries),
-		Peak:       human.Count(st.Peak),
-		Overshoot:  human.Count(st.Overshoot),
-		Events:     human.Count(st.OvershootEvent),
-		Throughput: human.Count(int64(throughput + 0.5)),
-		P50:        human.Latency(st.Latency.P50),
-		P90:        human.Latency(st.Latency.P90),
-		P99:        human.Latency(st.Latency.P99),
-		P999:       human.Latency(st.Latency.P999),
-		Max:        human.Latency(st.Latency.Max),
-		Server:     server,
+		Attempts:     human.Count(st.Attempts),
+		Admitted:     human.Count(st.Admitted),
+		Rejected:     human.Count(st.Rejected),
+		Errors:       human.Count(st.Errors),
+		Retries:      human.Count(st.Retries),
+		Peak:         human.Count(st.Peak),
+		Overshoot:    human.Count(st.Overshoot),
+		Events:       human.Count(st.OvershootEvent),
+		FalseRejects: map[bool]string{true: "n/a", false: human.Count(st.FalseRejects)}[st.NoRefusalJudged],
+		Throughput:   human.Count(int64(throughput + 0.5)),
+		P50:          human.Latency(st.Latency.P50),
+		P90:          human.Latency(st.Latency.P90),
+		P99:          human.Latency(st.Latency.P99),
+		P999:         human.Latency(st.Latency.P999),
+		Max:          human.Latency(st.Latency.Max),
+		Server:       server,
 	}
 }
 

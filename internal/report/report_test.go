@@ -8,8 +8,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 func writeReport(t *testing.T, d Data) string {
@@ -143,7 +145,7 @@ func TestReportStructure(t *testing.T) {
 		}
 	}
 	if !strings.Contains(byID["strategy-naive"].text, "exceeded the limit: peak 28") ||
-		!strings.Contains(byID["strategy-lua"].text, "held the limit: peak 20") {
+		!strings.Contains(byID["strategy-lua"].text, "held the limit exactly: peak 20") {
 		t.Error("verdicts missing")
 	}
 }
@@ -286,9 +288,52 @@ type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
-// Red means overshoot and nothing else: a run without one has no red anywhere (no strategy
-// line, no latency line, no errors badge, no failed latency assertion), and the one that
-// overshot is red in its section and its count chart only.
+// A strategy that refused with room gets its count in the table, its badge and verdict, and a
+// chart of the false rejects over time; one whose refusals were not judged says so, no chart.
+func TestReportShowsFalseRejects(t *testing.T) {
+	snaps := fixtureSnapshots(100)
+	rec := NewRecorder(0)
+	for i := range snaps {
+		lua := &snaps[i].Strategies[1]
+		lua.FalseRejects = int64(max(0, i-30) * 12) // from 3s on
+		snaps[i].Strategies[0].RefusalsUnjudged, snaps[i].Strategies[0].NoRefusalJudged = bench.RefusalsShared, true
+		rec.Add(snaps[i])
+	}
+	last := snaps[len(snaps)-1]
+	lua := last.Strategies[1]
+	lua.Tightest = &bench.FalseReject{HeldOrAdmitted: 4, Limit: fixtureLimit}
+	d := Data{Summary: bench.Summary{Limiter: limiter.Concurrency, Limit: fixtureLimit, Duration: 10 * time.Second,
+		Strategies: []bench.StrategySnapshot{last.Strategies[0], lua}}, Series: rec.Series()}
+	page := writeReport(t, d)
+	byID, _ := parse(t, page)
+	if el := byID["refusals-lua"]; el == nil || !el.svg {
+		t.Fatal("no false-reject chart for lua")
+	}
+	if i := strings.Index(page, `id="refusals-lua"`); !strings.Contains(page[i:i+strings.Index(page[i:], "</svg>")], "rgba(220,38,38") {
+		t.Error("lua's false rejects are not drawn in red")
+	}
+	if byID["refusals-naive"] != nil {
+		t.Error("a chart of refusals that were not judged")
+	}
+	if row := byID["row-lua"]; row == nil || !strings.Contains(row.text, "828") {
+		t.Errorf("lua's row lacks its 828 false rejects: %+v", row)
+	}
+	if row := byID["row-naive"]; row == nil || !strings.Contains(row.text, "n/a") {
+		t.Errorf("naive's row does not say its refusals were not judged: %+v", row)
+	}
+	section := byID["strategy-lua"]
+	if section == nil || !strings.Contains(section.text, "too strict") || !strings.Contains(section.text, "refused with room: refused 828 while at most 4 of 20 were held") {
+		t.Errorf("lua's verdict: %+v", section)
+	}
+	if s := byID["strategy-naive"]; s == nil || !strings.Contains(s.text, "Refusals not judged") {
+		t.Errorf("naive's section does not say its refusals were not judged")
+	}
+}
+
+// Red means a wrong answer (an overshoot, or a refusal proven wrong) and nothing else: a run
+// without one has no red anywhere (no strategy line, no latency line, no errors badge, no
+// failed latency assertion, no flat zero of false rejects), and the one that overshot is red in
+// its section and its count chart only.
 func TestRedMeansOvershootOnly(t *testing.T) {
 	reds := []string{"rgba(220,38,38", "rgba(219,39,119", `class="bad"`, `badge bad`}
 	hasRed := func(s string) bool {

@@ -17,6 +17,8 @@ type Point struct {
 	// Throughput is decisions per second over the interval.
 	Throughput float64
 	P50, P99   time.Duration
+	// FalseRejects is how many refusals had been proven wrong by the point's end.
+	FalseRejects int64
 }
 
 // Series is one strategy's points, oldest first.
@@ -69,12 +71,13 @@ func (r *Recorder) Add(s bench.Snapshot) {
 			r.order = append(r.order, st.Name)
 		}
 		p := Point{
-			Elapsed:    s.Elapsed,
-			Current:    tickHigh(st, rec.prevPeak),
-			Peak:       st.Peak,
-			Throughput: st.Throughput,
-			P50:        st.Latency.P50,
-			P99:        st.Latency.P99,
+			Elapsed:      s.Elapsed,
+			Current:      tickHigh(st, rec.prevPeak),
+			Peak:         st.Peak,
+			Throughput:   st.Throughput,
+			P50:          st.Latency.P50,
+			P99:          st.Latency.P99,
+			FalseRejects: st.FalseRejects,
 		}
 		rec.prevPeak = max(rec.prevPeak, st.Peak)
 		if rec.merged == 0 {
@@ -132,16 +135,18 @@ func (r *Recorder) halve() {
 	r.stride *= 2
 }
 
-// merge combines a point covering na ticks with a later one covering nb.
+// merge combines a point covering na ticks with a later one covering nb; counts so far are
+// the later point's.
 func merge(a Point, na int, b Point, nb int) Point {
 	wa, wb := float64(na), float64(nb)
 	return Point{
-		Elapsed:    b.Elapsed,
-		Current:    max(a.Current, b.Current),
-		Peak:       max(a.Peak, b.Peak),
-		Throughput: (a.Throughput*wa + b.Throughput*wb) / (wa + wb),
-		P50:        time.Duration((float64(a.P50)*wa + float64(b.P50)*wb) / (wa + wb)),
-		P99:        max(a.P99, b.P99),
+		Elapsed:      b.Elapsed,
+		Current:      max(a.Current, b.Current),
+		Peak:         max(a.Peak, b.Peak),
+		Throughput:   (a.Throughput*wa + b.Throughput*wb) / (wa + wb),
+		P50:          time.Duration((float64(a.P50)*wa + float64(b.P50)*wb) / (wa + wb)),
+		P99:          max(a.P99, b.P99),
+		FalseRejects: max(a.FalseRejects, b.FalseRejects),
 	}
 }
 

@@ -26,6 +26,7 @@ type strategyShape struct {
 	errorRate float64 // share of decisions that fail
 	server    float64 // µs per call; 0 means unknown (nil)
 	retries   bool
+	tooStrict bool // refuses with room: false rejects from a third of the run on
 }
 
 // wave is a deterministic stand-in for noise: a mix of incommensurate sines in [0, 1].
@@ -110,6 +111,9 @@ func fixtureRun(n int, shapes ...strategyShape) []bench.Snapshot {
 			if sh.server > 0 {
 				v := sh.server
 				s.ServerUsecPerCall = &v
+			}
+			if sh.tooStrict && i > n/3 {
+				s.FalseRejects = a.rejected / 3
 			}
 			snap.Strategies = append(snap.Strategies, s)
 		}

@@ -83,6 +83,10 @@ var scenarios = []struct {
 		return press(feed(New(asciiOptions()), fixtureRun(20, naiveShape, luaShape)...), "?")
 	}},
 	{"waiting", func() Model { return New(asciiOptions()) }},
+	{"too_strict", func() Model {
+		// A limiter that refuses with room: the other red, beside one that holds exactly.
+		return feed(New(asciiOptions()), fixtureRun(60, strategyShape{name: "custom", tooStrict: true}, luaShape)...)
+	}},
 	{"sliding_window_requests", func() Model {
 		// A window limiter bounded by --requests: no total time, progress by count.
 		o := asciiOptions()
@@ -145,5 +149,22 @@ func TestBadgeSaysLimitNotReachedWithoutContention(t *testing.T) {
 	view = resize(feed(New(asciiOptions()), fixtureRun(42, strategyShape{name: "lua"})...), 120, 30).View().Content
 	if !strings.Contains(view, "0 overshoot") {
 		t.Errorf("contended strategy at 0 lost its badge:\n%s", view)
+	}
+}
+
+// A strategy with refusals proven wrong says so in its badge and with its count, whatever its
+// overshoot; one whose refusals were not judged (a shared run) says n/a, not 0.
+func TestPanelShowsFalseRejects(t *testing.T) {
+	view := resize(feed(New(asciiOptions()), fixtureRun(42, strategyShape{name: "custom", tooStrict: true})...), 120, 30).View().Content
+	if !strings.Contains(view, "TOO STRICT") || !strings.Contains(view, "false rej. 3,") {
+		t.Errorf("too strict strategy:\n%s", view)
+	}
+	snaps := fixtureRun(42, strategyShape{name: "lua"})
+	for i := range snaps {
+		snaps[i].Strategies[0].RefusalsUnjudged, snaps[i].Strategies[0].NoRefusalJudged = bench.RefusalsShared, true
+	}
+	view = resize(feed(New(asciiOptions()), snaps...), 120, 30).View().Content
+	if !strings.Contains(view, "false rej. n/a") || strings.Contains(view, "TOO STRICT") {
+		t.Errorf("unjudged refusals:\n%s", view)
 	}
 }

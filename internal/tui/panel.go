@@ -78,9 +78,17 @@ func (m Model) panel(s bench.StrategySnapshot, w, h int) string {
 		// Without the limit reached, an overshoot of 0 proves nothing yet.
 		badge = st.badge.Render("limit not reached")
 	}
-	if s.Overshoot > 0 {
+	switch {
+	case s.Overshoot > 0 && s.FalseRejects > 0:
+		borderColour = colourBad
+		badge = st.badgeBad.Render(fmt.Sprintf("OVERSHOOT +%s, TOO STRICT", human.Count(s.Overshoot)))
+	case s.Overshoot > 0:
 		borderColour = colourBad
 		badge = st.badgeBad.Render(fmt.Sprintf("OVERSHOOT +%s", human.Count(s.Overshoot)))
+	case s.FalseRejects > 0:
+		// Refused while it certainly had room: as wrong as an overshoot.
+		borderColour = colourBad
+		badge = st.badgeBad.Render("TOO STRICT")
 	}
 	border := lipgloss.NewStyle().Foreground(borderColour)
 	name := st.title.Render(s.Name)
@@ -146,6 +154,16 @@ func (m Model) statLines(s bench.StrategySnapshot, width int) []statLine {
 	if s.Overshoot > 0 {
 		over = label("overshoot") + st.bad.Render("+"+human.Count(s.Overshoot))
 	}
+	// The other side of the limit: refusals proven wrong, red above zero.
+	strict := label("false rej.") + st.good.Bold(true).Render("0")
+	switch {
+	case s.FalseRejects > 0:
+		strict = label("false rej.") + st.bad.Render(human.Count(s.FalseRejects))
+	case s.NoRefusalJudged:
+		strict = label("false rej.") + st.dim.Render("n/a (not judged)")
+	case s.RefusalsUnjudged != "":
+		strict += st.dim.Render(" (judging stopped)")
+	}
 	if s.OvershootEvent > 0 {
 		over += st.dim.Render("  " + human.Count(s.OvershootEvent) + human.Plural(s.OvershootEvent, " event", " events"))
 	}
@@ -194,7 +212,7 @@ func (m Model) statLines(s bench.StrategySnapshot, width int) []statLine {
 			st.label.Render(" µs/call")
 	}
 
-	lines := []statLine{{inFlight, 0}, {over, 0}, {decided, 2}, {errs, 3}}
+	lines := []statLine{{inFlight, 0}, {over, 0}, {strict, 0}, {decided, 2}, {errs, 3}}
 	if len(extras) > 0 {
 		lines = append(lines, statLine{strings.Join(extras, "  "), 5})
 	}

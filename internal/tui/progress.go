@@ -30,7 +30,7 @@ func Progress(w io.Writer, snapshots <-chan bench.Snapshot) error {
 const progressWidth = 100
 
 // ProgressLine is one tick for a log: "[3s/10s] naive 17.2k/s peak 64/20 (+44) p99 13.5ms |
-// lua 44.3k/s peak 20/20 p99 6.87ms", errors only when there are some. Strategies that do not
+// lua 44.3k/s peak 20/20 p99 6.87ms", false rejects and errors only when there are some. Strategies that do not
 // fit in progressWidth go on indented lines below (only the first starts with "[").
 func ProgressLine(s bench.Snapshot) string {
 	elapsed := s.Elapsed.Round(time.Second)
@@ -48,6 +48,9 @@ func ProgressLine(s bench.Snapshot) string {
 		part := fmt.Sprintf("%s %s/s peak %s/%s", st.Name, human.Compact(st.Throughput), progressCount(st.Peak), progressCount(s.Limit))
 		if st.Overshoot > 0 {
 			part += fmt.Sprintf(" (+%s)", progressCount(st.Overshoot))
+		}
+		if st.FalseRejects > 0 {
+			part += fmt.Sprintf(" %s false %s", progressCount(st.FalseRejects), human.Plural(st.FalseRejects, "reject", "rejects"))
 		}
 		if st.Errors > 0 {
 			part += fmt.Sprintf(" %s %s", progressCount(st.Errors), human.Plural(st.Errors, "error", "errors"))

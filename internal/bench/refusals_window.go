@@ -1,0 +1,213 @@
+package bench
+
+import (
+	"math"
+	"sort"
+
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+// windowJudge judges a fixed or sliding window limiter's refusals. A correct window limiter
+// refuses k only when limit admits that ran before k count against k's window; the rules below
+// bound, from above, what any correct one can count. Fewer than limit: k is a false reject.
+//
+// Sliding window. Correct limiters count in one of two ways:
+//   - by stamp: a log counts the admits stamped after t_k - W that ran before k (the shipped
+//     script counts (now - W, +inf), so an admit stamped later that ran first counts too);
+//   - by order: a list of the newest admits (alisaifee/limits' moving window) refuses when the
+//     limit-th newest admit to have run is stamped within the window, so every admit that ran
+//     after that one counts, whatever its own stamp.
+//
+// Let X be the earliest sending of any admit whose stamp can be within k's window (stamped
+// after t_k - W, widened by the rounding of the time unit and, on the server's clock, its rate).
+// Both ways count at most the admits j that can have run at or after X and before k:
+// replied_j >= X and sent_j <= replied_k. By stamp, every counted admit qualifies itself, so it
+// was sent, and so ran, no earlier than X. By order, the counted admits ran after one that
+// qualifies, which ran after it was sent, so no earlier than X. An admit of unknown outcome may
+// run at any time after it was sent: it always can have run after X.
+//
+// Fixed window, epoch-aligned (the contract names the window, or a shipped strategy): the
+// window's own counter counts only the admits of k's window (the same window index of their
+// stamps) that ran before k.
+//
+// Fixed window, alignment unknown: the window is anchored in the limiter's state at a stamp (a
+// reset when now >= anchor + W, so it counts what ran after the resetting admit, which is
+// stamped less than W before t_k or later: the sliding bound), named from stamps with an offset
+// (every counted admit qualifies: the sliding bound), or opened by a first hit and ended by a
+// TTL on the server's clock (it counts what ran since the key was created, less than W of server
+// time before k ran, so what was answered after sent_k - W less the server clock's rate and a
+// millisecond). X is the earlier of the two.
+type windowJudge struct {
+	limit, window int64 // window in µs
+	reach         int64 // µs: an admit stamped more than this before k cannot be in k's window
+	aligned, ttl  bool
+	margin        int64 // µs: how far behind the newest stamp a later refusal's stamp can be
+
+	// The admits, kept per millisecond as the rule reads them, each rounded the way that can
+	// only count more: by the latest stamp each can have (rounded up; the earliest sending among
+	// those of each millisecond), by their sending (rounded down), and, answered ones, by their
+	// reply (rounded up). Their memory follows the milliseconds of the window and the margin,
+	// however many admits each held.
+	stamps     msQueue            // ms of the stamp -> the earliest sending (µs)
+	sent, done msQueue            // ms -> admits
+	folded     int64              // admits forgotten from sent: each was sent before every later refusal's reply
+	foldedDone int64              // answered admits forgotten from done: each answered before every later refusal's X
+	windows    map[int64]*msQueue // aligned: window index -> admits by the ms of their sending
+	newest     int64
+	blind      int64 // stamp: refusals whose window can reach an admit forgotten at or before it are not judged
+
+	sentCum, doneCum, earliest []int64 // scratch
+}
+
+func newWindowJudge(s judgeSpec) *windowJudge {
+	fixed := s.kind.Describe().Evidence == limiter.FixedWindowEvidence
+	j := &windowJudge{
+		limit: s.limit, window: max(s.window, 1000), aligned: fixed && s.aligned && !s.server,
+		ttl: fixed, margin: 2*s.skew + s.horizon + 1_000_000,
+		windows: map[int64]*msQueue{}, blind: math.MinInt64, newest: math.MinInt64,
+	}
+	// A script compares times rounded to the unit it is given them in, on both sides.
+	j.reach = j.window + int64(float64(j.window)*s.serverRate()) + 2*s.grain()
+	return j
+}
+
+// ceilMs is the millisecond at or after µs t.
+func ceilMs(t int64) int64 { return floorDiv(t+999, 1000) }
+
+func (j *windowJudge) add(calls []judgedCall) {
+	for _, c := range calls {
+		j.newest = max(j.newest, c.StampHi)
+		if j.aligned {
+			w := j.windowIndex(c.StampLo)
+			q := j.windows[w]
+			if q == nil {
+				q = &msQueue{}
+				j.windows[w] = q
+			}
+			q.add(floorDiv(c.Sent, 1000), 1)
+			continue
+		}
+		j.stamps.keepMin(ceilMs(c.StampHi), c.Sent)
+		j.sent.add(floorDiv(c.Sent, 1000), 1)
+		if c.Outcome != outUnknown { // unknown: may run at any time, so never answered "before X"
+			j.done.add(ceilMs(c.Replied), 1)
+		}
+	}
+}
+
+// windowIndex is the epoch-aligned window a stamp (µs) falls in, as the contract computes it
+// from the time in milliseconds.
+func (j *windowJudge) windowIndex(stamp int64) int64 {
+	return floorDiv(floorDiv(stamp, 1000), max(1, j.window/1000))
+}
+
+// cumulative is the running totals of q's counts.
+func cumulative(q *msQueue, into []int64) []int64 {
+	into = into[:0]
+	total := int64(0)
+	for i := 0; i < q.len(); i++ {
+		total += q.at(i).n
+		into = append(into, total)
+	}
+	return into
+}
+
+// countThrough is how many of q's admits lie in milliseconds for which in(ms) holds, in(ms)
+// being true up to some millisecond and false after it.
+func countThrough(q *msQueue, cum []int64, in func(ms int64) bool) int64 {
+	n := sort.Search(q.len(), func(i int) bool { return !in(q.at(i).ms) })
+	if n == 0 {
+		return 0
+	}
+	return cum[n-1]
+}
+
+func (j *windowJudge) judge(ready []*rejectGroup, _ int64, verdict func(*rejectGroup, int64, float64)) {
+	if j.aligned {
+		j.judgeAligned(ready, verdict)
+		return
+	}
+	j.sentCum = cumulative(&j.sent, j.sentCum)
+	j.doneCum = cumulative(&j.done, j.doneCum)
+	n := j.stamps.len()
+	if cap(j.earliest) < n+1 {
+		j.earliest = make([]int64, n+1)
+	}
+	earliest := j.earliest[:n+1] // earliest[i]: the earliest sending among stamps[i:]
+	earliest[n] = forever
+	for i := n - 1; i >= 0; i-- {
+		earliest[i] = min(earliest[i+1], j.stamps.at(i).n)
+	}
+	for _, g := range ready {
+		threshold := g.stampLo - j.reach // an admit can be in the window when stamped after it
+		if threshold < j.blind {
+			continue
+		}
+		first := sort.Search(n, func(i int) bool { return j.stamps.at(i).ms*1000 > threshold })
+		x := earliest[first]
+		if j.ttl {
+			x = min(x, g.sentMin-j.window-ttlSlack(j.window))
+		}
+		replied := floorDiv(g.repliedMax, 1000)
+		counted := j.folded + countThrough(&j.sent, j.sentCum, func(ms int64) bool { return ms <= replied }) -
+			j.foldedDone - countThrough(&j.done, j.doneCum, func(ms int64) bool { return ms*1000 < x })
+		if counted = max(0, counted); counted < j.limit {
+			verdict(g, counted, nan)
+		}
+	}
+}
+
+func (j *windowJudge) judgeAligned(ready []*rejectGroup, verdict func(*rejectGroup, int64, float64)) {
+	for _, g := range ready {
+		w := j.windowIndex(g.stampLo)
+		if j.blind != math.MinInt64 && w <= j.windowIndex(j.blind) {
+			continue
+		}
+		counted := int64(0)
+		if q := j.windows[w]; q != nil {
+			replied := floorDiv(g.repliedMax, 1000)
+			for i := 0; i < q.len() && q.at(i).ms <= replied; i++ {
+				counted += q.at(i).n
+			}
+		}
+		if counted < j.limit {
+			verdict(g, counted, nan)
+		}
+	}
+}
+
+// settle forgets what no later refusal can count, once it is well behind the newest stamp (a
+// later refusal stamped earlier still is not judged).
+func (j *windowJudge) settle(floor int64) {
+	if j.newest == math.MinInt64 {
+		return
+	}
+	if j.aligned {
+		for w := range j.windows {
+			if w < j.windowIndex(j.newest-j.margin) {
+				delete(j.windows, w)
+				j.blind = max(j.blind, (w+1)*max(1, j.window/1000)*1000-1) // the window's last µs
+			}
+		}
+		return
+	}
+	old := j.newest - j.margin - j.reach // stamped at or before this: behind every window judged from now on
+	for j.stamps.len() > 0 && j.stamps.front().ms*1000 <= old {
+		j.blind = max(j.blind, j.stamps.popFront().ms*1000) // no later refusal judged may have them qualify
+	}
+	// The earliest X of any later refusal: the earliest sending among admits that may still
+	// qualify, and the earliest a later one can be sent; a TTL window reaches a window back.
+	xFloor := floor
+	if j.ttl {
+		xFloor = floor - j.window - ttlSlack(j.window)
+	}
+	for i := 0; i < j.stamps.len(); i++ {
+		xFloor = min(xFloor, j.stamps.at(i).n)
+	}
+	for j.sent.len() > 0 && (j.sent.front().ms+1)*1000 <= floor {
+		j.folded += j.sent.popFront().n // sent before every later refusal's reply
+	}
+	for j.done.len() > 0 && j.done.front().ms*1000 < xFloor {
+		j.foldedDone += j.done.popFront().n // answered before every later refusal's X
+	}
+}
