@@ -107,7 +107,10 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 			continue // paused, or the schedule's wait ended with the context: the loop's top decides
 		}
 		clock := s.cfg.Now()
-		sentAt := time.Now()
+		for j := acquires; j < len(calls); j++ {
+			s.entering(ws[who[j]].index)
+		}
+		sentAt := time.Now() // after entering (lowWater.enter)
 		for j := acquires; j < len(calls); j++ {
 			w := &ws[who[j]]
 			w.c.now = clock.Add(w.skew)
@@ -119,7 +122,7 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 		for j := range calls {
 			w := &ws[who[j]]
 			if calls[j].Release {
-				s.released(calls[j].Err)
+				s.released(&w.c, calls[j].Err)
 				w.holding = false
 				continue
 			}
@@ -172,7 +175,7 @@ func (s *strategyState) gather(ctx context.Context, ws []worker, calls *[]limite
 			markDone(ws)
 			return
 		}
-		w.c = decisionCall{keyIndex: w.next % len(s.keys), skew: w.skew, started: scheduled}
+		w.c = decisionCall{worker: w.index, keyIndex: w.next % len(s.keys), skew: w.skew, started: scheduled}
 		w.next += s.cfg.Workers
 		*calls = append(*calls, limiter.Call{Key: s.keys[w.c.keyIndex]})
 		*who = append(*who, i)
@@ -183,10 +186,12 @@ func (s *strategyState) gather(ctx context.Context, ws []worker, calls *[]limite
 // hold of an admitted request ends with the run, as decide's does.
 func (s *strategyState) releaseAll(ctx context.Context, batch *limiter.Batch, ws []worker) {
 	var calls []limiter.Call
+	var who []int
 	for i := range ws {
 		if w := &ws[i]; w.holding {
 			s.releasing(&w.c)
 			calls = append(calls, limiter.Call{Key: s.keys[w.c.keyIndex], Release: true, Decision: w.c.d})
+			who = append(who, i)
 			w.holding = false
 		}
 	}
@@ -196,8 +201,8 @@ func (s *strategyState) releaseAll(ctx context.Context, batch *limiter.Batch, ws
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Horizon)
 	defer cancel()
 	batch.Do(rctx, calls)
-	for _, c := range calls {
-		s.released(c.Err)
+	for j, c := range calls {
+		s.released(&ws[who[j]].c, c.Err)
 	}
 }
 

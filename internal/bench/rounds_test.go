@@ -94,6 +94,9 @@ func TestRoundsKeepTheEvidence(t *testing.T) {
 			if !lua.Contended || lua.Rejected == 0 || lua.Errors != 0 {
 				t.Errorf("lua: contended %v, %d rejected, %d errors: an uncontended run proves nothing", lua.Contended, lua.Rejected, lua.Errors)
 			}
+			if lua.FalseRejects != 0 || lua.NoRefusalJudged {
+				t.Errorf("lua on 4 connections: %d false rejects (none judged: %v); want every refusal judged and none wrong", lua.FalseRejects, lua.NoRefusalJudged)
+			}
 			if seen.largest < 2 {
 				t.Errorf("the largest pipeline carried %d calls: the workers' calls did not go out in rounds", seen.largest)
 			}
@@ -227,4 +230,25 @@ func TestRoundsOnACluster(t *testing.T) {
 		t.Fatalf("lua on a cluster, 4 connections: %d errors %v, overshoot %d, %d rejected; want none, none and contended",
 			lua.Errors, lua.ErrorSamples, lua.Overshoot, lua.Rejected)
 	}
+}
+
+// Refusals are judged in rounds as alone: a script that refuses with room (its released
+// requests never leave the set) is caught, the shipped one is not blamed (TestRoundsKeepTheEvidence).
+func TestRoundsCatchARefusalWithRoom(t *testing.T) {
+	srv := redistest.Start(t)
+	var custom bench.StrategySnapshot
+	for attempt := 1; attempt <= 5; attempt++ {
+		load := defaultLoad(t, limiter.Concurrency, customStrategy(t, srv, "strict/concurrency_release_leaks.lua", limiter.Concurrency, contract.Spec{}), 2*time.Second)
+		load.Conns = 4
+		load.KeyFor = func(s string, i int) string { return fmt.Sprintf("t:{%s.%d}:%s:%d", t.Name(), attempt, s, i) }
+		sum, err := bench.New(load).Run(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if custom = sum.Strategies[0]; custom.FalseRejects > 0 {
+			return
+		}
+		t.Logf("attempt %d: no false reject yet (%d rejected)", attempt, custom.Rejected)
+	}
+	t.Errorf("a limiter whose releases leak was not caught refusing with room in 5 runs of 2s on 4 connections (%d rejected)", custom.Rejected)
 }
