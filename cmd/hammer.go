@@ -93,8 +93,8 @@ cannot push a Redis to its limit that way. --conns N is the fast mode: each stra
 share N connections, and for the script strategies (lua, eval, function, lua-ts-member, custom)
 each connection runs its workers in rounds, every ready worker's call of a round sent as one
 pipeline, which is how a server reaches its throughput (as redis-benchmark -P does). Every
-decision keeps its own evidence, stamped on the run's one clock from before its round was
-sent until after its round's last reply was read. Its latency is that of its round: from the
+decision keeps its own evidence (overshoot and refusals with room), stamped on the run's one
+clock from before its round was sent until after its round's last reply was read. Its latency is that of its round: from the
 round's sending (or, with --rate, the call's scheduled start) until the round's last reply,
 so it includes the other calls' turns in the pipeline; it is not one round trip. Use the
 default to measure latency, --conns (e.g. --workers 256 --conns 8) to measure what the server
