@@ -537,9 +537,7 @@ func TestACLResetMinimalRule(t *testing.T) {
 // go-redis makes in the background is refused without failing the command: the log says it was
 // needed).
 func TestACLThroughSentinel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow (Sentinels, a failover): make test runs it, -short skips it")
-	}
+	skipInShortMode(t) // Sentinels and a failover
 	doc := readACLDoc(t)
 	rule := doc.rule(t, "Through Sentinel")
 	s := redistest.StartSentinel(t, redistest.SentinelOptions{})

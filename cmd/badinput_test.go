@@ -112,7 +112,7 @@ func TestBadInputAcrossCommands(t *testing.T) {
 		// inspect and purge
 		{"inspect bad score unit", ExitUsage, []string{"--addr", closed, "inspect", "--score-unit", "parsecs"}, "--score-unit"},
 		{"inspect bad stale", ExitUsage, []string{"--addr", closed, "inspect", "--stale", "soon"}, "invalid argument"},
-		{"purge without keys", ExitUsage, []string{"--addr", closed, "purge", "--older-than", "10m"}, ""},
+		{"purge without keys", ExitUsage, []string{"--addr", closed, "purge", "--older-than", "10m"}, "want one or more keys or patterns to purge"},
 		{"purge without older-than", ExitUsage, []string{"--addr", closed, "purge", "rl:x"}, "--older-than"},
 		{"purge bad older-than", ExitUsage, []string{"--addr", closed, "purge", "rl:x", "--older-than", "soon"}, "invalid argument"},
 		{"purge zero batch", ExitUsage, []string{"--addr", closed, "purge", "rl:x", "--older-than", "10m", "--batch", "0"}, "--batch"},

@@ -3,7 +3,6 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/limitctl/limitctl/internal/buildinfo"
 	"github.com/limitctl/limitctl/internal/ciformat"
 	"github.com/limitctl/limitctl/internal/hammer"
-	"github.com/limitctl/limitctl/internal/outfile"
 )
 
 // outputsAnnotation lists, on a command, the -o formats only it writes.
@@ -27,30 +25,13 @@ func commandOutputs(c *cobra.Command) []string {
 	return strings.Fields(c.Annotations[outputsAnnotation])
 }
 
-// writeJUnit writes a --junit report (none without a path), replacing the file.
-func writeJUnit(f *Factory, path string, report []byte, err error) error {
-	if path == "" {
-		return nil
+// writeCI writes a command's CI reports (ciformat.Files) and says where the JUnit report went.
+func writeCI(f *Factory, files ciformat.Files, junit, markdown []byte, built error) error {
+	wrote, err := files.Write(junit, markdown, built)
+	if wrote {
+		fmt.Fprintf(f.IO.ErrOut, "JUnit report written to %s\n", files.JUnit)
 	}
-	if err == nil {
-		err = outfile.Write(path, func(w io.Writer) error { _, err := w.Write(report); return err })
-	}
-	if err != nil {
-		return fmt.Errorf("--junit %s: %v", path, err)
-	}
-	fmt.Fprintf(f.IO.ErrOut, "JUnit report written to %s\n", path)
-	return nil
-}
-
-// appendStepSummary appends Markdown to the file GitHub Actions names in $GITHUB_STEP_SUMMARY;
-// without it nothing is written.
-func appendStepSummary(f *Factory, markdown []byte) error {
-	if path := f.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
-		if err := outfile.Append(path, markdown); err != nil {
-			return fmt.Errorf("GITHUB_STEP_SUMMARY %s: %v", path, err)
-		}
-	}
-	return nil
+	return err
 }
 
 // checkOutcome returns the command's own outcome when it has one (a failed check stays exit 3
@@ -78,5 +59,5 @@ func writeHammerCI(f *Factory, o *hammerOptions, started time.Time, res hammer.R
 		runErr, failed = errors.New(msg), code == ExitCheckFailed
 	}
 	report, summary, err := ciformat.HammerReports(res, runErr, failed, started, f.Now().Sub(started), buildinfo.Resolve(f.Build).Version)
-	return errors.Join(writeJUnit(f, o.junit, report, err), appendStepSummary(f, summary))
+	return writeCI(f, ciformat.Files{JUnit: o.junit, StepSummary: f.Getenv("GITHUB_STEP_SUMMARY")}, report, summary, err)
 }

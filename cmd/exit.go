@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/limitctl/limitctl/internal/exitcode"
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
@@ -25,8 +25,6 @@ const (
 type usageError = exitcode.UsageError
 
 func usagef(format string, args ...any) error { return exitcode.Usagef(format, args...) }
-
-func checkFailedf(format string, args ...any) error { return exitcode.CheckFailedf(format, args...) }
 
 // interrupted is the error of a command a signal stopped after it printed what it had done.
 func interruptedError(what string) error { return &exitcode.InterruptedError{What: what} }
@@ -61,7 +59,7 @@ func exitCode(err error, errOut io.Writer, secrets []string) int {
 
 // classify is an error's exit code and its one line, redacted.
 func classify(err error, secrets []string) (int, string) {
-	msg := oneLine(redact(err.Error(), secrets))
+	msg := human.FirstLine(redact(err.Error(), secrets))
 	var coded exitcode.Coder
 	switch {
 	case errors.As(err, &coded):
@@ -81,15 +79,6 @@ func writeJSONError(out io.Writer, err error, secrets []string) {
 		e.Error.Message = "interrupted"
 	}
 	writeJSON(out, e)
-}
-
-// oneLine keeps an error to the single line the exit contract promises.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	return s
 }
 
 // redact removes secrets (the password) and URL credentials from a message.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -19,7 +20,7 @@ func TestExitCodeComesFromTheError(t *testing.T) {
 	}{
 		"usage":            {usagef("bad"), ExitUsage},
 		"wrapped usage":    {fmt.Errorf("ctx: %w", usagef("bad")), ExitUsage},
-		"check failed":     {checkFailedf("assertion failed"), ExitCheckFailed},
+		"check failed":     {exitcode.CheckFailedf("assertion failed"), ExitCheckFailed},
 		"interrupted":      {interruptedError("stopped"), ExitInterrupted},
 		"context canceled": {fmt.Errorf("x: %w", context.Canceled), ExitInterrupted},
 		// A message that starts like one of cobra's says nothing about its code.

@@ -1,9 +1,9 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -192,14 +192,7 @@ func (o *hammerOptions) resolve(c *cobra.Command, f *Factory) error {
 	default:
 		return usagef("--tui must be auto, on or off, got %q", o.tui)
 	}
-	for _, out := range [][2]string{{"--report", o.report}, {"--junit", o.junit}} {
-		if out[1] != "" {
-			if err := outfile.Check(out[1]); err != nil {
-				return usagef("%s: %v", out[0], err)
-			}
-		}
-	}
-	return nil
+	return cmp.Or(outfile.CheckFlag("--report", o.report), outfile.CheckFlag("--junit", o.junit)) // --report's error first
 }
 
 // runHammer runs the session with the live view the streams call for, then prints its result.
@@ -269,8 +262,8 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 		return err
 	}
 	if recorder != nil {
-		if err := writeHammerReport(o.report, res, recorder); err != nil {
-			return err
+		if err := htmlreport.WriteRun(o.report, res, recorder, f.Now()); err != nil {
+			return fmt.Errorf("--report: %w", err)
 		}
 		fmt.Fprintf(f.IO.ErrOut, "report written to %s\n", o.report)
 	}
@@ -296,19 +289,4 @@ func dashboardOptions(o hammer.Options, live hammer.Live, profile colorprofile.P
 			return out
 		},
 	}
-}
-
-// writeHammerReport writes the self-contained HTML report of the run.
-func writeHammerReport(path string, res hammer.Result, rec *htmlreport.Recorder) error {
-	asserts := make([]htmlreport.Assertion, len(res.Assertions))
-	for i, r := range res.Assertions {
-		asserts[i] = htmlreport.Assertion{Expr: r.Expr, Passed: r.Passed, Actual: hammer.ActualText(r)}
-	}
-	err := outfile.Write(path, func(w io.Writer) error {
-		return htmlreport.Write(w, htmlreport.Data{Summary: res.Summary, Series: rec.Series(), Assertions: asserts, Generated: time.Now()})
-	})
-	if err != nil {
-		return fmt.Errorf("--report: %w", err)
-	}
-	return nil
 }

@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -14,20 +13,9 @@ import (
 	"github.com/limitctl/limitctl/internal/tui"
 )
 
-// inspect reads, and never writes. The smallest ACL that runs it (checked by
-// TestInspectAsAReadOnlyACLUser and, on a cluster, TestInspectAndPurgeOnACluster):
-//
-//	single server: user reader on >PASSWORD ~* resetchannels -@all +@read +ping +time
-//	cluster:       user reader on >PASSWORD ~* resetchannels -@all +@read +ping +time +cluster|slots
-//
-// +@read covers SCAN, TYPE, PTTL, MEMORY USAGE, ZCARD, ZRANGE, ZCOUNT, STRLEN, GETRANGE, HLEN,
-// HMGET, LLEN, LINDEX, SCARD and XLEN, and no command that writes; the same without the category
-// is +scan +type +pttl +memory|usage +zcard +zrange +zcount +strlen +getrange +hlen +hmget +llen
-// +lindex +scard +xlen. +ping is the connection check; +time the server clock (not needed with --clock
-// local); +cluster|slots the slot map of go-redis's cluster client (+command, its command
-// table, is optional: refused, it is only logged). A single --addr is recognised as a cluster
-// node by HELLO, which needs no permission. Without MEMORY USAGE (-memory), memory is reported
-// as unknown. docs/acl.md gives the explicit command list, tested by cmd/acl_test.go.
+// inspect reads, and never writes. Its smallest ACL, a read-only one, is in docs/acl.md, tested by
+// TestACLInspectMinimalRule, TestInspectAsAReadOnlyACLUser and, on a cluster,
+// TestInspectAndPurgeOnACluster.
 
 type inspectOptions struct {
 	args     []string
@@ -140,17 +128,13 @@ func runInspect(ctx context.Context, f *Factory, o *inspectOptions) error {
 	if err != nil {
 		return err
 	}
-	o.inspect.Clock = o.keyFlags.clockOf(f, rdb)
+	o.inspect.Clock = o.keyFlags.clock.Clock(rdb, f.Now)
 	read := func(ctx context.Context) (printable, error) {
 		if o.members == "" {
 			return keys.InspectPatterns(ctx, rdb, o.args, o.inspect)
 		}
-		list, err := keys.Members(ctx, rdb, o.members, keys.MembersOptions{Top: o.top, Stale: o.inspect.Stale,
+		return keys.Members(ctx, rdb, o.members, keys.MembersOptions{Top: o.top, Stale: o.inspect.Stale,
 			Unit: o.inspect.Unit, Scores: o.inspect.Scores, Clock: o.inspect.Clock})
-		if errors.Is(err, keys.ErrNotSortedSet) {
-			err = fmt.Errorf("%v: --members lists sorted-set members; inspect the key without --members", err)
-		}
-		return list, err
 	}
 	if o.watch == 0 {
 		r, err := read(ctx)

@@ -215,7 +215,7 @@ func TestInspectMembers(t *testing.T) {
 	if !strings.Contains(tsv.out, "r-2\t1748778540\t2025-06-01T11:49:00.000Z\t660000\tno\n") {
 		t.Errorf("seconds scores read wrong:\n%s", tsv.out)
 	}
-	at(t, append([]string{"inspect", "--members", "rl:fw:u4"}, addr...)...).wantExit(t, ExitError).wantOneLineError(t, "rl:fw:u4 is a string", "not a sorted set")
+	at(t, append([]string{"inspect", "--members", "rl:fw:u4"}, addr...)...).wantExit(t, ExitError).wantOneLineError(t, "rl:fw:u4 is a string", "not a sorted set", "inspect the key without --members")
 	at(t, append([]string{"inspect", "--members", "rl:nope"}, addr...)...).wantExit(t, ExitError).wantOneLineError(t, "rl:nope: no such key")
 }
 

@@ -1,47 +1,31 @@
 package cmd
 
 import (
-	"context"
+	"errors"
 	"fmt"
-	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/limitctl/limitctl/internal/keys"
 )
 
-// The flags of the commands on live limiter keys (inspect, purge, reset), each bound once.
+// The flags of the commands on live limiter keys (inspect, purge, reset), each bound once, and
+// how purge and reset ask before they write and print what they wrote.
 
 // clockFlag is --clock: whose clock ages, cutoffs and kinds are measured against.
-type clockFlag struct{ name string }
+type clockFlag struct {
+	name  string
+	clock keys.ClockName
+}
 
 func (k *clockFlag) bind(c *cobra.Command, what string) {
-	c.Flags().StringVar(&k.name, "clock", "server", what+": server (its TIME) or local (this machine's clock)")
+	c.Flags().StringVar(&k.name, "clock", string(keys.ClockServer), what+": server (its TIME) or local (this machine's clock)")
 	c.RegisterFlagCompletionFunc("clock", fixedCompletion("server\tthe server's TIME", "local\tthis machine's clock"))
 }
 
-func (k *clockFlag) validate() error {
-	if k.name != "server" && k.name != "local" {
-		return usagef("unknown --clock %q: want server (the server's TIME) or local (this machine's clock)", k.name)
-	}
-	return nil
-}
-
-// clockOf is the reference clock: the server's TIME by default, the factory's clock (time.Now,
-// or a fixed time in tests) with --clock local.
-func (k *clockFlag) clockOf(f *Factory, rdb redis.UniversalClient) keys.Clock {
-	if k.name == "local" {
-		return keys.LocalClock(f.Now)
-	}
-	server := keys.ServerClock(rdb)
-	return func(ctx context.Context) (time.Time, error) {
-		t, err := server(ctx)
-		if err != nil && ctx.Err() == nil {
-			return t, fmt.Errorf("%w (--clock local uses this machine's clock instead)", err)
-		}
-		return t, err
-	}
+func (k *clockFlag) validate() (err error) {
+	k.clock, err = keys.ParseClockName(k.name)
+	return err
 }
 
 // scoreFlags are inspect's and purge's --score-unit and --scores, with --clock: how sorted-set
@@ -63,13 +47,12 @@ func (k *scoreFlags) bind(c *cobra.Command) {
 		"start\ta score is when the member began", "deadline\ta score is when the member expires"))
 }
 
-func (k *scoreFlags) validate() error {
-	var err error
+func (k *scoreFlags) validate() (err error) {
 	if k.unit, err = keys.ParseScoreUnit(k.scoreUnit); err != nil {
-		return usagef("unknown --score-unit %q: want auto, s, ms, us or ns", k.scoreUnit)
+		return err
 	}
 	if k.scores, err = keys.ParseScoreMode(k.scoreMode); err != nil {
-		return usagef("unknown --scores %q: want start, deadline or auto", k.scoreMode)
+		return err
 	}
 	return k.clockFlag.validate()
 }
@@ -88,4 +71,33 @@ func confirmPattern(c *cobra.Command, f *Factory, args []string, yes bool, what 
 		return func(question string) (bool, error) { return f.IO.Confirm(c.Context(), question) }, nil
 	}
 	return nil, nil
+}
+
+// printWrite prints what a write on live keys (purge, reset) did. A no to its confirmation is an
+// answer, not a failure: exit 0, with the result of nothing under -o json and the note on
+// stderr. After a failure, the result of what was done before it, when anything was (wrote):
+// the operator must know; with nothing done, the error line alone says it all.
+func printWrite(f *Factory, format string, res interface {
+	printable
+	Err() error
+}, wrote bool, err error) error {
+	switch {
+	case errors.Is(err, keys.ErrNotConfirmed):
+		if format == "json" {
+			if err := writeResult(f.IO.Out, 0, format, res); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(f.IO.ErrOut, "limitctl: note: %v\n", err)
+		return nil
+	case err != nil:
+		if wrote {
+			writeResult(f.IO.Out, f.IO.TerminalWidth(), format, res) //nolint:errcheck // the failure is what to report
+		}
+		return err
+	}
+	if err := printResult(f, format, res); err != nil {
+		return err
+	}
+	return res.Err()
 }

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -55,12 +56,7 @@ Output: the diagnostic lines (on a terminal or piped, so editors and CI annotate
 For CI: -o sarif (a SARIF 2.1.0 log for GitHub code scanning; the diagnostic lines go to
 stderr), -o github (GitHub Actions ::error/::warning annotations), and --junit F.xml (a test
 case per file, a failure per error) beside any of them.`,
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return &usageError{Msg: "want at least one FILE.lua (or - for standard input)", Command: c.CommandPath()}
-			}
-			return nil
-		},
+		Args: minimumArgs(1, "at least one FILE.lua (or - for standard input)"),
 		Example: `  limitctl lint scripts/*.lua
   limitctl lint --disable missing-expire,reply-key queue/*.lua
   limitctl lint --enable missing-expire limiter.lua   # even where .limitctl.yaml turns it off
@@ -71,6 +67,9 @@ case per file, a failure per error) beside any of them.`,
 		Annotations:       map[string]string{outputsAnnotation: strings.Join(lintOutputs, " ")},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.lint.Files, opts.lint.In, opts.lint.Now = args, f.IO.In, f.Now
+			if err := cmp.Or(opts.lint.Check(), outfile.CheckFlag("--junit", opts.junit)); err != nil {
+				return err // the rules' error first
+			}
 			return runF(f, opts)
 		},
 	}
@@ -106,14 +105,6 @@ func lintRuleList() string {
 // runLint prints the diagnostics in the format asked for: the diagnostic lines unless -o says
 // otherwise, the CI formats too, and the one-line count on stderr for a person or a CI log.
 func runLint(f *Factory, o *lintOptions) error {
-	if _, err := (lint.Config{}).With(o.lint.Disable, o.lint.Enable); err != nil {
-		return usagef("%v", err) // flag errors first, whatever else
-	}
-	if o.junit != "" {
-		if err := outfile.Check(o.junit); err != nil {
-			return usagef("--junit: %v", err)
-		}
-	}
 	started := f.Now()
 	rep, err := lint.Run(o.lint)
 	if err != nil {
@@ -157,5 +148,5 @@ func runLint(f *Factory, o *lintOptions) error {
 		return rep.Err()
 	}
 	report, err := ciformat.LintJUnit(ci)
-	return checkOutcome(f, rep.Err(), writeJUnit(f, o.junit, report, err))
+	return checkOutcome(f, rep.Err(), writeCI(f, ciformat.Files{JUnit: o.junit}, report, nil, err))
 }

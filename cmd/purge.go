@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -10,21 +9,8 @@ import (
 	"github.com/limitctl/limitctl/internal/keys"
 )
 
-// purge writes only through the purge_stale script. The smallest ACL that runs it (checked by
-// TestPurgeACLs and, on a cluster, TestInspectAndPurgeOnACluster):
-//
-//	user purger on >PASSWORD ~rl:* resetchannels -@all +scan +type +zrange +zcount +zcard
-//	  +evalsha +eval +zremrangebyrank +ping +time
-//	  (a cluster adds +cluster|slots)
-//
-// scan and type find the keys; zcard and zrange read five sampled scores (unit and score-mode
-// detection, not needed with --score-unit); zcount and zcard make --dry-run; evalsha runs the script (eval when the
-// server's script cache lacks it), which itself calls zcount, zremrangebyrank and zcard;
-// ping checks the connection and time reads the server clock (not with --clock local). On a
-// cluster, cluster|slots serves go-redis's cluster client (+command is optional: refused, it
-// is only logged); HELLO, which needs no permission, recognises a single --addr as a cluster
-// node. The key pattern (~rl:*) can confine the user to the limiter's keys. docs/acl.md
-// gives the same, tested by cmd/acl_test.go.
+// purge writes only through the purge_stale script. Its smallest ACL is in docs/acl.md, tested
+// by TestACLPurgeMinimalRule, TestPurgeACLs and, on a cluster, TestInspectAndPurgeOnACluster.
 
 type purgeOptions struct {
 	args     []string
@@ -66,12 +52,7 @@ deadlines when most sampled scores lie in the future, and says so in the report.
   limitctl purge 'rl:conc:*' --older-than 10m --yes
   limitctl purge rl:conc:user42 --older-than 30s --batch 500
   limitctl purge 'throttled:*:concurrency*' --scores deadline --older-than 1m --yes`,
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return &usageError{Msg: "want one or more keys or patterns to purge", Command: c.CommandPath()}
-			}
-			return nil
-		},
+		Args: minimumArgs(1, "one or more keys or patterns to purge"),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.args = args
 			if err := opts.validate(c, f); err != nil {
@@ -117,28 +98,7 @@ func runPurge(ctx context.Context, f *Factory, o *purgeOptions) error {
 	if err != nil {
 		return err
 	}
-	o.purge.Clock = o.keyFlags.clockOf(f, rdb)
+	o.purge.Clock = o.keyFlags.clock.Clock(rdb, f.Now)
 	res, err := keys.PurgePatterns(ctx, rdb, o.args, o.purge)
-	if errors.Is(err, keys.ErrNotConfirmed) {
-		// A no is an answer, not a failure: exit 0, and under -o json a report of nothing.
-		if format == "json" {
-			if err := writeResult(f.IO.Out, 0, format, res); err != nil {
-				return err
-			}
-		}
-		fmt.Fprintf(f.IO.ErrOut, "limitctl: note: %v\n", err)
-		return nil
-	}
-	if err != nil {
-		// Print what was done before the failure if anything was removed: the operator must
-		// know. Nothing removed: the error line alone says it all.
-		if res.TotalRemoved > 0 {
-			writeResult(f.IO.Out, f.IO.TerminalWidth(), format, res) //nolint:errcheck // the failure is what to report
-		}
-		return err
-	}
-	if err := printResult(f, format, res); err != nil {
-		return err
-	}
-	return res.Err()
+	return printWrite(f, format, res, res.TotalRemoved > 0, err)
 }

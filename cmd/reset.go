@@ -47,12 +47,7 @@ deletes nothing: run it first.`,
   limitctl reset 'rl:*:user42*' --dry-run
   limitctl reset 'rl:*:user42*' --yes
   limitctl reset request_rate_limiter.{user42}.tokens`,
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return &usageError{Msg: "want one or more keys or patterns to reset", Command: c.CommandPath()}
-			}
-			return nil
-		},
+		Args: minimumArgs(1, "one or more keys or patterns to reset"),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.args = args
 			if err := opts.validate(c, f); err != nil {
@@ -93,17 +88,7 @@ func runReset(ctx context.Context, f *Factory, o *resetOptions) error {
 	if err != nil {
 		return err
 	}
-	o.reset.Clock = o.clock.clockOf(f, rdb)
+	o.reset.Clock = o.clock.clock.Clock(rdb, f.Now)
 	res, err := keys.ResetPatterns(ctx, rdb, o.args, o.reset)
-	if err != nil {
-		// The report of what was deleted before the failure, when anything was.
-		if res.TotalDeleted > 0 {
-			writeResult(f.IO.Out, f.IO.TerminalWidth(), format, res) //nolint:errcheck // the failure is what to report
-		}
-		return err
-	}
-	if err := printResult(f, format, res); err != nil {
-		return err
-	}
-	return res.Err()
+	return printWrite(f, format, res, res.TotalDeleted > 0, err)
 }

@@ -174,9 +174,16 @@ func TestResetConfirmsAPatternOnATerminal(t *testing.T) {
 	seedResetKeys(t, rdb)
 	a := []string{"--addr", srv.Addr, "reset", "rl:*", "-o", "json"}
 	question := "Reset 2 limiters: delete 3 keys on 1 node? [y/N] "
-	no := runIn(t, runConfig{tty: true, stdin: "n\n"}, a...)
-	if !strings.HasPrefix(no.errOut, question) || !strings.Contains(no.errOut, "nothing was deleted") {
-		t.Errorf("declined: exit %d stdout %q stderr %q", no.code, no.out, no.errOut)
+	// A no is an answer, not a failure, as purge's: exit 0, nothing deleted, under -o json a
+	// report of nothing, and on a terminal only the note.
+	no := runIn(t, runConfig{tty: true, stdin: "n\n"}, a...).wantExit(t, ExitOK)
+	if no.errOut != question+"limitctl: note: reset not confirmed: nothing was deleted\n" ||
+		no.out != "{\n  \"schema_version\": 1,\n  \"dry_run\": false,\n  \"keys\": [],\n  \"total_deleted\": 0\n}\n" {
+		t.Errorf("declined: stdout %q stderr %q", no.out, no.errOut)
+	}
+	table := runIn(t, runConfig{tty: true, stdin: ""}, a[:len(a)-2]...).wantExit(t, ExitOK) // end of input is a no
+	if table.out != "" || !strings.HasSuffix(table.errOut, "nothing was deleted\n") {
+		t.Errorf("declined on a terminal: stdout %q stderr %q", table.out, table.errOut)
 	}
 	if n := keyCount(t, rdb); n != 4 {
 		t.Fatalf("declined, yet %d keys deleted", 4-n)

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
@@ -19,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/limitctl/limitctl/internal/embedded"
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/iostreams"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
@@ -114,7 +114,7 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 		msg := err.Error()
 		var unknown *pflag.NotExistError
 		if errors.As(err, &unknown) && unknown.GetSpecifiedShortnames() == "" {
-			msg += didYouMean(flagSuggestions(c, unknown.GetSpecifiedName()), "--")
+			msg += human.DidYouMean(flagSuggestions(c, unknown.GetSpecifiedName()), "--")
 		}
 		return &usageError{Msg: msg, Command: c.CommandPath()}
 	})
@@ -198,7 +198,7 @@ func noArgs(c *cobra.Command, args []string) error {
 			if c.SuggestionsMinimumDistance <= 0 {
 				c.SuggestionsMinimumDistance = 2 // cobra's own default, set where it suggests
 			}
-			return &usageError{Msg: fmt.Sprintf("unknown command %q for %s%s", args[0], c.CommandPath(), didYouMean(c.SuggestionsFor(args[0]), "")),
+			return &usageError{Msg: fmt.Sprintf("unknown command %q for %s%s", args[0], c.CommandPath(), human.DidYouMean(c.SuggestionsFor(args[0]), "")),
 				Command: c.CommandPath()}
 		}
 		return &usageError{Msg: "unexpected argument " + args[0], Command: c.CommandPath()}
@@ -216,61 +216,29 @@ Details:
 {{. | trimTrailingWhitespaces}}
 {{end}}`
 
-// didYouMean is "; did you mean X?" (or "X or Y?") for suggestions, "" for none: kept on the
-// error's one line.
-func didYouMean(suggestions []string, prefix string) string {
-	if len(suggestions) == 0 {
-		return ""
-	}
-	for i, s := range suggestions {
-		suggestions[i] = prefix + s
-	}
-	return "; did you mean " + strings.Join(suggestions, " or ") + "?"
-}
-
-// flagSuggestions are the flags of c (its own and inherited) that name is a typo of (one edit
-// away, two for names longer than four letters; a swap of neighbours is one) or the start of,
-// as cobra suggests commands.
+// flagSuggestions are the visible flags of c (its own and inherited) that name is a typo of or
+// the start of (human.Near), as cobra suggests commands.
 func flagSuggestions(c *cobra.Command, name string) []string {
-	most := 1
-	if len(name) > 4 {
-		most = 2
-	}
-	var out []string
+	var names []string
 	c.Flags().VisitAll(func(f *pflag.Flag) {
-		if !f.Hidden && (editDistance(name, f.Name) <= most || strings.HasPrefix(f.Name, name)) {
-			out = append(out, f.Name)
+		if !f.Hidden {
+			names = append(names, f.Name)
 		}
 	})
-	return out
+	return human.Near(name, names)
 }
 
-// editDistance is the optimal string alignment distance between a and b: insertions,
-// deletions, substitutions and swaps of neighbouring letters, one each.
-func editDistance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
+// minimumArgs wants at least n arguments: "want " + what otherwise.
+func minimumArgs(n int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) < n {
+			return &usageError{Msg: "want " + what, Command: c.CommandPath()}
 		}
+		return nil
 	}
-	return d[len(a)][len(b)]
 }
 
+// exactArgs wants exactly n arguments: "want " + what otherwise.
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {

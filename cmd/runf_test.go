@@ -52,7 +52,7 @@ func TestEveryCommandParsesItsFlagsWithoutAServer(t *testing.T) {
 		in := got.inspect
 		if code != ExitOK || !reflect.DeepEqual(got.args, []string{"rl:*"}) || in.Stale != 10*time.Minute || in.Limit != 3 || !in.HasLimit ||
 			in.Select != (keys.SelectOptions{Count: 5, MaxKeys: 7, Type: "zset"}) || in.Unit != keys.UnitMillis || in.Scores != keys.ScoresDeadline ||
-			got.keyFlags.clockFlag.name != "local" {
+			got.keyFlags.clock != keys.ClockLocal {
 			t.Errorf("exit %d, options %+v", code, got)
 		}
 		got = nil
@@ -82,10 +82,26 @@ func TestEveryCommandParsesItsFlagsWithoutAServer(t *testing.T) {
 		build := func(f *Factory) *cobra.Command {
 			return newResetCmd(f, func(_ context.Context, _ *Factory, o *resetOptions) error { got = o; return nil })
 		}
-		code := parseOnly(t, "reset", build, "rl:*", "--yes", "--force", "--batch", "9", "--clock", "local")
+		code := parseOnly(t, "reset", build, "rl:*", "--yes", "--force", "--batch", "9", "--count", "50", "--clock", "local")
 		mustRun(t, code, got != nil)
-		if r := got.reset; code != ExitOK || !r.Force || r.Batch != 9 || r.DryRun || r.Confirm != nil || got.clock.name != "local" {
+		if r := got.reset; code != ExitOK || !reflect.DeepEqual(got.args, []string{"rl:*"}) || !r.Force || r.Batch != 9 ||
+			r.Count != 50 || r.DryRun || r.Confirm != nil || got.clock.clock != keys.ClockLocal {
 			t.Errorf("exit %d, options %+v", code, got)
+		}
+		got = nil
+		code = parseOnly(t, "reset", build, "rl:a", "rl:*", "--dry-run")
+		mustRun(t, code, got != nil)
+		if r := got.reset; code != ExitOK || !r.DryRun || r.Force || r.Batch != keys.DefaultResetBatch || r.Confirm != nil ||
+			got.clock.clock != keys.ClockServer {
+			t.Errorf("defaults with --dry-run (no confirmation needed): exit %d, options %+v", code, got)
+		}
+		// Refused before anything runs: a pattern, piped, without --yes; a bad batch, count or
+		// clock; no key at all.
+		for _, args := range [][]string{{"rl:*"}, {"rl:a", "--batch", "0"}, {"rl:a", "--count", "0"}, {"rl:a", "--clock", "utc"}, {}} {
+			got = nil
+			if code := parseOnly(t, "reset", build, args...); code != ExitUsage || got != nil {
+				t.Errorf("reset %q: exit %d, run called %v", args, code, got != nil)
+			}
 		}
 	})
 	t.Run("lint", func(t *testing.T) {
@@ -98,6 +114,14 @@ func TestEveryCommandParsesItsFlagsWithoutAServer(t *testing.T) {
 		if l := got.lint; code != ExitOK || !reflect.DeepEqual(l.Files, []string{"a.lua", "-"}) || !l.Strict ||
 			!reflect.DeepEqual(l.Disable, []string{"missing-expire", "reply-key"}) || got.junit != "x.xml" || l.In == nil {
 			t.Errorf("exit %d, options %+v", code, got)
+		}
+		// Refused before anything runs: a rule that does not exist, a --junit file that cannot be
+		// written.
+		for _, args := range []string{"--disable no-such-rule", "--enable no-such-rule", "--junit no/such/dir/x.xml"} {
+			got = nil
+			if code := parseOnly(t, "lint", build, append([]string{"a.lua"}, strings.Fields(args)...)...); code != ExitUsage || got != nil {
+				t.Errorf("lint %s: exit %d, run called %v", args, code, got != nil)
+			}
 		}
 	})
 	t.Run("scripts", func(t *testing.T) {

@@ -2,10 +2,11 @@ package bench
 
 import "math"
 
-// UnalignedChecker judges a fixed window whose alignment is unknown (SPEC section 8): the
-// contract does not name the window by the epoch ({window_index} and the like), so the limiter
-// may open a window at any instant, for instance at the first hit after the last window ended
-// (SET key 0 EX d NX, or an anchor kept in the state). A window opened by the first hit is not an
+// UnalignedChecker judges a fixed window whose alignment is unknown (a custom script's calls
+// stamped by the client or virtual clock): the contract does not name the window by the epoch
+// ({window_index} and the like), so the limiter may open a window at any instant, for instance
+// at the first hit after the last window ended (SET key 0 EX d NX, or an anchor kept in the
+// state). A window opened by the first hit is not an
 // overshoot, so the aligned check (at most limit admits per multiple of the window) would blame a
 // correct limiter; and the pigeonhole bound (an interval of k windows touches at most k+1 of
 // them) catches only a limiter more than twice too generous. This checker reports exactly what

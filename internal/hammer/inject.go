@@ -12,6 +12,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/embedded"
 	"github.com/limitctl/limitctl/internal/exitcode"
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
@@ -107,22 +108,22 @@ func fire(ctx context.Context, ev Inject, rdb redis.UniversalClient, spawned *em
 		nodes, release, err := redisconn.AllNodes(ctx, rdb)
 		defer release()
 		if err != nil {
-			return "failed: " + oneLine(err.Error())
+			return "failed: " + human.FirstLine(err.Error())
 		}
 		for _, n := range nodes {
 			if err := n.ScriptFlush(ctx).Err(); err != nil {
-				return "failed: " + oneLine(err.Error())
+				return "failed: " + human.FirstLine(err.Error())
 			}
 		}
 		return fmt.Sprintf("SCRIPT FLUSH on %d node(s)", len(nodes))
 	case "pause":
 		masters, err := redisconn.Masters(ctx, rdb)
 		if err != nil {
-			return "failed: " + oneLine(err.Error())
+			return "failed: " + human.FirstLine(err.Error())
 		}
 		for _, m := range masters {
 			if err := m.Do(ctx, "CLIENT", "PAUSE", ev.For.Milliseconds(), "WRITE").Err(); err != nil {
-				return "failed: " + oneLine(err.Error())
+				return "failed: " + human.FirstLine(err.Error())
 			}
 		}
 		return fmt.Sprintf("CLIENT PAUSE %s WRITE", ev.For)
@@ -135,7 +136,7 @@ func fire(ctx context.Context, ev Inject, rdb redis.UniversalClient, spawned *em
 			return "redis-server killed"
 		}
 		if err := spawned.Process().Restart(); err != nil {
-			return "failed: " + oneLine(err.Error())
+			return "failed: " + human.FirstLine(err.Error())
 		}
 		return "redis-server restarted (empty: scripts and keys are gone)"
 	}

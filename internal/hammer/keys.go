@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
@@ -196,7 +197,7 @@ func (k KeyScheme) cleanup(rdb redis.UniversalClient, timeout time.Duration) cle
 	var rep cleanupReport
 	masters, err := redisconn.Masters(ctx, rdb)
 	if err != nil {
-		rep.warnings = append(rep.warnings, "could not delete the run's keys: "+oneLine(err.Error()))
+		rep.warnings = append(rep.warnings, "could not delete the run's keys: "+human.FirstLine(err.Error()))
 		return rep
 	}
 	for _, m := range masters {
@@ -244,12 +245,12 @@ func (k KeyScheme) cleanup(rdb redis.UniversalClient, timeout time.Duration) cle
 			}
 			flush()
 			if err := iter.Err(); err != nil && !errors.Is(err, context.Canceled) {
-				rep.warnings = append(rep.warnings, fmt.Sprintf("could not look for all of the run's keys on %s: %s", redisconn.NodeAddr(m), oneLine(err.Error())))
+				rep.warnings = append(rep.warnings, fmt.Sprintf("could not look for all of the run's keys on %s: %s", redisconn.NodeAddr(m), human.FirstLine(err.Error())))
 			}
 		}
 		if failed > 0 {
 			rep.failed += failed
-			rep.warnings = append(rep.warnings, fmt.Sprintf("could not delete %d of the run's keys on %s: %s", failed, redisconn.NodeAddr(m), oneLine(firstErr.Error())))
+			rep.warnings = append(rep.warnings, fmt.Sprintf("could not delete %d of the run's keys on %s: %s", failed, redisconn.NodeAddr(m), human.FirstLine(firstErr.Error())))
 		}
 	}
 	return rep

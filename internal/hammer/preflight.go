@@ -12,6 +12,7 @@ import (
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/exitcode"
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/lint"
 	"github.com/limitctl/limitctl/internal/redisconn"
@@ -108,7 +109,7 @@ func preflight(ctx context.Context, rdb redis.UniversalClient, o Options) error 
 		switch s {
 		case limiter.Function:
 			if err := scriptcache.InstallLibrary(ctx, rdb); rediserr.Is(err, rediserr.Permission) {
-				return fmt.Errorf("strategy function cannot load its library: %s", oneLine(err.Error()))
+				return fmt.Errorf("strategy function cannot load its library: %s", human.FirstLine(err.Error()))
 			} else if err != nil {
 				return fmt.Errorf("strategy function needs Redis 7 Functions: %s", redisReason(err))
 			}
@@ -125,7 +126,7 @@ func preflight(ctx context.Context, rdb redis.UniversalClient, o Options) error 
 			for _, l := range loads {
 				for _, m := range masters {
 					if err := m.ScriptLoad(ctx, l.src).Err(); rediserr.Is(err, rediserr.Permission) {
-						return fmt.Errorf("strategy %s cannot load %s: SCRIPT LOAD: %s", s, l.what, oneLine(err.Error()))
+						return fmt.Errorf("strategy %s cannot load %s: SCRIPT LOAD: %s", s, l.what, human.FirstLine(err.Error()))
 					} else if err != nil {
 						return fmt.Errorf("Redis rejected %s: %s", l.what, redisReason(err))
 					}
@@ -145,7 +146,7 @@ func (s *session) probe(ctx context.Context) error {
 	if !s.opts.KeepKeys {
 		// Before anything is written, so a user who cannot clean up leaves nothing behind.
 		if err := s.keys.probeCleanup(ctx, s.rdb); refused(err, false) {
-			return fmt.Errorf("the run's keys could not be deleted at the end: %s (grant SCAN and UNLINK, or pass --keep-keys)", oneLine(err.Error()))
+			return fmt.Errorf("the run's keys could not be deleted at the end: %s (grant SCAN and UNLINK, or pass --keep-keys)", human.FirstLine(err.Error()))
 		}
 	}
 	err := s.probeDecisions(ctx)
@@ -159,7 +160,7 @@ func (s *session) probeDecisions(ctx context.Context) error {
 	if s.witnessKey != nil {
 		w := bench.NewRedisWitness(s.rdb, s.keys.Probe("witness"), s.opts.Limit, s.opts.StaleAfter, s.deps.Timeout)
 		if err := w.Probe(ctx); refused(err, true) {
-			return fmt.Errorf("--witness redis cannot run: %s", oneLine(err.Error()))
+			return fmt.Errorf("--witness redis cannot run: %s", human.FirstLine(err.Error()))
 		}
 	}
 	for _, st := range s.cfg.Strategies {
@@ -170,7 +171,7 @@ func (s *session) probeDecisions(ctx context.Context) error {
 		}
 		strategy := limiter.Strategy(st.Name)
 		if refused(err, strategy.RunsScript() && strategy != limiter.Custom) {
-			return fmt.Errorf("strategy %s cannot run: %s", st.Name, oneLine(err.Error()))
+			return fmt.Errorf("strategy %s cannot run: %s", st.Name, human.FirstLine(err.Error()))
 		}
 	}
 	return nil
@@ -193,7 +194,7 @@ func refused(err error, shippedScript bool) bool {
 // redisReason is Redis's complaint without the command's arguments, which some servers echo
 // back ("with args beginning with: ..." would repeat a whole script).
 func redisReason(err error) string {
-	msg := oneLine(err.Error())
+	msg := human.FirstLine(err.Error())
 	if i := strings.Index(msg, ", with args beginning with"); i >= 0 {
 		msg = msg[:i]
 	}
@@ -201,13 +202,4 @@ func redisReason(err error) string {
 		msg = msg[:200] + "..."
 	}
 	return msg
-}
-
-// oneLine keeps a message to its first line.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	return s
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/embedded"
 	"github.com/limitctl/limitctl/internal/exitcode"
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
@@ -155,9 +156,9 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 		if errors.Is(err, errRunClosing) {
 			return Result{}, fmt.Errorf("run id %s %v", o.RunID, err)
 		} else if refused(err, true) {
-			return Result{}, fmt.Errorf("--run-id cannot register this process with others sharing the id: %s", oneLine(err.Error()))
+			return Result{}, fmt.Errorf("--run-id cannot register this process with others sharing the id: %s", human.FirstLine(err.Error()))
 		} else if err != nil {
-			return Result{}, fmt.Errorf("--run-id: could not register this process with others sharing the id: %s", oneLine(err.Error()))
+			return Result{}, fmt.Errorf("--run-id: could not register this process with others sharing the id: %s", human.FirstLine(err.Error()))
 		}
 		s.peers = peers
 		defer s.leave() // after a failed probe with --keep-keys; otherwise already left
@@ -316,7 +317,7 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	if runErr == nil && s.opts.RunID != "" && s.opts.RedisWitness {
 		// Other processes may share this run: leave the summary for `hammer report`.
 		if err := s.publish(summary); err != nil {
-			s.deps.notice("warning: could not leave this process's summary for hammer report: " + oneLine(err.Error()))
+			s.deps.notice("warning: could not leave this process's summary for hammer report: " + human.FirstLine(err.Error()))
 		}
 	}
 	if s.opts.KeepKeys {
@@ -354,7 +355,7 @@ func (s *session) leave() (others int64, err error) {
 func (s *session) cleanup() cleanupReport {
 	others, err := s.leave()
 	if err != nil {
-		w := oneLine(err.Error()) + "; the run's keys were left in place (they expire on their own)"
+		w := human.FirstLine(err.Error()) + "; the run's keys were left in place (they expire on their own)"
 		s.deps.notice("warning: " + w)
 		return cleanupReport{warnings: []string{w}}
 	}

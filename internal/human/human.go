@@ -195,3 +195,68 @@ func Wrap(text string, width int) string {
 	}
 	return b.String()
 }
+
+// DidYouMean is "; did you mean X?" (or "X or Y?") for suggestions, each after prefix; "" for
+// none: kept on an error's one line.
+func DidYouMean(suggestions []string, prefix string) string {
+	if len(suggestions) == 0 {
+		return ""
+	}
+	quoted := make([]string, len(suggestions))
+	for i, s := range suggestions {
+		quoted[i] = prefix + s
+	}
+	return "; did you mean " + strings.Join(quoted, " or ") + "?"
+}
+
+// Near lists the names that typed is a typo of (one edit away, two for words longer than four
+// letters; a swap of neighbours is one) or the start of, in the order given.
+func Near(typed string, names []string) []string {
+	most := 1
+	if len(typed) > 4 {
+		most = 2
+	}
+	var out []string
+	for _, name := range names {
+		if editDistance(typed, name) <= most || strings.HasPrefix(name, typed) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// editDistance is the optimal string alignment distance between a and b: insertions,
+// deletions, substitutions and swaps of neighbouring letters, one each.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
+// FirstLine is the first line of a message, trimmed: an error printed on the one line the exit
+// contract promises.
+func FirstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	return s
+}

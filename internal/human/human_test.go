@@ -2,6 +2,7 @@ package human
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -60,6 +61,36 @@ func TestDurationAndBytes(t *testing.T) {
 	for n, want := range map[int64]string{512: "512 B", 1536: "1.5 KiB", 2 << 20: "2.0 MiB"} {
 		if got := Bytes(n); got != want {
 			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// A typo finds the names it is one edit from (two for longer words; a swap of neighbours is
+// one edit), and a start finds the names it begins; far words find nothing.
+func TestNear(t *testing.T) {
+	names := []string{"workers", "window", "witness", "stale", "dry-run", "addr", "a"}
+	for typed, want := range map[string][]string{
+		"worker": {"workers"}, "stael": {"stale"}, "dryrun": {"dry-run"}, "adr": {"addr"},
+		"wi": {"window", "witness"}, "frobnicate": nil, "b": {"a"},
+	} {
+		if got := Near(typed, names); !slices.Equal(got, want) {
+			t.Errorf("Near(%q) = %q, want %q", typed, got, want)
+		}
+	}
+	if got := DidYouMean([]string{"workers", "window"}, "--"); got != "; did you mean --workers or --window?" {
+		t.Errorf("DidYouMean = %q", got)
+	}
+	if got := DidYouMean(nil, "--"); got != "" {
+		t.Errorf("DidYouMean(nil) = %q, want nothing", got)
+	}
+}
+
+func TestFirstLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"one": "one", "  padded \n": "padded", "first \nsecond\nthird": "first", "\n\nlater": "later", "": "",
+	} {
+		if got := FirstLine(in); got != want {
+			t.Errorf("FirstLine(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -68,7 +68,7 @@ func Members(ctx context.Context, rdb redis.UniversalClient, key string, opts Me
 		return MemberList{}, fmt.Errorf("%s: %w", key, ErrNoSuchKey)
 	case "zset":
 	default:
-		return MemberList{}, fmt.Errorf("%s is a %s: %w", key, typ, ErrNotSortedSet)
+		return MemberList{}, fmt.Errorf("%s is a %s: %w: --members lists sorted-set members; inspect the key without --members", key, typ, ErrNotSortedSet)
 	}
 	list := MemberList{Now: now, Key: key, Node: node, Members: []Member{}, Stale: opts.Stale}
 	pipe := rdb.Pipeline()

@@ -94,9 +94,9 @@ func (r PurgeResult) Err() error {
 		r.TotalRemoved, human.Plural(r.TotalRemoved, "member", "members"), len(r.Keys), human.Plural(len(r.Keys), "key", "keys"))}
 }
 
-// ErrNotConfirmed is a purge the confirmation declined: an answer, not a failure; nothing was
-// removed, which the result that comes with it says.
-var ErrNotConfirmed = errors.New("purge not confirmed: nothing removed")
+// ErrNotConfirmed is a purge or reset the confirmation declined: an answer, not a failure;
+// nothing was written, which the result of nothing that comes with it says.
+var ErrNotConfirmed = errors.New("not confirmed")
 
 // PurgePatterns selects the keys and patterns of args (Select) and purges them (Purge), asking
 // opts.Confirm first when a pattern matched any key (a no returns ErrNotConfirmed with a result
@@ -114,7 +114,8 @@ func PurgePatterns(ctx context.Context, rdb redis.UniversalClient, args []string
 			return PurgeResult{}, err
 		}
 		if !ok {
-			return PurgeResult{DryRun: opts.DryRun, OlderThan: opts.OlderThan, Keys: []PurgedKey{}, Args: args}, ErrNotConfirmed
+			return PurgeResult{DryRun: opts.DryRun, OlderThan: opts.OlderThan, Keys: []PurgedKey{}, Args: args},
+				fmt.Errorf("purge %w: nothing removed", ErrNotConfirmed)
 		}
 	}
 	res, err := Purge(ctx, rdb, sel, opts)

@@ -2,7 +2,6 @@ package keys
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -14,6 +13,7 @@ import (
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/redisconn"
+	"github.com/limitctl/limitctl/internal/rediserr"
 )
 
 // Reset deletes a limiter's whole state: each key inspect recognises, with the keys that hold
@@ -72,11 +72,9 @@ type ResetResult struct {
 	Args        []string `json:"-"` // the keys and patterns asked for, for the notes
 }
 
-// ErrResetNotConfirmed is a reset the confirmation declined: nothing was deleted.
-var ErrResetNotConfirmed = errors.New("reset not confirmed: nothing was deleted")
-
 // ResetPatterns selects the keys and patterns of args (Select), plans their reset (PlanReset),
-// asks opts.Confirm when a pattern matched keys to delete, and resets them (Reset).
+// asks opts.Confirm when a pattern matched keys to delete (a no returns ErrNotConfirmed with a
+// result of nothing), and resets them (Reset).
 func ResetPatterns(ctx context.Context, rdb redis.UniversalClient, args []string, opts ResetOptions) (ResetResult, error) {
 	sel, err := Select(ctx, rdb, args, SelectOptions{Count: opts.Count})
 	if err != nil {
@@ -100,7 +98,8 @@ func ResetPatterns(ctx context.Context, rdb redis.UniversalClient, args []string
 			return ResetResult{}, err
 		}
 		if !ok {
-			return ResetResult{}, ErrResetNotConfirmed
+			return ResetResult{DryRun: opts.DryRun, Keys: []ResetKey{}, Args: args},
+				fmt.Errorf("reset %w: nothing was deleted", ErrNotConfirmed)
 		}
 	}
 	res, err := Reset(ctx, rdb, plan, opts)
@@ -278,7 +277,7 @@ func unlinkBatch(ctx context.Context, rdb redis.UniversalClient, batch []ResetKe
 	// one UNLINK per key then, all in a second round trip.
 	var split redis.Pipeliner
 	for i, k := range batch {
-		if k.group != nil && redis.HasErrorPrefix(cmds[i].unlinks[0].Err(), "CROSSSLOT") {
+		if k.group != nil && rediserr.IsCrossSlot(cmds[i].unlinks[0].Err()) {
 			if split == nil {
 				split = rdb.Pipeline()
 			}

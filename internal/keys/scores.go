@@ -1,8 +1,9 @@
 package keys
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/limitctl/limitctl/internal/exitcode"
 )
 
 // ScoreMode says what a sorted set's scores mean.
@@ -17,13 +18,13 @@ const (
 	ScoresDeadline ScoreMode = "deadline"
 )
 
-// ParseScoreMode accepts start, deadline or auto.
+// ParseScoreMode accepts start, deadline or auto (--scores); anything else is a usage error.
 func ParseScoreMode(s string) (ScoreMode, error) {
 	switch m := ScoreMode(s); m {
 	case ScoresAuto, ScoresStart, ScoresDeadline:
 		return m, nil
 	}
-	return "", fmt.Errorf("unknown score mode %q: want start, deadline or auto", s)
+	return "", exitcode.Usagef("unknown --scores %q: want start, deadline or auto", s)
 }
 
 // futureSkew is how far ahead of now a start score may lie without counting as a deadline:

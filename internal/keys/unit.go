@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/exitcode"
 )
 
 // ScoreUnit is the unit of the timestamps a sorted set stores as scores.
@@ -24,13 +26,13 @@ const (
 // units in detection order.
 var units = []ScoreUnit{UnitSeconds, UnitMillis, UnitMicros, UnitNanos}
 
-// ParseScoreUnit accepts auto, s, ms, us or ns.
+// ParseScoreUnit accepts auto, s, ms, us or ns (--score-unit); anything else is a usage error.
 func ParseScoreUnit(s string) (ScoreUnit, error) {
 	switch u := ScoreUnit(s); u {
 	case UnitAuto, UnitSeconds, UnitMillis, UnitMicros, UnitNanos:
 		return u, nil
 	}
-	return "", fmt.Errorf("unknown score unit %q: want auto, s, ms, us or ns", s)
+	return "", exitcode.Usagef("unknown --score-unit %q: want auto, s, ms, us or ns", s)
 }
 
 // nanosPer is how many nanoseconds one unit of u is.
@@ -113,15 +115,45 @@ func resolveUnit(want ScoreUnit, newest float64, now time.Time) (ScoreUnit, bool
 type Clock func(ctx context.Context) (time.Time, error)
 
 // ServerClock reads the server's TIME, so that every operator measures against the same clock
-// whatever their laptop says. On a cluster go-redis sends TIME to one node.
+// whatever their laptop says. On a cluster go-redis sends TIME to one node. Its error, but for
+// a cancelled call's, says how to do without it.
 func ServerClock(rdb redis.UniversalClient) Clock {
 	return func(ctx context.Context) (time.Time, error) {
 		t, err := rdb.Time(ctx).Result()
 		if err != nil {
+			if ctx.Err() == nil {
+				err = fmt.Errorf("%w (--clock local uses this machine's clock instead)", err)
+			}
 			return time.Time{}, fmt.Errorf("TIME: %w", err)
 		}
 		return t, nil
 	}
+}
+
+// ClockName is whose clock a command on live keys measures against (--clock).
+type ClockName string
+
+// The clock names: ClockServer reads the server's TIME (ServerClock), ClockLocal this machine's
+// clock (LocalClock).
+const (
+	ClockServer ClockName = "server"
+	ClockLocal  ClockName = "local"
+)
+
+// ParseClockName accepts server or local; anything else is a usage error.
+func ParseClockName(s string) (ClockName, error) {
+	if n := ClockName(s); n == ClockServer || n == ClockLocal {
+		return n, nil
+	}
+	return "", exitcode.Usagef("unknown --clock %q: want server (the server's TIME) or local (this machine's clock)", s)
+}
+
+// Clock is the named clock: the server's TIME on rdb, or now.
+func (n ClockName) Clock(rdb redis.UniversalClient, now func() time.Time) Clock {
+	if n == ClockLocal {
+		return LocalClock(now)
+	}
+	return ServerClock(rdb)
 }
 
 // LocalClock uses the client's clock: now is time.Now in the program, a fixed time in tests.

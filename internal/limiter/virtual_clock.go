@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/rediserr"
 )
 
 // The virtual clock (--clock virtual): the hammer answers a script's TIME with the call's own
@@ -99,8 +100,9 @@ func sha1Hex(src string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// userSHA1Error is an error from the wrapper whose message names the user's script, not the
-// wrapper that ran it: the SHA1 a user can look up is their own.
+// userSHA1Error is an error reply from the wrapper whose message names the user's script, not
+// the wrapper that ran it: the SHA1 a user can look up is their own. It is a reply of Redis
+// still (RedisError), with the reply's code unchanged, so rediserr classifies it as the reply.
 type userSHA1Error struct {
 	err error
 	msg string
@@ -108,10 +110,14 @@ type userSHA1Error struct {
 
 func (e *userSHA1Error) Error() string { return e.msg }
 func (e *userSHA1Error) Unwrap() error { return e.err }
+func (*userSHA1Error) RedisError()     {}
 
-// userSHA1Errors puts the user's SHA1 back into an error that names the wrapper's.
+// userSHA1Errors puts the user's SHA1 back into an error reply that names the wrapper's (Redis
+// names the running script in a script's errors: "script: <sha1>, on @user_script:3."). Only a
+// reply of Redis is rewritten (rediserr.IsReply, by type): the SHA1 is looked for in its text to
+// be replaced, never to tell what went wrong.
 func userSHA1Errors(err error, wrapperSHA1, userSHA1 string) error {
-	if err == nil || wrapperSHA1 == userSHA1 || !strings.Contains(err.Error(), wrapperSHA1) {
+	if !rediserr.IsReply(err) || wrapperSHA1 == userSHA1 || !strings.Contains(err.Error(), wrapperSHA1) {
 		return err
 	}
 	var already *userSHA1Error

@@ -12,6 +12,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/rediserr"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
@@ -133,6 +134,9 @@ func TestVirtualClockStrategy(t *testing.T) {
 	want := redis.NewScript(src).Hash()
 	if err == nil || !strings.Contains(err.Error(), "script: "+want+", on @user_script:3.") {
 		t.Fatalf("error %v, want it to name the user's script %s at its line 3", err, want)
+	}
+	if k := rediserr.ClassifyScriptCall(err); k != rediserr.Script {
+		t.Errorf("the renamed error classifies as %q, want the script's own failure (%q)", k, rediserr.Script)
 	}
 }
 

@@ -44,6 +44,15 @@ type Report struct {
 	Off         []string     `json:"-"` // the rules turned off for some file, sorted
 }
 
+// Check refuses rules that do not exist in Disable and Enable (a usage error), before any file
+// is read.
+func (req Request) Check() error {
+	if _, err := (Config{}).With(req.Disable, req.Enable); err != nil {
+		return exitcode.Usagef("%v", err)
+	}
+	return nil
+}
+
 // Run reads every file first (a missing file is reported before any output), resolves each
 // file's rules (the project file found from its directory, standard input's from the working
 // directory, then Disable and Enable) and lints them. Bad rules and unreadable files are usage
@@ -52,8 +61,8 @@ func Run(req Request) (Report, error) {
 	if req.Now == nil {
 		req.Now = time.Now
 	}
-	if _, err := (Config{}).With(req.Disable, req.Enable); err != nil {
-		return Report{}, exitcode.Usagef("%v", err) // flag errors first, whatever the files
+	if err := req.Check(); err != nil {
+		return Report{}, err // flag errors first, whatever the files
 	}
 	files, err := read(req)
 	if err != nil {

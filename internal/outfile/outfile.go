@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/scripts"
 )
 
@@ -28,6 +29,18 @@ func Check(path string) error {
 	}
 	probe.Close()
 	return os.Remove(probe.Name())
+}
+
+// CheckFlag is Check for the file a flag names, before a run: nil when path is empty (no file
+// asked for), else a usage error naming the flag when the file cannot be written.
+func CheckFlag(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := Check(path); err != nil {
+		return exitcode.Usagef("%s: %v", flag, err)
+	}
+	return nil
 }
 
 // Write replaces path with what write writes.

@@ -94,6 +94,9 @@ func TestSentinelFindsAndFollowsTheMaster(t *testing.T) {
 }
 
 func TestSentinelFailuresSayWhatIsWrong(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow (Sentinels): make test runs it, -short skips it")
+	}
 	s := redistest.StartSentinel(t, redistest.SentinelOptions{Password: nodePassword, SentinelPassword: sentinelPassword})
 	ctx := context.Background()
 	noEnv := func(string) string { return "" }

@@ -43,7 +43,7 @@ var codes = []struct {
 }{
 	{"NOSCRIPT", NoScript},
 	{noPerm, Permission}, {noAuth, Permission}, {wrongPass, Permission},
-	{"MOVED", Cluster}, {"ASK", Cluster}, {"CLUSTERDOWN", Cluster}, {"CROSSSLOT", Cluster},
+	{"MOVED", Cluster}, {"ASK", Cluster}, {"CLUSTERDOWN", Cluster}, {crossSlot, Cluster},
 	{"TRYAGAIN", Cluster}, {"MASTERDOWN", Cluster},
 	{"BUSY", Busy}, {"LOADING", Loading}, {"READONLY", ReadOnly}, {"OOM", OOM},
 }
@@ -55,6 +55,7 @@ const (
 	noAuth    = "NOAUTH"    // authentication required
 	wrongPass = "WRONGPASS" // authentication failed
 	wrongType = "WRONGTYPE"
+	crossSlot = "CROSSSLOT" // a command's keys lie in different slots of a cluster
 	execAbort = "EXECABORT"
 )
 
@@ -105,6 +106,10 @@ func IsAuthFailure(err error) bool { return hasCode(err, noAuth) || hasCode(err,
 
 // IsWrongType reports whether a command was sent to a key of another type.
 func IsWrongType(err error) bool { return hasCode(err, wrongType) }
+
+// IsCrossSlot reports whether a cluster refused a command whose keys lie in different slots
+// (nothing of it was done).
+func IsCrossSlot(err error) bool { return hasCode(err, crossSlot) }
 
 // IsExecAbort reports whether EXEC discarded a transaction (a queued command was refused).
 func IsExecAbort(err error) bool { return hasCode(err, execAbort) }

@@ -97,6 +97,10 @@ func TestPredicates(t *testing.T) {
 	if !IsWrongType(reply("WRONGTYPE Operation against a key holding the wrong kind of value")) || IsWrongType(reply("ERR x")) {
 		t.Error("IsWrongType")
 	}
+	if !IsCrossSlot(reply("CROSSSLOT Keys in request don't hash to the same slot")) || IsCrossSlot(reply("MOVED 3999 127.0.0.1:6381")) ||
+		IsCrossSlot(errors.New("CROSSSLOT x")) {
+		t.Error("IsCrossSlot: the reply's code, from Redis only")
+	}
 	if !IsExecAbort(reply("EXECABORT Transaction discarded because of previous errors.")) || IsExecAbort(errors.New("EXECABORT x")) {
 		t.Error("IsExecAbort")
 	}

@@ -162,6 +162,62 @@ func (s *SentinelSet) Failover(t testing.TB) string {
 	return promoted
 }
 
+// PlannedFailover is a failover that loses nothing the old master acknowledged, as an operator
+// plans one: writes on the old master are paused (and stay paused until the test ends), the
+// replica is waited for until it has every write the master made, and then the Sentinels fail
+// over. A plain SENTINEL FAILOVER (Failover) promotes a replica of asynchronous replication:
+// the old master goes on deciding until the clients hear +switch-master, and what it wrote in
+// that gap is lost, so a correct limiter can really admit more than its limit across it.
+func (s *SentinelSet) PlannedFailover(t testing.TB) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	old := s.NodeClient(t, s.MasterAddr(t))
+	if err := old.Do(ctx, "CLIENT", "PAUSE", 300000, "WRITE").Err(); err != nil {
+		t.Fatalf("CLIENT PAUSE on the master: %v", err)
+	}
+	for {
+		mo, err1 := replOffset(ctx, old)
+		var ro int64 = -1
+		var err2 error
+		for _, n := range s.Nodes {
+			if n.Addr != old.Options().Addr {
+				ro, err2 = replOffset(ctx, s.NodeClient(t, n.Addr))
+			}
+		}
+		if err1 == nil && err2 == nil && ro >= mo {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the replica never caught up with the paused master (offsets %d, %d: %v %v)", mo, ro, err1, err2)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return s.Failover(t)
+}
+
+// replOffset is a node's replication offset: master_repl_offset on a master, what a replica has
+// processed (slave_repl_offset) on a replica.
+func replOffset(ctx context.Context, c *redis.Client) (int64, error) {
+	info, err := c.Info(ctx, "replication").Result()
+	if err != nil {
+		return 0, err
+	}
+	field := "master_repl_offset:"
+	if strings.Contains(info, "role:slave") {
+		field = "slave_repl_offset:"
+	}
+	_, rest, ok := strings.Cut(info, field)
+	if !ok {
+		return 0, fmt.Errorf("no %s in INFO replication", field)
+	}
+	end := strings.IndexAny(rest, "\r\n")
+	if end < 0 {
+		end = len(rest)
+	}
+	return strconv.ParseInt(rest[:end], 10, 64)
+}
+
 // settle waits until every Sentinel knows the replica at replica, online, and the two other
 // Sentinels: a Sentinel that knows no good replica refuses to fail over.
 func (s *SentinelSet) settle(ctx context.Context, replica string) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/exitcode"
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/redisconn"
 	"github.com/limitctl/limitctl/scripts"
 )
@@ -77,7 +78,7 @@ func Load(ctx context.Context, rdb redis.UniversalClient, sources []Source) (Loa
 			}
 			got, err := node.ScriptLoad(ctx, s.Source).Result()
 			if err != nil {
-				return LoadReport{}, fmt.Errorf("%s: Redis rejected script %s: %s", addr, s.Name, firstLine(err.Error()))
+				return LoadReport{}, fmt.Errorf("%s: Redis rejected script %s: %s", addr, s.Name, human.FirstLine(err.Error()))
 			}
 			if got != want {
 				return LoadReport{}, fmt.Errorf("%s: script %s: Redis answered SHA1 %s, expected %s", addr, s.Name, got, want)
@@ -235,12 +236,4 @@ func Status(ctx context.Context, rdb redis.UniversalClient, sources []Source) (S
 		nodes = append(nodes, n)
 	}
 	return StatusReport{Nodes: nodes, Missing: missing}, nil
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	return s
 }

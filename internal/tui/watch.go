@@ -107,18 +107,9 @@ func (m watchModel) screen() string {
 	}
 	b.WriteString(m.body)
 	if m.err != nil {
-		fmt.Fprintf(&b, "\nrefresh failed: %s\n", oneLine(m.err))
+		fmt.Fprintf(&b, "\nrefresh failed: %s\n", human.FirstLine(m.err.Error()))
 	}
 	return b.String()
-}
-
-// oneLine is an error's first line.
-func oneLine(err error) string {
-	s := strings.TrimSpace(err.Error())
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	return s
 }
 
 // Repeat is Watch without a terminal (a pipe, CI): it calls show every interval (first the first
