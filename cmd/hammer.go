@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -88,12 +89,17 @@ throughput numbers.
 
 Connections: by default every worker has a connection of its own with one call in flight, so
 the latency printed is one round trip and nothing else: the truest latency, but one process
-cannot push a Redis to its limit that way. --conns N lets each strategy's workers share N
-connections: a connection sends every call pending when it is free as one pipeline, which is
-how a server reaches its throughput, and each call's latency then includes its wait for the
-batch ahead of it. Use the default to measure latency, --conns (e.g. --workers 256 --conns 8)
-to measure what the server can take. watch and multi hold a connection per transaction, so
-with --conns their workers share the N connections without pipelining.
+cannot push a Redis to its limit that way. --conns N is the fast mode: each strategy's workers
+share N connections, and for the script strategies (lua, eval, function, lua-ts-member, custom)
+each connection runs its workers in rounds, every ready worker's call of a round sent as one
+pipeline, which is how a server reaches its throughput (as redis-benchmark -P does). Every
+decision keeps its own evidence (overshoot and refusals with room), stamped on the run's one
+clock from before its round was sent until after its round's last reply was read. Its latency is that of its round: from the
+round's sending (or, with --rate, the call's scheduled start) until the round's last reply,
+so it includes the other calls' turns in the pipeline; it is not one round trip. Use the
+default to measure latency, --conns (e.g. --workers 256 --conns 8) to measure what the server
+can take. naive's single commands are pipelined over the N connections as they come; watch
+and multi hold a connection per transaction, so their workers share the N without pipelining.
 
 For CI: --junit F.xml writes a JUnit report (a test case per assertion and per strategy's
 verdict, failing exactly when the run exits 3), and when GITHUB_STEP_SUMMARY is set (GitHub
@@ -234,6 +240,13 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 			client, t, err := f.Client(ctx)
 			return client, bench.Target{Kind: t.Kind, Addr: t.Addr}, err
 		}
+	}
+	if run.Conns > 0 && f.Getenv("GOGC") == "" {
+		// The fast mode's client allocates ~500 bytes a decision: at the default target it
+		// collects about 145 times per million decisions, 15-25% of its CPU (BenchmarkHotPath),
+		// which a server on the same machine would otherwise get. Four times the target collects
+		// a quarter as often for a few MiB more of heap (a GOGC the user set stands).
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
 	started := f.Now()
 	res, err := hammer.Run(ctx, run, deps)

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Side-by-side throughput of `limitctl hammer` and redis-benchmark on one throw-away redis-server,
 # plus the hammer's peak RSS for a short and a long run (HDR histograms: memory must stay flat),
-# pipelined throughput (--conns) against redis-benchmark -P 16, and the window checkers' memory
-# over many keys and a long window.
+# the scale section (the server's throughput and on-CPU share under the hammer's pipelined and
+# default modes against redis-benchmark with and without -P 16, in interleaved pairs) and the
+# window checkers' memory over many keys and a long window.
 #
 #   make bench-hammer            # or: hack/bench-hammer.sh [seconds] [connections]
-#   ONLY=scale make bench-hammer # only the last two (pipelining, keys x window)
+#   ONLY=scale make bench-hammer # only the scale section and keys x window
+#   ONLY=pairs make bench-hammer # only the scale section's pairs
+#   PAIRS=15 ONLY=scale make bench-hammer # more pairs (default 9)
 #   ONLY=judge make bench-hammer # only the cost of judging refusals (false rejects)
 #   ONLY=trace make bench-hammer # only the recording's cost (first_overshoot on and off)
 #
@@ -20,9 +23,10 @@ long=${LONG:-60}
 for tool in redis-server redis-benchmark /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install redis-server redis-tools time)" >&2; exit 1; }
 done
-go build -o /tmp/limitctl-bench .
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 dir=$(mktemp -d)
+bin=$dir/limitctl # of this checkout: another one's bench may be running beside it
+go build -o "$bin" .
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 # The server runs in its own session, as a service does: started in this script's session it would
 # share one scheduling group (autogroup) with the client under test, and the client that needs
 # more CPU (Go's, not C's) would be the one squeezed.
@@ -74,7 +78,7 @@ fi
 # and CPU µs per decision of the hammer process. Refusals outnumber admits about ten to one here.
 judge_run() { # args: limiter extra-flags... -> "decisions/s cpu_us_per_decision"
   local lim=$1; shift
-  /usr/bin/time -f '%U %S' -o "$dir/jcpu" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --limiter "$lim" \
+  /usr/bin/time -f '%U %S' -o "$dir/jcpu" $bin --addr 127.0.0.1:$port hammer --limiter "$lim" \
     --workers "$conns" --duration "${secs}s" --tui off -o json "$@" 2>/dev/null > "$dir/j.json"
   python3 -c "
 import json, sys
@@ -82,6 +86,7 @@ d = json.load(open(sys.argv[1]))
 u, sy = map(float, open(sys.argv[2]).read().split())
 print(sum(x['throughput_per_s'] for x in d['strategies']), (u + sy) * 1e6 / sum(x['attempts'] for x in d['strategies']))" "$dir/j.json" "$dir/jcpu"
 }
+if [ -z "${ONLY:-}" ] || [ "$ONLY" = judge ]; then
 judged=(); unjudged=()
 for round in 1 2 3; do
   for lim in concurrency sliding-window token-bucket; do
@@ -105,36 +110,109 @@ for lim in j:
     print(f"  {lim:15} decisions/s judged {jr:>9,.0f}, not {ur:>9,.0f}, ratio {jr/ur:.3f} (target >= 0.95); "
           f"CPU per decision {jc:.2f} vs {uc:.2f} µs ({100*(jc-uc)/uc:+.1f}%)")
 PY
+fi
 [ "${ONLY:-}" = judge ] && exit 0
-fw_sha=$(/tmp/limitctl-bench scripts load fixed_window --addr 127.0.0.1:$port -o tsv | awk 'NR==2{print $2}')
+fw_sha=$($bin scripts load fixed_window --addr 127.0.0.1:$port -o tsv | awk 'NR==2{print $2}')
 
-# Pipelining (--conns): fixed_window through EVALSHA, limit 0 so every call is the same rejection
-# (GET and PTTL of a missing counter) on both sides. redis-benchmark: 50 connections, 16 calls in
-# flight on each; hammer: 256 workers sharing 8 connections. Interleaved three times, medians.
-# Each hammer run prints "decisions/s p50_ms p99_ms"; redis-benchmark "req/s p50_ms".
-rbp_run() {
-  redis-benchmark -p "$port" -c 50 -P 16 -n $(( 150000 * secs )) -r 100000000 -q \
-    EVALSHA "$fw_sha" 1 bench:{rbp}:__rand_int__ 0 1000 | tr '\r' '\n' | grep 'requests per second' | tail -1 |
-    sed -E 's/.*: ([0-9.]+) requests per second, p50=([0-9.]+) msec.*/\1 \2/'
+# Scale: what the server can take, through the hammer and through redis-benchmark, on fixed_window
+# EVALSHA with limit 0 so every call is the same rejection (GET and PTTL of a missing counter) on
+# both sides, under steady load (--profile steady --skew 0: the default bursty load idles between
+# bursts). Two pairings, run as PAIRS interleaved pairs (the order flips every pair, so a drift of
+# the machine's speed falls on both sides alike), medians:
+#   pipelined: redis-benchmark -c 50 -P 16 against hammer --workers 256 --conns 8;
+#   default:   redis-benchmark -c 64 (one call in flight) against hammer --workers 64.
+# Both sides are measured the same way, by the server: its EVALSHA calls (INFO commandstats) and
+# its CPU time (/proc/<pid>/stat, user+system) over secs-1 seconds from 1s into a run that lasts
+# secs+2, so start-up and clean-up count on neither side. The on-CPU share is the server's CPU time over that wall
+# time: the server is the bottleneck when it is near 1, whatever the host's speed does meanwhile.
+# The client's CPU per call (user+system, the same span) is what each client costs the machine:
+# on a machine whose cores the client and the server share, the steadier figure.
+pairs=${PAIRS:-9}
+rpid=$(cat "$dir/redis.pid")
+sample() { # args: client pid -> "seconds server_cpu_ticks evalsha_calls evalsha_usec client_cpu_ticks"
+  local st
+  st=$(redis-cli -p "$port" info commandstats | tr -d '\r' | grep '^cmdstat_evalsha:' |
+    sed -E 's/.*calls=([0-9]+),usec=([0-9]+).*/\1 \2/')
+  echo "$(date +%s.%N) $(awk '{print $14+$15}' "/proc/$rpid/stat") ${st:-0 0} $(awk '{print $14+$15}' "/proc/$1/stat")"
 }
-hamp_run() { # args: workers conns
-  /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies lua --limiter fixed-window --limit 0 \
-    --workers "$1" --conns "$2" --duration "${secs}s" -o json 2>/dev/null |
-    python3 -c "import json,sys; s=json.load(sys.stdin)['strategies'][0]; print(s['throughput_per_s'], s['latency_ms']['p50'], s['latency_ms']['p99'])"
+# measure kill|wait CMD...: runs CMD, which runs for secs+2 seconds (kill: is stopped then, for
+# redis-benchmark's request count; wait: stops itself), and samples it from 1s in to secs in ->
+# "calls/s server_on_cpu_share server_usec_per_call client_usec_per_call" (the client's CPU,
+# user+system, over the same span). The 2s after the span are a margin: a sample itself takes
+# time on a loaded machine, and the client must still be running when the last is taken.
+measure() {
+  local how=$1 a b cpid; shift
+  "$@" >"$dir/out" 2>/dev/null &
+  cpid=$!
+  sleep 1; a=$(sample "$cpid"); sleep $(( secs - 1 ))
+  [ -e "/proc/$cpid" ] || { echo "the client ($*) stopped before its span was sampled" >&2; exit 1; }
+  b=$(sample "$cpid")
+  if [ "$how" = kill ]; then kill "$cpid" 2>/dev/null || true; fi
+  wait "$cpid" 2>/dev/null || true
+  python3 -c "
+import sys
+a, b = [list(map(float, x.split())) for x in sys.argv[1:3]]
+hz = $(getconf CLK_TCK)
+dt, calls = b[0] - a[0], max(b[2] - a[2], 1)
+print(calls / dt, (b[1] - a[1]) / hz / dt, (b[3] - a[3]) / calls, (b[4] - a[4]) / hz * 1e6 / calls)" "$a" "$b"
 }
-rbp1=$(rbp_run); hp1=$(hamp_run 256 8); hd1=$(hamp_run 64 0)
-rbp2=$(rbp_run); hp2=$(hamp_run 256 8); hd2=$(hamp_run 64 0)
-rbp3=$(rbp_run); hp3=$(hamp_run 256 8); hd3=$(hamp_run 64 0)
+rb_scale() { # args: -c N [-P 16]
+  measure kill redis-benchmark -p "$port" "$@" -n 1000000000 -r 100000000 -q \
+    EVALSHA "$fw_sha" 1 bench:{rbp}:__rand_int__ 0 1000
+}
+ham_scale() { # args: workers conns
+  measure wait $bin --addr 127.0.0.1:$port hammer --strategies lua --limiter fixed-window --limit 0 \
+    --workers "$1" --conns "$2" --profile steady --skew 0 --duration "$(( secs + 2 ))s" --tui off -o json
+}
+rbp=(); hp=(); rbd=(); hd=()
+for i in $(seq "$pairs"); do
+  if (( i % 2 )); then rbp+=("$(rb_scale -c 50 -P 16)"); hp+=("$(ham_scale 256 8)")
+  else hp+=("$(ham_scale 256 8)"); rbp+=("$(rb_scale -c 50 -P 16)"); fi
+  if (( i % 2 )); then rbd+=("$(rb_scale -c 64)"); hd+=("$(ham_scale 64 0)")
+  else hd+=("$(ham_scale 64 0)"); rbd+=("$(rb_scale -c 64)"); fi
+done
+join() { local IFS=';'; echo "$*"; }
+# The cost of each evidence feature per decision (BenchmarkEvidence: recorded as the engine
+# records it, read at its tick), beside the hammer's whole CPU per call above.
+evidence=$(go test -run '^$' -bench BenchmarkEvidence -benchtime 2000000x ./internal/bench/ |
+  awk '/^BenchmarkEvidence\//{sub(/^BenchmarkEvidence\//, "", $1); sub(/-[0-9]+$/, "", $1); printf "%s %s;", $1, $3}')
+python3 - "$(join "${rbp[@]}")" "$(join "${hp[@]}")" "$(join "${rbd[@]}")" "$(join "${hd[@]}")" "$secs" "$(nproc)" "$evidence" <<'PY'
+import statistics, sys
+rows = lambda a: [[float(x) for x in r.split()] for r in a.split(";")]
+rbp, hp, rbd, hd = (rows(a) for a in sys.argv[1:5])
+med = lambda rs, i: statistics.median(r[i] for r in rs)
+print(f"scale: fixed_window EVALSHA, every call rejected, steady load, {len(rbp)} interleaved pairs, each run sampled over {int(sys.argv[5])-1}s,")
+print(f"one redis-server, {sys.argv[6]} cores (shared machines are noisy: read the ratios, from pairs run side by side)")
+for title, rb, ham, rbname, hname in (
+        ("pipelined", rbp, hp, "redis-benchmark -c 50 -P 16", "hammer --workers 256 --conns 8"),
+        ("default", rbd, hd, "redis-benchmark -c 64", "hammer --workers 64")):
+    ratios = [h[0] / r[0] for h, r in zip(ham, rb)]
+    print(f"  {title}:")
+    for name, rs in ((rbname, rb), (hname, ham)):
+        print(f"    {name:<31} {med(rs,0):>10,.0f} calls/s  server on-CPU {100*med(rs,1):5.1f}%, {med(rs,2):.2f} µs/call;  "
+              f"client {med(rs,3):.2f} µs/call  (runs: {' '.join(f'{r[0]:,.0f}' for r in rs)})")
+    target = 0.95 if title == "pipelined" else 0.90
+    print(f"    ratio hammer / redis-benchmark: median {statistics.median(ratios):.3f} "
+          f"(pairs {min(ratios):.2f}-{max(ratios):.2f}; target >= {target})")
+client = {"pipelined": med(hp, 3), "default": med(hd, 3)}
+print("  evidence per decision (BenchmarkEvidence), as a share of the hammer's client CPU per call "
+      f"(pipelined {client['pipelined']:.2f} µs, default {client['default']:.2f} µs):")
+for item in filter(None, sys.argv[7].split(";")):
+    name, ns = item.split()
+    ns = float(ns)
+    print(f"    {name:<18} {ns:7.1f} ns: {ns/10/client['pipelined']:5.1f}% pipelined, {ns/10/client['default']:5.1f}% default")
+PY
+[ "${ONLY:-}" = pairs ] && exit 0
 
-# Keys x window: a sliding window of 1m over 2000 keys against one key, 5s each. Peak RSS,
+# Keys x window: a sliding window of 1m over 2000 keys against one key, 5s each, steady load. Peak RSS,
 # decisions/s, and CPU µs per decision of the hammer process; interleaved three times, medians.
 # Two shapes: the issue's (defaults: naive,lua, limit 20, hold 2ms), where 2000 keys admit far
 # more than one key does, so the server writes more and admitted requests hold their 2ms; and
 # every call admitted on both sides (limit 10^9, hold 0), where only the checkers' cost differs.
 kw_run() { # args: keys extra-flags... -> "rss_kb decisions/s cpu_us_per_decision" (decisions of all strategies)
   local keys=$1; shift
-  /usr/bin/time -f '%M %U %S' -o "$dir/kw" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer \
-    --limiter sliding-window --window 1m --keys "$keys" --duration 5s --tui off -o json "$@" 2>/dev/null > "$dir/kw.json"
+  /usr/bin/time -f '%M %U %S' -o "$dir/kw" $bin --addr 127.0.0.1:$port hammer \
+    --profile steady --skew 0 --limiter sliding-window --window 1m --keys "$keys" --duration 5s --tui off -o json "$@" 2>/dev/null > "$dir/kw.json"
   python3 -c "
 import json, sys
 ss = json.load(open(sys.argv[1]))['strategies']
@@ -146,18 +224,12 @@ kd1a=$(kw_run 1); kd2a=$(kw_run 2000); ka1a=$(kw_run 1 "${all[@]}"); ka2a=$(kw_r
 kd1b=$(kw_run 1); kd2b=$(kw_run 2000); ka1b=$(kw_run 1 "${all[@]}"); ka2b=$(kw_run 2000 "${all[@]}")
 kd1c=$(kw_run 1); kd2c=$(kw_run 2000); ka1c=$(kw_run 1 "${all[@]}"); ka2c=$(kw_run 2000 "${all[@]}")
 
-python3 - "$rbp1;$rbp2;$rbp3" "$hp1;$hp2;$hp3" "$hd1;$hd2;$hd3" "$kd1a;$kd1b;$kd1c" "$kd2a;$kd2b;$kd2c" \
-  "$ka1a;$ka1b;$ka1c" "$ka2a;$ka2b;$ka2c" "$secs" <<'PY'
+python3 - "$kd1a;$kd1b;$kd1c" "$kd2a;$kd2b;$kd2c" "$ka1a;$ka1b;$ka1c" "$ka2a;$ka2b;$ka2c" <<'PY'
 import statistics, sys
 rows = lambda a: [[float(x) for x in r.split()] for r in a.split(";")]
-rb, hp, hd, kd1, kd2, ka1, ka2 = (rows(a) for a in sys.argv[1:8])
+kd1, kd2, ka1, ka2 = (rows(a) for a in sys.argv[1:5])
 med = lambda rs, i: statistics.median(r[i] for r in rs)
 runs = lambda rs: " ".join(f"{r[0]:,.0f}" for r in rs)
-print(f"pipelining, fixed_window EVALSHA, every call rejected, {sys.argv[8]}s runs, same redis-server:")
-print(f"  redis-benchmark -c 50 -P 16     {med(rb,0):>10,.0f} req/s        p50 {med(rb,1):.2f} ms  (median of {runs(rb)})")
-print(f"  hammer --workers 256 --conns 8  {med(hp,0):>10,.0f} decisions/s  p50 {med(hp,1):.2f} ms  p99 {med(hp,2):.2f} ms  (median of {runs(hp)})")
-print(f"  hammer --workers 64 (default)   {med(hd,0):>10,.0f} decisions/s  p50 {med(hd,1):.2f} ms  p99 {med(hd,2):.2f} ms  (median of {runs(hd)})")
-print(f"  ratio --conns 8 / redis-benchmark -P 16: {med(hp,0)/med(rb,0):.2f}  (target >= 0.80)")
 for title, k1, k2 in (("defaults (naive,lua, limit 20, hold 2ms)", kd1, kd2),
                       ("every call admitted (lua, limit 1e9, hold 0)", ka1, ka2)):
     print(f"sliding window 1m, 5s, --keys 1 vs --keys 2000, {title}:")
@@ -168,7 +240,7 @@ for title, k1, k2 in (("defaults (naive,lua, limit 20, hold 2ms)", kd1, kd2),
 PY
 [ "${ONLY:-}" = scale ] && exit 0
 
-sha=$(/tmp/limitctl-bench scripts load concurrency_acquire --addr 127.0.0.1:$port -o tsv | awk 'NR==2{print $2}')
+sha=$($bin scripts load concurrency_acquire --addr 127.0.0.1:$port -o tsv | awk 'NR==2{print $2}')
 now=$(date +%s%3N)
 
 # Equal work: both clients call EVALSHA concurrency_acquire with limit 0 on an empty set, so every
@@ -179,7 +251,7 @@ rb_run() {
     EVALSHA "$sha" 1 bench:{rb}:set 0 "$now" 10000 __rand_int__ | tr '\r' '\n' | grep -Eo '[0-9.]+ requests per second' | tail -1 | awk '{print $1}'
 }
 ham_run() { # args: limit hold seconds -> JSON
-  /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies lua --limiter concurrency \
+  $bin --addr 127.0.0.1:$port hammer --strategies lua --limiter concurrency \
     --workers "$conns" --limit "$1" --hold "$2" --duration "${3}s" -o json 2>/dev/null
 }
 rb1=$(rb_run); h1=$(ham_run 0 0 "$secs" | field throughput_per_s)
@@ -203,20 +275,20 @@ u, sy = map(float, open(sys.argv[2]).read().split())
 n = sum(x['attempts'] for x in d['strategies'])
 print(sum(x['throughput_per_s'] for x in d['strategies']), (u + sy) * 1e6 / n)" "$1" "$2"; }
 tui_run() {
-  script -qfec "/usr/bin/time -f '%U %S' -o $dir/cpu /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --workers $conns --duration ${secs}s --tui on -o json" "$dir/ts" >/dev/null
+  script -qfec "/usr/bin/time -f '%U %S' -o $dir/cpu $bin --addr 127.0.0.1:$port hammer --workers $conns --duration ${secs}s --tui on -o json" "$dir/ts" >/dev/null
   per_decision "$dir/ts" "$dir/cpu"
 }
 off_run() {
-  /usr/bin/time -f '%U %S' -o "$dir/cpu" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --workers "$conns" \
+  /usr/bin/time -f '%U %S' -o "$dir/cpu" $bin --addr 127.0.0.1:$port hammer --workers "$conns" \
     --duration "${secs}s" --tui off -o json 2>/dev/null > "$dir/off.json"
   per_decision "$dir/off.json" "$dir/cpu"
 }
 off1=$(off_run); tui1=$(tui_run); off2=$(off_run); tui2=$(tui_run); off3=$(off_run); tui3=$(tui_run)
 
 # Memory: peak RSS of a short and a long default run.
-/usr/bin/time -f '%M' -o "$dir/rss10" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies naive,lua \
+/usr/bin/time -f '%M' -o "$dir/rss10" $bin --addr 127.0.0.1:$port hammer --strategies naive,lua \
   --workers "$conns" --duration "${secs}s" -o json >/dev/null 2>&1
-/usr/bin/time -f '%M' -o "$dir/rss60" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer --strategies naive,lua \
+/usr/bin/time -f '%M' -o "$dir/rss60" $bin --addr 127.0.0.1:$port hammer --strategies naive,lua \
   --workers "$conns" --duration "${long}s" -o json >/dev/null 2>&1
 
 python3 - "$(cat "$dir/rss10")" "$(cat "$dir/rss60")" "$secs" "$long" "$conns" "$def_json" \

@@ -152,6 +152,25 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 			s.refusals = append(s.refusals, r)
 		}
 	}
+	if conns := s.roundConns(); conns > 0 {
+		// Worker w runs on connection w mod conns (rounds.go).
+		s.live.Store(int32(conns))
+		for c := 0; c < conns; c++ {
+			var indexes []int
+			for w := c; w < s.cfg.Workers; w += conns {
+				indexes = append(indexes, w)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.rounds(ctx, e, indexes, schedule)
+				if s.live.Add(-1) == 0 {
+					s.finished.Store(int64(time.Since(begin)))
+				}
+			}()
+		}
+		return
+	}
 	s.live.Store(int32(s.cfg.Workers))
 	for w := 0; w < s.cfg.Workers; w++ {
 		wg.Add(1)
@@ -250,83 +269,131 @@ func (s *strategyState) sinceUs() int64 { return time.Since(s.begin).Microsecond
 
 // decide runs one acquire (and, when admitted, the hold and the release) and records it.
 func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, scheduled time.Time, skew time.Duration) {
-	key, check := s.keys[keyIndex], s.checkers[keyIndex]
-	rec := s.recorders[worker]
-	id := rec.Begin(keyIndex)
-	var judge *callLog
-	if s.refusals != nil {
-		judge = &s.logs[worker]
-		s.inFlight.enter(worker, s.sinceUs())
-		defer s.inFlight.leave(worker)
-	}
-	now := s.cfg.Now().Add(skew)
-	started := time.Now()
-	if !scheduled.IsZero() {
-		started = scheduled
-	}
+	c := decisionCall{worker: worker, keyIndex: keyIndex, skew: skew, now: s.cfg.Now().Add(skew)}
+	c.id = s.recorders[worker].Begin(keyIndex)
+	s.entering(worker)
 	sentAt := time.Now()
-	sent := time.Since(s.begin) // monotonic: the interval in which a server clock was read
-	d, err := s.run.Limiter.Acquire(ctx, key, now)
-	replied := time.Since(s.begin)
-	latency := time.Since(started)
-	call := judgedCall{ID: id, Sent: sent.Microseconds(), Replied: ceilMicros(replied), Outcome: outUnknown}
+	c.sent(s, sentAt, scheduled)
+	d, err := s.run.Limiter.Acquire(ctx, s.keys[keyIndex], c.now)
+	repliedAt := time.Now()
+	pause, release := s.settle(ctx, &c, d, err, repliedAt)
+	if pause > 0 {
+		sleepCtx(ctx, pause)
+	}
+	if release {
+		s.releasing(&c)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Horizon)
+		s.released(&c, s.run.Limiter.Release(rctx, s.keys[keyIndex], c.d))
+		cancel()
+	}
+}
+
+// decisionCall is one decision's acquire, from its sending to its recording, and when admitted
+// until its release.
+type decisionCall struct {
+	worker   int
+	keyIndex int
+	skew     time.Duration // the worker's clock offset
+	now      time.Time     // the worker's clock when the call was sent (its skew included)
+	started  time.Time     // latency is timed from here: the sending, or the scheduled start (open loop)
+	sentAt   time.Time
+	// sentMono and repliedMono are the run's monotonic clock (since begin) before the call was
+	// sent and after its reply was read: the interval in which the server ran it.
+	sentMono, repliedMono time.Duration
+	d                     limiter.Decision
+	// id is the request's: its trace's (the worker's Recorder.Begin), the refusal judges' and a
+	// HeldChecker's.
+	id     uint64
+	judged judgedCall // what the refusal judges are told of it
+}
+
+// entering marks worker's call in flight for the refusal judges, before the time it is sent at
+// is read (lowWater.enter says why).
+func (s *strategyState) entering(worker int) {
+	if s.refusals != nil {
+		s.inFlight.enter(worker, s.sinceUs())
+	}
+}
+
+// judged hands c to the refusal judges and ends its worker's call in flight.
+func (s *strategyState) judged(c *decisionCall) {
+	if s.refusals == nil {
+		return
+	}
+	s.logs[c.worker].record(c.keyIndex, c.judged)
+	s.inFlight.leave(c.worker)
+}
+
+// sent stamps the call as sent at sentAt (read after its now, and after entering), scheduled
+// for scheduled (open loop) or zero.
+func (c *decisionCall) sent(s *strategyState, sentAt, scheduled time.Time) {
+	c.sentAt, c.started, c.sentMono = sentAt, sentAt, sentAt.Sub(s.begin)
+	if !scheduled.IsZero() {
+		c.started = scheduled
+	}
+}
+
+// settle records an acquire answered at repliedAt (read after its reply): the decision, its
+// latency and its evidence. pause is how long the worker then waits (its hold or think time,
+// or its backoff after an error); release says the limiter must release c.d once it has (and
+// the call is judged once the release is answered, by released).
+func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.Decision, err error, repliedAt time.Time) (pause time.Duration, release bool) {
+	check := s.checkers[c.keyIndex]
+	c.repliedMono = repliedAt.Sub(s.begin)
+	latency := repliedAt.Sub(c.started)
+	c.judged = judgedCall{ID: c.id, Sent: c.sentMono.Microseconds(), Replied: ceilMicros(c.repliedMono), Outcome: outUnknown}
 	if s.run.ServerClock {
-		call.StampLo, call.StampHi = call.Sent, call.Replied
+		c.judged.StampLo, c.judged.StampHi = c.judged.Sent, c.judged.Replied
 	} else {
-		call.StampLo = now.UnixMicro()
-		call.StampHi = call.StampLo
+		c.judged.StampLo = c.now.UnixMicro()
+		c.judged.StampHi = c.judged.StampLo
 	}
 	// The longest the request can have taken to reach Redis after its now (in ms, as sent), by
 	// the most advanced worker clock (up to Skew ahead of this one's), by which another call may
 	// already have pruned the log or started the window's counter.
-	stamp := evidenceStamp(s.run, now)
-	lateness := evidenceLateness(s.run, now, time.Since(sentAt)+s.cfg.Skew-skew)
+	stamp := evidenceStamp(s.run, c.now)
+	lateness := evidenceLateness(s.run, c.now, repliedAt.Sub(c.sentAt)+s.cfg.Skew-c.skew)
 	if err != nil && ctx.Err() != nil {
-		judge.record(keyIndex, call) // not a decision, but it may have run: later refusals count it
-		return                       // the run is over; an interrupted call is not a decision
+		s.judged(c) // not a decision, but it may have run: later refusals count it
+		return 0, false
 	}
 	s.attempts.Add(1)
 	s.record(latency)
 	if err != nil {
 		s.errs.Add(1)
 		s.countError(classifyDecision(err, limiter.Strategy(s.run.Name)), err.Error())
-		judge.record(keyIndex, call)
+		s.judged(c)
 		if s.cfg.FailOpen {
 			s.failOpen.Add(1)
-			s.hold(ctx)
+			pause = s.cfg.Hold
 		} else {
 			s.failClosed.Add(1)
 		}
-		if s.cfg.ErrorBackoff > 0 {
-			sleepCtx(ctx, s.cfg.ErrorBackoff)
-		}
-		return
+		return pause + s.cfg.ErrorBackoff, false
 	}
 	s.retries.Add(int64(d.Retries))
 	if !d.Allowed {
 		s.rejected.Add(1)
-		rec.Keep(false, stamp.UnixMilli(), sent.Microseconds(), ceilMicros(replied))
-		call.Outcome = outRefused
-		judge.record(keyIndex, call)
-		return
+		s.recorders[c.worker].Keep(false, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied)
+		c.judged.Outcome = outRefused
+		s.judged(c)
+		return 0, false
 	}
 	s.admitted.Add(1)
-	call.Outcome = outAdmitted
-	if s.cfg.Limiter.Describe().Releases {
-		defer func() { judge.record(keyIndex, call) }() // once the release is answered (or failed)
-	} else {
-		judge.record(keyIndex, call)
+	c.judged.Outcome = outAdmitted
+	releases := s.cfg.Limiter.Describe().Releases
+	if !releases {
+		s.judged(c)
 	}
 	if ic, ok := check.(IntervalAdmitter); ok {
 		// The script read the server's clock: judged by when the call was sent and answered.
 		// Kept only when judged, so the trace shows exactly the admits the evidence counted. An
 		// admit's own judging settles only intervals a lag behind the newest reply, so it is in
 		// them only when it was recorded that late; the trace then counts it as missing.
-		if ic.AdmitInterval(sent, replied) {
-			rec.Keep(true, stamp.UnixMilli(), sent.Microseconds(), ceilMicros(replied))
+		if ic.AdmitInterval(c.sentMono, c.repliedMono) {
+			s.recorders[c.worker].Keep(true, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied)
 		}
-		s.hold(ctx)
-		return
+		return s.cfg.Hold, false
 	}
 	if s.windowed() && lateness >= s.cfg.Window || s.ev.lateMs > 0 && lateness > time.Duration(s.ev.lateMs)*time.Millisecond {
 		// The window scripts are exact for a request that reaches Redis within one window of its
@@ -334,48 +401,49 @@ func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, schedu
 		// emptier window, so it is no evidence either way. The bucket's and the unaligned fixed
 		// window's evidence allow for a bounded lateness (clock_evidence.go).
 		s.unjudged.Add(1)
-		return
+		return 0, false
 	}
-	held, isHeld := check.(HeldChecker)
 	// Kept before the checker sees it, so the checker's first overshoot finds it in the ring.
-	rec.Keep(true, stamp.UnixMilli(), sent.Microseconds(), ceilMicros(replied))
-	if isHeld {
+	s.recorders[c.worker].Keep(true, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied)
+	c.d = d
+	if held, ok := check.(HeldChecker); ok {
 		// Recorded as of the most advanced worker clock (up to Skew ahead of this one): a call
 		// decided by it may already have reclaimed a held request as abandoned.
-		held.AdmitHeld(id, now.UnixMilli(), s.cfg.Now().Add(s.cfg.Skew).UnixMilli())
+		held.AdmitHeld(c.id, c.now.UnixMilli(), s.cfg.Now().Add(s.cfg.Skew).UnixMilli())
 	} else if la, ok := check.(LateAdmitter); ok {
 		la.AdmitLate(stamp.UnixMilli(), lateness)
 	} else {
 		check.Admit(stamp.UnixMilli())
 	}
-	s.hold(ctx)
-	if s.cfg.Limiter.Describe().Releases {
-		// Before the release is sent, so the witness never over-counts.
-		if isHeld {
-			held.ReleaseHeld(id)
-		} else {
-			check.Release()
-		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Horizon)
-		if err := s.run.Limiter.Release(rctx, key, d); err != nil {
-			s.releaseErrs.Add(1) // not a decision: counted apart from errors and their kinds
-			s.sampleError("release: " + err.Error())
-		} else {
-			call.ReleaseOK = !s.run.Refusals.NoRelease // released by expiry: held until stale-after
-		}
-		call.Released = ceilMicros(time.Since(s.begin))
-		cancel()
+	return s.cfg.Hold, releases
+}
+
+// releasing records that c's request no longer holds its slot: before its release is sent, so
+// the witness never over-counts.
+func (s *strategyState) releasing(c *decisionCall) {
+	check := s.checkers[c.keyIndex]
+	if held, ok := check.(HeldChecker); ok {
+		held.ReleaseHeld(c.id)
+	} else {
+		check.Release()
 	}
+}
+
+// released counts c's release's outcome, and hands c to the refusal judges: a request counts
+// as held until its release was answered.
+func (s *strategyState) released(c *decisionCall, err error) {
+	if err != nil {
+		s.releaseErrs.Add(1) // not a decision: counted apart from errors and their kinds
+		s.sampleError("release: " + err.Error())
+	} else {
+		c.judged.ReleaseOK = !s.run.Refusals.NoRelease // released by expiry: held until stale-after
+	}
+	c.judged.Released = ceilMicros(time.Since(s.begin))
+	s.judged(c)
 }
 
 // windowed reports whether the limiter judges admits per window of their now.
 func (s *strategyState) windowed() bool { return s.cfg.Limiter.Describe().Evidence.Windowed() }
-
-func (s *strategyState) hold(ctx context.Context) {
-	if s.cfg.Hold > 0 {
-		sleepCtx(ctx, s.cfg.Hold)
-	}
-}
 
 func sleepCtx(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

@@ -26,8 +26,9 @@ type Options struct {
 	StaleAfter time.Duration      // concurrency: members older than this are reclaimed
 	OpenRate   float64            // decisions per second per strategy (open loop); 0 is closed loop
 	Keys       int                // limiter keys per strategy
-	// Conns is how many connections each strategy's workers share, their calls pipelined; 0 gives
-	// every worker a connection of its own, one call in flight each (the truest latency).
+	// Conns is how many connections each strategy's workers share, their calls pipelined (a
+	// script strategy's in rounds, bench's fast mode); 0 gives every worker a connection of its
+	// own, one call in flight each (the truest latency).
 	Conns int
 
 	// Script names the custom strategy's file (for messages); ScriptSource is its text.

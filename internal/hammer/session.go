@@ -257,7 +257,8 @@ func (s *session) build(runID string) error {
 }
 
 // strategyClient is the client a strategy's workers share. With Conns, each strategy gets Conns
-// connections of its own, and its single commands are pipelined over them; watch and multi
+// connections of its own: a script strategy's engine runs its workers' calls in rounds over
+// them, and naive's single commands are pipelined over them automatically; watch and multi
 // keep a connection per transaction (WATCH state and MULTI/EXEC blocks cannot interleave with
 // other workers' commands), so their workers share Conns connections without pipelining.
 func (s *session) strategyClient(st limiter.Strategy) redis.UniversalClient {
@@ -265,7 +266,9 @@ func (s *session) strategyClient(st limiter.Strategy) redis.UniversalClient {
 		return s.rdb
 	}
 	base := redisconn.Twin(s.rdb, s.opts.Conns)
-	if st == limiter.Watch || st == limiter.Multi {
+	if st.RunsScript() || st == limiter.Watch || st == limiter.Multi {
+		// A script strategy's decisions go out in the engine's rounds (bench.rounds), one
+		// pipeline per connection of base.
 		s.closers = append(s.closers, func() { base.Close() })
 		return base
 	}

@@ -55,7 +55,10 @@ type loadResult struct {
 // was admitted: until the first overshoot (stopOnOvershoot), or else for minRun and until the
 // limit was contended; d only bounds it. Concurrency requests hold their slot
 // briefly so that admitted requests overlap.
-func hammer(t *testing.T, k limiter.Kind, lim limiter.Limiter, key string, d time.Duration, stopOnOvershoot bool) loadResult {
+//
+// batched drives it as the hammer's --conns does (limiter.Batch): testConns goroutines, each
+// sending its share of the workers' calls as one pipeline per round.
+func hammer(t *testing.T, k limiter.Kind, lim limiter.Limiter, key string, d time.Duration, stopOnOvershoot, batched bool) loadResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
@@ -63,8 +66,25 @@ func hammer(t *testing.T, k limiter.Kind, lim limiter.Limiter, key string, d tim
 	var admitted, rejected atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, testWorkers)
-	for w := 0; w < testWorkers; w++ {
+	fail := func(err error) {
+		if ctx.Err() == nil {
+			errs <- err
+			cancel()
+		}
+	}
+	goroutines := testWorkers
+	if batched {
+		goroutines = testConns
+	}
+	for w := 0; w < goroutines; w++ {
 		wg.Add(1)
+		if batched {
+			go func() {
+				defer wg.Done()
+				rounds(ctx, k, limiter.NewBatch(lim), key, check, &admitted, &rejected, fail)
+			}()
+			continue
+		}
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
@@ -122,6 +142,60 @@ func hammer(t *testing.T, k limiter.Kind, lim limiter.Limiter, key string, d tim
 	return loadResult{check: check.Finish(), admitted: admitted.Load(), rejected: rejected.Load()}
 }
 
+// testConns is how many connections the batched hammer shares the testWorkers among.
+const testConns = 4
+
+// rounds is one connection of the batched hammer: each round sends its workers' acquires as
+// one batch; for concurrency the admitted ones then hold their slot and are released in one
+// batch, recorded in the checker first (before their release is sent).
+func rounds(ctx context.Context, k limiter.Kind, b *limiter.Batch, key string, check bench.Checker, admitted, rejected *atomic.Int64, fail func(error)) {
+	calls := make([]limiter.Call, testWorkers/testConns)
+	for ctx.Err() == nil {
+		now := time.Now()
+		for i := range calls {
+			calls[i] = limiter.Call{Key: key, Now: now}
+		}
+		b.Do(ctx, calls)
+		var held []limiter.Call
+		for _, c := range calls {
+			if c.Err != nil {
+				fail(c.Err)
+				return
+			}
+			if !c.Decision.Allowed {
+				rejected.Add(1)
+				continue
+			}
+			admitted.Add(1)
+			check.Admit(now.UnixMilli())
+			held = append(held, limiter.Call{Key: key, Release: true, Decision: c.Decision})
+		}
+		if k != limiter.Concurrency || len(held) == 0 {
+			continue
+		}
+		time.Sleep(20 * time.Millisecond)
+		for range held {
+			check.Release()
+		}
+		b.Do(context.Background(), held)
+		for _, c := range held {
+			if c.Err != nil {
+				fail(c.Err)
+				return
+			}
+		}
+	}
+}
+
+// modes are the ways the conformance suite drives a strategy: its calls one by one from many
+// goroutines, and (for a strategy whose decision is one command) batched as --conns runs them.
+func modes(s limiter.Strategy) []string {
+	if s.RunsScript() {
+		return []string{"alone", "batched"}
+	}
+	return []string{"alone"}
+}
+
 func keyFor(t *testing.T) string {
 	return "limitctl-test:{" + strings.NewReplacer("/", ":", " ", "_").Replace(t.Name()) + "}"
 }
@@ -130,20 +204,22 @@ func TestAtomicStrategiesNeverExceedTheLimit(t *testing.T) {
 	rdb := server(t).Client(t)
 	for _, k := range limiter.Kinds() {
 		for _, s := range []limiter.Strategy{limiter.Lua, limiter.Eval, limiter.Function, limiter.Watch, limiter.Custom} {
-			t.Run(fmt.Sprintf("%s/%s", k, s), func(t *testing.T) {
-				lim, err := limiter.New(k, s, rdb, testConfig(k, s))
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := hammer(t, k, lim, keyFor(t), 15*time.Second, false)
-				if got.check.Overshoot != 0 {
-					t.Fatalf("%s/%s let %d requests past limit %d (peak %d, %d events)", k, s, got.check.Overshoot, testLimit, got.check.Peak, got.check.OvershootEvent)
-				}
-				// The run must have pressed on the limit, or "no overshoot" proves nothing.
-				if got.rejected == 0 || got.admitted == 0 {
-					t.Fatalf("the limit was never contended: %d admitted, %d rejected", got.admitted, got.rejected)
-				}
-			})
+			for _, mode := range modes(s) {
+				t.Run(fmt.Sprintf("%s/%s/%s", k, s, mode), func(t *testing.T) {
+					lim, err := limiter.New(k, s, rdb, testConfig(k, s))
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := hammer(t, k, lim, keyFor(t), 15*time.Second, false, mode == "batched")
+					if got.check.Overshoot != 0 {
+						t.Fatalf("%s/%s let %d requests past limit %d (peak %d, %d events)", k, s, got.check.Overshoot, testLimit, got.check.Peak, got.check.OvershootEvent)
+					}
+					// The run must have pressed on the limit, or "no overshoot" proves nothing.
+					if got.rejected == 0 || got.admitted == 0 {
+						t.Fatalf("the limit was never contended: %d admitted, %d rejected", got.admitted, got.rejected)
+					}
+				})
+			}
 		}
 	}
 }
@@ -166,17 +242,19 @@ func TestNonAtomicStrategiesAreCaughtOvershooting(t *testing.T) {
 		{limiter.TokenBucket, limiter.Multi},
 	}
 	for _, c := range cases {
-		t.Run(fmt.Sprintf("%s/%s", c.kind, c.strategy), func(t *testing.T) {
-			lim, err := limiter.New(c.kind, c.strategy, rdb, testConfig(c.kind, c.strategy))
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Stops as soon as the checker has evidence; 15s is only a bound.
-			got := hammer(t, c.kind, lim, keyFor(t), 15*time.Second, true)
-			if got.check.Overshoot == 0 {
-				t.Fatalf("%s/%s showed no overshoot in 15s (peak %d, %d admitted)", c.kind, c.strategy, got.check.Peak, got.admitted)
-			}
-		})
+		for _, mode := range modes(c.strategy) {
+			t.Run(fmt.Sprintf("%s/%s/%s", c.kind, c.strategy, mode), func(t *testing.T) {
+				lim, err := limiter.New(c.kind, c.strategy, rdb, testConfig(c.kind, c.strategy))
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Stops as soon as the checker has evidence; 15s is only a bound.
+				got := hammer(t, c.kind, lim, keyFor(t), 15*time.Second, true, mode == "batched")
+				if got.check.Overshoot == 0 {
+					t.Fatalf("%s/%s showed no overshoot in 15s (peak %d, %d admitted)", c.kind, c.strategy, got.check.Peak, got.admitted)
+				}
+			})
+		}
 	}
 }
 

@@ -71,6 +71,16 @@ func newContracted(b base) (*contracted, error) {
 }
 
 func (c *contracted) Acquire(ctx context.Context, key string, now time.Time) (Decision, error) {
+	call, keys, args := c.expand(key, now)
+	rec := trace.From(ctx)
+	step, sent := rec.Step(Custom.callOp(), trace.Call), rec.Since()
+	reply, err := c.script.Run(ctx, c.rdb, keys, args...).Result()
+	recordReply(step, reply, err, sent, rec.Since())
+	return c.decision(call, reply, err)
+}
+
+// expand is the acquire's call at now on key and the script's KEYS and ARGV for it.
+func (c *contracted) expand(key string, now time.Time) (contract.Call, []string, []any) {
 	call := contract.Call{Key: key, Now: now}
 	if c.member {
 		call.Member = c.ids.id()
@@ -79,10 +89,11 @@ func (c *contracted) Acquire(ctx context.Context, key string, now time.Time) (De
 	if c.answersTime {
 		args = appendVirtualTime(args, now)
 	}
-	rec := trace.From(ctx)
-	step, sent := rec.Step(Custom.callOp(), trace.Call), rec.Since()
-	reply, err := c.script.Run(ctx, c.rdb, keys, args...).Result()
-	recordReply(step, reply, err, sent, rec.Since())
+	return call, keys, args
+}
+
+// decision judges the script's reply (or error) to call by the contract.
+func (c *contracted) decision(call contract.Call, reply any, err error) (Decision, error) {
 	if errors.Is(err, redis.Nil) {
 		reply, err = nil, nil // Lua false (or nil) is a reply, not a failure
 	}
@@ -93,7 +104,7 @@ func (c *contracted) Acquire(ctx context.Context, key string, now time.Time) (De
 	if err != nil {
 		return Decision{}, &ReplyError{Err: err}
 	}
-	d := Decision{Allowed: allowed, acquiredAt: now}
+	d := Decision{Allowed: allowed, acquiredAt: call.Now}
 	if allowed {
 		d.Member = call.Member
 		if c.replyInRelease {
@@ -119,7 +130,7 @@ func (c *contracted) readShippedReply(reply any, d *Decision) {
 	if c.kind.readReply == nil || len(arr) < c.kind.replyLen {
 		return
 	}
-	vals := make([]int64, c.kind.replyLen)
+	var vals [maxReplyLen]int64
 	for i := 2; i < c.kind.replyLen; i++ {
 		n, ok := arr[i].(int64)
 		if !ok {
@@ -127,26 +138,57 @@ func (c *contracted) readShippedReply(reply any, d *Decision) {
 		}
 		vals[i] = n
 	}
-	c.kind.readReply(vals, d)
+	*d = c.kind.readReply(*d, vals)
 }
 
 // Release sends the contract's release command, or calls its release script (concurrency
 // only; none releases by expiry).
 func (c *contracted) Release(ctx context.Context, key string, d Decision) error {
+	r := c.sendRelease(ctx, c.rdb, key, d)
+	return c.releaseErr(ctx, r)
+}
+
+// commander sends commands one by one (a client) or queues them (a pipeline).
+type commander interface {
+	redis.Cmdable
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
+// releaseCall is a release sent or queued: cmd is nil when there was nothing to release.
+type releaseCall struct {
+	cmd    *redis.Cmd
+	script bool // the release script's EVALSHA, called by EVAL again on NOSCRIPT
+	keys   []string
+	args   []any
+}
+
+// sendRelease sends (or on a pipeline, queues) d's release on rc.
+func (c *contracted) sendRelease(ctx context.Context, rc commander, key string, d Decision) releaseCall {
 	if !c.kind.Releases || !d.Allowed {
-		return nil
+		return releaseCall{}
 	}
 	call := &contract.Call{Key: key, Member: d.Member, Now: d.acquiredAt, Reply: d.reply}
 	if keys, args, ok := c.caller.ReleaseScriptCall(call); ok {
-		err := c.release.Run(ctx, c.rdb, keys, args...).Err()
-		if errors.Is(err, redis.Nil) {
-			return nil // a release script may answer nothing
-		}
-		return err
+		return releaseCall{cmd: rc.EvalSha(ctx, c.release.Hash(), keys, args...), script: true, keys: keys, args: args}
 	}
 	cmd := c.caller.ReleaseCommand(call)
 	if cmd == nil {
+		return releaseCall{}
+	}
+	return releaseCall{cmd: rc.Do(ctx, cmd...)}
+}
+
+// releaseErr is a sent release's outcome.
+func (c *contracted) releaseErr(ctx context.Context, r releaseCall) error {
+	if r.cmd == nil {
 		return nil
 	}
-	return c.rdb.Do(ctx, cmd...).Err()
+	err := r.cmd.Err()
+	if r.script && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		err = c.release.Eval(ctx, c.rdb, r.keys, r.args...).Err()
+	}
+	if r.script && errors.Is(err, redis.Nil) {
+		return nil // a release script may answer nothing
+	}
+	return err
 }

@@ -29,15 +29,20 @@ var fixedWindow = Description{
 	args: func(c Config, key string, now time.Time, _ string) ([]string, []any) {
 		return []string{WindowKey(key, now, c.Window)}, []any{c.Limit, ms(c.Window)}
 	},
-	replyLen:  3,
-	readReply: func(vals []int64, d *Decision) { d.TTL = time.Duration(vals[2]) * time.Millisecond },
+	replyLen: 3,
+	readReply: func(d Decision, vals [maxReplyLen]int64) Decision {
+		d.TTL = time.Duration(vals[2]) * time.Millisecond
+		return d
+	},
 }
 
 // WindowKey is the fixed-window counter for the window that holds now: the window's start in
 // milliseconds is part of the name, so each window counts on its own key.
 func WindowKey(key string, now time.Time, window time.Duration) string {
 	w := window.Milliseconds()
-	return key + ":" + strconv.FormatInt(now.UnixMilli()/w*w, 10)
+	// One allocation, the name itself: the hammer names a window on every decision.
+	var buf [96]byte
+	return string(strconv.AppendInt(append(append(buf[:0], key...), ':'), now.UnixMilli()/w*w, 10))
 }
 
 // isWindowStart recognises what WindowKey appends to a key: a window start in milliseconds.

@@ -50,8 +50,11 @@ var tokenBucket = Description{
 	args: func(c Config, key string, now time.Time, _ string) ([]string, []any) {
 		return []string{key}, []any{formatFloat(c.Rate), c.Burst, now.UnixMilli(), c.Cost}
 	},
-	replyLen:  3,
-	readReply: func(vals []int64, d *Decision) { d.RetryAfter = time.Duration(vals[2]) * time.Millisecond },
+	replyLen: 3,
+	readReply: func(d Decision, vals [maxReplyLen]int64) Decision {
+		d.RetryAfter = time.Duration(vals[2]) * time.Millisecond
+		return d
+	},
 }
 
 // tokenBucketStep: read the bucket's theoretical arrival time, decide in Go, write it back.

@@ -89,9 +89,10 @@ type Description struct {
 	// args are the shipped script's KEYS and ARGV for one decision.
 	args func(cfg Config, key string, now time.Time, member string) (keys []string, args []any)
 	// replyLen is how many integers the shipped script replies ({allowed, count, ...});
-	// readReply fills in what those past the count mean.
+	// readReply fills in what those past the count mean (by value: through a pointer the
+	// decision and the integers would be allocated on every call).
 	replyLen  int
-	readReply func(vals []int64, d *Decision)
+	readReply func(d Decision, vals [maxReplyLen]int64) Decision
 }
 
 // Evidence is how the hammer proves overshoot for a kind, whatever the strategy.
@@ -225,13 +226,14 @@ func (d *Description) OwnsSuffix(suffix string) bool {
 
 // scriptReply decodes the shipped script's reply into a decision.
 func (d *Description) scriptReply(reply any) (Decision, error) {
-	vals, err := int64s(reply, d.replyLen)
+	var buf [maxReplyLen]int64
+	vals, err := int64s(&buf, reply, d.replyLen)
 	if err != nil {
 		return Decision{}, fmt.Errorf("%s script reply: %w", d.Kind, err)
 	}
 	dec := Decision{Allowed: vals[0] == 1, Count: vals[1]}
 	if d.readReply != nil {
-		d.readReply(vals, &dec)
+		dec = d.readReply(dec, buf)
 	}
 	return dec, nil
 }

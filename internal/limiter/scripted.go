@@ -20,13 +20,21 @@ type scripted struct {
 	strategy Strategy
 	script   *redis.Script
 	fn       string // function strategy: the FCALL name
+	// call is the command and its first argument (EVALSHA and the SHA1, EVAL and the source,
+	// FCALL and the function), boxed once: a Batch writes them into every call's arguments.
+	call [2]any
 }
 
 func newScripted(b base, s Strategy) *scripted {
 	shipped := ScriptFor(b.kind.Kind)
 	sc := &scripted{base: b, strategy: s, script: redis.NewScript(shipped.Source)}
-	if s == Function {
+	sc.call = [2]any{"evalsha", sc.script.Hash()}
+	switch s {
+	case Function:
 		sc.fn = shipped.FunctionName()
+		sc.call = [2]any{"fcall", sc.fn}
+	case Eval:
+		sc.call = [2]any{"eval", shipped.Source}
 	}
 	return sc
 }
@@ -39,8 +47,15 @@ func (s *scripted) Acquire(ctx context.Context, key string, now time.Time) (Deci
 	keys, args := s.kind.args(s.cfg, key, now, member)
 	rec := trace.From(ctx)
 	step, sent := rec.Step(s.strategy.callOp(), trace.Call), rec.Since()
-	reply, err := s.run(ctx, keys, args)
+	loads := scriptcache.LibraryLoads()
+	reply, err := s.send(ctx, s.rdb, keys, args).Result()
+	reply, err = s.recover(ctx, keys, args, reply, err, loads)
 	recordReply(step, reply, err, sent, rec.Since())
+	return s.decision(reply, err, member)
+}
+
+// decision reads the script's reply (or error) as the decision of a call that added member.
+func (s *scripted) decision(reply any, err error, member string) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
@@ -73,13 +88,26 @@ func (s *scripted) member(nowMs int64) string {
 	return s.ids.id()
 }
 
-func (s *scripted) run(ctx context.Context, keys []string, args []any) (any, error) {
+// send sends (or on a pipeline, queues) the script's call: EVAL, FCALL, or EVALSHA.
+func (s *scripted) send(ctx context.Context, c redis.Cmdable, keys []string, args []any) *redis.Cmd {
 	switch s.strategy {
 	case Eval:
-		return s.script.Eval(ctx, s.rdb, keys, args...).Result()
+		return s.script.Eval(ctx, c, keys, args...)
 	case Function:
-		loads := scriptcache.LibraryLoads()
-		reply, err := s.rdb.FCall(ctx, s.fn, keys, args...).Result()
+		return c.FCall(ctx, s.fn, keys, args...)
+	default:
+		return s.script.EvalSha(ctx, c, keys, args...)
+	}
+}
+
+// recover calls again, once, a call that failed for want of its script: on NOSCRIPT (cache
+// flushed, restart, failover) EVALSHA ran nothing, and EVAL runs it, caching it again; an FCALL
+// of a missing library loads it first. loads is scriptcache.LibraryLoads from before the call
+// was sent. Any other outcome is returned as it is.
+func (s *scripted) recover(ctx context.Context, keys []string, args []any, reply any, err error, loads uint64) (any, error) {
+	switch s.strategy {
+	case Eval:
+	case Function:
 		if rediserr.ClassifyScriptCall(err) == rediserr.Script {
 			// A bare ERR is how Redis answers an FCALL of a function it lacks (FUNCTION FLUSH, a
 			// fresh server), and how a function that failed part way reports (its writes so far
@@ -93,18 +121,23 @@ func (s *scripted) run(ctx context.Context, keys []string, args []any) (any, err
 						return nil, err
 					}
 				}
-				reply, err = s.rdb.FCall(ctx, s.fn, keys, args...).Result()
+				return s.rdb.FCall(ctx, s.fn, keys, args...).Result()
 			}
 		}
-		return reply, err
 	default:
-		// EVALSHA, and on NOSCRIPT (cache flushed, restart, failover) EVAL, which caches it again.
-		return s.script.Run(ctx, s.rdb, keys, args...).Result()
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") { // (its errors.As allocates)
+			return s.script.Eval(ctx, s.rdb, keys, args...).Result()
+		}
 	}
+	return reply, err
 }
 
-// int64s decodes a script reply that must be an array of at least n integers.
-func int64s(reply any, n int) ([]int64, error) {
+// maxReplyLen bounds the integers a shipped script's reply is read for (int64s's n).
+const maxReplyLen = 4
+
+// int64s decodes a script reply that must be an array of at least n (at most maxReplyLen)
+// integers into vals, which it returns: the caller's array, so a decision allocates none.
+func int64s(vals *[maxReplyLen]int64, reply any, n int) ([]int64, error) {
 	arr, ok := reply.([]any)
 	if !ok {
 		return nil, fmt.Errorf("want an array of %d integers, got %s", n, describe(reply))
@@ -112,7 +145,7 @@ func int64s(reply any, n int) ([]int64, error) {
 	if len(arr) < n {
 		return nil, fmt.Errorf("want an array of %d integers, got %d elements", n, len(arr))
 	}
-	out := make([]int64, n)
+	out := vals[:n]
 	for i := 0; i < n; i++ {
 		v, ok := arr[i].(int64)
 		if !ok {

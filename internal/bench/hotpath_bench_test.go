@@ -1,0 +1,100 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/metrics"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/redisconn"
+	"github.com/limitctl/limitctl/internal/redistest"
+)
+
+// BenchmarkHotPath is the client's cost per decision of a whole engine run against a real
+// redis-server: fixed_window through EVALSHA, b.N decisions, in the pipelined mode (256 workers
+// on 8 connections, --conns 8) and the default one (64 workers, a connection each). "rejected"
+// (limit 0) is the call alone, every call the same rejection; "admitted" (a limit never
+// reached) adds the evidence of an admit to each. Besides ns/op (wall time per decision: the
+// inverse of throughput, so mostly the server's and the machine's speed) it reports what the
+// client controls, which a regression of 20% shows in (compare runs with benchstat):
+//
+//   - cpu-µs/op: the process's CPU time (user+system) per decision, what the client costs the
+//     machine: the figure a loaded machine disturbs least (the server is another process);
+//   - allocs/op, B/op: allocations per decision, the whole process (go-redis's included);
+//   - gc-µs/op: CPU time the garbage collector spent per decision (runtime/metrics), and
+//     gcs/1M-op: collections per million decisions.
+//
+// Run it as:
+//
+//	go test -run '^$' -bench BenchmarkHotPath -benchtime 200000x ./internal/bench/
+func BenchmarkHotPath(b *testing.B) {
+	srv := redistest.Start(b)
+	for _, mode := range []struct {
+		name           string
+		workers, conns int
+	}{{"conns=8", 256, 8}, {"default", 64, 0}} {
+		for _, load := range []struct {
+			name  string
+			limit int64
+		}{{"rejected", 0}, {"admitted", 1 << 40}} {
+			b.Run(mode.name+"/"+load.name, func(b *testing.B) {
+				// Connected as the hammer connects (RESP2, no probe of a connection at checkout).
+				rdb, _, err := redisconn.Open(context.Background(), redisconn.Options{Addrs: []string{srv.Addr},
+					PoolSize: max(mode.conns, mode.workers) + 4, NoCheckoutProbe: true, Timeout: 5 * time.Second}, func(string) string { return "" })
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer rdb.Close()
+				lim, err := limiter.New(limiter.FixedWindow, limiter.Lua, rdb, limiter.Config{Limit: load.limit, Window: time.Second})
+				if err != nil {
+					b.Fatal(err)
+				}
+				cfg := bench.Config{
+					RunID: "bench", Limiter: limiter.FixedWindow, Limit: load.limit, Window: time.Second,
+					Workers: mode.workers, Conns: mode.conns, Requests: int64(b.N), KeyCount: 1, Horizon: 5 * time.Second,
+					KeyFor:     func(s string, i int) string { return fmt.Sprintf("bench:{%s}:%s:%d", b.Name(), s, i) },
+					Strategies: []bench.StrategyRun{{Name: "lua", Limiter: lim, EpochAligned: true}},
+				}
+				before := gcWork()
+				b.ReportAllocs()
+				b.ResetTimer()
+				sum, err := bench.New(cfg).Run(context.Background(), nil)
+				b.StopTimer()
+				if err != nil {
+					b.Fatal(err)
+				}
+				after := gcWork()
+				if s := sum.Strategies[0]; s.Errors != 0 || s.Attempts != int64(b.N) {
+					b.Fatalf("%d decisions, %d errors; want %d without errors", s.Attempts, s.Errors, b.N)
+				}
+				b.ReportMetric((after.process-before.process)*1e6/float64(b.N), "cpu-µs/op")
+				b.ReportMetric((after.cpu-before.cpu)*1e6/float64(b.N), "gc-µs/op")
+				b.ReportMetric(float64(after.cycles-before.cycles)*1e6/float64(b.N), "gcs/1M-op")
+			})
+		}
+	}
+}
+
+type gcTotals struct {
+	process float64 // seconds of CPU the process used (getrusage)
+	cpu     float64 // seconds of CPU the collector used
+	cycles  uint32
+}
+
+func gcWork() gcTotals {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err) // RUSAGE_SELF cannot fail
+	}
+	secs := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return gcTotals{process: secs(ru.Utime) + secs(ru.Stime), cpu: s[0].Value.Float64(), cycles: ms.NumGC}
+}

@@ -1,0 +1,232 @@
+package bench
+
+import (
+	"context"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+// With Conns and a limiter whose decision is one command (limiter.NewBatch: the script
+// strategies), a strategy's workers are not goroutines of their own: each connection runs its
+// share of them in rounds. Every round, each of its workers that is ready sends its call, all of
+// them in one pipeline, and once the replies are in each is recorded as its own decision, with
+// the same evidence as a decision made alone. No goroutine per worker and no hand-off per call:
+// the client's cost per decision is the command's encoding and its reply's decoding, so the
+// server is the bottleneck, as under redis-benchmark -P.
+//
+// What a round changes, and why the evidence still holds:
+//   - every call of a round is stamped sent before the pipeline is written and replied after
+//     its last reply is read, on the run's one monotonic clock: each call's [sent, replied] still
+//     holds the moment the server ran it, only wider, and wider intervals only widen what the
+//     checkers count as possible;
+//   - a round's calls share one reading of the clock for their now, taken before any is sent,
+//     as the calls of workers that start together would;
+//   - a call's latency is its round's: from the round's sending (or the call's scheduled start,
+//     open loop) until the round's last reply was read, which includes the other calls' turns;
+//   - a worker's hold, think time and error backoff keep it out of the rounds until they are
+//     over (the others go on), and its release is recorded before the round that sends it, as
+//     decide records it before sending.
+
+// roundConns is how many connections run rounds for the strategy: 0 when its workers are
+// goroutines of their own.
+func (s *strategyState) roundConns() int {
+	if s.cfg.Conns <= 0 || limiter.NewBatch(s.run.Limiter) == nil {
+		return 0
+	}
+	return min(s.cfg.Conns, s.cfg.Workers)
+}
+
+// worker is one of a connection's workers between rounds.
+type worker struct {
+	index, next int // its number among the strategy's workers; the key counter (work's i)
+	skew        time.Duration
+	until       time.Time // out of the rounds until then: its hold, think time or backoff
+	holding     bool      // admitted: its release is due at until
+	done        bool      // sends no more acquires (the request bound, the schedule closed)
+	c           decisionCall
+}
+
+// rounds runs workers (numbered as in work) on one connection until ctx ends, the run's bounds
+// are reached or the schedule closes, then releases what they still hold.
+func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, schedule <-chan time.Time) {
+	ws := make([]worker, len(indexes))
+	for i, w := range indexes {
+		ws[i] = worker{index: w, next: w, skew: workerSkew(s.cfg, w)}
+	}
+	batch := limiter.NewBatch(s.run.Limiter)
+	calls := make([]limiter.Call, 0, len(ws))
+	who := make([]int, 0, len(ws)) // the worker of each call
+	for ctx.Err() == nil {
+		if e.paused.Load() && !anyHolding(ws) && !e.waitIfPaused(ctx) {
+			break
+		}
+		calls, who = calls[:0], who[:0]
+		now := time.Now()
+		// No acquires while paused or in an idle spell of the load's profile (an open loop's
+		// schedule has none in them); releases fall due all the same.
+		hold := e.paused.Load()
+		var wake time.Time
+		if until, idle := idleSpell(s.cfg, now.Sub(s.begin)); idle && schedule == nil {
+			hold, wake = true, s.begin.Add(until)
+		}
+		live := false
+		for i := range ws {
+			w := &ws[i]
+			if w.done && !w.holding {
+				continue
+			}
+			live = true
+			if now.Before(w.until) {
+				if wake.IsZero() || w.until.Before(wake) {
+					wake = w.until
+				}
+				continue
+			}
+			if w.holding {
+				s.releasing(&w.c)
+				calls = append(calls, limiter.Call{Key: s.keys[w.c.keyIndex], Release: true, Decision: w.c.d})
+				who = append(who, i)
+			}
+		}
+		if !live {
+			break
+		}
+		acquires := len(calls)
+		if !hold {
+			s.gather(ctx, ws, &calls, &who, now, wake, schedule)
+		}
+		if len(calls) == 0 {
+			if !wake.IsZero() {
+				sleepCtx(ctx, time.Until(wake))
+				continue
+			}
+			if allDone(ws) {
+				break
+			}
+			continue // paused, or the schedule's wait ended with the context: the loop's top decides
+		}
+		clock := s.cfg.Now()
+		for j := acquires; j < len(calls); j++ {
+			s.entering(ws[who[j]].index)
+		}
+		sentAt := time.Now() // after entering (lowWater.enter)
+		for j := acquires; j < len(calls); j++ {
+			w := &ws[who[j]]
+			w.c.now = clock.Add(w.skew)
+			calls[j].Now = w.c.now
+			w.c.sent(s, sentAt, w.c.started)
+		}
+		batch.Do(ctx, calls)
+		repliedAt := time.Now()
+		for j := range calls {
+			w := &ws[who[j]]
+			if calls[j].Release {
+				s.released(&w.c, calls[j].Err)
+				w.holding = false
+				continue
+			}
+			pause, release := s.settle(ctx, &w.c, calls[j].Decision, calls[j].Err, repliedAt)
+			w.until, w.holding = repliedAt.Add(pause), release
+		}
+	}
+	s.releaseAll(ctx, batch, ws)
+}
+
+// gather adds the acquire of every ready worker of ws to calls: each takes its turn at the
+// request bound, and in an open loop a scheduled start, waiting for the first only when no
+// call is due otherwise, and then no later than wake (a hold's end: a release is due). A
+// worker's scheduled start is kept in its call's started until sent.
+func (s *strategyState) gather(ctx context.Context, ws []worker, calls *[]limiter.Call, who *[]int, now, wake time.Time, schedule <-chan time.Time) {
+	for i := range ws {
+		w := &ws[i]
+		if w.done || w.holding || now.Before(w.until) {
+			continue
+		}
+		var scheduled time.Time
+		if schedule != nil {
+			var ok bool
+			if len(*calls) == 0 {
+				var due <-chan time.Time
+				if !wake.IsZero() {
+					t := time.NewTimer(time.Until(wake))
+					defer t.Stop()
+					due = t.C
+				}
+				select {
+				case scheduled, ok = <-schedule:
+				case <-due:
+					return
+				case <-ctx.Done():
+					return
+				}
+			} else {
+				select {
+				case scheduled, ok = <-schedule:
+				default:
+					return // nothing more is due yet
+				}
+			}
+			if !ok {
+				markDone(ws)
+				return
+			}
+		} else if s.cfg.Requests > 0 && s.issued.Add(1) > s.cfg.Requests {
+			markDone(ws)
+			return
+		}
+		w.c = decisionCall{worker: w.index, keyIndex: w.next % len(s.keys), skew: w.skew, started: scheduled}
+		w.c.id = s.recorders[w.index].Begin(w.c.keyIndex)
+		w.next += s.cfg.Workers
+		*calls = append(*calls, limiter.Call{Key: s.keys[w.c.keyIndex]})
+		*who = append(*who, i)
+	}
+}
+
+// releaseAll releases, in one last round, what workers still hold once the load stopped: the
+// hold of an admitted request ends with the run, as decide's does.
+func (s *strategyState) releaseAll(ctx context.Context, batch *limiter.Batch, ws []worker) {
+	var calls []limiter.Call
+	var who []int
+	for i := range ws {
+		if w := &ws[i]; w.holding {
+			s.releasing(&w.c)
+			calls = append(calls, limiter.Call{Key: s.keys[w.c.keyIndex], Release: true, Decision: w.c.d})
+			who = append(who, i)
+			w.holding = false
+		}
+	}
+	if len(calls) == 0 {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Horizon)
+	defer cancel()
+	batch.Do(rctx, calls)
+	for j, c := range calls {
+		s.released(&ws[who[j]].c, c.Err)
+	}
+}
+
+func anyHolding(ws []worker) bool {
+	for i := range ws {
+		if ws[i].holding {
+			return true
+		}
+	}
+	return false
+}
+
+func allDone(ws []worker) bool {
+	for i := range ws {
+		if !ws[i].done {
+			return false
+		}
+	}
+	return true
+}
+
+func markDone(ws []worker) {
+	for i := range ws {
+		ws[i].done = true
+	}
+}

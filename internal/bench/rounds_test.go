@@ -1,0 +1,254 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/redistest"
+)
+
+// pipelines records the largest pipeline a client sent, and how many single commands.
+type pipelines struct {
+	mu      sync.Mutex
+	largest int
+	singles int
+}
+
+func (p *pipelines) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (p *pipelines) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		p.mu.Lock()
+		p.singles++
+		p.mu.Unlock()
+		return next(ctx, cmd)
+	}
+}
+func (p *pipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		p.mu.Lock()
+		p.largest = max(p.largest, len(cmds))
+		p.mu.Unlock()
+		return next(ctx, cmds)
+	}
+}
+
+// roundsConfig is the engine's default run of lua on 4 connections (--conns 4), with a client
+// that records its pipelines.
+func roundsConfig(t *testing.T, srv *redistest.Server, k limiter.Kind) (bench.Config, *pipelines) {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 4})
+	t.Cleanup(func() { rdb.Close() })
+	seen := &pipelines{}
+	rdb.AddHook(seen)
+	cfg := engineConfig(t, rdb, k, limiter.Lua)
+	cfg.Conns = 4
+	return cfg, seen
+}
+
+// With --conns the evidence is the same as without: the shipped script holds the limit, under
+// contention, for every kind, and a script one request too generous is caught, at the hammer's
+// default load (bursty, skewed), while the calls go out as pipelines of many calls.
+func TestRoundsKeepTheEvidence(t *testing.T) {
+	srv := redistest.Start(t)
+	buggy := map[limiter.Kind]string{
+		limiter.Concurrency: "buggy/concurrency_off_by_one.lua", limiter.FixedWindow: "buggy/fixed_window_off_by_one.lua",
+		limiter.SlidingWindow: "buggy/sliding_window_off_by_one.lua", limiter.TokenBucket: "buggy/token_bucket_off_by_one.lua",
+	}
+	for _, k := range limiter.Kinds() {
+		t.Run(string(k), func(t *testing.T) {
+			var lua, custom bench.StrategySnapshot
+			var seen *pipelines
+			// A loaded machine may keep one run of the default load from catching the bug (the
+			// power tests' 19 in 20 are for 5s); up to 5 runs of 3s, each with its own keys. The
+			// shipped script must hold in every one.
+			for attempt := 1; attempt <= 5; attempt++ {
+				var cfg bench.Config
+				cfg, seen = roundsConfig(t, srv, k)
+				load := defaultLoad(t, k, customStrategy(t, srv, buggy[k], k, contract.Spec{}), 3*time.Second)
+				load.Strategies = append(load.Strategies, cfg.Strategies...)
+				load.Conns, load.KeyFor = 4, func(s string, i int) string { return fmt.Sprintf("t:{%s.%d}:%s:%d", t.Name(), attempt, s, i) }
+				sum, err := bench.New(load).Run(context.Background(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				custom, lua = strategy(t, sum, "custom"), strategy(t, sum, "lua")
+				if lua.Overshoot != 0 {
+					t.Errorf("attempt %d: the shipped script on 4 connections overshot by %d (peak %d)", attempt, lua.Overshoot, lua.Peak)
+				}
+				if custom.Overshoot > 0 {
+					break
+				}
+				t.Logf("attempt %d: the off-by-one script not caught (peak %d, %d admitted)", attempt, custom.Peak, custom.Admitted)
+			}
+			if custom.Overshoot == 0 {
+				t.Errorf("the off-by-one script on 4 connections was not caught in 5 runs of 3s (peak %d)", custom.Peak)
+			}
+			if !lua.Contended || lua.Rejected == 0 || lua.Errors != 0 {
+				t.Errorf("lua: contended %v, %d rejected, %d errors: an uncontended run proves nothing", lua.Contended, lua.Rejected, lua.Errors)
+			}
+			if lua.FalseRejects != 0 || lua.NoRefusalJudged {
+				t.Errorf("lua on 4 connections: %d false rejects (none judged: %v); want every refusal judged and none wrong", lua.FalseRejects, lua.NoRefusalJudged)
+			}
+			if seen.largest < 2 {
+				t.Errorf("the largest pipeline carried %d calls: the workers' calls did not go out in rounds", seen.largest)
+			}
+		})
+	}
+}
+
+func TestRoundsBoundRequestsExactly(t *testing.T) {
+	cfg, _ := roundsConfig(t, redistest.Start(t), limiter.SlidingWindow)
+	cfg.Duration, cfg.Requests = 0, 500
+	sum, err := bench.New(cfg).Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := sum.Strategies[0]; s.Attempts != 500 {
+		t.Errorf("%s on 4 connections made %d decisions, want exactly 500", s.Name, s.Attempts)
+	}
+}
+
+// A request held when the run stops is released all the same: nothing is left in the set.
+func TestRoundsReleaseWhatIsHeldAtTheStop(t *testing.T) {
+	srv := redistest.Start(t)
+	cfg, _ := roundsConfig(t, srv, limiter.Concurrency)
+	cfg.Duration, cfg.Hold = 500*time.Millisecond, 100*time.Millisecond
+	sum, err := bench.New(cfg).Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lua := sum.Strategies[0]
+	if lua.Admitted == 0 || lua.ReleaseErrors != 0 || lua.Overshoot != 0 {
+		t.Fatalf("lua: %d admitted, %d release errors, overshoot %d", lua.Admitted, lua.ReleaseErrors, lua.Overshoot)
+	}
+	if n, err := srv.Client(t).ZCard(context.Background(), cfg.KeyFor("lua", 0)).Result(); err != nil || n != 0 {
+		t.Fatalf("after the run the set holds %d members (%v), want every admitted request released", n, err)
+	}
+	// 64 workers holding 100ms each in a run of 500ms: every hold lasted, so at most about
+	// 20 admits per 100ms got through.
+	if lua.Admitted > 20*7 {
+		t.Errorf("%d admitted in 500ms at a limit of 20 held 100ms each: the holds did not hold", lua.Admitted)
+	}
+}
+
+func TestRoundsPauseAndResume(t *testing.T) {
+	cfg, _ := roundsConfig(t, redistest.Start(t), limiter.Concurrency)
+	cfg.Duration = 600 * time.Millisecond
+	e := bench.New(cfg)
+	e.SetPaused(true)
+	snaps := make(chan bench.Snapshot, 100)
+	done := make(chan bench.Summary)
+	go func() { s, _ := e.Run(context.Background(), snaps); done <- s }()
+	time.Sleep(300 * time.Millisecond)
+	for len(snaps) > 0 {
+		<-snaps
+	}
+	if after := <-snaps; after.Strategies[0].Attempts != 0 {
+		t.Fatalf("%d decisions while paused, want none", after.Strategies[0].Attempts)
+	}
+	e.SetPaused(false)
+	for range snaps {
+	}
+	if sum := <-done; sum.Strategies[0].Attempts == 0 {
+		t.Fatal("no decisions after resume")
+	}
+}
+
+func TestRoundsOpenLoopKeepsItsRate(t *testing.T) {
+	cfg, _ := roundsConfig(t, redistest.Start(t), limiter.FixedWindow)
+	cfg.Duration, cfg.OpenRate, cfg.Hold = 2*time.Second, 1000, 0
+	sum, err := bench.New(cfg).Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As without --conns: the schedule's 2000, with a margin for a loaded machine.
+	if n := sum.Strategies[0].Attempts; n < 1500 || n > 2200 {
+		t.Errorf("%d decisions in 2s at 1000/s on 4 connections", n)
+	}
+}
+
+func TestRoundsCountAnOutageAndRecover(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 4, MaxRetries: -1,
+		ReadTimeout: 200 * time.Millisecond, DialTimeout: 200 * time.Millisecond})
+	defer rdb.Close()
+	cfg := engineConfig(t, rdb, limiter.Concurrency, limiter.Lua)
+	cfg.Conns, cfg.Duration, cfg.ErrorBackoff = 4, 1500*time.Millisecond, 5*time.Millisecond
+	go func() {
+		time.Sleep(400 * time.Millisecond)
+		srv.Kill()
+		time.Sleep(400 * time.Millisecond)
+		srv.Restart(t)
+	}()
+	sum, err := bench.New(cfg).Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lua := sum.Strategies[0]
+	if lua.Errors == 0 || lua.FailClosedRejects != lua.Errors {
+		t.Errorf("%d errors, %d fail-closed rejects while the server was down", lua.Errors, lua.FailClosedRejects)
+	}
+	if lua.Overshoot != 0 || lua.Admitted == 0 {
+		t.Errorf("overshoot %d, %d admitted: want none, and the run recovered after the restart", lua.Overshoot, lua.Admitted)
+	}
+}
+
+// On a cluster a round's calls on keys of every master go out as one pipeline per master
+// (go-redis's), each answered from its own: the evidence holds and nothing errors.
+func TestRoundsOnACluster(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, 0)
+	rdb := cluster.Client(t)
+	cfg := engineConfig(t, rdb, limiter.SlidingWindow, limiter.Lua)
+	cfg.Conns, cfg.KeyCount = 4, 6
+	// Each key its own hash tag, so the six spread over the masters.
+	cfg.KeyFor = func(s string, i int) string { return fmt.Sprintf("t:{%s:%s:%d}", t.Name(), s, i) }
+	slots := map[int64]bool{}
+	for i := 0; i < cfg.KeyCount; i++ {
+		slot, err := rdb.ClusterKeySlot(context.Background(), cfg.KeyFor("lua", i)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots[min(slot/(16384/3), 2)] = true // master i of the test cluster's 3 holds the i-th third
+	}
+	if len(slots) < 2 {
+		t.Fatalf("the keys fall on %d master(s); the test needs them on several", len(slots))
+	}
+	sum, err := bench.New(cfg).Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lua := sum.Strategies[0]
+	if lua.Errors != 0 || lua.Overshoot != 0 || lua.Rejected == 0 {
+		t.Fatalf("lua on a cluster, 4 connections: %d errors %v, overshoot %d, %d rejected; want none, none and contended",
+			lua.Errors, lua.ErrorSamples, lua.Overshoot, lua.Rejected)
+	}
+}
+
+// Refusals are judged in rounds as alone: a script that refuses with room (its released
+// requests never leave the set) is caught, the shipped one is not blamed (TestRoundsKeepTheEvidence).
+func TestRoundsCatchARefusalWithRoom(t *testing.T) {
+	srv := redistest.Start(t)
+	var custom bench.StrategySnapshot
+	for attempt := 1; attempt <= 5; attempt++ {
+		load := defaultLoad(t, limiter.Concurrency, customStrategy(t, srv, "strict/concurrency_release_leaks.lua", limiter.Concurrency, contract.Spec{}), 2*time.Second)
+		load.Conns = 4
+		load.KeyFor = func(s string, i int) string { return fmt.Sprintf("t:{%s.%d}:%s:%d", t.Name(), attempt, s, i) }
+		sum, err := bench.New(load).Run(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if custom = sum.Strategies[0]; custom.FalseRejects > 0 {
+			return
+		}
+		t.Logf("attempt %d: no false reject yet (%d rejected)", attempt, custom.Rejected)
+	}
+	t.Errorf("a limiter whose releases leak was not caught refusing with room in 5 runs of 2s on 4 connections (%d rejected)", custom.Rejected)
+}
