@@ -22,6 +22,9 @@ import (
 //     checkers count as possible;
 //   - a round's calls share one reading of the clock for their now, taken before any is sent,
 //     as the calls of workers that start together would;
+//   - each acquire is traced in its worker's recorder as it would be alone (its call and the
+//     reply Redis sent), its step stamped with the round's times, within its [sent, replied]
+//     (limiter.Batch.Do says why that is sound);
 //   - a call's latency is its round's: from the round's sending (or the call's scheduled start,
 //     open loop) until the round's last reply was read, which includes the other calls' turns;
 //   - a worker's hold, think time and error backoff keep it out of the rounds until they are
@@ -178,7 +181,7 @@ func (s *strategyState) gather(ctx context.Context, ws []worker, calls *[]limite
 		w.c = decisionCall{worker: w.index, keyIndex: w.next % len(s.keys), skew: w.skew, started: scheduled}
 		w.c.id = s.recorders[w.index].Begin(w.c.keyIndex)
 		w.next += s.cfg.Workers
-		*calls = append(*calls, limiter.Call{Key: s.keys[w.c.keyIndex]})
+		*calls = append(*calls, limiter.Call{Key: s.keys[w.c.keyIndex], Trace: s.recorders[w.index]})
 		*who = append(*who, i)
 	}
 }

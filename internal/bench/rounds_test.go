@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -246,9 +247,79 @@ func TestRoundsCatchARefusalWithRoom(t *testing.T) {
 			t.Fatal(err)
 		}
 		if custom = sum.Strategies[0]; custom.FalseRejects > 0 {
+			checkRefusedCall(t, custom.FirstFalseReject)
 			return
 		}
 		t.Logf("attempt %d: no false reject yet (%d rejected)", attempt, custom.Rejected)
 	}
 	t.Errorf("a limiter whose releases leak was not caught refusing with room in 5 runs of 2s on 4 connections (%d rejected)", custom.Rejected)
+}
+
+// Traces are recorded in rounds as alone: an off-by-one script caught on 4 connections names
+// the requests behind its first overshoot, each its one EVALSHA with the script's admitting
+// reply, stamped with its round's [sent, replied] (a pipeline's replies are read together), and
+// they account for the count the evidence proved.
+func TestRoundsTraceTheFirstOvershoot(t *testing.T) {
+	srv := redistest.Start(t)
+	for attempt := 1; ; attempt++ {
+		load := defaultLoad(t, limiter.Concurrency, customStrategy(t, srv, "buggy/concurrency_off_by_one.lua", limiter.Concurrency, contract.Spec{}), 3*time.Second)
+		load.Conns = 4
+		load.KeyFor = func(s string, i int) string { return fmt.Sprintf("t:{%s.%d}:%s:%d", t.Name(), attempt, s, i) }
+		sum, err := bench.New(load).Run(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := sum.Strategies[0]
+		if st.Overshoot == 0 {
+			if st.FirstOvershoot != nil {
+				t.Fatalf("no overshoot, yet a trace: %+v", st.FirstOvershoot)
+			}
+			if attempt == 5 {
+				t.Fatal("the off-by-one script was not caught in 5 runs of 3s on 4 connections")
+			}
+			continue
+		}
+		ov := st.FirstOvershoot
+		if ov == nil || ov.Held == nil || *ov.Held <= ov.Limit || len(ov.Requests) == 0 {
+			t.Fatalf("overshoot %d (peak %d); first_overshoot %+v", st.Overshoot, st.Peak, ov)
+		}
+		if got := int64(len(ov.Requests)) + ov.Omitted + ov.Missing; got != *ov.Held {
+			t.Errorf("held %d; shown %d + omitted %d + no longer kept %d = %d", *ov.Held, len(ov.Requests), ov.Omitted, ov.Missing, got)
+		}
+		for _, r := range ov.Requests {
+			if len(r.Steps) != 1 || r.Steps[0].Op != "EVALSHA" {
+				t.Fatalf("%s: steps %+v, want its one EVALSHA", r.ID, r.Steps)
+			}
+			s := r.Steps[0]
+			var reply []int64
+			if err := json.Unmarshal(s.Reply, &reply); err != nil || len(reply) < 2 || reply[0] != 1 {
+				t.Errorf("%s: reply %s, want the script's admit {1, count, ...}", r.ID, s.Reply)
+			}
+			if s.SentUs <= 0 || s.SentUs > s.RepliedUs || s.RepliedUs > (sum.Duration+time.Second).Microseconds() {
+				t.Errorf("%s: sent %dµs, replied %dµs in a run of %v", r.ID, s.SentUs, s.RepliedUs, sum.Duration)
+			}
+		}
+		return
+	}
+}
+
+// checkRefusedCall asserts that a first false reject made in rounds carries its refused call:
+// one EVALSHA, the script's refusal {0, count} as its reply, stamped inside the call's round.
+func checkRefusedCall(t *testing.T, f *bench.FalseReject) {
+	t.Helper()
+	if f == nil || f.Request == nil {
+		t.Fatalf("first false reject %+v without its request", f)
+	}
+	req := f.Request
+	if len(req.Steps) != 1 || req.Steps[0].Op != "EVALSHA" {
+		t.Fatalf("refused request %+v: want its one EVALSHA", req)
+	}
+	s := req.Steps[0]
+	var reply []int64
+	if err := json.Unmarshal(s.Reply, &reply); err != nil || len(reply) < 2 || reply[0] != 0 {
+		t.Errorf("reply %s: want the script's refusal {0, count}", s.Reply)
+	}
+	if float64(s.SentUs) < f.SentMs*1000-1 || float64(s.RepliedUs) > f.RepliedMs*1000+1 {
+		t.Errorf("the step ran in [%d, %d]µs, outside the refused call's [%.3f, %.3f]ms", s.SentUs, s.RepliedUs, f.SentMs, f.RepliedMs)
+	}
 }

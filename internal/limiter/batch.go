@@ -8,6 +8,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/scriptcache"
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 // Call is one acquire in a Batch (or, with Release, the release of an admitted acquire's
@@ -19,6 +20,10 @@ type Call struct {
 	// Decision is the acquire's outcome, or for a release the decision it releases.
 	Decision Decision
 	Err      error
+	// Trace is the recorder of the worker whose acquire this is (nil records nothing), its
+	// decision begun (Recorder.Begin): the acquire's command and reply are its step, as
+	// Acquire records them through its context.
+	Trace *trace.Recorder
 
 	// what the call sent, kept for reading its reply and for calling it again on NOSCRIPT
 	cmd      *redis.Cmd
@@ -27,6 +32,7 @@ type Call struct {
 	member   string
 	contract contract.Call
 	release  releaseCall
+	step     *trace.Step
 }
 
 // Batch sends many calls as one pipeline, on one connection of the limiter's client (of each
@@ -76,14 +82,26 @@ func (b *Batch) Do(ctx context.Context, calls []Call) {
 	}
 	for i := range calls {
 		c := &calls[i]
-		c.Err, c.cmd, c.release = nil, nil, releaseCall{}
+		c.Err, c.cmd, c.release, c.step = nil, nil, releaseCall{}, nil
 		b.lim.queue(ctx, p, c, &b.args[i])
 	}
+	sent := time.Now()
 	if p.Len() > 0 {
 		p.Exec(ctx) //nolint:errcheck // every command carries its own reply or error
 	}
 	for i := range calls {
 		b.lim.settle(ctx, &calls[i], loads)
+	}
+	// go-redis reads a pipeline's replies together (Exec returns once all are in), so a call's
+	// step is stamped with its round's times: from before the pipeline was written to after the
+	// last reply was read (and any call made again on NOSCRIPT was answered). That holds the
+	// call's own interval, only wider, which is sound: the step still bounds when the server ran
+	// the call, as the evidence's [sent, replied] of a round does (bench's rounds.go).
+	replied := time.Now()
+	for i := range calls {
+		if c := &calls[i]; c.step != nil {
+			c.step.SentUs, c.step.RepliedUs = c.Trace.At(sent), c.Trace.At(replied)
+		}
 	}
 }
 
@@ -101,6 +119,7 @@ func (s *scripted) queue(ctx context.Context, p redis.Pipeliner, c *Call, args *
 		c.member = s.member(c.Now.UnixMilli())
 	}
 	c.keys, c.args = s.kind.args(s.cfg, c.Key, c.Now, c.member)
+	c.step = c.Trace.Step(s.strategy.callOp(), trace.Call)
 	// As s.send would send it (EVALSHA sha numkeys keys... args...), into the reused list.
 	a := append((*args)[:0], s.call[0], s.call[1], len(c.keys))
 	for _, k := range c.keys {
@@ -122,6 +141,7 @@ func (s *scripted) settle(ctx context.Context, c *Call, loads uint64) {
 	}
 	reply, err := c.cmd.Result()
 	reply, err = s.recover(ctx, c.keys, c.args, reply, err, loads)
+	recordReply(c.step, reply, err, 0, 0) // its times are its round's (Do)
 	c.Decision, c.Err = s.decision(reply, err, c.member)
 }
 
@@ -133,6 +153,7 @@ func (c *contracted) queue(ctx context.Context, p redis.Pipeliner, call *Call, _
 		return
 	}
 	call.contract, call.keys, call.args = c.expand(call.Key, call.Now)
+	call.step = call.Trace.Step(Custom.callOp(), trace.Call)
 	call.cmd = p.EvalSha(ctx, c.script.Hash(), call.keys, call.args...)
 }
 
@@ -145,5 +166,6 @@ func (c *contracted) settle(ctx context.Context, call *Call, _ uint64) {
 	if redis.HasErrorPrefix(err, "NOSCRIPT") {
 		reply, err = c.script.Eval(ctx, c.rdb, call.keys, call.args...).Result()
 	}
+	recordReply(call.step, reply, err, 0, 0) // its times are its round's (Do)
 	call.Decision, call.Err = c.decision(call.contract, reply, err)
 }

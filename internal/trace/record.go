@@ -304,6 +304,15 @@ func (r *Recorder) Since() int64 {
 	return int64(time.Since(r.begin) / time.Microsecond)
 }
 
+// At is t in µs since the run began, on the monotonic clock: for a time read once for many
+// decisions (a pipeline's sending and its replies). A nil Recorder reads 0.
+func (r *Recorder) At(t time.Time) int64 {
+	if r == nil {
+		return 0
+	}
+	return int64(t.Sub(r.begin) / time.Microsecond)
+}
+
 // Worker is the worker the recorder records.
 func (r *Recorder) Worker() int { return int(r.worker) }
 
