@@ -11,6 +11,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 // batchKinds are the kinds x strategies whose decision is one command, as the hammer batches them.
@@ -245,4 +246,84 @@ func TestBatchTimesOut(t *testing.T) {
 			t.Errorf("call %d against a paused server: no error", i+1)
 		}
 	}
+}
+
+// A batch's call is traced as Acquire traces it: each call with its worker's recorder gets one
+// step, the command the strategy sends and the reply Redis gave it (its decision's: {1, ...} for
+// an admit, {0, ...} for a refusal), stamped with the batch's round, inside the Do call's own
+// time. With a limit of 3 on one key the first three of four calls are admitted.
+func TestBatchTracesEachCallAsAcquireDoes(t *testing.T) {
+	rdb := server(t).Client(t)
+	for _, c := range batchCases() {
+		t.Run(fmt.Sprintf("%s/%s", c.k, c.s), func(t *testing.T) {
+			cfg := limiter.Config{Limit: 3, Window: time.Minute, StaleAfter: time.Minute, Rate: 0.001, Burst: 3}
+			if c.s == limiter.Custom {
+				cfg.CustomSource = limiter.ScriptFor(c.k).Source
+			}
+			lim, err := limiter.New(c.k, c.s, rdb, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			// What Acquire records for the strategy, alone, on a key of its own.
+			alone := trace.NewRecorder(time.Now(), 0, 1, false)
+			alone.Begin(0)
+			d, err := lim.Acquire(trace.With(ctx, alone), keyFor(t)+":alone", time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			alone.Keep(d.Allowed, 0, 0, 0)
+			want := requestsOf(t, alone, d.Allowed)[0].Steps[0].Op
+
+			begin := time.Now()
+			calls := make([]limiter.Call, 4)
+			now := time.Now()
+			for i := range calls {
+				calls[i] = limiter.Call{Key: keyFor(t), Now: now, Trace: trace.NewRecorder(begin, i, len(calls), false)}
+				calls[i].Trace.Begin(0)
+			}
+			before := calls[0].Trace.Since()
+			limiter.NewBatch(lim).Do(ctx, calls)
+			after := calls[0].Trace.Since()
+			for i, call := range calls {
+				if call.Err != nil {
+					t.Fatalf("call %d: %v", i+1, call.Err)
+				}
+				call.Trace.Keep(call.Decision.Allowed, 0, 0, 0)
+				r := requestsOf(t, call.Trace, call.Decision.Allowed)[0]
+				if len(r.Steps) != 1 || r.Steps[0].Op != want {
+					t.Fatalf("call %d: steps %+v, want one %s as Acquire sends", i+1, r.Steps, want)
+				}
+				s := r.Steps[0]
+				allowed := "0"
+				if call.Decision.Allowed {
+					allowed = "1"
+				}
+				if reply := strings.TrimLeft(string(s.Reply), `"[{`); !strings.HasPrefix(reply, allowed+",") {
+					t.Errorf("call %d (allowed %v): reply %s", i+1, call.Decision.Allowed, s.Reply)
+				}
+				if s.SentUs < before || s.SentUs > s.RepliedUs || s.RepliedUs > after {
+					t.Errorf("call %d: stamped [%d, %d]µs, outside the batch's [%d, %d]µs", i+1, s.SentUs, s.RepliedUs, before, after)
+				}
+			}
+			if c.s != limiter.LuaTSMember && (!calls[2].Decision.Allowed || calls[3].Decision.Allowed) {
+				t.Errorf("at limit 3: the third admitted %v, the fourth %v", calls[2].Decision.Allowed, calls[3].Decision.Allowed)
+			}
+		})
+	}
+}
+
+// requestsOf is the one request rec kept, admitted or refused.
+func requestsOf(t *testing.T, rec *trace.Recorder, admitted bool) []trace.Request {
+	t.Helper()
+	all := func(*trace.Record) bool { return true }
+	recs := rec.Refused(nil, all)
+	if admitted {
+		recs = rec.Admitted(nil, all)
+	}
+	reqs, _ := trace.Requests(recs)
+	if len(reqs) != 1 || len(reqs[0].Steps) == 0 {
+		t.Fatalf("kept %+v, want one request with its steps", reqs)
+	}
+	return reqs
 }
