@@ -305,7 +305,7 @@ func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, schedu
 	s.retries.Add(int64(d.Retries))
 	if !d.Allowed {
 		s.rejected.Add(1)
-		rec.Keep(false, stamp.UnixMilli(), sent.Microseconds(), ceilMicros(replied))
+		rec.Keep(false, stamp.UnixMilli(), sent.Microseconds(), ceilMicros(replied), lateness)
 		call.Outcome = outRefused
 		judge.record(keyIndex, call)
 		return
@@ -323,7 +323,7 @@ func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, schedu
 		// admit's own judging settles only intervals a lag behind the newest reply, so it is in
 		// them only when it was recorded that late; the trace then counts it as missing.
 		if ic.AdmitInterval(sent, replied) {
-			rec.Keep(true, stamp.UnixMilli(), sent.Microseconds(), ceilMicros(replied))
+			rec.Keep(true, stamp.UnixMilli(), sent.Microseconds(), ceilMicros(replied), lateness)
 		}
 		s.hold(ctx)
 		return
@@ -338,7 +338,7 @@ func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, schedu
 	}
 	held, isHeld := check.(HeldChecker)
 	// Kept before the checker sees it, so the checker's first overshoot finds it in the ring.
-	rec.Keep(true, stamp.UnixMilli(), sent.Microseconds(), ceilMicros(replied))
+	rec.Keep(true, stamp.UnixMilli(), sent.Microseconds(), ceilMicros(replied), lateness)
 	if isHeld {
 		// Recorded as of the most advanced worker clock (up to Skew ahead of this one): a call
 		// decided by it may already have reclaimed a held request as abandoned.
