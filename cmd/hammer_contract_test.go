@@ -315,21 +315,33 @@ func TestRedisIsAnAliasOfURL(t *testing.T) {
 func TestHammerVirtualClockIsSaidAndSharp(t *testing.T) {
 	srv := redistest.Start(t)
 	script := filepath.Join("..", "testdata", "limiters", "buggy", "gcra_server_time_one_too_many.lua")
-	r := run(t, "--addr", srv.Addr, "hammer", "--limiter", "token-bucket", "--script", script,
-		"--script-args", "{burst} {limit} {window_s} {cost}", "--script-allowed", "reply[1] > 0", "--duration", "4s", "-o", "json").
-		wantExit(t, ExitCheckFailed)
-	var doc struct {
-		Strategies []struct {
-			Clock        string `json:"clock"`
-			TimeAnswered bool   `json:"time_answered"`
-			Overshoot    int64  `json:"overshoot"`
-		} `json:"strategies"`
-	}
-	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
-		t.Fatalf("%v\n%s", err, r.out)
-	}
-	if st := doc.Strategies[0]; st.Clock != "virtual" || !st.TimeAnswered || st.Overshoot < 1 {
-		t.Fatalf("clock %q time answered %v overshoot %d; want virtual, true, at least 1", st.Clock, st.TimeAnswered, st.Overshoot)
+	// The one token too many shows in a burst's first milliseconds, which a stalled run on a
+	// busy machine can miss: 4s runs until it is caught (at most 5); every run must say its clock.
+	var r result
+	for attempt := 1; ; attempt++ {
+		r = run(t, "--addr", srv.Addr, "hammer", "--limiter", "token-bucket", "--script", script,
+			"--script-args", "{burst} {limit} {window_s} {cost}", "--script-allowed", "reply[1] > 0", "--duration", "4s", "-o", "json")
+		var doc struct {
+			Strategies []struct {
+				Clock        string `json:"clock"`
+				TimeAnswered bool   `json:"time_answered"`
+				Overshoot    int64  `json:"overshoot"`
+			} `json:"strategies"`
+		}
+		if err := json.Unmarshal([]byte(r.out), &doc); err != nil || len(doc.Strategies) != 1 {
+			t.Fatalf("exit %d: %v\n%s\n%s", r.code, err, r.out, r.errOut)
+		}
+		st := doc.Strategies[0]
+		if st.Clock != "virtual" || !st.TimeAnswered {
+			t.Fatalf("clock %q time answered %v; want virtual, true", st.Clock, st.TimeAnswered)
+		}
+		if st.Overshoot >= 1 {
+			r.wantExit(t, ExitCheckFailed)
+			break
+		}
+		if r.code != ExitOK || attempt == 5 {
+			t.Fatalf("run %d: exit %d, overshoot %d; want the one token too many caught (exit 3)\n%s", attempt, r.code, st.Overshoot, r.errOut)
+		}
 	}
 	for _, want := range []string{"clock virtual (the hammer answers the script's TIME", "custom: clock virtual: the hammer answered the script's TIME"} {
 		if !strings.Contains(r.errOut, want) {

@@ -373,6 +373,7 @@ type BucketChecker struct {
 	settled bucketState // guarded by log.mu
 	current int64       // admits in the newest settled millisecond
 	onOver  func(overMoment)
+	tierMs  int64 // lateBucket: the lateness of the admits this checker holds, at most (0: any)
 }
 
 // onFirstOver implements firstOverReporter: the admits of the interval whose draw first proved
@@ -430,7 +431,7 @@ func (c *BucketChecker) settle(ms, n int64) {
 	c.current = n
 	if report := c.onOver; report != nil && before == 0 && c.settled.events > 0 {
 		c.onOver = nil
-		report(overMoment{count: (c.settled.total - c.settled.minA) / c.cost, fromMs: c.settled.minMs, toMs: ms})
+		report(overMoment{count: (c.settled.total - c.settled.minA) / c.cost, fromMs: c.settled.minMs, toMs: ms, lateMs: c.tierMs})
 	}
 }
 

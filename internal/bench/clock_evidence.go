@@ -86,6 +86,7 @@ func clientChecker(cfg Config, ev evidence, horizonMs int64) Checker {
 		for _, tier := range ev.bucketTiers {
 			c := NewBucketChecker(cfg.Limit, cfg.Rate, 1, horizonMs)
 			c.slack = cfg.Rate / 1000 * float64(tier)
+			c.tierMs = tier
 			b.checkers = append(b.checkers, c)
 		}
 		return b

@@ -1,6 +1,10 @@
 package bench
 
-import "github.com/limitctl/limitctl/internal/trace"
+import (
+	"time"
+
+	"github.com/limitctl/limitctl/internal/trace"
+)
 
 // How the first overshoot is explained (SPEC section 8, first_overshoot). Each worker records
 // its decisions' commands in a trace.Recorder (a ring of its latest admits); a checker that
@@ -21,6 +25,8 @@ type overMoment struct {
 	interval bool
 	fromUs   int64
 	toUs     int64
+	// lateMs, when set, is the bucket tier's bound: only admits at most that late were counted.
+	lateMs int64
 	// shared: the count holds other processes' admits too (the joint evidence of SharedAdmits,
 	// a Redis witness), so only this process's can be shown and none is missing for it.
 	shared bool
@@ -51,7 +57,10 @@ func (s *strategyState) traceFirst(key int, m overMoment) {
 			return int(r.Key) == key && r.SentUs >= m.fromUs && r.RepliedUs <= m.toUs
 		}
 	default:
-		match = func(r *trace.Record) bool { return int(r.Key) == key && r.StampMs >= m.fromMs && r.StampMs <= m.toMs }
+		match = func(r *trace.Record) bool {
+			return int(r.Key) == key && r.StampMs >= m.fromMs && r.StampMs <= m.toMs &&
+				(m.lateMs == 0 || time.Duration(r.LateNs) <= time.Duration(m.lateMs)*time.Millisecond) // as lateBucket.AdmitLate
+		}
 	}
 	var recs []trace.Record
 	for _, rec := range s.recorders {

@@ -313,7 +313,7 @@ func TestFirstOvershootOfEveryKindAccountsForItsCount(t *testing.T) {
 					t.Fatalf("the moment counts %v, limit %d", count, ov.Limit)
 				}
 				if got := int64(len(ov.Requests)) + ov.Omitted + ov.Missing; got != *count {
-					t.Errorf("counted %d; shown %d + omitted %d + no longer kept %d = %d", *count, len(ov.Requests), ov.Omitted, ov.Missing, got)
+					t.Errorf("counted %d in [%v, %v]ms; shown %d + omitted %d + no longer kept %d = %d", *count, *ov.FromMs, *ov.ToMs, len(ov.Requests), ov.Omitted, ov.Missing, got)
 				}
 				for _, r := range ov.Requests {
 					if len(r.Steps) == 0 || r.Steps[0].Op != first[k] {

@@ -147,14 +147,21 @@ func TestAnOptimisticLimiterThatGivesUpRefusesWithRoom(t *testing.T) {
 				KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
 				Strategies: []bench.StrategyRun{{Name: "watch-3", Limiter: givingUp{w}}},
 			}
-			sum, err := bench.New(cfg).Run(context.Background(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := sum.Strategies[0]
-			t.Logf("admitted %d, refused %d, of which %d with room (tightest %+v)", s.Admitted, s.Rejected, s.FalseRejects, s.Tightest)
-			if s.FalseRejects == 0 {
-				t.Errorf("an optimistic limiter giving up after 3 tries was never caught refusing with room")
+			// A give-up with room needs contention at the moment the key had room, which a
+			// busy machine gives less often: 2s runs until one is caught (at most 10).
+			for run := 1; ; run++ {
+				sum, err := bench.New(cfg).Run(context.Background(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := sum.Strategies[0]
+				t.Logf("run %d: admitted %d, refused %d, of which %d with room (tightest %+v)", run, s.Admitted, s.Rejected, s.FalseRejects, s.Tightest)
+				if s.FalseRejects > 0 {
+					break
+				}
+				if run == 10 {
+					t.Fatalf("an optimistic limiter giving up after 3 tries was never caught refusing with room in %d runs", run)
+				}
 			}
 		})
 	}

@@ -374,7 +374,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	s.retries.Add(int64(d.Retries))
 	if !d.Allowed {
 		s.rejected.Add(1)
-		s.recorders[c.worker].Keep(false, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied)
+		s.recorders[c.worker].Keep(false, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness)
 		c.judged.Outcome = outRefused
 		s.judged(c)
 		return 0, false
@@ -391,7 +391,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		// admit's own judging settles only intervals a lag behind the newest reply, so it is in
 		// them only when it was recorded that late; the trace then counts it as missing.
 		if ic.AdmitInterval(c.sentMono, c.repliedMono) {
-			s.recorders[c.worker].Keep(true, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied)
+			s.recorders[c.worker].Keep(true, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness)
 		}
 		return s.cfg.Hold, false
 	}
@@ -404,7 +404,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		return 0, false
 	}
 	// Kept before the checker sees it, so the checker's first overshoot finds it in the ring.
-	s.recorders[c.worker].Keep(true, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied)
+	s.recorders[c.worker].Keep(true, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness)
 	c.d = d
 	if held, ok := check.(HeldChecker); ok {
 		// Recorded as of the most advanced worker clock (up to Skew ahead of this one): a call

@@ -272,7 +272,7 @@ func TestBatchTracesEachCallAsAcquireDoes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			alone.Keep(d.Allowed, 0, 0, 0)
+			alone.Keep(d.Allowed, 0, 0, 0, 0)
 			want := requestsOf(t, alone, d.Allowed)[0].Steps[0].Op
 
 			begin := time.Now()
@@ -289,7 +289,7 @@ func TestBatchTracesEachCallAsAcquireDoes(t *testing.T) {
 				if call.Err != nil {
 					t.Fatalf("call %d: %v", i+1, call.Err)
 				}
-				call.Trace.Keep(call.Decision.Allowed, 0, 0, 0)
+				call.Trace.Keep(call.Decision.Allowed, 0, 0, 0, 0)
 				r := requestsOf(t, call.Trace, call.Decision.Allowed)[0]
 				if len(r.Steps) != 1 || r.Steps[0].Op != want {
 					t.Fatalf("call %d: steps %+v, want one %s as Acquire sends", i+1, r.Steps, want)

@@ -113,7 +113,7 @@ func BenchmarkRecording(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					rec.Keep(d.Allowed, 0, 0, rec.Since())
+					rec.Keep(d.Allowed, 0, 0, rec.Since(), 0)
 					if err := lim.Release(ctx, key, d); err != nil {
 						b.Fatal(err)
 					}

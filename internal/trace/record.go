@@ -253,6 +253,7 @@ type Record struct {
 	StampMs   int64
 	SentUs    int64
 	RepliedUs int64
+	LateNs    int64 // how late the evidence took the call to be (the bucket judges admits by it)
 	Retries   uint16
 	N         uint8 // steps kept
 	Cut       bool  // more steps were sent than kept
@@ -351,12 +352,13 @@ func (r *Recorder) Step(op string, phase Phase) *Step {
 	return s
 }
 
-// Keep files the decision: admitted or refused, judged by stampMs and [sentUs, repliedUs].
-func (r *Recorder) Keep(admitted bool, stampMs, sentUs, repliedUs int64) {
+// Keep files the decision: admitted or refused, judged by stampMs and [sentUs, repliedUs], and
+// taken to be late by late.
+func (r *Recorder) Keep(admitted bool, stampMs, sentUs, repliedUs int64, late time.Duration) {
 	if r == nil || r.off {
 		return
 	}
-	r.cur.StampMs, r.cur.SentUs, r.cur.RepliedUs = stampMs, sentUs, repliedUs
+	r.cur.StampMs, r.cur.SentUs, r.cur.RepliedUs, r.cur.LateNs = stampMs, sentUs, repliedUs, int64(late)
 	r.mu.Lock()
 	if admitted {
 		r.admitted.keep(&r.cur)

@@ -46,9 +46,9 @@ func TestRecordingADecisionAllocatesNothing(t *testing.T) {
 			s.SentUs, s.RepliedUs = rec.Since(), rec.Since()
 		}
 		rec.Step("evalsha", Call).Reply.SetArray(elems)
-		rec.Keep(true, 1, 2, 3)
+		rec.Keep(true, 1, 2, 3, 0)
 		rec.Begin(0)
-		rec.Keep(false, 1, 2, 3)
+		rec.Keep(false, 1, 2, 3, 0)
 	})
 	if allocs != 0 {
 		t.Errorf("%.1f allocations per decision", allocs)
@@ -67,7 +67,7 @@ func TestRecordersNameRequestsApartAndKeepTheLatest(t *testing.T) {
 				t.Fatalf("id %d given twice", id)
 			}
 			seen[id] = true
-			r.Keep(true, int64(i), 0, 0)
+			r.Keep(true, int64(i), 0, 0, 0)
 		}
 	}
 	kept := a.Admitted(nil, func(*Record) bool { return true })
@@ -140,6 +140,6 @@ func BenchmarkRecordDecision(b *testing.B) {
 			s.Reply.SetInt(19)
 			s.SentUs, s.RepliedUs = sent, rec.Since()
 		}
-		rec.Keep(true, 1, 2, rec.Since())
+		rec.Keep(true, 1, 2, rec.Since(), 0)
 	}
 }
