@@ -1,9 +1,9 @@
 package hammer
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/limitctl/limitctl/internal/tableprint"
 	"math"
 	"strings"
 	"time"
@@ -78,7 +78,7 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		samples = []bench.ErrorSample{}
 	}
 	l := s.Latency
-	return encode(struct {
+	return tableprint.Marshal(struct {
 		Name              string              `json:"name"`
 		Attempts          int64               `json:"attempts"`
 		Admitted          int64               `json:"admitted"`
@@ -141,7 +141,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 	if assertions == nil {
 		assertions = []bench.AssertionResult{}
 	}
-	return encode(struct {
+	return tableprint.Marshal(struct {
 		RunID         string                  `json:"run_id"`
 		Target        bench.Target            `json:"target"`
 		Limiter       limiter.Kind            `json:"limiter"`
@@ -175,17 +175,6 @@ func Millis(d time.Duration) float64 {
 }
 
 func (d ms) MarshalJSON() ([]byte, error) { return json.Marshal(Millis(time.Duration(d))) }
-
-// encode is json.Marshal without HTML escaping, as the command writes the whole document.
-func encode(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
 
 // VerdictLines are one line per strategy saying in plain words who overshot, by how much, and
 // on what evidence (its Judgement's verdict), aligned in columns:

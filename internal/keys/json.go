@@ -1,9 +1,9 @@
 package keys
 
 import (
-	"bytes"
-	"encoding/json"
 	"time"
+
+	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
 // The JSON of inspect and purge: every duration a number of milliseconds with _ms in its name,
@@ -20,7 +20,7 @@ func nullIfEmpty(s string) ([]byte, error) {
 	if s == "" {
 		return []byte("null"), nil
 	}
-	return encode(s)
+	return tableprint.Marshal(s)
 }
 
 // MarshalJSON writes one key of inspect -o json.
@@ -46,7 +46,7 @@ func (k KeyInfo) MarshalJSON() ([]byte, error) {
 	if flags == nil {
 		flags = []Flag{}
 	}
-	return encode(struct {
+	return tableprint.Marshal(struct {
 		Key           string    `json:"key"`
 		Node          string    `json:"node"`
 		Type          string    `json:"type"`
@@ -83,7 +83,7 @@ func (m Member) MarshalJSON() ([]byte, error) {
 		s := m.Time.UTC().Format(memberTime)
 		at = &s
 	}
-	return encode(struct {
+	return tableprint.Marshal(struct {
 		Member string  `json:"member"`
 		Score  float64 `json:"score"`
 		Time   *string `json:"time"`
@@ -94,24 +94,12 @@ func (m Member) MarshalJSON() ([]byte, error) {
 
 // MarshalJSON writes purge -o json.
 func (r PurgeResult) MarshalJSON() ([]byte, error) {
-	return encode(struct {
+	return tableprint.Marshal(struct {
 		DryRun       bool        `json:"dry_run"`
 		OlderThanMs  int64       `json:"older_than_ms"`
 		Keys         []PurgedKey `json:"keys"`
 		TotalRemoved int64       `json:"total_removed"`
 	}{r.DryRun, r.OlderThan.Milliseconds(), r.Keys, r.TotalRemoved})
-}
-
-// encode is json.Marshal without HTML escaping, as the command writes the whole document: a key
-// holding < or & reads as itself.
-func encode(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 func msPtr(d *time.Duration) *int64 {

@@ -30,13 +30,11 @@ func Print(w io.Writer, width int, format string, schemaVersion int, r Result) e
 // JSON writes v, which must encode as an object, as one indented object whose first field is
 // schema_version, without HTML escaping (a key holding < or & reads as itself).
 func JSON(w io.Writer, schemaVersion int, v any) error {
-	var body bytes.Buffer
-	enc := json.NewEncoder(&body)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	doc, err := Marshal(v)
+	if err != nil {
 		return err
 	}
-	doc := bytes.TrimSpace(body.Bytes())
+	doc = bytes.TrimSpace(doc)
 	if len(doc) < 2 || doc[0] != '{' {
 		return fmt.Errorf("JSON output: %T is not an object", v)
 	}
@@ -52,6 +50,18 @@ func JSON(w io.Writer, schemaVersion int, v any) error {
 		return err
 	}
 	out.WriteByte('\n')
-	_, err := w.Write(out.Bytes())
+	_, err = w.Write(out.Bytes())
 	return err
+}
+
+// Marshal is json.Marshal without HTML escaping, for the MarshalJSON methods of what JSON
+// prints: json.Marshal inside one would escape what the document leaves as itself.
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
