@@ -3,7 +3,6 @@ package hammer
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/limitctl/limitctl/internal/tableprint"
 	"math"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/tableprint"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 
