@@ -9,6 +9,7 @@ import (
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/scriptcache"
 	"github.com/limitctl/limitctl/internal/trace"
+	"github.com/limitctl/limitctl/internal/wire"
 )
 
 // Call is one acquire in a Batch (or, with Release, the release of an admitted acquire's
@@ -36,30 +37,41 @@ type Call struct {
 }
 
 // Batch sends many calls as one pipeline, on one connection of the limiter's client (of each
-// master its keys live on, on a cluster, where go-redis follows MOVED and ASK): one round trip
-// per batch instead of one per call, and no goroutine per call. The calls are as independent as
-// calls from separate clients: each is a command of its own, and other clients' commands may
-// run between them. Each gets its own reply or error, so an EVALSHA the server lacks the script
-// for is called again alone, as Acquire would (NOSCRIPT recovery), and nothing else is retried.
-// A Batch is not safe for concurrent use; reuse it round after round.
+// master its keys live on, on a cluster, where go-redis follows MOVED and ASK), or with
+// Config.Direct on a connection of the batch's own (package wire): one round trip per batch
+// instead of one per call, and no goroutine per call. The calls are as independent as calls
+// from separate clients: each is a command of its own, and other clients' commands may run
+// between them. Each gets its own reply or error, so an EVALSHA the server lacks the script for
+// is called again alone, as Acquire would (NOSCRIPT recovery), and nothing else is retried.
+// A Batch is not safe for concurrent use; reuse it round after round, and Close it after.
 type Batch struct {
 	lim batched
 	rdb Client
 	// args are each call's command arguments, reused round after round: a decision allocates
 	// no argument list of its own (go-redis keeps a Do's arguments as given, until its reply).
 	args [][]any
+	// direct: the batch's own connection, dialled when first needed and again after it broke.
+	direct *redis.Options
+	conn   *wire.Conn
+	wq     wireQueue
 }
 
 // batched is a limiter whose calls can be queued on a pipeline and read back.
 type batched interface {
 	Limiter
 	client() Client
+	directOptions() *redis.Options
 	// queue adds c's command to p (setting c.cmd, or c.release for a release), its arguments
 	// written into *args, which it may grow.
-	queue(ctx context.Context, p redis.Pipeliner, c *Call, args *[]any)
+	queue(ctx context.Context, p queuer, c *Call, args *[]any)
 	// settle reads c's reply once the pipeline ran; loads is scriptcache.LibraryLoads from
 	// before it was sent.
 	settle(ctx context.Context, c *Call, loads uint64)
+}
+
+// queuer takes a command for the next round trip: a go-redis pipeline, or a wireQueue.
+type queuer interface {
+	Do(ctx context.Context, args ...any) *redis.Cmd
 }
 
 // NewBatch returns a batch for lim, or nil when lim's decisions take more than one command
@@ -69,34 +81,56 @@ func NewBatch(lim Limiter) *Batch {
 	if !ok {
 		return nil
 	}
-	return &Batch{lim: b, rdb: b.client()}
+	return &Batch{lim: b, rdb: b.client(), direct: b.directOptions()}
+}
+
+// Direct reports whether the batch writes to a connection of its own (Config.Direct).
+func (b *Batch) Direct() bool { return b != nil && b.direct != nil }
+
+// Close closes the batch's own connection, if it has one.
+func (b *Batch) Close() {
+	if b != nil && b.conn != nil {
+		b.conn.Close()
+		b.conn = nil
+	}
 }
 
 // Do runs every call of calls in one pipeline and fills in their outcomes. A transport error
 // (a connection that failed, a timeout) is the error of every call it left unanswered.
 func (b *Batch) Do(ctx context.Context, calls []Call) {
-	p := b.rdb.Pipeline()
 	loads := scriptcache.LibraryLoads()
 	for len(b.args) < len(calls) {
 		b.args = append(b.args, nil)
 	}
+	var p redis.Pipeliner
+	var q queuer
+	if b.direct != nil {
+		b.wq.reset(b.connect(ctx))
+		q = &b.wq
+	} else {
+		p = b.rdb.Pipeline()
+		q = p
+	}
 	for i := range calls {
 		c := &calls[i]
 		c.Err, c.cmd, c.release, c.step = nil, nil, releaseCall{}, nil
-		b.lim.queue(ctx, p, c, &b.args[i])
+		b.lim.queue(ctx, q, c, &b.args[i])
 	}
 	sent := time.Now()
-	if p.Len() > 0 {
+	if p != nil && p.Len() > 0 {
 		p.Exec(ctx) //nolint:errcheck // every command carries its own reply or error
+	} else if p == nil {
+		b.wq.exec(ctx)
 	}
 	for i := range calls {
 		b.lim.settle(ctx, &calls[i], loads)
 	}
-	// go-redis reads a pipeline's replies together (Exec returns once all are in), so a call's
-	// step is stamped with its round's times: from before the pipeline was written to after the
-	// last reply was read (and any call made again on NOSCRIPT was answered). That holds the
-	// call's own interval, only wider, which is sound: the step still bounds when the server ran
-	// the call, as the evidence's [sent, replied] of a round does (bench's rounds.go).
+	// go-redis reads a pipeline's replies together (Exec returns once all are in), as wire's
+	// round does, so a call's step is stamped with its round's times: from before the pipeline
+	// was written to after the last reply was read (and any call made again on NOSCRIPT was
+	// answered). That holds the call's own interval, only wider, which is sound: the step still
+	// bounds when the server ran the call, as the evidence's [sent, replied] of a round does
+	// (bench's rounds.go).
 	replied := time.Now()
 	for i := range calls {
 		if c := &calls[i]; c.step != nil {
@@ -105,9 +139,88 @@ func (b *Batch) Do(ctx context.Context, calls []Call) {
 	}
 }
 
+// connect returns the batch's connection, dialling it if it has none or it broke (the calls
+// it left unanswered were told), or the dial's error.
+func (b *Batch) connect(ctx context.Context) (*wire.Conn, error) {
+	if b.conn != nil && b.conn.Err() == nil {
+		return b.conn, nil
+	}
+	b.Close()
+	dctx := ctx
+	if ctx.Err() != nil { // the run ended: a last round (its releases) still reaches the server
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), b.direct.DialTimeout+b.direct.ReadTimeout)
+		defer cancel()
+	}
+	c, err := wire.Dial(dctx, b.direct)
+	if err != nil {
+		return nil, err
+	}
+	b.conn = c
+	return c, nil
+}
+
+// wireQueue is a round on a wire connection: each command queued is appended to the
+// connection's buffer, and its reply (or the round's error) is set on a *redis.Cmd of its own,
+// reused round after round, so that settle reads it as it reads go-redis's.
+type wireQueue struct {
+	conn *wire.Conn
+	err  error // the connection could not be had: every command's error
+	cmds []*redis.Cmd
+	n    int // commands queued this round
+	sent []bool
+}
+
+func (q *wireQueue) reset(conn *wire.Conn, err error) { q.conn, q.err, q.n = conn, err, 0 }
+
+func (q *wireQueue) Do(ctx context.Context, args ...any) *redis.Cmd {
+	if q.n == len(q.cmds) {
+		q.cmds, q.sent = append(q.cmds, redis.NewCmd(ctx)), append(q.sent, false)
+	}
+	cmd := q.cmds[q.n]
+	q.n++
+	cmd.SetVal(nil)
+	cmd.SetErr(q.err)
+	q.sent[q.n-1] = false
+	if q.err == nil {
+		if err := q.conn.Append(args...); err != nil {
+			cmd.SetErr(err)
+		} else {
+			q.sent[q.n-1] = true
+		}
+	}
+	return cmd
+}
+
+// exec writes the round's commands and reads their replies in order; a failure of the
+// connection is the error of every command it left unanswered.
+func (q *wireQueue) exec(ctx context.Context) {
+	if q.err != nil || q.n == 0 {
+		return
+	}
+	err := q.conn.Flush(ctx)
+	for i, cmd := range q.cmds[:q.n] {
+		if !q.sent[i] {
+			continue
+		}
+		if err != nil {
+			cmd.SetErr(err)
+			continue
+		}
+		v, rerr := q.conn.Read()
+		cmd.SetVal(v)
+		cmd.SetErr(rerr)
+		if rerr != nil && q.conn.Err() != nil {
+			err = rerr
+		}
+	}
+}
+
+func (b base) directOptions() *redis.Options { return b.cfg.Direct }
+
 func (s *scripted) client() Client { return s.rdb }
 
-func (s *scripted) queue(ctx context.Context, p redis.Pipeliner, c *Call, args *[]any) {
+func (s *scripted) queue(ctx context.Context, p queuer, c *Call, args *[]any) {
 	if c.Release {
 		if s.kind.Releases && c.Decision.Allowed && c.Decision.Member != "" {
 			c.release = releaseCall{cmd: p.Do(ctx, "zrem", c.Key, c.Decision.Member)}
@@ -147,14 +260,25 @@ func (s *scripted) settle(ctx context.Context, c *Call, loads uint64) {
 
 func (c *contracted) client() Client { return c.rdb }
 
-func (c *contracted) queue(ctx context.Context, p redis.Pipeliner, call *Call, _ *[]any) {
+func (c *contracted) queue(ctx context.Context, p queuer, call *Call, args *[]any) {
 	if call.Release {
 		call.release = c.sendRelease(ctx, p, call.Key, call.Decision)
 		return
 	}
 	call.contract, call.keys, call.args = c.expand(call.Key, call.Now)
 	call.step = call.Trace.Step(Custom.callOp(), trace.Call)
-	call.cmd = p.EvalSha(ctx, c.script.Hash(), call.keys, call.args...)
+	*args = appendEvalSha((*args)[:0], c.script.Hash(), call.keys, call.args)
+	call.cmd = p.Do(ctx, *args...)
+}
+
+// appendEvalSha appends EVALSHA sha numkeys keys... args... to a (go-redis routes it on a
+// cluster by its first key, as its own EvalSha).
+func appendEvalSha(a []any, sha string, keys []string, args []any) []any {
+	a = append(a, "evalsha", sha, len(keys))
+	for _, k := range keys {
+		a = append(a, k)
+	}
+	return append(a, args...)
 }
 
 func (c *contracted) settle(ctx context.Context, call *Call, _ uint64) {

@@ -32,6 +32,18 @@ func batchCases() (out []struct {
 	return out
 }
 
+// transports are the two ways a batch reaches a single node: go-redis's pipelines, and a
+// connection of the batch's own (Config.Direct, package wire) dialled with rdb's options.
+func transports(rdb *redis.Client) []struct {
+	name   string
+	direct *redis.Options
+} {
+	return []struct {
+		name   string
+		direct *redis.Options
+	}{{"go-redis", nil}, {"direct", rdb.Options()}}
+}
+
 // roundOf sends n acquires on keys (one after another) as one batch and, for the concurrency
 // limiter, the admitted ones' releases as a second; it fails the test on any error and returns
 // how many were admitted.
@@ -69,63 +81,69 @@ func roundOf(t *testing.T, b *limiter.Batch, keys []string, n int) int {
 func TestBatchDecidesEachCallAsAcquireWould(t *testing.T) {
 	rdb := server(t).Client(t)
 	for _, c := range batchCases() {
-		t.Run(fmt.Sprintf("%s/%s", c.k, c.s), func(t *testing.T) {
-			cfg := limiter.Config{Limit: 3, Window: time.Minute, StaleAfter: time.Minute, Rate: 0.001, Burst: 3}
-			if c.s == limiter.Custom {
-				cfg.CustomSource = limiter.ScriptFor(c.k).Source
-			}
-			lim, err := limiter.New(c.k, c.s, rdb, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b := limiter.NewBatch(lim)
-			if b == nil {
-				t.Fatalf("%s/%s runs one command per decision but has no batch", c.k, c.s)
-			}
-			ctx := context.Background()
-			calls := make([]limiter.Call, 8)
-			now := time.Now()
-			for i := range calls {
-				calls[i] = limiter.Call{Key: keyFor(t), Now: now}
-			}
-			b.Do(ctx, calls)
-			admitted := 0
-			for i, call := range calls {
-				if call.Err != nil {
-					t.Fatalf("call %d: %v", i+1, call.Err)
+		for _, tr := range transports(rdb) {
+			t.Run(fmt.Sprintf("%s/%s/%s", c.k, c.s, tr.name), func(t *testing.T) {
+				cfg := limiter.Config{Limit: 3, Window: time.Minute, StaleAfter: time.Minute, Rate: 0.001, Burst: 3, Direct: tr.direct}
+				if c.s == limiter.Custom {
+					cfg.CustomSource = limiter.ScriptFor(c.k).Source
 				}
-				if call.Decision.Allowed {
-					admitted++
+				lim, err := limiter.New(c.k, c.s, rdb, cfg)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if c.s == limiter.LuaTSMember {
-				if admitted != 8 {
-					t.Fatalf("lua-ts-member admitted %d of 8 calls of one millisecond at limit 3, want all 8", admitted)
+				b := limiter.NewBatch(lim)
+				if b == nil {
+					t.Fatalf("%s/%s runs one command per decision but has no batch", c.k, c.s)
 				}
-				return
-			}
-			if admitted != 3 {
-				t.Fatalf("admitted %d of 8 in one batch at limit 3, want exactly 3", admitted)
-			}
-			if c.k == limiter.Concurrency {
-				// The releases free the slots: the next batch admits 3 again.
-				var releases []limiter.Call
-				for _, call := range calls {
+				defer b.Close()
+				if b.Direct() != (tr.direct != nil) {
+					t.Fatalf("Direct() = %v with Config.Direct %v", b.Direct(), tr.direct != nil)
+				}
+				ctx := context.Background()
+				calls := make([]limiter.Call, 8)
+				now := time.Now()
+				for i := range calls {
+					calls[i] = limiter.Call{Key: keyFor(t), Now: now}
+				}
+				b.Do(ctx, calls)
+				admitted := 0
+				for i, call := range calls {
+					if call.Err != nil {
+						t.Fatalf("call %d: %v", i+1, call.Err)
+					}
 					if call.Decision.Allowed {
-						releases = append(releases, limiter.Call{Key: call.Key, Release: true, Decision: call.Decision})
+						admitted++
 					}
 				}
-				b.Do(ctx, releases)
-				for _, r := range releases {
-					if r.Err != nil {
-						t.Fatalf("release: %v", r.Err)
+				if c.s == limiter.LuaTSMember {
+					if admitted != 8 {
+						t.Fatalf("lua-ts-member admitted %d of 8 calls of one millisecond at limit 3, want all 8", admitted)
+					}
+					return
+				}
+				if admitted != 3 {
+					t.Fatalf("admitted %d of 8 in one batch at limit 3, want exactly 3", admitted)
+				}
+				if c.k == limiter.Concurrency {
+					// The releases free the slots: the next batch admits 3 again.
+					var releases []limiter.Call
+					for _, call := range calls {
+						if call.Decision.Allowed {
+							releases = append(releases, limiter.Call{Key: call.Key, Release: true, Decision: call.Decision})
+						}
+					}
+					b.Do(ctx, releases)
+					for _, r := range releases {
+						if r.Err != nil {
+							t.Fatalf("release: %v", r.Err)
+						}
+					}
+					if n, err := rdb.ZCard(ctx, keyFor(t)).Result(); err != nil || n != 0 {
+						t.Fatalf("after the releases the set holds %d members (%v), want 0", n, err)
 					}
 				}
-				if n, err := rdb.ZCard(ctx, keyFor(t)).Result(); err != nil || n != 0 {
-					t.Fatalf("after the releases the set holds %d members (%v), want 0", n, err)
-				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -148,24 +166,29 @@ func TestBatchSurvivesScriptAndFunctionFlush(t *testing.T) {
 	rdb := server(t).Client(t)
 	ctx := context.Background()
 	for _, c := range batchCases() {
-		t.Run(fmt.Sprintf("%s/%s", c.k, c.s), func(t *testing.T) {
-			lim, err := limiter.New(c.k, c.s, rdb, bigConfig(c.k, c.s))
-			if err != nil {
-				t.Fatal(err)
-			}
-			b := limiter.NewBatch(lim)
-			keys := []string{keyFor(t)}
-			roundOf(t, b, keys, 4)
-			if err := rdb.ScriptFlush(ctx).Err(); err != nil {
-				t.Fatal(err)
-			}
-			if err := rdb.FunctionFlush(ctx).Err(); err != nil {
-				t.Fatal(err)
-			}
-			if got := roundOf(t, b, keys, 16); got != 16 {
-				t.Fatalf("after the flush %d of 16 calls were admitted at a limit they cannot reach", got)
-			}
-		})
+		for _, tr := range transports(rdb) {
+			t.Run(fmt.Sprintf("%s/%s/%s", c.k, c.s, tr.name), func(t *testing.T) {
+				cfg := bigConfig(c.k, c.s)
+				cfg.Direct = tr.direct
+				lim, err := limiter.New(c.k, c.s, rdb, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b := limiter.NewBatch(lim)
+				defer b.Close()
+				keys := []string{keyFor(t)}
+				roundOf(t, b, keys, 4)
+				if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+					t.Fatal(err)
+				}
+				if err := rdb.FunctionFlush(ctx).Err(); err != nil {
+					t.Fatal(err)
+				}
+				if got := roundOf(t, b, keys, 16); got != 16 {
+					t.Fatalf("after the flush %d of 16 calls were admitted at a limit they cannot reach", got)
+				}
+			})
+		}
 	}
 }
 
@@ -178,28 +201,44 @@ func bigConfig(k limiter.Kind, s limiter.Strategy) limiter.Config {
 	return cfg
 }
 
-// The batch goes through go-redis's own pipelines, so what its connections do goes with it: a
-// cluster (the calls of one batch on keys of every master, each answered from its own), TLS, an
-// ACL user, RESP2 and RESP3.
+// On go-redis's own pipelines what its connections do goes with the batch: a cluster (the calls
+// of one batch on keys of every master, each answered from its own), TLS, an ACL user, RESP2
+// and RESP3. A batch with a connection of its own (Config.Direct: a single node) is set up as
+// go-redis sets its connections up, from the same options: TLS, the ACL user, RESP2 and RESP3.
 func TestBatchOnEveryKindOfConnection(t *testing.T) {
 	cluster := redistest.SharedCluster(t)
 	tlsSrv := redistest.StartTLS(t, redistest.TLSOptions{})
 	acl := redistest.StartACL(t, "user hammer on >hammer-pw ~* +@all -flushall")
 	plain := server(t)
+	single := func(o *redis.Options) *redis.Client {
+		c := redis.NewClient(o)
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	tlsClient, aclClient := tlsSrv.Client(t), acl.ClientAs(t, "hammer", "hammer-pw")
+	resp2 := single(&redis.Options{Addr: plain.Addr, Protocol: 2})
+	resp3 := single(&redis.Options{Addr: plain.Addr, Protocol: 3})
 	targets := []struct {
-		name string
-		rdb  limiter.Client
+		name   string
+		rdb    limiter.Client
+		direct *redis.Options
 	}{
-		{"cluster", cluster.Client(t)},
-		{"tls", tlsSrv.Client(t)},
-		{"acl", acl.ClientAs(t, "hammer", "hammer-pw")},
-		{"resp2", redis.NewClient(&redis.Options{Addr: plain.Addr, Protocol: 2})},
-		{"resp3", redis.NewClient(&redis.Options{Addr: plain.Addr, Protocol: 3})},
+		{"cluster", cluster.Client(t), nil},
+		{"tls", tlsClient, nil},
+		{"acl", aclClient, nil},
+		{"resp2", resp2, nil},
+		{"resp3", resp3, nil},
+		{"direct-tls", tlsClient, tlsClient.Options()},
+		{"direct-acl", aclClient, aclClient.Options()},
+		{"direct-resp2", resp2, resp2.Options()},
+		{"direct-resp3", resp3, resp3.Options()},
 	}
 	for _, target := range targets {
 		for _, c := range batchCases() {
 			t.Run(fmt.Sprintf("%s/%s/%s", target.name, c.k, c.s), func(t *testing.T) {
-				lim, err := limiter.New(c.k, c.s, target.rdb, bigConfig(c.k, c.s))
+				cfg := bigConfig(c.k, c.s)
+				cfg.Direct = target.direct
+				lim, err := limiter.New(c.k, c.s, target.rdb, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -208,7 +247,9 @@ func TestBatchOnEveryKindOfConnection(t *testing.T) {
 				for i := 0; i < 12; i++ {
 					keys = append(keys, fmt.Sprintf("%s:{%d}", strings.Trim(keyFor(t), "{}"), i))
 				}
-				if got := roundOf(t, limiter.NewBatch(lim), keys, 24); got != 24 {
+				b := limiter.NewBatch(lim)
+				defer b.Close()
+				if got := roundOf(t, b, keys, 24); got != 24 {
 					t.Fatalf("%d of 24 admitted at a limit they cannot reach", got)
 				}
 			})
@@ -219,14 +260,25 @@ func TestBatchOnEveryKindOfConnection(t *testing.T) {
 // A server that stops answering fails the batch's calls by the client's read timeout, each
 // with the error, instead of holding the round.
 func TestBatchTimesOut(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		t.Run(map[bool]string{false: "go-redis", true: "direct"}[direct], func(t *testing.T) { batchTimesOut(t, direct) })
+	}
+}
+
+func batchTimesOut(t *testing.T, direct bool) {
 	srv := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	defer rdb.Close()
-	lim, err := limiter.New(limiter.FixedWindow, limiter.Lua, rdb, bigConfig(limiter.FixedWindow, limiter.Lua))
+	cfg := bigConfig(limiter.FixedWindow, limiter.Lua)
+	if direct {
+		cfg.Direct = rdb.Options()
+	}
+	lim, err := limiter.New(limiter.FixedWindow, limiter.Lua, rdb, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := limiter.NewBatch(lim)
+	defer b.Close()
 	roundOf(t, b, []string{keyFor(t)}, 2)
 	ctx := context.Background()
 	if err := srv.Client(t).Do(ctx, "CLIENT", "PAUSE", "3000", "ALL").Err(); err != nil {
@@ -255,61 +307,65 @@ func TestBatchTimesOut(t *testing.T) {
 func TestBatchTracesEachCallAsAcquireDoes(t *testing.T) {
 	rdb := server(t).Client(t)
 	for _, c := range batchCases() {
-		t.Run(fmt.Sprintf("%s/%s", c.k, c.s), func(t *testing.T) {
-			cfg := limiter.Config{Limit: 3, Window: time.Minute, StaleAfter: time.Minute, Rate: 0.001, Burst: 3}
-			if c.s == limiter.Custom {
-				cfg.CustomSource = limiter.ScriptFor(c.k).Source
-			}
-			lim, err := limiter.New(c.k, c.s, rdb, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx := context.Background()
-			// What Acquire records for the strategy, alone, on a key of its own.
-			alone := trace.NewRecorder(time.Now(), 0, 1, false)
-			alone.Begin(0)
-			d, err := lim.Acquire(trace.With(ctx, alone), keyFor(t)+":alone", time.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
-			alone.Keep(d.Allowed, 0, 0, 0, 0)
-			want := requestsOf(t, alone, d.Allowed)[0].Steps[0].Op
+		for _, tr := range transports(rdb) {
+			t.Run(fmt.Sprintf("%s/%s/%s", c.k, c.s, tr.name), func(t *testing.T) {
+				cfg := limiter.Config{Limit: 3, Window: time.Minute, StaleAfter: time.Minute, Rate: 0.001, Burst: 3, Direct: tr.direct}
+				if c.s == limiter.Custom {
+					cfg.CustomSource = limiter.ScriptFor(c.k).Source
+				}
+				lim, err := limiter.New(c.k, c.s, rdb, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx := context.Background()
+				// What Acquire records for the strategy, alone, on a key of its own.
+				alone := trace.NewRecorder(time.Now(), 0, 1, false)
+				alone.Begin(0)
+				d, err := lim.Acquire(trace.With(ctx, alone), keyFor(t)+":alone", time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				alone.Keep(d.Allowed, 0, 0, 0, 0)
+				want := requestsOf(t, alone, d.Allowed)[0].Steps[0].Op
 
-			begin := time.Now()
-			calls := make([]limiter.Call, 4)
-			now := time.Now()
-			for i := range calls {
-				calls[i] = limiter.Call{Key: keyFor(t), Now: now, Trace: trace.NewRecorder(begin, i, len(calls), false)}
-				calls[i].Trace.Begin(0)
-			}
-			before := calls[0].Trace.Since()
-			limiter.NewBatch(lim).Do(ctx, calls)
-			after := calls[0].Trace.Since()
-			for i, call := range calls {
-				if call.Err != nil {
-					t.Fatalf("call %d: %v", i+1, call.Err)
+				begin := time.Now()
+				calls := make([]limiter.Call, 4)
+				now := time.Now()
+				for i := range calls {
+					calls[i] = limiter.Call{Key: keyFor(t), Now: now, Trace: trace.NewRecorder(begin, i, len(calls), false)}
+					calls[i].Trace.Begin(0)
 				}
-				call.Trace.Keep(call.Decision.Allowed, 0, 0, 0, 0)
-				r := requestsOf(t, call.Trace, call.Decision.Allowed)[0]
-				if len(r.Steps) != 1 || r.Steps[0].Op != want {
-					t.Fatalf("call %d: steps %+v, want one %s as Acquire sends", i+1, r.Steps, want)
+				before := calls[0].Trace.Since()
+				b := limiter.NewBatch(lim)
+				defer b.Close()
+				b.Do(ctx, calls)
+				after := calls[0].Trace.Since()
+				for i, call := range calls {
+					if call.Err != nil {
+						t.Fatalf("call %d: %v", i+1, call.Err)
+					}
+					call.Trace.Keep(call.Decision.Allowed, 0, 0, 0, 0)
+					r := requestsOf(t, call.Trace, call.Decision.Allowed)[0]
+					if len(r.Steps) != 1 || r.Steps[0].Op != want {
+						t.Fatalf("call %d: steps %+v, want one %s as Acquire sends", i+1, r.Steps, want)
+					}
+					s := r.Steps[0]
+					allowed := "0"
+					if call.Decision.Allowed {
+						allowed = "1"
+					}
+					if reply := strings.TrimLeft(string(s.Reply), `"[{`); !strings.HasPrefix(reply, allowed+",") {
+						t.Errorf("call %d (allowed %v): reply %s", i+1, call.Decision.Allowed, s.Reply)
+					}
+					if s.SentUs < before || s.SentUs > s.RepliedUs || s.RepliedUs > after {
+						t.Errorf("call %d: stamped [%d, %d]µs, outside the batch's [%d, %d]µs", i+1, s.SentUs, s.RepliedUs, before, after)
+					}
 				}
-				s := r.Steps[0]
-				allowed := "0"
-				if call.Decision.Allowed {
-					allowed = "1"
+				if c.s != limiter.LuaTSMember && (!calls[2].Decision.Allowed || calls[3].Decision.Allowed) {
+					t.Errorf("at limit 3: the third admitted %v, the fourth %v", calls[2].Decision.Allowed, calls[3].Decision.Allowed)
 				}
-				if reply := strings.TrimLeft(string(s.Reply), `"[{`); !strings.HasPrefix(reply, allowed+",") {
-					t.Errorf("call %d (allowed %v): reply %s", i+1, call.Decision.Allowed, s.Reply)
-				}
-				if s.SentUs < before || s.SentUs > s.RepliedUs || s.RepliedUs > after {
-					t.Errorf("call %d: stamped [%d, %d]µs, outside the batch's [%d, %d]µs", i+1, s.SentUs, s.RepliedUs, before, after)
-				}
-			}
-			if c.s != limiter.LuaTSMember && (!calls[2].Decision.Allowed || calls[3].Decision.Allowed) {
-				t.Errorf("at limit 3: the third admitted %v, the fourth %v", calls[2].Decision.Allowed, calls[3].Decision.Allowed)
-			}
-		})
+			})
+		}
 	}
 }
 

@@ -81,7 +81,9 @@ func hammer(t *testing.T, k limiter.Kind, lim limiter.Limiter, key string, d tim
 		if batched {
 			go func() {
 				defer wg.Done()
-				rounds(ctx, k, limiter.NewBatch(lim), key, check, &admitted, &rejected, fail)
+				b := limiter.NewBatch(lim)
+				defer b.Close()
+				rounds(ctx, k, b, key, check, &admitted, &rejected, fail)
 			}()
 			continue
 		}
@@ -188,12 +190,22 @@ func rounds(ctx context.Context, k limiter.Kind, b *limiter.Batch, key string, c
 }
 
 // modes are the ways the conformance suite drives a strategy: its calls one by one from many
-// goroutines, and (for a strategy whose decision is one command) batched as --conns runs them.
+// goroutines, and (for a strategy whose decision is one command) batched as --conns runs them,
+// through go-redis's pipelines ("batched") and on connections of the batches' own ("direct",
+// Config.Direct: the hammer's hot path on a single node).
 func modes(s limiter.Strategy) []string {
 	if s.RunsScript() {
-		return []string{"alone", "batched"}
+		return []string{"alone", "batched", "direct"}
 	}
 	return []string{"alone"}
+}
+
+// configFor is cfg for mode: "direct" dials the batches' connections with rdb's options.
+func configFor(cfg limiter.Config, mode string, rdb *redis.Client) limiter.Config {
+	if mode == "direct" {
+		cfg.Direct = rdb.Options()
+	}
+	return cfg
 }
 
 func keyFor(t *testing.T) string {
@@ -206,11 +218,11 @@ func TestAtomicStrategiesNeverExceedTheLimit(t *testing.T) {
 		for _, s := range []limiter.Strategy{limiter.Lua, limiter.Eval, limiter.Function, limiter.Watch, limiter.Custom} {
 			for _, mode := range modes(s) {
 				t.Run(fmt.Sprintf("%s/%s/%s", k, s, mode), func(t *testing.T) {
-					lim, err := limiter.New(k, s, rdb, testConfig(k, s))
+					lim, err := limiter.New(k, s, rdb, configFor(testConfig(k, s), mode, rdb))
 					if err != nil {
 						t.Fatal(err)
 					}
-					got := hammer(t, k, lim, keyFor(t), 15*time.Second, false, mode == "batched")
+					got := hammer(t, k, lim, keyFor(t), 15*time.Second, false, mode != "alone")
 					if got.check.Overshoot != 0 {
 						t.Fatalf("%s/%s let %d requests past limit %d (peak %d, %d events)", k, s, got.check.Overshoot, testLimit, got.check.Peak, got.check.OvershootEvent)
 					}
@@ -244,12 +256,12 @@ func TestNonAtomicStrategiesAreCaughtOvershooting(t *testing.T) {
 	for _, c := range cases {
 		for _, mode := range modes(c.strategy) {
 			t.Run(fmt.Sprintf("%s/%s/%s", c.kind, c.strategy, mode), func(t *testing.T) {
-				lim, err := limiter.New(c.kind, c.strategy, rdb, testConfig(c.kind, c.strategy))
+				lim, err := limiter.New(c.kind, c.strategy, rdb, configFor(testConfig(c.kind, c.strategy), mode, rdb))
 				if err != nil {
 					t.Fatal(err)
 				}
 				// Stops as soon as the checker has evidence; 15s is only a bound.
-				got := hammer(t, c.kind, lim, keyFor(t), 15*time.Second, true, mode == "batched")
+				got := hammer(t, c.kind, lim, keyFor(t), 15*time.Second, true, mode != "alone")
 				if got.check.Overshoot == 0 {
 					t.Fatalf("%s/%s showed no overshoot in 15s (peak %d, %d admitted)", c.kind, c.strategy, got.check.Peak, got.admitted)
 				}

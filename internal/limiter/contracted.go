@@ -148,12 +148,6 @@ func (c *contracted) Release(ctx context.Context, key string, d Decision) error 
 	return c.releaseErr(ctx, r)
 }
 
-// commander sends commands one by one (a client) or queues them (a pipeline).
-type commander interface {
-	redis.Cmdable
-	Do(ctx context.Context, args ...any) *redis.Cmd
-}
-
 // releaseCall is a release sent or queued: cmd is nil when there was nothing to release.
 type releaseCall struct {
 	cmd    *redis.Cmd
@@ -162,14 +156,14 @@ type releaseCall struct {
 	args   []any
 }
 
-// sendRelease sends (or on a pipeline, queues) d's release on rc.
-func (c *contracted) sendRelease(ctx context.Context, rc commander, key string, d Decision) releaseCall {
+// sendRelease sends (or on a pipeline, queues) d's release on rc: a client or a queuer.
+func (c *contracted) sendRelease(ctx context.Context, rc queuer, key string, d Decision) releaseCall {
 	if !c.kind.Releases || !d.Allowed {
 		return releaseCall{}
 	}
 	call := &contract.Call{Key: key, Member: d.Member, Now: d.acquiredAt, Reply: d.reply}
 	if keys, args, ok := c.caller.ReleaseScriptCall(call); ok {
-		return releaseCall{cmd: rc.EvalSha(ctx, c.release.Hash(), keys, args...), script: true, keys: keys, args: args}
+		return releaseCall{cmd: rc.Do(ctx, appendEvalSha(nil, c.release.Hash(), keys, args)...), script: true, keys: keys, args: args}
 	}
 	cmd := c.caller.ReleaseCommand(call)
 	if cmd == nil {

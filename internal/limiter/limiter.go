@@ -90,6 +90,11 @@ type Config struct {
 	Contract *contract.Contract
 	// MaxRetries bounds the watch strategy's retries of one decision (1000 if zero).
 	MaxRetries int
+	// Direct is the single node a Batch of a script strategy writes its calls to, on a
+	// connection of its own dialled with these options (package wire), instead of through the
+	// client's pipelines: the hammer's hot path. Nil keeps go-redis (a cluster, which follows
+	// MOVED and ASK; a master found through Sentinels; a client with hooks of its own).
+	Direct *redis.Options
 }
 
 // Decision is the outcome of one acquire.
