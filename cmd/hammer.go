@@ -89,7 +89,12 @@ throughput numbers.
 
 Connections: by default every worker has a connection of its own with one call in flight, so
 the latency printed is one round trip and nothing else: the truest latency, but one process
-cannot push a Redis to its limit that way. --conns N is the fast mode: each strategy's workers
+cannot push a Redis to its limit that way. On a single node the script strategies' calls are
+written to those connections directly (the EVALSHA encoded and its reply read without a client
+library, set up as go-redis sets up its own: TLS, AUTH as the ACL user, SELECT, RESP2/3;
+NOSCRIPT recovered as always), so the client costs the machine about what redis-benchmark does;
+a cluster (which must follow MOVED and ASK) and a master found through Sentinels go through
+go-redis. --conns N is the fast mode: each strategy's workers
 share N connections, and for the script strategies (lua, eval, function, lua-ts-member, custom)
 each connection runs its workers in rounds, every ready worker's call of a round sent as one
 pipeline, which is how a server reaches its throughput (as redis-benchmark -P does). Every
@@ -148,6 +153,8 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.StringVar(&opts.flags.Profile, "profile", "", "load shape: steady, or bursty (idle spells of 1.1 to 2.2 windows after 2 windows of load, so refill and expiry bugs surface) (default bursty for the window and bucket limiters, steady for concurrency)")
 	fl.BoolVar(&opts.flags.NoTrace, "no-trace", false, "record no command of any decision (no first_overshoot): for measuring what the recording costs")
 	_ = fl.MarkHidden("no-trace")
+	fl.BoolVar(&opts.flags.NoDirect, "no-direct", false, "send the script strategies' calls through go-redis on a single node too: for measuring what the direct connections gain")
+	_ = fl.MarkHidden("no-direct")
 	fl.DurationVar(&opts.flags.Skew, "skew", 0, "offset each worker's clock by a fixed amount within ±skew, as app servers' clocks disagree (default 5ms; the token bucket's 1-5ms, a 50th of a token's refill time)")
 	fl.StringVar(&opts.flags.Witness, "witness", "local", "evidence: local (in-process) or redis (shared by the hammer processes of one --run-id: the concurrency witness, and the windows' and buckets' admitted times)")
 	fl.StringArrayVar(&opts.flags.Asserts, "assert", nil, "threshold that must hold, e.g. 'lua.overshoot==0' (repeatable; exit 3 if one fails)")

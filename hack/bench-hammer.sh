@@ -43,7 +43,7 @@ field() { python3 -c "import json,sys; print(json.load(sys.stdin)['strategies'][
 # fastest (naive,lua, limit 0, hold 0: every call a refusal, as many decisions as the server
 # answers). ONLY=trace runs only this.
 tr_run() { # args: flags... -> "decisions/s cpu_us_per_decision rss_kb"
-  /usr/bin/time -f '%M %U %S' -o "$dir/tr" /tmp/limitctl-bench --addr 127.0.0.1:$port hammer \
+  /usr/bin/time -f '%M %U %S' -o "$dir/tr" "$bin" --addr 127.0.0.1:$port hammer \
     --strategies naive,lua --duration "${secs}s" --tui off -o json "$@" 2>/dev/null > "$dir/tr.json"
   python3 -c "
 import json, sys

@@ -193,6 +193,8 @@ func (e *Engine) Run(ctx context.Context, snapshots chan<- Snapshot) (Summary, e
 
 	ticker := time.NewTicker(cfg.Tick)
 	defer ticker.Stop()
+	judging := time.NewTicker(min(judgeEvery, cfg.Tick))
+	defer judging.Stop()
 	clock := activeClock{start: start}
 	lastTick := start
 	var serverUsec []*float64
@@ -209,6 +211,10 @@ loop:
 			stopLoad()
 			<-done
 			break loop
+		case <-judging.C:
+			for _, r := range runs {
+				r.judgePass(false)
+			}
 		case now := <-ticker.C:
 			clock.advance(now, e.paused.Load())
 			if cfg.Duration > 0 && clock.active >= cfg.Duration {

@@ -19,7 +19,9 @@ import (
 // redis-server: fixed_window through EVALSHA, b.N decisions, in the pipelined mode (256 workers
 // on 8 connections, --conns 8) and the default one (64 workers, a connection each). "rejected"
 // (limit 0) is the call alone, every call the same rejection; "admitted" (a limit never
-// reached) adds the evidence of an admit to each. Besides ns/op (wall time per decision: the
+// reached) adds the evidence of an admit to each. "direct" runs the calls on connections of
+// their own (package wire), as the hammer does on a single node; "go-redis" through go-redis's
+// pipelines and pool, as on a cluster or through Sentinels (and hammer --no-direct). Besides ns/op (wall time per decision: the
 // inverse of throughput, so mostly the server's and the machine's speed) it reports what the
 // client controls, which a regression of 20% shows in (compare runs with benchstat):
 //
@@ -42,40 +44,46 @@ func BenchmarkHotPath(b *testing.B) {
 			name  string
 			limit int64
 		}{{"rejected", 0}, {"admitted", 1 << 40}} {
-			b.Run(mode.name+"/"+load.name, func(b *testing.B) {
-				// Connected as the hammer connects (RESP2, no probe of a connection at checkout).
-				rdb, _, err := redisconn.Open(context.Background(), redisconn.Options{Addrs: []string{srv.Addr},
-					PoolSize: max(mode.conns, mode.workers) + 4, NoCheckoutProbe: true, Timeout: 5 * time.Second}, func(string) string { return "" })
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer rdb.Close()
-				lim, err := limiter.New(limiter.FixedWindow, limiter.Lua, rdb, limiter.Config{Limit: load.limit, Window: time.Second})
-				if err != nil {
-					b.Fatal(err)
-				}
-				cfg := bench.Config{
-					RunID: "bench", Limiter: limiter.FixedWindow, Limit: load.limit, Window: time.Second,
-					Workers: mode.workers, Conns: mode.conns, Requests: int64(b.N), KeyCount: 1, Horizon: 5 * time.Second,
-					KeyFor:     func(s string, i int) string { return fmt.Sprintf("bench:{%s}:%s:%d", b.Name(), s, i) },
-					Strategies: []bench.StrategyRun{{Name: "lua", Limiter: lim, EpochAligned: true}},
-				}
-				before := gcWork()
-				b.ReportAllocs()
-				b.ResetTimer()
-				sum, err := bench.New(cfg).Run(context.Background(), nil)
-				b.StopTimer()
-				if err != nil {
-					b.Fatal(err)
-				}
-				after := gcWork()
-				if s := sum.Strategies[0]; s.Errors != 0 || s.Attempts != int64(b.N) {
-					b.Fatalf("%d decisions, %d errors; want %d without errors", s.Attempts, s.Errors, b.N)
-				}
-				b.ReportMetric((after.process-before.process)*1e6/float64(b.N), "cpu-µs/op")
-				b.ReportMetric((after.cpu-before.cpu)*1e6/float64(b.N), "gc-µs/op")
-				b.ReportMetric(float64(after.cycles-before.cycles)*1e6/float64(b.N), "gcs/1M-op")
-			})
+			for _, transport := range []string{"direct", "go-redis"} {
+				b.Run(mode.name+"/"+load.name+"/"+transport, func(b *testing.B) {
+					// Connected as the hammer connects (RESP2, no probe of a connection at checkout).
+					rdb, _, err := redisconn.Open(context.Background(), redisconn.Options{Addrs: []string{srv.Addr},
+						PoolSize: max(mode.conns, mode.workers) + 4, NoCheckoutProbe: true, Timeout: 5 * time.Second}, func(string) string { return "" })
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer rdb.Close()
+					lcfg := limiter.Config{Limit: load.limit, Window: time.Second}
+					if transport == "direct" { // as the hammer runs on a single node
+						lcfg.Direct, _ = redisconn.DirectOptions(rdb)
+					}
+					lim, err := limiter.New(limiter.FixedWindow, limiter.Lua, rdb, lcfg)
+					if err != nil {
+						b.Fatal(err)
+					}
+					cfg := bench.Config{
+						RunID: "bench", Limiter: limiter.FixedWindow, Limit: load.limit, Window: time.Second,
+						Workers: mode.workers, Conns: mode.conns, Requests: int64(b.N), KeyCount: 1, Horizon: 5 * time.Second,
+						KeyFor:     func(s string, i int) string { return fmt.Sprintf("bench:{%s}:%s:%d", b.Name(), s, i) },
+						Strategies: []bench.StrategyRun{{Name: "lua", Limiter: lim, EpochAligned: true}},
+					}
+					before := gcWork()
+					b.ReportAllocs()
+					b.ResetTimer()
+					sum, err := bench.New(cfg).Run(context.Background(), nil)
+					b.StopTimer()
+					if err != nil {
+						b.Fatal(err)
+					}
+					after := gcWork()
+					if s := sum.Strategies[0]; s.Errors != 0 || s.Attempts != int64(b.N) {
+						b.Fatalf("%d decisions, %d errors; want %d without errors", s.Attempts, s.Errors, b.N)
+					}
+					b.ReportMetric((after.process-before.process)*1e6/float64(b.N), "cpu-µs/op")
+					b.ReportMetric((after.cpu-before.cpu)*1e6/float64(b.N), "gc-µs/op")
+					b.ReportMetric(float64(after.cycles-before.cycles)*1e6/float64(b.N), "gcs/1M-op")
+				})
+			}
 		}
 	}
 }

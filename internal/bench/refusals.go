@@ -218,7 +218,9 @@ type refusals struct {
 	count   int64
 	first   *FalseReject
 	worst   *FalseReject
-	begin   int64 // the stamp (µs) at the run's start, for the evidence
+	// judgedBefore: every refusal sent before it (µs since the run began) has been judged.
+	judgedBefore int64
+	begin        int64 // the stamp (µs) at the run's start, for the evidence
 	server  bool
 	limit   int64
 }
@@ -334,6 +336,10 @@ func (r *refusals) judge(lowWater int64) {
 	}
 	r.pending, sc.merged = kept, merged[:0]
 	r.kind.settle(floor)
+	// A refusal sent before floor was in this batch or an earlier one (every call sent before
+	// lowWater was handed over, and the groups still waiting were all sent at floor or after),
+	// so it has been judged.
+	r.judgedBefore = floor
 }
 
 // reuse empties a buffer for the next batch, keeping its array unless it grew large.
@@ -348,6 +354,7 @@ func reuse[T any](xs []T) []T {
 // judged, so none is kept.
 func (r *refusals) close() {
 	r.closed, r.calls, r.refused, r.pending = true, nil, nil, nil
+	r.judgedBefore = forever // nothing more will be
 }
 
 // found records a group proven wrong.

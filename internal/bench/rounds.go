@@ -32,12 +32,21 @@ import (
 //     decide records it before sending.
 
 // roundConns is how many connections run rounds for the strategy: 0 when its workers are
-// goroutines of their own.
+// goroutines of their own. Without Conns a limiter whose batches have connections of their
+// own (limiter.Config.Direct: a single node) runs one round per call on a connection per
+// worker: one call in flight on each, its latency one round trip, as a worker of its own has,
+// and no client library between the call and the socket.
 func (s *strategyState) roundConns() int {
-	if s.cfg.Conns <= 0 || limiter.NewBatch(s.run.Limiter) == nil {
+	b := limiter.NewBatch(s.run.Limiter)
+	switch {
+	case b == nil:
 		return 0
+	case s.cfg.Conns > 0:
+		return min(s.cfg.Conns, s.cfg.Workers)
+	case b.Direct():
+		return s.cfg.Workers
 	}
-	return min(s.cfg.Conns, s.cfg.Workers)
+	return 0
 }
 
 // worker is one of a connection's workers between rounds.
@@ -58,6 +67,7 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 		ws[i] = worker{index: w, next: w, skew: workerSkew(s.cfg, w)}
 	}
 	batch := limiter.NewBatch(s.run.Limiter)
+	defer batch.Close()
 	calls := make([]limiter.Call, 0, len(ws))
 	who := make([]int, 0, len(ws)) // the worker of each call
 	for ctx.Err() == nil {

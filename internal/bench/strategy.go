@@ -142,6 +142,9 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 		s.recorders[w] = trace.NewRecorder(begin, w, s.cfg.Workers, s.cfg.NoTrace)
 	}
 	if !s.cfg.SharedKeys {
+		for _, rec := range s.recorders {
+			rec.HoldUnjudged() // the first false reject's request stays in its ring until judged
+		}
 		spec := s.judgeSpec()
 		s.inFlight = newLowWater(s.cfg.Workers)
 		s.logs = make([]callLog, s.cfg.Workers)
@@ -572,38 +575,10 @@ func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
 		v.RefusalsUnjudged, v.NoRefusalJudged = RefusalsShared, true
 		return
 	}
-	mark := int64(forever)
-	if !final {
-		mark = s.inFlight.mark(s.sinceUs())
-	}
-	// Every call sent before the mark is in a worker's log by now: hand them to their keys.
-	for i := range s.logs {
-		s.logs[i].drainTo(s.refusals)
-	}
-	stopped := false
+	s.judgePass(final)
 	if s.masters != nil {
-		confirmed := s.masters.confirmed.Load()
-		mark = min(mark, confirmed)
 		v.RefusalsUnjudged = s.masters.reason()
-		v.NoRefusalJudged = v.RefusalsUnjudged != "" && confirmed == 0
-		// The masters changed and everything up to the last confirmation is in: this is the
-		// last batch that can judge anything.
-		stopped = v.RefusalsUnjudged != "" && mark == confirmed
-	}
-	// With many keys each tick judges some of them in turn, so a key's batch holds more calls:
-	// what a batch costs beyond its calls (sorting what the key keeps, settling it) is paid
-	// once per key every few ticks, not every tick.
-	judge := min(len(s.refusals), keysJudgedPerTick)
-	if final || stopped {
-		judge = len(s.refusals)
-	}
-	for n := 0; n < judge; n++ {
-		r := s.refusals[s.nextKey]
-		s.nextKey = (s.nextKey + 1) % len(s.refusals)
-		r.judge(mark)
-		if stopped {
-			r.close() // the masters changed: nothing later will be judged, so nothing is kept
-		}
+		v.NoRefusalJudged = v.RefusalsUnjudged != "" && s.masters.confirmed.Load() == 0
 	}
 	for _, r := range s.refusals {
 		v.FalseRejects += r.count
@@ -618,6 +593,61 @@ func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
 		first, tightest := *v.FirstFalseReject, *v.Tightest
 		first.Request = s.refusedRequest(first.id)
 		v.FirstFalseReject, v.Tightest = &first, &tightest // copies: the snapshot is read elsewhere
+	}
+}
+
+// judgePass judges every key's refusals decided before the low-water mark (all of them when
+// final), tells the workers' recorders which refusals are judged, and looks up the first false
+// reject's request while its worker's ring still holds it. The engine runs it every judging
+// tick (judgeEvery) and at each snapshot, on its loop.
+func (s *strategyState) judgePass(final bool) {
+	if s.refusals == nil {
+		return
+	}
+	mark := int64(forever)
+	if !final {
+		mark = s.inFlight.mark(s.sinceUs())
+	}
+	// Every call sent before the mark is in a worker's log by now: hand them to their keys.
+	for i := range s.logs {
+		s.logs[i].drainTo(s.refusals)
+	}
+	stopped := false
+	if s.masters != nil {
+		confirmed := s.masters.confirmed.Load()
+		mark = min(mark, confirmed)
+		// The masters changed and everything up to the last confirmation is in: this is the
+		// last batch that can judge anything.
+		stopped = s.masters.reason() != "" && mark == confirmed
+	}
+	// With many keys each pass judges some of them in turn, so a key's batch holds more calls:
+	// what a batch costs beyond its calls (sorting what the key keeps, settling it) is paid
+	// once per key every few passes, not every pass.
+	judge := min(len(s.refusals), keysJudgedPerTick)
+	if final || stopped {
+		judge = len(s.refusals)
+	}
+	for n := 0; n < judge; n++ {
+		r := s.refusals[s.nextKey]
+		s.nextKey = (s.nextKey + 1) % len(s.refusals)
+		r.judge(mark)
+		if stopped {
+			r.close() // the masters changed: nothing later will be judged, so nothing is kept
+		}
+	}
+	judged := int64(forever)
+	var first *FalseReject
+	for _, r := range s.refusals {
+		judged = min(judged, r.judgedBefore)
+		if r.first != nil && (first == nil || r.first.SentMs < first.SentMs) {
+			first = r.first
+		}
+	}
+	if first != nil {
+		s.refusedRequest(first.id) // found now, before the ring moves on; kept by id
+	}
+	for _, rec := range s.recorders {
+		rec.Judged(judged)
 	}
 }
 
@@ -639,7 +669,13 @@ func (s *strategyState) refusedRequest(id uint64) *trace.Request {
 	return s.refused
 }
 
-// keysJudgedPerTick bounds the keys whose refusals one tick judges.
+// judgeEvery is how often the engine judges refusals between snapshots: a refusal proven wrong
+// is found within a few of these of its reply, while its worker's ring still holds its request
+// (a ring holds RefuseRing refusals not yet judged: a worker would have to be refused that
+// many times between two passes for the first false reject's request to be lost).
+const judgeEvery = 10 * time.Millisecond
+
+// keysJudgedPerTick bounds the keys whose refusals one judging pass judges.
 const keysJudgedPerTick = 256
 
 // RefusalsShared is why a run with a run id does not judge refusals; a strategy's

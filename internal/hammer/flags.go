@@ -47,6 +47,9 @@ type Flags struct {
 	Skew                                                        time.Duration
 	// NoTrace (hidden --no-trace) records no commands: for measuring the recording's cost.
 	NoTrace bool
+	// NoDirect (hidden --no-direct) sends the script strategies' calls through go-redis on a
+	// single node too: for measuring what the direct connections gain.
+	NoDirect bool
 
 	// Given reports whether a flag was given on the command line: some defaults depend on the
 	// limiter (--hold, --skew), and giving some at all means something (--requests, --strategies).
@@ -138,7 +141,7 @@ func (fl Flags) Resolve() (Options, error) {
 		return Options{}, exitcode.Usagef("--skew must be 0 up to 1m, got %s", fl.Skew)
 	}
 	o.Skew = fl.Skew
-	o.NoTrace = fl.NoTrace
+	o.NoTrace, o.NoDirect = fl.NoTrace, fl.NoDirect
 	if !fl.Given("skew") {
 		o.Skew = bench.DefaultSkew(o.Limiter, o.Limit, o.Window)
 	}

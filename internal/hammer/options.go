@@ -45,6 +45,8 @@ type Options struct {
 	Skew    time.Duration
 	// NoTrace: no decision's commands are recorded, so no first_overshoot (bench.Config.NoTrace).
 	NoTrace bool
+	// NoDirect: a single node's script calls go through go-redis too (limiter.Config.Direct nil).
+	NoDirect bool
 
 	RedisWitness bool // concurrency: count in-flight requests on Redis, shared by processes
 	Assertions   []bench.Assertion

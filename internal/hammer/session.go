@@ -226,6 +226,11 @@ func (s *session) build(runID string) error {
 		Limit: o.Limit, Window: o.Window, StaleAfter: o.StaleAfter,
 		Rate: s.cfg.Rate, Burst: o.Limit, CustomSource: o.ScriptSource, Contract: o.Contract,
 	}
+	if !o.NoDirect {
+		// A single node: the script strategies' calls go out on connections of their own
+		// (package wire), the hot path; a cluster and a master through Sentinels keep go-redis.
+		lcfg.Direct, _ = redisconn.DirectOptions(s.rdb)
+	}
 	evidence := o.Limiter.Describe().Evidence
 	if o.RedisWitness && evidence == limiter.HeldEvidence {
 		s.witnessKey = s.keys.Witness

@@ -146,13 +146,7 @@ func (b *Batch) connect(ctx context.Context) (*wire.Conn, error) {
 		return b.conn, nil
 	}
 	b.Close()
-	dctx := ctx
-	if ctx.Err() != nil { // the run ended: a last round (its releases) still reaches the server
-		var cancel context.CancelFunc
-		dctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), b.direct.DialTimeout+b.direct.ReadTimeout)
-		defer cancel()
-	}
-	c, err := wire.Dial(dctx, b.direct)
+	c, err := wire.Dial(ctx, b.direct)
 	if err != nil {
 		return nil, err
 	}

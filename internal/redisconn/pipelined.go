@@ -157,3 +157,18 @@ func (p *autoPipeline) ProcessHook(redis.ProcessHook) redis.ProcessHook {
 func (p *autoPipeline) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
 }
+
+// DirectOptions returns the options a connection of its own to client's server is dialled with
+// (package wire, limiter.Config.Direct): for a single node only. A cluster client follows MOVED
+// and ASK, and a client through Sentinels drops its connections to a master they replaced;
+// neither is a plain connection, so neither has direct options.
+func DirectOptions(client redis.UniversalClient) (*redis.Options, bool) {
+	c, ok := client.(*redis.Client)
+	if !ok {
+		return nil, false
+	}
+	if _, failover := failoverOf(c); failover {
+		return nil, false
+	}
+	return c.Options(), true
+}

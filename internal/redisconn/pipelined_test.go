@@ -194,3 +194,21 @@ func TestPipelineRoutesACluster(t *testing.T) {
 		t.Fatalf("%d of 320 INCR replies through the pipelined cluster client were wrong", wrong.Load())
 	}
 }
+
+// Only a single node's client has direct options (a connection of its own, package wire): a
+// cluster's calls must follow MOVED and ASK, which only go-redis's cluster client does. The
+// options are the client's own, so the direct connection reaches the same server as the same
+// user, with the same TLS and timeouts.
+func TestDirectOptionsAreASingleNodesOnly(t *testing.T) {
+	single := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", Username: "u", Password: "p", ReadTimeout: time.Second})
+	defer single.Close()
+	o, ok := DirectOptions(single)
+	if !ok || o.Addr != "127.0.0.1:1" || o.Username != "u" || o.Password != "p" || o.ReadTimeout != time.Second {
+		t.Fatalf("DirectOptions(single node) = %+v, %v; want its own options", o, ok)
+	}
+	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
+	defer cluster.Close()
+	if _, ok := DirectOptions(cluster); ok {
+		t.Fatal("a cluster client has direct options")
+	}
+}

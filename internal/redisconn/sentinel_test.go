@@ -40,6 +40,12 @@ func TestSentinelFindsAndFollowsTheMaster(t *testing.T) {
 	if want := (Target{Kind: "sentinel", Addr: s.Name + "@" + strings.Join(s.Addrs(), ",")}); target != want {
 		t.Errorf("target %+v, want %+v", target, want)
 	}
+	if _, ok := DirectOptions(c); ok {
+		t.Error("a client through Sentinels has direct options: a connection of its own would keep writing to a replaced master")
+	}
+	if _, ok := DirectOptions(Twin(c, 2)); ok {
+		t.Error("the twin of a client through Sentinels has direct options")
+	}
 	masters, err := Masters(ctx, c)
 	if err != nil || len(masters) != 1 || NodeAddr(masters[0]) != s.Nodes[0].Addr {
 		t.Fatalf("masters %v (%v), want the one master at %s", masters, err, s.Nodes[0].Addr)

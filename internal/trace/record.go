@@ -13,14 +13,15 @@ import (
 	"context"
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // Sizes of what a Recorder keeps. A decision of naive, multi or watch sends at most eight
 // commands of its own (watch: a retried decision keeps its last attempt); the rings keep the
 // latest decisions of one worker, enough for a checker that settles a horizon late at the
-// default load (refusals are judged a tick or two after they are answered, and outnumber
-// admits); a trace says how many it no longer found.
+// default load; the refused ring, once the refusal judges hold it (HoldUnjudged), keeps the
+// earliest refusals they have not judged yet instead. A trace says how many it no longer found.
 const (
 	MaxSteps   = 8
 	AdmitRing  = 64
@@ -271,6 +272,14 @@ func (r *ring) keep(rec *Record) {
 	r.next++
 }
 
+// oldest is the record the next keep overwrites, or nil while the ring has room.
+func (r *ring) oldest() *Record {
+	if r.next < uint64(len(r.recs)) {
+		return nil
+	}
+	return &r.recs[r.next%uint64(len(r.recs))]
+}
+
 // Recorder is one worker's recording: only that worker records; the engine reads the rings,
 // under mu, once per run (when it publishes the first overshoot or false refusal).
 type Recorder struct {
@@ -284,6 +293,10 @@ type Recorder struct {
 	mu       sync.Mutex
 	admitted ring
 	refused  ring
+	// hold: refusals are judged, and the refused ring keeps those sent at or after judged (µs
+	// since begin: not judged yet) rather than the latest (HoldUnjudged, Judged).
+	hold   bool
+	judged atomic.Int64
 }
 
 // NewRecorder makes the recorder of worker (of workers); times are µs since begin. Off, it
@@ -362,10 +375,24 @@ func (r *Recorder) Keep(admitted bool, stampMs, sentUs, repliedUs int64, late ti
 	r.mu.Lock()
 	if admitted {
 		r.admitted.keep(&r.cur)
-	} else {
+	} else if old := r.refused.oldest(); !r.hold || old == nil || old.SentUs < r.judged.Load() {
 		r.refused.keep(&r.cur)
 	}
 	r.mu.Unlock()
+}
+
+// HoldUnjudged makes the refused ring keep the refusals the refusal judges have not judged
+// yet: once full, a refusal is kept only in place of one they judged (sent before the mark of
+// Judged), and is dropped otherwise. The first false reject is the earliest refusal proven
+// wrong, judged a pass after it was answered, however many refusals the worker made meanwhile:
+// the ring keeps what can still become it, not what was judged right already.
+func (r *Recorder) HoldUnjudged() { r.hold = true }
+
+// Judged says that every refusal sent before us (µs since begin) has been judged.
+func (r *Recorder) Judged(us int64) {
+	if r != nil {
+		r.judged.Store(us)
+	}
 }
 
 // Admitted appends to out the admitted records still kept that match.

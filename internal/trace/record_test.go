@@ -81,6 +81,52 @@ func TestRecordersNameRequestsApartAndKeepTheLatest(t *testing.T) {
 	}
 }
 
+// Held for the refusal judges, the refused ring keeps the refusals not yet judged: once full
+// it drops a new refusal rather than overwrite one the judges have not seen, and once they
+// have judged some (Judged) new refusals take those places, oldest first. Unheld, it keeps the
+// latest.
+func TestTheRefusedRingHoldsWhatIsNotJudgedYet(t *testing.T) {
+	held, plain := NewRecorder(time.Now(), 0, 1, false), NewRecorder(time.Now(), 0, 1, false)
+	held.HoldUnjudged()
+	sentOf := func(r *Recorder) (lo, hi int64) {
+		lo = 1 << 62
+		for _, rec := range r.Refused(nil, func(*Record) bool { return true }) {
+			lo, hi = min(lo, rec.SentUs), max(hi, rec.SentUs)
+		}
+		return lo, hi
+	}
+	keep := func(from, to int64) {
+		for us := from; us < to; us++ {
+			for _, r := range []*Recorder{held, plain} {
+				r.Begin(0)
+				r.Keep(false, 0, us, us+1, 0)
+			}
+		}
+	}
+	keep(0, 2*RefuseRing)
+	if lo, hi := sentOf(held); lo != 0 || hi != RefuseRing-1 {
+		t.Fatalf("held, nothing judged: refusals sent %d-%d kept, want the first %d (0-%d)", lo, hi, RefuseRing, RefuseRing-1)
+	}
+	if lo, hi := sentOf(plain); lo != RefuseRing || hi != 2*RefuseRing-1 {
+		t.Fatalf("unheld: refusals sent %d-%d kept, want the latest", lo, hi)
+	}
+	held.Judged(10) // the refusals sent at 0-9 are judged: ten places for new ones
+	keep(2*RefuseRing, 2*RefuseRing+20)
+	kept := held.Refused(nil, func(*Record) bool { return true })
+	if lo, _ := sentOf(held); len(kept) != RefuseRing || lo != 10 {
+		t.Fatalf("after Judged(10): %d kept from %d, want %d from 10", len(kept), lo, RefuseRing)
+	}
+	newer := 0
+	for _, rec := range kept {
+		if rec.SentUs >= 2*RefuseRing {
+			newer++
+		}
+	}
+	if newer != 10 {
+		t.Fatalf("%d of the 20 new refusals kept in the 10 judged places, want 10", newer)
+	}
+}
+
 // A request is raced when its check was answered before another's write was sent: it cannot
 // have counted that write. One whose check came after every other write is not.
 func TestRacedMarksTheChecksThatCouldNotSeeAWrite(t *testing.T) {
