@@ -221,8 +221,8 @@ type refusals struct {
 	// judgedBefore: every refusal sent before it (µs since the run began) has been judged.
 	judgedBefore int64
 	begin        int64 // the stamp (µs) at the run's start, for the evidence
-	server  bool
-	limit   int64
+	server       bool
+	limit        int64
 }
 
 // judgeScratch is what a batch works in; the keys of a strategy, judged one after the other,
