@@ -19,13 +19,20 @@ import (
 // strategies against rdb.
 func engineConfig(t *testing.T, rdb redis.UniversalClient, k limiter.Kind, strategies ...limiter.Strategy) bench.Config {
 	t.Helper()
+	return engineConfigOn(t, rdb, nil, k, strategies...)
+}
+
+// engineConfigOn is engineConfig whose script strategies' calls go out on connections of their
+// own dialled with direct (limiter.Config.Direct), as the hammer's on a single node.
+func engineConfigOn(t *testing.T, rdb redis.UniversalClient, direct *redis.Options, k limiter.Kind, strategies ...limiter.Strategy) bench.Config {
+	t.Helper()
 	cfg := bench.Config{
 		RunID: "test", Limiter: k, Limit: 20, Window: time.Second, Rate: 20, Workers: 64,
 		Duration: time.Second, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
 		KeyFor: func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
 	}
 	for _, s := range strategies {
-		lim, err := limiter.New(k, s, rdb, limiter.Config{Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, Rate: 20, Burst: 20})
+		lim, err := limiter.New(k, s, rdb, limiter.Config{Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, Rate: 20, Burst: 20, Direct: direct})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"fmt"
+	"github.com/redis/go-redis/v9"
 	"os"
 	"testing"
 	"time"
@@ -50,6 +51,13 @@ var libraryFixtures = []struct {
 // alignment, the time quantum).
 func customStrategy(t *testing.T, srv *redistest.Server, file string, kind limiter.Kind, spec contract.Spec) bench.StrategyRun {
 	t.Helper()
+	return customStrategyOn(t, srv, file, kind, spec, nil)
+}
+
+// customStrategyOn is customStrategy whose calls go out on connections of their own dialled
+// with direct (limiter.Config.Direct), as the hammer's on a single node; nil: through go-redis.
+func customStrategyOn(t *testing.T, srv *redistest.Server, file string, kind limiter.Kind, spec contract.Spec, direct *redis.Options) bench.StrategyRun {
+	t.Helper()
 	src, err := os.ReadFile("../../testdata/limiters/" + file)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +75,8 @@ func customStrategy(t *testing.T, srv *redistest.Server, file string, kind limit
 		t.Fatal(err)
 	}
 	lim, err := limiter.New(kind, limiter.Custom, srv.Client(t), limiter.Config{
-		Rate: 20, Burst: 20, Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, CustomSource: string(src), Contract: c})
+		Rate: 20, Burst: 20, Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, CustomSource: string(src), Contract: c,
+		Direct: direct})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,11 +16,13 @@ import (
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
-// pipelines records the largest pipeline a client sent, and how many single commands.
+// pipelines records the largest pipeline a client sent, how many single commands, and how
+// many EVALSHA calls in either.
 type pipelines struct {
 	mu      sync.Mutex
 	largest int
 	singles int
+	evalsha int
 }
 
 func (p *pipelines) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -28,6 +30,9 @@ func (p *pipelines) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		p.mu.Lock()
 		p.singles++
+		if cmd.Name() == "evalsha" {
+			p.evalsha++
+		}
 		p.mu.Unlock()
 		return next(ctx, cmd)
 	}
@@ -36,6 +41,11 @@ func (p *pipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		p.mu.Lock()
 		p.largest = max(p.largest, len(cmds))
+		for _, cmd := range cmds {
+			if cmd.Name() == "evalsha" {
+				p.evalsha++
+			}
+		}
 		p.mu.Unlock()
 		return next(ctx, cmds)
 	}

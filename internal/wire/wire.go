@@ -10,7 +10,8 @@
 // falling back to AUTH and RESP2 when the server refuses HELLO; AUTH (an ACL user's, or the
 // default user's password) under RESP2; SELECT of a database other than 0; CLIENT SETNAME.
 // Each write is bounded by the options' WriteTimeout and each batch of replies by their
-// ReadTimeout (or the context's deadline, when sooner).
+// ReadTimeout, to within 1% longer (a deadline is re-armed only when it would fall short), or
+// by the context's deadline exactly, when sooner.
 //
 // Replies come back as go-redis's Cmd.Result gives them, so the code that reads them cannot
 // tell the two apart: integers as int64, simple, bulk and verbatim strings as string, arrays,
@@ -64,6 +65,8 @@ type Conn struct {
 	opt     *redis.Options
 	broken  error
 	resp3   bool
+	// the deadlines armed on the socket (zero: none)
+	wdl, rdl time.Time
 }
 
 // Dial connects to the server opt names and sets the connection up as go-redis would.
@@ -202,8 +205,9 @@ func (c *Conn) Flush(ctx context.Context) error {
 	if c.broken != nil {
 		return c.broken
 	}
+	now := time.Now()
 	if len(c.buf) > 0 {
-		if err := c.nc.SetWriteDeadline(deadline(ctx, c.opt.WriteTimeout)); err != nil {
+		if err := arm(c.nc.SetWriteDeadline, &c.wdl, ctx, now, c.opt.WriteTimeout); err != nil {
 			return c.fail(err)
 		}
 		_, err := c.nc.Write(c.buf)
@@ -212,23 +216,44 @@ func (c *Conn) Flush(ctx context.Context) error {
 			return c.fail(err)
 		}
 	}
-	if err := c.nc.SetReadDeadline(deadline(ctx, c.opt.ReadTimeout)); err != nil {
+	if err := arm(c.nc.SetReadDeadline, &c.rdl, ctx, now, c.opt.ReadTimeout); err != nil {
 		return c.fail(err)
 	}
 	return nil
 }
 
-// deadline is now plus timeout, or ctx's deadline when sooner; zero (none) for a timeout of -1
-// or 0 without a context deadline, as go-redis reads them.
-func deadline(ctx context.Context, timeout time.Duration) time.Time {
-	var t time.Time
+// deadlineSlack is how much later than the timeout a deadline may fall: a deadline is armed
+// again only once it would come sooner than now plus the timeout, and then a hundredth of the
+// timeout later, so that a connection answering in microseconds re-arms it once every many
+// rounds (arming is a runtime timer's reset, a tenth of a call's client CPU), while every
+// reply is still waited for at least the timeout and at most 1% longer.
+const deadlineSlack = 100
+
+// arm sets the socket's deadline (set, last armed *cur) for an I/O starting at now: timeout
+// later (go-redis's reading: 0 or -1 is none), or ctx's deadline exactly when that is sooner.
+func arm(set func(time.Time) error, cur *time.Time, ctx context.Context, now time.Time, timeout time.Duration) error {
+	var want time.Time
 	if timeout > 0 {
-		t = time.Now().Add(timeout)
+		want = now.Add(timeout)
 	}
-	if d, ok := ctx.Deadline(); ok && (t.IsZero() || d.Before(t)) {
-		t = d
+	if d, ok := ctx.Deadline(); ok && (want.IsZero() || !d.After(want.Add(timeout/deadlineSlack))) {
+		if d.Equal(*cur) {
+			return nil
+		}
+		*cur = d
+		return set(d)
 	}
-	return t
+	switch {
+	case want.IsZero() && cur.IsZero():
+		return nil
+	case want.IsZero():
+		*cur = time.Time{}
+	case !cur.IsZero() && !cur.Before(want) && !cur.After(want.Add(timeout/deadlineSlack)):
+		return nil // armed within [want, want + 1%]
+	default:
+		*cur = want.Add(timeout / deadlineSlack)
+	}
+	return set(*cur)
 }
 
 func (c *Conn) fail(err error) error {
@@ -249,8 +274,7 @@ func (c *Conn) Read() (any, error) {
 	}
 	for {
 		v, push, err := c.reply()
-		var reply ReplyError
-		if err != nil && err != redis.Nil && !errors.As(err, &reply) {
+		if _, isReply := err.(ReplyError); err != nil && err != redis.Nil && !isReply {
 			return nil, c.fail(err)
 		}
 		if push { // out-of-band (RESP3 push): not a reply to any command
@@ -354,10 +378,10 @@ func (c *Conn) elements(n int) ([]any, error) {
 	arr := make([]any, n)
 	for i := range arr {
 		v, _, err := c.reply()
-		var reply ReplyError
+		reply, isReply := err.(ReplyError) // wire's own: never wrapped (errors.As would allocate)
 		switch {
 		case err == redis.Nil:
-		case errors.As(err, &reply):
+		case isReply:
 			arr[i] = reply
 		case err != nil:
 			return nil, err
@@ -381,11 +405,11 @@ func (c *Conn) pairs(n int) (map[any]any, error) {
 			return nil, fmt.Errorf("redis: RESP3 map key must be a scalar type, got %T", k)
 		}
 		v, _, err := c.reply()
-		var reply ReplyError
+		reply, isReply := err.(ReplyError)
 		switch {
 		case err == redis.Nil:
 			m[k] = nil
-		case errors.As(err, &reply):
+		case isReply:
 			m[k] = reply
 		case err != nil:
 			return nil, err
