@@ -11,6 +11,7 @@
 #   PAIRS=15 ONLY=scale make bench-hammer # more pairs (default 9)
 #   ONLY=judge make bench-hammer # only the cost of judging refusals (false rejects)
 #   ONLY=trace make bench-hammer # only the recording's cost (first_overshoot on and off)
+#   ONLY=direct make bench-hammer # only direct connections against go-redis (--no-direct)
 #
 # Both clients send EVALSHA of concurrency_acquire with the same number of connections to the
 # same server, one after the other. Machines are shared and noisy: read the ratio, not the numbers.
@@ -160,10 +161,34 @@ rb_scale() { # args: -c N [-P 16]
   measure kill redis-benchmark -p "$port" "$@" -n 1000000000 -r 100000000 -q \
     EVALSHA "$fw_sha" 1 bench:{rbp}:__rand_int__ 0 1000
 }
-ham_scale() { # args: workers conns
+ham_scale() { # args: workers conns [flags...]
+  local w=$1 c=$2; shift 2
   measure wait $bin --addr 127.0.0.1:$port hammer --strategies lua --limiter fixed-window --limit 0 \
-    --workers "$1" --conns "$2" --profile steady --skew 0 --duration "$(( secs + 2 ))s" --tui off -o json
+    --workers "$w" --conns "$c" --profile steady --skew 0 --duration "$(( secs + 2 ))s" --tui off -o json "$@"
 }
+# Direct connections against go-redis (--no-direct): the same hammer runs, both modes, in
+# interleaved pairs (DIRECT_PAIRS, default 3), measured as above. ONLY=direct runs only this.
+if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = direct ] || [ "${ONLY:-}" = scale ]; then
+  dp=(); gp=(); dd=(); gd=()
+  for i in $(seq "${DIRECT_PAIRS:-3}"); do
+    if (( i % 2 )); then dp+=("$(ham_scale 256 8)"); gp+=("$(ham_scale 256 8 --no-direct)")
+    else gp+=("$(ham_scale 256 8 --no-direct)"); dp+=("$(ham_scale 256 8)"); fi
+    if (( i % 2 )); then dd+=("$(ham_scale 64 0)"); gd+=("$(ham_scale 64 0 --no-direct)")
+    else gd+=("$(ham_scale 64 0 --no-direct)"); dd+=("$(ham_scale 64 0)"); fi
+  done
+  python3 - "$(IFS=';'; echo "${dp[*]}")" "$(IFS=';'; echo "${gp[*]}")" "$(IFS=';'; echo "${dd[*]}")" "$(IFS=';'; echo "${gd[*]}")" <<'PY'
+import statistics, sys
+rows = lambda a: [[float(x) for x in r.split()] for r in a.split(";")]
+dp, gp, dd, gd = (rows(a) for a in sys.argv[1:5])
+med = lambda rs, i: statistics.median(r[i] for r in rs)
+print(f"direct connections vs go-redis (--no-direct), {len(dp)} interleaved pairs, medians:")
+for title, d, g in (("pipelined (--workers 256 --conns 8)", dp, gp), ("default (--workers 64)", dd, gd)):
+    ratios = [a[0] / b[0] for a, b in zip(d, g)]
+    print(f"  {title}: direct {med(d,0):,.0f} calls/s (server on-CPU {100*med(d,1):.1f}%, client {med(d,3):.2f} µs/call), "
+          f"go-redis {med(g,0):,.0f} ({100*med(g,1):.1f}%, {med(g,3):.2f} µs/call); ratio {statistics.median(ratios):.3f}")
+PY
+fi
+[ "${ONLY:-}" = direct ] && exit 0
 rbp=(); hp=(); rbd=(); hd=()
 for i in $(seq "$pairs"); do
   if (( i % 2 )); then rbp+=("$(rb_scale -c 50 -P 16)"); hp+=("$(ham_scale 256 8)")
