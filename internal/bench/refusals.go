@@ -218,11 +218,13 @@ type refusals struct {
 	count   int64
 	first   *FalseReject
 	worst   *FalseReject
-	// judgedBefore: every refusal sent before it (µs since the run began) has been judged.
-	judgedBefore int64
-	begin        int64 // the stamp (µs) at the run's start, for the evidence
-	server       bool
-	limit        int64
+	// Where the refusals not judged yet start (µs since the run began), for unjudgedFrom: the
+	// earliest sending among the pending groups (as of the last batch) and among the refusals
+	// recorded since (forever when none).
+	pendingFrom, waitingFrom int64
+	begin                    int64 // the stamp (µs) at the run's start, for the evidence
+	server                   bool
+	limit                    int64
 }
 
 // judgeScratch is what a batch works in; the keys of a strategy, judged one after the other,
@@ -237,7 +239,8 @@ type judgeScratch struct {
 const maxKept = 1024
 
 func newRefusals(spec judgeSpec) *refusals {
-	r := &refusals{begin: spec.base, server: spec.server, limit: spec.limit, scratch: &judgeScratch{}}
+	r := &refusals{begin: spec.base, server: spec.server, limit: spec.limit, scratch: &judgeScratch{},
+		pendingFrom: forever, waitingFrom: forever}
 	switch spec.kind.Describe().Evidence {
 	case limiter.HeldEvidence:
 		r.kind = newHeldJudge(spec)
@@ -257,6 +260,7 @@ func (r *refusals) record(d judgedCall) {
 	case r == nil || r.closed:
 	case d.Outcome == outRefused:
 		r.refused = append(r.refused, d)
+		r.waitingFrom = min(r.waitingFrom, d.Sent)
 	default:
 		r.calls = append(r.calls, d)
 	}
@@ -336,10 +340,22 @@ func (r *refusals) judge(lowWater int64) {
 	}
 	r.pending, sc.merged = kept, merged[:0]
 	r.kind.settle(floor)
-	// A refusal sent before floor was in this batch or an earlier one (every call sent before
-	// lowWater was handed over, and the groups still waiting were all sent at floor or after),
-	// so it has been judged.
-	r.judgedBefore = floor
+	r.pendingFrom, r.waitingFrom = forever, forever
+	for k := range r.pending {
+		r.pendingFrom = min(r.pendingFrom, r.pending[k].sentMin)
+	}
+}
+
+// unjudgedFrom is where the key's refusals not judged yet start: every refusal sent before it
+// has been judged, given that every call sent before mark has been recorded (the engine's
+// pass drained the workers' logs up to mark). A refusal sent before mark is in a group still
+// pending (sent at pendingFrom or after) or recorded since the last batch (at waitingFrom or
+// after), or it was judged; one sent at mark or after may not be recorded yet.
+func (r *refusals) unjudgedFrom(mark int64) int64 {
+	if r.closed {
+		return forever // nothing more will be judged: nothing waits
+	}
+	return min(mark, r.pendingFrom, r.waitingFrom)
 }
 
 // reuse empties a buffer for the next batch, keeping its array unless it grew large.
@@ -354,7 +370,6 @@ func reuse[T any](xs []T) []T {
 // judged, so none is kept.
 func (r *refusals) close() {
 	r.closed, r.calls, r.refused, r.pending = true, nil, nil, nil
-	r.judgedBefore = forever // nothing more will be
 }
 
 // found records a group proven wrong.

@@ -292,3 +292,38 @@ func TestRefusalWaitsForTheLowWaterMark(t *testing.T) {
 		t.Errorf("a refusal was judged before the admit that held the slot was recorded")
 	}
 }
+
+// unjudgedFrom is where a key's refusals not judged yet start, between its batches as after
+// them: the earliest refusal recorded since its last batch, or of a group its last batch left
+// waiting, or else the mark up to which every call was recorded; forever once closed. The
+// recorders keep the refusals from there on (trace.Recorder.HoldUnjudged).
+func TestUnjudgedFromIsTheEarliestRefusalNotJudged(t *testing.T) {
+	r := newRefusals(judgeSpec{kind: limiter.Concurrency, limit: 20, staleAfter: 10_000_000, horizon: 5_000_000})
+	refused := func(sent int64) judgedCall {
+		return judgedCall{Sent: sent, Replied: sent + 300, StampLo: sent, StampHi: sent, Outcome: outRefused}
+	}
+	if got := r.unjudgedFrom(5_000); got != 5_000 {
+		t.Fatalf("nothing recorded: %d, want the mark 5000", got)
+	}
+	r.record(refused(10_000))
+	r.record(refused(20_000))
+	if got := r.unjudgedFrom(30_000); got != 10_000 {
+		t.Fatalf("two refusals recorded, none judged: %d, want the first one's 10000", got)
+	}
+	r.judge(15_000) // the first is answered before the low water, the second after
+	if got := r.unjudgedFrom(30_000); got != 20_000 {
+		t.Fatalf("after a batch that judged the first: %d, want the waiting one's 20000", got)
+	}
+	r.record(refused(25_000))
+	if got := r.unjudgedFrom(30_000); got != 20_000 {
+		t.Fatalf("a later refusal recorded: %d, want still 20000", got)
+	}
+	r.judge(40_000)
+	if got := r.unjudgedFrom(40_000); got != 40_000 {
+		t.Fatalf("after a batch that judged everything: %d, want the mark 40000", got)
+	}
+	r.close()
+	if got := r.unjudgedFrom(40_000); got != forever {
+		t.Fatalf("closed: %d, want forever", got)
+	}
+}

@@ -638,7 +638,7 @@ func (s *strategyState) judgePass(final bool) {
 	judged := int64(forever)
 	var first *FalseReject
 	for _, r := range s.refusals {
-		judged = min(judged, r.judgedBefore)
+		judged = min(judged, r.unjudgedFrom(mark))
 		if r.first != nil && (first == nil || r.first.SentMs < first.SentMs) {
 			first = r.first
 		}
@@ -672,7 +672,8 @@ func (s *strategyState) refusedRequest(id uint64) *trace.Request {
 // judgeEvery is how often the engine judges refusals between snapshots: a refusal proven wrong
 // is found within a few of these of its reply, while its worker's ring still holds its request
 // (a ring holds RefuseRing refusals not yet judged: a worker would have to be refused that
-// many times between two passes for the first false reject's request to be lost).
+// many times before its key's turn to be judged for the first false reject's request to be
+// lost; with more than keysJudgedPerTick keys a key's turn comes every few passes).
 const judgeEvery = 10 * time.Millisecond
 
 // keysJudgedPerTick bounds the keys whose refusals one judging pass judges.

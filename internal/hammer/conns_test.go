@@ -43,36 +43,47 @@ func TestSharedConnectionsKeepTheEvidence(t *testing.T) {
 			o := baseOptions()
 			o.Limiter, o.Workers, o.Conns, o.Requests, o.Hold, o.RunID = kind, 64, 4, 3000, 2*time.Millisecond, ""
 			o.Strategies = []limiter.Strategy{limiter.Naive, limiter.Lua, limiter.Watch}
-			before := connectionsReceived(t, srv)
-			res, err := Run(context.Background(), o, Deps{Connect: connectTo(t, srv), Timeout: 5 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if opened := connectionsReceived(t, srv) - before; opened > 3*4+16 {
-				t.Errorf("the run opened %d connections; 3 strategies x 4 shared (plus at most 16 for set-up) was the bound", opened)
-			}
-			if res.Summary.Conns != 4 {
-				t.Errorf("summary conns %d, want 4", res.Summary.Conns)
-			}
-			byName := map[string]bench.StrategySnapshot{}
-			for _, s := range res.Summary.Strategies {
-				byName[s.Name] = s
-				if s.Errors != 0 {
-					t.Errorf("%s: %d errors", s.Name, s.Errors)
+			// naive's race needs its calls interleaved, which a loaded (or an unloaded, fast)
+			// machine may not give within 3,000 decisions: up to 5 runs until it shows, every
+			// run held to the rest.
+			caught := kind != limiter.Concurrency && kind != limiter.FixedWindow
+			var byName map[string]bench.StrategySnapshot
+			for attempt := 1; attempt <= 5; attempt++ {
+				before := connectionsReceived(t, srv)
+				res, err := Run(context.Background(), o, Deps{Connect: connectTo(t, srv), Timeout: 5 * time.Second})
+				if err != nil {
+					t.Fatal(err)
 				}
-				if s.FalseRejects != 0 || s.RefusalsUnjudged != "" {
-					t.Errorf("%s: %d false rejects (unjudged %q), first %+v", s.Name, s.FalseRejects, s.RefusalsUnjudged, s.FirstFalseReject)
+				if opened := connectionsReceived(t, srv) - before; opened > 3*4+16 {
+					t.Errorf("the run opened %d connections; 3 strategies x 4 shared (plus at most 16 for set-up) was the bound", opened)
 				}
-			}
-			// naive's race shows within 3,000 decisions where it holds slots or counts a fixed
-			// window; the sliding window and the bucket are here for their refusals.
-			if naive := byName["naive"]; naive.Overshoot == 0 && (kind == limiter.Concurrency || kind == limiter.FixedWindow) {
-				t.Errorf("naive on shared connections showed no overshoot (peak %d, limit %d)", naive.Peak, o.Limit)
-			}
-			for _, name := range []string{"lua", "watch"} {
-				if s := byName[name]; s.Overshoot != 0 || !s.Contended {
-					t.Errorf("%s on shared connections: overshoot %d, contended %v; want 0 and contended", name, s.Overshoot, s.Contended)
+				if res.Summary.Conns != 4 {
+					t.Errorf("summary conns %d, want 4", res.Summary.Conns)
 				}
+				byName = map[string]bench.StrategySnapshot{}
+				for _, s := range res.Summary.Strategies {
+					byName[s.Name] = s
+					if s.Errors != 0 {
+						t.Errorf("%s: %d errors", s.Name, s.Errors)
+					}
+					if s.FalseRejects != 0 || s.RefusalsUnjudged != "" {
+						t.Errorf("%s: %d false rejects (unjudged %q), first %+v", s.Name, s.FalseRejects, s.RefusalsUnjudged, s.FirstFalseReject)
+					}
+				}
+				for _, name := range []string{"lua", "watch"} {
+					if s := byName[name]; s.Overshoot != 0 || !s.Contended {
+						t.Errorf("%s on shared connections: overshoot %d, contended %v; want 0 and contended", name, s.Overshoot, s.Contended)
+					}
+				}
+				// naive's race shows where it holds slots or counts a fixed window; the sliding
+				// window and the bucket are here for their refusals.
+				if caught = caught || byName["naive"].Overshoot > 0; caught {
+					break
+				}
+				t.Logf("attempt %d: naive not caught yet (peak %d)", attempt, byName["naive"].Peak)
+			}
+			if !caught {
+				t.Errorf("naive on shared connections showed no overshoot in 5 runs of 3,000 decisions (peak %d, limit %d)", byName["naive"].Peak, o.Limit)
 			}
 		})
 	}

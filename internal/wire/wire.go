@@ -20,9 +20,14 @@
 // nil reply is redis.Nil and an error reply an error that satisfies redis.Error (so
 // redis.HasErrorPrefix and internal/rediserr classify it as they classify go-redis's). Errors
 // of the connection itself (a timeout, a reset, EOF) are returned as the net package gives
-// them, and leave the Conn broken: every later call returns the same error, and the caller
+// them, and leave the Conn broken (so does a reply that cannot be read to its end, such as a
+// map whose key is an error): every later call returns the same error, and the caller
 // dials again. A Conn follows no MOVED or ASK (a single node's client does not) and retries
 // nothing: a command whose reply was not read may or may not have run.
+//
+// One difference is deliberate: an array element that is an error reply is that element here
+// whatever its code, where go-redis fails the whole reply (and leaves the rest of it unread)
+// for the codes it gives types of their own (OOM, LOADING, MOVED, ...).
 //
 // A Conn is not safe for concurrent use.
 package wire
@@ -291,7 +296,10 @@ func (c *Conn) reply() (v any, push bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	switch line[0] {
+	// line is the reader's buffer: valid only until the next read, which a bulk string or an
+	// aggregate's elements make, so its type is taken now.
+	kind := line[0]
+	switch kind {
 	case '+':
 		return string(line[1:]), false, nil
 	case '-':
@@ -311,12 +319,12 @@ func (c *Conn) reply() (v any, push bool, err error) {
 		if err != nil {
 			return nil, false, err
 		}
-		switch line[0] {
+		switch kind {
 		case '!':
 			return nil, false, ReplyError(s)
 		case '=':
 			if len(s) < 4 || s[3] != ':' {
-				return nil, false, fmt.Errorf("redis: can't parse verbatim string reply: %q", line)
+				return nil, false, fmt.Errorf("redis: can't parse verbatim string reply: %q", s)
 			}
 			return s[4:], false, nil
 		}
@@ -330,14 +338,14 @@ func (c *Conn) reply() (v any, push bool, err error) {
 			return nil, false, redis.Nil
 		}
 		arr, err := c.elements(int(n))
-		return arr, line[0] == '>', err
+		return arr, kind == '>' && c.resp3, err
 	case '%', '|':
 		n, err := parseInt(line[1:])
 		if err != nil {
 			return nil, false, err
 		}
 		m, err := c.pairs(int(n))
-		if line[0] == '|' { // attributes: about the reply that follows, which is the reply
+		if kind == '|' { // attributes: about the reply that follows, which is the reply
 			if err != nil {
 				return nil, false, err
 			}
@@ -397,6 +405,11 @@ func (c *Conn) pairs(n int) (map[any]any, error) {
 	m := make(map[any]any, n)
 	for range n {
 		k, _, err := c.reply()
+		if _, isReply := err.(ReplyError); isReply || err == redis.Nil {
+			// A key that is an error or nil: the rest of the map cannot be read as a reply, so it
+			// is an error of the stream, which breaks the connection (not a reply of the call).
+			return nil, fmt.Errorf("redis: RESP3 map key is %v", err)
+		}
 		if err != nil {
 			return nil, err
 		}

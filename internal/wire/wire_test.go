@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"net"
 	"reflect"
 	"strings"
 	"testing"
@@ -310,5 +311,68 @@ func TestRESP3Scalars(t *testing.T) {
 	want, _ := new(big.Int).SetString("-98765432109876543210", 10)
 	if b, ok := v.(*big.Int); !ok || b.Cmp(want) != 0 || err != nil {
 		t.Fatalf("big number: %#v, %v", v, err)
+	}
+}
+
+// cannedServer accepts one connection on loopback and, once it has read a command, writes
+// each of writes with a pause between them, so the reader's buffer is refilled part way
+// through a reply. It stands in for Redis only where the bytes on the wire, not Redis's
+// semantics, are under test.
+func cannedServer(t *testing.T, writes ...string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 4096)
+		if _, err := c.Read(buf); err != nil {
+			return
+		}
+		for _, w := range writes {
+			if _, err := c.Write([]byte(w)); err != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		c.Read(buf) // until the client is done
+	}()
+	return ln.Addr().String()
+}
+
+// A reply's type is read before its body: when the body's bytes arrive later and the reader's
+// buffer is refilled, the bytes that slide into place are the body's, never the reply's type.
+// A bulk string whose body starts with '!' stays a string, an array whose element starts with
+// '>' stays an array (not a push to skip), and the replies after them are each their own call's.
+func TestARefilledBufferKeepsEachReplysType(t *testing.T) {
+	body := "!" + strings.Repeat("a", 20000)
+	arr := ">" + strings.Repeat("b", 20000)
+	addr := cannedServer(t,
+		fmt.Sprintf("$%d\r\n%s", len(body), body[:100]), body[100:]+"\r\n",
+		fmt.Sprintf("*1\r\n$%d\r\n%s", len(arr), arr[:100]), arr[100:]+"\r\n",
+		":3\r\n")
+	c := dialT(t, &redis.Options{Addr: addr, Protocol: 2, ReadTimeout: 5 * time.Second})
+	for i := 0; i < 3; i++ {
+		if err := c.Append("get", "k"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.Read(); v != body || err != nil {
+		t.Fatalf("reply 1: %.20q..., %.40v; want the bulk string that starts with '!'", v, err)
+	}
+	if v, err := c.Read(); !reflect.DeepEqual(v, []any{arr}) || err != nil {
+		t.Fatalf("reply 2: %.20v, %v; want the array of one string that starts with '>'", v, err)
+	}
+	if v, err := c.Read(); v != int64(3) || err != nil {
+		t.Fatalf("reply 3: %v, %v; want 3 (the third call's own reply)", v, err)
 	}
 }
