@@ -15,6 +15,11 @@ import (
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
+// directOf is the options of direct connections to srv, as the hammer dials them.
+func directOf(srv *redistest.Server) *redis.Options {
+	return &redis.Options{Addr: srv.Addr, MaxRetries: -1, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, DialTimeout: 5 * time.Second}
+}
+
 // directConfig is the engine's default run of lua with its calls on connections of their own
 // (limiter.Config.Direct), as the hammer runs on a single node, through a go-redis client that
 // records what it sends: with direct connections it must carry no EVALSHA.
@@ -24,7 +29,7 @@ func directConfig(t *testing.T, srv *redistest.Server, k limiter.Kind, conns int
 	t.Cleanup(func() { rdb.Close() })
 	seen := &pipelines{}
 	rdb.AddHook(seen)
-	cfg := engineConfigOn(t, rdb, &redis.Options{Addr: srv.Addr, MaxRetries: -1, ReadTimeout: 5 * time.Second}, k, limiter.Lua)
+	cfg := engineConfigOn(t, rdb, directOf(srv), k, limiter.Lua)
 	cfg.Conns = conns
 	return cfg, seen
 }
@@ -40,7 +45,7 @@ func TestDirectConnectionsKeepTheEvidence(t *testing.T) {
 		limiter.Concurrency: "buggy/concurrency_off_by_one.lua", limiter.FixedWindow: "buggy/fixed_window_off_by_one.lua",
 		limiter.SlidingWindow: "buggy/sliding_window_off_by_one.lua", limiter.TokenBucket: "buggy/token_bucket_off_by_one.lua",
 	}
-	direct := &redis.Options{Addr: srv.Addr, MaxRetries: -1, ReadTimeout: 5 * time.Second}
+	direct := directOf(srv)
 	for _, conns := range []int{0, 4} {
 		for _, k := range limiter.Kinds() {
 			t.Run(fmt.Sprintf("conns=%d/%s", conns, k), func(t *testing.T) {

@@ -99,10 +99,11 @@ func powerRun(t *testing.T, srv *redistest.Server, c powerCase, d time.Duration,
 	return powerRunUntil(t, srv, c, d, stopOnOvershoot, func(s bench.StrategySnapshot) bool { return s.Overshoot > 0 })
 }
 
-// powerRunUntil is powerRun with what counts as caught.
+// powerRunUntil is powerRun with what counts as caught. The script's calls go out as the
+// hammer's do on a single node: on direct connections, one per worker (limiter.Config.Direct).
 func powerRunUntil(t *testing.T, srv *redistest.Server, c powerCase, d time.Duration, stop bool, caught func(bench.StrategySnapshot) bool) (bench.StrategySnapshot, time.Duration) {
 	t.Helper()
-	cfg := defaultLoad(t, c.kind, customStrategy(t, srv, c.file, c.kind, c.spec), d)
+	cfg := defaultLoad(t, c.kind, customStrategyOn(t, srv, c.file, c.kind, c.spec, directOf(srv)), d)
 	time.Sleep(time.Duration(rand.Int64N(int64(cfg.Window))))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -202,7 +203,8 @@ func TestPowerBlamesNoShippedScript(t *testing.T) {
 					KeyFor: func(s string, i int) string { return fmt.Sprintf("p:{%s}:%s:%d", run, s, i) },
 				}
 				for _, s := range []limiter.Strategy{limiter.Lua, limiter.Eval, limiter.Function} {
-					lim, err := limiter.New(k, s, srv.Client(t), limiter.Config{Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, Rate: 20, Burst: 20})
+					lim, err := limiter.New(k, s, srv.Client(t), limiter.Config{Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, Rate: 20, Burst: 20,
+						Direct: directOf(srv)}) // as the hammer runs them on a single node
 					if err != nil {
 						t.Fatal(err)
 					}
