@@ -199,7 +199,7 @@ func TestServerGoneMidRunIsCountedNotFatal(t *testing.T) {
 		t.Run(fmt.Sprintf("fail-open=%v", open), func(t *testing.T) {
 			srv := redistest.Start(t)
 			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 100, MaxRetries: -1,
-				ReadTimeout: 200 * time.Millisecond, DialTimeout: 200 * time.Millisecond})
+				ReadTimeout: 200 * time.Millisecond, DialTimeout: 200 * time.Millisecond, DialerRetries: 1, Protocol: 2})
 			defer rdb.Close()
 			cfg := engineConfig(t, rdb, limiter.Concurrency, limiter.Lua)
 			cfg.Duration, cfg.FailOpen, cfg.ErrorBackoff = 1500*time.Millisecond, open, 5*time.Millisecond
