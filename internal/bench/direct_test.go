@@ -10,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
@@ -41,48 +40,14 @@ func directConfig(t *testing.T, srv *redistest.Server, k limiter.Kind, conns int
 // carries the requests' EVALSHAs and replies.
 func TestDirectConnectionsKeepTheEvidence(t *testing.T) {
 	srv := redistest.Start(t)
-	buggy := map[limiter.Kind]string{
-		limiter.Concurrency: "buggy/concurrency_off_by_one.lua", limiter.FixedWindow: "buggy/fixed_window_off_by_one.lua",
-		limiter.SlidingWindow: "buggy/sliding_window_off_by_one.lua", limiter.TokenBucket: "buggy/token_bucket_off_by_one.lua",
-	}
-	direct := directOf(srv)
 	for _, conns := range []int{0, 4} {
 		for _, k := range limiter.Kinds() {
 			t.Run(fmt.Sprintf("conns=%d/%s", conns, k), func(t *testing.T) {
-				var lua, custom bench.StrategySnapshot
-				var seen *pipelines
-				// Up to 5 runs of 5s (the power tests' run: under the race detector and a loaded
-				// machine a bucket's one extra token can take the first idle spell, at 2s, and the
-				// burst after it to show), the shipped script holding in each.
-				for attempt := 1; attempt <= 5; attempt++ {
-					var cfg bench.Config
-					cfg, seen = directConfig(t, srv, k, conns)
-					load := defaultLoad(t, k, customStrategyOn(t, srv, buggy[k], k, contract.Spec{}, direct), 5*time.Second)
-					load.Strategies = append(load.Strategies, cfg.Strategies...)
-					load.Conns = conns
-					load.KeyFor = func(s string, i int) string { return fmt.Sprintf("t:{%s.%d}:%s:%d", t.Name(), attempt, s, i) }
-					sum, err := bench.New(load).Run(context.Background(), nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					custom, lua = strategy(t, sum, "custom"), strategy(t, sum, "lua")
-					if lua.Overshoot != 0 {
-						t.Errorf("attempt %d: the shipped script on direct connections overshot by %d (peak %d)", attempt, lua.Overshoot, lua.Peak)
-					}
-					if custom.Overshoot > 0 {
-						break
-					}
-					t.Logf("attempt %d: the off-by-one script not caught (peak %d, %d admitted)", attempt, custom.Peak, custom.Admitted)
-				}
-				if custom.Overshoot == 0 {
-					t.Fatalf("the off-by-one script on direct connections was not caught in 5 runs of 5s (peak %d)", custom.Peak)
-				}
-				if !lua.Contended || lua.Rejected == 0 || lua.Errors != 0 {
-					t.Errorf("lua: contended %v, %d rejected, %d errors %v: an uncontended run proves nothing", lua.Contended, lua.Rejected, lua.Errors, lua.ErrorSamples)
-				}
-				if lua.FalseRejects != 0 || lua.NoRefusalJudged {
-					t.Errorf("lua on direct connections: %d false rejects (none judged: %v); want every refusal judged and none wrong", lua.FalseRejects, lua.NoRefusalJudged)
-				}
+				// Runs of 5s, the power tests' run: under the race detector and a loaded machine a
+				// bucket's one extra token can take the first idle spell, at 2s, and the burst
+				// after it to show.
+				custom, seen := keepsTheEvidence(t, srv, k, conns, 5*time.Second, directOf(srv),
+					func() (bench.Config, *pipelines) { return directConfig(t, srv, k, conns) })
 				// go-redis sends only what recovers a call that found no script (EVAL, once per
 				// connection on a server that had not cached it) and its connections' set-up.
 				if seen.evalsha != 0 {

@@ -64,50 +64,64 @@ func roundsConfig(t *testing.T, srv *redistest.Server, k limiter.Kind) (bench.Co
 	return cfg, seen
 }
 
+// offByOne is each kind's script that admits one request too many.
+var offByOne = map[limiter.Kind]string{
+	limiter.Concurrency: "buggy/concurrency_off_by_one.lua", limiter.FixedWindow: "buggy/fixed_window_off_by_one.lua",
+	limiter.SlidingWindow: "buggy/sliding_window_off_by_one.lua", limiter.TokenBucket: "buggy/token_bucket_off_by_one.lua",
+}
+
+// keepsTheEvidence runs lua (as configure builds it, with the hook on its client) beside the
+// kind's off-by-one script (its calls on direct connections dialled with direct, or through
+// go-redis when nil) at the hammer's default load on conns connections (0: a connection per
+// worker), each run with its own keys, until the script is caught, up to 5 runs of d: a loaded
+// machine may keep one run from catching it. The shipped script must hold in every run, be
+// contended, and have every refusal judged and none wrong. It returns the last run's custom
+// strategy and lua's client's hook.
+func keepsTheEvidence(t *testing.T, srv *redistest.Server, k limiter.Kind, conns int, d time.Duration, direct *redis.Options,
+	configure func() (bench.Config, *pipelines)) (bench.StrategySnapshot, *pipelines) {
+	t.Helper()
+	var lua, custom bench.StrategySnapshot
+	var seen *pipelines
+	for attempt := 1; attempt <= 5; attempt++ {
+		var cfg bench.Config
+		cfg, seen = configure()
+		load := defaultLoad(t, k, customStrategyOn(t, srv, offByOne[k], k, contract.Spec{}, direct), d)
+		load.Strategies = append(load.Strategies, cfg.Strategies...)
+		load.Conns, load.KeyFor = conns, func(s string, i int) string { return fmt.Sprintf("t:{%s.%d}:%s:%d", t.Name(), attempt, s, i) }
+		sum, err := bench.New(load).Run(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		custom, lua = strategy(t, sum, "custom"), strategy(t, sum, "lua")
+		if lua.Overshoot != 0 {
+			t.Errorf("attempt %d: the shipped script overshot by %d (peak %d)", attempt, lua.Overshoot, lua.Peak)
+		}
+		if custom.Overshoot > 0 {
+			break
+		}
+		t.Logf("attempt %d: the off-by-one script not caught (peak %d, %d admitted)", attempt, custom.Peak, custom.Admitted)
+	}
+	if custom.Overshoot == 0 {
+		t.Fatalf("the off-by-one script was not caught in 5 runs of %s (peak %d)", d, custom.Peak)
+	}
+	if !lua.Contended || lua.Rejected == 0 || lua.Errors != 0 {
+		t.Errorf("lua: contended %v, %d rejected, %d errors %v: an uncontended run proves nothing", lua.Contended, lua.Rejected, lua.Errors, lua.ErrorSamples)
+	}
+	if lua.FalseRejects != 0 || lua.NoRefusalJudged {
+		t.Errorf("lua: %d false rejects (none judged: %v); want every refusal judged and none wrong", lua.FalseRejects, lua.NoRefusalJudged)
+	}
+	return custom, seen
+}
+
 // With --conns the evidence is the same as without: the shipped script holds the limit, under
 // contention, for every kind, and a script one request too generous is caught, at the hammer's
 // default load (bursty, skewed), while the calls go out as pipelines of many calls.
 func TestRoundsKeepTheEvidence(t *testing.T) {
 	srv := redistest.Start(t)
-	buggy := map[limiter.Kind]string{
-		limiter.Concurrency: "buggy/concurrency_off_by_one.lua", limiter.FixedWindow: "buggy/fixed_window_off_by_one.lua",
-		limiter.SlidingWindow: "buggy/sliding_window_off_by_one.lua", limiter.TokenBucket: "buggy/token_bucket_off_by_one.lua",
-	}
 	for _, k := range limiter.Kinds() {
 		t.Run(string(k), func(t *testing.T) {
-			var lua, custom bench.StrategySnapshot
-			var seen *pipelines
-			// A loaded machine may keep one run of the default load from catching the bug (the
-			// power tests' 19 in 20 are for 5s); up to 5 runs of 3s, each with its own keys. The
-			// shipped script must hold in every one.
-			for attempt := 1; attempt <= 5; attempt++ {
-				var cfg bench.Config
-				cfg, seen = roundsConfig(t, srv, k)
-				load := defaultLoad(t, k, customStrategy(t, srv, buggy[k], k, contract.Spec{}), 3*time.Second)
-				load.Strategies = append(load.Strategies, cfg.Strategies...)
-				load.Conns, load.KeyFor = 4, func(s string, i int) string { return fmt.Sprintf("t:{%s.%d}:%s:%d", t.Name(), attempt, s, i) }
-				sum, err := bench.New(load).Run(context.Background(), nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				custom, lua = strategy(t, sum, "custom"), strategy(t, sum, "lua")
-				if lua.Overshoot != 0 {
-					t.Errorf("attempt %d: the shipped script on 4 connections overshot by %d (peak %d)", attempt, lua.Overshoot, lua.Peak)
-				}
-				if custom.Overshoot > 0 {
-					break
-				}
-				t.Logf("attempt %d: the off-by-one script not caught (peak %d, %d admitted)", attempt, custom.Peak, custom.Admitted)
-			}
-			if custom.Overshoot == 0 {
-				t.Errorf("the off-by-one script on 4 connections was not caught in 5 runs of 3s (peak %d)", custom.Peak)
-			}
-			if !lua.Contended || lua.Rejected == 0 || lua.Errors != 0 {
-				t.Errorf("lua: contended %v, %d rejected, %d errors: an uncontended run proves nothing", lua.Contended, lua.Rejected, lua.Errors)
-			}
-			if lua.FalseRejects != 0 || lua.NoRefusalJudged {
-				t.Errorf("lua on 4 connections: %d false rejects (none judged: %v); want every refusal judged and none wrong", lua.FalseRejects, lua.NoRefusalJudged)
-			}
+			// Runs of 3s: the power tests' 19 in 20 are for 5s.
+			_, seen := keepsTheEvidence(t, srv, k, 4, 3*time.Second, nil, func() (bench.Config, *pipelines) { return roundsConfig(t, srv, k) })
 			if seen.largest < 2 {
 				t.Errorf("the largest pipeline carried %d calls: the workers' calls did not go out in rounds", seen.largest)
 			}
