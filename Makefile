@@ -54,11 +54,12 @@ test-short: redis-server vet
 # Each fuzz target for a bounded time (FUZZTIME): the linter, URL and flag resolution, password
 # redaction and assert expressions must never panic. The seed corpora also run in go test.
 FUZZTIME ?= 10s
+# (hack/fuzz.sh runs a target once more when Go's fuzzer ends on its deadline without an input.)
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzLint$$' -fuzztime $(FUZZTIME) ./internal/lint/
-	$(GO) test -run '^$$' -fuzz '^FuzzResolve$$' -fuzztime $(FUZZTIME) ./internal/redisconn/
-	$(GO) test -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) ./internal/redisconn/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseAssertion$$' -fuzztime $(FUZZTIME) ./internal/bench/
+	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzLint ./internal/lint/
+	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzResolve ./internal/redisconn/
+	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzRedact ./internal/redisconn/
+	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzParseAssertion ./internal/bench/
 
 # One decision of each limiter x strategy against a real redis-server.
 bench: redis-server
