@@ -68,17 +68,29 @@ func TestDirectConnectionsKeepTheEvidence(t *testing.T) {
 }
 
 // A server that goes away is counted, decision by decision, as errors that refused (fail
-// closed), and once it is back each direct connection is dialled again and the run goes on;
-// a request held across the outage is still released at the end.
-func TestDirectConnectionsCountAnOutageAndRecover(t *testing.T) {
+// closed), and once it is back each connection is dialled again and the run goes on; a request
+// held across the outage is still released at the end. In rounds through go-redis (--conns 4)
+// and on direct connections, by default and with --conns 4. The client dials as the hammer's
+// does (redisconn: one attempt per dial, RESP2): with go-redis's default of several attempts a
+// round begun at the kill waited out the outage in its dial and its acquires ran on the
+// restarted server while requests admitted before the kill were still held, a real overshoot
+// across a restart that lost the set, which is not this test's point.
+func TestAnOutageIsCountedAndRecovered(t *testing.T) {
 	srv := redistest.Start(t)
-	for _, conns := range []int{0, 4} {
-		t.Run(fmt.Sprintf("conns=%d", conns), func(t *testing.T) {
+	for _, c := range []struct {
+		direct bool
+		conns  int
+	}{{false, 4}, {true, 0}, {true, 4}} {
+		t.Run(fmt.Sprintf("direct=%v/conns=%d", c.direct, c.conns), func(t *testing.T) {
 			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 4, MaxRetries: -1,
 				ReadTimeout: 200 * time.Millisecond, DialTimeout: 200 * time.Millisecond, DialerRetries: 1, Protocol: 2})
 			defer rdb.Close()
-			cfg := engineConfigOn(t, rdb, rdb.Options(), limiter.Concurrency, limiter.Lua)
-			cfg.Conns, cfg.Duration, cfg.ErrorBackoff = conns, 1500*time.Millisecond, 5*time.Millisecond
+			var direct *redis.Options
+			if c.direct {
+				direct = rdb.Options()
+			}
+			cfg := engineConfigOn(t, rdb, direct, limiter.Concurrency, limiter.Lua)
+			cfg.Conns, cfg.Duration, cfg.ErrorBackoff = c.conns, 1500*time.Millisecond, 5*time.Millisecond
 			go func() {
 				time.Sleep(400 * time.Millisecond)
 				srv.Kill()

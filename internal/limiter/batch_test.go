@@ -44,6 +44,21 @@ func transports(rdb *redis.Client) []struct {
 	}{{"go-redis", nil}, {"direct", rdb.Options()}}
 }
 
+// limitOf3 is k's limiter in strategy s with a limit of 3 that nothing refills within a test
+// (the shipped script as the custom one), its batches on direct connections with direct.
+func limitOf3(t *testing.T, rdb *redis.Client, k limiter.Kind, s limiter.Strategy, direct *redis.Options) limiter.Limiter {
+	t.Helper()
+	cfg := limiter.Config{Limit: 3, Window: time.Minute, StaleAfter: time.Minute, Rate: 0.001, Burst: 3, Direct: direct}
+	if s == limiter.Custom {
+		cfg.CustomSource = limiter.ScriptFor(k).Source
+	}
+	lim, err := limiter.New(k, s, rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lim
+}
+
 // roundOf sends n acquires on keys (one after another) as one batch and, for the concurrency
 // limiter, the admitted ones' releases as a second; it fails the test on any error and returns
 // how many were admitted.
@@ -83,14 +98,7 @@ func TestBatchDecidesEachCallAsAcquireWould(t *testing.T) {
 	for _, c := range batchCases() {
 		for _, tr := range transports(rdb) {
 			t.Run(fmt.Sprintf("%s/%s/%s", c.k, c.s, tr.name), func(t *testing.T) {
-				cfg := limiter.Config{Limit: 3, Window: time.Minute, StaleAfter: time.Minute, Rate: 0.001, Burst: 3, Direct: tr.direct}
-				if c.s == limiter.Custom {
-					cfg.CustomSource = limiter.ScriptFor(c.k).Source
-				}
-				lim, err := limiter.New(c.k, c.s, rdb, cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
+				lim := limitOf3(t, rdb, c.k, c.s, tr.direct)
 				b := limiter.NewBatch(lim)
 				if b == nil {
 					t.Fatalf("%s/%s runs one command per decision but has no batch", c.k, c.s)
@@ -309,14 +317,7 @@ func TestBatchTracesEachCallAsAcquireDoes(t *testing.T) {
 	for _, c := range batchCases() {
 		for _, tr := range transports(rdb) {
 			t.Run(fmt.Sprintf("%s/%s/%s", c.k, c.s, tr.name), func(t *testing.T) {
-				cfg := limiter.Config{Limit: 3, Window: time.Minute, StaleAfter: time.Minute, Rate: 0.001, Burst: 3, Direct: tr.direct}
-				if c.s == limiter.Custom {
-					cfg.CustomSource = limiter.ScriptFor(c.k).Source
-				}
-				lim, err := limiter.New(c.k, c.s, rdb, cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
+				lim := limitOf3(t, rdb, c.k, c.s, tr.direct)
 				ctx := context.Background()
 				// What Acquire records for the strategy, alone, on a key of its own.
 				alone := trace.NewRecorder(time.Now(), 0, 1, false)
