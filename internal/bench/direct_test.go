@@ -112,7 +112,9 @@ func TestAnOutageIsCountedAndRecovered(t *testing.T) {
 				t.Fatalf("%d decisions, %d admitted", lua.Attempts, lua.Admitted)
 			}
 			if n, err := srv.Client(t).ZCard(context.Background(), cfg.KeyFor("lua", 0)).Result(); err != nil || n != 0 {
-				t.Errorf("after the run the set holds %d members (%v), want every request admitted after the restart released", n, err)
+				members := srv.Client(t).ZRange(context.Background(), cfg.KeyFor("lua", 0), 0, -1).Val()
+				t.Errorf("after the run the set holds %d members %v (%v), want every request admitted after the restart released; %d release errors, samples %+v",
+					n, members, err, lua.ReleaseErrors, lua.ErrorSamples)
 			}
 		})
 	}

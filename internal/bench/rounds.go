@@ -130,7 +130,7 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 			calls[j].Now = w.c.now
 			w.c.sent(s, sentAt, w.c.started)
 		}
-		batch.Do(ctx, calls)
+		s.doRound(ctx, batch, calls, acquires > 0) // calls[:acquires] are releases
 		repliedAt := time.Now()
 		for j := range calls {
 			w := &ws[who[j]]
@@ -144,6 +144,23 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 		}
 	}
 	s.releaseAll(ctx, batch, ws)
+}
+
+// doRound sends a round. One that carries releases is sent as decide sends a release: under
+// a context the run's end does not cancel, bounded by the horizon. Otherwise a round begun as
+// the run ended (the loop's check and the context's end race) would fail its releases with
+// the context's error, leaving their members in the set with no release to come (releaseAll
+// sends only what is still held). Its acquires then run too, as an acquire already sent alone
+// does: go-redis does not cut off a call in flight when its context ends. They are
+// decisions like any other, and what they admit is released in the last round.
+func (s *strategyState) doRound(ctx context.Context, batch *limiter.Batch, calls []limiter.Call, releases bool) {
+	if !releases {
+		batch.Do(ctx, calls)
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Horizon)
+	defer cancel()
+	batch.Do(rctx, calls)
 }
 
 // gather adds the acquire of every ready worker of ws to calls: each takes its turn at the
