@@ -68,6 +68,8 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 	}
 	batch := limiter.NewBatch(s.run.Limiter)
 	defer batch.Close()
+	rctx, cancel := releaseContext(ctx, s.cfg.Horizon)
+	defer cancel()
 	calls := make([]limiter.Call, 0, len(ws))
 	who := make([]int, 0, len(ws)) // the worker of each call
 	for ctx.Err() == nil {
@@ -130,7 +132,11 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 			calls[j].Now = w.c.now
 			w.c.sent(s, sentAt, w.c.started)
 		}
-		s.doRound(ctx, batch, calls, acquires > 0) // calls[:acquires] are releases
+		if acquires > 0 { // calls[:acquires] are releases
+			batch.Do(rctx, calls)
+		} else {
+			batch.Do(ctx, calls)
+		}
 		repliedAt := time.Now()
 		for j := range calls {
 			w := &ws[who[j]]
@@ -146,21 +152,18 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 	s.releaseAll(ctx, batch, ws)
 }
 
-// doRound sends a round. One that carries releases is sent as decide sends a release: under
-// a context the run's end does not cancel, bounded by the horizon. Otherwise a round begun as
-// the run ended (the loop's check and the context's end race) would fail its releases with
-// the context's error, leaving their members in the set with no release to come (releaseAll
-// sends only what is still held). Its acquires then run too, as an acquire already sent alone
-// does: go-redis does not cut off a call in flight when its context ends. They are
-// decisions like any other, and what they admit is released in the last round.
-func (s *strategyState) doRound(ctx context.Context, batch *limiter.Batch, calls []limiter.Call, releases bool) {
-	if !releases {
-		batch.Do(ctx, calls)
-		return
-	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Horizon)
-	defer cancel()
-	batch.Do(rctx, calls)
+// releaseContext is the context of the rounds that carry releases: the run's, except that the
+// run's end does not cancel it; it ends a horizon later, so a release is bounded as decide's
+// is. Sent under the run's context, a round begun as the run ended (the loop's check and the
+// run's end race) failed its releases with the context's error, leaving their members in the
+// set with no release to come (releaseAll sends only what is still held). Its acquires then run
+// too, as an acquire already sent alone does (go-redis does not cut off a call in flight when
+// its context is cancelled): decisions like any other, what they admit released in the last
+// round. One context for all of a connection's rounds: none is made per round.
+func releaseContext(ctx context.Context, horizon time.Duration) (context.Context, context.CancelFunc) {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(horizon, cancel) })
+	return rctx, func() { stop(); cancel() }
 }
 
 // gather adds the acquire of every ready worker of ws to calls: each takes its turn at the
