@@ -77,11 +77,8 @@ func TestDirectConnectionsKeepTheEvidence(t *testing.T) {
 // across a restart that lost the set, which is not this test's point.
 func TestAnOutageIsCountedAndRecovered(t *testing.T) {
 	srv := redistest.Start(t)
-	for _, c := range []struct {
-		direct bool
-		conns  int
-	}{{false, 4}, {true, 0}, {true, 4}} {
-		t.Run(fmt.Sprintf("direct=%v/conns=%d", c.direct, c.conns), func(t *testing.T) {
+	for _, c := range roundModes {
+		t.Run(c.String(), func(t *testing.T) {
 			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 4, MaxRetries: -1,
 				ReadTimeout: 200 * time.Millisecond, DialTimeout: 200 * time.Millisecond, DialerRetries: 1, Protocol: 2})
 			defer rdb.Close()

@@ -164,6 +164,19 @@ func TestRoundsReleaseWhatIsHeldAtTheStop(t *testing.T) {
 	}
 }
 
+// roundMode is how a strategy's rounds reach Redis: through go-redis's pipelines or on
+// direct connections (limiter.Config.Direct), on conns connections (0: one per worker).
+type roundMode struct {
+	direct bool
+	conns  int
+}
+
+func (m roundMode) String() string { return fmt.Sprintf("direct=%v/conns=%d", m.direct, m.conns) }
+
+// roundModes are the rounds' modes the hammer runs: --conns 4 through go-redis (a cluster, a
+// master through Sentinels, --no-direct), and on a single node by default and with --conns 4.
+var roundModes = []roundMode{{false, 4}, {true, 0}, {true, 4}}
+
 // A round that carries releases is sent in full even when the run ends as it starts: its
 // releases never fail with the run's end, and nothing is left in the set. Holds of 2ms keep a
 // release due in almost every round, so over 20 runs of 100ms some round begins as the run ends
@@ -172,11 +185,8 @@ func TestRoundsReleaseWhatIsHeldAtTheStop(t *testing.T) {
 func TestRoundsReleaseEvenAsTheRunEnds(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
-	for _, c := range []struct {
-		direct bool
-		conns  int
-	}{{false, 4}, {true, 0}, {true, 4}} {
-		t.Run(fmt.Sprintf("direct=%v/conns=%d", c.direct, c.conns), func(t *testing.T) {
+	for _, c := range roundModes {
+		t.Run(c.String(), func(t *testing.T) {
 			for run := range 20 {
 				var cfg bench.Config
 				if c.direct {
