@@ -166,15 +166,23 @@ ham_scale() { # args: workers conns [flags...]
   measure wait $bin --addr 127.0.0.1:$port hammer --strategies lua --limiter fixed-window --limit 0 \
     --workers "$w" --conns "$c" --profile steady --skew 0 --duration "$(( secs + 2 ))s" --tui off -o json "$@"
 }
+# pair I A B CMD_A... -- CMD_B...: one interleaved pair: runs both commands, CMD_A first when I
+# is odd and CMD_B first when even, and appends their outputs to the arrays named A and B.
+pair() {
+  local i=$1; local -n pa=$2 pb=$3; shift 3
+  local -a ca=()
+  while [ "$1" != -- ]; do ca+=("$1"); shift; done
+  shift
+  if (( i % 2 )); then pa+=("$("${ca[@]}")"); pb+=("$("$@")")
+  else pb+=("$("$@")"); pa+=("$("${ca[@]}")"); fi
+}
 # Direct connections against go-redis (--no-direct): the same hammer runs, both modes, in
 # interleaved pairs (DIRECT_PAIRS, default 3), measured as above. ONLY=direct runs only this.
 if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = direct ] || [ "${ONLY:-}" = scale ]; then
   dp=(); gp=(); dd=(); gd=()
   for i in $(seq "${DIRECT_PAIRS:-3}"); do
-    if (( i % 2 )); then dp+=("$(ham_scale 256 8)"); gp+=("$(ham_scale 256 8 --no-direct)")
-    else gp+=("$(ham_scale 256 8 --no-direct)"); dp+=("$(ham_scale 256 8)"); fi
-    if (( i % 2 )); then dd+=("$(ham_scale 64 0)"); gd+=("$(ham_scale 64 0 --no-direct)")
-    else gd+=("$(ham_scale 64 0 --no-direct)"); dd+=("$(ham_scale 64 0)"); fi
+    pair "$i" dp gp ham_scale 256 8 -- ham_scale 256 8 --no-direct
+    pair "$i" dd gd ham_scale 64 0 -- ham_scale 64 0 --no-direct
   done
   python3 - "$(IFS=';'; echo "${dp[*]}")" "$(IFS=';'; echo "${gp[*]}")" "$(IFS=';'; echo "${dd[*]}")" "$(IFS=';'; echo "${gd[*]}")" <<'PY'
 import statistics, sys
@@ -191,10 +199,8 @@ fi
 [ "${ONLY:-}" = direct ] && exit 0
 rbp=(); hp=(); rbd=(); hd=()
 for i in $(seq "$pairs"); do
-  if (( i % 2 )); then rbp+=("$(rb_scale -c 50 -P 16)"); hp+=("$(ham_scale 256 8)")
-  else hp+=("$(ham_scale 256 8)"); rbp+=("$(rb_scale -c 50 -P 16)"); fi
-  if (( i % 2 )); then rbd+=("$(rb_scale -c 64)"); hd+=("$(ham_scale 64 0)")
-  else hd+=("$(ham_scale 64 0)"); rbd+=("$(rb_scale -c 64)"); fi
+  pair "$i" rbp hp rb_scale -c 50 -P 16 -- ham_scale 256 8
+  pair "$i" rbd hd rb_scale -c 64 -- ham_scale 64 0
 done
 join() { local IFS=';'; echo "$*"; }
 # The cost of each evidence feature per decision (BenchmarkEvidence: recorded as the engine
