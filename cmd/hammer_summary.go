@@ -19,6 +19,9 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 	for _, line := range res.ErrorSampleLines() {
 		fmt.Fprintln(f.IO.ErrOut, line)
 	}
+	for _, line := range res.LeftoverLines() {
+		fmt.Fprintln(f.IO.ErrOut, line)
+	}
 	width := f.IO.TerminalWidth()
 	if err := writeResult(f.IO.Out, width, format, res); err != nil {
 		return err
@@ -62,19 +65,17 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 	return nil
 }
 
-// paintVerdict colours a verdict word by what it claims: a wrong answer on either side of the
-// limit (OVERSHOOT, TOO STRICT, both) and errors red, no evidence yellow, exact green; a word
-// not named here stays plain rather than be painted as a pass it may not be.
+// paintVerdict colours a verdict word by its tone (bench.Verdict.Tone), as every view does:
+// anything proven wrong (OVERSHOOT, TOO STRICT, LEAKS) red, nothing proven either way (no
+// evidence, not judged, errors) yellow, exact green.
 func paintVerdict(cs ColorScheme, word string) string {
-	switch word {
-	case bench.VerdictOvershoot, bench.VerdictTooStrict, bench.VerdictBoth, bench.VerdictErrors:
+	switch (bench.Verdict{Word: word}).Tone() {
+	case bench.ToneBad:
 		return cs.Bad(word)
-	case bench.VerdictNoEvidence:
-		return cs.Warn(word)
-	case bench.VerdictExact:
+	case bench.ToneGood:
 		return cs.Good(word)
 	}
-	return word
+	return cs.Warn(word)
 }
 
 // fitLine cuts a line to the terminal's width (0: no bound) so that it never wraps; colour

@@ -53,6 +53,7 @@ var metrics = map[string]func(StrategySnapshot) *float64{
 	"overshoot":            count(func(s StrategySnapshot) int64 { return s.Overshoot }),
 	"overshoot_events":     count(func(s StrategySnapshot) int64 { return s.OvershootEvent }),
 	"false_rejects":        falseRejects,
+	"leaks":                leaks,
 	"fail_open_admits":     count(func(s StrategySnapshot) int64 { return s.FailOpenAdmits }),
 	"fail_closed_rejects":  count(func(s StrategySnapshot) int64 { return s.FailClosedRejects }),
 	"release_errors":       count(func(s StrategySnapshot) int64 { return s.ReleaseErrors }),
@@ -74,6 +75,15 @@ func falseRejects(s StrategySnapshot) *float64 {
 		return nil
 	}
 	v := float64(s.FalseRejects)
+	return &v
+}
+
+// leaks has no value where the run's keys were not read.
+func leaks(s StrategySnapshot) *float64 {
+	if s.Leaks == nil {
+		return nil
+	}
+	v := float64(s.Leaks.Total())
 	return &v
 }
 
@@ -100,7 +110,7 @@ func millis(f func(Latency) time.Duration) func(StrategySnapshot) *float64 {
 // MetricNames lists what an assertion may test, for help text and completion.
 func MetricNames() []string {
 	return []string{"attempts", "admitted", "rejected", "errors", "retries", "peak", "overshoot", "overshoot_events",
-		"false_rejects", "throughput", "p50", "p90", "p99", "p999", "max", "server_usec_per_call", "fail_open_admits", "fail_closed_rejects",
+		"false_rejects", "leaks", "throughput", "p50", "p90", "p99", "p999", "max", "server_usec_per_call", "fail_open_admits", "fail_closed_rejects",
 		"release_errors", "unjudged"}
 }
 
@@ -181,13 +191,20 @@ func (a Assertion) Eval(sum Summary) AssertionResult {
 		actual := metrics[a.Metric](s)
 		res.Actual = actual
 		if actual == nil {
-			if a.Metric == "false_rejects" {
+			switch a.Metric {
+			case "false_rejects":
 				res.Reason = "refusals not judged: " + s.RefusalsUnjudged
+			case "leaks":
+				res.Reason = "keys not read: " + s.LeftoversUnread
 			}
 			return res // no data is never a pass
 		}
 		if needsContention(a.Metric) && !s.Contended {
 			res.Reason = NoEvidence
+			return res
+		}
+		if why := s.NotJudged(sum.Limit); needsContention(a.Metric) && why != "" {
+			res.Reason = VerdictNotJudged + ": " + why
 			return res
 		}
 		v := *actual
@@ -207,6 +224,9 @@ func (a Assertion) Eval(sum Summary) AssertionResult {
 		}
 		if !res.Passed && a.Metric == "false_rejects" && s.FalseRejects > 0 {
 			res.Reason = s.tooStrict(sum.Limiter) // what the refusals were counted against
+		}
+		if !res.Passed && a.Metric == "leaks" && s.Leaks.Total() > 0 {
+			res.Reason = s.Leaks.Text()
 		}
 		return res
 	}

@@ -82,6 +82,9 @@ type Config struct {
 	Masters func(ctx context.Context) (string, error)
 	// ErrorBackoff pauses a worker after a failed decision so an outage is not a busy loop.
 	ErrorBackoff time.Duration
+	// Leftovers reads every strategy's keys once the load has ended (keyed by strategy name):
+	// what the limiter leaves behind (Leaks, LargestKey). nil reads nothing.
+	Leftovers func(ctx context.Context) (map[string]Leftovers, error)
 	// NoTrace records no decision's commands (no first_overshoot): only for measuring what the
 	// recording costs (hack/bench-hammer.sh).
 	NoTrace bool
@@ -251,6 +254,7 @@ loop:
 		}
 	}
 	final := e.snapshot(runs, clock.active, end.Sub(lastTick), serverUsec, true)
+	e.addLeftovers(context.WithoutCancel(ctx), final.Strategies)
 	if snapshots != nil {
 		select {
 		case snapshots <- final:
@@ -261,6 +265,32 @@ loop:
 		RunID: cfg.RunID, Target: cfg.Target, Limiter: cfg.Limiter, Limit: cfg.Limit, Workers: cfg.Workers,
 		Conns: cfg.Conns, Duration: clock.active, Interrupted: ctx.Err() != nil, Strategies: final.Strategies,
 	}, nil
+}
+
+// leftoversTimeout bounds the end-of-run read of the run's keys, beyond the call timeout.
+const leftoversTimeout = 5 * time.Second
+
+// addLeftovers reads what the strategies' keys hold now that the load has ended, so the final
+// snapshot (the dashboard's last frame and the summary) carries it; a failed read says why.
+func (e *Engine) addLeftovers(ctx context.Context, strategies []StrategySnapshot) {
+	if e.cfg.Leftovers == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, leftoversTimeout+e.cfg.Horizon)
+	defer cancel()
+	found, err := e.cfg.Leftovers(ctx)
+	for i := range strategies {
+		st := &strategies[i]
+		if err != nil {
+			st.LeftoversUnread = "could not read the run's keys: " + trimMessage(err.Error())
+			continue
+		}
+		l := found[st.Name]
+		if l.Leaks.Samples == nil {
+			l.Leaks.Samples = []KeyState{}
+		}
+		st.Leaks, st.LargestKey = &l.Leaks, l.Largest
+	}
 }
 
 // Bounds on one INFO commandstats read: in the background, and where something waits for it.

@@ -119,6 +119,21 @@ func mergeStrategy(m *StrategySnapshot, s StrategySnapshot, several bool) {
 		m.RefusalsUnjudged = s.RefusalsUnjudged
 	}
 	m.NoRefusalJudged = m.NoRefusalJudged || s.NoRefusalJudged
+	// Every process read the same keys as it finished: a leak any of them saw stands.
+	if l := s.Leaks; l != nil && (m.Leaks == nil || l.Total() > m.Leaks.Total()) {
+		m.Leaks = l
+	}
+	if m.Leaks != nil {
+		m.LeftoversUnread = ""
+	} else if m.LeftoversUnread == "" {
+		m.LeftoversUnread = s.LeftoversUnread
+	}
+	if k := s.LargestKey; k != nil && (m.LargestKey == nil || k.Size > m.LargestKey.Size) {
+		m.LargestKey = k
+	}
+	if m.Allowances == "" {
+		m.Allowances = s.Allowances
+	}
 	m.Peak = max(m.Peak, s.Peak)
 	m.Overshoot = max(m.Overshoot, s.Overshoot)
 	m.OvershootEvent += s.OvershootEvent

@@ -12,6 +12,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/trace"
 )
@@ -445,6 +446,24 @@ func (s *strategyState) released(c *decisionCall, err error) {
 	s.judged(c)
 }
 
+// allowances name what widens the strategy's evidence, for saying why admits went unjudged:
+// the workers' skew, the server's clock, the lateness the evidence allows for.
+func (s *strategyState) allowances() string {
+	var parts []string
+	if s.cfg.Skew > 0 {
+		parts = append(parts, "skew ±"+human.Latency(s.cfg.Skew))
+	}
+	switch {
+	case s.run.ServerClock:
+		parts = append(parts, "the server's clock (each admit judged over its call's interval)")
+	case s.ev.lateMs > 0:
+		parts = append(parts, fmt.Sprintf("a lateness bound of %dms", s.ev.lateMs))
+	case s.windowed():
+		parts = append(parts, "calls answered a window or more after their time")
+	}
+	return strings.Join(parts, " and ")
+}
+
 // windowed reports whether the limiter judges admits per window of their now.
 func (s *strategyState) windowed() bool { return s.cfg.Limiter.Describe().Evidence.Windowed() }
 
@@ -537,6 +556,7 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 		}
 	}
 	v.FirstOvershoot = s.firstOver.Load()
+	v.Allowances = s.allowances()
 	s.judgeRefusals(final, &v)
 	v.Contended = v.Rejected > 0 || v.Peak >= s.cfg.Limit
 	if sinceTick > 0 && !final {

@@ -83,7 +83,63 @@ type StrategySnapshot struct {
 	// ServerUsecPerCall is Redis's own time per decision from INFO commandstats; nil when the
 	// server does not report it or it cannot be told apart from another strategy's.
 	ServerUsecPerCall *float64
+	// Leaks are the strategy's keys that the run left without a TTL, or with one far beyond
+	// anything a limiter of its kind needs, read on every master after the load (final
+	// snapshot only); nil when they were not read, and LeftoversUnread then says why.
+	Leaks           *Leaks
+	LeftoversUnread string
+	// LargestKey is the strategy's largest set, list, hash or stream when the run ended; nil
+	// when it left none.
+	LargestKey *KeySize
+	// Allowances name what widens the evidence's bounds (skew, the server's clock, lateness),
+	// for saying why admits went unjudged; empty when nothing does.
+	Allowances string
 }
+
+// Leaks counts what a strategy's keys would leave behind for ever (SPEC section 9): keys without
+// a TTL, and keys whose TTL is far beyond anything a limiter of the kind needs (LeakTTL), with
+// the first few as samples.
+type Leaks struct {
+	KeysWithoutTTL int64      `json:"keys_without_ttl"`
+	KeysTTLTooLong int64      `json:"keys_ttl_too_long"`
+	Samples        []KeyState `json:"samples"`
+}
+
+// Total is every leaking key, what an assertion on leaks reads.
+func (l Leaks) Total() int64 { return l.KeysWithoutTTL + l.KeysTTLTooLong }
+
+// KeyState is one key as the end-of-run read found it; TTLMs is -1 for none.
+type KeyState struct {
+	Key   string `json:"key"`
+	Type  string `json:"type"`
+	Size  int64  `json:"size"`
+	TTLMs int64  `json:"ttl_ms"`
+}
+
+// KeySize names a key with its type and size (members, elements, fields or bytes).
+type KeySize struct {
+	Key  string `json:"key"`
+	Type string `json:"type"`
+	Size int64  `json:"size"`
+}
+
+// Leftovers are one strategy's keys as the end-of-run read found them.
+type Leftovers struct {
+	Leaks   Leaks
+	Largest *KeySize
+}
+
+// MaxLeakSamples bounds the leaking keys a summary names per strategy.
+const MaxLeakSamples = 5
+
+// LeakTTL is the longest TTL that is no leak for a limiter whose window (or stale-after) is
+// span: max(1 hour, 100 spans). A key kept for a few, or tens of, windows is a limiter doing
+// its job; one kept for years is a TTL computed from an absolute time instead of a duration.
+func LeakTTL(span time.Duration) time.Duration { return max(time.Hour, 100*span) }
+
+// GrowthFactor is how far above its limit a set or list of the run may end before the summary
+// notes that it grows with traffic (largest_key): a note, not a failure.
+const GrowthFactor = 10
 
 // ErrorSample is one distinct error message and how often it occurred.
 type ErrorSample struct {

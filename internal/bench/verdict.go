@@ -22,7 +22,18 @@ const (
 	VerdictBoth       = VerdictOvershoot + ", " + VerdictTooStrict
 	VerdictErrors     = "errors"
 	VerdictNoEvidence = "no evidence"
+	VerdictNotJudged  = "not judged"
 	VerdictExact      = "exact"
+	// VerdictLeaks stands beside exact, OVERSHOOT and TOO STRICT ("exact, LEAKS"), and alone
+	// where the limit's side proved nothing (no evidence, not judged, errors).
+	VerdictLeaks = "LEAKS"
+)
+
+// Tones of a verdict, what every view colours it by.
+const (
+	ToneGood = "good" // judged, nothing wrong found
+	ToneWarn = "warn" // nothing proven either way
+	ToneBad  = "bad"  // proven wrong: overshoot, refusals with room, keys that never go away
 )
 
 // Verdict says in plain words who overshot or refused with room, by how much, and on what
@@ -32,6 +43,22 @@ const (
 type Verdict struct {
 	Word, Text string
 }
+
+// Tone is how the verdict reads at a glance, the same in every view (ToneGood, ToneWarn,
+// ToneBad): anything proven wrong is bad, a verdict without evidence either way is a warning.
+func (v Verdict) Tone() string {
+	switch {
+	case strings.Contains(v.Word, VerdictOvershoot), strings.Contains(v.Word, VerdictTooStrict),
+		strings.Contains(v.Word, VerdictLeaks):
+		return ToneBad
+	case v.Word == VerdictExact:
+		return ToneGood
+	}
+	return ToneWarn
+}
+
+// Leaking reports whether the verdict found keys left behind.
+func (v Verdict) Leaking() bool { return strings.Contains(v.Word, VerdictLeaks) }
 
 // Judge gives a strategy's verdict over a run of duration d of a kind limiter against limit.
 // OVERSHOOT and TOO STRICT stand on their evidence whatever else happened (both when both);
@@ -62,6 +89,8 @@ func (st StrategySnapshot) Judge(kind limiter.Kind, limit int64, d time.Duration
 			human.Count(st.Attempts), strings.Join(human.ErrorKinds(st.ErrorsByKind), ", "), peak)}
 	case !st.Contended:
 		v = Verdict{VerdictNoEvidence, peak + ": the limit was never reached, so nothing was tested"}
+	case st.NotJudged(limit) != "":
+		v = Verdict{VerdictNotJudged, peak + ": " + st.NotJudged(limit)}
 	default:
 		v = Verdict{VerdictExact, fmt.Sprintf("%s, 0 events, 0 false rejects", peak)}
 		if st.NoRefusalJudged {
@@ -80,7 +109,64 @@ func (st StrategySnapshot) Judge(kind limiter.Kind, limit int64, d time.Duration
 	if st.ReleaseErrors > 0 {
 		v.Text += fmt.Sprintf(", %s %s failed", human.Count(st.ReleaseErrors), human.Plural(st.ReleaseErrors, "release", "releases"))
 	}
+	if st.Leaks != nil && st.Leaks.Total() > 0 {
+		switch v.Word {
+		case VerdictExact, VerdictOvershoot, VerdictTooStrict, VerdictBoth:
+			v.Word += ", " + VerdictLeaks
+			v.Text = st.Leaks.Text() + "; " + v.Text
+		default:
+			v.Word, v.Text = VerdictLeaks, st.Leaks.Text()+"; "+v.Word+": "+v.Text
+		}
+	}
 	return v
+}
+
+// NotJudged says why the evidence cannot back a verdict of exact although the limit was
+// contended, or "" when it can: when the allowances (skew, lateness, the server's clock, calls
+// slower than a window) left more than half of the strategy's admits unjudged, or when the
+// limiter refused while the evidence never saw as much as half the limit admitted (or held)
+// together, 0 overshoot and 0 false rejects say nothing about the limiter. A strategy with an
+// overshoot or a false reject proven is judged: its evidence stands.
+func (st StrategySnapshot) NotJudged(limit int64) string {
+	if st.Admitted == 0 || st.Overshoot > 0 || st.FalseRejects > 0 {
+		return ""
+	}
+	by := st.Allowances
+	if by == "" {
+		by = "calls slower than the evidence allows"
+	}
+	switch {
+	case st.Unjudged >= st.Admitted:
+		return by + " left no admit judged"
+	case 2*st.Unjudged > st.Admitted:
+		return fmt.Sprintf("%s left %s of %s admits unjudged", by, human.Count(st.Unjudged), human.Count(st.Admitted))
+	case st.Rejected > 0 && 2*st.Peak < limit:
+		return fmt.Sprintf("the limiter refused, but the evidence never saw more than %s of %s together (%s blur it)",
+			human.Count(st.Peak), human.Count(limit), by)
+	}
+	return ""
+}
+
+// Text is the leaks in words, with the first sample: "1 key without a TTL (bench:{r}:custom:exp,
+// string)".
+func (l Leaks) Text() string {
+	var parts []string
+	if l.KeysWithoutTTL > 0 {
+		parts = append(parts, fmt.Sprintf("%s %s without a TTL", human.Count(l.KeysWithoutTTL), human.Plural(l.KeysWithoutTTL, "key", "keys")))
+	}
+	if l.KeysTTLTooLong > 0 {
+		parts = append(parts, fmt.Sprintf("%s %s with a TTL far beyond the limiter's need", human.Count(l.KeysTTLTooLong), human.Plural(l.KeysTTLTooLong, "key", "keys")))
+	}
+	text := "left " + strings.Join(parts, " and ")
+	if len(l.Samples) > 0 {
+		k := l.Samples[0]
+		ttl := "no TTL"
+		if k.TTLMs >= 0 {
+			ttl = "TTL " + ttlText(time.Duration(k.TTLMs)*time.Millisecond)
+		}
+		text += fmt.Sprintf(" (%s: %s of %s, %s)", k.Key, k.Type, human.Count(k.Size), ttl)
+	}
+	return text
 }
 
 // tooStrict is the evidence of the false rejects in words, from the one with the least room,
@@ -109,4 +195,12 @@ func (st StrategySnapshot) tooStrict(kind limiter.Kind) string {
 // TooManyErrors reports whether more than MaxErrorRate of the strategy's decisions failed.
 func (st StrategySnapshot) TooManyErrors() bool {
 	return st.Attempts > 0 && float64(st.Errors) > MaxErrorRate*float64(st.Attempts)
+}
+
+// ttlText is a TTL as a person reads it, in days past two of them.
+func ttlText(d time.Duration) string {
+	if d > 48*time.Hour {
+		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + " days"
+	}
+	return human.Clock(d)
 }

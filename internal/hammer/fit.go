@@ -63,7 +63,7 @@ func describeContract(o Options) string {
 		}
 	}
 	if len(implied) > 0 {
-		line += ", judged by " + strings.Join(implied, " and ") + " (give --assert on custom.overshoot or custom.false_rejects to set another bound)"
+		line += ", judged by " + strings.Join(implied, " and ") + " (give --assert on custom.overshoot, custom.false_rejects or custom.leaks to set another bound)"
 	}
 	return line
 }

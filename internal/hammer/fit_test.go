@@ -60,7 +60,7 @@ func TestShippedContractThatDoesNotFitFailsWithAHint(t *testing.T) {
 		return bench.Summary{Duration: 3 * time.Second, Strategies: []bench.StrategySnapshot{st}}
 	}
 	hint := "describe them with --script-keys, --script-args and --script-allowed"
-	if failures := Judge(o.Rules(), sum(bench.StrategySnapshot{Admitted: 20, Attempts: 5000, Contended: true})).Failures; len(failures) != 0 {
+	if failures := Judge(o.Rules(), sum(bench.StrategySnapshot{Admitted: 20, Attempts: 5000, Contended: true, Leaks: &bench.Leaks{}})).Failures; len(failures) != 0 {
 		t.Errorf("a low admit count alone named a misfit: %q", failures)
 	}
 	failures := Judge(o.Rules(), sum(bench.StrategySnapshot{Attempts: 100, Errors: 100})).Failures

@@ -26,6 +26,8 @@ import (
 //	                                         in a run id, so no other run's tag looks the same)
 //	<limiter key>:<window start ms>          fixed window: the counter of one window (limiter.WindowKey)
 //	<limiter key>:witness                    the shared Redis witness (concurrency, --witness redis)
+//	<custom's first limiter key>:once        the limiter key of the user's script's single hit
+//	                                         after the load (session.hitOnce)
 //	<limiter key>:admits:<chunk>             the shared admits of one chunk of time (windows and
 //	                                         bucket, --witness redis: bench.SharedAdmits)
 //	<prefix>:{<run-id>}:probe-<what>         the pre-run probe's throw-away keys (and their windows)
@@ -47,6 +49,10 @@ func (k KeyScheme) Key(strategy string, i int) string {
 	}
 	return k.Prefix + ":{" + k.RunID + "." + strconv.Itoa(i) + "}:" + strategy
 }
+
+// Once names the limiter key of a strategy's single hit after the load (session.hitOnce): its
+// first limiter key with ":once" after it, under the same hash tag.
+func (k KeyScheme) Once(strategy string) string { return k.Key(strategy, 0) + ":once" }
 
 // Witness names the shared Redis witness of a limiter key.
 func (k KeyScheme) Witness(key string) string { return key + ":witness" }

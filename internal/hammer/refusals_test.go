@@ -54,17 +54,17 @@ func TestAssertOnFalseRejectsReplacesTheImpliedOne(t *testing.T) {
 		}
 		return exprs
 	}
-	if e := strings.Join(got(o), " "); e != "custom.overshoot==0 custom.false_rejects==0" {
+	if e := strings.Join(got(o), " "); e != "custom.overshoot==0 custom.false_rejects==0 custom.leaks==0" {
 		t.Errorf("implied: %s", e)
 	}
 	o.Assertions = assertions(t, []string{"custom"}, "custom.false_rejects<=100000")
-	if e := strings.Join(got(o), " "); e != "custom.false_rejects<=100000 custom.overshoot==0" {
+	if e := strings.Join(got(o), " "); e != "custom.false_rejects<=100000 custom.overshoot==0 custom.leaks==0" {
 		t.Errorf("with a bound on false rejects: %s", e)
 	}
 	// With a run id other processes may share the keys: refusals are not judged, so no check
 	// can stand on them.
 	o.Assertions, o.RunID = nil, "shared"
-	if e := strings.Join(got(o), " "); e != "custom.overshoot==0" {
+	if e := strings.Join(got(o), " "); e != "custom.overshoot==0 custom.leaks==0" {
 		t.Errorf("with a run id: %s", e)
 	}
 }

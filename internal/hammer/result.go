@@ -9,6 +9,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/tableprint"
 	"github.com/limitctl/limitctl/internal/trace"
@@ -104,14 +105,18 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		FalseRejects     *int64             `json:"false_rejects"`
 		FirstFalseReject *bench.FalseReject `json:"first_false_reject"`
 		Verdict          string             `json:"verdict"`
-		Clock            contract.Clock     `json:"clock"`
-		TimeAnswered     bool               `json:"time_answered"`
-		Contract         *contractSpec      `json:"contract,omitempty"`
+		// Leaks are the keys left without a TTL or with one far too long; null when the run's
+		// keys were not read. LargestKey is the largest set, list, hash or stream left.
+		Leaks        *bench.Leaks   `json:"leaks"`
+		LargestKey   *bench.KeySize `json:"largest_key"`
+		Clock        contract.Clock `json:"clock"`
+		TimeAnswered bool           `json:"time_answered"`
+		Contract     *contractSpec  `json:"contract,omitempty"`
 	}{
 		s.Name, s.Attempts, s.Admitted, s.Rejected, s.Errors, s.ErrorsByKind, s.Retries, s.Peak, s.Overshoot, s.OvershootEvent,
 		s.ThroughputPerS(), latency{ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max)}, s.ServerUsecPerCall,
 		s.FailOpenAdmits, s.FailClosedRejects, s.ReleaseErrors, s.Contended, samples, s.Unjudged, s.FirstOvershoot,
-		s.judgedFalseRejects(), s.FirstFalseReject, s.Verdict.Word, s.Clock, s.TimeAnswered, spec,
+		s.judgedFalseRejects(), s.FirstFalseReject, s.Verdict.Word, s.Leaks, s.LargestKey, s.Clock, s.TimeAnswered, spec,
 	})
 }
 
@@ -236,6 +241,23 @@ func (r Result) AssertionLines(paint func(passed bool, word string) string) []st
 			word = paint(a.Passed, word)
 		}
 		out[i] = fmt.Sprintf("%s  %s  (%s)", word, a.Expr, AssertionDetail(a))
+	}
+	return out
+}
+
+// LeftoverLines say, per strategy, what the end-of-run read of its keys found beyond the
+// verdict: a set or list that ended far above what its limit needs (a log that grows with
+// traffic: a note, not a failure), and why the keys could not be read.
+func (r Result) LeftoverLines() []string {
+	var out []string
+	for _, st := range r.Summary.Strategies {
+		if k := st.LargestKey; k != nil && (k.Type == "zset" || k.Type == "list") && k.Size > bench.GrowthFactor*r.Summary.Limit {
+			out = append(out, fmt.Sprintf("%s: note: %s (%s) ended with %s members, more than %dx its limit of %s: a log that grows with traffic",
+				st.Name, k.Key, k.Type, human.Count(k.Size), bench.GrowthFactor, human.Count(r.Summary.Limit)))
+		}
+		if st.LeftoversUnread != "" {
+			out = append(out, fmt.Sprintf("%s: leaks not read: %s", st.Name, st.LeftoversUnread))
+		}
 	}
 	return out
 }

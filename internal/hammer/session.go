@@ -104,6 +104,23 @@ type session struct {
 	witnessKey func(string) string // nil without the Redis witness
 	closers    []func()            // the strategies' own clients (--conns)
 	peers      *participation      // this process's entry in a run shared by id; nil once left
+	custom     limiter.Limiter     // the user's script, for its single hit (hitOnce); nil without one
+}
+
+// hitOnce sends the user's script one decision on a key of its own once the load has ended,
+// released when admitted, before the run's keys are read: under load every key is hit many
+// times, and a script that sets its TTL only on a later hit (EXPIRE when the count reaches 2,
+// or only on some branch) leaks exactly the keys hit once, as a user seen once a day is. Its
+// failure is no evidence of anything and is not reported.
+func (s *session) hitOnce(ctx context.Context) {
+	if s.custom == nil {
+		return
+	}
+	key := s.keys.Once(string(limiter.Custom))
+	d, err := s.custom.Acquire(ctx, key, s.deps.Now())
+	if err == nil && d.Allowed && s.opts.Limiter.Describe().Releases {
+		s.custom.Release(ctx, key, d) //nolint:errcheck // a release the limiter refuses leaves a key the read then finds
+	}
 }
 
 // Run is one hammer session: lint a custom script, open or start the target, build the
@@ -217,6 +234,11 @@ func (s *session) build(runID string) error {
 			return bench.CommandStats(ctx, s.rdb)
 		},
 	}
+	leakTTL := bench.LeakTTL(max(o.Window, o.StaleAfter))
+	s.cfg.Leftovers = func(ctx context.Context) (map[string]bench.Leftovers, error) {
+		s.hitOnce(ctx)
+		return s.keys.leftovers(ctx, s.rdb, leakTTL)
+	}
 	if s.deps.Connect != nil || injectsRestart(o.Injects) {
 		// A server of the user's may fail over, and a restarted one comes back from nothing or a
 		// snapshot: either may lose a release it acknowledged.
@@ -240,6 +262,9 @@ func (s *session) build(runID string) error {
 		lim, err := limiter.New(o.Limiter, st, rdb, lcfg)
 		if err != nil {
 			return exitcode.Usagef("%v", err)
+		}
+		if st == limiter.Custom {
+			s.custom = lim
 		}
 		cmds, inner := limiter.Commands(o.Limiter, st)
 		run := bench.StrategyRun{Name: string(st), Limiter: lim, Commands: cmds, Inner: inner,

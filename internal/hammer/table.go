@@ -60,6 +60,9 @@ func (r Result) Table() tableprint.Tabular {
 		{Header: "false rej", Field: "false_rejects",
 			Human:   func(x s) string { return countCell(x.judgedFalseRejects(), human.Count, "-") },
 			Machine: func(x s) string { return countCell(x.judgedFalseRejects(), itoa, "n/a") }},
+		{Header: "leaks", Field: "leaks",
+			Human:   func(x s) string { return countCell(x.leakCount(), human.Count, "-") },
+			Machine: func(x s) string { return countCell(x.leakCount(), itoa, "n/a") }},
 		{Header: "decisions/s", Field: "throughput_per_s", Priority: 2,
 			Human:   func(x s) string { return human.Count(int64(math.Round(x.ThroughputPerS()))) },
 			Machine: func(x s) string { return strconv.FormatFloat(math.Round(x.ThroughputPerS()), 'f', 0, 64) }},
@@ -77,6 +80,15 @@ func (r Result) Table() tableprint.Tabular {
 		{Header: "contended", Priority: 11, Human: func(x s) string { return human.YesNo(x.Contended) }},
 		unjudged, releaseErrors,
 	}}
+}
+
+// leakCount is the strategy's leaking keys, nil when they were not read.
+func (s StrategyResult) leakCount() *int64 {
+	if s.Leaks == nil {
+		return nil
+	}
+	n := s.Leaks.Total()
+	return &n
 }
 
 // countCell prints a count that may not have been measured.

@@ -16,9 +16,11 @@ const MaxErrorRate = bench.MaxErrorRate
 
 // ImpliedChecks are the assertions a run with --script makes when no --assert bounds the
 // custom strategy's metric: a limiter script is hammered to verify it, so a run in which it
-// overshot, never reached its limit, or refused while it certainly had room must not pass. An
-// --assert on custom.overshoot (or custom.overshoot_events) replaces the first, one on
-// custom.false_rejects the second, e.g. the bounds an approximate algorithm promises. A run
+// overshot, never reached its limit, was not judged, refused while it certainly had room, or
+// left keys that never expire must not pass. An --assert on custom.overshoot (or
+// custom.overshoot_events) replaces the first, one on custom.false_rejects the second, e.g. the
+// bounds an approximate algorithm promises, one on custom.leaks the third (a library's
+// permanent configuration key: --assert 'custom.leaks>=0'). A run
 // with a run id judges no refusals (other processes may share its keys), so it implies no
 // false-reject check.
 var ImpliedChecks = []struct {
@@ -28,6 +30,7 @@ var ImpliedChecks = []struct {
 }{
 	{"custom.overshoot==0", []string{"overshoot", "overshoot_events"}, false},
 	{"custom.false_rejects==0", []string{"false_rejects"}, true},
+	{"custom.leaks==0", []string{"leaks"}, false},
 }
 
 // Rules are what a finished run is judged by besides its numbers: what the user asked for
@@ -90,7 +93,7 @@ func Judge(r Rules, sum bench.Summary) Judgement {
 		j.Verdicts = append(j.Verdicts, st.Judge(sum.Limiter, sum.Limit, sum.Duration))
 	}
 	for _, a := range j.Assertions {
-		if a.Passed || (a.Implied && a.Reason == bench.NoEvidence && customErred(sum)) {
+		if a.Passed || (a.Implied && (a.Reason == bench.NoEvidence || a.Actual == nil) && customErred(sum)) {
 			continue // the implied check adds nothing to a strategy whose decisions failed: they say why
 		}
 		j.Failures = append(j.Failures, "assertion failed: "+DescribeAssertion(a))

@@ -196,20 +196,31 @@ func build(d Data) (page, error) {
 // "exact" for a strategy that never reached its limit or whose decisions mostly failed.
 func verdict(st bench.StrategySnapshot, kind limiter.Kind, limit int64, d time.Duration) (tone, badge, sentence string) {
 	v := st.Judge(kind, limit, d)
-	switch v.Word {
+	tone = v.Tone()
+	word, _, _ := strings.Cut(v.Word, ", "+bench.VerdictLeaks)
+	switch word {
 	case bench.VerdictBoth:
-		return "bad", "overshoot +" + human.Count(st.Overshoot) + ", too strict", "exceeded the limit and refused with room: " + v.Text
+		badge, sentence = "overshoot +"+human.Count(st.Overshoot)+", too strict", "exceeded the limit and refused with room: "
 	case bench.VerdictOvershoot:
-		return "bad", "overshoot +" + human.Count(st.Overshoot), "exceeded the limit: " + v.Text
+		badge, sentence = "overshoot +"+human.Count(st.Overshoot), "exceeded the limit: "
 	case bench.VerdictTooStrict:
-		return "bad", "too strict", "refused with room: " + v.Text
+		badge, sentence = "too strict", "refused with room: "
 	case bench.VerdictErrors:
-		return "warn", "errors", "not judged, too many errors: " + v.Text // red is for overshoot
+		badge, sentence = "errors", "not judged, too many errors: "
 	case bench.VerdictNoEvidence:
-		return "warn", "no evidence", "no evidence: " + v.Text
+		badge, sentence = "no evidence", "no evidence: "
+	case bench.VerdictNotJudged:
+		badge, sentence = "not judged", "not judged: "
+	case bench.VerdictLeaks:
+		badge, sentence = "leaks", "left keys behind: "
 	default:
-		return "good", "exact", "held the limit exactly: " + v.Text
+		badge, sentence = "exact", "held the limit exactly: "
 	}
+	if v.Leaking() && word != bench.VerdictLeaks {
+		badge += ", leaks"
+		sentence = strings.TrimSuffix(sentence, ": ") + ", and left keys behind: "
+	}
+	return tone, badge, sentence + v.Text
 }
 
 func cells(st bench.StrategySnapshot, d time.Duration) row {

@@ -89,6 +89,14 @@ func (m Model) panel(s bench.StrategySnapshot, w, h int) string {
 		// Refused while it certainly had room: as wrong as an overshoot.
 		borderColour = colourBad
 		badge = st.badgeBad.Render("TOO STRICT")
+	case s.Contended && s.NotJudged(m.limit()) != "":
+		// The allowances left the evidence blind: 0 overshoot says nothing.
+		badge = st.badge.Render("not judged")
+	}
+	if s.Leaks != nil && s.Leaks.Total() > 0 {
+		// Read once the load ended: keys that never expire are as wrong as an overshoot.
+		borderColour = colourBad
+		badge = st.badgeBad.Render(fmt.Sprintf("LEAKS %s", human.Count(s.Leaks.Total()))) + " " + badge
 	}
 	border := lipgloss.NewStyle().Foreground(borderColour)
 	name := st.title.Render(s.Name)
@@ -330,4 +338,10 @@ func (m Model) series(name string, w int, pick func(*history) *ring[float64]) ([
 		span = ", last " + human.Clock(d)
 	}
 	return values, span
+}
+
+// limit is the run's limit, as the header shows it.
+func (m Model) limit() int64 {
+	_, _, limit, _ := m.facts()
+	return limit
 }

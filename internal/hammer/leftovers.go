@@ -1,0 +1,225 @@
+package hammer
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/redisconn"
+)
+
+// StrategyOf names the strategy whose limiter state key is: its limiter key, a key its
+// decisions write beside it (a window's counter), or any key a custom script wrote under its
+// {key}. The keys the hammer keeps for itself (the Redis witness, shared admits, probes, the
+// participants) and every key the scheme does not own are no strategy's.
+func (k KeyScheme) StrategyOf(key string) (string, bool) {
+	if !k.Owns(key) {
+		return "", false
+	}
+	_, rest, _ := strings.Cut(key, "}:")
+	name, suffix, _ := strings.Cut(rest, ":")
+	if custom, ok := customName(rest); ok {
+		name, suffix = custom, strings.TrimPrefix(rest[len(custom):], ":")
+	}
+	chunk, isChunk := strings.CutPrefix(suffix, admitsSuffix)
+	switch {
+	case rest == "participants", strings.HasPrefix(name, "probe-"), suffix == "witness", isChunk && digits(chunk):
+		return "", false
+	}
+	return name, true
+}
+
+// leftoverBatch is how many keys one pipeline of the end-of-run read asks about.
+const leftoverBatch = 256
+
+// leakRecheck is how long after the first read a key that seemed to leak is read again; at most
+// maxSuspects such keys are read again, the rest counted as first read.
+const (
+	leakRecheck = 250 * time.Millisecond
+	maxSuspects = 10_000
+)
+
+// leftovers reads every key of the run on every master (SCAN for the run's patterns, never
+// KEYS) and sorts what each strategy's keys hold: keys without a TTL, keys whose TTL is longer
+// than leakTTL, and the largest set, list, hash or stream. Two pipelines per batch of keys
+// (TYPE and PTTL, then the size by type); memory stays bounded by the samples kept and the
+// suspects. A key that expired between the two is skipped: it leaked nothing.
+//
+// A key counts as leaking only if it still does when read again leakRecheck later: a client's
+// write and its EXPIRE sent as two commands (the naive strategy's pipeline, another process of
+// a shared run still under load) leave a key without a TTL for the moment between them, which
+// is no leak; a key still without one a quarter of a second later was left so.
+func (k KeyScheme) leftovers(ctx context.Context, rdb redis.UniversalClient, leakTTL time.Duration) (map[string]bench.Leftovers, error) {
+	masters, err := redisconn.Masters(ctx, rdb)
+	if err != nil {
+		return nil, err
+	}
+	found := map[string]bench.Leftovers{}
+	var suspects []suspect
+	for _, m := range masters {
+		var batch []string
+		var owners []string
+		for _, pattern := range k.patterns() {
+			iter := m.Scan(ctx, 0, pattern, 1000).Iterator()
+			for iter.Next(ctx) {
+				key := iter.Val()
+				if st, ok := k.StrategyOf(key); ok {
+					batch, owners = append(batch, key), append(owners, st)
+				}
+				if len(batch) == leftoverBatch {
+					if err := readLeftovers(ctx, m, batch, owners, leakTTL, found, &suspects); err != nil {
+						return nil, err
+					}
+					batch, owners = batch[:0], owners[:0]
+				}
+			}
+			if err := iter.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if err := readLeftovers(ctx, m, batch, owners, leakTTL, found, &suspects); err != nil {
+			return nil, err
+		}
+	}
+	if err := recheck(ctx, suspects, leakTTL); err != nil {
+		return nil, err
+	}
+	for _, sus := range suspects {
+		if !sus.leaks {
+			continue
+		}
+		l := found[sus.owner]
+		if sus.state.TTLMs == -1 {
+			l.Leaks.KeysWithoutTTL++
+		} else {
+			l.Leaks.KeysTTLTooLong++
+		}
+		if len(l.Leaks.Samples) < bench.MaxLeakSamples {
+			l.Leaks.Samples = append(l.Leaks.Samples, sus.state)
+		}
+		found[sus.owner] = l
+	}
+	return found, nil
+}
+
+// suspect is a key that seemed to leak when first read.
+type suspect struct {
+	m     *redis.Client
+	owner string
+	state bench.KeyState
+	leaks bool // still, when read again
+}
+
+// recheck reads the suspects' TTLs again after leakRecheck, one pipeline per master; the first
+// maxSuspects are read again, the rest stand as first read.
+func recheck(ctx context.Context, suspects []suspect, leakTTL time.Duration) error {
+	if len(suspects) == 0 {
+		return nil
+	}
+	t := time.NewTimer(leakRecheck)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	byMaster := map[*redis.Client][]int{}
+	for i := range suspects {
+		if i >= maxSuspects {
+			suspects[i].leaks = true
+			continue
+		}
+		byMaster[suspects[i].m] = append(byMaster[suspects[i].m], i)
+	}
+	for m, indexes := range byMaster {
+		ttls := make([]*redis.DurationCmd, len(indexes))
+		if _, err := m.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for j, i := range indexes {
+				ttls[j] = p.PTTL(ctx, suspects[i].state.Key)
+			}
+			return nil
+		}); err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		for j, i := range indexes {
+			ttl := ttls[j].Val()
+			suspects[i].leaks = ttl == -1 || ttl > leakTTL
+			if ttl >= 0 {
+				suspects[i].state.TTLMs = ttl.Milliseconds()
+			} else {
+				suspects[i].state.TTLMs = -1
+			}
+		}
+	}
+	return nil
+}
+
+// readLeftovers reads one batch of keys (owners[i] is keys[i]'s strategy) into found, and
+// those that seem to leak into suspects.
+func readLeftovers(ctx context.Context, m *redis.Client, keys, owners []string, leakTTL time.Duration, found map[string]bench.Leftovers, suspects *[]suspect) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	types := make([]*redis.StatusCmd, len(keys))
+	ttls := make([]*redis.DurationCmd, len(keys))
+	if _, err := m.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, key := range keys {
+			types[i], ttls[i] = p.Type(ctx, key), p.PTTL(ctx, key)
+		}
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	sizes := make([]*redis.IntCmd, len(keys))
+	if _, err := m.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, key := range keys {
+			sizes[i] = sizeOf(ctx, p, types[i].Val(), key)
+		}
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	for i, key := range keys {
+		typ, ttl := types[i].Val(), ttls[i].Val()
+		if typ == "none" || sizes[i] == nil || ttl == -2 {
+			continue // expired since the scan
+		}
+		state := bench.KeyState{Key: key, Type: typ, Size: sizes[i].Val(), TTLMs: -1}
+		if ttl >= 0 {
+			state.TTLMs = ttl.Milliseconds()
+		}
+		if ttl == -1 || ttl > leakTTL {
+			*suspects = append(*suspects, suspect{m: m, owner: owners[i], state: state})
+		}
+		l := found[owners[i]]
+		if typ != "string" && (l.Largest == nil || state.Size > l.Largest.Size) {
+			l.Largest = &bench.KeySize{Key: key, Type: typ, Size: state.Size}
+		}
+		found[owners[i]] = l
+	}
+	return nil
+}
+
+// sizeOf queues the command that sizes a key of type typ: members, elements, fields, entries,
+// or a string's bytes; nil for a type it cannot size.
+func sizeOf(ctx context.Context, p redis.Pipeliner, typ, key string) *redis.IntCmd {
+	switch typ {
+	case "string":
+		return p.StrLen(ctx, key)
+	case "list":
+		return p.LLen(ctx, key)
+	case "set":
+		return p.SCard(ctx, key)
+	case "zset":
+		return p.ZCard(ctx, key)
+	case "hash":
+		return p.HLen(ctx, key)
+	case "stream":
+		return p.XLen(ctx, key)
+	}
+	return nil
+}
