@@ -200,7 +200,8 @@ func TestHammerScriptOvershootFailsWithoutAssert(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, r.out)
 	}
-	if len(doc.Assertions) != 2 || doc.Assertions[0].Expr != "custom.overshoot==0" || doc.Assertions[1].Expr != "custom.false_rejects==0" {
+	if len(doc.Assertions) != 3 || doc.Assertions[0].Expr != "custom.overshoot==0" || doc.Assertions[1].Expr != "custom.false_rejects==0" ||
+		doc.Assertions[2].Expr != "custom.leaks==0" {
 		t.Fatalf("assertions: %+v", doc.Assertions)
 	}
 	for _, a := range doc.Assertions {

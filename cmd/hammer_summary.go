@@ -67,15 +67,18 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 
 // paintVerdict colours a verdict word by its tone (bench.Verdict.Tone), as every view does:
 // anything proven wrong (OVERSHOOT, TOO STRICT, LEAKS) red, nothing proven either way (no
-// evidence, not judged, errors) yellow, exact green.
+// evidence, not judged, errors) yellow, exact green; a word that is no verdict stays plain
+// rather than pass for green.
 func paintVerdict(cs ColorScheme, word string) string {
 	switch (bench.Verdict{Word: word}).Tone() {
 	case bench.ToneBad:
 		return cs.Bad(word)
 	case bench.ToneGood:
 		return cs.Good(word)
+	case bench.ToneWarn:
+		return cs.Warn(word)
 	}
-	return cs.Warn(word)
+	return word
 }
 
 // fitLine cuts a line to the terminal's width (0: no bound) so that it never wraps; colour

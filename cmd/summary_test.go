@@ -69,13 +69,13 @@ func TestHammerSummaryTableFits(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(tsv.String(), "\n")
-	if want := "strategy\tattempts\tadmitted\trejected\terrors\tretries\tpeak\tovershoot\tevents\tfalse_rejects\tthroughput_per_s\tp50\tp90\tp99\tp99.9\tmax\tserver_usec_per_call\tcontended\tunjudged\trelease_errors"; lines[0] != want {
+	if want := "strategy\tattempts\tadmitted\trejected\terrors\tretries\tpeak\tovershoot\tevents\tfalse_rejects\tthroughput_per_s\tp50\tp90\tp99\tp99.9\tmax\tserver_usec_per_call\tcontended\tunjudged\trelease_errors\tleaks"; lines[0] != want {
 		t.Errorf("tsv header\n%s\nwant\n%s", lines[0], want)
 	}
-	if want := "naive\t110406\t49450\t60956\t0\t0\t64\t44\t29022\t0\t13801\t2.179ms\t8.041ms\t13.903ms\t27.806ms\t41.709ms\tn/a\tyes\t0\t0"; lines[1] != want {
+	if want := "naive\t110406\t49450\t60956\t0\t0\t64\t44\t29022\t0\t13801\t2.179ms\t8.041ms\t13.903ms\t27.806ms\t41.709ms\tn/a\tyes\t0\t0\tn/a"; lines[1] != want {
 		t.Errorf("tsv row\n%s\nwant\n%s", lines[1], want)
 	}
-	if want := "eval\t100000\t30000\t67000\t3000\t0\t20\t0\t0\t0\t12500\t0.812ms\t4.966ms\t9.120ms\t18.240ms\t27.360ms\t9.8\tyes\t0\t7"; lines[5] != want {
+	if want := "eval\t100000\t30000\t67000\t3000\t0\t20\t0\t0\t0\t12500\t0.812ms\t4.966ms\t9.120ms\t18.240ms\t27.360ms\t9.8\tyes\t0\t7\tn/a"; lines[5] != want {
 		t.Errorf("tsv row\n%s\nwant\n%s", lines[5], want)
 	}
 }
@@ -123,9 +123,9 @@ func TestVerdicts(t *testing.T) {
 	}
 }
 
-// The verdict words are painted by what they claim: a wrong answer (either side of the limit)
-// and errors red, nothing tested yellow, exact green; a word not named stays plain rather than
-// pass for green.
+// The verdict words are painted by what they claim: a wrong answer (either side of the limit,
+// keys left behind) red, nothing proven (no evidence, not judged, errors) yellow, exact green; a
+// word not named stays plain rather than pass for green.
 func TestVerdictWordsArePaintedByWhatTheyClaim(t *testing.T) {
 	cs := (&IOStreams{StdoutTTY: true, OutProfile: colorprofile.ANSI}).ColorScheme()
 	if cs.Bad("x") == "x" {
@@ -135,9 +135,12 @@ func TestVerdictWordsArePaintedByWhatTheyClaim(t *testing.T) {
 		bench.VerdictOvershoot:  cs.Bad(bench.VerdictOvershoot),
 		bench.VerdictTooStrict:  cs.Bad(bench.VerdictTooStrict),
 		bench.VerdictBoth:       cs.Bad(bench.VerdictBoth),
-		bench.VerdictErrors:     cs.Bad(bench.VerdictErrors),
+		bench.VerdictErrors:     cs.Warn(bench.VerdictErrors),
 		bench.VerdictNoEvidence: cs.Warn(bench.VerdictNoEvidence),
+		bench.VerdictNotJudged:  cs.Warn(bench.VerdictNotJudged),
 		bench.VerdictExact:      cs.Good(bench.VerdictExact),
+		bench.VerdictLeaks:      cs.Bad(bench.VerdictLeaks),
+		"exact, LEAKS":          cs.Bad("exact, LEAKS"),
 		"held":                  "held",
 	} {
 		if got := paintVerdict(cs, word); got != want {

@@ -45,7 +45,9 @@ type Verdict struct {
 }
 
 // Tone is how the verdict reads at a glance, the same in every view (ToneGood, ToneWarn,
-// ToneBad): anything proven wrong is bad, a verdict without evidence either way is a warning.
+// ToneBad): anything proven wrong is bad, a verdict without evidence either way is a warning;
+// "" for a word that is none of the verdicts, which a view leaves plain rather than pass it for
+// good.
 func (v Verdict) Tone() string {
 	switch {
 	case strings.Contains(v.Word, VerdictOvershoot), strings.Contains(v.Word, VerdictTooStrict),
@@ -53,8 +55,10 @@ func (v Verdict) Tone() string {
 		return ToneBad
 	case v.Word == VerdictExact:
 		return ToneGood
+	case v.Word == VerdictNoEvidence, v.Word == VerdictNotJudged, v.Word == VerdictErrors:
+		return ToneWarn
 	}
-	return ToneWarn
+	return ""
 }
 
 // Leaking reports whether the verdict found keys left behind.

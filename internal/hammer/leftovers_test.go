@@ -116,3 +116,30 @@ func TestLeftoversReadASuspectAgain(t *testing.T) {
 		t.Errorf("after the second read: %+v", suspects)
 	}
 }
+
+// BenchmarkLeftovers10k is the end-of-run read of a run that left 10,000 keys (fixed-window
+// counters with their TTL, one a window, as a 3-hour run with a 1s window leaves): SCAN, then
+// TYPE+PTTL and the sizes in pipelines of leftoverBatch.
+//
+//	go test -run '^$' -bench Leftovers10k -benchtime 20x ./internal/hammer/
+func BenchmarkLeftovers10k(b *testing.B) {
+	srv := redistest.Start(b)
+	rdb := srv.Client(b)
+	ctx := context.Background()
+	k := KeyScheme{Prefix: "rl", RunID: "bench", Limiter: limiter.FixedWindow, Keys: 1, Strategies: []string{"lua"}}
+	pipe := rdb.Pipeline()
+	for i := 0; i < 10_000; i++ {
+		pipe.Set(ctx, k.Key("lua", 0)+":"+strconv.Itoa(1_700_000_000_000+i*1000), "20", time.Hour)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		found, err := k.leftovers(ctx, rdb, bench.LeakTTL(time.Second))
+		if err != nil || found["lua"].Leaks.Total() != 0 {
+			b.Fatalf("%v %+v", err, found)
+		}
+	}
+}

@@ -17,7 +17,7 @@ import (
 // rejects, errors) always shows; on a narrow terminal the rest gives way in this order: max, p99.9, p90; p50 and
 // p99 merge into p50/p99; the error kinds go (the count stays); whether the limit was
 // contended (the verdict line says it too); unjudged admits and release errors (both shown
-// only when not all zero); then server time, attempts, rejected, admitted, retries (shown only
+// only when not all zero, as leaks are, which never give way); then server time, attempts, rejected, admitted, retries (shown only
 // when some strategy retried), the merged latency, decisions/s and overshoot events.
 func (r Result) Table() tableprint.Tabular {
 	type s = StrategyResult
@@ -60,9 +60,6 @@ func (r Result) Table() tableprint.Tabular {
 		{Header: "false rej", Field: "false_rejects",
 			Human:   func(x s) string { return countCell(x.judgedFalseRejects(), human.Count, "-") },
 			Machine: func(x s) string { return countCell(x.judgedFalseRejects(), itoa, "n/a") }},
-		{Header: "leaks", Field: "leaks",
-			Human:   func(x s) string { return countCell(x.leakCount(), human.Count, "-") },
-			Machine: func(x s) string { return countCell(x.leakCount(), itoa, "n/a") }},
 		{Header: "decisions/s", Field: "throughput_per_s", Priority: 2,
 			Human:   func(x s) string { return human.Count(int64(math.Round(x.ThroughputPerS()))) },
 			Machine: func(x s) string { return strconv.FormatFloat(math.Round(x.ThroughputPerS()), 'f', 0, 64) }},
@@ -79,6 +76,10 @@ func (r Result) Table() tableprint.Tabular {
 			Machine: func(x s) string { return usecCell(x.ServerUsecPerCall, "n/a") }},
 		{Header: "contended", Priority: 11, Human: func(x s) string { return human.YesNo(x.Contended) }},
 		unjudged, releaseErrors,
+		// Last, so a tsv reader's columns keep their places.
+		{Header: "leaks", Field: "leaks", HideZero: true,
+			Human:   func(x s) string { return countCell(x.leakCount(), human.Count, "-") },
+			Machine: func(x s) string { return countCell(x.leakCount(), itoa, "n/a") }},
 	}}
 }
 

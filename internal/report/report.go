@@ -5,6 +5,7 @@
 package report
 
 import (
+	"cmp"
 	_ "embed"
 	"fmt"
 	"html/template"
@@ -196,7 +197,7 @@ func build(d Data) (page, error) {
 // "exact" for a strategy that never reached its limit or whose decisions mostly failed.
 func verdict(st bench.StrategySnapshot, kind limiter.Kind, limit int64, d time.Duration) (tone, badge, sentence string) {
 	v := st.Judge(kind, limit, d)
-	tone = v.Tone()
+	tone = cmp.Or(v.Tone(), bench.ToneWarn)
 	word, _, _ := strings.Cut(v.Word, ", "+bench.VerdictLeaks)
 	switch word {
 	case bench.VerdictBoth:
