@@ -375,3 +375,29 @@ func TestRedMeansOvershootOnly(t *testing.T) {
 		t.Errorf("red on a page without overshoot")
 	}
 }
+
+// A strategy that left keys behind says so in its badge and verdict, with the key as evidence,
+// in red beside its limit's word.
+func TestReportShowsLeaks(t *testing.T) {
+	snaps := fixtureSnapshots(100)
+	rec := NewRecorder(0)
+	for i := range snaps {
+		rec.Add(snaps[i])
+	}
+	last := snaps[len(snaps)-1]
+	lua := last.Strategies[1]
+	lua.Leaks = &bench.Leaks{KeysWithoutTTL: 2, Samples: []bench.KeyState{{Key: "rl:{r}:lua:exp", Type: "string", Size: 1, TTLMs: -1}}}
+	d := Data{Summary: bench.Summary{Limiter: limiter.Concurrency, Limit: fixtureLimit, Duration: 10 * time.Second,
+		Strategies: []bench.StrategySnapshot{last.Strategies[0], lua}}, Series: rec.Series()}
+	page := writeReport(t, d)
+	byID, _ := parse(t, page)
+	section := byID["strategy-lua"]
+	if section == nil || !strings.Contains(section.text, "leaks") ||
+		!strings.Contains(section.text, "left keys behind: left 2 keys without a TTL (rl:{r}:lua:exp: string of 1, no TTL)") {
+		t.Errorf("lua's verdict: %+v", section)
+	}
+	i := strings.Index(page, `id="strategy-lua"`)
+	if i < 0 || !strings.Contains(page[i:], "badge bad") {
+		t.Error("lua's leaks are not red")
+	}
+}

@@ -176,3 +176,25 @@ func TestPanelShowsFalseRejects(t *testing.T) {
 		t.Errorf("unjudged refusals:\n%s", view)
 	}
 }
+
+// The final snapshot carries what the end-of-run read found: a strategy that left keys without
+// a TTL says LEAKS in its badge, beside its limit's word; one whose allowances left the
+// evidence blind says not judged rather than 0 overshoot.
+func TestPanelShowsLeaksAndNotJudged(t *testing.T) {
+	snaps := fixtureRun(42, strategyShape{name: "custom"})
+	last := &snaps[len(snaps)-1].Strategies[0]
+	last.Leaks = &bench.Leaks{KeysWithoutTTL: 3}
+	view := resize(feed(New(asciiOptions()), snaps...), 120, 30).View().Content
+	if !strings.Contains(view, "LEAKS 3") || !strings.Contains(view, "0 overshoot") {
+		t.Errorf("leaking strategy:\n%s", view)
+	}
+	snaps = fixtureRun(42, strategyShape{name: "custom"})
+	for i := range snaps {
+		st := &snaps[i].Strategies[0]
+		st.Unjudged = st.Admitted
+	}
+	view = resize(feed(New(asciiOptions()), snaps...), 120, 30).View().Content
+	if !strings.Contains(view, "not judged") || strings.Contains(view, "0 overshoot") {
+		t.Errorf("strategy not judged:\n%s", view)
+	}
+}
