@@ -68,3 +68,33 @@ func TestMergeAddsFalseRejects(t *testing.T) {
 		t.Error("processes that judged no refusal merged into a judged run")
 	}
 }
+
+// Every process of a shared run reads the same keys as it finishes: a leak any of them saw
+// stands in the merged run (the most any saw, with its samples), as does the largest key; a
+// process that could not read them does not erase the others' reading.
+func TestMergeKeepsTheLeaksAnyProcessSaw(t *testing.T) {
+	seen := &Leaks{KeysWithoutTTL: 2, Samples: []KeyState{{Key: "rl:{r}:custom:exp", TTLMs: -1}}}
+	a := Summary{RunID: "r", Limiter: "fixed-window", Limit: 5, Strategies: []StrategySnapshot{
+		{Name: "custom", Leaks: &Leaks{}, LargestKey: &KeySize{Key: "rl:{r}:custom", Type: "zset", Size: 7}},
+	}}
+	b := Summary{RunID: "r", Limiter: "fixed-window", Limit: 5, Strategies: []StrategySnapshot{
+		{Name: "custom", Leaks: seen, LargestKey: &KeySize{Key: "rl:{r}:custom", Type: "zset", Size: 3}},
+	}}
+	c := Summary{RunID: "r", Limiter: "fixed-window", Limit: 5, Strategies: []StrategySnapshot{
+		{Name: "custom", LeftoversUnread: "could not read the run's keys: i/o timeout"},
+	}}
+	m, err := Merge([]Summary{a, b, c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.Strategies[0]
+	if s.Leaks == nil || s.Leaks.KeysWithoutTTL != 2 || len(s.Leaks.Samples) != 1 || s.LeftoversUnread != "" {
+		t.Errorf("leaks %+v, unread %q", s.Leaks, s.LeftoversUnread)
+	}
+	if s.LargestKey == nil || s.LargestKey.Size != 7 {
+		t.Errorf("largest %+v", s.LargestKey)
+	}
+	if m, _ := Merge([]Summary{c}); m.Strategies[0].Leaks != nil || m.Strategies[0].LeftoversUnread == "" {
+		t.Errorf("a run nobody read: %+v", m.Strategies[0])
+	}
+}
