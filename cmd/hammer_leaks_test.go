@@ -186,3 +186,29 @@ func TestPowerCatchesEveryLeak(t *testing.T) {
 		})
 	}
 }
+
+// A window of unknown alignment under a skew as wide as the window leaves the evidence nothing
+// to see: a first-hit window that admits twice its limit is `not judged`, never `exact`, and the
+// run fails (exit 3) saying why, rather than pass on evidence it never had.
+func TestHammerNoVerdictBeyondTheEvidence(t *testing.T) {
+	skipInShortMode(t)
+	srv := redistest.Start(t)
+	twice := filepath.Join("..", "testdata", "limiters", "buggy", "fixed_window_first_hit_ns_twice.lua")
+	for _, skew := range []string{"500ms", "1500ms"} {
+		t.Run(skew, func(t *testing.T) {
+			r := run(t, "--addr", srv.Addr, "hammer", "--limiter", "fixed-window", "--script", twice, "--script-keys", "{key}",
+				"--script-args", "{now_ns} {limit} {window_ns}", "--script-allowed", "reply[4] == 1", "--skew", skew, "--duration", "2s", "-o", "json").
+				wantExit(t, ExitCheckFailed)
+			doc := parseLeakDoc(t, r.out)
+			if st := doc.Strategies[0]; st.Verdict != "not judged" {
+				t.Fatalf("verdict %q\n%s", st.Verdict, r.errOut)
+			}
+			for _, want := range []string{"custom  not judged  peak ", "skew ±" + strings.Replace(skew, "1500ms", "1.50s", 1),
+				"assertion failed: custom.overshoot==0 (actual 0; not judged: "} {
+				if !strings.Contains(r.errOut, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, r.errOut)
+				}
+			}
+		})
+	}
+}
