@@ -180,13 +180,17 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 		wg.Add(1)
 		go func(worker int) {
 			defer wg.Done()
-			// The worker's recorder rides on its context, built once: the limiter's steps report
-			// to it, and no decision allocates for it.
-			wctx := ctx
+			// The worker's calls run under a context the run's end does not cancel (it ends a
+			// horizon later): a decision begun as the run ended is sent whole, so the naive
+			// strategy's ZADD is never left without its PEXPIRE, as a round's calls are
+			// (releaseContext). Its recorder rides on that context, built once: the limiter's
+			// steps report to it, and no decision allocates for it.
+			calls, cancel := releaseContext(ctx, s.cfg.Horizon)
+			defer cancel()
 			if !s.cfg.NoTrace {
-				wctx = trace.With(ctx, s.recorders[worker])
+				calls = trace.With(calls, s.recorders[worker])
 			}
-			s.work(wctx, e, worker, schedule)
+			s.work(ctx, calls, e, worker, schedule)
 			if s.live.Add(-1) == 0 {
 				s.finished.Store(int64(time.Since(begin)))
 			}
@@ -231,7 +235,8 @@ func (s *strategyState) pace(ctx context.Context, e *Engine, schedule chan<- tim
 	}
 }
 
-func (s *strategyState) work(ctx context.Context, e *Engine, worker int, schedule <-chan time.Time) {
+// work is one worker's loop until the run ends (ctx); its decisions' calls go out under calls.
+func (s *strategyState) work(ctx, calls context.Context, e *Engine, worker int, schedule <-chan time.Time) {
 	i := worker
 	for {
 		if !e.waitIfPaused(ctx) {
@@ -251,7 +256,7 @@ func (s *strategyState) work(ctx context.Context, e *Engine, worker int, schedul
 		}
 		key := i % len(s.keys)
 		i += s.cfg.Workers
-		s.decide(ctx, worker, key, scheduled, workerSkew(s.cfg, worker))
+		s.decide(ctx, calls, worker, key, scheduled, workerSkew(s.cfg, worker))
 		if ctx.Err() != nil {
 			return
 		}
@@ -271,16 +276,17 @@ func (s *strategyState) judgeSpec() judgeSpec {
 // sinceUs is the run's monotonic clock in µs.
 func (s *strategyState) sinceUs() int64 { return time.Since(s.begin).Microseconds() }
 
-// decide runs one acquire (and, when admitted, the hold and the release) and records it.
-func (s *strategyState) decide(ctx context.Context, worker, keyIndex int, scheduled time.Time, skew time.Duration) {
+// decide runs one acquire under calls (and, when admitted, the hold until the run ends at the
+// latest, and the release) and records it.
+func (s *strategyState) decide(ctx, calls context.Context, worker, keyIndex int, scheduled time.Time, skew time.Duration) {
 	c := decisionCall{worker: worker, keyIndex: keyIndex, skew: skew, now: s.cfg.Now().Add(skew)}
 	c.id = s.recorders[worker].Begin(keyIndex)
 	s.entering(worker)
 	sentAt := time.Now()
 	c.sent(s, sentAt, scheduled)
-	d, err := s.run.Limiter.Acquire(ctx, s.keys[keyIndex], c.now)
+	d, err := s.run.Limiter.Acquire(calls, s.keys[keyIndex], c.now)
 	repliedAt := time.Now()
-	pause, release := s.settle(ctx, &c, d, err, repliedAt)
+	pause, release := s.settle(calls, &c, d, err, repliedAt)
 	if pause > 0 {
 		sleepCtx(ctx, pause)
 	}
