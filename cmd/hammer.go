@@ -69,6 +69,7 @@ only, is the acquire's reply (the slot taken). --script-allowed is a Lua express
 (integer -> number, bulk -> string, array -> table, nil -> false) and may use the run's fixed
 values, e.g. 'reply[1] <= {limit}'. Arithmetic inside one placeholder is evaluated per call:
 {now_ms + window_ms}, {limit - 1}, {rate_per_s / 1000000} (+ - * / and parentheses).
+--script-keys '' calls the script with no KEYS (its keys passed in ARGV, still from {key}).
 --script-release-file F.lua makes the release a script of its own, called with
 --script-release-keys and --script-release-args (default '{key}' and '{member}'). A script
 given no {now_*} time that reads TIME runs on the virtual clock: the hammer answers its TIME
@@ -105,6 +106,10 @@ so it includes the other calls' turns in the pipeline; it is not one round trip.
 default to measure latency, --conns (e.g. --workers 256 --conns 8) to measure what the server
 can take. naive's single commands are pipelined over the N connections as they come; watch
 and multi hold a connection per transaction, so their workers share the N without pipelining.
+
+Exit codes: 0 passed, 1 runtime error, 2 bad usage, 3 a check failed (an assertion, a verdict),
+4 lint refused the --script before any load (the message names the rules and lines: fix them,
+put '-- limitctl:ignore RULE' on the line above, or pass --no-lint), 130 interrupted.
 
 For CI: --junit F.xml writes a JUnit report (a test case per assertion and per strategy's
 verdict, failing exactly when the run exits 3), and when GITHUB_STEP_SUMMARY is set (GitHub

@@ -53,7 +53,8 @@ const (
 const NoRelease = "none"
 
 // Spec is the contract as text: flag values, or a limiter's shipped defaults. An empty field
-// takes the default; a blank one (only spaces) is a template of no words.
+// takes the default; a blank one (only spaces) is a template of no words (an empty
+// --script-keys calls the script with no KEYS: the keys it builds from ARGV are still under {key}).
 type Spec struct {
 	Keys, Args, Allowed, Release string
 	Clock                        string // "", client, server or virtual; "" picks by the templates and ReadsTime
@@ -113,9 +114,6 @@ func Compile(spec, defaults Spec) (*Contract, error) {
 	var err error
 	if c.Keys, err = Parse(FlagKeys, spec.Keys); err != nil {
 		return nil, err
-	}
-	if c.Keys.Len() == 0 {
-		return nil, &Error{Flag: FlagKeys, Msg: "no key: give at least one, e.g. '{key}'"}
 	}
 	for i := range c.Keys.words {
 		// Each key is this run's own: the hammer must never write a key it did not create, and on

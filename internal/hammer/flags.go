@@ -258,6 +258,9 @@ func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) 
 	if fl.Given("script-args") && strings.TrimSpace(fl.ScriptArgs) == "" {
 		spec.Args = " " // given empty: a script that takes no ARGV, not the shipped contract
 	}
+	if fl.Given("script-keys") && strings.TrimSpace(fl.ScriptKeys) == "" {
+		spec.Keys = " " // given empty: a script that takes no KEYS, not the shipped contract
+	}
 	if fl.ScriptReleaseFile != "" {
 		if spec.ReleaseScript, err = scripts.ReadFile(fl.ScriptReleaseFile); err != nil {
 			return nil, err

@@ -21,7 +21,7 @@ import (
 )
 
 // lintScript runs the linter over the custom script (and its release script) first, with the
-// project's .limitctl.yaml: errors are listed and stop the run (a failed check, exit 3) unless
+// project's .limitctl.yaml: errors are listed and stop the run (exit 4, LintRefusedError) unless
 // NoLint; warnings are one line that counts them and says which command lists them, so the run's
 // own lines stay in view. A script the linter cannot parse only warns, in full: Redis decides
 // when the script is loaded. A TIME read is no finding when the run decides the clock (server or
@@ -58,10 +58,32 @@ func lintScript(o Options, notice func(string)) error {
 			notice(line)
 		}
 		if block && !o.NoLint {
-			return exitcode.CheckFailedf("lint found errors in %s; fix them or pass --no-lint", f.name)
+			return lintRefusal(f.name, diags)
 		}
 	}
 	return nil
+}
+
+// lintRefusal is the error of a script lint stopped before any load (exit 4): the rules that
+// blocked, where, and the two ways on (a suppression above each line, or --no-lint).
+func lintRefusal(file string, diags []lint.Diagnostic) error {
+	var rules []string
+	lines := map[string][]string{}
+	for _, d := range diags {
+		if d.Severity != lint.SeverityError || d.Rule == lint.RuleSyntax {
+			continue
+		}
+		if !slices.Contains(rules, d.Rule) {
+			rules = append(rules, d.Rule)
+		}
+		lines[d.Rule] = append(lines[d.Rule], fmt.Sprint(d.Line))
+	}
+	found := make([]string, len(rules))
+	for i, r := range rules {
+		found[i] = fmt.Sprintf("%s (%s %s)", r, plural(len(lines[r]), "line", "lines"), strings.Join(lines[r], ", "))
+	}
+	return &exitcode.LintRefusedError{Msg: fmt.Sprintf("lint refused %s before any load: %s; fix it, silence a line with '-- limitctl:ignore %s' on the line above it, or pass --no-lint",
+		file, strings.Join(found, ", "), strings.Join(rules, ", "))}
 }
 
 // warningsLine is the one line the lint warnings before a run come to: how many, of which rules,
