@@ -80,6 +80,9 @@ type Contract struct {
 	// ReleaseKeys and ReleaseArgs call the release script (Spec.ReleaseScript); nil without one.
 	ReleaseKeys, ReleaseArgs *Template
 	Clock                    Clock
+	// Setup are the set-up steps (ParseSetup, their scripts read by the caller), in the order
+	// given: run on every key of the run before its load.
+	Setup []*Setup
 }
 
 // Compile checks and compiles every part of spec; an empty field takes the default's value.

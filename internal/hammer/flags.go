@@ -45,6 +45,10 @@ type Flags struct {
 	ScriptReleaseFile, ScriptReleaseKeys, ScriptReleaseArgs     string
 	Profile                                                     string
 	Skew                                                        time.Duration
+
+	// ScriptSetup are the --script-setup and --script-setup-file values in the order given.
+	ScriptSetup []contract.SetupLine
+
 	// NoTrace (hidden --no-trace) records no commands: for measuring the recording's cost.
 	NoTrace bool
 	// NoDirect (hidden --no-direct) sends the script strategies' calls through go-redis on a
@@ -241,6 +245,9 @@ func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) 
 			return nil, exitcode.Usagef("--%s describes a custom script: give --script FILE.lua", name)
 		}
 	}
+	if len(fl.ScriptSetup) > 0 && fl.Script == "" {
+		return nil, exitcode.Usagef("%s sets up a custom script's state: give --script FILE.lua", fl.ScriptSetup[0].Flag)
+	}
 	if fl.Script == "" {
 		return nil, nil
 	}
@@ -270,5 +277,26 @@ func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) 
 	if err != nil {
 		return nil, exitcode.Usagef("%v", err)
 	}
+	if ct.Setup, err = setupSteps(fl.ScriptSetup); err != nil {
+		return nil, err
+	}
 	return ct, nil
+}
+
+// setupSteps compiles the set-up lines and reads their scripts.
+func setupSteps(lines []contract.SetupLine) ([]*contract.Setup, error) {
+	var steps []*contract.Setup
+	for _, line := range lines {
+		step, err := contract.ParseSetup(line)
+		if err != nil {
+			return nil, exitcode.Usagef("%v", err)
+		}
+		if step.File != "" {
+			if step.Source, err = scripts.ReadFile(step.File); err != nil {
+				return nil, err
+			}
+		}
+		steps = append(steps, step)
+	}
+	return steps, nil
 }

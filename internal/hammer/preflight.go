@@ -160,8 +160,8 @@ func preflight(ctx context.Context, rdb redis.UniversalClient, o Options) error 
 }
 
 // probe checks, before any load, that the user may send everything the run will: the
-// clean-up's SCAN and UNLINK, the Redis witness, and one decision (and release) per strategy on
-// a throw-away key of the run. An ACL user short of one command otherwise runs the whole
+// clean-up's SCAN and UNLINK, the custom script's set-up (setup.go, on every key of the run), the
+// Redis witness, and one decision (and release) per strategy on a throw-away key of the run. An ACL user short of one command otherwise runs the whole
 // duration as counted errors, or leaves its keys behind. Only refusals stop the run here
 // (refused); any other error is the run's to count.
 func (s *session) probe(ctx context.Context) error {
@@ -171,7 +171,10 @@ func (s *session) probe(ctx context.Context) error {
 			return fmt.Errorf("the run's keys could not be deleted at the end: %s (grant SCAN and UNLINK, or pass --keep-keys)", human.FirstLine(err.Error()))
 		}
 	}
-	err := s.probeDecisions(ctx)
+	err := s.setup(ctx)
+	if err == nil {
+		err = s.probeDecisions(ctx)
+	}
 	if err != nil && !s.opts.KeepKeys {
 		s.cleanup()
 	}
