@@ -96,8 +96,9 @@ func TestHammerSetupCreatesASemaphoresPermits(t *testing.T) {
 	srv := redistest.Start(t)
 	dir := filepath.Join("..", "testdata", "limiters")
 	setup := []string{"--script-setup-file", filepath.Join(dir, "semaphore_try_set_permits.lua") + " {key} , {limit}", "--script-setup", "PEXPIRE {key} 600000"}
+	var r result
 	hammer := func(script string, code int, extra ...string) customVerdict {
-		r := run(t, append([]string{"--addr", srv.Addr, "hammer", "--limiter", "concurrency", "--script", filepath.Join(dir, script),
+		r = run(t, append([]string{"--addr", srv.Addr, "hammer", "--limiter", "concurrency", "--script", filepath.Join(dir, script),
 			"--script-keys", "{key}", "--script-args", "{cost}", "--script-allowed", "reply == 1", "--script-release", "INCRBY {key} {cost}",
 			"--duration", "1500ms", "-o", "json"}, extra...)...).wantExit(t, code)
 		wantNoKeys(t, srv)
@@ -109,6 +110,23 @@ func TestHammerSetupCreatesASemaphoresPermits(t *testing.T) {
 	st := hammer("semaphore_try_acquire.lua", ExitOK, setup...)
 	if st.Verdict != "exact" || st.FalseRejects == nil || *st.FalseRejects != 0 || st.Admitted < 100 || st.Rejected == 0 {
 		t.Errorf("permits set up: %+v, want exact, contended, with false_rejects 0", st)
+	}
+	// The summary says how the state was set up, in the order the steps ran.
+	var doc struct {
+		Strategies []struct {
+			Contract struct {
+				Setup []string `json:"setup"`
+			} `json:"contract"`
+		} `json:"strategies"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Strategies[0].Contract.Setup; len(got) != 2 || !strings.HasPrefix(got[0], "--script-setup-file '") || got[1] != "--script-setup 'PEXPIRE {key} 600000'" {
+		t.Errorf("contract.setup %q, want the file step, then the command", got)
+	}
+	if !strings.Contains(r.errOut, "set up by 2 steps on every key before the load") {
+		t.Errorf("the contract line does not say the set-up:\n%s", r.errOut)
 	}
 	if st := hammer(filepath.Join("buggy", "semaphore_try_acquire_off_by_one.lua"), ExitCheckFailed, setup...); st.Overshoot != 1 {
 		t.Errorf("a permit taken below zero: %+v, want overshoot 1", st)

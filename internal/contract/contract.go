@@ -65,6 +65,9 @@ type Spec struct {
 	// called with the ReleaseKeys and ReleaseArgs templates; "" releases by Release.
 	ReleaseFile, ReleaseScript string
 	ReleaseKeys, ReleaseArgs   string
+	// Setup are the set-up steps as given (Setup.String: the flag and its value), for the
+	// summary; Contract.Setup holds them compiled.
+	Setup []string
 }
 
 // Contract is a compiled Spec.

@@ -280,6 +280,10 @@ func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) 
 	if ct.Setup, err = setupSteps(fl.ScriptSetup); err != nil {
 		return nil, err
 	}
+	for _, step := range ct.Setup {
+		ct.Spec.Setup = append(ct.Spec.Setup, step.String())
+	}
+	ct.Given.Setup = ct.Spec.Setup
 	return ct, nil
 }
 
