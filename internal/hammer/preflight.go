@@ -20,8 +20,8 @@ import (
 	"github.com/limitctl/limitctl/internal/scriptcache"
 )
 
-// lintScript runs the linter over the custom script (and its release script) first, with the
-// project's .limitctl.yaml: errors are listed and stop the run (exit 4, LintRefusedError) unless
+// lintScript runs the linter over the custom script (and its release and set-up scripts) first,
+// with the project's .limitctl.yaml: errors are listed and stop the run (exit 4, LintRefusedError) unless
 // NoLint; warnings are one line that counts them and says which command lists them, so the run's
 // own lines stay in view. A script the linter cannot parse only warns, in full: Redis decides
 // when the script is loaded. A TIME read is no finding when the run decides the clock (server or
@@ -30,6 +30,13 @@ func lintScript(o Options, notice func(string)) error {
 	files := []struct{ name, src string }{{o.Script, o.ScriptSource}}
 	if o.Contract != nil && o.Contract.Spec.ReleaseScript != "" {
 		files = append(files, struct{ name, src string }{o.Contract.Spec.ReleaseFile, o.Contract.Spec.ReleaseScript})
+	}
+	if o.Contract != nil {
+		for _, step := range o.Contract.Setup {
+			if step.Source != "" {
+				files = append(files, struct{ name, src string }{step.File, step.Source})
+			}
+		}
 	}
 	for i, f := range files {
 		cfg, err := lint.FindConfig(filepath.Dir(f.name))
