@@ -21,9 +21,9 @@ import (
 )
 
 // lintScript runs the linter over the custom script (and its release and set-up scripts) first,
-// with the project's .limitctl.yaml: errors are listed and stop the run (exit 4, LintRefusedError) unless
-// NoLint; warnings are one line that counts them and says which command lists them, so the run's
-// own lines stay in view. A script the linter cannot parse only warns, in full: Redis decides
+// with the project's .limitctl.yaml: errors are listed and stop the run (exit 4,
+// LintRefusedError) unless NoLint; warnings are one line that counts them and says which command
+// lists them, so the run's own lines stay in view. A script the linter cannot parse only warns, in full: Redis decides
 // when the script is loaded. A TIME read is no finding when the run decides the clock (server or
 // virtual).
 func lintScript(o Options, notice func(string)) error {
@@ -167,9 +167,10 @@ func preflight(ctx context.Context, rdb redis.UniversalClient, o Options) error 
 }
 
 // probe checks, before any load, that the user may send everything the run will: the
-// clean-up's SCAN and UNLINK, the custom script's set-up (setup.go, on every key of the run), the
-// Redis witness, and one decision (and release) per strategy on a throw-away key of the run. An ACL user short of one command otherwise runs the whole
-// duration as counted errors, or leaves its keys behind. Only refusals stop the run here
+// clean-up's SCAN and UNLINK, the custom script's set-up (setup.go, on every key of the run),
+// the Redis witness, and one decision (and release) per strategy on a throw-away key of the run.
+// An ACL user short of one command otherwise runs the whole duration as counted errors, or
+// leaves its keys behind. Only refusals stop the run here
 // (refused); any other error is the run's to count.
 func (s *session) probe(ctx context.Context) error {
 	if !s.opts.KeepKeys {
