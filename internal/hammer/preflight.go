@@ -170,8 +170,8 @@ func preflight(ctx context.Context, rdb redis.UniversalClient, o Options) error 
 // clean-up's SCAN and UNLINK, the custom script's set-up (setup.go, on every key of the run),
 // the Redis witness, and one decision (and release) per strategy on a throw-away key of the run.
 // An ACL user short of one command otherwise runs the whole duration as counted errors, or
-// leaves its keys behind. Only refusals stop the run here
-// (refused); any other error is the run's to count.
+// leaves its keys behind. Only refusals (refused) and a set-up step that fails stop the run
+// here; any other error is the run's to count.
 func (s *session) probe(ctx context.Context) error {
 	if !s.opts.KeepKeys {
 		// Before anything is written, so a user who cannot clean up leaves nothing behind.

@@ -48,24 +48,27 @@ func (s *session) setup(ctx context.Context) error {
 	return nil
 }
 
-// setupKey runs one step on one key.
+// setupKey runs one step on one key. A nil reply is an answer, not a failure; an interrupt
+// stays one (exit 130).
 func (s *session) setupKey(ctx context.Context, b *contract.BoundSetup, script *redis.Script, key string) error {
 	now := s.deps.Now()
+	var err error
 	if keys, args, ok := b.Script(key, now); ok {
-		err := script.Run(ctx, s.rdb, keys, args...).Err()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return fmt.Errorf("%s on %s: %s", b.Setup, key, redisReason(err))
+		err = script.Run(ctx, s.rdb, keys, args...).Err()
+	} else {
+		words := b.Command(key, now)
+		if err := s.ownsKeysOf(ctx, b.Setup, words); err != nil {
+			return err
 		}
+		err = s.rdb.Do(ctx, words...).Err()
+	}
+	switch {
+	case err == nil || errors.Is(err, redis.Nil):
 		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
 	}
-	words := b.Command(key, now)
-	if err := s.ownsKeysOf(ctx, b.Setup, words); err != nil {
-		return err
-	}
-	if err := s.rdb.Do(ctx, words...).Err(); err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("%s on %s: %s", b.Setup, key, redisReason(err))
-	}
-	return nil
+	return fmt.Errorf("%s on %s: %s", b.Setup, key, redisReason(err))
 }
 
 // ownsKeysOf refuses a set-up command that names a key the run does not own ('SET users:1
