@@ -235,3 +235,41 @@ func TestHammerSetupErrorsAreUsageErrors(t *testing.T) {
 			wantOneLineError(t, "--script-setup sets up a custom script's state: give --script FILE.lua")
 	})
 }
+
+// The two set-up flags make one list in the order given, whichever flag each step came by, and
+// --script-keys '' is no KEYS rather than the shipped ones (no server: runF stands in).
+func TestHammerSetupFlagsKeepTheirOrder(t *testing.T) {
+	streams, _, _, errOut := TestStreams()
+	f := NewFactory(streams, Build{Version: "test"})
+	f.Getenv = func(string) string { return "" }
+	var got *hammerOptions
+	root := NewRootCmd(f)
+	for _, c := range root.Commands() {
+		if c.Name() == "hammer" {
+			root.RemoveCommand(c)
+		}
+	}
+	root.AddCommand(newHammerCmd(f, func(_ context.Context, _ *Factory, o *hammerOptions) error { got = o; return nil }))
+	dir := filepath.Join("..", "testdata", "limiters")
+	code := runRoot(context.Background(), f, root, []string{"hammer", "--limiter", "fixed-window", "--script", filepath.Join(dir, "bottleneck_register.lua"),
+		"--script-setup", "SET {key}:a 1", "--script-setup-file", filepath.Join(dir, "bottleneck_init.lua") + " {key}:settings , {now_ms}",
+		"--script-setup", "SET {key}:b 2", "--script-keys", ""})
+	if code != ExitOK || got == nil {
+		t.Fatalf("exit %d; stderr %s", code, errOut)
+	}
+	c := got.run.Contract
+	if c == nil || len(c.Setup) != 3 {
+		t.Fatalf("contract %+v, want three set-up steps", c)
+	}
+	var order []string
+	for _, s := range c.Setup {
+		order = append(order, s.String())
+	}
+	if !strings.HasPrefix(order[0], "--script-setup 'SET {key}:a") || !strings.HasPrefix(order[1], "--script-setup-file '") ||
+		!strings.HasPrefix(order[2], "--script-setup 'SET {key}:b") || c.Setup[1].Source == "" {
+		t.Errorf("steps %q (the file's source read: %v), want a, the file, b", order, c.Setup[1].Source != "")
+	}
+	if c.Keys.Len() != 0 || c.Spec.Keys != " " {
+		t.Errorf("--script-keys '': %d keys (%q), want none", c.Keys.Len(), c.Spec.Keys)
+	}
+}
