@@ -237,7 +237,7 @@ func TestHammerSetupErrorsAreUsageErrors(t *testing.T) {
 }
 
 // The two set-up flags make one list in the order given, whichever flag each step came by, and
-// --script-keys '' is no KEYS rather than the shipped ones (no server: runF stands in).
+// an empty --script-keys is no KEYS rather than the shipped ones (no server: runF stands in).
 func TestHammerSetupFlagsKeepTheirOrder(t *testing.T) {
 	streams, _, _, errOut := TestStreams()
 	f := NewFactory(streams, Build{Version: "test"})
