@@ -56,7 +56,7 @@ func writeHammerCI(f *Factory, o *hammerOptions, started time.Time, res hammer.R
 		if code == ExitUsage {
 			return nil // nothing ran, as with a flag refused before the run
 		}
-		runErr, failed = errors.New(msg), code == ExitCheckFailed
+		runErr, failed = errors.New(msg), code == ExitCheckFailed || code == ExitLintRefused
 	}
 	report, summary, err := ciformat.HammerReports(res, runErr, failed, started, f.Now().Sub(started), buildinfo.Resolve(f.Build).Version)
 	return writeCI(f, ciformat.Files{JUnit: o.junit, StepSummary: f.Getenv("GITHUB_STEP_SUMMARY")}, report, summary, err)

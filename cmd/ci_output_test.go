@@ -201,13 +201,13 @@ func TestHammerJUnitOfARunThatCannotStart(t *testing.T) {
 	}
 }
 
-// A --script that fails lint stops the hammer before any load with exit 3: a failure in the
+// A --script that fails lint stops the hammer before any load with exit 4: a failure in the
 // report, as every failed check is.
 func TestHammerJUnitOfAScriptThatFailsLint(t *testing.T) {
 	dir := t.TempDir()
 	script, junit := filepath.Join(dir, "bad.lua"), filepath.Join(dir, "hammer.xml")
 	os.WriteFile(script, []byte("count = redis.call('ZCARD', KEYS[1])\nreturn {1, count}\n"), 0o644)
-	run(t, "hammer", "--script", script, "--requests", "10", "--junit", junit).wantExit(t, ExitCheckFailed)
+	run(t, "hammer", "--script", script, "--requests", "10", "--junit", junit).wantExit(t, ExitLintRefused)
 	if report := junitCounts(t, junit); report.Tests != 1 || report.Failures != 1 || report.Errors != 0 {
 		t.Errorf("JUnit %+v, want one failed case", report)
 	}

@@ -17,6 +17,7 @@ const (
 	ExitError       = exitcode.Error
 	ExitUsage       = exitcode.Usage
 	ExitCheckFailed = exitcode.CheckFailed
+	ExitLintRefused = exitcode.LintRefused
 	ExitInterrupted = exitcode.Interrupted
 )
 

@@ -21,6 +21,7 @@ func TestExitCodeComesFromTheError(t *testing.T) {
 		"usage":            {usagef("bad"), ExitUsage},
 		"wrapped usage":    {fmt.Errorf("ctx: %w", usagef("bad")), ExitUsage},
 		"check failed":     {exitcode.CheckFailedf("assertion failed"), ExitCheckFailed},
+		"lint refused":     {fmt.Errorf("x: %w", &exitcode.LintRefusedError{Msg: "lint refused"}), ExitLintRefused},
 		"interrupted":      {interruptedError("stopped"), ExitInterrupted},
 		"context canceled": {fmt.Errorf("x: %w", context.Canceled), ExitInterrupted},
 		// A message that starts like one of cobra's says nothing about its code.

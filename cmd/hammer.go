@@ -69,6 +69,12 @@ only, is the acquire's reply (the slot taken). --script-allowed is a Lua express
 (integer -> number, bulk -> string, array -> table, nil -> false) and may use the run's fixed
 values, e.g. 'reply[1] <= {limit}'. Arithmetic inside one placeholder is evaluated per call:
 {now_ms + window_ms}, {limit - 1}, {rate_per_s / 1000000} (+ - * / and parentheses).
+--script-keys '' calls the script with no KEYS (its keys passed in ARGV, still from {key}).
+--script-setup 'SET {key} {limit} NX' and --script-setup-file 'init.lua {key} , {limit}'
+(redis-cli --eval's syntax) create the state the script works on, as a library's own first
+call does (Redisson's trySetPermits, Bottleneck's init): run in the order given on every key of
+the run before its load, writing under {key}, so the clean-up deletes it; a step Redis refuses
+stops the run before any load (exit 1).
 --script-release-file F.lua makes the release a script of its own, called with
 --script-release-keys and --script-release-args (default '{key}' and '{member}'). A script
 given no {now_*} time that reads TIME runs on the virtual clock: the hammer answers its TIME
@@ -105,6 +111,10 @@ so it includes the other calls' turns in the pipeline; it is not one round trip.
 default to measure latency, --conns (e.g. --workers 256 --conns 8) to measure what the server
 can take. naive's single commands are pipelined over the N connections as they come; watch
 and multi hold a connection per transaction, so their workers share the N without pipelining.
+
+Exit codes: 0 passed, 1 runtime error, 2 bad usage, 3 a check failed (an assertion, a verdict),
+4 lint refused the --script before any load (the message names the rules and lines: fix them,
+put '-- limitctl:ignore RULE' on the line above, or pass --no-lint), 130 interrupted.
 
 For CI: --junit F.xml writes a JUnit report (a test case per assertion and per strategy's
 verdict, failing exactly when the run exits 3), and when GITHUB_STEP_SUMMARY is set (GitHub
@@ -149,6 +159,8 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.StringVar(&opts.flags.ScriptReleaseFile, "script-release-file", "", "concurrency: the release as a script of its own, called with --script-release-keys and --script-release-args")
 	fl.StringVar(&opts.flags.ScriptReleaseKeys, "script-release-keys", "", "the release script's KEYS as a template; {reply} is the acquire's reply (default: {key})")
 	fl.StringVar(&opts.flags.ScriptReleaseArgs, "script-release-args", "", "the release script's ARGV as a template (default: {member})")
+	fl.Var(setupFlag{contract.FlagSetup, &opts.flags.ScriptSetup}, "script-setup", "a command run on every key of the run before its load, as a template, e.g. 'SET {key} {limit} NX' (repeatable; with --script-setup-file, in the order given)")
+	fl.Var(setupFlag{contract.FlagSetupFile, &opts.flags.ScriptSetup}, "script-setup-file", "a script run on every key of the run before its load, in redis-cli --eval's syntax with placeholders: 'init.lua {key} , {limit}' (repeatable)")
 	fl.StringVar(&opts.flags.Clock, "clock", "", "whose clock the script uses: client (passed as {now_*}), virtual (it reads TIME, which the hammer answers with each call's own time) or server (it reads the server's TIME) (default: client when a {now_*} or window placeholder is passed, else virtual when the script reads TIME, else server)")
 	fl.StringVar(&opts.flags.Profile, "profile", "", "load shape: steady, or bursty (idle spells of 1.1 to 2.2 windows after 2 windows of load, so refill and expiry bugs surface) (default bursty for the window and bucket limiters, steady for concurrency)")
 	fl.BoolVar(&opts.flags.NoTrace, "no-trace", false, "record no command of any decision (no first_overshoot): for measuring what the recording costs")
@@ -181,6 +193,25 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	c.MarkFlagFilename("report", "html")
 	c.MarkFlagFilename("junit", "xml")
 	return c
+}
+
+// setupFlag appends each value of --script-setup or --script-setup-file to one list, so the
+// set-up steps run in the order they were given across both flags.
+type setupFlag struct {
+	flag  string
+	lines *[]contract.SetupLine
+}
+
+func (v setupFlag) String() string { return "" }
+func (v setupFlag) Type() string {
+	if v.flag == contract.FlagSetupFile {
+		return "line"
+	}
+	return "command"
+}
+func (v setupFlag) Set(text string) error {
+	*v.lines = append(*v.lines, contract.SetupLine{Flag: v.flag, Text: text})
+	return nil
 }
 
 // resolve checks every flag before anything connects or sends load: the run's (hammer.Flags)

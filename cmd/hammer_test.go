@@ -156,7 +156,7 @@ func TestHammerLintsTheCustomScriptFirst(t *testing.T) {
 	srv := redistest.Start(t)
 	bad := filepath.Join(t.TempDir(), "global.lua")
 	os.WriteFile(bad, []byte("count = redis.call('ZCARD', KEYS[1])\nreturn {1, count}\n"), 0o644)
-	r := execBinary(t, nil, "--addr", srv.Addr, "hammer", "--script", bad, "--duration", "1s").wantExit(t, ExitCheckFailed)
+	r := execBinary(t, nil, "--addr", srv.Addr, "hammer", "--script", bad, "--duration", "1s").wantExit(t, ExitLintRefused)
 	if !strings.Contains(r.errOut, "global-write") || !strings.Contains(r.errOut, "--no-lint") {
 		t.Errorf("lint errors not shown before refusing:\n%s", r.errOut)
 	}

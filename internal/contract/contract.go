@@ -53,7 +53,8 @@ const (
 const NoRelease = "none"
 
 // Spec is the contract as text: flag values, or a limiter's shipped defaults. An empty field
-// takes the default; a blank one (only spaces) is a template of no words.
+// takes the default; a blank one (only spaces) is a template of no words (an empty
+// --script-keys calls the script with no KEYS: the keys it builds from ARGV are still under {key}).
 type Spec struct {
 	Keys, Args, Allowed, Release string
 	Clock                        string // "", client, server or virtual; "" picks by the templates and ReadsTime
@@ -64,6 +65,9 @@ type Spec struct {
 	// called with the ReleaseKeys and ReleaseArgs templates; "" releases by Release.
 	ReleaseFile, ReleaseScript string
 	ReleaseKeys, ReleaseArgs   string
+	// Setup are the set-up steps as given (Setup.String: the flag and its value), for the
+	// summary; Contract.Setup holds them compiled.
+	Setup []string
 }
 
 // Contract is a compiled Spec.
@@ -79,6 +83,9 @@ type Contract struct {
 	// ReleaseKeys and ReleaseArgs call the release script (Spec.ReleaseScript); nil without one.
 	ReleaseKeys, ReleaseArgs *Template
 	Clock                    Clock
+	// Setup are the set-up steps (ParseSetup, their scripts read by the caller), in the order
+	// given: run on every key of the run before its load.
+	Setup []*Setup
 }
 
 // Compile checks and compiles every part of spec; an empty field takes the default's value.
@@ -113,9 +120,6 @@ func Compile(spec, defaults Spec) (*Contract, error) {
 	var err error
 	if c.Keys, err = Parse(FlagKeys, spec.Keys); err != nil {
 		return nil, err
-	}
-	if c.Keys.Len() == 0 {
-		return nil, &Error{Flag: FlagKeys, Msg: "no key: give at least one, e.g. '{key}'"}
 	}
 	for i := range c.Keys.words {
 		// Each key is this run's own: the hammer must never write a key it did not create, and on

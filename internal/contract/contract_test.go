@@ -142,7 +142,6 @@ func TestCompileRefusals(t *testing.T) {
 		want string
 	}{
 		{Spec{Keys: "user:42"}, "--script-keys: key 1 must contain {key}"},
-		{Spec{Keys: " "}, "--script-keys: no key"},
 		{Spec{Args: "{limt}"}, "--script-args: column 1: unknown placeholder {limt}"},
 		{Spec{Allowed: "reply[1] =="}, "--script-allowed: syntax error"},
 		{Spec{Allowed: "reply[1] = 1"}, "--script-allowed: column 10: syntax error"},
@@ -154,6 +153,9 @@ func TestCompileRefusals(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("Compile(%+v) = %v, want %q", c.spec, err, c.want)
 		}
+	}
+	if c, err := Compile(Spec{Keys: " "}, shipped); err != nil || c.Keys.Len() != 0 {
+		t.Errorf("--script-keys '' is a script called with no KEYS, not the shipped ones: %v", err)
 	}
 	if _, err := Compile(Spec{Keys: `{key} "" {key}:backlog`}, shipped); err != nil {
 		t.Errorf("an empty key and a suffixed key are the run's own: %v", err)

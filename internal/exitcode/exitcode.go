@@ -10,6 +10,7 @@ const (
 	Error       = 1   // a runtime error
 	Usage       = 2   // bad flags or arguments
 	CheckFailed = 3   // an assertion, a lint error, a missing script
+	LintRefused = 4   // hammer: lint refused the custom script before any load
 	Interrupted = 130 // SIGINT or SIGTERM
 )
 
@@ -56,6 +57,15 @@ func (e *CheckFailedError) ExitCode() int { return CheckFailed }
 func CheckFailedf(format string, args ...any) error {
 	return &CheckFailedError{Msg: fmt.Sprintf(format, args...)}
 }
+
+// LintRefusedError means hammer sent no load because lint found errors in the custom script:
+// exit 4, so CI tells a script refused unrun from one that failed on evidence (3).
+type LintRefusedError struct{ Msg string }
+
+func (e *LintRefusedError) Error() string { return e.Msg }
+
+// ExitCode is 4.
+func (e *LintRefusedError) ExitCode() int { return LintRefused }
 
 // InterruptedError means a signal stopped the command after it reported what it had done.
 type InterruptedError struct{ What string }

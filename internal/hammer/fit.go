@@ -48,6 +48,9 @@ func describeContract(o Options) string {
 			line += ", release " + c.Release
 		}
 	}
+	if n := len(o.Contract.Setup); n > 0 {
+		line += fmt.Sprintf(", set up by %d %s on every key before the load", n, plural(n, "step", "steps"))
+	}
 	line += ", clock " + c.Clock
 	if o.Contract.Clock.AnswersTime() {
 		line += " (the hammer answers the script's TIME with each call's own time)"

@@ -45,6 +45,10 @@ type Flags struct {
 	ScriptReleaseFile, ScriptReleaseKeys, ScriptReleaseArgs     string
 	Profile                                                     string
 	Skew                                                        time.Duration
+
+	// ScriptSetup are the --script-setup and --script-setup-file values in the order given.
+	ScriptSetup []contract.SetupLine
+
 	// NoTrace (hidden --no-trace) records no commands: for measuring the recording's cost.
 	NoTrace bool
 	// NoDirect (hidden --no-direct) sends the script strategies' calls through go-redis on a
@@ -241,6 +245,9 @@ func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) 
 			return nil, exitcode.Usagef("--%s describes a custom script: give --script FILE.lua", name)
 		}
 	}
+	if len(fl.ScriptSetup) > 0 && fl.Script == "" {
+		return nil, exitcode.Usagef("%s sets up a custom script's state: give --script FILE.lua", fl.ScriptSetup[0].Flag)
+	}
 	if fl.Script == "" {
 		return nil, nil
 	}
@@ -258,6 +265,9 @@ func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) 
 	if fl.Given("script-args") && strings.TrimSpace(fl.ScriptArgs) == "" {
 		spec.Args = " " // given empty: a script that takes no ARGV, not the shipped contract
 	}
+	if fl.Given("script-keys") && strings.TrimSpace(fl.ScriptKeys) == "" {
+		spec.Keys = " " // given empty: a script that takes no KEYS, not the shipped contract
+	}
 	if fl.ScriptReleaseFile != "" {
 		if spec.ReleaseScript, err = scripts.ReadFile(fl.ScriptReleaseFile); err != nil {
 			return nil, err
@@ -267,5 +277,30 @@ func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) 
 	if err != nil {
 		return nil, exitcode.Usagef("%v", err)
 	}
+	if ct.Setup, err = setupSteps(fl.ScriptSetup); err != nil {
+		return nil, err
+	}
+	for _, step := range ct.Setup {
+		ct.Spec.Setup = append(ct.Spec.Setup, step.String())
+	}
+	ct.Given.Setup = ct.Spec.Setup
 	return ct, nil
+}
+
+// setupSteps compiles the set-up lines and reads their scripts.
+func setupSteps(lines []contract.SetupLine) ([]*contract.Setup, error) {
+	var steps []*contract.Setup
+	for _, line := range lines {
+		step, err := contract.ParseSetup(line)
+		if err != nil {
+			return nil, exitcode.Usagef("%v", err)
+		}
+		if step.File != "" {
+			if step.Source, err = scripts.ReadFile(step.File); err != nil {
+				return nil, err
+			}
+		}
+		steps = append(steps, step)
+	}
+	return steps, nil
 }

@@ -1,10 +1,12 @@
 package hammer
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/lint"
 )
@@ -37,6 +39,12 @@ func TestLintGateWarnsOnUnparsedAndBlocksOnDefects(t *testing.T) {
 				func(s string) { notices = append(notices, s) })
 			if (err != nil) != tc.blocks {
 				t.Fatalf("blocked: %v (%v), want %v; notices %q", err != nil, err, tc.blocks, notices)
+			}
+			// A refusal has an exit code of its own (not 3, a proven failure) and says how to go on.
+			var refusal *exitcode.LintRefusedError
+			if err != nil && (!errors.As(err, &refusal) || !strings.Contains(err.Error(), "global-write (line 1)") ||
+				!strings.Contains(err.Error(), "'-- limitctl:ignore global-write'") || !strings.Contains(err.Error(), "--no-lint")) {
+				t.Errorf("refusal %T %q: want a LintRefusedError naming the rule, its line, the suppression and --no-lint", err, err)
 			}
 			// (a long finding is wrapped over several notices: read them as one text)
 			if tc.notice != "" && !strings.Contains(strings.Join(strings.Fields(strings.Join(notices, " ")), " "), tc.notice) {

@@ -20,16 +20,23 @@ import (
 	"github.com/limitctl/limitctl/internal/scriptcache"
 )
 
-// lintScript runs the linter over the custom script (and its release script) first, with the
-// project's .limitctl.yaml: errors are listed and stop the run (a failed check, exit 3) unless
-// NoLint; warnings are one line that counts them and says which command lists them, so the run's
-// own lines stay in view. A script the linter cannot parse only warns, in full: Redis decides
+// lintScript runs the linter over the custom script (and its release and set-up scripts) first,
+// with the project's .limitctl.yaml: errors are listed and stop the run (exit 4,
+// LintRefusedError) unless NoLint; warnings are one line that counts them and says which command
+// lists them, so the run's own lines stay in view. A script the linter cannot parse only warns, in full: Redis decides
 // when the script is loaded. A TIME read is no finding when the run decides the clock (server or
 // virtual).
 func lintScript(o Options, notice func(string)) error {
 	files := []struct{ name, src string }{{o.Script, o.ScriptSource}}
 	if o.Contract != nil && o.Contract.Spec.ReleaseScript != "" {
 		files = append(files, struct{ name, src string }{o.Contract.Spec.ReleaseFile, o.Contract.Spec.ReleaseScript})
+	}
+	if o.Contract != nil {
+		for _, step := range o.Contract.Setup {
+			if step.Source != "" {
+				files = append(files, struct{ name, src string }{step.File, step.Source})
+			}
+		}
 	}
 	for i, f := range files {
 		cfg, err := lint.FindConfig(filepath.Dir(f.name))
@@ -58,10 +65,32 @@ func lintScript(o Options, notice func(string)) error {
 			notice(line)
 		}
 		if block && !o.NoLint {
-			return exitcode.CheckFailedf("lint found errors in %s; fix them or pass --no-lint", f.name)
+			return lintRefusal(f.name, diags)
 		}
 	}
 	return nil
+}
+
+// lintRefusal is the error of a script lint stopped before any load (exit 4): the rules that
+// blocked, where, and the two ways on (a suppression above each line, or --no-lint).
+func lintRefusal(file string, diags []lint.Diagnostic) error {
+	var rules []string
+	lines := map[string][]string{}
+	for _, d := range diags {
+		if d.Severity != lint.SeverityError || d.Rule == lint.RuleSyntax {
+			continue
+		}
+		if !slices.Contains(rules, d.Rule) {
+			rules = append(rules, d.Rule)
+		}
+		lines[d.Rule] = append(lines[d.Rule], fmt.Sprint(d.Line))
+	}
+	found := make([]string, len(rules))
+	for i, r := range rules {
+		found[i] = fmt.Sprintf("%s (%s %s)", r, plural(len(lines[r]), "line", "lines"), strings.Join(lines[r], ", "))
+	}
+	return &exitcode.LintRefusedError{Msg: fmt.Sprintf("lint refused %s before any load: %s; fix it, silence a line with '-- limitctl:ignore %s' on the line above it, or pass --no-lint",
+		file, strings.Join(found, ", "), strings.Join(rules, ", "))}
 }
 
 // warningsLine is the one line the lint warnings before a run come to: how many, of which rules,
@@ -138,10 +167,11 @@ func preflight(ctx context.Context, rdb redis.UniversalClient, o Options) error 
 }
 
 // probe checks, before any load, that the user may send everything the run will: the
-// clean-up's SCAN and UNLINK, the Redis witness, and one decision (and release) per strategy on
-// a throw-away key of the run. An ACL user short of one command otherwise runs the whole
-// duration as counted errors, or leaves its keys behind. Only refusals stop the run here
-// (refused); any other error is the run's to count.
+// clean-up's SCAN and UNLINK, the custom script's set-up (setup.go, on every key of the run),
+// the Redis witness, and one decision (and release) per strategy on a throw-away key of the run.
+// An ACL user short of one command otherwise runs the whole duration as counted errors, or
+// leaves its keys behind. Only refusals (refused) and a set-up step that fails stop the run
+// here; any other error is the run's to count.
 func (s *session) probe(ctx context.Context) error {
 	if !s.opts.KeepKeys {
 		// Before anything is written, so a user who cannot clean up leaves nothing behind.
@@ -149,7 +179,10 @@ func (s *session) probe(ctx context.Context) error {
 			return fmt.Errorf("the run's keys could not be deleted at the end: %s (grant SCAN and UNLINK, or pass --keep-keys)", human.FirstLine(err.Error()))
 		}
 	}
-	err := s.probeDecisions(ctx)
+	err := s.setup(ctx)
+	if err == nil {
+		err = s.probeDecisions(ctx)
+	}
 	if err != nil && !s.opts.KeepKeys {
 		s.cleanup()
 	}

@@ -69,10 +69,12 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		Args    string `json:"args"`
 		Allowed string `json:"allowed"`
 		Release string `json:"release,omitempty"` // concurrency only
+		// Setup are the set-up steps, each its flag and value, in the order they ran.
+		Setup []string `json:"setup,omitempty"`
 	}
 	var spec *contractSpec
 	if s.Contract != nil {
-		spec = &contractSpec{s.Contract.Keys, s.Contract.Args, s.Contract.Allowed, s.Contract.Release}
+		spec = &contractSpec{s.Contract.Keys, s.Contract.Args, s.Contract.Allowed, s.Contract.Release, s.Contract.Setup}
 	}
 	samples := s.ErrorSamples
 	if samples == nil {

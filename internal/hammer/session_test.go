@@ -123,8 +123,8 @@ func TestRunRefusesACustomScriptLintFails(t *testing.T) {
 		t.Fatal("connected before lint")
 		return nil, bench.Target{}, nil
 	}})
-	if c, ok := err.(exitcode.Coder); !ok || c.ExitCode() != exitcode.CheckFailed {
-		t.Fatalf("err %v, want a check failure", err)
+	if c, ok := err.(exitcode.Coder); !ok || c.ExitCode() != exitcode.LintRefused {
+		t.Fatalf("err %v, want lint's refusal (exit 4)", err)
 	}
 	if !strings.Contains(log.String(), "bad.lua") {
 		t.Errorf("lint findings not reported: %q", log.String())

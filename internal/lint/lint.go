@@ -77,6 +77,9 @@ func syntaxError(filename string, lines []string, err error) Diagnostic {
 		d.Line, d.Col = max(perr.Pos.Line, 1), max(perr.Pos.Column, 1)
 		d.Message = fmt.Sprintf("%s near %q; fix the script so it compiles (Redis runs Lua 5.1)",
 			strings.TrimSpace(perr.Message), perr.Token)
+		if hint := luaScriptHint(lines); perr.Token == "@" && hint != "" {
+			d.Message = fmt.Sprintf("%s near %q; %s", strings.TrimSpace(perr.Message), perr.Token, hint)
+		}
 	case err != nil:
 		d.Message = fmt.Sprintf("the Lua parser failed: %s; fix the script so it compiles (Redis runs Lua 5.1)",
 			strings.TrimSpace(err.Error()))
