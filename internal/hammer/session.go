@@ -117,6 +117,9 @@ func (s *session) hitOnce(ctx context.Context) {
 		return
 	}
 	key := s.keys.Once(string(limiter.Custom))
+	if s.setupKeys(ctx, []string{key}) != nil {
+		return // the load's keys were set up alike: a failure now is the server's, not the script's
+	}
 	d, err := s.custom.Acquire(ctx, key, s.deps.Now())
 	if err == nil && d.Allowed && s.opts.Limiter.Describe().Releases {
 		s.custom.Release(ctx, key, d) //nolint:errcheck // a release the limiter refuses leaves a key the read then finds

@@ -21,15 +21,20 @@ import (
 // refused before it runs. A step Redis refuses stops the run, naming the step, the key and
 // Redis's reply.
 func (s *session) setup(ctx context.Context) error {
+	keys := []string{s.keys.Probe(string(limiter.Custom))}
+	for i := range max(1, s.opts.Keys) {
+		keys = append(keys, s.keys.Key(string(limiter.Custom), i))
+	}
+	return s.setupKeys(ctx, keys)
+}
+
+// setupKeys runs every set-up step, in order, on each of keys.
+func (s *session) setupKeys(ctx context.Context, keys []string) error {
 	c := s.opts.Contract
 	if c == nil || len(c.Setup) == 0 || !slices.Contains(s.opts.Strategies, limiter.Custom) {
 		return nil
 	}
 	static := contract.Static{Limit: s.opts.Limit, Burst: s.opts.Limit, Cost: 1, RatePerS: s.cfg.Rate, Window: s.opts.Window, StaleAfter: s.opts.StaleAfter}
-	keys := []string{s.keys.Probe(string(limiter.Custom))}
-	for i := range max(1, s.opts.Keys) {
-		keys = append(keys, s.keys.Key(string(limiter.Custom), i))
-	}
 	for _, step := range c.Setup {
 		bound, err := step.Bind(static)
 		if err != nil {
