@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -47,6 +48,91 @@ func TestBucketEvidenceIsSoundUnderLargeSkew(t *testing.T) {
 			}
 			if s.Overshoot != 0 {
 				t.Errorf("a correct bucket under a 600ms skew: overshoot %d (peak %d, %d events)", s.Overshoot, s.Peak, s.OvershootEvent)
+			}
+		})
+	}
+}
+
+// monotoneScript records, in order, the TIME each call was answered and the stamp it was given.
+const monotoneScript = `local t = redis.call('TIME')
+local log = KEYS[1] .. ':log'
+redis.call('RPUSH', log, string.format('%d %s', tonumber(t[1]) * 1000000 + tonumber(t[2]), ARGV[1]))
+redis.call('PEXPIRE', log, 60000)
+return 1`
+
+// timeLog hammers monotoneScript on one key with 64 workers for d and returns the TIME answered
+// and the stamp of every call, in the order Redis ran them.
+func timeLog(t *testing.T, srv *redistest.Server, skew time.Duration, noMark bool, d time.Duration) (answered, stamps []int64) {
+	t.Helper()
+	c, err := contract.Compile(contract.Spec{Keys: "{key}", Args: "{now_us}", Allowed: "reply == 1", Clock: "virtual"}, limiter.DefaultContract(limiter.SlidingWindow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := srv.Client(t)
+	lim, err := limiter.New(limiter.SlidingWindow, limiter.Custom, rdb, limiter.Config{Limit: 1_000_000, Window: time.Second,
+		CustomSource: monotoneScript, Contract: c, NoTimeMark: noMark})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := bench.StrategyRun{Name: "custom", Limiter: lim, MonotoneTime: !noMark}
+	cfg := defaultLoad(t, limiter.SlidingWindow, run, d)
+	cfg.Limit, cfg.Skew, cfg.Hold, cfg.Profile = 1_000_000, skew, 0, bench.ProfileSteady
+	key := cfg.KeyFor("custom", 0)
+	sum, err := bench.New(cfg).Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := sum.Strategies[0]; s.Errors != 0 || s.Admitted == 0 {
+		t.Fatalf("not a clean run: %d admitted, errors %v %v", s.Admitted, s.ErrorsByKind, s.ErrorSamples)
+	}
+	for _, e := range rdb.LRange(context.Background(), key+":log", 0, -1).Val() {
+		var a, s int64
+		if _, err := fmt.Sscan(e, &a, &s); err != nil {
+			t.Fatalf("log entry %q: %v", e, err)
+		}
+		answered, stamps = append(answered, a), append(stamps, s)
+	}
+	return answered, stamps
+}
+
+// On the virtual clock TIME never goes back on a key, in the order Redis ran the calls, however
+// their stamps were reordered on the way (by the network, or a skew between the workers): each
+// call is answered the later of its stamp and the newest TIME answered before it. Without the
+// key's mark, the same load answers a TIME earlier than one already answered: the reordering the
+// mark undoes is there (each run is repeated until it is, and until some call was answered the
+// mark rather than its own stamp).
+func TestVirtualClockTimeIsMonotonePerKey(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, skew := range []time.Duration{0, 200 * time.Millisecond} {
+		t.Run(fmt.Sprintf("skew=%s", skew), func(t *testing.T) {
+			wentBack := false
+			for attempt := 1; attempt <= 20 && !wentBack; attempt++ {
+				answered, _ := timeLog(t, srv, skew, true, 500*time.Millisecond)
+				for i := 1; i < len(answered) && !wentBack; i++ {
+					wentBack = answered[i] < answered[i-1]
+				}
+			}
+			if !wentBack {
+				t.Fatalf("without the mark TIME never went back in 20 runs: no reordering to undo")
+			}
+			raised := 0
+			for attempt := 1; attempt <= 20 && raised == 0; attempt++ {
+				answered, stamps := timeLog(t, srv, skew, false, 500*time.Millisecond)
+				for i := range answered {
+					if answered[i] < stamps[i] {
+						t.Fatalf("call %d answered %d, before its own stamp %d", i, answered[i], stamps[i])
+					}
+					if i > 0 && answered[i] < answered[i-1] {
+						t.Fatalf("TIME went back: call %d of %d answered %d after %d", i, len(answered), answered[i], answered[i-1])
+					}
+					if answered[i] > stamps[i] {
+						raised++
+					}
+				}
+				t.Logf("run %d: %d calls, %d answered the mark rather than their stamp", attempt, len(answered), raised)
+			}
+			if raised == 0 {
+				t.Fatalf("no call was answered the mark in 20 runs: the mark was never tested")
 			}
 		})
 	}
