@@ -62,21 +62,27 @@ return 1`
 
 // timeLog hammers monotoneScript on one key with 64 workers for d and returns the TIME answered
 // and the stamp of every call, in the order Redis ran them.
-func timeLog(t *testing.T, srv *redistest.Server, skew time.Duration, noMark bool, d time.Duration) (answered, stamps []int64) {
+func timeLog(t *testing.T, srv *redistest.Server, mode *roundMode, skew time.Duration, noMark bool, d time.Duration) (answered, stamps []int64) {
 	t.Helper()
 	c, err := contract.Compile(contract.Spec{Keys: "{key}", Args: "{now_us}", Allowed: "reply == 1", Clock: "virtual"}, limiter.DefaultContract(limiter.SlidingWindow))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rdb := srv.Client(t)
-	lim, err := limiter.New(limiter.SlidingWindow, limiter.Custom, rdb, limiter.Config{Limit: 1_000_000, Window: time.Second,
-		CustomSource: monotoneScript, Contract: c, NoTimeMark: noMark})
+	lcfg := limiter.Config{Limit: 1_000_000, Window: time.Second, CustomSource: monotoneScript, Contract: c, NoTimeMark: noMark}
+	if mode != nil && mode.direct {
+		lcfg.Direct = directOf(srv)
+	}
+	lim, err := limiter.New(limiter.SlidingWindow, limiter.Custom, rdb, lcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	run := bench.StrategyRun{Name: "custom", Limiter: lim, MonotoneTime: !noMark}
 	cfg := defaultLoad(t, limiter.SlidingWindow, run, d)
 	cfg.Limit, cfg.Skew, cfg.Hold, cfg.Profile = 1_000_000, skew, 0, bench.ProfileSteady
+	if mode != nil {
+		cfg.Conns = mode.conns
+	}
 	key := cfg.KeyFor("custom", 0)
 	sum, err := bench.New(cfg).Run(context.Background(), nil)
 	if err != nil {
@@ -100,40 +106,54 @@ func timeLog(t *testing.T, srv *redistest.Server, skew time.Duration, noMark boo
 // call is answered the later of its stamp and the newest TIME answered before it. Without the
 // key's mark, the same load answers a TIME earlier than one already answered: the reordering the
 // mark undoes is there (each run is repeated until it is, and until some call was answered the
-// mark rather than its own stamp).
+// mark rather than its own stamp). A call at a time, and in the rounds of every mode the hammer
+// sends them in.
 func TestVirtualClockTimeIsMonotonePerKey(t *testing.T) {
 	srv := redistest.Start(t)
-	for _, skew := range []time.Duration{0, 200 * time.Millisecond} {
-		t.Run(fmt.Sprintf("skew=%s", skew), func(t *testing.T) {
-			wentBack := false
-			for attempt := 1; attempt <= 20 && !wentBack; attempt++ {
-				answered, _ := timeLog(t, srv, skew, true, 500*time.Millisecond)
-				for i := 1; i < len(answered) && !wentBack; i++ {
-					wentBack = answered[i] < answered[i-1]
-				}
+	modes := []*roundMode{nil}
+	for i := range roundModes {
+		modes = append(modes, &roundModes[i])
+	}
+	for _, mode := range modes {
+		for _, skew := range []time.Duration{0, 200 * time.Millisecond} {
+			name := "one call at a time"
+			if mode != nil {
+				name = "rounds " + mode.String()
 			}
-			if !wentBack {
-				t.Fatalf("without the mark TIME never went back in 20 runs: no reordering to undo")
+			t.Run(fmt.Sprintf("%s/skew=%s", name, skew), func(t *testing.T) { testMonotone(t, srv, mode, skew) })
+		}
+	}
+}
+
+// testMonotone is TestVirtualClockTimeIsMonotonePerKey in one mode at one skew.
+func testMonotone(t *testing.T, srv *redistest.Server, mode *roundMode, skew time.Duration) {
+	wentBack := false
+	for attempt := 1; attempt <= 20 && !wentBack; attempt++ {
+		answered, _ := timeLog(t, srv, mode, skew, true, 500*time.Millisecond)
+		for i := 1; i < len(answered) && !wentBack; i++ {
+			wentBack = answered[i] < answered[i-1]
+		}
+	}
+	if !wentBack {
+		t.Fatalf("without the mark TIME never went back in 20 runs: no reordering to undo")
+	}
+	raised := 0
+	for attempt := 1; attempt <= 20 && raised == 0; attempt++ {
+		answered, stamps := timeLog(t, srv, mode, skew, false, 500*time.Millisecond)
+		for i := range answered {
+			if answered[i] < stamps[i] {
+				t.Fatalf("call %d answered %d, before its own stamp %d", i, answered[i], stamps[i])
 			}
-			raised := 0
-			for attempt := 1; attempt <= 20 && raised == 0; attempt++ {
-				answered, stamps := timeLog(t, srv, skew, false, 500*time.Millisecond)
-				for i := range answered {
-					if answered[i] < stamps[i] {
-						t.Fatalf("call %d answered %d, before its own stamp %d", i, answered[i], stamps[i])
-					}
-					if i > 0 && answered[i] < answered[i-1] {
-						t.Fatalf("TIME went back: call %d of %d answered %d after %d", i, len(answered), answered[i], answered[i-1])
-					}
-					if answered[i] > stamps[i] {
-						raised++
-					}
-				}
-				t.Logf("run %d: %d calls, %d answered the mark rather than their stamp", attempt, len(answered), raised)
+			if i > 0 && answered[i] < answered[i-1] {
+				t.Fatalf("TIME went back: call %d of %d answered %d after %d", i, len(answered), answered[i], answered[i-1])
 			}
-			if raised == 0 {
-				t.Fatalf("no call was answered the mark in 20 runs: the mark was never tested")
+			if answered[i] > stamps[i] {
+				raised++
 			}
-		})
+		}
+		t.Logf("run %d: %d calls, %d answered the mark rather than their stamp", attempt, len(answered), raised)
+	}
+	if raised == 0 {
+		t.Fatalf("no call was answered the mark in 20 runs: the mark was never tested")
 	}
 }
