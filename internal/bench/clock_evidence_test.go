@@ -157,3 +157,68 @@ func testMonotone(t *testing.T, srv *redistest.Server, mode *roundMode, skew tim
 		t.Fatalf("no call was answered the mark in 20 runs: the mark was never tested")
 	}
 }
+
+// On the virtual clock, with TIME monotone per key, the windows' evidence stays sound and sharp:
+// a sliding log that reads TIME (judged over its calls' spans, as on the server's clock) and a
+// fixed window judged epoch-aligned (an admit whose span crosses a window's end left out) are
+// exact when correct, at the default skew and at 200ms, and caught when one request too
+// generous per window (each run until it is caught, at most 30s).
+func TestMonotoneVirtualClockWindowEvidence(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) skips it")
+	}
+	srv := redistest.Start(t)
+	sliding := contract.Spec{Args: "{limit} {window_ms} {member}", Allowed: "reply == 1"}
+	counter := contract.Spec{Keys: "{key}:{window_index}", Args: "{limit} {window_ms} {cost}", Allowed: "reply[1] <= reply[2]", Clock: "virtual"}
+	cases := []struct {
+		file  string
+		kind  limiter.Kind
+		spec  contract.Spec
+		buggy bool
+	}{
+		{"sliding_log_server_time.lua", limiter.SlidingWindow, sliding, false},
+		{"buggy/sliding_log_server_time_one_too_many.lua", limiter.SlidingWindow, sliding, true},
+		{"fixed_window_counter.lua", limiter.FixedWindow, counter, false},
+		{"buggy/fixed_window_off_by_one.lua", limiter.FixedWindow, contract.Spec{Clock: "virtual"}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			run := customStrategy(t, srv, c.file, c.kind, c.spec)
+			if !run.MonotoneTime {
+				t.Fatalf("not on the virtual clock: %+v", run)
+			}
+			if c.buggy {
+				for attempt := 1; attempt <= 6; attempt++ {
+					got := fixtureRun(t, srv, c.file, c.kind, c.spec, 5*time.Second)
+					t.Logf("5s run %d: overshoot %d, peak %d, admitted %d, unjudged %d", attempt, got.Overshoot, got.Peak, got.Admitted, got.Unjudged)
+					if got.Errors != 0 {
+						t.Fatalf("errors %v %v", got.ErrorsByKind, got.ErrorSamples)
+					}
+					if got.Overshoot > 0 {
+						return
+					}
+				}
+				t.Fatalf("one request too many per window not caught in 30s")
+			}
+			for i, skew := range []time.Duration{-1, -1, -1, 200 * time.Millisecond} {
+				cfg := defaultLoad(t, c.kind, customStrategy(t, srv, c.file, c.kind, c.spec), 3*time.Second)
+				if skew >= 0 {
+					cfg.Skew = skew
+				}
+				sum, err := bench.New(cfg).Run(context.Background(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := sum.Strategies[0]
+				t.Logf("run %d (skew %s): admitted %d rejected %d unjudged %d peak %d", i+1, cfg.Skew, got.Admitted, got.Rejected, got.Unjudged, got.Peak)
+				if got.Errors != 0 || got.Rejected == 0 {
+					t.Fatalf("not a clean contended run: %d rejected, errors %v %v", got.Rejected, got.ErrorsByKind, got.ErrorSamples)
+				}
+				if got.Overshoot != 0 || got.FalseRejects != 0 {
+					t.Errorf("run %d (skew %s): a correct limiter blamed: overshoot %d (peak %d), false rejects %d (first %+v)",
+						i+1, cfg.Skew, got.Overshoot, got.Peak, got.FalseRejects, got.FirstFalseReject)
+				}
+			}
+		})
+	}
+}

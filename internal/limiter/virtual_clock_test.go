@@ -227,4 +227,17 @@ func TestVirtualClockOnACluster(t *testing.T) {
 			t.Fatalf("key %s: TIME %s", key, got)
 		}
 	}
+	// A script given no KEYS (its keys named in ARGV) still gets its key's mark, the only key
+	// declared: the call goes to the key's slot, where the script's own keys live.
+	noKeys := limiter.VirtualClockSource("local t = redis.call('TIME')\nredis.call('SET', ARGV[1], t[1], 'PX', 10000)\nreturn #KEYS")
+	for i := 0; i < 12; i++ {
+		key := fmt.Sprintf("vc0:{%d}", i)
+		reply, err := rdb.Eval(ctx, noKeys, []string{limiter.TimeKey(key)}, key, "1", fmt.Sprint(1_600_000_000+i), "0").Result()
+		if err != nil || fmt.Sprint(reply) != "0" {
+			t.Fatalf("key %s with no KEYS: %v %v", key, reply, err)
+		}
+		if got := rdb.Get(ctx, key).Val(); got != fmt.Sprint(1_600_000_000+i) {
+			t.Fatalf("key %s with no KEYS: TIME %s", key, got)
+		}
+	}
 }
