@@ -191,6 +191,10 @@ func evidenceLateness(run StrategyRun, now time.Time, ahead time.Duration) time.
 //   - a sliding window judges [t_i, H_i] with the IntervalChecker, on the stamps' clock: its proof
 //     needs only that each admit was decided at a time within its interval, on a clock that
 //     never goes back;
+//   - the concurrency witness counts a member from its stamp t_i for stale-after: a limiter that
+//     scored it at T_i >= t_i reclaims it no sooner; and no TIME answered before an admit is
+//     recorded is later than the run's clock plus the skew then (H_i is a stamp sent by then),
+//     the clock the witness records admits at;
 //   - the refusal judges take [t_i, H_i] as the call's StampLo and StampHi, which their rules read
 //     as the span of the time its script used; the aligned window's rule, which reads one window
 //     per call, gives way to the sliding bound (which holds for every alignment), and a call of
