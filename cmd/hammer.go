@@ -78,9 +78,10 @@ stops the run before any load (exit 1).
 --script-release-file F.lua makes the release a script of its own, called with
 --script-release-keys and --script-release-args (default '{key}' and '{member}'). A script
 given no {now_*} time that reads TIME runs on the virtual clock: the hammer answers its TIME
-with each call's own time, so it is judged as exactly as one passed its time (--clock server
-runs it on the server's clock instead: its evidence then counts only admits certainly inside
-one window, by when each call was sent and answered). A fixed window is judged epoch-aligned
+with each call's own time, never going back per key (a mark beside the key), so it is judged
+as exactly as one passed its time (--clock server runs it on the server's clock instead: its
+evidence then counts only admits certainly inside one window, by when each call was sent and
+answered). A fixed window is judged epoch-aligned
 only when the contract names its window ({window_index}, {prev_window_index},
 {window_start_ms}); otherwise a window opened by its first hit is no overshoot. Without an
 --assert on custom.overshoot the run checks custom.overshoot==0 itself: an overshoot, or a
@@ -161,7 +162,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.StringVar(&opts.flags.ScriptReleaseArgs, "script-release-args", "", "the release script's ARGV as a template (default: {member})")
 	fl.Var(setupFlag{contract.FlagSetup, &opts.flags.ScriptSetup}, "script-setup", "a command run on every key of the run before its load, as a template, e.g. 'SET {key} {limit} NX' (repeatable; with --script-setup-file, in the order given)")
 	fl.Var(setupFlag{contract.FlagSetupFile, &opts.flags.ScriptSetup}, "script-setup-file", "a script run on every key of the run before its load, in redis-cli --eval's syntax with placeholders: 'init.lua {key} , {limit}' (repeatable)")
-	fl.StringVar(&opts.flags.Clock, "clock", "", "whose clock the script uses: client (passed as {now_*}), virtual (it reads TIME, which the hammer answers with each call's own time) or server (it reads the server's TIME) (default: client when a {now_*} or window placeholder is passed, else virtual when the script reads TIME, else server)")
+	fl.StringVar(&opts.flags.Clock, "clock", "", "whose clock the script uses: client (passed as {now_*}), virtual (it reads TIME, which the hammer answers with each call's own time, never going back per key) or server (it reads the server's TIME) (default: client when a {now_*} or window placeholder is passed, else virtual when the script reads TIME, else server)")
 	fl.StringVar(&opts.flags.Profile, "profile", "", "load shape: steady, or bursty (idle spells of 1.1 to 2.2 windows after 2 windows of load, so refill and expiry bugs surface) (default bursty for the window and bucket limiters, steady for concurrency)")
 	fl.BoolVar(&opts.flags.NoTrace, "no-trace", false, "record no command of any decision (no first_overshoot): for measuring what the recording costs")
 	_ = fl.MarkHidden("no-trace")

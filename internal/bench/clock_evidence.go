@@ -167,3 +167,38 @@ func evidenceLateness(run StrategyRun, now time.Time, ahead time.Duration) time.
 	}
 	return now.Sub(time.UnixMilli(now.UnixMilli())) + ahead
 }
+
+// The monotone virtual clock (StrategyRun.MonotoneTime). The hammer answers a call's first TIME
+// with T_i = max(t_i, M), t_i its stamp and M the key's mark: the answer of the key's last call
+// Redis ran that read TIME (limiter.TimeKey), and stores T_i as the mark. So, in the order Redis
+// runs them, the answers never go back, and, by induction over that order, each one is a stamp of
+// a call on the key that Redis ran no later than call i. Every such call was sent before Redis ran
+// it, so before i's reply was read; each call's stamp is counted in its key's sentHigh before it is
+// sent (strategyState.stamping), so sentHigh read after i's reply holds it:
+//
+//	t_i <= T_i <= H_i,   H_i = sentHigh of i's key read after i's reply.
+//
+// (A mark lost to its TTL only lowers M, so T_i stays within the bounds; the bound holds for a
+// call's later TIMEs too, which answer the same.) The evidence then uses only that T_i lies in
+// [t_i, H_i] and that the limiter decides by a clock that never goes back:
+//   - the bucket and the first-hit window judge the admit at t_i with its lateness at least
+//     H_i - t_i: their proofs (above, and UnalignedChecker) already allow a call to be decided at
+//     any time in [t_i, t_i + λ_i];
+//   - an epoch-aligned fixed window counts the admit in the window of t_i, which is T_i's only
+//     when [t_i, H_i] lies in one window (both rounded as the script rounds: evidenceStamp); an
+//     admit whose span crosses a window's end is left out (strategyState.straddles), which only
+//     removes evidence;
+//   - a sliding window judges [t_i, H_i] with the IntervalChecker, on the stamps' clock: its proof
+//     needs only that each admit was decided at a time within its interval, on a clock that
+//     never goes back;
+//   - the concurrency witness counts a member from its stamp t_i for stale-after: a limiter that
+//     scored it at T_i >= t_i reclaims it no sooner; and no TIME answered before an admit is
+//     recorded is later than the run's clock plus the skew then (H_i is a stamp sent by then),
+//     the clock the witness records admits at;
+//   - the refusal judges take [t_i, H_i] as the call's StampLo and StampHi, which their rules read
+//     as the span of the time its script used; the aligned window's rule, which reads one window
+//     per call, gives way to the sliding bound (which holds for every alignment), and a call of
+//     unknown outcome that ran before k read a time no later than k's (the answers never go
+//     back), as on the server's clock.
+// At --skew 0, H_i - t_i is about the call's round trip, so nearly every admit is judged as
+// before; under a skew the spans widen with it, as the lateness did.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/limitctl/limitctl/internal/limiter"
 	"testing"
 	"time"
 )
@@ -59,5 +60,26 @@ func TestLateBucketTiers(t *testing.T) {
 	// 26 within 3ms draw 25.94; beyond the burst and the 112ms tier's 2.24 tokens: 3.7, so 4.
 	if got := slow.Finish(); got.Overshoot != 4 {
 		t.Errorf("26 admits 80ms late: %+v, want overshoot 4", got)
+	}
+}
+
+// On the monotone virtual clock a call's TIME lies in [StampLo, StampHi]: an admit stamped at the
+// end of one epoch-aligned window may have been answered a TIME in the next, so the refusal
+// judge counts it there (by the sliding bound, which holds for every alignment), and blames a
+// refusal only when no admit can have been in its window.
+func TestMonotoneRefusalsOfAnAlignedWindow(t *testing.T) {
+	spec := window(limiter.FixedWindow, 1)
+	spec.aligned = true
+	straddling := judgedCall{Sent: 99 * ms, Replied: 101 * ms, StampLo: 99 * ms, StampHi: 101 * ms, Outcome: outAdmitted}
+	refused := at(150*ms, 151*ms, outRefused)
+	if r := judgeOnce(spec, straddling, refused); r.count != 1 {
+		t.Fatalf("the aligned rule reads the admit's window from its stamp alone: want it blamed here, got %d", r.count)
+	}
+	spec.monotone = true
+	if r := judgeOnce(spec, straddling, refused); r.count != 0 {
+		t.Errorf("an admit that may have read a TIME in the refusal's window was not counted")
+	}
+	if r := judgeOnce(spec, at(0, 1*ms, outAdmitted), refused); r.count != 1 {
+		t.Errorf("an admit certainly a window before the refusal counted on the monotone clock")
 	}
 }

@@ -52,6 +52,13 @@ func (s *strategyState) traceFirst(key int, m overMoment) {
 			held[id] = true
 		}
 		match = func(r *trace.Record) bool { return held[r.ID] }
+	case m.interval && s.intervalStamps():
+		// Intervals of the stamps' clock (a sliding window on the monotone virtual clock): the
+		// admits stamped within the span.
+		match = func(r *trace.Record) bool {
+			at := (r.StampMs - s.beginMs) * 1000
+			return int(r.Key) == key && at >= m.fromUs-999 && at <= m.toUs
+		}
 	case m.interval:
 		match = func(r *trace.Record) bool {
 			return int(r.Key) == key && r.SentUs >= m.fromUs && r.RepliedUs <= m.toUs

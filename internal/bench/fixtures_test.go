@@ -48,7 +48,7 @@ var libraryFixtures = []struct {
 // customStrategy builds the custom strategy as the hammer does for a script in testdata/limiters:
 // its contract (a script that reads TIME and is given no time runs on the virtual clock), its
 // limiter, and the evidence the contract implies (the server clock's intervals, a fixed window's
-// alignment, the time quantum).
+// alignment, the time quantum, a virtual clock's monotone TIME).
 func customStrategy(t *testing.T, srv *redistest.Server, file string, kind limiter.Kind, spec contract.Spec) bench.StrategyRun {
 	t.Helper()
 	return customStrategyOn(t, srv, file, kind, spec, nil)
@@ -81,7 +81,7 @@ func customStrategyOn(t *testing.T, srv *redistest.Server, file string, kind lim
 		t.Fatal(err)
 	}
 	return bench.StrategyRun{Name: "custom", Limiter: lim, ServerClock: c.Clock == contract.ServerClock,
-		EpochAligned: c.EpochAligned(), TimeQuantum: c.TimeQuantum(),
+		MonotoneTime: c.Clock == contract.VirtualClock, EpochAligned: c.EpochAligned(), TimeQuantum: c.TimeQuantum(),
 		Refusals: hammer.RefusalRules(hammer.Options{Limiter: kind, Window: time.Second, Contract: c}, limiter.Custom)}
 }
 

@@ -122,6 +122,7 @@ type judgeSpec struct {
 	ratePerSec float64
 	staleAfter int64         // µs; 0 never reclaims
 	server     bool          // the script reads the server's clock: stamps are [sent, replied]
+	monotone   bool          // the virtual clock answers TIME monotonically per key (StrategyRun.MonotoneTime)
 	skew       int64         // µs: how far worker clocks disagree
 	horizon    int64         // µs: the call timeout
 	quantum    time.Duration // how finely the script is told the time (StrategyRun.TimeQuantum)

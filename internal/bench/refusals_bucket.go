@@ -59,6 +59,7 @@ type bucketJudge struct {
 	burst, rate, perDraw float64 // rate: tokens per µs
 	step                 int64   // µs; 0: continuous
 	server               bool
+	monotone             bool  // a monotone virtual clock: what ran before k read a clock no later than k's
 	grain, base          int64 // base: stamps are taken relative to it, for precision
 	margin               int64
 
@@ -92,7 +93,7 @@ const maxRecent = 2048
 func newBucketJudge(s judgeSpec) *bucketJudge {
 	rate := s.ratePerSec / 1e6 * (1 - s.serverRate())
 	j := &bucketJudge{
-		burst: float64(s.limit), rate: rate, server: s.server, grain: 2 * s.grain(),
+		burst: float64(s.limit), rate: rate, server: s.server, monotone: s.monotone, grain: 2 * s.grain(),
 		// Each draw may be charged a microsecond of refill more (a rounded stored time; a
 		// double's step near today's epoch in ms is 2^-12 ms, less than that).
 		perDraw: 1 + s.ratePerSec/1e6,
@@ -122,7 +123,7 @@ func (j *bucketJudge) addRefused(g *rejectGroup) { j.addCand(g.sentMin, g.stampH
 
 func (j *bucketJudge) addCand(sent, stampHi int64, unknown bool) {
 	stamp := stampHi - j.base + j.grain
-	j.cands = append(j.cands, bucketCand{sent: sent, stamp: stamp, unknown: unknown && j.server})
+	j.cands = append(j.cands, bucketCand{sent: sent, stamp: stamp, unknown: unknown && (j.server || j.monotone)})
 	j.newest = max(j.newest, stamp)
 }
 

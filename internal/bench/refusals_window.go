@@ -62,7 +62,7 @@ type windowJudge struct {
 func newWindowJudge(s judgeSpec) *windowJudge {
 	fixed := s.kind.Describe().Evidence == limiter.FixedWindowEvidence
 	j := &windowJudge{
-		limit: s.limit, window: max(s.window, 1000), aligned: fixed && s.aligned && !s.server,
+		limit: s.limit, window: max(s.window, 1000), aligned: fixed && s.aligned && !s.server && !s.monotone,
 		ttl: fixed, margin: 2*s.skew + s.horizon + 1_000_000,
 		windows: map[int64]*msQueue{}, blind: math.MinInt64, newest: math.MinInt64,
 	}

@@ -130,6 +130,7 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 			w := &ws[who[j]]
 			w.c.now = clock.Add(w.skew)
 			calls[j].Now = w.c.now
+			s.stamping(&w.c)
 			w.c.sent(s, sentAt, w.c.started)
 		}
 		if acquires > 0 { // calls[:acquires] are releases

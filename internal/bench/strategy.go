@@ -61,6 +61,8 @@ type strategyState struct {
 	refusedID uint64
 	refused   *trace.Request
 	ev        evidence // how the client-time checkers allow for reordering
+	// sentHigh holds, per key, the highest stamp (µs) sent on it so far (MonotoneTime only).
+	sentHigh []atomic.Int64
 
 	// refusals judge each key's refused decisions (nil when not judged: SharedKeys); inFlight
 	// holds every worker's call in flight, so a refusal is judged only once every call that can
@@ -78,6 +80,12 @@ type strategyState struct {
 func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 	s := &strategyState{cfg: cfg, run: run, errKinds: map[string]int64{},
 		hist: hdrhistogram.New(histMin, histMax, histSigFigs), ev: evidenceFor(cfg, run)}
+	if run.MonotoneTime {
+		s.sentHigh = make([]atomic.Int64, cfg.KeyCount)
+		for i := range s.sentHigh {
+			s.sentHigh[i].Store(math.MinInt64)
+		}
+	}
 	for i := 0; i < cfg.KeyCount; i++ {
 		key := cfg.KeyFor(run.Name, i)
 		s.keys = append(s.keys, key)
@@ -101,7 +109,7 @@ func (s *strategyState) newChecker(key string) Checker {
 		}
 		return NewWitness(s.cfg.Limit, s.cfg.StaleAfter.Milliseconds())
 	}
-	if s.run.ServerClock {
+	if s.run.ServerClock || s.intervalStamps() {
 		return newIntervalChecker(s.cfg)
 	}
 	local := clientChecker(s.cfg, s.ev, horizon)
@@ -268,7 +276,7 @@ func (s *strategyState) judgeSpec() judgeSpec {
 	return judgeSpec{
 		kind: s.cfg.Limiter, limit: s.cfg.Limit, aligned: s.run.EpochAligned, base: s.cfg.Now().UnixMicro(),
 		window: s.cfg.Window.Microseconds(), ratePerSec: s.cfg.Rate, staleAfter: s.cfg.StaleAfter.Microseconds(),
-		server: s.run.ServerClock, skew: s.cfg.Skew.Microseconds(), horizon: s.cfg.Horizon.Microseconds(),
+		server: s.run.ServerClock, monotone: s.run.MonotoneTime, skew: s.cfg.Skew.Microseconds(), horizon: s.cfg.Horizon.Microseconds(),
 		quantum: s.run.TimeQuantum, rules: s.run.Refusals,
 	}
 }
@@ -281,6 +289,7 @@ func (s *strategyState) sinceUs() int64 { return time.Since(s.begin).Microsecond
 func (s *strategyState) decide(ctx, calls context.Context, worker, keyIndex int, scheduled time.Time, skew time.Duration) {
 	c := decisionCall{worker: worker, keyIndex: keyIndex, skew: skew, now: s.cfg.Now().Add(skew)}
 	c.id = s.recorders[worker].Begin(keyIndex)
+	s.stamping(&c)
 	s.entering(worker)
 	sentAt := time.Now()
 	c.sent(s, sentAt, scheduled)
@@ -352,17 +361,24 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	c.repliedMono = repliedAt.Sub(s.begin)
 	latency := repliedAt.Sub(c.started)
 	c.judged = judgedCall{ID: c.id, Sent: c.sentMono.Microseconds(), Replied: ceilMicros(c.repliedMono), Outcome: outUnknown}
+	ahead := repliedAt.Sub(c.sentAt) + s.cfg.Skew - c.skew
 	if s.run.ServerClock {
 		c.judged.StampLo, c.judged.StampHi = c.judged.Sent, c.judged.Replied
 	} else {
 		c.judged.StampLo = c.now.UnixMicro()
 		c.judged.StampHi = c.judged.StampLo
+		if s.sentHigh != nil {
+			// Read after the reply: the script's TIME lies in [stamp, this] (clock_evidence.go).
+			c.judged.StampHi = max(c.judged.StampLo, s.sentHigh[c.keyIndex].Load())
+			ahead = max(ahead, time.Duration(c.judged.StampHi-c.judged.StampLo)*time.Microsecond)
+		}
 	}
 	// The longest the request can have taken to reach Redis after its now (in ms, as sent), by
 	// the most advanced worker clock (up to Skew ahead of this one's), by which another call may
-	// already have pruned the log or started the window's counter.
+	// already have pruned the log or started the window's counter; on a monotone virtual clock,
+	// also how far past its stamp its TIME can have been answered.
 	stamp := evidenceStamp(s.run, c.now)
-	lateness := evidenceLateness(s.run, c.now, repliedAt.Sub(c.sentAt)+s.cfg.Skew-c.skew)
+	lateness := evidenceLateness(s.run, c.now, ahead)
 	if err != nil && ctx.Err() != nil {
 		s.judged(c) // not a decision, but it may have run: later refusals count it
 		return 0, false
@@ -400,12 +416,18 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		// Kept only when judged, so the trace shows exactly the admits the evidence counted. An
 		// admit's own judging settles only intervals a lag behind the newest reply, so it is in
 		// them only when it was recorded that late; the trace then counts it as missing.
-		if ic.AdmitInterval(c.sentMono, c.repliedMono) {
+		lo, hi := c.sentMono, c.repliedMono
+		if s.intervalStamps() {
+			// The virtual clock's TIME, somewhere in [stamp, highest stamp sent before the reply].
+			lo, hi = s.sinceBegin(c.judged.StampLo), s.sinceBegin(c.judged.StampHi)
+		}
+		if ic.AdmitInterval(lo, hi) {
 			s.recorders[c.worker].Keep(true, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness)
 		}
 		return s.cfg.Hold, false
 	}
-	if s.windowed() && lateness >= s.cfg.Window || s.ev.lateMs > 0 && lateness > time.Duration(s.ev.lateMs)*time.Millisecond {
+	if s.windowed() && lateness >= s.cfg.Window || s.ev.lateMs > 0 && lateness > time.Duration(s.ev.lateMs)*time.Millisecond ||
+		s.straddles(c) {
 		// The window scripts are exact for a request that reaches Redis within one window of its
 		// now (the log keeps two windows, a counter lives two); a later one may rightly see an
 		// emptier window, so it is no evidence either way. The bucket's and the unaligned fixed
@@ -426,6 +448,41 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		check.Admit(stamp.UnixMilli())
 	}
 	return s.cfg.Hold, releases
+}
+
+// stamping records c's stamp as sent on its key, before the call is sent, so a reply read later
+// finds it counted (MonotoneTime; a no-op otherwise).
+func (s *strategyState) stamping(c *decisionCall) {
+	if s.sentHigh == nil {
+		return
+	}
+	us, high := c.now.UnixMicro(), &s.sentHigh[c.keyIndex]
+	for old := high.Load(); us > old && !high.CompareAndSwap(old, us); old = high.Load() {
+	}
+}
+
+// intervalStamps reports whether the admits are judged as intervals of the stamps' clock: a
+// sliding window on a monotone virtual clock (clock_evidence.go).
+func (s *strategyState) intervalStamps() bool {
+	return s.run.MonotoneTime && !s.run.ServerClock && s.cfg.Limiter.Describe().Evidence == limiter.SlidingWindowEvidence
+}
+
+// sinceBegin is a stamp (µs) as a time since the run's start on the stamps' clock.
+func (s *strategyState) sinceBegin(stampUs int64) time.Duration {
+	return time.Duration(stampUs-s.beginMs*1000) * time.Microsecond
+}
+
+// straddles reports whether c, judged by epoch-aligned fixed windows on a monotone virtual
+// clock, may have been answered a TIME in a later window than its stamp's: its window is then
+// unknown, and it is no evidence (clock_evidence.go).
+func (s *strategyState) straddles(c *decisionCall) bool {
+	if !s.run.MonotoneTime || !s.ev.aligned || s.cfg.Limiter.Describe().Evidence != limiter.FixedWindowEvidence {
+		return false
+	}
+	w := max(1, s.cfg.Window.Milliseconds())
+	lo := evidenceStamp(s.run, c.now).UnixMilli()
+	hi := evidenceStamp(s.run, time.UnixMicro(c.judged.StampHi)).UnixMilli()
+	return floorDiv(lo, w) != floorDiv(hi, w)
 }
 
 // releasing records that c's request no longer holds its slot: before its release is sent, so

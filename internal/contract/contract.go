@@ -23,7 +23,8 @@ const (
 	// ServerClock: the script reads TIME; evidence uses each call's [sent, replied] interval.
 	ServerClock Clock = "server"
 	// VirtualClock: the script reads TIME and the hammer answers it with the call's own time,
-	// so the evidence is as exact as with ClientClock.
+	// never going back per key (limiter.VirtualClockSource), so the evidence is nearly as exact
+	// as with ClientClock.
 	VirtualClock Clock = "virtual"
 )
 

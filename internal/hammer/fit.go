@@ -53,7 +53,7 @@ func describeContract(o Options) string {
 	}
 	line += ", clock " + c.Clock
 	if o.Contract.Clock.AnswersTime() {
-		line += " (the hammer answers the script's TIME with each call's own time)"
+		line += " (the hammer answers the script's TIME with each call's own time, never going back per key)"
 	}
 	var names []string
 	for _, st := range o.Strategies {

@@ -27,7 +27,7 @@ func TestDescribeContractSaysWhatIsShipped(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = describeContract(Options{Limiter: limiter.TokenBucket, Contract: c})
-	want = "custom: KEYS '{key}', ARGV '{burst} {limit} {window_s} {cost}', admitted when reply[1] > 0, clock virtual (the hammer answers the script's TIME with each call's own time)"
+	want = "custom: KEYS '{key}', ARGV '{burst} {limit} {window_s} {cost}', admitted when reply[1] > 0, clock virtual (the hammer answers the script's TIME with each call's own time, never going back per key)"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

@@ -25,6 +25,8 @@ import (
 //	                                         spreads them over a cluster's slots; '.' is never
 //	                                         in a run id, so no other run's tag looks the same)
 //	<limiter key>:<window start ms>          fixed window: the counter of one window (limiter.WindowKey)
+//	<limiter key>:limitctl-time              the virtual clock's mark of the key's TIME (custom
+//	                                         strategy, --clock virtual: limiter.TimeKey)
 //	<limiter key>:witness                    the shared Redis witness (concurrency, --witness redis)
 //	<custom's first limiter key>:once        the limiter key of the user's script's single hit
 //	                                         after the load (session.hitOnce)

@@ -51,7 +51,9 @@ func TestKeySchemeOwnsExactlyItsKeys(t *testing.T) {
 		// Libraries join a key's parts with other characters too: sidekiq-throttled's
 		// ".backlog_info", Spring Cloud Gateway's ".tokens", limits' "/-1", Laravel's slot numbers.
 		custom.Key("custom", 0) + ".backlog_info", custom.Key("custom", 0) + ".tokens", custom.Key("custom", 0) + "/-1",
-		custom.Key("custom", 0) + "17", custom.Probe("custom") + ".backlog_info"} {
+		custom.Key("custom", 0) + "17", custom.Probe("custom") + ".backlog_info",
+		// The virtual clock's mark of a key's TIME.
+		limiter.TimeKey(custom.Key("custom", 0)), limiter.TimeKey(custom.Probe("custom"))} {
 		if !custom.Owns(key) {
 			t.Errorf("%q, a key of the custom contract, not owned", key)
 		}

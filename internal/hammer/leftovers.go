@@ -9,13 +9,15 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
 // StrategyOf names the strategy whose limiter state key is: its limiter key, a key its
 // decisions write beside it (a window's counter), or any key a custom script wrote under its
-// {key}. The keys the hammer keeps for itself (the Redis witness, shared admits, probes, the
-// participants) and every key the scheme does not own are no strategy's.
+// {key}. The keys the hammer keeps for itself (the Redis witness, shared admits, the virtual
+// clock's mark, probes, the participants) and every key the scheme does not own are no
+// strategy's.
 func (k KeyScheme) StrategyOf(key string) (string, bool) {
 	if !k.Owns(key) {
 		return "", false
@@ -27,7 +29,8 @@ func (k KeyScheme) StrategyOf(key string) (string, bool) {
 	}
 	chunk, isChunk := strings.CutPrefix(suffix, admitsSuffix)
 	switch {
-	case rest == "participants", strings.HasPrefix(name, "probe-"), suffix == "witness", isChunk && digits(chunk):
+	case rest == "participants", strings.HasPrefix(name, "probe-"), suffix == "witness", isChunk && digits(chunk),
+		strings.HasSuffix(suffix, limiter.TimeKeySuffix):
 		return "", false
 	}
 	return name, true

@@ -29,6 +29,8 @@ func TestStrategyOfNamesTheLimitersKeysOnly(t *testing.T) {
 		{"rl:{r1}:custom.tokens", "custom", true},     // another library's separator
 		{"rl:{r1}:custom:once:17000", "custom", true}, // the single hit's window
 		{"rl:{r1}:lua:witness", "", false},
+		{"rl:{r1}:custom:limitctl-time", "", false}, // the virtual clock's mark
+		{"rl:{r1}:custom:once:limitctl-time", "", false},
 		{"rl:{r1}:custom:witness", "", false},
 		{"rl:{r1}:lua:admits:17", "", false},
 		{"rl:{r1}:probe-lua", "", false},

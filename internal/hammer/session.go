@@ -69,7 +69,7 @@ func ClockNotes(o Options) []string {
 	var notes []string
 	for _, st := range o.Strategies {
 		if TimeAnswered(o, st) {
-			notes = append(notes, fmt.Sprintf("%s: clock virtual: the hammer answered the script's TIME with each call's own time (the run's clock plus the worker's skew); --clock server runs it on the server's", st))
+			notes = append(notes, fmt.Sprintf("%s: clock virtual: the hammer answered the script's TIME with each call's own time (the run's clock plus the worker's skew), never going back per key; --clock server runs it on the server's", st))
 		}
 	}
 	return notes
@@ -250,6 +250,9 @@ func (s *session) build(runID string) error {
 	lcfg := limiter.Config{
 		Limit: o.Limit, Window: o.Window, StaleAfter: o.StaleAfter,
 		Rate: s.cfg.Rate, Burst: o.Limit, CustomSource: o.ScriptSource, Contract: o.Contract,
+		// Processes sharing a run id have clocks of their own: a mark shared among them would
+		// answer one process's TIME from another's clock, beyond what its evidence knows.
+		NoTimeMark: o.RunID != "",
 	}
 	if !o.NoDirect {
 		// A single node: the script strategies' calls go out on connections of their own
@@ -272,7 +275,8 @@ func (s *session) build(runID string) error {
 		cmds, inner := limiter.Commands(o.Limiter, st)
 		run := bench.StrategyRun{Name: string(st), Limiter: lim, Commands: cmds, Inner: inner,
 			ServerClock: ClockOf(o, st) == contract.ServerClock, EpochAligned: epochAligned(o, st), TimeQuantum: timeQuantum(o, st),
-			Refusals: RefusalRules(o, st)}
+			MonotoneTime: TimeAnswered(o, st) && !lcfg.NoTimeMark,
+			Refusals:     RefusalRules(o, st)}
 		if o.RedisWitness && evidence != limiter.HeldEvidence {
 			// Window and bucket limiters: judged over every process's admits together.
 			run.Admits = bench.NewSharedAdmits(s.rdb, bench.SharedConfig{Window: o.Window,

@@ -167,6 +167,7 @@ func TestKeySchemeNamesEveryKeyOfTheRun(t *testing.T) {
 		{one.Probe("cleanup"), "rl:{r1}:probe-cleanup"},
 		{one.AdmitChunk(many.Key("lua", 2), 1700000000), "rl:{r1.2}:lua:admits:1700000000"},
 		{one.Participants(), "rl:{r1}:participants"},
+		{limiter.TimeKey(one.Key("custom", 0)), "rl:{r1}:custom:limitctl-time"}, // the virtual clock's mark
 		{one.ReportKey("host-1"), "rl:report:{r1}:host-1"},
 	} {
 		if tc.got != tc.want {

@@ -34,6 +34,7 @@ type contracted struct {
 	// answersTime: the virtual clock, script is the wrapper that takes the call's time from two
 	// extra ARGV values, and errors name the user's SHA1 (userSHA1), not the wrapper's.
 	answersTime bool
+	timeMark    bool // the virtual clock keeps each key's mark (TimeKey), appended to KEYS
 	userSHA1    string
 	release     *redis.Script // the release script (--script-release-file); nil without one
 	caller      *contract.Caller
@@ -63,7 +64,8 @@ func newContracted(b base) (*contracted, error) {
 	d := b.kind.Contract
 	shipped := c.Spec.Keys == d.Keys && c.Spec.Args == d.Args && c.Spec.Allowed == contract.DefaultAllowed
 	ct := &contracted{base: b, script: redis.NewScript(CustomSource(b.cfg.CustomSource, c.Clock)), caller: caller, member: c.UsesMember(),
-		replyInRelease: c.ReleaseUsesReply(), shipped: shipped, answersTime: c.Clock.AnswersTime(), userSHA1: sha1Hex(b.cfg.CustomSource)}
+		replyInRelease: c.ReleaseUsesReply(), shipped: shipped, answersTime: c.Clock.AnswersTime(),
+		timeMark: !b.cfg.NoTimeMark, userSHA1: sha1Hex(b.cfg.CustomSource)}
 	if c.Spec.ReleaseScript != "" {
 		ct.release = redis.NewScript(c.Spec.ReleaseScript)
 	}
@@ -87,7 +89,10 @@ func (c *contracted) expand(key string, now time.Time) (contract.Call, []string,
 	}
 	keys, args := c.caller.Expand(&call)
 	if c.answersTime {
-		args = appendVirtualTime(args, now)
+		args = appendVirtualTime(args, now, c.timeMark)
+		if c.timeMark {
+			keys = append(keys[:len(keys):len(keys)], TimeKey(key))
+		}
 	}
 	return call, keys, args
 }

@@ -88,6 +88,10 @@ type Config struct {
 	// Contract is how the custom script is called and its reply read; nil is the limiter's
 	// shipped contract (DefaultContract).
 	Contract *contract.Contract
+	// NoTimeMark: the virtual clock answers each call's TIME with its own stamp, keeping no
+	// per-key mark that stops TIME going back (virtual_clock.go); for a run whose keys other
+	// processes share, with clocks of their own.
+	NoTimeMark bool
 	// MaxRetries bounds the watch strategy's retries of one decision (1000 if zero).
 	MaxRetries int
 	// Direct is the single node a Batch of a script strategy writes its calls to, on a

@@ -57,20 +57,79 @@ func TestVirtualClockChangesNothingButTime(t *testing.T) {
 	args := []any{"a", "", "c d"}
 	normal := func(s string) string { return regexp.MustCompile(`[0-9a-f]{40}`).ReplaceAllString(s, "SHA") }
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			rawReply, rawErr := rdb.Eval(ctx, c.src, []string{key}, args...).Result()
-			wrapped := limiter.VirtualClockSource(c.src)
-			gotReply, gotErr := rdb.Eval(ctx, wrapped, []string{key}, append(args[:len(args):len(args)], "1700000000", "42")...).Result()
-			if fmt.Sprint(rawReply) != fmt.Sprint(gotReply) {
-				t.Errorf("reply %#v, raw %#v", gotReply, rawReply)
-			}
-			if normal(fmt.Sprint(rawErr)) != normal(fmt.Sprint(gotErr)) {
-				t.Errorf("error\n  %v\nraw\n  %v", gotErr, rawErr)
-			}
-			if strings.Count(wrapped, "\n") != strings.Count(c.src, "\n") {
-				t.Errorf("the wrapper adds lines: %d, the script has %d", strings.Count(wrapped, "\n"), strings.Count(c.src, "\n"))
-			}
-		})
+		for _, marked := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/marked=%v", c.name, marked), func(t *testing.T) {
+				rawReply, rawErr := rdb.Eval(ctx, c.src, []string{key}, args...).Result()
+				wrapped := limiter.VirtualClockSource(c.src)
+				keys, extra := []string{key}, []any{"", "1700000000", "42"}
+				if marked {
+					keys, extra[0] = append(keys, limiter.TimeKey(key)), "1"
+				}
+				gotReply, gotErr := rdb.Eval(ctx, wrapped, keys, append(args[:len(args):len(args)], extra...)...).Result()
+				if fmt.Sprint(rawReply) != fmt.Sprint(gotReply) {
+					t.Errorf("reply %#v, raw %#v", gotReply, rawReply)
+				}
+				if normal(fmt.Sprint(rawErr)) != normal(fmt.Sprint(gotErr)) {
+					t.Errorf("error\n  %v\nraw\n  %v", gotErr, rawErr)
+				}
+				if strings.Count(wrapped, "\n") != strings.Count(c.src, "\n") {
+					t.Errorf("the wrapper adds lines: %d, the script has %d", strings.Count(wrapped, "\n"), strings.Count(c.src, "\n"))
+				}
+			})
+		}
+	}
+}
+
+// With the key's mark, TIME never goes back: a call stamped before the mark is answered the
+// mark, every TIME of one call answers the same, the mark is stored with a finite TTL, and the
+// script sees neither the mark's key nor the extra ARGV. A read-only script reads the mark and
+// stores none; a script given no KEYS has the mark as its only (hidden) key.
+func TestVirtualClockTimeNeverGoesBack(t *testing.T) {
+	rdb := server(t).Client(t)
+	ctx := context.Background()
+	key := keyFor(t)
+	mark := limiter.TimeKey(key)
+	src := "local a = redis.call('TIME') local b = redis.pcall('time') " +
+		"return {a[1], a[2], tostring(a[1] == b[1] and a[2] == b[2]), #KEYS, #ARGV, KEYS[#KEYS]}"
+	call := func(src string, keys []string, sec, usec string) string {
+		t.Helper()
+		reply, err := rdb.Eval(ctx, limiter.VirtualClockSource(src), append(keys, mark), "x", "1", sec, usec).Result()
+		if err != nil {
+			t.Fatalf("%s.%s: %v", sec, usec, err)
+		}
+		return fmt.Sprint(reply)
+	}
+	if got := call(src, []string{key}, "1700000100", "000250"); got != "[1700000100 250 true 1 1 "+key+"]" {
+		t.Fatalf("first call answered %s", got)
+	}
+	if got := call(src, []string{key}, "1700000099", "999999"); got != "[1700000100 250 true 1 1 "+key+"]" {
+		t.Errorf("a call stamped before the mark answered %s, want the mark 1700000100.000250", got)
+	}
+	if got := call(src, []string{key}, "1700000101", "7"); got != "[1700000101 7 true 1 1 "+key+"]" {
+		t.Errorf("a later call answered %s, want its own stamp", got)
+	}
+	if got := rdb.Get(ctx, mark).Val(); got != "1700000101000007" {
+		t.Errorf("mark %q, want 1700000101000007 µs", got)
+	}
+	if ttl := rdb.PTTL(ctx, mark).Val(); ttl <= 0 || ttl > 5*time.Minute {
+		t.Errorf("the mark's TTL is %s, want a finite one of at most 5m", ttl)
+	}
+	readOnly := "#!lua flags=no-writes\nlocal a = redis.call('TIME') return {a[1], a[2]}"
+	if got := call(readOnly, []string{key}, "1700000050", "0"); got != "[1700000101 7]" {
+		t.Errorf("a read-only script answered %s, want the mark", got)
+	}
+	if got := call(readOnly, []string{key}, "1700000200", "0"); got != "[1700000200 0]" || rdb.Get(ctx, mark).Val() != "1700000101000007" {
+		t.Errorf("a read-only script answered %s and left the mark at %s: it may not store it", got, rdb.Get(ctx, mark).Val())
+	}
+	noKeys := "local a = redis.call('TIME') return {a[1], a[2], #KEYS, #ARGV}"
+	if got := call(noKeys, nil, "1700000000", "0"); got != "[1700000101 7 0 1]" {
+		t.Errorf("a script given no KEYS answered %s, want the mark, no KEYS and its one ARGV", got)
+	}
+	untimed := "return redis.call('GET', KEYS[1] .. ':none') == false"
+	rdb.Del(ctx, mark)
+	call(untimed, []string{key}, "1700000000", "0")
+	if n := rdb.Exists(ctx, mark).Val(); n != 0 {
+		t.Errorf("a call that read no TIME stored a mark")
 	}
 }
 
@@ -88,7 +147,7 @@ func TestVirtualClockAnswersEveryWayToTime(t *testing.T) {
 		"local ok, e = pcall(redis.call, 'INCR')\nreturn redis.call('TIME')",
 		"local t1 = redis.call('TIME') local t2 = redis.call('TIME') return {t1[1] == t2[1] and t1[2] == t2[2], t2[1], t2[2]}",
 	} {
-		reply, err := rdb.Eval(ctx, limiter.VirtualClockSource(src), []string{"k"}, "1700000000", "5").Result()
+		reply, err := rdb.Eval(ctx, limiter.VirtualClockSource(src), []string{"k"}, "", "1700000000", "5").Result()
 		if err != nil {
 			t.Errorf("%q: %v", src, err)
 			continue
@@ -128,6 +187,12 @@ func TestVirtualClockStrategy(t *testing.T) {
 		}
 		rdb.ScriptFlush(ctx)
 	}
+	if d, err := lim.Acquire(ctx, key, now.Add(-time.Second)); err != nil || !d.Allowed {
+		t.Fatalf("acquire stamped a second earlier: %v %v", d.Allowed, err)
+	}
+	if got := rdb.Get(ctx, key).Val(); got != "1700000000.123456|1" {
+		t.Fatalf("a call stamped a second before one Redis already ran saw TIME %q: TIME went back", got)
+	}
 	failing := contractConfig(t, src, contract.Spec{Keys: "{key}", Args: "fail", Allowed: "reply == 1", ReadsTime: true}, limiter.FixedWindow)
 	lim, _ = limiter.New(limiter.FixedWindow, limiter.Custom, rdb, failing)
 	_, err = lim.Acquire(ctx, key, now)
@@ -160,6 +225,19 @@ func TestVirtualClockOnACluster(t *testing.T) {
 		}
 		if got := rdb.Get(ctx, key).Val(); got != fmt.Sprint(1_600_000_000+i) {
 			t.Fatalf("key %s: TIME %s", key, got)
+		}
+	}
+	// A script given no KEYS (its keys named in ARGV) still gets its key's mark, the only key
+	// declared: the call goes to the key's slot, where the script's own keys live.
+	noKeys := limiter.VirtualClockSource("local t = redis.call('TIME')\nredis.call('SET', ARGV[1], t[1], 'PX', 10000)\nreturn #KEYS")
+	for i := 0; i < 12; i++ {
+		key := fmt.Sprintf("vc0:{%d}", i)
+		reply, err := rdb.Eval(ctx, noKeys, []string{limiter.TimeKey(key)}, key, "1", fmt.Sprint(1_600_000_000+i), "0").Result()
+		if err != nil || fmt.Sprint(reply) != "0" {
+			t.Fatalf("key %s with no KEYS: %v %v", key, reply, err)
+		}
+		if got := rdb.Get(ctx, key).Val(); got != fmt.Sprint(1_600_000_000+i) {
+			t.Fatalf("key %s with no KEYS: TIME %s", key, got)
 		}
 	}
 }
