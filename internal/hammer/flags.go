@@ -160,10 +160,12 @@ func (fl Flags) Resolve() (Options, error) {
 }
 
 // DefaultAbandon is the share of admitted concurrency requests a run abandons unless --abandon
-// says otherwise: one in twenty, enough that a limiter of the default limit 20 that never
-// reclaims is full of abandoned requests within a fraction of a second of the default load, few
-// enough that the rest of the load still contends the limit as before.
-const DefaultAbandon = 0.05
+// says otherwise: one in 500. An abandoned request holds its slot for stale-after, 500 holds at
+// the defaults, so in a correct limiter about as many slots are held by abandoned requests as
+// by live ones at any time: the live load still contends the limit, and one that never
+// reclaims still counts its first abandoned requests a second later (caught within 2s of a
+// default run). A larger share would leave the live load a few slots between the abandoned.
+const DefaultAbandon = 0.002
 
 // MaxAbandon is the most --abandon may be: beyond half, the load is mostly crashes.
 const MaxAbandon = 0.5
@@ -182,7 +184,7 @@ func (fl Flags) abandon(kind *limiter.Description) (float64, error) {
 	given := fl.Given("abandon")
 	switch {
 	case !kind.Releases && given:
-		return 0, exitcode.Usagef("--abandon applies only to %s: a %s holds nothing to abandon", limiter.Phrase(limiter.KindsWhere(func(d *limiter.Description) bool { return d.Releases })), kind.Kind)
+		return 0, exitcode.Usagef("--abandon applies only to %s: a %s limiter holds nothing to abandon", limiter.Phrase(limiter.KindsWhere(func(d *limiter.Description) bool { return d.Releases })), kind.Kind)
 	case !kind.Releases:
 		return 0, nil
 	case !given:
