@@ -63,12 +63,12 @@ unless given, so the load runs as fast as the server answers.
 
 Abandoned requests (concurrency): --abandon 0.002 (the default) never releases one admitted
 request in 500, evenly spread over each worker's admits, as a client that crashed holding its
-slot. Each holds its slot for stale-after, 500 holds at the defaults, so a correct limiter holds
-about as many abandoned requests as live ones and the live load still contends it; more would
-leave the live load few slots. A correct limiter reclaims a member stale-after
-past its start (--stale-after, default 100 x hold rounded up to a whole second, at least 1s, so
-a 5s run sees several reclaims); one still counting a member abandoned more than stale-after ago
-refuses with room: TOO STRICT. The shipped contract passes stale-after, a custom one through
+slot. Each holds its slot for stale-after, 500 holds at the defaults, so a correct limiter
+holds about as many abandoned requests as live ones and the live load still contends it; more
+would leave the live load few slots. A correct limiter reclaims a member stale-after past its
+start (--stale-after, default 100 x hold rounded up to a whole second, at least 1s, so a 5s run
+sees several reclaims); one still counting a member abandoned more than stale-after ago refuses
+with room: TOO STRICT. The shipped contract passes stale-after, a custom one through
 {stale_after_ms} or {stale_after_s}; give --stale-after for a time fixed in a script's code. A
 script told no stale time at all is taken for a plain semaphore: its abandoned requests count
 as held for ever, and no refusal is blamed on them. --abandon 0 abandons none.

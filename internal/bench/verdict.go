@@ -81,7 +81,7 @@ func (st StrategySnapshot) Judge(kind limiter.Kind, limit int64, d time.Duration
 		v.Text += fmt.Sprintf(", %s %s failed", human.Count(st.ReleaseErrors), human.Plural(st.ReleaseErrors, "release", "releases"))
 	}
 	if st.Abandoned > 0 {
-		v.Text += fmt.Sprintf(", %s %s abandoned", human.Count(st.Abandoned), human.Plural(st.Abandoned, "request", "requests"))
+		v.Text += fmt.Sprintf(", %s abandoned", human.Count(st.Abandoned))
 	}
 	return v
 }
