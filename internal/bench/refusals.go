@@ -81,9 +81,10 @@ type FalseReject struct {
 	// held (concurrency), admits possibly in its window (windows), tokens possibly drawn since
 	// the bucket was last known to hold at least its level (token bucket).
 	HeldOrAdmitted int64 `json:"held_or_admitted"`
-	// AbandonedReclaimable (concurrency only) is how many of the limit the limiter counted can
-	// only have been requests abandoned more than stale-after ago (beyond the script's unit and
-	// the clocks' allowances), which a correct limiter had reclaimed: at most
+	// AbandonedReclaimable (concurrency only) is how many of the places the limiter counted
+	// beyond what was possibly held requests abandoned more than stale-after ago (beyond the
+	// script's unit and the clocks' allowances) can fill: requests a correct limiter had
+	// reclaimed, the likely reason for the refusal. The least of those requests and
 	// limit - held_or_admitted.
 	AbandonedReclaimable *int64 `json:"abandoned_reclaimable,omitempty"`
 	Limit                int64  `json:"limit"`
