@@ -53,7 +53,7 @@ func TestHammerJSONShapeAndPassingAsserts(t *testing.T) {
 		st := s.(map[string]any)
 		wantKeys(t, "strategy", st, "name", "attempts", "admitted", "rejected", "errors", "retries", "peak", "overshoot",
 			"overshoot_events", "throughput_per_s", "latency_ms", "server_usec_per_call", "fail_open_admits", "fail_closed_rejects",
-			"release_errors", "contended", "error_samples", "unjudged", "false_rejects", "first_false_reject", "verdict")
+			"release_errors", "abandoned", "contended", "error_samples", "unjudged", "false_rejects", "first_false_reject", "verdict")
 		wantKeys(t, "latency_ms", st["latency_ms"].(map[string]any), "p50", "p90", "p99", "p999", "max")
 		// Neither strategy refuses with room: naive overshoots, lua holds exactly.
 		if st["false_rejects"] != 0.0 || st["first_false_reject"] != nil {

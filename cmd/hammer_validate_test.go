@@ -17,6 +17,11 @@ func TestHammerRefusesMeaninglessStaleAfter(t *testing.T) {
 		{"zero given", []string{"--stale-after", "0"}, "--stale-after must be at least 1ms"},
 		{"not longer than the hold", []string{"--stale-after", "2ms", "--hold", "2ms"}, "longer than --hold"},
 		{"not whole milliseconds", []string{"--stale-after", "1500us"}, "--stale-after must be a whole number of milliseconds"},
+		{"abandon below 0", []string{"--abandon", "-0.1"}, "--abandon must be 0 (none) up to 0.5, got -0.1"},
+		{"abandon above half", []string{"--abandon", "0.6"}, "--abandon must be 0 (none) up to 0.5, got 0.6"},
+		{"abandon not a number", []string{"--abandon", "NaN"}, "--abandon must be 0 (none) up to 0.5"},
+		{"abandon on a window", []string{"--limiter", "fixed-window", "--abandon", "0.1"}, "--abandon applies only to the concurrency limiter"},
+		{"abandon 0 on a bucket", []string{"--limiter", "token-bucket", "--abandon", "0"}, "--abandon applies only to the concurrency limiter"},
 		// The scripts would use a 1ms window while the evidence judged a 1.5ms one.
 		{"window not whole milliseconds", []string{"--limiter", "sliding-window", "--window", "1500us"}, "--window must be a whole number of milliseconds"},
 	} {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/limitctl/limitctl/internal/hammer"
 )
 
 // hammerOptionsFor parses hammer flags through the runF seam, without a server.
@@ -46,8 +48,25 @@ func TestHoldDefaultsPerLimiter(t *testing.T) {
 			t.Errorf("hammer %v: hold %s, want %s", c.args, o.Hold, c.hold)
 		}
 	}
-	// The concurrency default still sets the reclaim horizon: max(10s, 100 x hold).
-	if o := hammerOptionsFor(t, "--hold", "200ms").run; o.StaleAfter != 20*time.Second {
-		t.Errorf("stale-after %s, want 20s", o.StaleAfter)
+	// The concurrency default still sets the reclaim horizon: 100 x hold, rounded up to a whole
+	// second, at least 1s; and abandons its default share of admits, which the windows do not.
+	for _, c := range []struct {
+		hold, stale string
+		want        time.Duration
+	}{{"200ms", "", 20 * time.Second}, {"2ms", "", time.Second}, {"0", "", time.Second}, {"15ms", "", 2 * time.Second},
+		{"2ms", "300ms", 300 * time.Millisecond}} {
+		args := []string{"--hold", c.hold}
+		if c.stale != "" {
+			args = append(args, "--stale-after", c.stale)
+		}
+		if o := hammerOptionsFor(t, args...).run; o.StaleAfter != c.want || o.StaleAfterGiven != (c.stale != "") || o.Abandon != hammer.DefaultAbandon {
+			t.Errorf("hammer %v: stale-after %s (given %v), abandon %g; want %s and %g", args, o.StaleAfter, o.StaleAfterGiven, o.Abandon, c.want, hammer.DefaultAbandon)
+		}
+	}
+	if o := hammerOptionsFor(t, "--abandon", "0").run; o.Abandon != 0 {
+		t.Errorf("--abandon 0: abandon %g", o.Abandon)
+	}
+	if o := hammerOptionsFor(t, "--limiter", "sliding-window").run; o.Abandon != 0 {
+		t.Errorf("a sliding window abandons %g of its admits", o.Abandon)
 	}
 }

@@ -69,13 +69,13 @@ func TestHammerSummaryTableFits(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(tsv.String(), "\n")
-	if want := "strategy\tattempts\tadmitted\trejected\terrors\tretries\tpeak\tovershoot\tevents\tfalse_rejects\tthroughput_per_s\tp50\tp90\tp99\tp99.9\tmax\tserver_usec_per_call\tcontended\tunjudged\trelease_errors\tleaks"; lines[0] != want {
+	if want := "strategy\tattempts\tadmitted\trejected\terrors\tretries\tpeak\tovershoot\tevents\tfalse_rejects\tthroughput_per_s\tp50\tp90\tp99\tp99.9\tmax\tserver_usec_per_call\tcontended\tunjudged\trelease_errors\tabandoned\tleaks"; lines[0] != want {
 		t.Errorf("tsv header\n%s\nwant\n%s", lines[0], want)
 	}
-	if want := "naive\t110406\t49450\t60956\t0\t0\t64\t44\t29022\t0\t13801\t2.179ms\t8.041ms\t13.903ms\t27.806ms\t41.709ms\tn/a\tyes\t0\t0\tn/a"; lines[1] != want {
+	if want := "naive\t110406\t49450\t60956\t0\t0\t64\t44\t29022\t0\t13801\t2.179ms\t8.041ms\t13.903ms\t27.806ms\t41.709ms\tn/a\tyes\t0\t0\t0\tn/a"; lines[1] != want {
 		t.Errorf("tsv row\n%s\nwant\n%s", lines[1], want)
 	}
-	if want := "eval\t100000\t30000\t67000\t3000\t0\t20\t0\t0\t0\t12500\t0.812ms\t4.966ms\t9.120ms\t18.240ms\t27.360ms\t9.8\tyes\t0\t7\tn/a"; lines[5] != want {
+	if want := "eval\t100000\t30000\t67000\t3000\t0\t20\t0\t0\t0\t12500\t0.812ms\t4.966ms\t9.120ms\t18.240ms\t27.360ms\t9.8\tyes\t0\t7\t0\tn/a"; lines[5] != want {
 		t.Errorf("tsv row\n%s\nwant\n%s", lines[5], want)
 	}
 }
@@ -146,5 +146,32 @@ func TestVerdictWordsArePaintedByWhatTheyClaim(t *testing.T) {
 		if got := paintVerdict(cs, word); got != want {
 			t.Errorf("%s painted %q, want %q", word, got, want)
 		}
+	}
+}
+
+// Abandoned requests show in the table once some strategy has them, and give way first on a
+// narrow terminal; tsv always carries them.
+func TestHammerTableShowsAbandonedRequestsWhereThereIsRoom(t *testing.T) {
+	s := summaryFixture()
+	s.Strategies[3].Abandoned = 83 // lua
+	table := judged(s).Table()
+	var wide, narrow, tsv bytes.Buffer
+	if err := table.WriteTerminal(&wide, 240); err != nil {
+		t.Fatal(err)
+	}
+	if err := table.WriteTerminal(&narrow, 80); err != nil {
+		t.Fatal(err)
+	}
+	if err := table.WriteTSV(&tsv); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(wide.String(), "ABANDONED") || strings.Contains(narrow.String(), "ABANDONED") {
+		t.Errorf("want the column at 240 columns and not at 80:\n%s\n%s", wide.String(), narrow.String())
+	}
+	if lua := strings.Split(tsv.String(), "\n")[4]; !strings.HasPrefix(lua, "lua\t") || !strings.HasSuffix(lua, "\t83") {
+		t.Errorf("tsv row %q, want lua's 83 abandoned last", lua)
+	}
+	if v := judged(s).VerdictLines(nil)[3]; !strings.HasSuffix(v, "0 false rejects, 83 abandoned") {
+		t.Errorf("verdict line %q", v)
 	}
 }

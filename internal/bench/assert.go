@@ -57,6 +57,7 @@ var metrics = map[string]func(StrategySnapshot) *float64{
 	"fail_open_admits":     count(func(s StrategySnapshot) int64 { return s.FailOpenAdmits }),
 	"fail_closed_rejects":  count(func(s StrategySnapshot) int64 { return s.FailClosedRejects }),
 	"release_errors":       count(func(s StrategySnapshot) int64 { return s.ReleaseErrors }),
+	"abandoned":            count(func(s StrategySnapshot) int64 { return s.Abandoned }),
 	"unjudged":             count(func(s StrategySnapshot) int64 { return s.Unjudged }),
 	"throughput":           value(func(s StrategySnapshot) float64 { return s.AvgThroughput }),
 	"throughput_per_s":     value(func(s StrategySnapshot) float64 { return s.AvgThroughput }),
@@ -111,7 +112,7 @@ func millis(f func(Latency) time.Duration) func(StrategySnapshot) *float64 {
 func MetricNames() []string {
 	return []string{"attempts", "admitted", "rejected", "errors", "retries", "peak", "overshoot", "overshoot_events",
 		"false_rejects", "leaks", "throughput", "p50", "p90", "p99", "p999", "max", "server_usec_per_call", "fail_open_admits", "fail_closed_rejects",
-		"release_errors", "unjudged"}
+		"release_errors", "unjudged", "abandoned"}
 }
 
 var operators = []string{"==", "!=", "<=", ">=", "<", ">"} // two-character ones first

@@ -69,7 +69,7 @@ func TestAssertionEvaluation(t *testing.T) {
 	srv := 12.5
 	sum := Summary{Strategies: []StrategySnapshot{
 		{Name: "naive", Overshoot: 7, Errors: 0, Contended: true},
-		{Name: "lua", Overshoot: 0, Latency: Latency{P99: 4 * time.Millisecond}, ServerUsecPerCall: &srv, Contended: true, ReleaseErrors: 2},
+		{Name: "lua", Overshoot: 0, Latency: Latency{P99: 4 * time.Millisecond}, ServerUsecPerCall: &srv, Contended: true, ReleaseErrors: 2, Abandoned: 41},
 		{Name: "eval", Unjudged: 3}, // no server time reported; never reached its limit
 	}}
 	tests := []struct {
@@ -93,6 +93,7 @@ func TestAssertionEvaluation(t *testing.T) {
 		{"eval.attempts==0", true, 0.0, ""}, // other metrics need no contention
 		{"lua.release_errors==0", false, 2.0, ""},
 		{"eval.unjudged==3", true, 3.0, ""},
+		{"lua.abandoned>0", true, 41.0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {

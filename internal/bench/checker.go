@@ -2,8 +2,11 @@ package bench
 
 import (
 	"math"
+	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Checker watches admitted requests and measures the worst excess over the limit. It never
@@ -42,6 +45,9 @@ type HeldChecker interface {
 	AdmitHeld(id uint64, nowMs, atMs int64)
 	// ReleaseHeld records the end of request id, before its release is sent.
 	ReleaseHeld(id uint64)
+	// AbandonHeld records that request id will never be released, as a crashed client's: it
+	// counts as held until stale-after, as long as the limiter must remember it.
+	AbandonHeld(id uint64)
 }
 
 // Witness is the in-process witness for the concurrency limiter: a request counts from after
@@ -55,6 +61,7 @@ type Witness struct {
 	staleAfter int64 // ms; 0: the limiter never reclaims
 	mu         sync.Mutex
 	held       map[uint64]int64 // id -> decision time (ms)
+	abandoned  []heldAt         // requests never to be released, in order of decision time
 	latestAt   int64            // the latest atMs recorded: no limiter call read a later clock before it
 	anon       []uint64         // ids given by Admit, released last-in first-out by Release
 	nextAnon   uint64
@@ -63,6 +70,12 @@ type Witness struct {
 	tickPeak   atomic.Int64 // highest value since the last TakeTickPeak
 	events     atomic.Int64
 	onOver     func(overMoment) // the first overshoot's requests (first_overshoot.go); guarded by mu
+}
+
+// heldAt is an abandoned request and its decision time (ms).
+type heldAt struct {
+	id      uint64
+	decided int64
 }
 
 // onFirstOver implements firstOverReporter: the requests counted when the witness first went
@@ -79,10 +92,15 @@ func (w *Witness) firstOver(n int64, by uint64, counted func(decided int64) bool
 	if w.onOver == nil || n <= w.limit {
 		return nil
 	}
-	m := &overMoment{count: n, by: by, shared: shared, held: make([]uint64, 0, len(w.held))}
+	m := &overMoment{count: n, by: by, shared: shared, held: make([]uint64, 0, len(w.held)+len(w.abandoned))}
 	for id, decided := range w.held {
 		if counted(decided) {
 			m.held = append(m.held, id)
+		}
+	}
+	for _, a := range w.abandoned {
+		if counted(a.decided) {
+			m.held = append(m.held, a.id)
 		}
 	}
 	return m
@@ -106,6 +124,30 @@ func (w *Witness) report(m *overMoment) {
 // than staleAfterMs (0: never).
 func NewWitness(limit, staleAfterMs int64) *Witness {
 	return &Witness{limit: limit, staleAfter: staleAfterMs, held: map[uint64]int64{}, latestAt: math.MinInt64}
+}
+
+// WitnessStale is how long after its decision a request unreleased (abandoned, or its release
+// lost) still certainly counts in a correct limiter given staleAfter, so the witness counts it
+// only that long: stale-after, less what the script may rightly take off it. A script given
+// stale-after in a unit coarser than the millisecond may round it down to that unit; one told
+// the time in whole seconds compares floored times, which can differ by up to a second more
+// than the times do; a TTL runs on the server's clock, up to 0.1% faster than the client's, from
+// a write no earlier than the decision, and a millisecond goes to rounding. The workers' skew
+// needs no allowance here: the witness measures from the most advanced worker clock (AdmitHeld's
+// atMs). 0 stays 0 (never reclaimed); the least is a millisecond.
+func WitnessStale(staleAfter, quantum time.Duration, rules RefusalRules) time.Duration {
+	if staleAfter <= 0 {
+		return 0
+	}
+	d := staleAfter
+	if rules.StaleUnit > time.Millisecond {
+		d = d.Truncate(rules.StaleUnit)
+	}
+	if quantum > time.Millisecond {
+		d -= quantum
+	}
+	d -= staleAfter/1000 + time.Millisecond
+	return max(d, time.Millisecond)
 }
 
 // Admit implements Checker for callers without request ids, taking the admit to be recorded
@@ -156,15 +198,16 @@ func (w *Witness) popAnon() (uint64, bool) {
 func (w *Witness) AdmitHeld(id uint64, nowMs, atMs int64) {
 	w.mu.Lock()
 	w.held[id] = nowMs
-	n := int64(len(w.held))
-	w.inFlight.Store(n)
 	// atMs was read before the lock was taken: a request recorded in between may have been
 	// decided later, and its call may have reclaimed a held request as abandoned. The latest
 	// atMs recorded is no earlier than any such decision.
 	w.latestAt = max(w.latestAt, atMs)
+	w.forgetAbandoned()
+	n := int64(len(w.held) + len(w.abandoned))
+	w.inFlight.Store(n)
 	counted := func(int64) bool { return true }
 	if n > w.limit && w.staleAfter > 0 {
-		n = 0
+		n = int64(len(w.abandoned)) // every one left was decided within stale-after
 		counted = func(decided int64) bool { return decided > w.latestAt-w.staleAfter }
 		for _, decided := range w.held {
 			if counted(decided) {
@@ -182,8 +225,40 @@ func (w *Witness) AdmitHeld(id uint64, nowMs, atMs int64) {
 func (w *Witness) ReleaseHeld(id uint64) {
 	w.mu.Lock()
 	delete(w.held, id)
-	w.inFlight.Store(int64(len(w.held)))
+	w.inFlight.Store(int64(len(w.held) + len(w.abandoned)))
 	w.mu.Unlock()
+}
+
+// AbandonHeld implements HeldChecker: the request moves from the held to the abandoned, kept
+// in order of decision time (they come nearly in order: the search from the back is short),
+// so those the limiter may have reclaimed are forgotten from the front, and a long run's
+// abandoned requests cost neither memory nor a walk at every admit.
+func (w *Witness) AbandonHeld(id uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	decided, ok := w.held[id]
+	if !ok {
+		return
+	}
+	delete(w.held, id)
+	i := len(w.abandoned)
+	for i > 0 && w.abandoned[i-1].decided > decided {
+		i--
+	}
+	w.abandoned = slices.Insert(w.abandoned, i, heldAt{id, decided})
+}
+
+// forgetAbandoned drops the abandoned requests decided stale-after or more before the latest
+// clock recorded: no limiter call recorded later can count them (latestAt never goes back).
+// Called under mu.
+func (w *Witness) forgetAbandoned() {
+	if w.staleAfter <= 0 || len(w.abandoned) == 0 {
+		return
+	}
+	cut := sort.Search(len(w.abandoned), func(i int) bool { return w.abandoned[i].decided > w.latestAt-w.staleAfter })
+	if cut > 0 {
+		w.abandoned = append(w.abandoned[:0], w.abandoned[cut:]...)
+	}
 }
 
 // observe records a witness value: raises the peak, and counts an event above the limit.

@@ -60,9 +60,12 @@ type Config struct {
 	// StaleAfter is when the concurrency limiter reclaims a member as abandoned (0: never):
 	// requests held further apart than that are not counted together as evidence.
 	StaleAfter time.Duration
-	OpenRate   float64 // decisions per second per strategy (open loop); 0 is closed loop
-	KeyFor     func(strategy string, i int) string
-	KeyCount   int
+	// Abandon is the share of admitted concurrency requests never released, as a crashed
+	// client's (0: none): each worker abandons that share of its admits, evenly spaced.
+	Abandon  float64
+	OpenRate float64 // decisions per second per strategy (open loop); 0 is closed loop
+	KeyFor   func(strategy string, i int) string
+	KeyCount int
 	// FailOpen admits when Redis errors or times out; otherwise such a decision is a reject.
 	FailOpen bool
 	// Profile shapes the load in time: ProfileSteady, or ProfileBursty (idle spells longer than

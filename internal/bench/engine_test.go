@@ -32,7 +32,7 @@ func engineConfigOn(t *testing.T, rdb redis.UniversalClient, direct *redis.Optio
 		KeyFor: func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
 	}
 	for _, s := range strategies {
-		lim, err := limiter.New(k, s, rdb, limiter.Config{Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, Rate: 20, Burst: 20, Direct: direct})
+		lim, err := limiter.New(k, s, rdb, limiter.Config{Limit: 20, Window: time.Second, StaleAfter: defaultStaleAfter, Rate: 20, Burst: 20, Direct: direct})
 		if err != nil {
 			t.Fatal(err)
 		}

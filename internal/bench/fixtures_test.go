@@ -75,7 +75,7 @@ func customStrategyOn(t *testing.T, srv *redistest.Server, file string, kind lim
 		t.Fatal(err)
 	}
 	lim, err := limiter.New(kind, limiter.Custom, srv.Client(t), limiter.Config{
-		Rate: 20, Burst: 20, Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, CustomSource: string(src), Contract: c,
+		Rate: 20, Burst: 20, Limit: 20, Window: time.Second, StaleAfter: defaultStaleAfter, CustomSource: string(src), Contract: c,
 		Direct: direct})
 	if err != nil {
 		t.Fatal(err)
@@ -85,14 +85,18 @@ func customStrategyOn(t *testing.T, srv *redistest.Server, file string, kind lim
 		Refusals: hammer.RefusalRules(hammer.Options{Limiter: kind, Window: time.Second, Contract: c}, limiter.Custom)}
 }
 
+// defaultStaleAfter is the hammer's stale-after for its default hold of 2ms.
+var defaultStaleAfter = hammer.DefaultStaleAfter(2 * time.Millisecond)
+
 // defaultLoad is the hammer's default load for one strategy (64 workers, limit 20, window 1s,
-// stale-after 10s, the limiter's default profile and skew) for d, with a think time of 2ms after each admit.
+// the default stale-after and share of abandoned requests, the limiter's default profile and
+// skew) for d, with a think time of 2ms after each admit.
 func defaultLoad(t *testing.T, kind limiter.Kind, run bench.StrategyRun, d time.Duration) bench.Config {
 	id := fmt.Sprintf("%d", time.Now().UnixNano())
 	return bench.Config{
 		Profile: bench.DefaultProfile(kind), Skew: bench.DefaultSkew(kind, 20, time.Second),
-		RunID: id, Limiter: kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, StaleAfter: 10 * time.Second,
-		Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
+		RunID: id, Limiter: kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, StaleAfter: defaultStaleAfter,
+		Abandon: hammer.DefaultAbandon, Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
 		KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s.%s}:%s:%d", t.Name(), id, s, i) },
 		Strategies: []bench.StrategyRun{run},
 	}

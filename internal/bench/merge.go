@@ -83,6 +83,7 @@ func mergeStrategy(m *StrategySnapshot, s StrategySnapshot, several bool) {
 	m.FailOpenAdmits += s.FailOpenAdmits
 	m.FailClosedRejects += s.FailClosedRejects
 	m.ReleaseErrors += s.ReleaseErrors
+	m.Abandoned += s.Abandoned
 	m.Unjudged += s.Unjudged
 	for k, n := range s.ErrorsByKind {
 		m.ErrorsByKind[k] += n

@@ -14,6 +14,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
@@ -68,6 +69,11 @@ var strictScripts = []powerCase{
 	{"strict/sliding_log_two_windows.lua", limiter.SlidingWindow, contract.Spec{}},
 	// Reads TIME, given no time: the virtual clock answers it.
 	{"strict/gcra_server_time_one_too_few.lua", limiter.TokenBucket, contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0"}},
+	// The fourth release: slots abandoned as by crashed clients, never reclaimed after
+	// stale-after (no stale cleanup; deadline members never dropped).
+	{"strict/concurrency_no_stale_cleanup.lua", limiter.Concurrency, contract.Spec{}},
+	{"strict/concurrency_deadlines_never_dropped.lua", limiter.Concurrency, contract.Spec{Keys: "{key}:in_progress {key}:backlog",
+		Args: "{member} {limit} {stale_after_s} {now_s}", Allowed: "reply == 0", Release: "ZREM {key}:in_progress {member}"}},
 }
 
 func correctScripts() []powerCase {
@@ -233,13 +239,13 @@ func TestPowerBlamesNoShippedScript(t *testing.T) {
 				run := fmt.Sprintf("%d", time.Now().UnixNano())
 				cfg := bench.Config{
 					Profile: bench.DefaultProfile(k), Skew: bench.DefaultSkew(k, 20, time.Second),
-					RunID: run, Limiter: k, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, StaleAfter: 10 * time.Second,
-					Duration: 5 * time.Second, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
+					RunID: run, Limiter: k, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, StaleAfter: defaultStaleAfter,
+					Abandon: hammer.DefaultAbandon, Duration: 5 * time.Second, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
 					KeyFor: func(s string, i int) string { return fmt.Sprintf("p:{%s}:%s:%d", run, s, i) },
 				}
 				cfg.Leftovers = leftoversOf(srv.Client(t), run, max(cfg.Window, cfg.StaleAfter))
 				for _, s := range []limiter.Strategy{limiter.Lua, limiter.Eval, limiter.Function} {
-					lim, err := limiter.New(k, s, srv.Client(t), limiter.Config{Limit: 20, Window: time.Second, StaleAfter: 10 * time.Second, Rate: 20, Burst: 20,
+					lim, err := limiter.New(k, s, srv.Client(t), limiter.Config{Limit: 20, Window: time.Second, StaleAfter: defaultStaleAfter, Rate: 20, Burst: 20,
 						Direct: directOf(srv)}) // as the hammer runs them on a single node
 					if err != nil {
 						t.Fatal(err)

@@ -31,6 +31,9 @@ func (f *FalseReject) HowTokens(kind limiter.Kind) []string {
 		counted = fmt.Sprintf("the bucket held at least %s of %s tokens", strconv.FormatFloat(*f.TokensLeft, 'f', -1, 64), human.Count(f.Limit))
 	case kind != "" && kind.Describe().Evidence == limiter.HeldEvidence:
 		counted = fmt.Sprintf("at most %s of %s held", human.Count(f.HeldOrAdmitted), human.Count(f.Limit))
+		if m := f.AbandonedReclaimable; m != nil && *m > 0 {
+			counted += fmt.Sprintf(", %s abandoned more than stale-after ago", human.Count(*m))
+		}
 	}
 	tokens = append(tokens, fmt.Sprintf("→ refused at %.2fs, %s", f.SentMs/1000, counted))
 	if f.Request == nil {

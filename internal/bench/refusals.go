@@ -56,7 +56,9 @@ const (
 // (one instant, the now it was passed, on a client or virtual clock; on the server's clock,
 // Sent and Replied again). Released is when the release of an admitted concurrency request
 // was answered, and ReleaseOK whether it succeeded; a request without a successful release
-// holds its slot until stale-after reclaims it.
+// holds its slot until stale-after reclaims it. Abandoned: an admitted request never released
+// on purpose (Config.Abandon), held until stale-after like one whose release failed, and
+// named apart in the evidence.
 type judgedCall struct {
 	ID               uint64 // the request (trace.Recorder.Begin): its commands are in its worker's ring
 	Sent, Replied    int64
@@ -64,6 +66,7 @@ type judgedCall struct {
 	Outcome          outcome
 	Released         int64
 	ReleaseOK        bool
+	Abandoned        bool
 }
 
 // FalseReject is the evidence for one refusal proven wrong: the refused call (times in ms from
@@ -78,7 +81,13 @@ type FalseReject struct {
 	// held (concurrency), admits possibly in its window (windows), tokens possibly drawn since
 	// the bucket was last known to hold at least its level (token bucket).
 	HeldOrAdmitted int64 `json:"held_or_admitted"`
-	Limit          int64 `json:"limit"`
+	// AbandonedReclaimable (concurrency only) is how many of the places the limiter counted
+	// beyond what was possibly held requests abandoned more than stale-after ago (beyond the
+	// script's unit and the clocks' allowances) can fill: requests a correct limiter had
+	// reclaimed, the likely reason for the refusal. The least of those requests and
+	// limit - held_or_admitted.
+	AbandonedReclaimable *int64 `json:"abandoned_reclaimable,omitempty"`
+	Limit                int64  `json:"limit"`
 	// TokensLeft is what the bucket certainly held (token bucket only): at least the cost.
 	TokensLeft *float64 `json:"tokens_left,omitempty"`
 	// Request is the refused call with its commands and Redis's replies (what the limiter saw),
@@ -158,11 +167,16 @@ type kindJudge interface {
 	add(calls []judgedCall)
 	// judge decides every group in ready (each replied before lowWater, in order of sending);
 	// verdict is told the ones proven wrong and the most the evidence counted against them.
-	judge(ready []*rejectGroup, lowWater int64, verdict func(g *rejectGroup, counted int64, tokens float64))
+	judge(ready []*rejectGroup, lowWater int64, verdict verdictFunc)
 	// settle forgets what no later decision can need: every later refusal is sent at or after
 	// floor.
 	settle(floor int64)
 }
+
+// verdictFunc is told a group proven wrong: the most the evidence counted against it, the
+// tokens the bucket certainly held (nan for the other kinds), and the abandoned requests a
+// correct limiter had reclaimed (-1 where the kind holds nothing).
+type verdictFunc func(g *rejectGroup, counted int64, tokens float64, abandoned int64)
 
 // refusalsSeer is a kind whose rule needs the refusals too, as later calls' possible
 // predecessors (the token bucket: a refused call moves a textbook bucket's clock).
@@ -374,11 +388,14 @@ func (r *refusals) close() {
 }
 
 // found records a group proven wrong.
-func (r *refusals) found(g *rejectGroup, counted int64, tokens float64) {
+func (r *refusals) found(g *rejectGroup, counted int64, tokens float64, abandoned int64) {
 	r.count += g.n
 	ev := &FalseReject{
 		SentMs: float64(g.first.Sent) / 1000, RepliedMs: float64(g.first.Replied) / 1000,
 		HeldOrAdmitted: counted, Limit: r.limit, id: g.first.ID,
+	}
+	if abandoned >= 0 {
+		ev.AbandonedReclaimable = &abandoned
 	}
 	if !r.server {
 		at := float64(g.first.StampLo-r.begin) / 1000

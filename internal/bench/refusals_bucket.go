@@ -127,14 +127,14 @@ func (j *bucketJudge) addCand(sent, stampHi int64, unknown bool) {
 	j.newest = max(j.newest, stamp)
 }
 
-func (j *bucketJudge) judge(ready []*rejectGroup, _ int64, verdict func(*rejectGroup, int64, float64)) {
+func (j *bucketJudge) judge(ready []*rejectGroup, _ int64, verdict verdictFunc) {
 	sort.Slice(ready, func(a, b int) bool { return ready[a].repliedMax < ready[b].repliedMax })
 	sw := j.sweep()
 	for _, g := range ready {
 		sw.to(g.repliedMax)
 		level, proven, f := j.level(g.stampLo - j.base)
 		if proven {
-			verdict(g, j.m-f.p, level)
+			verdict(g, j.m-f.p, level, -1)
 		}
 	}
 	sw.done()

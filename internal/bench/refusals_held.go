@@ -23,6 +23,15 @@ import "sort"
 // rate and the rounding of stale-after to the unit the script is given it in). An acquire whose
 // outcome is unknown may run after its error came back, so on the server's clock it is never
 // certainly reclaimed. A script that is not given stale-after may hold a failed slot for ever.
+//
+// An abandoned request (Config.Abandon: admitted, never released, as by a crashed client) is
+// such a request, held from its sending until stale-after reclaims it on both clocks. So a
+// refusal for which fewer than limit requests are possibly held, where the others the limiter
+// counts can only be abandoned requests stale-after past, is a false reject like any other:
+// a correct limiter had reclaimed them. The stamps carry each worker's skew as the script was
+// given it, and the limiter compares exactly those, so the skew needs no allowance of its own;
+// the unit stale-after is given in and the time's quantum do (newHeldJudge). The evidence names
+// how many of the limit only such abandoned requests can fill (abandoned_reclaimable).
 type heldJudge struct {
 	limit      int64
 	staleStamp int64 // µs: stamps this far apart certainly reclaim; forever when never
@@ -35,6 +44,9 @@ type heldJudge struct {
 	// them is certainly reclaimed for it (its stamp at or after blindStamp, sent at or after
 	// blindMono).
 	blindStamp, blindMono int64
+	// reclaimedGone counts the abandoned requests settle forgot as reclaimed for every later
+	// refusal: each is one a wrong limiter may still count.
+	reclaimedGone int64
 }
 
 type heldSpan struct{ from, to int64 }
@@ -43,22 +55,25 @@ type heldSpan struct{ from, to int64 }
 const maxOpenHolds = 65536
 
 type openHold struct {
-	from  int64 // sent: held from then
-	cut   int64 // the monotonic time after which stale-after runs (the acquire's reply); forever when unknown
-	stamp int64 // the latest stamp the limiter can have scored it by
+	from      int64 // sent: held from then
+	cut       int64 // the monotonic time after which stale-after runs (the acquire's reply); forever when unknown
+	stamp     int64 // the latest stamp the limiter can have scored it by
+	abandoned bool  // never released on purpose (Config.Abandon)
 }
 
 func newHeldJudge(s judgeSpec) *heldJudge {
 	j := &heldJudge{limit: s.limit, staleStamp: forever, staleMono: forever, maxOpen: maxOpenHolds}
 	if s.staleAfter > 0 && !s.rules.NoStaleAfter {
-		unit := int64(1000)
-		if s.rules.StaleUnit > 0 {
-			unit = max(unit, s.rules.StaleUnit.Microseconds())
+		// A script may round stale-after up to a whole number of the unit it is given it in
+		// (EXPIRE of ceil seconds: a whole number of seconds stays as it is), a millisecond more
+		// for the rounding of milliseconds, and compare times rounded to the unit it is given
+		// them in, on either side of the comparison.
+		stale := s.staleAfter + 1000
+		if u := s.rules.StaleUnit.Microseconds(); u > 1000 {
+			stale = (s.staleAfter+u-1)/u*u + 1000
 		}
-		// A script may round stale-after up to its unit (EXPIRE of ceil seconds) and compare times
-		// rounded to the unit it is given them in, on either side of the comparison.
-		j.staleStamp = s.staleAfter + unit + 2*s.grain()
-		j.staleMono = s.staleAfter + unit + ttlSlack(s.staleAfter)
+		j.staleStamp = stale + 2*s.grain()
+		j.staleMono = stale + ttlSlack(s.staleAfter)
 		if s.server {
 			j.staleStamp = j.staleMono // the stamps are the monotonic [sent, replied] already
 		}
@@ -72,7 +87,7 @@ func (j *heldJudge) add(calls []judgedCall) {
 		case c.Outcome == outAdmitted && c.ReleaseOK:
 			j.spans = append(j.spans, heldSpan{c.Sent, c.Released})
 		case c.Outcome == outAdmitted:
-			j.open = append(j.open, openHold{from: c.Sent, cut: c.Replied, stamp: c.StampHi})
+			j.open = append(j.open, openHold{from: c.Sent, cut: c.Replied, stamp: c.StampHi, abandoned: c.Abandoned})
 		default:
 			j.open = append(j.open, openHold{from: c.Sent, cut: forever, stamp: c.StampHi})
 		}
@@ -93,7 +108,7 @@ func after(t, d int64) int64 {
 	return t + d
 }
 
-func (j *heldJudge) judge(ready []*rejectGroup, _ int64, verdict func(*rejectGroup, int64, float64)) {
+func (j *heldJudge) judge(ready []*rejectGroup, _ int64, verdict verdictFunc) {
 	sort.Slice(j.spans, func(a, b int) bool { return j.spans[a].from < j.spans[b].from })
 	var active []heldSpan
 	next := 0
@@ -103,12 +118,17 @@ func (j *heldJudge) judge(ready []*rejectGroup, _ int64, verdict func(*rejectGro
 		if g.stampLo < j.blindStamp || a < j.blindMono {
 			continue
 		}
-		held := int64(0)
+		held, reclaimed := int64(0), j.reclaimedGone
 		for _, h := range j.open {
-			if h.from <= b && !j.reclaimed(h, g.stampLo, a) {
-				if held++; held >= j.limit {
-					break
-				}
+			switch {
+			case h.from > b:
+			case !j.reclaimed(h, g.stampLo, a):
+				held++
+			case h.abandoned:
+				reclaimed++
+			}
+			if held >= j.limit {
+				break
 			}
 		}
 		if held >= j.limit {
@@ -139,7 +159,7 @@ func (j *heldJudge) judge(ready []*rejectGroup, _ int64, verdict func(*rejectGro
 			held += int64(len(starts))
 		}
 		if held < j.limit {
-			verdict(g, held, nan)
+			verdict(g, held, nan, min(reclaimed, j.limit-held))
 		}
 	}
 }
@@ -173,6 +193,9 @@ func (j *heldJudge) settle(floor int64) {
 			// Reclaimed on the server's clock for every later refusal; on the stamps' clock for
 			// every one stamped from blindStamp on, and the others are not judged.
 			j.blindStamp = max(j.blindStamp, after(h.stamp, j.staleStamp))
+			if h.abandoned {
+				j.reclaimedGone++
+			}
 			continue
 		}
 		open = append(open, h)

@@ -28,6 +28,7 @@ type simCall struct {
 	holdUntil          int64 // concurrency: when the release is sent
 	relRan, relReplied int64
 	relFailed, relRuns bool
+	abandoned          bool // concurrency: admitted and never released, as by a crashed client
 	member             int
 }
 
@@ -49,6 +50,7 @@ type simShape struct {
 	failRate      float64 // calls that fail; half of them run anyway, some after their error
 	relFailRate   float64
 	longHoldRate  float64 // concurrency: holds past stale-after
+	abandonRate   float64 // concurrency: admits never released (Config.Abandon)
 	server        bool    // the limiter reads the server's clock: judged by [sent, replied]
 	bursty        bool    // load for two windows, idle for one and a half, as the hammer's default
 	aligned       bool
@@ -130,9 +132,10 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 			d.Outcome = outRefused
 			refused++
 		}
-		if shape.kind == limiter.Concurrency && c.admitted && !c.failed {
+		if shape.kind == limiter.Concurrency && c.admitted && !c.failed && !c.abandoned {
 			d.Released, d.ReleaseOK = c.relReplied, !c.relFailed
 		}
+		d.Abandoned = c.abandoned
 		judge.record(d)
 		busy[c.worker] = forever
 	}
@@ -164,6 +167,12 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 			push(c.ran, func() { c.admitted = lim.acquire(c) })
 		}
 		push(c.replied, func() {
+			if shape.kind == limiter.Concurrency && c.admitted && !c.failed && rng.Float64() < shape.abandonRate {
+				c.abandoned = true // recorded now, never released; the worker goes on
+				record(c)
+				start(w, c.replied+rng.Int64N(50))
+				return
+			}
 			if shape.kind == limiter.Concurrency && c.admitted && !c.failed {
 				hold := 200 + rng.Int64N(3000)
 				if rng.Float64() < shape.longHoldRate {
@@ -223,12 +232,16 @@ func nowMs(shape simShape, c *simCall) float64 {
 }
 
 // concurrencySim reclaims by the stamps it is given (the shipped script), by its own clock
-// (a slot SET with PX stale-after), or never releases (leaks: too strict).
+// (a slot SET with PX stale-after), by deadlines (a member scored its stamp plus stale-after,
+// dropped once below now: sidekiq-throttled), or, too strict, never releases (leaks) or never
+// reclaims (noReclaim: a crashed client's slot is held for ever).
 type concurrencySim struct {
-	shape   simShape
-	byTTL   bool
-	leaks   bool
-	members map[int]float64 // member -> its score (stamp ms) or expiry (server ms)
+	shape     simShape
+	byTTL     bool
+	deadline  bool
+	leaks     bool
+	noReclaim bool
+	members   map[int]float64 // member -> its score (stamp ms), deadline (stamp ms) or expiry (server ms)
 }
 
 func (l *concurrencySim) acquire(c *simCall) bool {
@@ -238,14 +251,20 @@ func (l *concurrencySim) acquire(c *simCall) bool {
 		now = serverMs(l.shape, c.ran)
 	}
 	for m, v := range l.members {
-		if (!l.byTTL && v <= now-stale) || (l.byTTL && v <= now) {
+		switch {
+		case l.noReclaim:
+		case l.byTTL || l.deadline:
+			if v <= now {
+				delete(l.members, m)
+			}
+		case v <= now-stale:
 			delete(l.members, m)
 		}
 	}
 	if int64(len(l.members)) >= l.shape.limit {
 		return false
 	}
-	if l.byTTL {
+	if l.byTTL || l.deadline {
 		l.members[c.member] = now + stale
 	} else {
 		l.members[c.member] = now
@@ -481,6 +500,26 @@ func TestCorrectLimitersAreNeverBlamedUnderReordering(t *testing.T) {
 		}), func(s simShape) simLimiter {
 			return &concurrencySim{shape: s, byTTL: true, members: map[int]float64{}}
 		}},
+		// Abandoned requests, reclaimed by each of the clocks a limiter may reclaim by.
+		{"concurrency abandoned, reclaimed by stamp, skewed, failures", with(conc, func(s *simShape) {
+			s.skew, s.failRate, s.relFailRate, s.abandonRate = 3*time.Millisecond, 0.01, 0.02, 0.05
+		}), func(s simShape) simLimiter { return &concurrencySim{shape: s, members: map[int]float64{}} }},
+		{"concurrency abandoned, deadlines, skewed", with(conc, func(s *simShape) {
+			s.skew, s.abandonRate = 3*time.Millisecond, 0.05
+		}), func(s simShape) simLimiter {
+			return &concurrencySim{shape: s, deadline: true, members: map[int]float64{}}
+		}},
+		{"concurrency abandoned, reclaimed by server TTL, skewed", with(conc, func(s *simShape) {
+			s.skew, s.abandonRate, s.serverDriftPm = 3*time.Millisecond, 0.05, 0.9
+		}), func(s simShape) simLimiter { return &concurrencySim{shape: s, byTTL: true, members: map[int]float64{}} }},
+		{"concurrency abandoned, on the server's clock", with(conc, func(s *simShape) {
+			s.server, s.abandonRate, s.serverDriftPm = true, 0.05, -0.9
+		}), func(s simShape) simLimiter { return &concurrencySim{shape: s, byTTL: true, members: map[int]float64{}} }},
+		{"concurrency abandoned, never reclaimed, told no stale time", with(conc, func(s *simShape) {
+			s.skew, s.abandonRate, s.rules.NoStaleAfter = 3*time.Millisecond, 0.05, true
+		}), func(s simShape) simLimiter {
+			return &concurrencySim{shape: s, noReclaim: true, members: map[int]float64{}}
+		}},
 		{"sliding log by stamp", win, func(s simShape) simLimiter { return &windowSim{shape: s, style: "log"} }},
 		{"sliding log by stamp, failures", with(win, func(s *simShape) { s.failRate = 0.01 }),
 			func(s simShape) simLimiter { return &windowSim{shape: s, style: "log"} }},
@@ -563,6 +602,15 @@ func TestTooStrictLimitersAreCaughtUnderReordering(t *testing.T) {
 	}{
 		{"concurrency leaking every slot", conc, func(s simShape) simLimiter {
 			return &concurrencySim{shape: s, leaks: true, members: map[int]float64{}}
+		}},
+		{"concurrency never reclaiming abandoned slots", with(conc, func(s *simShape) { s.staleAfter, s.abandonRate = 30*time.Millisecond, 0.05 }),
+			func(s simShape) simLimiter {
+				return &concurrencySim{shape: s, noReclaim: true, members: map[int]float64{}}
+			}},
+		{"concurrency never dropping abandoned deadlines, on the server's clock", with(conc, func(s *simShape) {
+			s.staleAfter, s.abandonRate, s.server, s.skew = 30*time.Millisecond, 0.05, true, 0
+		}), func(s simShape) simLimiter {
+			return &concurrencySim{shape: s, noReclaim: true, members: map[int]float64{}}
 		}},
 		{"sliding log two windows back", win, func(s simShape) simLimiter { return &windowSim{shape: s, style: "log-two-windows"} }},
 		{"sliding log counting refused attempts", win, func(s simShape) simLimiter { return &windowSim{shape: s, style: "log-counts-refused"} }},

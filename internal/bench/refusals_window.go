@@ -122,7 +122,7 @@ func countThrough(q *msQueue, cum []int64, in func(ms int64) bool) int64 {
 	return cum[n-1]
 }
 
-func (j *windowJudge) judge(ready []*rejectGroup, _ int64, verdict func(*rejectGroup, int64, float64)) {
+func (j *windowJudge) judge(ready []*rejectGroup, _ int64, verdict verdictFunc) {
 	if j.aligned {
 		j.judgeAligned(ready, verdict)
 		return
@@ -152,12 +152,12 @@ func (j *windowJudge) judge(ready []*rejectGroup, _ int64, verdict func(*rejectG
 		counted := j.folded + countThrough(&j.sent, j.sentCum, func(ms int64) bool { return ms <= replied }) -
 			j.foldedDone - countThrough(&j.done, j.doneCum, func(ms int64) bool { return ms*1000 < x })
 		if counted = max(0, counted); counted < j.limit {
-			verdict(g, counted, nan)
+			verdict(g, counted, nan, -1)
 		}
 	}
 }
 
-func (j *windowJudge) judgeAligned(ready []*rejectGroup, verdict func(*rejectGroup, int64, float64)) {
+func (j *windowJudge) judgeAligned(ready []*rejectGroup, verdict verdictFunc) {
 	for _, g := range ready {
 		w := j.windowIndex(g.stampLo)
 		if j.blind != math.MinInt64 && w <= j.windowIndex(j.blind) {
@@ -171,7 +171,7 @@ func (j *windowJudge) judgeAligned(ready []*rejectGroup, verdict func(*rejectGro
 			}
 		}
 		if counted < j.limit {
-			verdict(g, counted, nan)
+			verdict(g, counted, nan, -1)
 		}
 	}
 }

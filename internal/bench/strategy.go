@@ -34,6 +34,10 @@ type strategyState struct {
 	attempts, admitted, rejected, errs, retries atomic.Int64
 	failOpen, failClosed, issued, releaseErrs   atomic.Int64
 	unjudged                                    atomic.Int64 // admits left out of the evidence
+	abandoned                                   atomic.Int64 // admits never released (Config.Abandon)
+	// abandonCredit is each worker's share of an abandon so far (abandons); only its worker,
+	// or the connection whose rounds run it, touches it.
+	abandonCredit []float64
 
 	// live counts running workers; finished is when the last one stopped (since begin), so a
 	// strategy that got through its --requests early is not rated over the others' time.
@@ -86,6 +90,12 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 			s.sentHigh[i].Store(math.MinInt64)
 		}
 	}
+	s.abandonCredit = make([]float64, cfg.Workers)
+	for w := range s.abandonCredit {
+		// Each worker starts at a phase of its own (the golden ratio's multiples mod 1 spread
+		// evenly), so the workers' abandons are spread over the run, not taken together.
+		s.abandonCredit[w] = math.Mod(float64(w)*0.6180339887498949, 1)
+	}
 	for i := 0; i < cfg.KeyCount; i++ {
 		key := cfg.KeyFor(run.Name, i)
 		s.keys = append(s.keys, key)
@@ -107,7 +117,7 @@ func (s *strategyState) newChecker(key string) Checker {
 		if s.run.Witness != nil {
 			return s.run.Witness(key)
 		}
-		return NewWitness(s.cfg.Limit, s.cfg.StaleAfter.Milliseconds())
+		return NewWitness(s.cfg.Limit, WitnessStale(s.cfg.StaleAfter, s.run.TimeQuantum, s.run.Refusals).Milliseconds())
 	}
 	if s.run.ServerClock || s.intervalStamps() {
 		return newIntervalChecker(s.cfg)
@@ -447,6 +457,17 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	} else {
 		check.Admit(stamp.UnixMilli())
 	}
+	if releases && s.abandons(c.worker) {
+		// Never released, as by a client that crashed: held until stale-after reclaims it,
+		// for the witness and the refusal judges alike. The worker goes on after its hold.
+		s.abandoned.Add(1)
+		if held, ok := check.(HeldChecker); ok {
+			held.AbandonHeld(c.id)
+		}
+		c.judged.Abandoned = true
+		s.judged(c)
+		return s.cfg.Hold, false
+	}
 	return s.cfg.Hold, releases
 }
 
@@ -483,6 +504,21 @@ func (s *strategyState) straddles(c *decisionCall) bool {
 	lo := evidenceStamp(s.run, c.now).UnixMilli()
 	hi := evidenceStamp(s.run, time.UnixMicro(c.judged.StampHi)).UnixMilli()
 	return floorDiv(lo, w) != floorDiv(hi, w)
+}
+
+// abandons reports whether worker abandons the request it was just admitted: each worker
+// abandons Config.Abandon of its admits, one whenever its credit of Abandon per admit makes a
+// whole one, so they are evenly spaced and the share is exact over any run.
+func (s *strategyState) abandons(worker int) bool {
+	if s.cfg.Abandon <= 0 {
+		return false
+	}
+	credit := &s.abandonCredit[worker]
+	if *credit += s.cfg.Abandon; *credit < 1 {
+		return false
+	}
+	*credit--
+	return true
 }
 
 // releasing records that c's request no longer holds its slot: before its release is sent, so
@@ -593,7 +629,7 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 		Name: s.run.Name, Attempts: attempts, Admitted: s.admitted.Load(), Rejected: s.rejected.Load(),
 		Errors: s.errs.Load(), Retries: s.retries.Load(),
 		FailOpenAdmits: s.failOpen.Load(), FailClosedRejects: s.failClosed.Load(),
-		ReleaseErrors: s.releaseErrs.Load(), Unjudged: s.unjudged.Load(),
+		ReleaseErrors: s.releaseErrs.Load(), Unjudged: s.unjudged.Load(), Abandoned: s.abandoned.Load(),
 	}
 	s.errMu.Lock()
 	v.ErrorsByKind = make(map[string]int64, len(s.errKinds))

@@ -38,6 +38,9 @@ type StrategySnapshot struct {
 	FailClosedRejects int64
 	// ReleaseErrors counts releases (ZREM) that failed: not decisions, so not in Errors.
 	ReleaseErrors int64
+	// Abandoned counts admitted requests never released on purpose, as a crashed client's
+	// (Config.Abandon): a correct limiter reclaims them after stale-after.
+	Abandoned int64
 	// ErrorSamples are the first distinct error messages (decisions and releases) with their
 	// counts, at most MaxErrorSamples of them, so a summary says what failed, not only how often.
 	ErrorSamples []ErrorSample

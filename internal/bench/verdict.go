@@ -113,6 +113,9 @@ func (st StrategySnapshot) Judge(kind limiter.Kind, limit int64, d time.Duration
 	if st.ReleaseErrors > 0 {
 		v.Text += fmt.Sprintf(", %s %s failed", human.Count(st.ReleaseErrors), human.Plural(st.ReleaseErrors, "release", "releases"))
 	}
+	if st.Abandoned > 0 {
+		v.Text += fmt.Sprintf(", %s abandoned", human.Count(st.Abandoned))
+	}
 	if st.Leaks != nil && st.Leaks.Total() > 0 {
 		switch v.Word {
 		case VerdictExact, VerdictOvershoot, VerdictTooStrict, VerdictBoth:
@@ -185,6 +188,10 @@ func (st StrategySnapshot) tooStrict(kind limiter.Kind) string {
 	case t.TokensLeft != nil:
 		text = fmt.Sprintf("refused %s while the bucket held at least %s of %s tokens", n,
 			strconv.FormatFloat(*t.TokensLeft, 'f', -1, 64), human.Count(t.Limit))
+	case kind.Describe().Evidence == limiter.HeldEvidence && t.AbandonedReclaimable != nil && *t.AbandonedReclaimable > 0:
+		m := *t.AbandonedReclaimable
+		text = fmt.Sprintf("refused %s while %s of the %s held %s abandoned more than stale-after ago (at most %s held)", n,
+			human.Count(m), human.Count(t.Limit), human.Plural(m, "was", "were"), human.Count(t.HeldOrAdmitted))
 	case kind.Describe().Evidence == limiter.HeldEvidence:
 		text = fmt.Sprintf("refused %s while at most %s of %s were held", n, human.Count(t.HeldOrAdmitted), human.Count(t.Limit))
 	default:

@@ -124,6 +124,10 @@ func (w *RedisWitness) ReleaseHeld(id uint64) {
 	}
 }
 
+// AbandonHeld implements HeldChecker: the entry stays in Redis, counted by every process
+// until it is pruned as stale; only this process's own list of its held requests drops it.
+func (w *RedisWitness) AbandonHeld(id uint64) { w.Witness.ReleaseHeld(id) }
+
 // Admit implements Checker for callers without request ids; Release pairs with the newest.
 func (w *RedisWitness) Admit(nowMs int64) {
 	id := w.Witness.anonID()

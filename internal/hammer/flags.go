@@ -26,6 +26,7 @@ type Flags struct {
 	Hold       time.Duration
 	Window     time.Duration
 	StaleAfter time.Duration
+	Abandon    float64
 	Rate       float64
 	Keys       int
 	Conns      int
@@ -91,9 +92,12 @@ func (fl Flags) Resolve() (Options, error) {
 	if fl.Given("requests") {
 		o.Duration = 0
 	}
-	o.StaleAfter = fl.StaleAfter
+	o.StaleAfter, o.StaleAfterGiven = fl.StaleAfter, fl.Given("stale-after")
 	if o.StaleAfter == 0 {
-		o.StaleAfter = max(10*time.Second, 100*fl.Hold)
+		o.StaleAfter = DefaultStaleAfter(fl.Hold)
+	}
+	if o.Abandon, err = fl.abandon(kind); err != nil {
+		return Options{}, err
 	}
 	switch fl.Witness {
 	case "local", "redis":
@@ -157,6 +161,42 @@ func (fl Flags) Resolve() (Options, error) {
 	}
 	o.Prefix, o.RunID, o.KeepKeys = fl.Prefix, fl.RunID, fl.KeepKeys
 	return o, nil
+}
+
+// DefaultAbandon is the share of admitted concurrency requests a run abandons unless --abandon
+// says otherwise: one in 500. An abandoned request holds its slot for stale-after, 500 holds at
+// the defaults, so in a correct limiter about as many slots are held by abandoned requests as
+// by live ones at any time: the live load still contends the limit, and one that never
+// reclaims still counts its first abandoned requests a second later (caught within 2s of a
+// default run). A larger share would leave the live load a few slots between the abandoned.
+const DefaultAbandon = 0.002
+
+// MaxAbandon is the most --abandon may be: beyond half, the load is mostly crashes.
+const MaxAbandon = 0.5
+
+// DefaultStaleAfter is the concurrency limiter's stale-after unless --stale-after says
+// otherwise: 100 holds, rounded up to a whole second (so {stale_after_s} is a whole number, as
+// EXPIRE and SET EX take it) and at least one, so a default run of 5s sees a correct limiter
+// reclaim what it abandoned several times over.
+func DefaultStaleAfter(hold time.Duration) time.Duration {
+	return max(time.Second, (100*hold + time.Second - 1).Truncate(time.Second))
+}
+
+// abandon is the share of admits to abandon: --abandon, or DefaultAbandon for a limiter whose
+// requests hold a slot; given on a limiter that holds nothing, a usage error.
+func (fl Flags) abandon(kind *limiter.Description) (float64, error) {
+	given := fl.Given("abandon")
+	switch {
+	case !kind.Releases && given:
+		return 0, exitcode.Usagef("--abandon applies only to %s: a %s limiter holds nothing to abandon", limiter.Phrase(limiter.KindsWhere(func(d *limiter.Description) bool { return d.Releases })), kind.Kind)
+	case !kind.Releases:
+		return 0, nil
+	case !given:
+		return DefaultAbandon, nil
+	case fl.Abandon < 0 || fl.Abandon > MaxAbandon || fl.Abandon != fl.Abandon:
+		return 0, exitcode.Usagef("--abandon must be 0 (none) up to %g, got %g", MaxAbandon, fl.Abandon)
+	}
+	return fl.Abandon, nil
 }
 
 // strategies are the strategies to run: each once, each one the limiter supports, and custom

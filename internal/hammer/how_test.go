@@ -85,7 +85,12 @@ func TestHowLinesShowWhatTheFirstWrongRefusalSaw(t *testing.T) {
 	if got := res.HowLines(0); !slices.Equal(got, want) {
 		t.Errorf("how-lines:\n%q\nwant\n%q", got, want)
 	}
-	f.Request = nil
+	one := int64(1) // what only a request abandoned more than stale-after ago can have filled
+	f.AbandonedReclaimable = &one
+	if got := res.HowLines(0); len(got) != 2 || !strings.HasSuffix(got[1], "→ refused at 0.41s, at most 3 of 20 held, 1 abandoned more than stale-after ago") {
+		t.Errorf("with an abandoned request (wrapped at 100 columns): %q", got)
+	}
+	f.Request, f.AbandonedReclaimable = nil, nil
 	if got := res.HowLines(0); len(got) != 1 || !strings.Contains(got[0], "(its commands were no longer kept)") {
 		t.Errorf("without its record: %q", got)
 	}

@@ -24,8 +24,12 @@ type Options struct {
 	Hold       time.Duration      // concurrency: how long an admitted request holds its slot; windows and bucket: a think time after each admit
 	Window     time.Duration      // windows; the token bucket refills Limit per Window
 	StaleAfter time.Duration      // concurrency: members older than this are reclaimed
-	OpenRate   float64            // decisions per second per strategy (open loop); 0 is closed loop
-	Keys       int                // limiter keys per strategy
+	// StaleAfterGiven: --stale-after was given, so the script reclaims after it even when its
+	// contract passes no stale time (a time fixed in its code).
+	StaleAfterGiven bool
+	Abandon         float64 // concurrency: the share of admitted requests never released (bench.Config.Abandon)
+	OpenRate        float64 // decisions per second per strategy (open loop); 0 is closed loop
+	Keys            int     // limiter keys per strategy
 	// Conns is how many connections each strategy's workers share, their calls pipelined (a
 	// script strategy's in rounds, bench's fast mode); 0 gives every worker a connection of its
 	// own, one call in flight each (the truest latency).

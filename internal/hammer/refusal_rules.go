@@ -26,7 +26,9 @@ func RefusalRules(o Options, st limiter.Strategy) (rules bench.RefusalRules) {
 		rules.RefillStep = o.Window
 	}
 	if d.Releases {
-		rules.NoStaleAfter = !c.Uses("stale_after_ms", "stale_after_s")
+		// Told no stale time, by the contract or by --stale-after (a time fixed in the script's
+		// code), a script may be a plain semaphore, which never reclaims.
+		rules.NoStaleAfter = !c.Uses("stale_after_ms", "stale_after_s") && !o.StaleAfterGiven
 		if c.Uses("stale_after_s") {
 			rules.StaleUnit = time.Second
 		}

@@ -110,6 +110,14 @@ func TestRefusalRulesFollowTheContract(t *testing.T) {
 	if r := rules(limiter.Concurrency, contract.Spec{Args: "{member} {limit} 30", Release: "none"}); !r.NoStaleAfter || !r.NoRelease {
 		t.Errorf("no stale-after, release by expiry: %+v", r)
 	}
+	// --stale-after given tells the hammer of a stale time fixed in the script's code.
+	c, err := contract.Compile(contract.Spec{Args: "{member} {limit} 30"}, limiter.DefaultContract(limiter.Concurrency))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := RefusalRules(Options{Limiter: limiter.Concurrency, Contract: c, StaleAfterGiven: true}, limiter.Custom); r.NoStaleAfter {
+		t.Errorf("no placeholder, --stale-after given: %+v", r)
+	}
 	// A release script releases, though no release command is given.
 	if r := rules(limiter.Concurrency, contract.Spec{Keys: "{key}{slot}", Args: "{member} {stale_after_s}", Allowed: "reply ~= false",
 		ReleaseFile: "rel.lua", ReleaseScript: "return 1", ReleaseKeys: "{reply}"}); r.NoRelease {

@@ -98,6 +98,7 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		FailOpenAdmits    int64               `json:"fail_open_admits"`
 		FailClosedRejects int64               `json:"fail_closed_rejects"`
 		ReleaseErrors     int64               `json:"release_errors"`
+		Abandoned         int64               `json:"abandoned"` // concurrency: admits never released on purpose (--abandon)
 		Contended         bool                `json:"contended"`
 		ErrorSamples      []bench.ErrorSample `json:"error_samples"`
 		Unjudged          int64               `json:"unjudged"`
@@ -117,7 +118,7 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 	}{
 		s.Name, s.Attempts, s.Admitted, s.Rejected, s.Errors, s.ErrorsByKind, s.Retries, s.Peak, s.Overshoot, s.OvershootEvent,
 		s.ThroughputPerS(), latency{ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max)}, s.ServerUsecPerCall,
-		s.FailOpenAdmits, s.FailClosedRejects, s.ReleaseErrors, s.Contended, samples, s.Unjudged, s.FirstOvershoot,
+		s.FailOpenAdmits, s.FailClosedRejects, s.ReleaseErrors, s.Abandoned, s.Contended, samples, s.Unjudged, s.FirstOvershoot,
 		s.judgedFalseRejects(), s.FirstFalseReject, s.Verdict.Word, s.Leaks, s.LargestKey, s.Clock, s.TimeAnswered, spec,
 	})
 }

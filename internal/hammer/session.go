@@ -230,7 +230,7 @@ func (s *session) build(runID string) error {
 	s.cfg = bench.Config{
 		RunID: runID, Target: s.target, Limiter: o.Limiter, Limit: o.Limit, Window: o.Window,
 		Rate: float64(o.Limit) / o.Window.Seconds(), Workers: o.Workers, Conns: o.Conns, Duration: o.Duration,
-		Requests: o.Requests, Hold: o.Hold, StaleAfter: o.StaleAfter, OpenRate: o.OpenRate, KeyCount: o.Keys, KeyFor: s.keys.Key,
+		Requests: o.Requests, Hold: o.Hold, StaleAfter: o.StaleAfter, Abandon: o.Abandon, OpenRate: o.OpenRate, KeyCount: o.Keys, KeyFor: s.keys.Key,
 		FailOpen: o.FailOpen, Horizon: s.deps.Timeout, Now: s.deps.Now, Tick: o.Tick, SharedKeys: o.RunID != "",
 		ErrorBackoff: 10 * time.Millisecond, Profile: o.Profile, Skew: o.Skew, NoTrace: o.NoTrace,
 		ServerStats: func(ctx context.Context) (map[string]bench.CmdStat, error) {
@@ -284,8 +284,9 @@ func (s *session) build(runID string) error {
 			s.closers = append(s.closers, run.Admits.Close)
 		}
 		if s.witnessKey != nil {
+			stale := bench.WitnessStale(o.StaleAfter, run.TimeQuantum, run.Refusals)
 			run.Witness = func(key string) bench.Checker {
-				return bench.NewRedisWitness(rdb, s.witnessKey(key), o.Limit, o.StaleAfter, s.deps.Timeout)
+				return bench.NewRedisWitness(rdb, s.witnessKey(key), o.Limit, stale, s.deps.Timeout)
 			}
 		}
 		s.cfg.Strategies = append(s.cfg.Strategies, run)

@@ -14,11 +14,12 @@ import (
 // Table is the run's strategies. tsv keeps every column in the units of the JSON
 // (milliseconds, per second). On a terminal, counts carry thousands separators and latencies
 // three significant digits. What the verdict is judged by (strategy, peak, overshoot, false
-// rejects, errors) always shows; on a narrow terminal the rest gives way in this order: max, p99.9, p90; p50 and
-// p99 merge into p50/p99; the error kinds go (the count stays); whether the limit was
-// contended (the verdict line says it too); unjudged admits and release errors (both shown
-// only when not all zero, as leaks are, which never give way); then server time, attempts, rejected, admitted, retries (shown only
-// when some strategy retried), the merged latency, decisions/s and overshoot events.
+// rejects, errors) always shows; on a narrow terminal the rest gives way in this order:
+// abandoned requests (shown only when not all zero; the verdict line counts them too), max,
+// p99.9, p90; p50 and p99 merge into p50/p99; the error kinds go (the count stays); whether the
+// limit was contended (the verdict line says it too); unjudged admits and release errors (both
+// shown only when not all zero, as leaks are, which never give way); then server time, attempts, rejected, admitted, retries (shown
+// only when some strategy retried), the merged latency, decisions/s and overshoot events.
 func (r Result) Table() tableprint.Tabular {
 	type s = StrategyResult
 	col := func(header string, priority int, get func(s) int64) tableprint.Column[s] {
@@ -36,7 +37,8 @@ func (r Result) Table() tableprint.Tabular {
 	retries.HideZero = true
 	unjudged := col("unjudged", 10, func(x s) int64 { return x.Unjudged })
 	releaseErrors := col("release errors", 9, func(x s) int64 { return x.ReleaseErrors })
-	unjudged.HideZero, releaseErrors.HideZero = true, true
+	abandoned := col("abandoned", 17, func(x s) int64 { return x.Abandoned })
+	unjudged.HideZero, releaseErrors.HideZero, abandoned.HideZero = true, true, true
 	errorCount := col("errors", 0, func(x s) int64 { return x.Errors })
 	errorCount.Field, errorCount.Of = "errors_count", []string{"errors"}
 	return tableprint.Table[StrategyResult]{Rows: r.Strategies(), Columns: []tableprint.Column[s]{
@@ -75,7 +77,7 @@ func (r Result) Table() tableprint.Tabular {
 			Human:   func(x s) string { return usecCell(x.ServerUsecPerCall, "-") },
 			Machine: func(x s) string { return usecCell(x.ServerUsecPerCall, "n/a") }},
 		{Header: "contended", Priority: 11, Human: func(x s) string { return human.YesNo(x.Contended) }},
-		unjudged, releaseErrors,
+		unjudged, releaseErrors, abandoned,
 		// Last, so a tsv reader's columns keep their places.
 		{Header: "leaks", Field: "leaks", HideZero: true,
 			Human:   func(x s) string { return countCell(x.leakCount(), human.Count, "-") },

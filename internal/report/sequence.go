@@ -65,6 +65,9 @@ func refusalCaption(f *bench.FalseReject, kind limiter.Kind) string {
 		counted = fmt.Sprintf("the bucket held at least %s of %d tokens", strconv.FormatFloat(*f.TokensLeft, 'f', -1, 64), f.Limit)
 	case kind != "" && kind.Describe().Evidence == limiter.HeldEvidence:
 		counted = fmt.Sprintf("at most %d of %d were held", f.HeldOrAdmitted, f.Limit)
+		if m := f.AbandonedReclaimable; m != nil && *m > 0 {
+			counted += fmt.Sprintf(", %d abandoned more than stale-after ago", *m)
+		}
 	}
 	return fmt.Sprintf("refused at %.2fs while %s", f.SentMs/1000, counted)
 }

@@ -198,3 +198,16 @@ func TestPanelShowsLeaksAndNotJudged(t *testing.T) {
 		t.Errorf("strategy not judged:\n%s", view)
 	}
 }
+
+// Requests abandoned on purpose show among the counts that are shown only when not zero.
+func TestPanelShowsAbandonedRequests(t *testing.T) {
+	snaps := fixtureRun(42, strategyShape{name: "lua"})
+	for i := range snaps {
+		snaps[i].Strategies[0].Abandoned = 13
+	}
+	view := resize(feed(New(asciiOptions()), snaps...), 120, 30).View().Content
+	if !strings.Contains(view, "abandoned 13") {
+		t.Errorf("abandoned requests not shown:\n%s", view)
+	}
+	checkFits(t, resize(feed(New(asciiOptions()), snaps...), 60, 24).View().Content, 60, 24)
+}

@@ -197,7 +197,7 @@ func (m Model) statLines(s bench.StrategySnapshot, width int) []statLine {
 	for _, extra := range []struct {
 		name string
 		n    int64
-	}{{"retries", s.Retries}, {"fail-open", s.FailOpenAdmits}, {"fail-closed", s.FailClosedRejects}} {
+	}{{"retries", s.Retries}, {"fail-open", s.FailOpenAdmits}, {"fail-closed", s.FailClosedRejects}, {"abandoned", s.Abandoned}} {
 		if extra.n > 0 {
 			extras = append(extras, st.label.Render(extra.name+" ")+st.value.Render(human.Count(extra.n)))
 		}
