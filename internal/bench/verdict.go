@@ -131,9 +131,10 @@ func (st StrategySnapshot) Judge(kind limiter.Kind, limit int64, d time.Duration
 // NotJudged says why the evidence cannot back a verdict of exact although the limit was
 // contended, or "" when it can: when the allowances (skew, lateness, the server's clock, calls
 // slower than a window) left more than half of the strategy's admits unjudged, or when the
-// limiter refused while the evidence never saw as much as half the limit admitted (or held)
-// together, 0 overshoot and 0 false rejects say nothing about the limiter. A strategy with an
-// overshoot or a false reject proven is judged: its evidence stands.
+// limiter refused while the evidence's peak stayed 0 (a lateness as long as the window lets
+// every window start anywhere, so no set of admits is ever proven together), 0 overshoot and 0
+// false rejects say nothing about the limiter. A strategy with an overshoot or a false reject
+// proven is judged: its evidence stands.
 func (st StrategySnapshot) NotJudged(limit int64) string {
 	if st.Admitted == 0 || st.Overshoot > 0 || st.FalseRejects > 0 {
 		return ""
@@ -147,9 +148,8 @@ func (st StrategySnapshot) NotJudged(limit int64) string {
 		return by + " left no admit judged"
 	case 2*st.Unjudged > st.Admitted:
 		return fmt.Sprintf("%s left %s of %s admits unjudged", by, human.Count(st.Unjudged), human.Count(st.Admitted))
-	case st.Rejected > 0 && 2*st.Peak < limit:
-		return fmt.Sprintf("the limiter refused, but the evidence never saw more than %s of %s together (%s blur it)",
-			human.Count(st.Peak), human.Count(limit), by)
+	case st.Rejected > 0 && st.Peak == 0:
+		return "the limiter refused, but the evidence never saw a request admitted (or held) with another: " + by + " blur every window"
 	}
 	return ""
 }
