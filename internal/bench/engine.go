@@ -40,6 +40,8 @@ type StrategyRun struct {
 	TimeQuantum time.Duration
 	// Refusals is what the limiter may rightly do that the false-reject judges allow for.
 	Refusals RefusalRules
+	// NoAbandon: the strategy's requests are all released, whatever Config.Abandon says.
+	NoAbandon bool
 }
 
 // Config describes one run. Durations and counts are validated by the caller.

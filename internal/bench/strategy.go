@@ -510,7 +510,7 @@ func (s *strategyState) straddles(c *decisionCall) bool {
 // abandons Config.Abandon of its admits, one whenever its credit of Abandon per admit makes a
 // whole one, so they are evenly spaced and the share is exact over any run.
 func (s *strategyState) abandons(worker int) bool {
-	if s.cfg.Abandon <= 0 {
+	if s.cfg.Abandon <= 0 || s.run.NoAbandon {
 		return false
 	}
 	credit := &s.abandonCredit[worker]

@@ -96,6 +96,7 @@ func (fl Flags) Resolve() (Options, error) {
 	if o.StaleAfter == 0 {
 		o.StaleAfter = DefaultStaleAfter(fl.Hold)
 	}
+	o.AbandonGiven = fl.Given("abandon")
 	if o.Abandon, err = fl.abandon(kind); err != nil {
 		return Options{}, err
 	}

@@ -28,6 +28,7 @@ type Options struct {
 	// contract passes no stale time (a time fixed in its code).
 	StaleAfterGiven bool
 	Abandon         float64 // concurrency: the share of admitted requests never released (bench.Config.Abandon)
+	AbandonGiven    bool    // --abandon was given: abandon even where no stale time is known
 	OpenRate        float64 // decisions per second per strategy (open loop); 0 is closed loop
 	Keys            int     // limiter keys per strategy
 	// Conns is how many connections each strategy's workers share, their calls pipelined (a

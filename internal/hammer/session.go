@@ -277,6 +277,10 @@ func (s *session) build(runID string) error {
 			ServerClock: ClockOf(o, st) == contract.ServerClock, EpochAligned: epochAligned(o, st), TimeQuantum: timeQuantum(o, st),
 			MonotoneTime: TimeAnswered(o, st) && !lcfg.NoTimeMark,
 			Refusals:     RefusalRules(o, st)}
+		// A script told no stale time (a plain semaphore) is not expected to reclaim: an
+		// abandoned request would only take a slot from its pool for good, hiding a slot too
+		// many, and no refusal could be blamed on it. It abandons only when asked.
+		run.NoAbandon = run.Refusals.NoStaleAfter && !o.AbandonGiven
 		if o.RedisWitness && evidence != limiter.HeldEvidence {
 			// Window and bucket limiters: judged over every process's admits together.
 			run.Admits = bench.NewSharedAdmits(s.rdb, bench.SharedConfig{Window: o.Window,
