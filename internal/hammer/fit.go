@@ -18,7 +18,7 @@ func (r Rules) shippedContract() bool {
 		return true
 	}
 	given := *r.Contract
-	return given.Keys == "" && given.Args == "" && given.Allowed == ""
+	return given.Keys == "" && given.Args == "" && given.Allowed == "" && given.AdmitAt == ""
 }
 
 // misfitHint says how a script that does not fit the shipped contract is described instead.

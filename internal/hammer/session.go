@@ -273,6 +273,10 @@ func (s *session) build(runID string) error {
 		run := bench.StrategyRun{Name: string(st), Limiter: lim, Commands: cmds, Inner: inner,
 			ServerClock: ClockOf(o, st) == contract.ServerClock, EpochAligned: epochAligned(o, st), TimeQuantum: timeQuantum(o, st),
 			Refusals: RefusalRules(o, st)}
+		if st == limiter.Custom && o.Contract != nil {
+			run.AdmitAt = o.Contract.AdmitAt != nil
+			run.RefusalsUnjudged = o.Contract.Spec.RefusalsUnjudged()
+		}
 		if o.RedisWitness && evidence != limiter.HeldEvidence {
 			// Window and bucket limiters: judged over every process's admits together.
 			run.Admits = bench.NewSharedAdmits(s.rdb, bench.SharedConfig{Window: o.Window,
