@@ -41,6 +41,9 @@ func describeContract(o Options) string {
 	}
 	line := fmt.Sprintf("custom: KEYS %s%s, ARGV %s%s, admitted when %s", quoteTemplate(c.Keys), origin(given.Keys),
 		quoteTemplate(c.Args), origin(given.Args), c.Allowed)
+	if c.AdmitAt != "" {
+		line += ", going at " + c.AdmitAt + " (ms)"
+	}
 	if o.Limiter.Describe().Releases {
 		if c.ReleaseScript != "" {
 			line += fmt.Sprintf(", release script %s with KEYS %s, ARGV %s", c.ReleaseFile, quoteTemplate(c.ReleaseKeys), quoteTemplate(c.ReleaseArgs))
