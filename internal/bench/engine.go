@@ -37,7 +37,8 @@ type StrategyRun struct {
 	Refusals RefusalRules
 	// AdmitAt: the limiter answers when an admitted request may go (limiter.Decision.AdmitAt,
 	// a schedule): the worker waits until then (at most MaxAdmitWait) and the window and bucket
-	// evidence counts the admit at that time, on whatever clock the script used.
+	// evidence counts the admit at that time, on whatever clock the script used. The times are
+	// on each caller's clock, so the workers' must agree: the hammer runs it with Skew 0.
 	AdmitAt bool
 	// RefusalsUnjudged, when set, says why this strategy's refusals prove nothing (its
 	// contract's RefusalsUnjudged): they are not judged, and false_rejects is null.

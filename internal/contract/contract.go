@@ -373,6 +373,10 @@ func (b *Caller) AdmitAt(reply any, call *Call) (at time.Time, ok bool, err erro
 	if b.c.AdmitAt == nil {
 		return time.Time{}, false, nil
 	}
-	at, err = b.c.AdmitAt.eval(reply, b.statics, &values{call: call, windowMs: b.windowMs})
+	var v *values
+	if b.c.AdmitAt.perCall {
+		v = &values{call: call, windowMs: b.windowMs}
+	}
+	at, err = b.c.AdmitAt.eval(reply, b.statics, v)
 	return at, true, err
 }
