@@ -79,7 +79,13 @@ an empty one) with placeholders {`+strings.Join(contract.Placeholders(), "} {")+
 with {slot} repeats once per slot, 1 to --limit (a key per slot); {reply}, in --script-release
 only, is the acquire's reply (the slot taken). --script-allowed is a Lua expression over reply
 (integer -> number, bulk -> string, array -> table, nil -> false) and may use the run's fixed
-values, e.g. 'reply[1] <= {limit}'. Arithmetic inside one placeholder is evaluated per call:
+values, e.g. 'reply[1] <= {limit}', and the call's time, e.g. 'reply <= {now_ms}' (refusals are
+then not judged: a refused call may hold a later slot). --script-admit-at EXPR is for a limiter
+that answers when the caller may go (a schedule): a Lua expression over reply giving that time
+in the run's epoch milliseconds, e.g. 'reply' or 'tonumber(reply[2])'; each admit counts at that
+time, its worker waits until then (at most 2s), and --script-allowed defaults to true (every reply
+a slot). Not for concurrency, nor with --skew (its times are on its callers' clocks); its
+refusals are not judged (slots handed out for later make a refusal right). Arithmetic inside one placeholder is evaluated per call:
 {now_ms + window_ms}, {limit - 1}, {rate_per_s / 1000000} (+ - * / and parentheses).
 --script-keys '' calls the script with no KEYS (its keys passed in ARGV, still from {key}).
 --script-setup 'SET {key} {limit} NX' and --script-setup-file 'init.lua {key} , {limit}'
@@ -169,6 +175,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.StringVar(&opts.flags.ScriptKeys, "script-keys", "", "the script's KEYS as a template, e.g. '{key}:{window_index} {key}:{prev_window_index}' (default: the limiter's shipped contract)")
 	fl.StringVar(&opts.flags.ScriptArgs, "script-args", "", "the script's ARGV as a template, e.g. '{limit} {now_ms} {window_ms} \"\"' (default: the limiter's shipped contract)")
 	fl.StringVar(&opts.flags.ScriptAllowed, "script-allowed", "", "Lua expression over reply, true when admitted, e.g. 'reply == 0' (default: reply[1] == 1)")
+	fl.StringVar(&opts.flags.ScriptAdmitAt, "script-admit-at", "", "a schedule: Lua expression over reply giving when the caller may go, in epoch ms, e.g. 'tonumber(reply[2])' (each admit counts at that time)")
 	fl.StringVar(&opts.flags.ScriptRelease, "script-release", "", "concurrency: the release as a command template, or none (default: ZREM {key} {member})")
 	fl.StringVar(&opts.flags.ScriptReleaseFile, "script-release-file", "", "concurrency: the release as a script of its own, called with --script-release-keys and --script-release-args")
 	fl.StringVar(&opts.flags.ScriptReleaseKeys, "script-release-keys", "", "the release script's KEYS as a template; {reply} is the acquire's reply (default: {key})")

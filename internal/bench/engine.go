@@ -42,7 +42,20 @@ type StrategyRun struct {
 	Refusals RefusalRules
 	// NoAbandon: the strategy's requests are all released, whatever Config.Abandon says.
 	NoAbandon bool
+	// AdmitAt: the limiter answers when an admitted request may go (limiter.Decision.AdmitAt,
+	// a schedule): the worker waits until then (at most MaxAdmitWait) and the window and bucket
+	// evidence counts the admit at that time, on whatever clock the script used. The times are
+	// on each caller's clock, so the workers' must agree: the hammer runs it with Skew 0.
+	AdmitAt bool
+	// RefusalsUnjudged, when set, says why this strategy's refusals prove nothing (its
+	// contract's RefusalsUnjudged): they are not judged, and false_rejects is null.
+	RefusalsUnjudged string
 }
+
+// MaxAdmitWait bounds how long a worker waits for the time a schedule answered: a limiter that
+// hands out slots far ahead still sees its callers come back, and its slots are judged all the
+// same.
+const MaxAdmitWait = 2 * time.Second
 
 // Config describes one run. Durations and counts are validated by the caller.
 type Config struct {

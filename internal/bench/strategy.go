@@ -119,7 +119,9 @@ func (s *strategyState) newChecker(key string) Checker {
 		}
 		return NewWitness(s.cfg.Limit, WitnessStale(s.cfg.StaleAfter, s.run.TimeQuantum, s.run.Refusals).Milliseconds())
 	}
-	if s.run.ServerClock || s.intervalStamps() {
+	// A schedule's answer is a time in itself, on the script's clock: judged as a stamp, never
+	// over the call's interval.
+	if !s.run.AdmitAt && (s.run.ServerClock || s.intervalStamps()) {
 		return newIntervalChecker(s.cfg)
 	}
 	local := clientChecker(s.cfg, s.ev, horizon)
@@ -160,7 +162,7 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 	for w := range s.recorders {
 		s.recorders[w] = trace.NewRecorder(begin, w, s.cfg.Workers, s.cfg.NoTrace)
 	}
-	if !s.cfg.SharedKeys {
+	if !s.cfg.SharedKeys && s.run.RefusalsUnjudged == "" {
 		for _, rec := range s.recorders {
 			rec.HoldUnjudged() // the first false reject's request stays in its ring until judged
 		}
@@ -421,7 +423,11 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	if !releases {
 		s.judged(c)
 	}
-	if ic, ok := check.(IntervalAdmitter); ok {
+	var wait time.Duration
+	if s.run.AdmitAt && !d.AdmitAt.IsZero() {
+		stamp, lateness, wait = admitAtEvidence(c.now, d.AdmitAt, lateness)
+	}
+	if ic, ok := check.(IntervalAdmitter); ok && !s.run.AdmitAt {
 		// The script read the server's clock: judged by when the call was sent and answered.
 		// Kept only when judged, so the trace shows exactly the admits the evidence counted. An
 		// admit's own judging settles only intervals a lag behind the newest reply, so it is in
@@ -443,7 +449,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		// emptier window, so it is no evidence either way. The bucket's and the unaligned fixed
 		// window's evidence allow for a bounded lateness (clock_evidence.go).
 		s.unjudged.Add(1)
-		return 0, false
+		return wait, false
 	}
 	// Kept before the checker sees it, so the checker's first overshoot finds it in the ring.
 	s.recorders[c.worker].Keep(true, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness)
@@ -466,9 +472,31 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		}
 		c.judged.Abandoned = true
 		s.judged(c)
-		return s.cfg.Hold, false
+		return wait + s.cfg.Hold, false
 	}
-	return s.cfg.Hold, releases
+	return wait + s.cfg.Hold, releases
+}
+
+// admitAtEvidence is how an admit the limiter scheduled for at (a call stamped now, as late as
+// lateness allows) is judged, and how long its caller waits for it.
+//
+// The stamp is at, to the millisecond below: the limiter's own promise, which a correct
+// schedule keeps within the window or bucket it enforces. Rounding down is sound for the
+// windows: two stamps less than a window apart once floored (at most window-1 ms) were less than
+// a window apart before; a fixed window's index is the same for at and its floor. For the
+// bucket, the lateness carries what the floor took off (under 1ms) and, for a time before
+// the call's own now, how far before: a schedule that answers the past decided it with a view
+// as late as the call's, so the bucket's lateness tiers allow for a refill over that span, as
+// they do for a late call. A time after now needs nothing more than the call's lateness. The
+// windows' rule (a call a window or more late is no evidence) reads the same lateness.
+func admitAtEvidence(now, at time.Time, lateness time.Duration) (stamp time.Time, late, wait time.Duration) {
+	stamp = time.UnixMilli(floorDiv(at.UnixMicro(), 1000))
+	late = lateness + at.Sub(stamp)
+	if at.Before(now) {
+		late += now.Sub(at)
+	}
+	wait = min(max(0, at.Sub(now)), MaxAdmitWait)
+	return stamp, late, wait
 }
 
 // stamping records c's stamp as sent on its key, before the call is sent, so a reply read later
@@ -692,6 +720,9 @@ func us(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
 func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
 	if s.refusals == nil {
 		v.RefusalsUnjudged, v.NoRefusalJudged = RefusalsShared, true
+		if s.run.RefusalsUnjudged != "" {
+			v.RefusalsUnjudged = s.run.RefusalsUnjudged
+		}
 		return
 	}
 	s.judgePass(final)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,23 +16,29 @@ import (
 // DefaultAllowed is the decision of the shipped scripts: the first element of the reply is 1.
 const DefaultAllowed = "reply[1] == 1"
 
-// The expression is compiled as the body of a function whose arguments are the reply and the
-// run's fixed values; it starts on the third line, so a position Lua reports maps back to the
-// flag's value.
+// The expression is compiled as the body of a function whose arguments are the reply, the
+// run's fixed values and the call's time; it starts on the third line, so a position Lua
+// reports maps back to the flag's value.
 const (
-	allowedPrefix   = "local reply, limit, burst, rate_per_s, cost, window_ms, window_s, stale_after_ms, stale_after_s = ...\nreturn (\n"
+	allowedPrefix   = "local reply, limit, burst, rate_per_s, cost, window_ms, window_s, stale_after_ms, stale_after_s, now_ms, now_s, now_us, now_ns, now_s_int, window_index, prev_window_index, window_start_ms = ...\nreturn (\n"
 	allowedFirstRow = 3
 )
 
-// allowedStatics are the placeholders --script-allowed may use, in the order allowedPrefix
-// takes them: the run's fixed values, so 'reply[1] <= {limit}' follows --limit.
+// allowedStatics are the run's fixed values an expression may use, in the order allowedPrefix
+// takes them, so 'reply[1] <= {limit}' follows --limit.
 var allowedStatics = []placeholder{phLimit, phBurst, phRatePerS, phCost, phWindowMs, phWindowS, phStaleAfterMs, phStaleAfterS}
 
-// staticLocals turns each {name} of a fixed value into the local of that name, padded to the
-// same width (" limit " for "{limit}"), so the columns Lua reports still match the flag's value.
-// A placeholder that changes from call to call has no value when a reply is judged; other
-// braces are Lua's (a table constructor) and stay.
-func staticLocals(flag, expr string) (string, error) {
+// callTimes are the call's own values an expression may use, after allowedStatics: the time
+// the call was sent with, so 'reply <= {now_ms}' reads a schedule's answer against it.
+var callTimes = []placeholder{phNowMs, phNowS, phNowUs, phNowNs, phNowSInt, phWindowIndex, phPrevWindowIndex, phWindowStartMs}
+
+// placeholderLocals turns each {name} of a fixed value or of the call's time into the local of
+// that name, padded to the same width (" limit " for "{limit}"), so the columns Lua reports
+// still match the flag's value; perCall says the call's time is read. A text placeholder
+// ({key}, {member}, {reply}) has no number to give. Other braces are Lua's (a table
+// constructor) and stay, unless strict: an expression that must give a number has no use for
+// a table of one name, so {name} there is a misspelt placeholder.
+func placeholderLocals(flag, expr string, strict bool) (body string, perCall bool, err error) {
 	runes := []rune(expr)
 	for i := 0; i < len(runes); i++ {
 		if runes[i] != '{' {
@@ -41,34 +48,45 @@ func staticLocals(flag, expr string) (string, error) {
 		for end < len(runes) && (runes[end] == '_' || (runes[end] >= 'a' && runes[end] <= 'z')) {
 			end++
 		}
-		if end == len(runes) || runes[end] != '}' {
+		if end == len(runes) || runes[end] != '}' || end == i+1 {
 			continue
 		}
 		name := string(runes[i+1 : end])
 		ph, ok := placeholderNames[name]
-		if !ok {
+		switch {
+		case !ok && strict:
+			return "", false, &Error{Flag: flag, Column: i + 1, Msg: fmt.Sprintf("unknown placeholder {%s}; the expression may use %s", name, exprPlaceholders())}
+		case !ok:
 			continue
-		}
-		if !ph.static() {
-			fixed := make([]string, len(allowedStatics))
-			for j, p := range allowedStatics {
-				fixed[j] = "{" + p.name() + "}"
-			}
-			return "", &Error{Flag: flag, Column: i + 1, Msg: fmt.Sprintf("{%s} changes from call to call, so a reply cannot be judged by it; the expression may use the run's fixed values %s",
-				name, strings.Join(fixed, " "))}
+		case slices.Contains(callTimes, ph):
+			perCall = true
+		case !ph.static():
+			return "", false, &Error{Flag: flag, Column: i + 1, Msg: fmt.Sprintf("{%s} is text that changes from call to call, so a reply cannot be judged by it; the expression may use %s",
+				name, exprPlaceholders())}
 		}
 		runes[i], runes[end] = ' ', ' '
 		i = end
 	}
-	return string(runes), nil
+	return string(runes), perCall, nil
 }
 
-// Allowed is a compiled --script-allowed expression. Eval is safe for concurrent use: each
+// exprPlaceholders names the placeholders an expression may use.
+func exprPlaceholders() string {
+	var names []string
+	for _, p := range append(slices.Clone(allowedStatics), callTimes...) {
+		names = append(names, "{"+p.name()+"}")
+	}
+	return "the run's fixed values and the call's time: " + strings.Join(names, " ")
+}
+
+// expression is a compiled Lua expression over reply. It is safe for concurrent use: each
 // goroutine borrows its own Lua state from a pool, so a call costs no compilation.
-type Allowed struct {
-	expr  string
-	proto *lua.FunctionProto
-	pool  sync.Pool
+type expression struct {
+	flag, expr string
+	proto      *lua.FunctionProto
+	pool       sync.Pool
+	// perCall: the expression reads the call's time, so its value differs from call to call.
+	perCall bool
 }
 
 type allowedState struct {
@@ -76,27 +94,40 @@ type allowedState struct {
 	fn *lua.LFunction
 }
 
+// compile compiles expr into e. A syntax error names the flag and the column.
+func (e *expression) compile(flag, expr, example string, strict bool) error {
+	e.flag, e.expr = flag, expr
+	if strings.TrimSpace(expr) == "" {
+		return &Error{Flag: flag, Msg: "empty expression; want a Lua expression over reply, e.g. " + example}
+	}
+	body, perCall, err := placeholderLocals(flag, expr, strict)
+	if err != nil {
+		return err
+	}
+	src := allowedPrefix + body + "\n)"
+	chunk, err := parse.Parse(strings.NewReader(src), flag)
+	if err != nil {
+		return allowedSyntaxError(flag, expr, err)
+	}
+	proto, err := lua.Compile(chunk, flag)
+	if err != nil {
+		return &Error{Flag: flag, Msg: "cannot compile: " + strings.TrimSpace(err.Error())}
+	}
+	e.proto, e.perCall = proto, perCall
+	e.pool.New = func() any { return e.newState() }
+	return nil
+}
+
+// Allowed is a compiled --script-allowed expression: true when the reply admits.
+type Allowed struct{ expression }
+
 // CompileAllowed compiles a Lua expression over reply. A syntax error names the flag and the
 // column.
 func CompileAllowed(flag, expr string) (*Allowed, error) {
-	if strings.TrimSpace(expr) == "" {
-		return nil, &Error{Flag: flag, Msg: "empty expression; want a Lua expression over reply, e.g. " + DefaultAllowed}
-	}
-	body, err := staticLocals(flag, expr)
-	if err != nil {
+	a := &Allowed{}
+	if err := a.compile(flag, expr, DefaultAllowed, false); err != nil {
 		return nil, err
 	}
-	src := allowedPrefix + body + "\n)"
-	chunk, err := parse.Parse(strings.NewReader(src), "--script-allowed")
-	if err != nil {
-		return nil, allowedSyntaxError(flag, expr, err)
-	}
-	proto, err := lua.Compile(chunk, "--script-allowed")
-	if err != nil {
-		return nil, &Error{Flag: flag, Msg: "cannot compile: " + strings.TrimSpace(err.Error())}
-	}
-	a := &Allowed{expr: expr, proto: proto}
-	a.pool.New = func() any { return a.newState() }
 	return a, nil
 }
 
@@ -123,9 +154,12 @@ func allowedSyntaxError(flag, expr string, err error) error {
 }
 
 // String is the expression as given.
-func (a *Allowed) String() string { return a.expr }
+func (e *expression) String() string { return e.expr }
 
-func (a *Allowed) newState() *allowedState {
+// PerCall reports whether the expression reads the call's time ({now_ms} and the like).
+func (e *expression) PerCall() bool { return e.perCall }
+
+func (e *expression) newState() *allowedState {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 64, RegistrySize: 256})
 	for _, lib := range []struct {
 		name string
@@ -135,12 +169,12 @@ func (a *Allowed) newState() *allowedState {
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
 	}
-	return &allowedState{L: L, fn: L.NewFunctionFromProto(a.proto)}
+	return &allowedState{L: L, fn: L.NewFunctionFromProto(e.proto)}
 }
 
 // Eval reports whether reply, converted as Redis converts replies for Lua, makes the
 // expression true, with no run's values bound (a {limit} in it is nil).
-func (a *Allowed) Eval(reply any) (bool, error) { return a.eval(reply, nil) }
+func (a *Allowed) Eval(reply any) (bool, error) { return a.eval(reply, nil, nil) }
 
 // staticArgs are the run's fixed values as the expression's locals, in allowedStatics order.
 func staticArgs(s Static) []lua.LValue {
@@ -152,36 +186,62 @@ func staticArgs(s Static) []lua.LValue {
 	return args
 }
 
-// eval judges reply with the run's fixed values. The expression must give a boolean: a number
-// such as 0 is true in Lua, and reading it as admitted would be a wrong verdict.
-func (a *Allowed) eval(reply any, statics []lua.LValue) (bool, error) {
-	st := a.pool.Get().(*allowedState)
-	defer a.pool.Put(st)
+// value evaluates the expression on reply with the run's fixed values (statics, none when nil)
+// and the call's time (v, none when nil: {now_ms} is then nil).
+func (e *expression) value(reply any, statics []lua.LValue, v *values) (lua.LValue, error) {
+	st := e.pool.Get().(*allowedState)
+	defer e.pool.Put(st)
 	L := st.L
 	L.Push(st.fn)
 	L.Push(toLua(L, reply))
-	for _, v := range statics {
-		L.Push(v)
+	n := 1
+	if v != nil && e.perCall {
+		for i := range allowedStatics {
+			if i < len(statics) {
+				L.Push(statics[i])
+			} else {
+				L.Push(lua.LNil)
+			}
+		}
+		for _, p := range callTimes {
+			L.Push(lua.LNumber(v.num(p).float()))
+		}
+		n += len(allowedStatics) + len(callTimes)
+	} else {
+		for _, s := range statics {
+			L.Push(s)
+		}
+		n += len(statics)
 	}
-	if err := L.PCall(1+len(statics), 1, nil); err != nil {
+	if err := L.PCall(n, 1, nil); err != nil {
 		L.SetTop(0)
 		msg := luaMessage(err)
 		if fix := tonumberFix(msg, reply); fix != "" {
 			// The fix first: error samples keep only a message's first 200 bytes.
-			return false, fmt.Errorf("--script-allowed %q compares a string with a number: read it with %s, e.g. '%s > 0'; the reply is %s: %s",
-				a.expr, fix, fix, shape(reply), msg)
+			return nil, fmt.Errorf("%s %q compares a string with a number: read it with %s, e.g. '%s > 0'; the reply is %s: %s",
+				e.flag, e.expr, fix, fix, shape(reply), msg)
 		}
-		return false, fmt.Errorf("--script-allowed %q failed on a reply that is %s: %s", a.expr, shape(reply), msg)
+		return nil, fmt.Errorf("%s %q failed on a reply that is %s: %s", e.flag, e.expr, shape(reply), msg)
 	}
 	ret := L.Get(-1)
 	L.SetTop(0)
+	return ret, nil
+}
+
+// eval judges reply with the run's fixed values and the call's. The expression must give a
+// boolean: a number such as 0 is true in Lua, and reading it as admitted would be a wrong verdict.
+func (a *Allowed) eval(reply any, statics []lua.LValue, v *values) (bool, error) {
+	ret, err := a.value(reply, statics, v)
+	if err != nil {
+		return false, err
+	}
 	if b, ok := ret.(lua.LBool); ok {
 		return bool(b), nil
 	}
-	return false, fmt.Errorf("--script-allowed %q gave a %s, not true or false (reply is %s)", a.expr, ret.Type(), shape(reply))
+	return false, fmt.Errorf("%s %q gave a %s, not true or false (reply is %s)", a.flag, a.expr, ret.Type(), shape(reply))
 }
 
-var luaPosition = regexp.MustCompile(`^--script-allowed:\d+: `)
+var luaPosition = regexp.MustCompile(`^--script-[a-z-]+:\d+: `)
 
 // luaMessage is the runtime error without the chunk's position and stack trace.
 func luaMessage(err error) string {

@@ -69,6 +69,26 @@ type Spec struct {
 	// Setup are the set-up steps as given (Setup.String: the flag and its value), for the
 	// summary; Contract.Setup holds them compiled.
 	Setup []string
+	// AdmitAt (--script-admit-at) reads from the reply when the caller may go, in the run's
+	// milliseconds; "" admits at the call's time. With it, Allowed defaults to true: every
+	// reply is a slot.
+	AdmitAt string
+}
+
+// RefusalsUnjudged says why refusals under this contract prove nothing, or "" when they are
+// judged. A limiter that answers a later slot may have given one to a call it refuses, or
+// handed the room it seems to have now to callers that go later: the refusal judges, which
+// look only at the decisions before a refusal, would blame it for refusing with room.
+func (s Spec) RefusalsUnjudged() string {
+	if s.AdmitAt != "" {
+		return "the limiter answers when the caller may go (" + FlagAdmitAt + "), and slots it already handed out for later leave it right to refuse a call that seems to find room"
+	}
+	if s.Allowed != "" {
+		if _, perCall, err := placeholderLocals(FlagAllowed, s.Allowed, false); err == nil && perCall {
+			return FlagAllowed + " reads the call's time, so a refused call may hold a later slot the limiter counts"
+		}
+	}
+	return ""
 }
 
 // Contract is a compiled Spec.
@@ -80,6 +100,8 @@ type Contract struct {
 	Keys    *Template
 	Args    *Template
 	Allowed *Allowed
+	// AdmitAt is when a reply lets the caller go; nil admits at the call's time.
+	AdmitAt *AdmitAt
 	Release *Template // nil with --script-release none, or with a release script
 	// ReleaseKeys and ReleaseArgs call the release script (Spec.ReleaseScript); nil without one.
 	ReleaseKeys, ReleaseArgs *Template
@@ -99,6 +121,9 @@ func Compile(spec, defaults Spec) (*Contract, error) {
 		return v
 	}
 	given := spec
+	if spec.AdmitAt != "" && spec.Allowed == "" {
+		spec.Allowed = "true" // a schedule's every reply is a slot, unless the user says how it refuses
+	}
 	spec.Keys = fill(spec.Keys, defaults.Keys)
 	spec.Args = fill(spec.Args, defaults.Args)
 	spec.Allowed = fill(spec.Allowed, fill(defaults.Allowed, DefaultAllowed))
@@ -142,6 +167,11 @@ func Compile(spec, defaults Spec) (*Contract, error) {
 	}
 	if c.Allowed, err = CompileAllowed(FlagAllowed, spec.Allowed); err != nil {
 		return nil, err
+	}
+	if spec.AdmitAt != "" {
+		if c.AdmitAt, err = CompileAdmitAt(FlagAdmitAt, spec.AdmitAt); err != nil {
+			return nil, err
+		}
 	}
 	if strings.TrimSpace(spec.Release) != NoRelease {
 		if c.Release, err = Parse(FlagRelease, spec.Release); err != nil {
@@ -274,7 +304,7 @@ func (c *Contract) TimeQuantum() time.Duration {
 // Bind folds the run's static values in, ready for calls. It fails only on arithmetic that
 // divides by a fixed value of zero.
 func (c *Contract) Bind(s Static) (*Caller, error) {
-	b := &Caller{c: c, statics: staticArgs(s)}
+	b := &Caller{c: c, statics: staticArgs(s), windowMs: max(1, s.Window.Milliseconds())}
 	var err error
 	for _, t := range []struct {
 		tpl *Template
@@ -296,6 +326,7 @@ type Caller struct {
 	keys, args, release      *Bound
 	releaseKeys, releaseArgs *Bound       // the release script's
 	statics                  []lua.LValue // the run's fixed values, for --script-allowed
+	windowMs                 int64        // for {window_index} in an expression
 }
 
 // Contract is what the caller was bound from.
@@ -330,5 +361,23 @@ func (b *Caller) ReleaseScriptCall(call *Call) (keys []string, args []any, ok bo
 	return keys, args, true
 }
 
-// Allowed judges one reply.
-func (b *Caller) Allowed(reply any) (bool, error) { return b.c.Allowed.eval(reply, b.statics) }
+// Allowed judges one reply to call.
+func (b *Caller) Allowed(reply any, call *Call) (bool, error) {
+	if !b.c.Allowed.perCall {
+		return b.c.Allowed.eval(reply, b.statics, nil) // the hot path: nothing per call to compute
+	}
+	return b.c.Allowed.eval(reply, b.statics, &values{call: call, windowMs: b.windowMs})
+}
+
+// AdmitAt is when reply lets call go (--script-admit-at); ok is false without the flag.
+func (b *Caller) AdmitAt(reply any, call *Call) (at time.Time, ok bool, err error) {
+	if b.c.AdmitAt == nil {
+		return time.Time{}, false, nil
+	}
+	var v *values
+	if b.c.AdmitAt.perCall {
+		v = &values{call: call, windowMs: b.windowMs}
+	}
+	at, err = b.c.AdmitAt.eval(reply, b.statics, v)
+	return at, true, err
+}

@@ -257,16 +257,16 @@ func TestAllowedTakesTheRunsStaticValues(t *testing.T) {
 		{[]any{testStatic.Limit + 1, int64(5)}, false},
 		{[]any{int64(1), testStatic.Window.Milliseconds() + 1}, false},
 	} {
-		got, err := caller.Allowed(tc.reply)
+		got, err := caller.Allowed(tc.reply, &Call{})
 		if err != nil || got != tc.want {
 			t.Errorf("over %v = %v, %v; want %v", tc.reply, got, err, tc.want)
 		}
 	}
 	other := mustBind(t, c, Static{Limit: 3, Window: time.Second})
-	if got, err := other.Allowed([]any{int64(4), int64(1)}); err != nil || got {
+	if got, err := other.Allowed([]any{int64(4), int64(1)}, &Call{}); err != nil || got {
 		t.Errorf("--limit 3: 4 is over it: %v %v", got, err)
 	}
-	for _, bad := range []string{"reply == {now_ms}", "reply == {member}"} {
+	for _, bad := range []string{"reply == {member}", "reply == {key}"} {
 		_, err := CompileAllowed(FlagAllowed, bad)
 		if err == nil || !strings.Contains(err.Error(), "column 10") || !strings.Contains(err.Error(), "changes from call to call") {
 			t.Errorf("%q: %v", bad, err)

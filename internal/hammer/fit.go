@@ -18,7 +18,7 @@ func (r Rules) shippedContract() bool {
 		return true
 	}
 	given := *r.Contract
-	return given.Keys == "" && given.Args == "" && given.Allowed == ""
+	return given.Keys == "" && given.Args == "" && given.Allowed == "" && given.AdmitAt == ""
 }
 
 // misfitHint says how a script that does not fit the shipped contract is described instead.
@@ -41,6 +41,9 @@ func describeContract(o Options) string {
 	}
 	line := fmt.Sprintf("custom: KEYS %s%s, ARGV %s%s, admitted when %s", quoteTemplate(c.Keys), origin(given.Keys),
 		quoteTemplate(c.Args), origin(given.Args), c.Allowed)
+	if c.AdmitAt != "" {
+		line += ", going at " + c.AdmitAt + " (ms)"
+	}
 	if o.Limiter.Describe().Releases {
 		if c.ReleaseScript != "" {
 			line += fmt.Sprintf(", release script %s with KEYS %s, ARGV %s", c.ReleaseFile, quoteTemplate(c.ReleaseKeys), quoteTemplate(c.ReleaseArgs))

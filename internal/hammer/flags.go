@@ -43,9 +43,11 @@ type Flags struct {
 
 	// The custom script's calling contract and the load shape.
 	ScriptKeys, ScriptArgs, ScriptAllowed, ScriptRelease, Clock string
-	ScriptReleaseFile, ScriptReleaseKeys, ScriptReleaseArgs     string
-	Profile                                                     string
-	Skew                                                        time.Duration
+	// ScriptAdmitAt (--script-admit-at) reads from the reply when the caller may go.
+	ScriptAdmitAt                                           string
+	ScriptReleaseFile, ScriptReleaseKeys, ScriptReleaseArgs string
+	Profile                                                 string
+	Skew                                                    time.Duration
 
 	// ScriptSetup are the --script-setup and --script-setup-file values in the order given.
 	ScriptSetup []contract.SetupLine
@@ -153,6 +155,13 @@ func (fl Flags) Resolve() (Options, error) {
 	o.NoTrace, o.NoDirect = fl.NoTrace, fl.NoDirect
 	if !fl.Given("skew") {
 		o.Skew = bench.DefaultSkew(o.Limiter, o.Limit, o.Window)
+	}
+	if fl.Given("script-admit-at") {
+		// A schedule's times are on its callers' clocks: skewed ones make them incomparable.
+		if fl.Given("skew") && fl.Skew > 0 {
+			return Options{}, exitcode.Usagef("--skew applies only without --script-admit-at: the times a schedule answers are on its callers' clocks, and skewed clocks make them incomparable")
+		}
+		o.Skew = 0
 	}
 	if fl.Script != "" {
 		if o.ScriptSource, err = scripts.ReadFile(fl.Script); err != nil {
@@ -281,7 +290,7 @@ func (fl Flags) checkNumbers(kind *limiter.Description) error {
 // contract compiles the custom script's calling contract (nil without a script).
 func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) {
 	releaseFlags := []string{"script-release", "script-release-file", "script-release-keys", "script-release-args"}
-	for _, name := range append([]string{"script-keys", "script-args", "script-allowed", "clock"}, releaseFlags...) {
+	for _, name := range append([]string{"script-keys", "script-args", "script-allowed", "script-admit-at", "clock"}, releaseFlags...) {
 		if fl.Given(name) && fl.Script == "" {
 			return nil, exitcode.Usagef("--%s describes a custom script: give --script FILE.lua", name)
 		}
@@ -301,7 +310,13 @@ func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) 
 	if err != nil {
 		return nil, err
 	}
-	spec := contract.Spec{Keys: fl.ScriptKeys, Args: fl.ScriptArgs, Allowed: fl.ScriptAllowed, Release: fl.ScriptRelease, Clock: fl.Clock,
+	if fl.Given("script-admit-at") && kind.Releases {
+		// A slot that starts later has no meaning yet for a semaphore: when it is held from, and
+		// whether a release before it frees it, are the limiter's own.
+		return nil, exitcode.Usagef("--script-admit-at applies only to %s: a concurrency limiter's later slot has no meaning the evidence can hold it to",
+			limiter.Phrase(limiter.KindsWhere(func(d *limiter.Description) bool { return !d.Releases })))
+	}
+	spec := contract.Spec{Keys: fl.ScriptKeys, Args: fl.ScriptArgs, Allowed: fl.ScriptAllowed, Release: fl.ScriptRelease, Clock: fl.Clock, AdmitAt: fl.ScriptAdmitAt,
 		ReadsTime: lint.ReadsTime([]byte(src)), ReleaseFile: fl.ScriptReleaseFile, ReleaseKeys: fl.ScriptReleaseKeys, ReleaseArgs: fl.ScriptReleaseArgs}
 	if fl.Given("script-args") && strings.TrimSpace(fl.ScriptArgs) == "" {
 		spec.Args = " " // given empty: a script that takes no ARGV, not the shipped contract

@@ -71,10 +71,12 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		Release string `json:"release,omitempty"` // concurrency only
 		// Setup are the set-up steps, each its flag and value, in the order they ran.
 		Setup []string `json:"setup,omitempty"`
+		// AdmitAt is --script-admit-at: when a reply lets the caller go.
+		AdmitAt string `json:"admit_at,omitempty"`
 	}
 	var spec *contractSpec
 	if s.Contract != nil {
-		spec = &contractSpec{s.Contract.Keys, s.Contract.Args, s.Contract.Allowed, s.Contract.Release, s.Contract.Setup}
+		spec = &contractSpec{s.Contract.Keys, s.Contract.Args, s.Contract.Allowed, s.Contract.Release, s.Contract.Setup, s.Contract.AdmitAt}
 	}
 	samples := s.ErrorSamples
 	if samples == nil {

@@ -281,6 +281,10 @@ func (s *session) build(runID string) error {
 		// abandoned request would only take a slot from its pool for good, hiding a slot too
 		// many, and no refusal could be blamed on it. It abandons only when asked.
 		run.NoAbandon = run.Refusals.NoStaleAfter && !o.AbandonGiven
+		if st == limiter.Custom && o.Contract != nil {
+			run.AdmitAt = o.Contract.AdmitAt != nil
+			run.RefusalsUnjudged = o.Contract.Spec.RefusalsUnjudged()
+		}
 		if o.RedisWitness && evidence != limiter.HeldEvidence {
 			// Window and bucket limiters: judged over every process's admits together.
 			run.Admits = bench.NewSharedAdmits(s.rdb, bench.SharedConfig{Window: o.Window,

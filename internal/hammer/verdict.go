@@ -21,8 +21,9 @@ const MaxErrorRate = bench.MaxErrorRate
 // custom.overshoot_events) replaces the first, one on custom.false_rejects the second, e.g. the
 // bounds an approximate algorithm promises, one on custom.leaks the third (a library's
 // permanent configuration key: --assert 'custom.leaks>=0'). A run
-// with a run id judges no refusals (other processes may share its keys), so it implies no
-// false-reject check.
+// with a run id judges no refusals (other processes may share its keys), nor does one whose
+// contract makes refusals no evidence (contract.Spec.RefusalsUnjudged: a schedule), so neither
+// implies a false-reject check.
 var ImpliedChecks = []struct {
 	Expr    string
 	Metrics []string // an assertion on any of these replaces it
@@ -135,7 +136,7 @@ func (r Rules) assertions(strategies []string) []bench.Assertion {
 	}
 	out := r.Assertions
 	for _, implied := range ImpliedChecks {
-		replaced := implied.Refusal && r.Shared
+		replaced := implied.Refusal && (r.Shared || r.Contract != nil && r.Contract.RefusalsUnjudged() != "")
 		for _, a := range r.Assertions {
 			replaced = replaced || (a.Strategy == string(limiter.Custom) && slices.Contains(implied.Metrics, a.Metric))
 		}

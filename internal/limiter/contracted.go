@@ -105,12 +105,15 @@ func (c *contracted) decision(call contract.Call, reply any, err error) (Decisio
 	if err != nil {
 		return Decision{}, userSHA1Errors(err, c.script.Hash(), c.userSHA1)
 	}
-	allowed, err := c.caller.Allowed(reply)
+	allowed, err := c.caller.Allowed(reply, &call)
 	if err != nil {
 		return Decision{}, &ReplyError{Err: err}
 	}
 	d := Decision{Allowed: allowed, acquiredAt: call.Now}
 	if allowed {
+		if d.AdmitAt, _, err = c.caller.AdmitAt(reply, &call); err != nil {
+			return Decision{}, &ReplyError{Err: err}
+		}
 		d.Member = call.Member
 		if c.replyInRelease {
 			d.reply = contract.ReplyText(reply)

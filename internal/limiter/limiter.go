@@ -110,6 +110,9 @@ type Decision struct {
 	TTL        time.Duration // fixed window: time left in the window
 	RetryAfter time.Duration // token bucket: when a rejected request could pass
 	Retries    int           // watch: aborted transactions before this decision
+	// AdmitAt is when an admitted request may go, as the limiter answered it (a schedule,
+	// --script-admit-at); zero when it goes at once.
+	AdmitAt time.Time
 	// Member is the sorted-set member added for this request (concurrency, sliding window);
 	// Release removes it.
 	Member string
