@@ -281,7 +281,7 @@ func TestACLHammerSharedRunID(t *testing.T) {
 func TestACLHammerKeepKeysNeedsNoCleanupPermissions(t *testing.T) {
 	doc := readACLDoc(t)
 	srv := startACLServer(t)
-	rule := without(without(doc.rule(t, "hammer"), "+scan"), "+unlink")
+	rule := without(doc.rule(t, "hammer"), "+unlink") // SCAN still reads what the run left
 	srv.runAs(t, "limitctl-hammer", rule, hammerArgs("--keep-keys")...).wantExit(t, ExitOK)
 }
 
@@ -606,5 +606,23 @@ func TestACLThroughSentinel(t *testing.T) {
 		default:
 			t.Errorf("without %s: exit %d, the Sentinels refused %v: the rule holds a permission nothing needs\nstderr:\n%s", perm, r.code, refused, r.errOut)
 		}
+	}
+}
+
+// The documented hammer user reads what the run left (leaks is a number, not null): SCAN, TYPE
+// and PTTL are part of every run's rule, checked before any load.
+func TestACLHammerReadsWhatTheRunLeft(t *testing.T) {
+	doc := readACLDoc(t)
+	srv := startACLServer(t)
+	r := srv.runAs(t, "limitctl-hammer", doc.rule(t, "hammer"), hammerArgs("--strategies", "lua", "-o", "json")...).wantExit(t, ExitOK)
+	var summary struct {
+		Strategies []struct {
+			Leaks *struct {
+				KeysWithoutTTL int64 `json:"keys_without_ttl"`
+			} `json:"leaks"`
+		} `json:"strategies"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &summary); err != nil || len(summary.Strategies) != 1 || summary.Strategies[0].Leaks == nil {
+		t.Fatalf("leaks not read under the documented rule: %v\n%s\n%s", err, r.out, r.errOut)
 	}
 }

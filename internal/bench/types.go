@@ -91,8 +91,8 @@ type StrategySnapshot struct {
 	// snapshot only); nil when they were not read, and LeftoversUnread then says why.
 	Leaks           *Leaks
 	LeftoversUnread string
-	// LargestKey is the strategy's largest set, list, hash or stream when the run ended; nil
-	// when it left none.
+	// LargestKey is the strategy's largest set, sorted set, list or stream when the run ended
+	// (what can hold an entry per request); nil when it left none.
 	LargestKey *KeySize
 	// Allowances name what widens the evidence's bounds (skew, the server's clock, lateness),
 	// for saying why admits went unjudged; empty when nothing does.

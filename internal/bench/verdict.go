@@ -154,8 +154,8 @@ func (st StrategySnapshot) NotJudged(limit int64) string {
 	return ""
 }
 
-// Text is the leaks in words, with the first sample: "1 key without a TTL (bench:{r}:custom:exp,
-// string)".
+// Text is the leaks in words, with the first sample: "left 1 key without a TTL
+// (bench:{r}:custom:exp: string of 2, no TTL)".
 func (l Leaks) Text() string {
 	var parts []string
 	if l.KeysWithoutTTL > 0 {

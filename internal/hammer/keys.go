@@ -264,6 +264,24 @@ func (k KeyScheme) cleanup(rdb redis.UniversalClient, timeout time.Duration) cle
 	return rep
 }
 
+// probeRead checks the user may read what the run leaves behind (leftovers.go: SCAN on every
+// master, TYPE and PTTL), before anything is written.
+func (k KeyScheme) probeRead(ctx context.Context, rdb redis.UniversalClient) error {
+	masters, err := redisconn.Masters(ctx, rdb)
+	if err != nil {
+		return err
+	}
+	for _, m := range masters {
+		if err := m.Scan(ctx, 0, k.patterns()[0], 10).Err(); err != nil {
+			return err
+		}
+	}
+	if err := rdb.Type(ctx, k.Probe("cleanup")).Err(); err != nil {
+		return err
+	}
+	return rdb.PTTL(ctx, k.Probe("cleanup")).Err()
+}
+
 // probeCleanup checks the user may SCAN every master and UNLINK, before anything is written.
 func (k KeyScheme) probeCleanup(ctx context.Context, rdb redis.UniversalClient) error {
 	masters, err := redisconn.Masters(ctx, rdb)

@@ -11,6 +11,7 @@ import (
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
+	"github.com/limitctl/limitctl/internal/rediserr"
 )
 
 // StrategyOf names the strategy whose limiter state key is: its limiter key, a key its
@@ -48,9 +49,10 @@ const (
 
 // leftovers reads every key of the run on every master (SCAN for the run's patterns, never
 // KEYS) and sorts what each strategy's keys hold: keys without a TTL, keys whose TTL is longer
-// than leakTTL, and the largest set, list, hash or stream. Two pipelines per batch of keys
-// (TYPE and PTTL, then the size by type); memory stays bounded by the samples kept and the
-// suspects. A key that expired between the two is skipped: it leaked nothing.
+// than leakTTL, and the largest set, sorted set, list or stream. Two pipelines per batch of keys
+// (TYPE and PTTL, then the size by type: -1 for a type it cannot size); memory stays bounded by
+// the samples kept and at most maxSuspects suspects. A key that expired between the two is
+// skipped: it leaked nothing.
 //
 // A key counts as leaking only if it still does when read again leakRecheck later: a client's
 // write and its EXPIRE sent as two commands (the naive strategy's pipeline, another process of
@@ -62,7 +64,7 @@ func (k KeyScheme) leftovers(ctx context.Context, rdb redis.UniversalClient, lea
 		return nil, err
 	}
 	found := map[string]bench.Leftovers{}
-	var suspects []suspect
+	var suspects suspectSet
 	for _, m := range masters {
 		var batch []string
 		var owners []string
@@ -88,25 +90,54 @@ func (k KeyScheme) leftovers(ctx context.Context, rdb redis.UniversalClient, lea
 			return nil, err
 		}
 	}
-	if err := recheck(ctx, suspects, leakTTL); err != nil {
+	if err := recheck(ctx, suspects.list, leakTTL); err != nil {
 		return nil, err
 	}
-	for _, sus := range suspects {
-		if !sus.leaks {
-			continue
+	for _, sus := range suspects.list {
+		if sus.leaks {
+			l := found[sus.owner]
+			countLeak(&l.Leaks, sus.state)
+			found[sus.owner] = l
 		}
-		l := found[sus.owner]
-		if sus.state.TTLMs == -1 {
-			l.Leaks.KeysWithoutTTL++
-		} else {
-			l.Leaks.KeysTTLTooLong++
-		}
-		if len(l.Leaks.Samples) < bench.MaxLeakSamples {
-			l.Leaks.Samples = append(l.Leaks.Samples, sus.state)
-		}
-		found[sus.owner] = l
 	}
 	return found, nil
+}
+
+// suspectSet holds the keys that seemed to leak when first read, each once (SCAN may return a key
+// twice); past maxSuspects a key is counted as first read, so memory stays bounded.
+type suspectSet struct {
+	list []suspect
+	seen map[string]bool
+}
+
+// add keeps s to be read again, or past maxSuspects counts it in found as it was first read.
+func (ss *suspectSet) add(s suspect, found map[string]bench.Leftovers) {
+	if ss.seen[s.state.Key] {
+		return
+	}
+	if ss.seen == nil {
+		ss.seen = map[string]bool{}
+	}
+	ss.seen[s.state.Key] = true
+	if len(ss.list) < maxSuspects {
+		ss.list = append(ss.list, s)
+		return
+	}
+	l := found[s.owner]
+	countLeak(&l.Leaks, s.state)
+	found[s.owner] = l
+}
+
+// countLeak counts a leaking key in l, with its state among the first samples.
+func countLeak(l *bench.Leaks, state bench.KeyState) {
+	if state.TTLMs == -1 {
+		l.KeysWithoutTTL++
+	} else {
+		l.KeysTTLTooLong++
+	}
+	if len(l.Samples) < bench.MaxLeakSamples {
+		l.Samples = append(l.Samples, state)
+	}
 }
 
 // suspect is a key that seemed to leak when first read.
@@ -117,8 +148,7 @@ type suspect struct {
 	leaks bool // still, when read again
 }
 
-// recheck reads the suspects' TTLs again after leakRecheck, one pipeline per master; the first
-// maxSuspects are read again, the rest stand as first read.
+// recheck reads the suspects' TTLs again after leakRecheck, one pipeline per master.
 func recheck(ctx context.Context, suspects []suspect, leakTTL time.Duration) error {
 	if len(suspects) == 0 {
 		return nil
@@ -132,10 +162,6 @@ func recheck(ctx context.Context, suspects []suspect, leakTTL time.Duration) err
 	}
 	byMaster := map[*redis.Client][]int{}
 	for i := range suspects {
-		if i >= maxSuspects {
-			suspects[i].leaks = true
-			continue
-		}
 		byMaster[suspects[i].m] = append(byMaster[suspects[i].m], i)
 	}
 	for m, indexes := range byMaster {
@@ -163,7 +189,7 @@ func recheck(ctx context.Context, suspects []suspect, leakTTL time.Duration) err
 
 // readLeftovers reads one batch of keys (owners[i] is keys[i]'s strategy) into found, and
 // those that seem to leak into suspects.
-func readLeftovers(ctx context.Context, m *redis.Client, keys, owners []string, leakTTL time.Duration, found map[string]bench.Leftovers, suspects *[]suspect) error {
+func readLeftovers(ctx context.Context, m *redis.Client, keys, owners []string, leakTTL time.Duration, found map[string]bench.Leftovers, suspects *suspectSet) error {
 	if len(keys) == 0 {
 		return nil
 	}
@@ -183,28 +209,38 @@ func readLeftovers(ctx context.Context, m *redis.Client, keys, owners []string, 
 			sizes[i] = sizeOf(ctx, p, types[i].Val(), key)
 		}
 		return nil
-	}); err != nil && !errors.Is(err, redis.Nil) {
-		return err
+	}); err != nil && !errors.Is(err, redis.Nil) && !rediserr.IsReply(err) {
+		return err // a size Redis refused (NOPERM, a module's type) is only unknown
 	}
 	for i, key := range keys {
 		typ, ttl := types[i].Val(), ttls[i].Val()
-		if typ == "none" || sizes[i] == nil || ttl == -2 {
+		if typ == "none" || ttl == -2 {
 			continue // expired since the scan
 		}
-		state := bench.KeyState{Key: key, Type: typ, Size: sizes[i].Val(), TTLMs: -1}
+		state := bench.KeyState{Key: key, Type: typ, Size: -1, TTLMs: -1}
+		if sizes[i] != nil && sizes[i].Err() == nil {
+			state.Size = sizes[i].Val() // -1: a type it cannot size (a module's), or not permitted
+		}
 		if ttl >= 0 {
 			state.TTLMs = ttl.Milliseconds()
 		}
 		if ttl == -1 || ttl > leakTTL {
-			*suspects = append(*suspects, suspect{m: m, owner: owners[i], state: state})
+			suspects.add(suspect{m: m, owner: owners[i], state: state}, found)
 		}
 		l := found[owners[i]]
-		if typ != "string" && (l.Largest == nil || state.Size > l.Largest.Size) {
+		if growsWithTraffic(typ) && (l.Largest == nil || state.Size > l.Largest.Size) {
 			l.Largest = &bench.KeySize{Key: key, Type: typ, Size: state.Size}
 		}
 		found[owners[i]] = l
 	}
 	return nil
+}
+
+// growsWithTraffic reports whether a key of type typ can hold one entry per request, so that
+// its size says whether the limiter's state grows with traffic (largest_key): a set, sorted
+// set, list or stream; a counter or a bucket's hash holds the same few fields however busy.
+func growsWithTraffic(typ string) bool {
+	return typ == "zset" || typ == "list" || typ == "set" || typ == "stream"
 }
 
 // sizeOf queues the command that sizes a key of type typ: members, elements, fields, entries,

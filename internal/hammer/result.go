@@ -111,7 +111,7 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		FirstFalseReject *bench.FalseReject `json:"first_false_reject"`
 		Verdict          string             `json:"verdict"`
 		// Leaks are the keys left without a TTL or with one far too long; null when the run's
-		// keys were not read. LargestKey is the largest set, list, hash or stream left.
+		// keys were not read. LargestKey is the largest set, sorted set, list or stream left.
 		Leaks        *bench.Leaks   `json:"leaks"`
 		LargestKey   *bench.KeySize `json:"largest_key"`
 		Clock        contract.Clock `json:"clock"`
@@ -251,12 +251,12 @@ func (r Result) AssertionLines(paint func(passed bool, word string) string) []st
 }
 
 // LeftoverLines say, per strategy, what the end-of-run read of its keys found beyond the
-// verdict: a set or list that ended far above what its limit needs (a log that grows with
-// traffic: a note, not a failure), and why the keys could not be read.
+// verdict: a set, sorted set, list or stream that ended far above what its limit needs (a log
+// that grows with traffic: a note, not a failure), and why the keys could not be read.
 func (r Result) LeftoverLines() []string {
 	var out []string
 	for _, st := range r.Summary.Strategies {
-		if k := st.LargestKey; k != nil && (k.Type == "zset" || k.Type == "list") && k.Size > bench.GrowthFactor*r.Summary.Limit {
+		if k := st.LargestKey; k != nil && k.Size > bench.GrowthFactor*r.Summary.Limit {
 			out = append(out, fmt.Sprintf("%s: note: %s (%s) ended with %s members, more than %dx its limit of %s: a log that grows with traffic",
 				st.Name, k.Key, k.Type, human.Count(k.Size), bench.GrowthFactor, human.Count(r.Summary.Limit)))
 		}

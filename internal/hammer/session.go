@@ -105,6 +105,10 @@ type session struct {
 	closers    []func()            // the strategies' own clients (--conns)
 	peers      *participation      // this process's entry in a run shared by id; nil once left
 	custom     limiter.Limiter     // the user's script, for its single hit (hitOnce); nil without one
+	onceKey    string              // the single hit's key: one per process in a run shared by id
+	// interrupted is the context a signal cancels (not the dashboard's stop): once it has
+	// ended, nothing more is sent but the clean-up.
+	interrupted context.Context
 }
 
 // hitOnce sends the user's script one decision on a key of its own once the load has ended,
@@ -116,7 +120,7 @@ func (s *session) hitOnce(ctx context.Context) {
 	if s.custom == nil {
 		return
 	}
-	key := s.keys.Once(string(limiter.Custom))
+	key := s.onceKey
 	if s.setupKeys(ctx, []string{key}) != nil {
 		return // the load's keys were set up alike: a failure now is the server's, not the script's
 	}
@@ -239,6 +243,10 @@ func (s *session) build(runID string) error {
 	}
 	leakTTL := bench.LeakTTL(max(o.Window, o.StaleAfter))
 	s.cfg.Leftovers = func(ctx context.Context) (map[string]bench.Leftovers, error) {
+		if s.interrupted != nil && s.interrupted.Err() != nil {
+			// Ctrl-C: clean up and stop, rather than send one more decision and read every key.
+			return nil, errors.New("the run was interrupted")
+		}
 		s.hitOnce(ctx)
 		return s.keys.leftovers(ctx, s.rdb, leakTTL)
 	}
@@ -270,7 +278,11 @@ func (s *session) build(runID string) error {
 			return exitcode.Usagef("%v", err)
 		}
 		if st == limiter.Custom {
-			s.custom = lim
+			s.custom, s.onceKey = lim, s.keys.Once(string(st))
+			if o.RunID != "" {
+				// Other processes hit their own: a key hit once per process is hit once.
+				s.onceKey += ":" + NewRunID()
+			}
 		}
 		cmds, inner := limiter.Commands(o.Limiter, st)
 		run := bench.StrategyRun{Name: string(st), Limiter: lim, Commands: cmds, Inner: inner,
@@ -332,6 +344,7 @@ func (s *session) closeClients() {
 // load drives the engine with the watcher and the injected faults alongside, cleans up and
 // judges.
 func (s *session) load(ctx context.Context) (Result, error) {
+	s.interrupted = ctx
 	engine := bench.New(s.cfg)
 	snapshots := make(chan bench.Snapshot, 4)
 	runCtx, stopRun := context.WithCancel(ctx)
