@@ -256,8 +256,10 @@ func TestFirstOvershootIsNullForAStrategyThatHolds(t *testing.T) {
 			t.Fatalf("lua holds, yet shows %+v", lua.FirstOvershoot)
 		}
 		if naive.Overshoot == 0 {
-			if attempt == 3 {
-				t.Fatal("naive never overshot in 3 one-second runs")
+			// naive races only when two checks meet: a busy machine under -race may take several
+			// runs to show it.
+			if attempt == 15 {
+				t.Fatal("naive never overshot in 15 one-second runs")
 			}
 			continue
 		}
