@@ -70,8 +70,9 @@ start (--stale-after, default 100 x hold rounded up to a whole second, at least 
 sees several reclaims); one still counting a member abandoned more than stale-after ago refuses
 with room: TOO STRICT. The shipped contract passes stale-after, a custom one through
 {stale_after_ms} or {stale_after_s}; give --stale-after for a time fixed in a script's code. A
-script told no stale time at all is taken for a plain semaphore: its abandoned requests count
-as held for ever, and no refusal is blamed on them. --abandon 0 abandons none.
+script told no stale time at all is taken for a plain semaphore: it abandons nothing unless
+--abandon is given, and then its abandoned requests count as held for ever and no refusal is
+blamed on them. --abandon 0 abandons none.
 
 ` + human.Wrap(`A script you already have runs as strategy custom with its own calling contract:
 --script-keys and --script-args are templates of words (a "quoted word" may hold spaces; "" is
@@ -104,7 +105,13 @@ only when the contract names its window ({window_index}, {prev_window_index},
 {window_start_ms}); otherwise a window opened by its first hit is no overshoot. Without an
 --assert on custom.overshoot the run checks custom.overshoot==0 itself: an overshoot, or a
 limit never reached (no refusal seen, nor the limit held at once), exits 3; without one on
-custom.false_rejects, custom.false_rejects==0: a refusal with room exits 3 (TOO STRICT).`, 92) + `
+custom.false_rejects, custom.false_rejects==0: a refusal with room exits 3 (TOO STRICT);
+without one on custom.leaks, custom.leaks==0: before the clean-up the hammer reads every key
+of the run, and one left without a TTL, or with one beyond max(1h, 100 windows or
+stale-afters), exits 3 (LEAKS; --assert 'custom.leaks>=0' accepts a permanent configuration
+key). Where the allowances (skew, lateness, the server's clock) left more than half the admits
+unjudged, or the evidence saw nothing while the limiter refused, the verdict is 'not judged'
+and the implied overshoot check fails.`, 92) + `
 
 For the window and bucket limiters the default load is bursty (two windows of load, then idle
 spells of 1.1 to 2.2 windows, so refill and expiry bugs show), and every limiter's workers'
