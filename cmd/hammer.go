@@ -109,8 +109,8 @@ custom.false_rejects, custom.false_rejects==0: a refusal with room exits 3 (TOO 
 without one on custom.leaks, custom.leaks==0: before the clean-up the hammer reads every key
 of the run, and one left without a TTL, or with one beyond max(1h, 100 windows or
 stale-afters), exits 3 (LEAKS; --assert 'custom.leaks>=0' accepts a permanent configuration
-key). Where the allowances (skew, lateness, the server's clock) left more than half the admits
-unjudged, or the evidence saw nothing while the limiter refused, the verdict is 'not judged'
+key). Where the allowances (skew, lateness, the server's clock) left no more admits judged than
+the limit, or the evidence saw nothing while the limiter refused, the verdict is 'not judged'
 and the implied overshoot check fails.`, 92) + `
 
 For the window and bucket limiters the default load is bursty (two windows of load, then idle

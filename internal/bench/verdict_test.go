@@ -21,8 +21,9 @@ func TestVerdictSaysOnlyWhatWasJudged(t *testing.T) {
 		tone   string
 	}{
 		{"judged and clean", func(*StrategySnapshot) {}, VerdictExact, []string{"peak 20 of 20, 0 events, 0 false rejects"}, ToneGood},
-		{"most admits unjudged", func(s *StrategySnapshot) { s.Unjudged, s.Allowances = 60, "skew ±500ms" },
-			VerdictNotJudged, []string{"skew ±500ms left 60 of 100 admits unjudged"}, ToneWarn},
+		{"no more admits judged than the limit", func(s *StrategySnapshot) { s.Unjudged, s.Allowances = 80, "skew ±500ms" },
+			VerdictNotJudged, []string{"skew ±500ms left 80 of 100 admits unjudged: no more than the limit were judged"}, ToneWarn},
+		{"most admits unjudged, more than the limit judged", func(s *StrategySnapshot) { s.Unjudged = 60 }, VerdictExact, nil, ToneGood},
 		{"no admit judged", func(s *StrategySnapshot) { s.Unjudged, s.Peak, s.Allowances = 100, 0, "skew ±1.50s" },
 			VerdictNotJudged, []string{"peak 0 of 20: skew ±1.50s left no admit judged"}, ToneWarn},
 		{"refused but never saw two admits together", func(s *StrategySnapshot) { s.Peak, s.Allowances = 0, "skew ±500ms and a lateness bound of 1011ms" },
@@ -70,7 +71,7 @@ func TestAssertionsOnNotJudgedAndLeaks(t *testing.T) {
 		}
 		return a.Eval(sum)
 	}
-	if r := eval("custom.overshoot==0"); r.Passed || !strings.Contains(r.Reason, "not judged: skew ±500ms left 80 of 100 admits unjudged") {
+	if r := eval("custom.overshoot==0"); r.Passed || !strings.Contains(r.Reason, "not judged: skew ±500ms left 80 of 100 admits unjudged: no more than the limit") {
 		t.Errorf("overshoot on a strategy not judged: %+v", r)
 	}
 	if r := eval("custom.leaks==3"); !r.Passed || *r.Actual != 3 {
