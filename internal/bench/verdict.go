@@ -130,8 +130,9 @@ func (st StrategySnapshot) Judge(kind limiter.Kind, limit int64, d time.Duration
 
 // NotJudged says why the evidence cannot back a verdict of exact although the limit was
 // contended, or "" when it can: when the allowances (skew, lateness, the server's clock, calls
-// slower than a window) left no more of the strategy's admits judged than its limit (an
-// overshoot needs one more than the limit judged together), or when the
+// slower than a window) left admits unjudged and no more of them judged than its limit (an
+// overshoot needs one more than the limit judged together; a run that admitted only the limit,
+// all judged, was judged), or when the
 // limiter refused while the evidence's peak stayed 0 (a lateness as long as the window lets
 // every window start anywhere, so no set of admits is ever proven together), 0 overshoot and 0
 // false rejects say nothing about the limiter. A strategy with an overshoot or a false reject
@@ -147,7 +148,7 @@ func (st StrategySnapshot) NotJudged(limit int64) string {
 	switch {
 	case st.Unjudged >= st.Admitted:
 		return by + " left no admit judged"
-	case st.Admitted-st.Unjudged <= limit:
+	case st.Unjudged > 0 && st.Admitted-st.Unjudged <= limit:
 		return fmt.Sprintf("%s left %s of %s admits unjudged: no more than the limit were judged, so none could be proven one too many",
 			by, human.Count(st.Unjudged), human.Count(st.Admitted))
 	case st.Rejected > 0 && st.Peak == 0:

@@ -24,6 +24,7 @@ func TestVerdictSaysOnlyWhatWasJudged(t *testing.T) {
 		{"no more admits judged than the limit", func(s *StrategySnapshot) { s.Unjudged, s.Allowances = 80, "skew ±500ms" },
 			VerdictNotJudged, []string{"skew ±500ms left 80 of 100 admits unjudged: no more than the limit were judged"}, ToneWarn},
 		{"most admits unjudged, more than the limit judged", func(s *StrategySnapshot) { s.Unjudged = 60 }, VerdictExact, nil, ToneGood},
+		{"only the limit admitted, every one judged", func(s *StrategySnapshot) { s.Admitted = 20 }, VerdictExact, nil, ToneGood},
 		{"no admit judged", func(s *StrategySnapshot) { s.Unjudged, s.Peak, s.Allowances = 100, 0, "skew ±1.50s" },
 			VerdictNotJudged, []string{"peak 0 of 20: skew ±1.50s left no admit judged"}, ToneWarn},
 		{"refused but never saw two admits together", func(s *StrategySnapshot) { s.Peak, s.Allowances = 0, "skew ±500ms and a lateness bound of 1011ms" },
