@@ -267,14 +267,8 @@ func (k KeyScheme) cleanup(rdb redis.UniversalClient, timeout time.Duration) cle
 // probeRead checks the user may read what the run leaves behind (leftovers.go: SCAN on every
 // master, TYPE and PTTL), before anything is written.
 func (k KeyScheme) probeRead(ctx context.Context, rdb redis.UniversalClient) error {
-	masters, err := redisconn.Masters(ctx, rdb)
-	if err != nil {
+	if err := k.probeScan(ctx, rdb); err != nil {
 		return err
-	}
-	for _, m := range masters {
-		if err := m.Scan(ctx, 0, k.patterns()[0], 10).Err(); err != nil {
-			return err
-		}
 	}
 	if err := rdb.Type(ctx, k.Probe("cleanup")).Err(); err != nil {
 		return err
@@ -284,6 +278,14 @@ func (k KeyScheme) probeRead(ctx context.Context, rdb redis.UniversalClient) err
 
 // probeCleanup checks the user may SCAN every master and UNLINK, before anything is written.
 func (k KeyScheme) probeCleanup(ctx context.Context, rdb redis.UniversalClient) error {
+	if err := k.probeScan(ctx, rdb); err != nil {
+		return err
+	}
+	return rdb.Unlink(ctx, k.Probe("cleanup")).Err()
+}
+
+// probeScan checks the user may SCAN the run's pattern on every master.
+func (k KeyScheme) probeScan(ctx context.Context, rdb redis.UniversalClient) error {
 	masters, err := redisconn.Masters(ctx, rdb)
 	if err != nil {
 		return err
@@ -293,5 +295,5 @@ func (k KeyScheme) probeCleanup(ctx context.Context, rdb redis.UniversalClient) 
 			return err
 		}
 	}
-	return rdb.Unlink(ctx, k.Probe("cleanup")).Err()
+	return nil
 }

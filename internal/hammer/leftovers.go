@@ -176,7 +176,7 @@ func recheck(ctx context.Context, suspects []suspect, leakTTL time.Duration) err
 		}
 		for j, i := range indexes {
 			ttl := ttls[j].Val()
-			suspects[i].leaks = ttl == -1 || ttl > leakTTL
+			suspects[i].leaks = leaking(ttl, leakTTL)
 			if ttl >= 0 {
 				suspects[i].state.TTLMs = ttl.Milliseconds()
 			} else {
@@ -224,7 +224,7 @@ func readLeftovers(ctx context.Context, m *redis.Client, keys, owners []string, 
 		if ttl >= 0 {
 			state.TTLMs = ttl.Milliseconds()
 		}
-		if ttl == -1 || ttl > leakTTL {
+		if leaking(ttl, leakTTL) {
 			suspects.add(suspect{m: m, owner: owners[i], state: state}, found)
 		}
 		l := found[owners[i]]
@@ -235,6 +235,10 @@ func readLeftovers(ctx context.Context, m *redis.Client, keys, owners []string, 
 	}
 	return nil
 }
+
+// leaking reports whether a key whose PTTL reads ttl leaks: it has none (-1), or one beyond
+// leakTTL (bench.LeakTTL); -2, a key that is gone, leaks nothing.
+func leaking(ttl, leakTTL time.Duration) bool { return ttl == -1 || ttl > leakTTL }
 
 // growsWithTraffic reports whether a key of type typ can hold one entry per request, so that
 // its size says whether the limiter's state grows with traffic (largest_key): a set, sorted
