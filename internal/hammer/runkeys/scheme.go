@@ -40,7 +40,7 @@ import (
 //	                                         outside the run's tag, so the clean-up keeps it
 type Scheme struct {
 	Prefix     string
-	RunID      string       // letters, digits, '-' and '_' only (ValidRunID)
+	RunID      string       // letters, digits, '-' and '_' only (hammer.ValidRunID)
 	Limiter    limiter.Kind // whose decisions may write keys beside the limiter key (Description.OwnsSuffix)
 	Keys       int          // limiter keys per strategy
 	Strategies []string     // the run's strategy names
