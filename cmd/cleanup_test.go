@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/limitctl/limitctl/internal/hammer"
+	"github.com/limitctl/limitctl/internal/hammer/runkeys"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
@@ -98,7 +98,7 @@ func TestHammerLeavesNothingOfItsRunBehind(t *testing.T) {
 					args := []string{"--addr", srv.Addr, "hammer", "--limiter", string(kind), "--strategies", "naive,lua",
 						"--witness", witness, "--keys", keys, "--run-id", id, "--requests", "300", "--workers", "8",
 						"--limit", "4", "--window", "10s", "-o", "json"}
-					scheme := hammer.KeyScheme{Prefix: "limitctl", RunID: id, Limiter: kind, Keys: 3, Strategies: []string{"naive", "lua"}}
+					scheme := runkeys.Scheme{Prefix: "limitctl", RunID: id, Limiter: kind, Keys: 3, Strategies: []string{"naive", "lua"}}
 					if keys == "1" {
 						scheme.Keys = 1
 					}
@@ -154,7 +154,7 @@ func TestHammerLeavesNothingOfItsCustomRunsBehind(t *testing.T) {
 					args := append([]string{"--addr", srv.Addr, "hammer", "--strategies", "lua,custom", "--witness", witness,
 						"--keys", keys, "--run-id", id, "--requests", "300", "--workers", "24", "--limit", "2", "--window", "10s",
 						"-o", "json"}, custom...)
-					scheme := hammer.KeyScheme{Prefix: "limitctl", RunID: id, Limiter: limiter.Kind(custom[1]), Keys: 1,
+					scheme := runkeys.Scheme{Prefix: "limitctl", RunID: id, Limiter: limiter.Kind(custom[1]), Keys: 1,
 						Strategies: []string{"lua", "custom"}}
 					if keys == "3" {
 						scheme.Keys = 3

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/limitctl/limitctl/internal/keys"
+	"github.com/limitctl/limitctl/internal/keys/scores"
 )
 
 // The flags of the commands on live limiter keys (inspect, purge, reset), each bound once, and
@@ -33,8 +34,8 @@ func (k *clockFlag) validate() (err error) {
 type scoreFlags struct {
 	clockFlag
 	scoreUnit, scoreMode string
-	unit                 keys.ScoreUnit
-	scores               keys.ScoreMode
+	unit                 scores.Unit
+	scores               scores.Mode
 }
 
 func (k *scoreFlags) bind(c *cobra.Command) {
@@ -48,10 +49,10 @@ func (k *scoreFlags) bind(c *cobra.Command) {
 }
 
 func (k *scoreFlags) validate() (err error) {
-	if k.unit, err = keys.ParseScoreUnit(k.scoreUnit); err != nil {
+	if k.unit, err = scores.ParseUnit(k.scoreUnit); err != nil {
 		return err
 	}
-	if k.scores, err = keys.ParseScoreMode(k.scoreMode); err != nil {
+	if k.scores, err = scores.ParseMode(k.scoreMode); err != nil {
 		return err
 	}
 	return k.clockFlag.validate()

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/limitctl/limitctl/internal/keys"
+	"github.com/limitctl/limitctl/internal/keys/scores"
 )
 
 // parseOnly runs limitctl args on a root whose command at path is the one build returns (given a
@@ -51,7 +52,7 @@ func TestEveryCommandParsesItsFlagsWithoutAServer(t *testing.T) {
 		mustRun(t, code, got != nil)
 		in := got.inspect
 		if code != ExitOK || !reflect.DeepEqual(got.args, []string{"rl:*"}) || in.Stale != 10*time.Minute || in.Limit != 3 || !in.HasLimit ||
-			in.Select != (keys.SelectOptions{Count: 5, MaxKeys: 7, Type: "zset"}) || in.Unit != keys.UnitMillis || in.Scores != keys.ScoresDeadline ||
+			in.Select != (keys.SelectOptions{Count: 5, MaxKeys: 7, Type: "zset"}) || in.Unit != scores.UnitMillis || in.Scores != scores.Deadline ||
 			got.keyFlags.clock != keys.ClockLocal {
 			t.Errorf("exit %d, options %+v", code, got)
 		}
@@ -68,7 +69,7 @@ func TestEveryCommandParsesItsFlagsWithoutAServer(t *testing.T) {
 		code := parseOnly(t, "purge", build, "rl:a", "--older-than", "1m", "--batch", "50", "--dry-run", "--scores", "start")
 		mustRun(t, code, got != nil)
 		p := got.purge
-		if code != ExitOK || p.OlderThan != time.Minute || p.Batch != 50 || !p.DryRun || p.Scores != keys.ScoresStart || p.Confirm != nil {
+		if code != ExitOK || p.OlderThan != time.Minute || p.Batch != 50 || !p.DryRun || p.Scores != scores.Start || p.Confirm != nil {
 			t.Errorf("exit %d, options %+v", code, p)
 		}
 		// A pattern without --yes and without a terminal to ask on: refused before anything runs.

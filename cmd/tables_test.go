@@ -11,6 +11,8 @@ import (
 
 	"github.com/limitctl/limitctl/internal/golden"
 	"github.com/limitctl/limitctl/internal/keys"
+	"github.com/limitctl/limitctl/internal/keys/kind"
+	"github.com/limitctl/limitctl/internal/keys/scores"
 	"github.com/limitctl/limitctl/internal/lint"
 	"github.com/limitctl/limitctl/internal/scriptcache"
 	"github.com/limitctl/limitctl/internal/tableprint"
@@ -86,19 +88,19 @@ func TestInspectTableFits(t *testing.T) {
 	age := func(ms int64) *time.Duration { d := msDuration(ms); return &d }
 	fullAt := time.UnixMilli(1748779201500)
 	rows := []keys.KeyInfo{
-		{Key: "limitctl:{checkout-api}:concurrency:tenant:acme-industries", Node: nodes[0], Type: "zset", Kind: keys.KindConcurrency, Size: 23, TTL: msDuration(600000),
+		{Key: "limitctl:{checkout-api}:concurrency:tenant:acme-industries", Node: nodes[0], Type: "zset", Kind: kind.Concurrency, Size: 23, TTL: msDuration(600000),
 			OldestAge: age(1_860_000), NewestAge: age(12), Stale: 3, Memory: ptr[int64](2311), Flags: []keys.Flag{keys.FlagStale, keys.FlagOverLimit}},
-		{Key: "limitctl:{checkout-api}:concurrency:tenant:globex", Node: nodes[1], Type: "zset", Kind: keys.KindConcurrency, Size: 4, TTL: msDuration(600000),
+		{Key: "limitctl:{checkout-api}:concurrency:tenant:globex", Node: nodes[1], Type: "zset", Kind: kind.Concurrency, Size: 4, TTL: msDuration(600000),
 			OldestAge: age(950), NewestAge: age(40), Memory: ptr[int64](412), Flags: []keys.Flag{}},
-		{Key: "rl:sliding:user:8812734", Node: nodes[2], Type: "zset", Kind: keys.KindWindowLog, Size: 2502, TTL: -1,
+		{Key: "rl:sliding:user:8812734", Node: nodes[2], Type: "zset", Kind: kind.WindowLog, Size: 2502, TTL: -1,
 			OldestAge: age(662_000), NewestAge: age(1000), Stale: 2500, Memory: ptr[int64](190_442), Flags: []keys.Flag{keys.FlagNoTTL, keys.FlagStale, keys.FlagOverLimit}},
-		{Key: "rl:fw:user:8812734:29114400", Node: nodes[0], Type: "string", Kind: keys.KindCounter, Size: 5, TTL: msDuration(42_300), Memory: ptr[int64](72), Flags: []keys.Flag{}},
-		{Key: "rl:tb:user:8812734", Node: nodes[1], Type: "hash", Kind: keys.KindBucket, Size: 7, TTL: msDuration(3_600_000), OldestAge: age(3000), NewestAge: age(3000), Flags: []keys.Flag{}},
-		{Key: "rl:junk", Node: nodes[2], Type: "list", Kind: keys.KindUnknown, Size: 2, TTL: -1, Memory: ptr[int64](96), Flags: []keys.Flag{keys.FlagNoTTL}},
-		{Key: "rate:user42", Node: nodes[0], Type: "string", Kind: keys.KindGCRA, Size: 1, TTL: msDuration(2000), Memory: ptr[int64](64), Flags: []keys.Flag{},
+		{Key: "rl:fw:user:8812734:29114400", Node: nodes[0], Type: "string", Kind: kind.Counter, Size: 5, TTL: msDuration(42_300), Memory: ptr[int64](72), Flags: []keys.Flag{}},
+		{Key: "rl:tb:user:8812734", Node: nodes[1], Type: "hash", Kind: kind.Bucket, Size: 7, TTL: msDuration(3_600_000), OldestAge: age(3000), NewestAge: age(3000), Flags: []keys.Flag{}},
+		{Key: "rl:junk", Node: nodes[2], Type: "list", Kind: kind.Unknown, Size: 2, TTL: -1, Memory: ptr[int64](96), Flags: []keys.Flag{keys.FlagNoTTL}},
+		{Key: "rate:user42", Node: nodes[0], Type: "string", Kind: kind.GCRA, Size: 1, TTL: msDuration(2000), Memory: ptr[int64](64), Flags: []keys.Flag{},
 			FullIn: age(1500), FullAt: &fullAt},
-		{Key: "jobs:export", Node: nodes[1], Type: "zset", Kind: keys.KindConcurrency, Size: 2, TTL: -1, Memory: ptr[int64](128), Flags: []keys.Flag{keys.FlagNoTTL},
-			Scores: keys.ScoresDeadline, ScoresGuessed: true, Expired: ptr[int64](1)},
+		{Key: "jobs:export", Node: nodes[1], Type: "zset", Kind: kind.Concurrency, Size: 2, TTL: -1, Memory: ptr[int64](128), Flags: []keys.Flag{keys.FlagNoTTL},
+			Scores: scores.Deadline, ScoresGuessed: true, Expired: ptr[int64](1)},
 	}
 	in := keys.Inspection{Keys: rows}
 	var ids []string
@@ -124,7 +126,7 @@ func TestInspectTableFits(t *testing.T) {
 }
 
 func TestInspectMembersTableFits(t *testing.T) {
-	list := keys.MemberList{Key: "limitctl:{checkout-api}:concurrency:tenant:acme-industries", Size: 23, Unit: keys.UnitMillis, Stale: 10 * time.Minute}
+	list := keys.MemberList{Key: "limitctl:{checkout-api}:concurrency:tenant:acme-industries", Size: 23, Unit: scores.UnitMillis, Stale: 10 * time.Minute}
 	for i, age := range []int64{1_860_000, 1_200_000, 5000, 12} {
 		at, d := fixedNow.Add(-msDuration(age)), msDuration(age)
 		list.Members = append(list.Members, keys.Member{
@@ -156,10 +158,10 @@ func TestInspectMembersTableFits(t *testing.T) {
 
 func TestPurgeTableFits(t *testing.T) {
 	res := keys.PurgeResult{TotalRemoved: 2504, Keys: []keys.PurgedKey{
-		{Key: "limitctl:{checkout-api}:concurrency:tenant:acme-industries", Node: "10.0.12.101:7000", Unit: "ms", Scores: keys.ScoresStart, Removed: 3, Remaining: 20},
-		{Key: "rl:sliding:user:8812734", Node: "10.0.12.103:7002", Unit: "us", Scores: keys.ScoresStart, Removed: 2500, Remaining: 2},
+		{Key: "limitctl:{checkout-api}:concurrency:tenant:acme-industries", Node: "10.0.12.101:7000", Unit: "ms", Scores: scores.Start, Removed: 3, Remaining: 20},
+		{Key: "rl:sliding:user:8812734", Node: "10.0.12.103:7002", Unit: "us", Scores: scores.Start, Removed: 2500, Remaining: 2},
 		{Key: "rl:odd:scores", Node: "10.0.12.102:7001", Skipped: "scores are not timestamps in any unit (give --score-unit)"},
-		{Key: "jobs:export", Node: "10.0.12.102:7001", Unit: "s", Scores: keys.ScoresDeadline, Guessed: true, Removed: 1, Remaining: 1},
+		{Key: "jobs:export", Node: "10.0.12.102:7001", Unit: "s", Scores: scores.Deadline, Guessed: true, Removed: 1, Remaining: 1},
 	}}
 	var ids []string
 	for _, k := range res.Keys {

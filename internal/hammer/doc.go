@@ -6,7 +6,8 @@
 //     before any load that the run can do all it must (scripts loaded, ACL permissions, clean-up
 //     allowed), drives the engine of internal/bench with fault injection alongside, deletes the
 //     run's keys and judges it.
-//   - KeyScheme builds, and recognises, every key a run writes: the clean-up deletes only those.
+//   - runkeys.Scheme (internal/hammer/runkeys) builds, and recognises, every key a run writes:
+//     the clean-up deletes only those.
 //   - Judge is the one verdict, for a run and for the merged run of hammer report (Report).
 //   - Result is what both print: its JSON, its Table, its lines for a person.
 //

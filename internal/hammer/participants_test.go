@@ -8,13 +8,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/hammer/runkeys"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
 func TestParticipantsLastOneLeavesAndDeadOnesAgeOut(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := context.Background()
-	key := KeyScheme{Prefix: "limitctl", RunID: "p"}.Participants()
+	key := runkeys.Scheme{Prefix: "limitctl", RunID: "p"}.Participants()
 	// A process killed with SIGKILL long ago: it never left.
 	rdb.ZAdd(ctx, key, redis.Z{Score: float64(time.Now().Add(-time.Hour).UnixMilli()), Member: "dead"})
 	a, err := join(ctx, rdb, key, time.Second, time.Now)

@@ -173,12 +173,12 @@ func preflight(ctx context.Context, rdb redis.UniversalClient, o Options) error 
 // leaves its keys behind. Only refusals (refused) and a set-up step that fails stop the run
 // here; any other error is the run's to count.
 func (s *session) probe(ctx context.Context) error {
-	if err := s.keys.probeRead(ctx, s.rdb); refused(err, false) {
+	if err := s.keys.ProbeRead(ctx, s.rdb); refused(err, false) {
 		return fmt.Errorf("what the run leaves behind could not be read at its end: %s (grant SCAN, TYPE and PTTL)", human.FirstLine(err.Error()))
 	}
 	if !s.opts.KeepKeys {
 		// Before anything is written, so a user who cannot clean up leaves nothing behind.
-		if err := s.keys.probeCleanup(ctx, s.rdb); refused(err, false) {
+		if err := s.keys.ProbeCleanup(ctx, s.rdb); refused(err, false) {
 			return fmt.Errorf("the run's keys could not be deleted at the end: %s (grant SCAN and UNLINK, or pass --keep-keys)", human.FirstLine(err.Error()))
 		}
 	}

@@ -12,19 +12,12 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/exitcode"
+	"github.com/limitctl/limitctl/internal/hammer/runkeys"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
 // ReportTTL is how long a process's summary stays in Redis for `hammer report`.
 const ReportTTL = 24 * time.Hour
-
-// ReportKey names where one process of a run leaves its summary: outside the run's {run-id}
-// keys, so that a process's clean-up does not delete what the others left.
-func (k KeyScheme) ReportKey(process string) string {
-	return fmt.Sprintf("%s:report:{%s}:%s", k.Prefix, k.RunID, process)
-}
-
-func (k KeyScheme) reportPattern() string { return fmt.Sprintf("%s:report:{%s}:*", k.Prefix, k.RunID) }
 
 // published is what one process of a shared run leaves for hammer report: its summary
 // (latency histograms included) and the rules it was judged by.
@@ -51,14 +44,14 @@ func (s *session) publish(summary bench.Summary) error {
 // rules the processes ran under, with the given assertions in place of theirs when there are
 // any. An assertion that names no strategy of the run is a usage error.
 func Report(ctx context.Context, rdb redis.UniversalClient, prefix, runID string, asserts []string) (Result, error) {
-	keys := KeyScheme{Prefix: prefix, RunID: runID}
+	keys := runkeys.Scheme{Prefix: prefix, RunID: runID}
 	masters, err := redisconn.Masters(ctx, rdb)
 	if err != nil {
 		return Result{}, err
 	}
 	var runs []published
 	for _, m := range masters {
-		iter := m.Scan(ctx, 0, keys.reportPattern(), 1000).Iterator()
+		iter := m.Scan(ctx, 0, keys.ReportPattern(), 1000).Iterator()
 		for iter.Next(ctx) {
 			doc, err := m.Get(ctx, iter.Val()).Bytes()
 			if err == redis.Nil {
@@ -78,7 +71,7 @@ func Report(ctx context.Context, rdb redis.UniversalClient, prefix, runID string
 		}
 	}
 	if len(runs) == 0 {
-		return Result{}, fmt.Errorf("no process of run %s left a summary under %s (run each with --run-id %s --witness redis)", runID, keys.reportPattern(), runID)
+		return Result{}, fmt.Errorf("no process of run %s left a summary under %s (run each with --run-id %s --witness redis)", runID, keys.ReportPattern(), runID)
 	}
 	summaries := make([]bench.Summary, len(runs))
 	for i, r := range runs {

@@ -14,6 +14,7 @@ import (
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/embedded"
 	"github.com/limitctl/limitctl/internal/exitcode"
+	"github.com/limitctl/limitctl/internal/hammer/runkeys"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
@@ -99,7 +100,7 @@ type session struct {
 	rdb        redis.UniversalClient
 	spawned    *embedded.Server
 	target     bench.Target
-	keys       KeyScheme
+	keys       runkeys.Scheme
 	cfg        bench.Config
 	witnessKey func(string) string // nil without the Redis witness
 	closers    []func()            // the strategies' own clients (--conns)
@@ -164,7 +165,7 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if runID == "" {
 		runID = NewRunID()
 	}
-	s.keys = KeyScheme{Prefix: o.Prefix, RunID: runID, Limiter: o.Limiter, Keys: o.Keys}
+	s.keys = runkeys.Scheme{Prefix: o.Prefix, RunID: runID, Limiter: o.Limiter, Keys: o.Keys}
 	for _, st := range o.Strategies {
 		s.keys.Strategies = append(s.keys.Strategies, string(st))
 	}
@@ -248,7 +249,7 @@ func (s *session) build(runID string) error {
 			return nil, errors.New("the run was interrupted")
 		}
 		s.hitOnce(ctx)
-		return s.keys.leftovers(ctx, s.rdb, leakTTL)
+		return s.keys.Leftovers(ctx, s.rdb, leakTTL)
 	}
 	if s.deps.Connect != nil || injectsRestart(o.Injects) {
 		// A server of the user's may fail over, and a restarted one comes back from nothing or a
@@ -389,7 +390,7 @@ func (s *session) load(ctx context.Context) (Result, error) {
 		res.KeysKept = s.keys.Describe()
 	} else {
 		rep := s.cleanup()
-		res.KeysDeleted, res.KeysNotDeleted, res.CleanupWarnings = rep.deleted, rep.failed, rep.warnings
+		res.KeysDeleted, res.KeysNotDeleted, res.CleanupWarnings = rep.Deleted, rep.Failed, rep.Warnings
 	}
 	if runErr != nil {
 		return res, runErr
@@ -411,20 +412,20 @@ func (s *session) leave() (others int64, err error) {
 
 // cleanup deletes the run's keys, reporting each failure as a notice; in a run shared by id
 // only the last process to finish deletes them.
-func (s *session) cleanup() cleanupReport {
+func (s *session) cleanup() runkeys.CleanupReport {
 	others, err := s.leave()
 	if err != nil {
 		w := human.FirstLine(err.Error()) + "; the run's keys were left in place (they expire on their own)"
 		s.deps.notice("warning: " + w)
-		return cleanupReport{warnings: []string{w}}
+		return runkeys.CleanupReport{Warnings: []string{w}}
 	}
 	if others > 0 {
 		s.deps.notice(fmt.Sprintf("keys left under %s for %d other process(es) still running with run id %s; the last to finish deletes them",
 			s.keys.Describe(), others, s.keys.RunID))
-		return cleanupReport{}
+		return runkeys.CleanupReport{}
 	}
-	rep := s.keys.cleanup(s.rdb, s.deps.Timeout)
-	for _, w := range rep.warnings {
+	rep := s.keys.Cleanup(s.rdb, s.deps.Timeout)
+	for _, w := range rep.Warnings {
 		s.deps.notice("warning: " + w)
 	}
 	return rep

@@ -156,22 +156,3 @@ func TestParseInjects(t *testing.T) {
 		t.Error("kill accepted against the user's server")
 	}
 }
-
-func TestKeySchemeNamesEveryKeyOfTheRun(t *testing.T) {
-	one := KeyScheme{Prefix: "rl", RunID: "r1", Keys: 1}
-	many := KeyScheme{Prefix: "rl", RunID: "r1", Keys: 3}
-	for _, tc := range []struct{ got, want string }{
-		{one.Key("lua", 0), "rl:{r1}:lua"},
-		{many.Key("lua", 2), "rl:{r1.2}:lua"}, // "." is never in a run id: no other run has this tag
-		{one.Witness(one.Key("lua", 0)), "rl:{r1}:lua:witness"},
-		{one.Probe("cleanup"), "rl:{r1}:probe-cleanup"},
-		{one.AdmitChunk(many.Key("lua", 2), 1700000000), "rl:{r1.2}:lua:admits:1700000000"},
-		{one.Participants(), "rl:{r1}:participants"},
-		{limiter.TimeKey(one.Key("custom", 0)), "rl:{r1}:custom:limitctl-time"}, // the virtual clock's mark
-		{one.ReportKey("host-1"), "rl:report:{r1}:host-1"},
-	} {
-		if tc.got != tc.want {
-			t.Errorf("got %q, want %q", tc.got, tc.want)
-		}
-	}
-}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/keys/scores"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
@@ -41,7 +42,7 @@ func seedBigSet(b *testing.B, rdb *redis.Client, key string, now time.Time) {
 				age = time.Hour + time.Duration(i)*time.Millisecond
 				member = "stale-" + strconv.Itoa(i)
 			}
-			zs = append(zs, redis.Z{Score: UnitMillis.Score(now.Add(-age)), Member: member})
+			zs = append(zs, redis.Z{Score: scores.UnitMillis.Score(now.Add(-age)), Member: member})
 		}
 		pipe.ZAdd(ctx, key, zs...)
 		if pipe.Len() == 10 {
@@ -171,7 +172,7 @@ func BenchmarkPurge1M(b *testing.B) {
 			b.StopTimer()
 			now := time.Now()
 			seedBigSet(b, rdb, key, now)
-			cutoff := formatScore(UnitMillis.Score(now.Add(-30 * time.Minute)))
+			cutoff := formatScore(scores.UnitMillis.Score(now.Add(-30 * time.Minute)))
 			runtime.GC()
 			p := startPinger(b, srv.Addr)
 			time.Sleep(20 * time.Millisecond)
@@ -212,13 +213,13 @@ func BenchmarkInspect100k(b *testing.B) {
 			if i%4 == 1 {
 				key = "rl:log:" + id
 			}
-			pipe.ZAdd(ctx, key, redis.Z{Score: UnitMillis.Score(now.Add(-time.Second)), Member: "a1-" + id},
-				redis.Z{Score: UnitMillis.Score(now.Add(-20 * time.Minute)), Member: "a2-" + id})
+			pipe.ZAdd(ctx, key, redis.Z{Score: scores.UnitMillis.Score(now.Add(-time.Second)), Member: "a1-" + id},
+				redis.Z{Score: scores.UnitMillis.Score(now.Add(-20 * time.Minute)), Member: "a2-" + id})
 			pipe.PExpire(ctx, key, time.Hour)
 		case 2:
 			pipe.Set(ctx, "rl:fw:"+id, i%50, time.Hour)
 		case 3:
-			pipe.HSet(ctx, "rl:tb:"+id, "tokens", "3.5", "ts", formatScore(UnitMillis.Score(now)))
+			pipe.HSet(ctx, "rl:tb:"+id, "tokens", "3.5", "ts", formatScore(scores.UnitMillis.Score(now)))
 		}
 		if pipe.Len() >= 2000 {
 			if _, err := pipe.Exec(ctx); err != nil {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/keys/kind"
+	"github.com/limitctl/limitctl/internal/keys/scores"
 	"github.com/limitctl/limitctl/internal/rediserr"
 )
 
@@ -18,8 +20,8 @@ type InspectOptions struct {
 	Stale    time.Duration // members at least this old count as stale (0: none counted)
 	Limit    int64         // flag OVER_LIMIT above this, when HasLimit
 	HasLimit bool
-	Unit     ScoreUnit // score unit of sorted sets; "" or UnitAuto detects it per set
-	Scores   ScoreMode // what sorted-set scores mean; "" or ScoresAuto guesses per set
+	Unit     scores.Unit // score unit of sorted sets; "" or scores.UnitAuto detects it per set
+	Scores   scores.Mode // what sorted-set scores mean; "" or scores.ModeAuto guesses per set
 	Clock    Clock
 	// KindsOnly reads only what kind detection needs: no MEMORY USAGE and no stale or expired
 	// counts (Reset, whose smallest ACL then needs neither).
@@ -44,12 +46,12 @@ type KeyInfo struct {
 	Key  string
 	Node string
 	Type string // the Redis type: zset, string, hash, list, set, stream
-	Kind Kind
+	Kind kind.Kind
 	// Size is the members of a sorted set, the value of a counter, the whole tokens left in a
 	// bucket, and the length of anything else.
 	Size int64
 	TTL  time.Duration // negative: no TTL
-	Unit ScoreUnit     // the unit the scores were read in; "" when they are not timestamps
+	Unit scores.Unit   // the unit the scores were read in; "" when they are not timestamps
 	// OldestAge and NewestAge are now minus the lowest and highest score (for a bucket, its
 	// refill time): the age of a start time, or how long ago a deadline passed (negative: ahead).
 	OldestAge *time.Duration
@@ -60,7 +62,7 @@ type KeyInfo struct {
 
 	// Scores is what a sorted set's scores were read as ("" when they are not timestamps);
 	// ScoresGuessed is true when --scores auto decided it.
-	Scores        ScoreMode
+	Scores        scores.Mode
 	ScoresGuessed bool
 	Expired       *int64 // deadline scores: members whose deadline has passed
 	// FullAt is when the limiter is back to its full allowance: a gcra key's TAT (nil: epoch
@@ -157,13 +159,13 @@ type keyReads struct {
 	memory    *redis.IntCmd
 
 	length  *redis.IntCmd      // ZCARD, STRLEN, HLEN, LLEN, SCARD, XLEN
-	samples []*redis.ZSliceCmd // a sorted set's sampled ranks, lowest first (sampleRanks)
+	samples []*redis.ZSliceCmd // a sorted set's sampled ranks, lowest first (scores.SampleRanks)
 	prefix  *redis.StringCmd   // a string's first bytes: is it a number?
-	fields  *redis.SliceCmd    // HMGET hashFields
+	fields  *redis.SliceCmd    // HMGET kind.HashFields
 	ends    []*redis.StringCmd // a list's first and last entries: are they times?
 	stale   *redis.IntCmd      // ZCOUNT -inf cutoff
 	expired *redis.IntCmd      // ZCOUNT -inf now, for deadline scores
-	reading scoreReading       // the sorted set's unit and score mode; unit "" when not times
+	reading scores.Reading     // the sorted set's unit and score mode; unit "" when not times
 	binary  bool               // a sampled member is a packed binary record: purge skips the set
 
 	// A counter named <id>:<n> reads its neighbours <id>:<n-1> and <id>:<n+1>.
@@ -244,7 +246,7 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 		if ttl == -2 { // expired between TYPE and PTTL
 			continue
 		}
-		info := &KeyInfo{Key: r.key, Node: r.node, Type: typ, Kind: KindUnknown, TTL: ttl, Flags: []Flag{}}
+		info := &KeyInfo{Key: r.key, Node: r.node, Type: typ, Kind: kind.Unknown, TTL: ttl, Flags: []Flag{}}
 		// MEMORY USAGE is refused by older servers, some managed services and ACLs that do not
 		// grant it; memory is then unknown, which is not an error.
 		if r.memory != nil {
@@ -266,32 +268,32 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 		case "zset":
 			r.length = pipe.ZCard(ctx, k)
 			r.samples = []*redis.ZSliceCmd{pipe.ZRangeWithScores(ctx, k, 0, 0), pipe.ZRangeWithScores(ctx, k, -1, -1)}
-			if base, ok := strings.CutSuffix(k, permitsSuffix); ok && base != "" {
-				r.valueOf = pipe.GetRange(ctx, base+valueSuffix, 0, counterDigits-1)
+			if base, ok := strings.CutSuffix(k, kind.PermitsSuffix); ok && base != "" {
+				r.valueOf = pipe.GetRange(ctx, base+kind.ValueSuffix, 0, counterDigits-1)
 			}
 		case "string":
 			r.length = pipe.StrLen(ctx, k)
 			r.prefix = pipe.GetRange(ctx, k, 0, counterDigits-1)
-			if id, n, ok := windowKey(k); ok {
+			if id, n, ok := kind.WindowKey(k); ok {
 				r.windowID, r.window = id, n
 				r.neighbour = map[int64]*redis.StringCmd{}
 				r.neighTTL = map[int64]*redis.DurationCmd{}
 				for _, m := range []int64{n - 1, n + 1} {
-					r.neighbour[m] = pipe.GetRange(ctx, windowKeyAt(id, m), 0, counterDigits-1)
-					r.neighTTL[m] = pipe.PTTL(ctx, windowKeyAt(id, m))
+					r.neighbour[m] = pipe.GetRange(ctx, kind.WindowKeyAt(id, m), 0, counterDigits-1)
+					r.neighTTL[m] = pipe.PTTL(ctx, kind.WindowKeyAt(id, m))
 				}
 			}
-			if other, isPrevious := renamedPair(k); isPrevious || strings.HasSuffix(k, "}") {
+			if other, isPrevious := kind.RenamedPair(k); isPrevious || strings.HasSuffix(k, "}") {
 				r.renamedKey, r.renamedPrevious = other, isPrevious
 				r.renamed = pipe.GetRange(ctx, other, 0, counterDigits-1)
 				r.renamedTTL = pipe.PTTL(ctx, other)
 			}
-			if base, ok := strings.CutSuffix(k, valueSuffix); ok && base != "" {
-				r.permitsOf = pipe.ZRangeWithScores(ctx, base+permitsSuffix, 0, 0)
+			if base, ok := strings.CutSuffix(k, kind.ValueSuffix); ok && base != "" {
+				r.permitsOf = pipe.ZRangeWithScores(ctx, base+kind.PermitsSuffix, 0, 0)
 			}
-			r.timerKey, r.timerIsMine = timerPair(k)
+			r.timerKey, r.timerIsMine = kind.TimerPair(k)
 			r.timer = pipe.GetRange(ctx, r.timerKey, 0, counterDigits-1)
-			if name, i, ok := slotKey(k); ok {
+			if name, i, ok := kind.SlotKey(k); ok {
 				for _, m := range []int64{i - 1, i + 1} {
 					if m >= 1 {
 						other := name + strconv.FormatInt(m, 10)
@@ -300,7 +302,7 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 					}
 				}
 			}
-			if sibs, holdsTokens := bucketSiblings(k); sibs != nil {
+			if sibs, holdsTokens := kind.BucketSiblings(k); sibs != nil {
 				r.siblingKeys, r.siblingTokens = sibs, !holdsTokens
 				for _, s := range sibs {
 					r.siblings = append(r.siblings, pipe.GetRange(ctx, s, 0, counterDigits-1))
@@ -308,7 +310,7 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 			}
 		case "hash":
 			r.length = pipe.HLen(ctx, k)
-			r.fields = pipe.HMGet(ctx, k, hashFields...)
+			r.fields = pipe.HMGet(ctx, k, kind.HashFields...)
 		case "list":
 			r.length = pipe.LLen(ctx, k)
 			r.ends = []*redis.StringCmd{pipe.LIndex(ctx, k, 0), pipe.LIndex(ctx, k, -1)}
@@ -361,7 +363,7 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 		}
 		oldest, newest := r.samples[0], r.samples[1]
 		r.samples = []*redis.ZSliceCmd{oldest}
-		for _, rank := range sampleRanks(r.info.Size) {
+		for _, rank := range scores.SampleRanks(r.info.Size) {
 			if rank > 0 && rank < r.info.Size-1 {
 				r.samples = append(r.samples, pipe.ZRangeWithScores(ctx, r.key, rank, rank))
 			}
@@ -383,14 +385,14 @@ func inspectChunkOf(ctx context.Context, rdb redis.UniversalClient, targets []Ta
 	// scores read as times.
 	pipe = rdb.Pipeline()
 	for _, r := range reads {
-		if r.info == nil || r.info.Type != "zset" || r.reading.unit == "" || r.binary || opts.KindsOnly {
+		if r.info == nil || r.info.Type != "zset" || r.reading.Unit == "" || r.binary || opts.KindsOnly {
 			continue // no stale count where purge would remove nothing
 		}
 		if opts.Stale > 0 {
-			r.stale = pipe.ZCount(ctx, r.key, "-inf", formatScore(r.reading.unit.Score(now.Add(-opts.Stale))))
+			r.stale = pipe.ZCount(ctx, r.key, "-inf", formatScore(r.reading.Unit.Score(now.Add(-opts.Stale))))
 		}
-		if r.reading.mode == ScoresDeadline {
-			r.expired = pipe.ZCount(ctx, r.key, "-inf", formatScore(r.reading.unit.Score(now)))
+		if r.reading.Mode == scores.Deadline {
+			r.expired = pipe.ZCount(ctx, r.key, "-inf", formatScore(r.reading.Unit.Score(now)))
 		}
 	}
 	if err := execPipe(ctx, pipe); err != nil {
@@ -448,33 +450,33 @@ func readZSet(r *keyReads, now time.Time, opts InspectOptions) error {
 		return nil
 	}
 	oldest, newest := sampled[0], sampled[len(sampled)-1]
-	shape := zsetShape{
-		key: r.key, size: r.info.Size, ttl: r.info.TTL, now: now,
-		oldestMember: memberString(oldest.Member), newestMember: memberString(newest.Member),
+	shape := kind.ZSetShape{
+		Key: r.key, Size: r.info.Size, TTL: r.info.TTL, Now: now,
+		OldestMember: memberString(oldest.Member), NewestMember: memberString(newest.Member),
 	}
-	scores := make([]float64, len(sampled))
+	samples := make([]float64, len(sampled))
 	for i, z := range sampled {
-		scores[i] = z.Score
+		samples[i] = z.Score
 		r.binary = r.binary || binaryMember(memberString(z.Member))
 	}
-	if rd, ok := readScores(scores, now, opts.Unit, opts.Scores); ok {
-		oldestAt, ok1 := rd.unit.Time(oldest.Score)
-		newestAt, ok2 := rd.unit.Time(newest.Score)
+	if rd, ok := scores.Read(samples, now, opts.Unit, opts.Scores); ok {
+		oldestAt, ok1 := rd.Unit.Time(oldest.Score)
+		newestAt, ok2 := rd.Unit.Time(newest.Score)
 		if ok1 && ok2 {
 			r.reading = rd
-			r.info.Unit, r.info.Scores, r.info.ScoresGuessed = rd.unit, rd.mode, rd.guessed
-			shape.oldest, shape.newest = oldestAt, newestAt
-			shape.timestamps = true
-			shape.deadlines = rd.mode == ScoresDeadline
+			r.info.Unit, r.info.Scores, r.info.ScoresGuessed = rd.Unit, rd.Mode, rd.Guessed
+			shape.Oldest, shape.Newest = oldestAt, newestAt
+			shape.Timestamps = true
+			shape.Deadlines = rd.Mode == scores.Deadline
 			r.info.OldestAge = durationPtr(now.Sub(oldestAt))
 			r.info.NewestAge = durationPtr(now.Sub(newestAt))
 		}
 	}
-	r.info.Kind = zsetKind(shape)
+	r.info.Kind = kind.OfZSet(shape)
 	if r.binary && r.valueOf != nil {
 		if v, err := r.valueOf.Result(); err == nil {
 			if _, err := strconv.ParseInt(v, 10, 64); err == nil {
-				r.info.PairKey = strings.TrimSuffix(r.key, permitsSuffix) + valueSuffix
+				r.info.PairKey = strings.TrimSuffix(r.key, kind.PermitsSuffix) + kind.ValueSuffix
 			}
 		}
 	}
@@ -493,7 +495,7 @@ func readPermitsPair(r *keyReads) bool {
 	if err != nil || len(zs) == 0 || !binaryMember(memberString(zs[0].Member)) {
 		return false
 	}
-	r.info.PairKey = strings.TrimSuffix(r.key, valueSuffix) + permitsSuffix
+	r.info.PairKey = strings.TrimSuffix(r.key, kind.ValueSuffix) + kind.PermitsSuffix
 	return true
 }
 
@@ -517,11 +519,11 @@ func readString(r *keyReads, now time.Time, opts InspectOptions) {
 		}
 		// An integer is a counter, unless it is a time the key expires at: redis-cell and
 		// other GCRA stores keep an integer TAT (nanoseconds) and expire the key at it.
-		if at, ok := tatTime(float64(n), now); ok && tatMatchesTTL(at, r.info.TTL, now) {
-			r.info.Kind, r.info.FullAt = KindGCRA, &at
+		if at, ok := kind.TATTime(float64(n), now); ok && kind.TATMatchesTTL(at, r.info.TTL, now) {
+			r.info.Kind, r.info.FullAt = kind.GCRA, &at
 			return
 		}
-		r.info.Kind, r.info.Size = KindCounter, n
+		r.info.Kind, r.info.Size = kind.Counter, n
 		if readPermitsPair(r) {
 			return
 		}
@@ -540,8 +542,8 @@ func readString(r *keyReads, now time.Time, opts InspectOptions) {
 	}
 	// A fraction: a GCRA theoretical arrival time when it reads as a time near now in a known
 	// epoch. Any other fraction stays unknown: a float counter (INCRBYFLOAT) looks the same.
-	if at, ok := tatTime(f, now); ok {
-		r.info.Kind, r.info.FullAt = KindGCRA, &at
+	if at, ok := kind.TATTime(f, now); ok {
+		r.info.Kind, r.info.FullAt = kind.GCRA, &at
 	}
 }
 
@@ -561,11 +563,11 @@ func readTimerPair(r *keyReads, n int64, now time.Time) bool {
 	if r.timerIsMine {
 		count, end = other, n
 	}
-	at, ok := tatTime(float64(end), now)
+	at, ok := kind.TATTime(float64(end), now)
 	if !ok {
 		return false
 	}
-	r.info.Kind, r.info.Size, r.info.PairKey, r.info.FullAt = KindCounter, count, r.timerKey, &at
+	r.info.Kind, r.info.Size, r.info.PairKey, r.info.FullAt = kind.Counter, count, r.timerKey, &at
 	return true
 }
 
@@ -575,24 +577,24 @@ func readTimerPair(r *keyReads, n int64, now time.Time) bool {
 // must be held too, or the name must say concurrency (funnel, lock, ...), or the id must be
 // Laravel's (slot 1 alone is one job running).
 func readSlot(r *keyReads, head string) {
-	if r.info.TTL <= 0 || r.slots == nil || !holderID(head, r.info.Size) {
+	if r.info.TTL <= 0 || r.slots == nil || !kind.HolderID(head, r.info.Size) {
 		return
 	}
 	held := false
 	for i, c := range r.slots {
 		v, err := c.Result()
 		ttl, err2 := r.slotTTLs[i].Result()
-		if err == nil && err2 == nil && ttl > 0 && holderID(v, int64(len(v))) {
+		if err == nil && err2 == nil && ttl > 0 && kind.HolderID(v, int64(len(v))) {
 			held = true
 		}
 	}
 	// Laravel's holder id is Str::random(20): exactly twenty letters and digits, a signature
 	// strong enough for slot 1 held alone.
 	laravelID := r.info.Size == 20 && !strings.ContainsAny(head, "-_")
-	if k, ok := kindFromName(r.key); !held && !laravelID && !(ok && k == KindConcurrency) {
+	if k, ok := kind.FromName(r.key); !held && !laravelID && !(ok && k == kind.Concurrency) {
 		return
 	}
-	r.info.Kind, r.info.Size = KindConcurrency, 1
+	r.info.Kind, r.info.Size = kind.Concurrency, 1
 }
 
 // readSiblingBucket makes a number named <prefix>tokens whose sibling <prefix>timestamp holds a
@@ -616,7 +618,7 @@ func readSiblingBucket(r *keyReads, v string, now time.Time, opts InspectOptions
 		if r.siblingTokens {
 			tokens, refill = theirs, mine
 		}
-		unit, ok := resolveUnit(opts.Unit, refill, now)
+		unit, ok := scores.ResolveUnit(opts.Unit, refill, now)
 		if !ok {
 			return false // a "timestamp" that is no time: two counters
 		}
@@ -624,7 +626,7 @@ func readSiblingBucket(r *keyReads, v string, now time.Time, opts InspectOptions
 		if !ok {
 			return false
 		}
-		r.info.Kind, r.info.Size, r.info.Unit, r.info.PairKey = KindBucket, int64(math.Floor(tokens)), unit, r.siblingKeys[i]
+		r.info.Kind, r.info.Size, r.info.Unit, r.info.PairKey = kind.Bucket, int64(math.Floor(tokens)), unit, r.siblingKeys[i]
 		r.info.OldestAge = durationPtr(now.Sub(at))
 		r.info.NewestAge = durationPtr(now.Sub(at))
 		return true
@@ -647,8 +649,8 @@ func readRenamedPair(r *keyReads, value int64) bool {
 	if err != nil {
 		return false
 	}
-	r.info.Kind, r.info.PairKey = KindSlidingCounter, r.renamedKey
-	window, ok := limitsWindow(r.key)
+	r.info.Kind, r.info.PairKey = kind.SlidingCounter, r.renamedKey
+	window, ok := kind.LimitsWindow(r.key)
 	if !ok {
 		return true
 	}
@@ -658,7 +660,7 @@ func readRenamedPair(r *keyReads, value int64) bool {
 	} else if ttl, err := r.renamedTTL.Result(); err == nil {
 		previousTTL = ttl
 	}
-	est := renamedEstimate(previous, current, previousTTL, window)
+	est := kind.RenamedEstimate(previous, current, previousTTL, window)
 	r.info.Window, r.info.Estimate = window, &est
 	return true
 }
@@ -687,24 +689,24 @@ func readPair(r *keyReads, value int64, now time.Time) {
 		}
 		top = max(top, m)
 		if pair == "" || m > r.window { // the newer neighbour is the partner when both exist
-			pair = windowKeyAt(r.windowID, m)
+			pair = kind.WindowKeyAt(r.windowID, m)
 		}
 	}
 	if pair == "" {
 		return
 	}
-	window, ok := inferWindow(top, now)
+	window, ok := kind.InferWindow(top, now)
 	if !ok {
 		return // no window fits the index: not a window index
 	}
-	est, state := slidingEstimate(r.window, counts, ttls, window, now)
+	est, state := kind.SlidingEstimate(r.window, counts, ttls, window, now)
 	switch state {
-	case pairNone:
+	case kind.PairNone:
 		return // stays a counter
-	case pairLive:
-		r.info.Estimate = &est.estimate
+	case kind.PairLive:
+		r.info.Estimate = &est.Estimate
 	}
-	r.info.Kind, r.info.PairKey, r.info.Window = KindSlidingCounter, pair, window
+	r.info.Kind, r.info.PairKey, r.info.Window = kind.SlidingCounter, pair, window
 }
 
 // readHash makes a hash with a theoretical arrival time field (tat) a gcra key, and one with a
@@ -715,31 +717,31 @@ func readHash(r *keyReads, now time.Time, opts InspectOptions) {
 	if err != nil {
 		return
 	}
-	h := readHashFields(vals)
-	if h.hasTAT {
+	h := kind.ReadHashFields(vals)
+	if h.HasTAT {
 		// limitctl's token_bucket.lua keeps its TAT (ms since the Unix epoch) in a hash; its
 		// size stays the field count, since the tokens left depend on a rate the key lacks.
-		r.info.Kind = KindGCRA
-		if at, ok := tatTime(h.tat, now); ok {
+		r.info.Kind = kind.GCRA
+		if at, ok := kind.TATTime(h.TAT, now); ok {
 			r.info.FullAt = &at
 		}
 		return
 	}
-	if !h.hasTokens || !h.hasRefill {
-		if h.hasWindow {
+	if !h.HasTokens || !h.HasRefill {
+		if h.HasWindow {
 			readWindowHash(r, h, now, opts)
 		}
 		return
 	}
-	unit, ok := resolveUnit(opts.Unit, h.refill, now)
+	unit, ok := scores.ResolveUnit(opts.Unit, h.Refill, now)
 	if !ok {
 		return // a "time" that is no time: not a bucket
 	}
-	at, ok := unit.Time(h.refill)
+	at, ok := unit.Time(h.Refill)
 	if !ok {
 		return
 	}
-	r.info.Kind, r.info.Size, r.info.Unit = KindBucket, int64(math.Floor(h.tokens)), unit
+	r.info.Kind, r.info.Size, r.info.Unit = kind.Bucket, int64(math.Floor(h.Tokens)), unit
 	r.info.OldestAge = durationPtr(now.Sub(at))
 	r.info.NewestAge = durationPtr(now.Sub(at))
 }
@@ -748,17 +750,17 @@ func readHash(r *keyReads, now time.Time, opts InspectOptions) {
 // DurationLimiter: {start, end, count} in seconds) a counter: its size is the count, its window
 // end - start, its age the time since the window started. Start and end must read as times in
 // one unit, end not before start.
-func readWindowHash(r *keyReads, h hashShape, now time.Time, opts InspectOptions) {
-	unit, ok := resolveUnit(opts.Unit, h.start, now)
+func readWindowHash(r *keyReads, h kind.HashShape, now time.Time, opts InspectOptions) {
+	unit, ok := scores.ResolveUnit(opts.Unit, h.Start, now)
 	if !ok {
 		return
 	}
-	start, ok1 := unit.Time(h.start)
-	end, ok2 := unit.Time(h.end)
-	if !ok1 || !ok2 || end.Before(start) || h.count != math.Trunc(h.count) {
+	start, ok1 := unit.Time(h.Start)
+	end, ok2 := unit.Time(h.End)
+	if !ok1 || !ok2 || end.Before(start) || h.Count != math.Trunc(h.Count) {
 		return
 	}
-	r.info.Kind, r.info.Size, r.info.Unit, r.info.Window = KindCounter, int64(h.count), unit, end.Sub(start)
+	r.info.Kind, r.info.Size, r.info.Unit, r.info.Window = kind.Counter, int64(h.Count), unit, end.Sub(start)
 	r.info.FullAt = &end
 	r.info.OldestAge = durationPtr(now.Sub(start))
 	r.info.NewestAge = durationPtr(now.Sub(start))
@@ -770,7 +772,7 @@ func readWindowHash(r *keyReads, h hashShape, now time.Time, opts InspectOptions
 // are not counted (that would read the whole list), and purge leaves lists to their TTL and trim.
 func readList(r *keyReads, now time.Time, opts InspectOptions) {
 	var at []time.Time
-	var unit ScoreUnit
+	var unit scores.Unit
 	for _, c := range r.ends {
 		v, err := c.Result()
 		if err != nil || len(v) >= counterDigits+8 { // a time is a short number
@@ -780,7 +782,7 @@ func readList(r *keyReads, now time.Time, opts InspectOptions) {
 		if err != nil {
 			return
 		}
-		u, ok := resolveUnit(opts.Unit, f, now)
+		u, ok := scores.ResolveUnit(opts.Unit, f, now)
 		if !ok || (unit != "" && u != unit) {
 			return
 		}
@@ -794,7 +796,7 @@ func readList(r *keyReads, now time.Time, opts InspectOptions) {
 	if newest.Before(oldest) { // LPUSH keeps the newest first, RPUSH last
 		oldest, newest = newest, oldest
 	}
-	r.info.Kind, r.info.Unit = KindWindowLog, unit
+	r.info.Kind, r.info.Unit = kind.WindowLog, unit
 	r.info.OldestAge = durationPtr(now.Sub(oldest))
 	r.info.NewestAge = durationPtr(now.Sub(newest))
 }
@@ -811,11 +813,11 @@ func flagsOf(k KeyInfo, opts InspectOptions) []Flag {
 	}
 	if opts.HasLimit {
 		switch {
-		case k.Kind == KindSlidingCounter && k.Estimate != nil:
+		case k.Kind == kind.SlidingCounter && k.Estimate != nil:
 			if *k.Estimate > opts.Limit {
 				flags = append(flags, FlagOverLimit)
 			}
-		case k.Kind == KindConcurrency, k.Kind == KindWindowLog, k.Kind == KindCounter, k.Kind == KindSlidingCounter:
+		case k.Kind == kind.Concurrency, k.Kind == kind.WindowLog, k.Kind == kind.Counter, k.Kind == kind.SlidingCounter:
 			if k.Size > opts.Limit {
 				flags = append(flags, FlagOverLimit)
 			}
@@ -868,16 +870,6 @@ func memberString(m any) string {
 		return string(v)
 	}
 	return fmt.Sprint(m)
-}
-
-// numberOf reads an HMGET field as a number.
-func numberOf(v any) (float64, bool) {
-	s, ok := v.(string)
-	if !ok {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
 }
 
 // formatScore writes a score for ZCOUNT and the purge script: plain decimal, never an exponent.

@@ -3,25 +3,14 @@ package keys
 import (
 	"time"
 
+	"github.com/limitctl/limitctl/internal/keys/kind"
+	"github.com/limitctl/limitctl/internal/keys/scores"
 	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
 // The JSON of inspect and purge: every duration a number of milliseconds with _ms in its name,
 // a TTL of -1 for none, and null for what a key's kind does not have. Each result type says
 // here how it reads; its Table (table.go) shows the same values.
-
-// MarshalJSON writes an empty unit as null: the scores were not read as times.
-func (u ScoreUnit) MarshalJSON() ([]byte, error) { return nullIfEmpty(string(u)) }
-
-// MarshalJSON writes an empty mode as null: the scores were not examined.
-func (m ScoreMode) MarshalJSON() ([]byte, error) { return nullIfEmpty(string(m)) }
-
-func nullIfEmpty(s string) ([]byte, error) {
-	if s == "" {
-		return []byte("null"), nil
-	}
-	return tableprint.Marshal(s)
-}
 
 // MarshalJSON writes one key of inspect -o json.
 func (k KeyInfo) MarshalJSON() ([]byte, error) {
@@ -47,26 +36,26 @@ func (k KeyInfo) MarshalJSON() ([]byte, error) {
 		flags = []Flag{}
 	}
 	return tableprint.Marshal(struct {
-		Key           string    `json:"key"`
-		Node          string    `json:"node"`
-		Type          string    `json:"type"`
-		Kind          Kind      `json:"kind"`
-		Size          int64     `json:"size"`
-		TTLMs         int64     `json:"ttl_ms"`
-		OldestAgeMs   *int64    `json:"oldest_age_ms"`
-		NewestAgeMs   *int64    `json:"newest_age_ms"`
-		Stale         int64     `json:"stale"`
-		MemoryBytes   *int64    `json:"memory_bytes"`
-		Flags         []Flag    `json:"flags"`
-		ScoreUnit     ScoreUnit `json:"score_unit"`
-		Scores        ScoreMode `json:"scores"`
-		ScoresGuessed bool      `json:"scores_guessed"`
-		Expired       *int64    `json:"expired"`
-		FullAtMs      *int64    `json:"full_at_ms"`
-		FullInMs      *int64    `json:"full_in_ms"`
-		WindowMs      *int64    `json:"window_ms"`
-		Estimate      *int64    `json:"estimate"`
-		PairKey       *string   `json:"pair_key"`
+		Key           string      `json:"key"`
+		Node          string      `json:"node"`
+		Type          string      `json:"type"`
+		Kind          kind.Kind   `json:"kind"`
+		Size          int64       `json:"size"`
+		TTLMs         int64       `json:"ttl_ms"`
+		OldestAgeMs   *int64      `json:"oldest_age_ms"`
+		NewestAgeMs   *int64      `json:"newest_age_ms"`
+		Stale         int64       `json:"stale"`
+		MemoryBytes   *int64      `json:"memory_bytes"`
+		Flags         []Flag      `json:"flags"`
+		ScoreUnit     scores.Unit `json:"score_unit"`
+		Scores        scores.Mode `json:"scores"`
+		ScoresGuessed bool        `json:"scores_guessed"`
+		Expired       *int64      `json:"expired"`
+		FullAtMs      *int64      `json:"full_at_ms"`
+		FullInMs      *int64      `json:"full_in_ms"`
+		WindowMs      *int64      `json:"window_ms"`
+		Estimate      *int64      `json:"estimate"`
+		PairKey       *string     `json:"pair_key"`
 	}{
 		k.Key, k.Node, k.Type, k.Kind, k.Size, ttl, msPtr(k.OldestAge), msPtr(k.NewestAge), k.Stale, k.Memory, flags,
 		k.Unit, k.Scores, k.Scores != "" && k.ScoresGuessed, k.Expired, fullAt, msPtr(k.FullIn), window, k.Estimate, pair,

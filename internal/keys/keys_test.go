@@ -14,6 +14,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/keys/kind"
+	"github.com/limitctl/limitctl/internal/keys/scores"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
@@ -53,7 +55,7 @@ type fixture struct {
 // zsetSpec is one sorted set: members with ages, scored in unit.
 type zsetSpec struct {
 	key   string
-	unit  ScoreUnit
+	unit  scores.Unit
 	ttl   time.Duration
 	fresh map[string]time.Duration
 	stale map[string]time.Duration
@@ -79,37 +81,37 @@ func seed(t *testing.T, rdb redis.UniversalClient, prefix string) fixture {
 		spec zsetSpec
 		want KeyInfo
 	}{
-		{zsetSpec{k("conc:ms"), UnitMillis, time.Hour,
+		{zsetSpec{k("conc:ms"), scores.UnitMillis, time.Hour,
 			map[string]time.Duration{"req-1": time.Second, "req-2": 2 * time.Second, "req-3": 3 * time.Second},
 			map[string]time.Duration{"req-4": 20 * time.Minute, "req-5": 30 * time.Minute}},
-			KeyInfo{Kind: KindConcurrency, Size: 5, OldestAge: age(30 * time.Minute), NewestAge: age(time.Second), Stale: 2,
+			KeyInfo{Kind: kind.Concurrency, Size: 5, OldestAge: age(30 * time.Minute), NewestAge: age(time.Second), Stale: 2,
 				Flags: []Flag{FlagStale, FlagOverLimit}}},
-		{zsetSpec{k("sliding:s"), UnitSeconds, 2 * time.Hour,
+		{zsetSpec{k("sliding:s"), scores.UnitSeconds, 2 * time.Hour,
 			map[string]time.Duration{"r1": 5500 * time.Millisecond, "r2": 15 * time.Second, "r3": 25 * time.Second},
 			map[string]time.Duration{"r4": 11 * time.Minute, "r5": 12 * time.Minute, "r6": 13 * time.Minute, "r7": 14 * time.Minute}},
-			KeyInfo{Kind: KindWindowLog, Size: 7, OldestAge: age(14 * time.Minute), NewestAge: age(5500 * time.Millisecond), Stale: 4,
+			KeyInfo{Kind: kind.WindowLog, Size: 7, OldestAge: age(14 * time.Minute), NewestAge: age(5500 * time.Millisecond), Stale: 4,
 				Flags: []Flag{FlagStale, FlagOverLimit}}},
 		// No naming hint: the spread (50m) is most of the horizon (TTL 1h + 10s): a window log.
-		{zsetSpec{k("q7:us"), UnitMicros, time.Hour,
+		{zsetSpec{k("q7:us"), scores.UnitMicros, time.Hour,
 			map[string]time.Duration{"u-1": 10 * time.Second},
 			map[string]time.Duration{"u-2": 40 * time.Minute, "u-3": 50 * time.Minute}},
-			KeyInfo{Kind: KindWindowLog, Size: 3, OldestAge: age(50 * time.Minute), NewestAge: age(10 * time.Second), Stale: 2,
+			KeyInfo{Kind: kind.WindowLog, Size: 3, OldestAge: age(50 * time.Minute), NewestAge: age(10 * time.Second), Stale: 2,
 				Flags: []Flag{FlagStale}}},
 		// No naming hint: members within 2s against a 1h TTL: a concurrency set.
-		{zsetSpec{k("q8:ms"), UnitMillis, time.Hour,
+		{zsetSpec{k("q8:ms"), scores.UnitMillis, time.Hour,
 			map[string]time.Duration{"c-1": time.Second, "c-2": 2 * time.Second, "c-3": 3 * time.Second}, nil},
-			KeyInfo{Kind: KindConcurrency, Size: 3, OldestAge: age(3 * time.Second), NewestAge: age(time.Second), Flags: []Flag{}}},
-		{zsetSpec{k("users"), UnitMillis, 0,
+			KeyInfo{Kind: kind.Concurrency, Size: 3, OldestAge: age(3 * time.Second), NewestAge: age(time.Second), Flags: []Flag{}}},
+		{zsetSpec{k("users"), scores.UnitMillis, 0,
 			map[string]time.Duration{"alice": time.Minute, "bob": 2 * time.Minute}, nil},
-			KeyInfo{Kind: KindUnknown, Size: 2, OldestAge: age(2 * time.Minute), NewestAge: age(time.Minute), Flags: []Flag{FlagNoTTL}}},
-		{zsetSpec{k("big:log"), UnitMillis, time.Hour,
+			KeyInfo{Kind: kind.Unknown, Size: 2, OldestAge: age(2 * time.Minute), NewestAge: age(time.Minute), Flags: []Flag{FlagNoTTL}}},
+		{zsetSpec{k("big:log"), scores.UnitMillis, time.Hour,
 			map[string]time.Duration{"new-1": time.Second, "new-2": 2 * time.Second, "new-3": 3 * time.Second}, bigStale},
-			KeyInfo{Kind: KindWindowLog, Size: 2503, OldestAge: age(11*time.Minute + 2499*time.Millisecond), NewestAge: age(time.Second), Stale: 2500,
+			KeyInfo{Kind: kind.WindowLog, Size: 2503, OldestAge: age(11*time.Minute + 2499*time.Millisecond), NewestAge: age(time.Second), Stale: 2500,
 				Flags: []Flag{FlagStale, FlagOverLimit}}},
-		{zsetSpec{k("ns:log"), UnitNanos, time.Hour,
+		{zsetSpec{k("ns:log"), scores.UnitNanos, time.Hour,
 			map[string]time.Duration{"n-1": time.Second},
 			map[string]time.Duration{"n-2": 20 * time.Minute}},
-			KeyInfo{Kind: KindWindowLog, Size: 2, OldestAge: age(20 * time.Minute), NewestAge: age(time.Second), Stale: 1,
+			KeyInfo{Kind: kind.WindowLog, Size: 2, OldestAge: age(20 * time.Minute), NewestAge: age(time.Second), Stale: 1,
 				Flags: []Flag{FlagStale}}},
 	}
 	for _, s := range sets {
@@ -137,21 +139,21 @@ func seed(t *testing.T, rdb redis.UniversalClient, prefix string) fixture {
 
 	// Scores that are ranks, not times: no unit, no ages, never purged.
 	must(t, rdb.ZAdd(ctx, k("ranks"), redis.Z{Score: 1, Member: "m1"}, redis.Z{Score: 2, Member: "m2"}, redis.Z{Score: 3, Member: "m3"}).Err())
-	f.want[k("ranks")] = KeyInfo{Key: k("ranks"), Type: "zset", Kind: KindUnknown, Size: 3, TTL: -1, Flags: []Flag{FlagNoTTL}}
+	f.want[k("ranks")] = KeyInfo{Key: k("ranks"), Type: "zset", Kind: kind.Unknown, Size: 3, TTL: -1, Flags: []Flag{FlagNoTTL}}
 	f.fresh[k("ranks")] = []string{"m1", "m2", "m3"}
 
 	must(t, rdb.Set(ctx, k("ctr:ttl"), 17, time.Hour).Err())
-	f.want[k("ctr:ttl")] = KeyInfo{Key: k("ctr:ttl"), Type: "string", Kind: KindCounter, Size: 17, TTL: time.Hour, Flags: []Flag{FlagOverLimit}}
+	f.want[k("ctr:ttl")] = KeyInfo{Key: k("ctr:ttl"), Type: "string", Kind: kind.Counter, Size: 17, TTL: time.Hour, Flags: []Flag{FlagOverLimit}}
 	must(t, rdb.Set(ctx, k("ctr:nottl"), 3, 0).Err())
-	f.want[k("ctr:nottl")] = KeyInfo{Key: k("ctr:nottl"), Type: "string", Kind: KindCounter, Size: 3, TTL: -1, Flags: []Flag{FlagNoTTL}}
-	must(t, rdb.HSet(ctx, k("bucket"), "tokens", "3.75", "ts", UnitMillis.Score(fixedNow.Add(-2*time.Second))).Err())
+	f.want[k("ctr:nottl")] = KeyInfo{Key: k("ctr:nottl"), Type: "string", Kind: kind.Counter, Size: 3, TTL: -1, Flags: []Flag{FlagNoTTL}}
+	must(t, rdb.HSet(ctx, k("bucket"), "tokens", "3.75", "ts", scores.UnitMillis.Score(fixedNow.Add(-2*time.Second))).Err())
 	must(t, rdb.PExpire(ctx, k("bucket"), time.Hour).Err())
-	f.want[k("bucket")] = KeyInfo{Key: k("bucket"), Type: "hash", Kind: KindBucket, Size: 3, TTL: time.Hour, Unit: UnitMillis,
+	f.want[k("bucket")] = KeyInfo{Key: k("bucket"), Type: "hash", Kind: kind.Bucket, Size: 3, TTL: time.Hour, Unit: scores.UnitMillis,
 		OldestAge: age(2 * time.Second), NewestAge: age(2 * time.Second), Flags: []Flag{}}
 	must(t, rdb.RPush(ctx, k("list"), "a", "b", "c").Err())
-	f.want[k("list")] = KeyInfo{Key: k("list"), Type: "list", Kind: KindUnknown, Size: 3, TTL: -1, Flags: []Flag{FlagNoTTL}}
+	f.want[k("list")] = KeyInfo{Key: k("list"), Type: "list", Kind: kind.Unknown, Size: 3, TTL: -1, Flags: []Flag{FlagNoTTL}}
 	must(t, rdb.Set(ctx, k("text"), "hello", 0).Err())
-	f.want[k("text")] = KeyInfo{Key: k("text"), Type: "string", Kind: KindUnknown, Size: 5, TTL: -1, Flags: []Flag{FlagNoTTL}}
+	f.want[k("text")] = KeyInfo{Key: k("text"), Type: "string", Kind: kind.Unknown, Size: 5, TTL: -1, Flags: []Flag{FlagNoTTL}}
 	return f
 }
 
@@ -425,10 +427,10 @@ func TestPurgeLargestBatch(t *testing.T) {
 	key := "largest:batch"
 	var zs []redis.Z
 	for i := 0; i < MaxBatch+2000; i++ {
-		zs = append(zs, redis.Z{Score: UnitMillis.Score(fixedNow.Add(-time.Hour - time.Duration(i)*time.Millisecond)), Member: "old-" + strconv.Itoa(i)})
+		zs = append(zs, redis.Z{Score: scores.UnitMillis.Score(fixedNow.Add(-time.Hour - time.Duration(i)*time.Millisecond)), Member: "old-" + strconv.Itoa(i)})
 	}
-	zs = append(zs, redis.Z{Score: UnitMillis.Score(fixedNow.Add(-time.Hour)), Member: "at-the-cutoff"})
-	zs = append(zs, redis.Z{Score: UnitMillis.Score(fixedNow.Add(-time.Hour + time.Millisecond)), Member: "just-fresh"})
+	zs = append(zs, redis.Z{Score: scores.UnitMillis.Score(fixedNow.Add(-time.Hour)), Member: "at-the-cutoff"})
+	zs = append(zs, redis.Z{Score: scores.UnitMillis.Score(fixedNow.Add(-time.Hour + time.Millisecond)), Member: "just-fresh"})
 	must(t, rdb.ZAdd(ctx, key, zs...).Err())
 	sel, err := Select(ctx, rdb, []string{key}, SelectOptions{})
 	must(t, err)
@@ -499,17 +501,17 @@ func TestPurgeExplicitUnitAndServerClock(t *testing.T) {
 	// Members relative to the server's clock, an hour apart from the boundary either way.
 	key := "clock:ms"
 	must(t, rdb.ZAdd(ctx, key,
-		redis.Z{Score: UnitMillis.Score(serverNow.Add(-2 * time.Hour)), Member: "old-1"},
-		redis.Z{Score: UnitMillis.Score(serverNow.Add(-time.Minute)), Member: "new-1"}).Err())
+		redis.Z{Score: scores.UnitMillis.Score(serverNow.Add(-2 * time.Hour)), Member: "old-1"},
+		redis.Z{Score: scores.UnitMillis.Score(serverNow.Add(-time.Minute)), Member: "new-1"}).Err())
 	sel, err := Select(ctx, rdb, []string{key}, SelectOptions{})
 	must(t, err)
 	res, err := Purge(ctx, rdb, sel, PurgeOptions{OlderThan: time.Hour, Batch: 10, DryRun: true, Clock: ServerClock(rdb)})
 	must(t, err)
-	if res.Keys[0].Removed != 1 || res.Keys[0].Unit != UnitMillis || res.Now.Sub(serverNow) > time.Minute {
+	if res.Keys[0].Removed != 1 || res.Keys[0].Unit != scores.UnitMillis || res.Now.Sub(serverNow) > time.Minute {
 		t.Errorf("server clock: %+v at %v, want 1 of 2 older than 1h at about %v", res.Keys[0], res.Now, serverNow)
 	}
 	// Read as seconds, millisecond scores lie far in the future: nothing is older than an hour.
-	res, err = Purge(ctx, rdb, sel, PurgeOptions{OlderThan: time.Hour, Batch: 10, Unit: UnitSeconds, Clock: ServerClock(rdb)})
+	res, err = Purge(ctx, rdb, sel, PurgeOptions{OlderThan: time.Hour, Batch: 10, Unit: scores.UnitSeconds, Clock: ServerClock(rdb)})
 	must(t, err)
 	if res.Keys[0].Removed != 0 || res.Keys[0].Remaining != 2 {
 		t.Errorf("explicit unit s: %+v, want nothing removed", res.Keys[0])
@@ -532,7 +534,7 @@ func TestMembersListsTheOldestFirst(t *testing.T) {
 				got = append(got, fmt.Sprintf("%s %v %v", m.Member, *m.Age, m.Stale))
 			}
 			want := []string{"req-5 30m0s true", "req-4 20m0s true", "req-3 3s false"}
-			if !reflect.DeepEqual(got, want) || list.Size != 5 || list.Unit != UnitMillis || list.Node != nodeOf(t, tg.rdb, f.prefix+":conc:ms") {
+			if !reflect.DeepEqual(got, want) || list.Size != 5 || list.Unit != scores.UnitMillis || list.Node != nodeOf(t, tg.rdb, f.prefix+":conc:ms") {
 				t.Errorf("members %v size %d unit %s, want %v of 5 in ms", got, list.Size, list.Unit, want)
 			}
 			if !list.Members[0].Time.Equal(fixedNow.Add(-30 * time.Minute)) {
@@ -563,7 +565,7 @@ func TestInspectRecognisesTheKeysOfTheShippedLimiters(t *testing.T) {
 	cfg := limiter.Config{Limit: 5, Window: time.Minute, StaleAfter: time.Minute, Rate: 1, Burst: 5}
 	for _, k := range limiter.Kinds() {
 		d := k.Describe()
-		if !slices.Contains(inspectKinds, Kind(d.Inspect)) {
+		if !slices.Contains(inspectKinds, kind.Kind(d.Inspect)) {
 			t.Errorf("%s: inspect names its keys %q, which is no kind inspect reports", k, d.Inspect)
 		}
 		lim, err := limiter.New(k, limiter.Lua, rdb, cfg)
@@ -578,11 +580,11 @@ func TestInspectRecognisesTheKeysOfTheShippedLimiters(t *testing.T) {
 		must(t, err)
 		in, err := Inspect(ctx, rdb, sel, InspectOptions{Clock: fixedClock()})
 		must(t, err)
-		if len(in.Keys) != 1 || in.Keys[0].Kind != Kind(d.Inspect) || in.Keys[0].TTL <= 0 {
+		if len(in.Keys) != 1 || in.Keys[0].Kind != kind.Kind(d.Inspect) || in.Keys[0].TTL <= 0 {
 			t.Errorf("%s key %s: %+v, want kind %s with a TTL", k, name, in.Keys, d.Inspect)
 		}
 	}
 }
 
 // inspectKinds are the kinds inspect reports: their names are a contract of its JSON.
-var inspectKinds = []Kind{KindConcurrency, KindWindowLog, KindCounter, KindBucket, KindGCRA, KindSlidingCounter, KindUnknown}
+var inspectKinds = []kind.Kind{kind.Concurrency, kind.WindowLog, kind.Counter, kind.Bucket, kind.GCRA, kind.SlidingCounter, kind.Unknown}

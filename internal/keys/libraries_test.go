@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/keys/kind"
+	"github.com/limitctl/limitctl/internal/keys/scores"
 )
 
 // Keys written by running fixture scripts that follow well-known libraries' calling styles
@@ -65,7 +68,7 @@ func TestInspectTwoStringBucket(t *testing.T) {
 	got := inspectKeys(t, rdb, InspectOptions{Limit: 100, HasLimit: true}, tokens, stamp)
 	for key, pair := range map[string]string{tokens: stamp, stamp: tokens} {
 		k := got[key]
-		if k.Kind != KindBucket || k.Size != 17 || k.Unit != UnitSeconds || k.PairKey != pair || k.OldestAge == nil ||
+		if k.Kind != kind.Bucket || k.Size != 17 || k.Unit != scores.UnitSeconds || k.PairKey != pair || k.OldestAge == nil ||
 			*k.OldestAge > 2*time.Second || len(k.Flags) != 0 {
 			t.Errorf("%s: %+v, want a bucket of 17 tokens refilled in the last 2s (s), paired with %s, no flags", key, k, pair)
 		}
@@ -80,7 +83,7 @@ func TestInspectTwoStringsThatAreNoBucket(t *testing.T) {
 	must(t, rdb.Set(ctx, "lib-nobucket.timestamp", 12, time.Minute).Err())
 	got := inspectKeys(t, rdb, InspectOptions{}, "lib-nobucket.tokens", "lib-nobucket.timestamp")
 	for key, k := range got {
-		if k.Kind != KindCounter || k.PairKey != "" {
+		if k.Kind != kind.Counter || k.PairKey != "" {
 			t.Errorf("%s: %+v, want a counter", key, k)
 		}
 	}
@@ -103,7 +106,7 @@ func TestInspectTimestampLists(t *testing.T) {
 	got := inspectKeys(t, rdb, InspectOptions{Limit: 2, HasLimit: true}, moving, threshold, queue)
 	for key, size := range map[string]int64{moving: 3, threshold: 2} {
 		k := got[key]
-		if k.Kind != KindWindowLog || k.Size != size || k.Unit != UnitSeconds || k.OldestAge == nil || k.NewestAge == nil ||
+		if k.Kind != kind.WindowLog || k.Size != size || k.Unit != scores.UnitSeconds || k.OldestAge == nil || k.NewestAge == nil ||
 			*k.OldestAge < *k.NewestAge || *k.OldestAge > 5*time.Second || *k.NewestAge < 0 {
 			t.Errorf("%s: %+v, want a window log of %d timestamps (s) written in the last 5s", key, k, size)
 		}
@@ -111,7 +114,7 @@ func TestInspectTimestampLists(t *testing.T) {
 	if k := got[moving]; !hasFlag(k.Flags, FlagOverLimit) {
 		t.Errorf("%s: flags %v, want OVER_LIMIT (3 entries, --limit 2)", moving, k.Flags)
 	}
-	if k := got[queue]; k.Kind != KindUnknown || k.OldestAge != nil {
+	if k := got[queue]; k.Kind != kind.Unknown || k.OldestAge != nil {
 		t.Errorf("%s: %+v, want unknown without ages", queue, k)
 	}
 }
@@ -135,7 +138,7 @@ func TestInspectWindowHash(t *testing.T) {
 		evalFixture(t, rdb, "window_hash.lua", []string{key}, float64(now.UnixMicro())/1e6, now.Unix(), 60, 2)
 	}
 	k := inspectKeys(t, rdb, InspectOptions{Limit: 2, HasLimit: true}, key)[key]
-	if k.Kind != KindCounter || k.Size != 3 || k.Window != time.Minute || k.Unit != UnitSeconds || k.OldestAge == nil ||
+	if k.Kind != kind.Counter || k.Size != 3 || k.Window != time.Minute || k.Unit != scores.UnitSeconds || k.OldestAge == nil ||
 		*k.OldestAge > 5*time.Second || !hasFlag(k.Flags, FlagOverLimit) {
 		t.Errorf("%s: %+v, want a counter of 3 in a 60s window started in the last 5s (s), OVER_LIMIT at --limit 2", key, k)
 	}
@@ -160,7 +163,7 @@ func TestInspectRenamedCounterPair(t *testing.T) {
 	}{cur: {1, prev}, prev: {3, cur}} {
 		k := got[key]
 		// floor(3 * pttl(previous) / 3000) + 1, with pttl(previous) in (0, 3000)
-		if k.Kind != KindSlidingCounter || k.Size != want.size || k.PairKey != want.pair || k.Window != 3*time.Second ||
+		if k.Kind != kind.SlidingCounter || k.Size != want.size || k.PairKey != want.pair || k.Window != 3*time.Second ||
 			k.Estimate == nil || *k.Estimate < 1 || *k.Estimate > 3 {
 			t.Errorf("%s: %+v (estimate %v), want a sliding counter of %d in a 3s window, estimate 1..3, paired with %s", key, k, k.Estimate, want.size, want.pair)
 		}
@@ -183,17 +186,17 @@ func TestInspectLockSlots(t *testing.T) {
 	must(t, rdb.Set(ctx, "lib-user1", "Zx81kLmQ2wErTyUiOp0d", 0).Err())
 	got := inspectKeys(t, rdb, InspectOptions{}, "lib-reports1", "lib-reports2", "lib-funnel:pdf1",
 		"lib-exports1", "lib-imports1", "lib-session:abc", "lib-user1")
-	want := map[string]Kind{
-		"lib-reports1": KindConcurrency, "lib-reports2": KindConcurrency, // a neighbouring slot is held
-		"lib-funnel:pdf1": KindConcurrency,                       // slot 1 alone, named for a funnel
-		"lib-exports1":    KindUnknown,                           // slot 1 alone, no hint, a 21-character token: like any other
-		"lib-imports1":    KindConcurrency,                       // slot 1 alone, holding Laravel's Str::random(20)
-		"lib-session:abc": KindUnknown, "lib-user1": KindUnknown, // no slot number; no TTL
+	want := map[string]kind.Kind{
+		"lib-reports1": kind.Concurrency, "lib-reports2": kind.Concurrency, // a neighbouring slot is held
+		"lib-funnel:pdf1": kind.Concurrency,                        // slot 1 alone, named for a funnel
+		"lib-exports1":    kind.Unknown,                            // slot 1 alone, no hint, a 21-character token: like any other
+		"lib-imports1":    kind.Concurrency,                        // slot 1 alone, holding Laravel's Str::random(20)
+		"lib-session:abc": kind.Unknown, "lib-user1": kind.Unknown, // no slot number; no TTL
 	}
-	for key, kind := range want {
+	for key, wantKind := range want {
 		k := got[key]
-		if k.Kind != kind || (kind == KindConcurrency && (k.Size != 1 || k.TTL <= 0)) {
-			t.Errorf("%s: %+v, want %s (a held slot: size 1, with a TTL)", key, k, kind)
+		if k.Kind != wantKind || (wantKind == kind.Concurrency && (k.Size != 1 || k.TTL <= 0)) {
+			t.Errorf("%s: %+v, want %s (a held slot: size 1, with a TTL)", key, k, wantKind)
 		}
 	}
 }
@@ -212,7 +215,7 @@ func TestPurgeLeavesPackedRecordsAlone(t *testing.T) {
 	}
 	sel, err := Select(ctx, rdb, []string{permits}, SelectOptions{})
 	must(t, err)
-	for _, unit := range []ScoreUnit{UnitAuto, UnitMillis} {
+	for _, unit := range []scores.Unit{scores.UnitAuto, scores.UnitMillis} {
 		for _, dry := range []bool{true, false} {
 			res, err := Purge(ctx, rdb, sel, PurgeOptions{OlderThan: time.Minute, Batch: DefaultBatch, DryRun: dry, Unit: unit, Clock: ServerClock(rdb)})
 			must(t, err)
@@ -224,7 +227,7 @@ func TestPurgeLeavesPackedRecordsAlone(t *testing.T) {
 	if n := rdb.ZCard(ctx, permits).Val(); n != 3 {
 		t.Fatalf("%d records left, want all 3", n)
 	}
-	if k := inspectKeys(t, rdb, InspectOptions{Stale: time.Minute}, permits)[permits]; k.Kind != KindUnknown || k.Stale != 0 {
+	if k := inspectKeys(t, rdb, InspectOptions{Stale: time.Minute}, permits)[permits]; k.Kind != kind.Unknown || k.Stale != 0 {
 		t.Errorf("%s: %+v, want unknown, no stale count (purge skips it)", permits, k)
 	}
 }
@@ -243,7 +246,7 @@ func TestInspectCounterWithTimer(t *testing.T) {
 	got := inspectKeys(t, rdb, InspectOptions{Limit: 3, HasLimit: true}, counter, timer)
 	for key, pair := range map[string]string{counter: timer, timer: counter} {
 		k := got[key]
-		if k.Kind != KindCounter || k.Size != 4 || k.PairKey != pair || k.FullAt == nil ||
+		if k.Kind != kind.Counter || k.Size != 4 || k.PairKey != pair || k.FullAt == nil ||
 			k.FullAt.Sub(now) < 55*time.Second || k.FullAt.Sub(now) > 61*time.Second || !hasFlag(k.Flags, FlagOverLimit) {
 			t.Errorf("%s: %+v, want a counter of 4 paired with %s, full again in 55-61s, OVER_LIMIT at --limit 3", key, k, pair)
 		}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/keys/scores"
 )
 
 // ErrNoSuchKey is returned for a named key that does not exist.
@@ -19,8 +21,8 @@ var ErrNotSortedSet = errors.New("not a sorted set")
 type MembersOptions struct {
 	Top    int64         // the oldest Top members (0: all of them)
 	Stale  time.Duration // members at least this old are marked stale (0: none)
-	Unit   ScoreUnit
-	Scores ScoreMode // what the scores mean; "" or ScoresAuto guesses
+	Unit   scores.Unit
+	Scores scores.Mode // what the scores mean; "" or scores.ModeAuto guesses
 	Clock  Clock
 }
 
@@ -36,14 +38,14 @@ type Member struct {
 // MemberList is the members of one sorted set, oldest first: what inspect --members prints as
 // JSON, as its Table and with its Notes.
 type MemberList struct {
-	Now     time.Time `json:"-"`
-	Key     string    `json:"key"`
-	Node    string    `json:"node"`
-	Size    int64     `json:"size"`           // every member of the set, listed or not
-	Unit    ScoreUnit `json:"score_unit"`     // "" (null) when the scores are not timestamps
-	Scores  ScoreMode `json:"scores"`         // start or deadline; "" (null) when the scores are not timestamps
-	Guessed bool      `json:"scores_guessed"` // Scores was guessed by --scores auto
-	Members []Member  `json:"members"`
+	Now     time.Time   `json:"-"`
+	Key     string      `json:"key"`
+	Node    string      `json:"node"`
+	Size    int64       `json:"size"`           // every member of the set, listed or not
+	Unit    scores.Unit `json:"score_unit"`     // "" (null) when the scores are not timestamps
+	Scores  scores.Mode `json:"scores"`         // start or deadline; "" (null) when the scores are not timestamps
+	Guessed bool        `json:"scores_guessed"` // Scores was guessed by --scores auto
+	Members []Member    `json:"members"`
 	// Stale is the age from which a member counts as stale (--stale); 0 judges none.
 	Stale time.Duration `json:"-"`
 }
@@ -96,10 +98,10 @@ func Members(ctx context.Context, rdb redis.UniversalClient, key string, opts Me
 	if len(zs) > 0 {
 		samples = []float64{zs[0].Score, top[0].Score}
 	}
-	rd, ok := readScores(samples, now, opts.Unit, opts.Scores)
-	unit := rd.unit
+	rd, ok := scores.Read(samples, now, opts.Unit, opts.Scores)
+	unit := rd.Unit
 	if ok {
-		list.Unit, list.Scores, list.Guessed = rd.unit, rd.mode, rd.guessed
+		list.Unit, list.Scores, list.Guessed = rd.Unit, rd.Mode, rd.Guessed
 	}
 	for _, z := range zs {
 		m := Member{Member: memberString(z.Member), Score: z.Score}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/limitctl/limitctl/internal/human"
+	"github.com/limitctl/limitctl/internal/keys/scores"
 )
 
 // Notes are what a person should know about an inspection besides its keys: an empty match
@@ -25,7 +26,7 @@ func (in Inspection) Notes() []string {
 	}
 	var guessed []string
 	for _, k := range in.Keys {
-		if k.Scores == ScoresDeadline && k.ScoresGuessed {
+		if k.Scores == scores.Deadline && k.ScoresGuessed {
 			guessed = append(guessed, k.Key)
 		}
 	}
@@ -43,7 +44,7 @@ func (l MemberList) Notes() []string {
 	if l.Unit == "" {
 		notes = append(notes, fmt.Sprintf("the scores of %s are not timestamps in any unit; give --score-unit to read them as times", l.Key))
 	}
-	if l.Scores == ScoresDeadline {
+	if l.Scores == scores.Deadline {
 		how := "--scores deadline"
 		if l.Guessed {
 			how = "most scores lie in the future (--scores auto; --scores start reads them as start times)"
@@ -66,7 +67,7 @@ func (r PurgeResult) Notes() []string {
 	}
 	var guessed []string
 	for _, k := range r.Keys {
-		if k.Scores == ScoresDeadline && k.Guessed {
+		if k.Scores == scores.Deadline && k.Guessed {
 			guessed = append(guessed, k.Key)
 		}
 	}

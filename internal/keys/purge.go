@@ -14,6 +14,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/human"
+	"github.com/limitctl/limitctl/internal/keys/scores"
 	"github.com/limitctl/limitctl/internal/rediserr"
 	"github.com/limitctl/limitctl/scripts"
 )
@@ -45,11 +46,11 @@ type PurgeOptions struct {
 	OlderThan time.Duration // members at least this old go
 	Batch     int64         // at most this many members per script call
 	DryRun    bool          // count with ZCOUNT, write nothing
-	Unit      ScoreUnit     // "" or UnitAuto: detected per set from sampled scores
+	Unit      scores.Unit   // "" or scores.UnitAuto: detected per set from sampled scores
 	// Scores is what the scores mean: start (stale D after it) or deadline (stale D after it
-	// passed); the cutoff, now - OlderThan, is the same. "" or ScoresAuto guesses per set when
+	// passed); the cutoff, now - OlderThan, is the same. "" or scores.ModeAuto guesses per set when
 	// the unit is detected too, and only labels the report.
-	Scores ScoreMode
+	Scores scores.Mode
 	Clock  Clock
 	// Select bounds how PurgePatterns finds the keys.
 	Select SelectOptions
@@ -62,14 +63,14 @@ type PurgeOptions struct {
 // PurgedKey is what purge did to one key, as purge -o json prints it (the node only shows in
 // the table). In a dry run, Removed is what would go.
 type PurgedKey struct {
-	Key       string    `json:"key"`
-	Node      string    `json:"-"`
-	Removed   int64     `json:"removed"`
-	Remaining int64     `json:"remaining"`
-	Skipped   string    `json:"skipped"`        // empty, or why the key was left alone
-	Unit      ScoreUnit `json:"score_unit"`     // null when the scores were not read as times
-	Scores    ScoreMode `json:"scores"`         // what the scores were read as; null when not examined
-	Guessed   bool      `json:"scores_guessed"` // Scores was guessed by --scores auto
+	Key       string      `json:"key"`
+	Node      string      `json:"-"`
+	Removed   int64       `json:"removed"`
+	Remaining int64       `json:"remaining"`
+	Skipped   string      `json:"skipped"`        // empty, or why the key was left alone
+	Unit      scores.Unit `json:"score_unit"`     // null when the scores were not read as times
+	Scores    scores.Mode `json:"scores"`         // what the scores were read as; null when not examined
+	Guessed   bool        `json:"scores_guessed"` // Scores was guessed by --scores auto
 }
 
 // PurgeResult is a whole purge run, and what purge prints: the JSON (MarshalJSON), the Table
@@ -184,7 +185,7 @@ func purgeKey(ctx context.Context, rdb redis.UniversalClient, t Target, now time
 	}
 
 	unit := opts.Unit
-	explicit := unit != "" && unit != UnitAuto
+	explicit := unit != "" && unit != scores.UnitAuto
 	sampled, err := sampleMembers(ctx, rdb, t.Key)
 	switch {
 	case rediserr.IsWrongType(err):
@@ -209,18 +210,18 @@ func purgeKey(ctx context.Context, rdb redis.UniversalClient, t Target, now time
 		for i, z := range sampled {
 			samples[i] = z.Score
 		}
-		rd, ok := readScores(samples, now, unit, opts.Scores)
+		rd, ok := scores.Read(samples, now, unit, opts.Scores)
 		if !ok {
 			// Scores that are not times (ranks, prices), or times in two units, must never be
 			// cut by one time: a millisecond cutoff would take every second-scored member.
 			pk.Skipped = SkipNotTimes
-			if mixedUnits(samples, now) {
+			if scores.MixedUnits(samples, now) {
 				pk.Skipped = SkipMixedUnits
 			}
 			return pk, nil
 		}
-		unit, pk.Scores, pk.Guessed = rd.unit, rd.mode, rd.guessed
-	} else if opts.Scores == ScoresStart || opts.Scores == ScoresDeadline {
+		unit, pk.Scores, pk.Guessed = rd.Unit, rd.Mode, rd.Guessed
+	} else if opts.Scores == scores.Start || opts.Scores == scores.Deadline {
 		pk.Scores = opts.Scores
 	}
 	pk.Unit = unit
@@ -286,7 +287,7 @@ func purgeKey(ctx context.Context, rdb redis.UniversalClient, t Target, now time
 	}
 }
 
-// sampleMembers reads the members and scores at sampleRanks of a set, lowest first: ZCARD, then one ZRANGE
+// sampleMembers reads the members and scores at scores.SampleRanks of a set, lowest first: ZCARD, then one ZRANGE
 // per rank, pipelined. Empty when the set is gone.
 func sampleMembers(ctx context.Context, rdb redis.UniversalClient, key string) ([]redis.Z, error) {
 	size, err := rdb.ZCard(ctx, key).Result()
@@ -295,7 +296,7 @@ func sampleMembers(ctx context.Context, rdb redis.UniversalClient, key string) (
 	}
 	pipe := rdb.Pipeline()
 	var cmds []*redis.ZSliceCmd
-	for _, rank := range sampleRanks(size) {
+	for _, rank := range scores.SampleRanks(size) {
 		cmds = append(cmds, pipe.ZRangeWithScores(ctx, key, rank, rank))
 	}
 	if err := execPipe(ctx, pipe); err != nil {
@@ -316,17 +317,4 @@ func sampleMembers(ctx context.Context, rdb redis.UniversalClient, key string) (
 // bytes or invalid UTF-8 (Redisson packs a length byte, random bytes and a 32-bit count).
 func binaryMember(m string) bool {
 	return !utf8.ValidString(m) || strings.ContainsFunc(m, unicode.IsControl)
-}
-
-// mixedUnits reports whether every score is a time in some unit, but not all in the same one.
-func mixedUnits(scores []float64, now time.Time) bool {
-	seen := map[ScoreUnit]bool{}
-	for _, s := range scores {
-		u, ok := detectUnitAll([]float64{s}, now, deadlineFuture)
-		if !ok {
-			return false
-		}
-		seen[u] = true
-	}
-	return len(seen) > 1
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/human"
+	"github.com/limitctl/limitctl/internal/keys/kind"
 	"github.com/limitctl/limitctl/internal/redisconn"
 	"github.com/limitctl/limitctl/internal/rediserr"
 )
@@ -47,9 +48,9 @@ type ResetOptions struct {
 // ResetKey is what reset did (in a dry run: would do) to one key named or matched, and the keys
 // that belong with it.
 type ResetKey struct {
-	Key  string `json:"key"`
-	Node string `json:"node"`
-	Kind Kind   `json:"kind"` // "" for a named key that does not exist
+	Key  string    `json:"key"`
+	Node string    `json:"node"`
+	Kind kind.Kind `json:"kind"` // "" for a named key that does not exist
 	// Deleted is true once the key is gone (in a dry run: that it would go).
 	Deleted bool `json:"deleted"`
 	// With lists the other keys of the same limiter's state deleted with it (would be, in a dry
@@ -188,7 +189,7 @@ func PlanReset(ctx context.Context, rdb redis.UniversalClient, sel Selection, op
 			continue // scanned, then gone before it was read: nothing left to reset
 		}
 		group := members[groups.find(t.Key)]
-		if !opts.Force && !slices.ContainsFunc(group, func(k string) bool { return infos[k].Kind != KindUnknown && infos[k].Kind != "" }) {
+		if !opts.Force && !slices.ContainsFunc(group, func(k string) bool { return infos[k].Kind != kind.Unknown && infos[k].Kind != "" }) {
 			plan.Keys = append(plan.Keys, ResetKey{Key: t.Key, Node: info.Node, Kind: info.Kind, With: []string{}, Skipped: SkipUnknownKind})
 			continue
 		}
@@ -353,10 +354,10 @@ func deletedKeys(group []string, exists, unlinks []*redis.IntCmd) ([]bool, error
 // lockSlot names the lock a held slot belongs to: a string of kind concurrency named <name><i>
 // (Laravel's ConcurrencyLimiter).
 func lockSlot(k KeyInfo) (string, bool) {
-	if k.Kind != KindConcurrency || k.Type != "string" {
+	if k.Kind != kind.Concurrency || k.Type != "string" {
 		return "", false
 	}
-	name, _, ok := slotKey(k.Key)
+	name, _, ok := kind.SlotKey(k.Key)
 	return name, ok
 }
 
@@ -396,7 +397,7 @@ func otherSlots(ctx context.Context, rdb redis.UniversalClient, keys []KeyInfo, 
 	}
 	var candidates Selection
 	add := func(t Target) bool {
-		if name, _, ok := slotKey(t.Key); ok && names[name] && !known[t.Key] {
+		if name, _, ok := kind.SlotKey(t.Key); ok && names[name] && !known[t.Key] {
 			known[t.Key] = true
 			candidates.Targets = append(candidates.Targets, t)
 		}

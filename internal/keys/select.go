@@ -1,7 +1,8 @@
 // Package keys inspects, purges and resets live rate-limiter keys: it finds them with SCAN on
-// every master (never KEYS), reads each key's kind from its structure, purges stale sorted-set
-// members in bounded batches through the shipped purge_stale script, and deletes a limiter's
-// whole state (a key with the keys that belong to it) in bounded batches. It returns values; it
+// every master (never KEYS), reads what each key holds and asks internal/keys/kind what kind it
+// is (with its scores read as times by internal/keys/scores), purges stale sorted-set members
+// in bounded batches through the shipped purge_stale script, and deletes a limiter's whole
+// state (a key with the keys that belong to it) in bounded batches. It returns values; it
 // never prints, reads flags or exits.
 package keys
 

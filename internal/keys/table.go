@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/human"
+	"github.com/limitctl/limitctl/internal/keys/kind"
+	"github.com/limitctl/limitctl/internal/keys/scores"
 	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
@@ -51,7 +53,7 @@ func detailCell(k KeyInfo) string {
 		}
 	}
 	switch k.Kind {
-	case KindGCRA:
+	case kind.GCRA:
 		switch {
 		case k.FullIn == nil:
 			parts = append(parts, "epoch unknown")
@@ -60,7 +62,7 @@ func detailCell(k KeyInfo) string {
 		default:
 			parts = append(parts, "full in "+human.Duration(k.FullIn.Truncate(time.Millisecond)))
 		}
-	case KindSlidingCounter:
+	case kind.SlidingCounter:
 		if k.Estimate != nil {
 			parts = append(parts, fmt.Sprintf("estimate %d", *k.Estimate))
 		} else if k.Window > 0 {
@@ -70,7 +72,7 @@ func detailCell(k KeyInfo) string {
 			parts = append(parts, human.Duration(k.Window.Truncate(time.Millisecond))+" window")
 		}
 		with()
-	case KindCounter:
+	case kind.Counter:
 		if k.Window > 0 {
 			parts = append(parts, human.Duration(k.Window.Truncate(time.Millisecond))+" window")
 		}
@@ -82,10 +84,10 @@ func detailCell(k KeyInfo) string {
 			parts = append(parts, "ends in "+human.Duration(k.FullIn.Truncate(time.Millisecond)))
 		}
 		with()
-	case KindBucket:
+	case kind.Bucket:
 		with() // a bucket kept in two strings
 	}
-	if k.Scores == ScoresDeadline {
+	if k.Scores == scores.Deadline {
 		parts = append(parts, "deadlines")
 		if k.ScoresGuessed {
 			parts[len(parts)-1] += " (guessed)"
@@ -173,7 +175,7 @@ func (r PurgeResult) Table() tableprint.Tabular {
 			HideZero: true, Total: fmt.Sprintf("%d skipped", skipped)},
 		{Header: "scores", Priority: 2, HideZero: true, // on a terminal only deadlines are news
 			Human: func(x k) string {
-				if x.Scores != ScoresDeadline {
+				if x.Scores != scores.Deadline {
 					return ""
 				}
 				return scoresCell(x.Scores, x.Guessed)
@@ -213,8 +215,8 @@ func (r ResetResult) Table() tableprint.Tabular {
 }
 
 // scoresCell says how a set's scores were read: start, deadline, "deadline (guessed)".
-func scoresCell(mode ScoreMode, guessed bool) string {
-	if mode == ScoresDeadline && guessed {
+func scoresCell(mode scores.Mode, guessed bool) string {
+	if mode == scores.Deadline && guessed {
 		return "deadline (guessed)"
 	}
 	return string(mode)

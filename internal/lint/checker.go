@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/yuin/gopher-lua/ast"
+
+	"github.com/limitctl/limitctl/internal/lint/source"
 )
 
 // checker walks a parsed script once, tracking what each local holds, and
@@ -15,7 +17,7 @@ import (
 type checker struct {
 	file  string
 	lines []string
-	pos   *positions
+	pos   *source.Positions
 	scope *scope
 	diags []Diagnostic
 
@@ -112,9 +114,9 @@ func (c *checker) lookup(name string) (*value, int) {
 
 // report adds a diagnostic at a position, falling back to the first non-blank column
 // of the line when the token's column is unknown.
-func (c *checker) report(at pos, rule, format string, args ...any) {
-	line := max(at.line, 1)
-	col := at.col
+func (c *checker) report(at source.Pos, rule, format string, args ...any) {
+	line := max(at.Line, 1)
+	col := at.Col
 	if col <= 0 {
 		col = firstNonBlank(c.lines, line)
 	}
@@ -167,11 +169,11 @@ func (c *checker) stmt(s ast.Stmt) {
 			break
 		}
 		if isConstTrue(s.Condition) {
-			c.report(c.pos.atStmt(s), RuleUnboundedLoop,
+			c.report(c.pos.AtStmt(s), RuleUnboundedLoop,
 				"while %s loop calls redis.call and only a break can end it; Redis serves no one else while the script runs, so bound it with a counter (for i = 1, max_iterations do ... end)",
 				render(s.Condition))
 		} else if dep := c.dataBound(s.Condition, false); dep != "" {
-			c.report(c.pos.atStmt(s), RuleUnboundedLoop,
+			c.report(c.pos.AtStmt(s), RuleUnboundedLoop,
 				"while loop calls redis.call for as long as %s holds, and that depends on %s, which grows with the data; Redis serves no one else while the script runs, so also bound it with a counter (while n < max_iterations and ...) and let the client call again for the rest",
 				render(s.Condition), dep)
 		}
@@ -187,11 +189,11 @@ func (c *checker) stmt(s ast.Stmt) {
 			break
 		}
 		if isConstFalse(s.Condition) {
-			c.report(c.pos.atStmt(s), RuleUnboundedLoop,
+			c.report(c.pos.AtStmt(s), RuleUnboundedLoop,
 				"repeat ... until %s loop calls redis.call and only a break can end it; Redis serves no one else while the script runs, so bound it with a counter (for i = 1, max_iterations do ... end)",
 				render(s.Condition))
 		} else if dep != "" {
-			c.report(c.pos.atStmt(s), RuleUnboundedLoop,
+			c.report(c.pos.AtStmt(s), RuleUnboundedLoop,
 				"repeat ... until %s loop calls redis.call until %s says so, which grows with the data (a SCAN cursor returns to 0 only after the whole keyspace); Redis serves no one else while the script runs, so also bound it with a counter (until ... or n >= max_iterations) and let the client call again for the rest",
 				render(s.Condition), dep)
 		}
@@ -231,7 +233,7 @@ func (c *checker) assign(s *ast.AssignStmt) {
 			}
 			continue
 		}
-		c.report(c.pos.at(name), RuleGlobalWrite,
+		c.report(c.pos.At(name), RuleGlobalWrite,
 			"assignment to global %q; Redis refuses scripts that create or change globals, so declare it with 'local %s'",
 			name.Value, name.Value)
 	}
@@ -245,7 +247,7 @@ func (c *checker) funcDef(s *ast.FuncDefStmt) {
 		return
 	}
 	if name, ok := s.Name.Func.(*ast.IdentExpr); ok && c.local(name.Value) == nil {
-		c.report(c.pos.at(name), RuleGlobalWrite,
+		c.report(c.pos.At(name), RuleGlobalWrite,
 			"global function %q; Redis refuses scripts that create globals, so declare it with 'local function %s(...)'",
 			name.Value, name.Value)
 	} else if target, ok := s.Name.Func.(*ast.AttrGetExpr); ok {
@@ -274,7 +276,7 @@ func (c *checker) localCall(e *ast.FuncCallExpr, info *funcInfo, args []value) {
 		c.fn.writes = info.writes
 	}
 	if c.unit.noWrites && info.unit != c.unit {
-		c.report(c.pos.at(e), RuleReadonlyWrite,
+		c.report(c.pos.At(e), RuleReadonlyWrite,
 			"%s runs %s, a write command, but this %s is flagged no-writes, so Redis refuses the call at run time (Write commands are not allowed from read-only scripts); drop the flag or the write",
 			render(e.Func), info.writes, c.unitKind())
 	}
@@ -341,11 +343,11 @@ func (c *checker) numberFor(s *ast.NumberForStmt) {
 	c.stmts(s.Stmts)
 	c.pop()
 	if limit.grows != "" && c.redisCalls > calls {
-		c.report(c.pos.atStmt(s), RuleUnboundedLoop,
+		c.report(c.pos.AtStmt(s), RuleUnboundedLoop,
 			"for loop up to the size of %s calls redis.call once per element; that reply grows with the data, so bound it (ZRANGE key 0 N-1, ZRANGEBYSCORE ... LIMIT 0 N) and let the client call again for the rest",
 			limit.grows)
 	} else if limit.reply != "" && c.redisCalls > calls {
-		c.report(c.pos.atStmt(s), RuleUnboundedLoop,
+		c.report(c.pos.AtStmt(s), RuleUnboundedLoop,
 			"for loop up to %s, a number read from the reply of %s, calls redis.call once per step; the data sets the bound, so cap it (math.min(n, max_iterations)) and let the client call again for the rest",
 			render(s.Limit), limit.reply)
 	}
@@ -377,7 +379,7 @@ func (c *checker) genericFor(s *ast.GenericForStmt) {
 	c.stmts(s.Stmts)
 	c.pop()
 	if over.grows != "" && c.redisCalls > calls {
-		c.report(c.pos.atStmt(s), RuleUnboundedLoop,
+		c.report(c.pos.AtStmt(s), RuleUnboundedLoop,
 			"for loop over the reply of %s calls redis.call once per element; that reply grows with the data, so bound it (ZRANGE key 0 N-1, ZRANGEBYSCORE ... LIMIT 0 N) and let the client call again for the rest",
 			over.grows)
 	}
@@ -421,7 +423,7 @@ func (c *checker) ident(e *ast.IdentExpr) value {
 	switch e.Value {
 	case "KEYS", "ARGV":
 		if c.library {
-			c.report(c.pos.at(e), RuleLibrary,
+			c.report(c.pos.At(e), RuleLibrary,
 				"%s is not a global in a Function library (Redis: Script attempted to access nonexistent global variable); a registered function receives the keys and the arguments as its two parameters: function(keys, args) ... keys[1] ... end",
 				e.Value)
 		}
@@ -433,7 +435,7 @@ func (c *checker) ident(e *ast.IdentExpr) value {
 		return value{origin: builtin, name: e.Value}
 	}
 	if c.library && c.fn == nil {
-		c.report(c.pos.at(e), RuleLibrary,
+		c.report(c.pos.At(e), RuleLibrary,
 			"%s does not exist while FUNCTION LOAD runs a library's top level (Redis: Script attempted to access nonexistent global variable '%s'): only redis.register_function, redis.log and redis.REDIS_VERSION do there, so Redis refuses the library; use %s inside a function",
 			e.Value, e.Value, e.Value)
 	}
@@ -466,7 +468,7 @@ func (c *checker) loadTimeField(e *ast.AttrGetExpr) {
 	if e == c.callee && (key.Value == "call" || key.Value == "pcall") {
 		return // redisCall reports the call itself
 	}
-	c.report(c.pos.at(e), RuleLibrary,
+	c.report(c.pos.At(e), RuleLibrary,
 		"%s.%s does not exist while FUNCTION LOAD runs a library's top level (Redis: Script attempted to access nonexistent global variable '%s'): only redis.register_function, redis.log and redis.REDIS_VERSION do there, so Redis refuses the library; use it inside a function",
 		obj.Value, key.Value, key.Value)
 }
@@ -514,7 +516,7 @@ func (c *checker) expr(e ast.Expr) value {
 		v := c.index(c.expr(e.Object), e.Key, c.expr(e.Key))
 		c.loadTimeField(e)
 		if v.origin == builtin && v.name == "math.random" {
-			c.report(c.pos.at(e), RuleNondeterministic, "%s", nondeterministicMessage("math.random", "randomness"))
+			c.report(c.pos.At(e), RuleNondeterministic, "%s", nondeterministicMessage("math.random", "randomness"))
 		}
 		return v
 	case *ast.FuncCallExpr:
@@ -600,7 +602,7 @@ func (c *checker) call(e *ast.FuncCallExpr) value {
 		case "redis.register_function", "server.register_function":
 			c.registrations++
 			if !c.library {
-				c.report(c.pos.at(e), RuleLibrary,
+				c.report(c.pos.At(e), RuleLibrary,
 					"%s exists only while FUNCTION LOAD loads a library that starts with '#!lua name=mylib'; EVAL has no such function, and FUNCTION LOAD refuses a file without that line",
 					fn.name)
 			}
@@ -634,7 +636,7 @@ func (c *checker) call(e *ast.FuncCallExpr) value {
 func (c *checker) arithmetic(operand ast.Expr, op string) value {
 	v := c.expr(operand)
 	if v.origin == fromArgv {
-		c.report(c.pos.at(operand), RuleArgvNumber,
+		c.report(c.pos.At(operand), RuleArgvNumber,
 			"%s is a string used in arithmetic (%s): Lua converts it silently, and a value that is not a number fails with an obscure error mid-script; convert it once with tonumber (local n = tonumber(%s)) and check the result",
 			describe(operand, v), op, v.name)
 	}
@@ -658,15 +660,15 @@ func (c *checker) relational(e *ast.RelationalOpExpr, l, r value) {
 		switch {
 		case ordering:
 			// Quoted as written: ARGV[1] < 10 stays ARGV[1] < 10.
-			c.report(c.pos.at(e.Lhs), RuleReplyType,
+			c.report(c.pos.At(e.Lhs), RuleReplyType,
 				"%s (%s) %s %s (%s) raises an 'attempt to compare' error at run time: Lua never converts between them in a comparison; %s",
 				render(e.Lhs), l.typWhy, e.Operator, render(e.Rhs), r.typWhy, fix)
 		case e.Operator == "==":
-			c.report(c.pos.at(e.Lhs), RuleReplyType,
+			c.report(c.pos.At(e.Lhs), RuleReplyType,
 				"%s == %s is always false: %s is %s and %s is %s, and Lua's == never converts between numbers and strings, so what it guards never happens; %s",
 				render(e.Lhs), render(e.Rhs), render(numE), num.typWhy, render(strE), str.typWhy, fix)
 		default:
-			c.report(c.pos.at(e.Lhs), RuleReplyType,
+			c.report(c.pos.At(e.Lhs), RuleReplyType,
 				"%s ~= %s is always true: %s is %s and %s is %s, and Lua's ~= never converts between numbers and strings; %s",
 				render(e.Lhs), render(e.Rhs), render(numE), num.typWhy, render(strE), str.typWhy, fix)
 		}
@@ -680,7 +682,7 @@ func (c *checker) relational(e *ast.RelationalOpExpr, l, r value) {
 		v value
 	}{{e.Lhs, l}, {e.Rhs, r}} {
 		if side.v.origin == fromArgv {
-			c.report(c.pos.at(side.e), RuleArgvNumber,
+			c.report(c.pos.At(side.e), RuleArgvNumber,
 				"%s is a string compared with %s: against a number Lua raises an error, against another string it compares as text ('10' < '9'); compare tonumber(%s) instead",
 				describe(side.e, side.v), e.Operator, side.v.name)
 		}

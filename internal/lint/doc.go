@@ -16,7 +16,7 @@
 //     refuses: goto and ::labels::, empty statements (;;), a call whose (
 //     starts a line after a name, ) or ] (ambiguous syntax) and a number run
 //     into a word (0then, a malformed number). They are syntax errors too
-//     (lua51.go).
+//     (source/lua51.go).
 //     Nothing else is checked in a file that does not parse.
 //   - global-write: `x = ...` where x is not a local in scope, and
 //     `function foo() end`. Redis refuses scripts that create globals.

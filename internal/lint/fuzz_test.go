@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/limitctl/limitctl/internal/lint/source"
 )
 
 // edgeSeeds are small inputs at the edges of the parser and the walker, seeded
@@ -91,7 +93,7 @@ func checkWellFormed(t *testing.T, src []byte) {
 	if ds == nil {
 		t.Fatal("Lint returned nil, want an empty slice")
 	}
-	lines := splitLines(src)
+	lines := source.Lines(src)
 	severities := map[string]string{}
 	for _, r := range Rules() {
 		severities[r.Name] = r.Severity

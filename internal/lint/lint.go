@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/yuin/gopher-lua/parse"
+
+	"github.com/limitctl/limitctl/internal/lint/source"
 )
 
 // Lint checks one Redis Lua script (an EVAL script, or a Function library
@@ -20,35 +22,35 @@ func Lint(filename string, src []byte) []Diagnostic {
 
 // LintWith is Lint with the rules cfg disables left out.
 func LintWith(filename string, src []byte, cfg Config) []Diagnostic {
-	lines := splitLines(src)
+	lines := source.Lines(src)
 	var diags []Diagnostic
-	head := readHeader(lines[0])
+	head := source.ReadHeader(lines[0])
 	body := src
-	if head.present {
-		body = blankHeader(src)
+	if head.Present {
+		body = source.BlankHeader(src)
 	}
 	chunk, err := parse.Parse(bytes.NewReader(body), filename)
 	// gopher-lua returns a nil chunk without an error when its parser panics
 	// with something other than an error; that is no parse either.
-	var tokens []token
+	var tokens source.Tokens
 	if err == nil && chunk != nil {
-		tokens = scanTokens(body)
+		tokens = source.Scan(body)
 	}
 	if err != nil || chunk == nil {
 		diags = []Diagnostic{syntaxError(filename, lines, err)}
-	} else if at, msg, ok := notLua51(tokens, lines); ok {
-		diags = []Diagnostic{{File: filename, Line: at.line, Col: max(at.col, 1), Severity: severityOf(RuleSyntax), Rule: RuleSyntax, Message: msg}}
+	} else if at, msg, ok := source.NotLua51(tokens, lines); ok {
+		diags = []Diagnostic{{File: filename, Line: at.Line, Col: max(at.Col, 1), Severity: severityOf(RuleSyntax), Rule: RuleSyntax, Message: msg}}
 	} else {
-		c := &checker{file: filename, lines: lines, pos: locate(chunk, tokens), unit: newUnit(head.noWrites), library: head.library}
-		for _, p := range head.problems {
-			c.report(pos{1, p.col}, RuleShebang, "%s", p.msg)
+		c := &checker{file: filename, lines: lines, pos: source.Locate(chunk, tokens), unit: newUnit(head.NoWrites), library: head.Library}
+		for _, p := range head.Problems {
+			c.report(source.Pos{Line: 1, Col: p.Col}, RuleShebang, "%s", p.Msg)
 		}
 		if c.library {
 			c.callbacks = registrations(chunk)
 		}
 		c.block(chunk)
 		if c.library && c.registrations == 0 {
-			c.report(pos{1, 1}, RuleLibrary,
+			c.report(source.Pos{Line: 1, Col: 1}, RuleLibrary,
 				"this Function library registers no function, and FUNCTION LOAD refuses it (No functions registered); call redis.register_function('name', function(keys, args) ... end)")
 		}
 		c.missingExpire(c.unit)
@@ -97,24 +99,4 @@ func endOfText(lines []string) (line, col int) {
 		}
 	}
 	return 1, 1
-}
-
-// splitLines splits src the way gopher-lua's scanner counts lines: "\n",
-// "\r", "\r\n" and "\n\r" each end one line. Line numbers and columns in
-// diagnostics then agree with the parser's.
-func splitLines(src []byte) []string {
-	var lines []string
-	start := 0
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		if c != '\n' && c != '\r' {
-			continue
-		}
-		lines = append(lines, string(src[start:i]))
-		if i+1 < len(src) && (src[i+1] == '\n' || src[i+1] == '\r') && src[i+1] != c {
-			i++
-		}
-		start = i + 1
-	}
-	return append(lines, string(src[start:]))
 }

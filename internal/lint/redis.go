@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/yuin/gopher-lua/ast"
+
+	"github.com/limitctl/limitctl/internal/lint/source"
 )
 
 // keyWrite is a key some command writes, kept until the whole script has
@@ -17,7 +19,7 @@ type keyWrite struct {
 	source  string // the key as written at the call
 	display string
 	command string
-	at      pos
+	at      source.Pos
 }
 
 // redisCall checks one redis.call or redis.pcall. Only a literal command
@@ -26,7 +28,7 @@ func (c *checker) redisCall(e *ast.FuncCallExpr, fn string) value {
 	c.redisCalls++
 	args := c.exprList(e.Args, 0)
 	reply := value{origin: fromReply, name: render(e), reply: fn}
-	at := c.pos.at(e)
+	at := c.pos.At(e)
 	if c.library && c.fn == nil {
 		c.report(at, RuleLibrary,
 			"%s at the top of a Function library runs while FUNCTION LOAD loads it, where %s does not exist, so Redis refuses the library; call it inside a registered function",
@@ -79,7 +81,7 @@ func (c *checker) redisCall(e *ast.FuncCallExpr, fn string) value {
 // checkKey reports a key argument that clearly does not come from KEYS.
 // Unknown values (parameters, call results) are let through: no guessing.
 func (c *checker) checkKey(cmd string, arg ast.Expr, v value) {
-	at := c.pos.at(arg)
+	at := c.pos.At(arg)
 	what := describe(arg, v)
 	switch v.origin {
 	case fromArgv:
@@ -199,7 +201,7 @@ func (c *checker) write(cmd string, key ast.Expr, v value) {
 		source:  render(key),
 		display: describe(key, v),
 		command: cmd,
-		at:      c.pos.at(key),
+		at:      c.pos.At(key),
 	})
 }
 

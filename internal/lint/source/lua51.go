@@ -1,4 +1,4 @@
-package lint
+package source
 
 import (
 	"regexp"
@@ -8,11 +8,11 @@ import (
 )
 
 // gopher-lua's parser takes a little more than Lua 5.1, which Redis runs:
-// a script it parses may still fail SCRIPT LOAD. notLua51 finds, in the
+// a script it parses may still fail SCRIPT LOAD. NotLua51 finds, in the
 // tokens of a script that parsed, the first of those differences (each
 // checked on redis-server 7.0) and says what Redis answers.
 
-// notLua51 returns where and why Lua 5.1 refuses a script gopher-lua parsed:
+// NotLua51 returns where and why Lua 5.1 refuses a script gopher-lua parsed:
 //   - goto and ::labels:: (Lua 5.2);
 //   - a call whose ( starts a line after a name, ) or ] (Lua 5.1: ambiguous
 //     syntax, function call x new statement);
@@ -20,7 +20,7 @@ import (
 //     (Lua 5.2 allows them);
 //   - a number run into a name or keyword (0then, 3return): Lua 5.1 reads
 //     letters after digits as part of the number (malformed number).
-func notLua51(tokens []token, lines []string) (pos, string, bool) {
+func NotLua51(tokens Tokens, lines []string) (Pos, string, bool) {
 	funcName := false // between `function` and its parameter list
 	for i, t := range tokens {
 		var prev *token
@@ -36,7 +36,7 @@ func notLua51(tokens []token, lines []string) (pos, string, bool) {
 			funcName = true
 		case t.typ == '(' && funcName:
 			funcName = false
-		case t.typ == '(' && prev != nil && t.pos.line > prev.pos.line && endsPrefix(*prev):
+		case t.typ == '(' && prev != nil && t.pos.Line > prev.pos.Line && endsPrefix(*prev):
 			return t.pos, "ambiguous syntax (function call x new statement): Redis runs Lua 5.1, which refuses a ( that starts a line right after a name, ) or ], since it would call what ends the line above; end the statement above with ; or move the ( up", true
 		case t.typ == ';' && (prev == nil || opensBlock(*prev)):
 			return t.pos, "an empty statement (a ; with no statement before it) is Lua 5.2, and Redis runs Lua 5.1, where it does not compile (unexpected symbol near ';'); remove the extra ;", true
@@ -46,7 +46,7 @@ func notLua51(tokens []token, lines []string) (pos, string, bool) {
 			}
 		}
 	}
-	return pos{}, "", false
+	return Pos{}, "", false
 }
 
 // endsPrefix reports whether a token can end an expression that ( would
@@ -67,11 +67,11 @@ func opensBlock(t token) bool {
 
 // numeral51 is the text Lua 5.1's lexer reads as one number from pos: digits
 // and dots, an exponent with its sign, then any letters, digits and _.
-func numeral51(lines []string, at pos) string {
-	if at.line < 1 || at.line > len(lines) || at.col < 1 || at.col > len(lines[at.line-1]) {
+func numeral51(lines []string, at Pos) string {
+	if at.Line < 1 || at.Line > len(lines) || at.Col < 1 || at.Col > len(lines[at.Line-1]) {
 		return "0" // unknown: assume well formed
 	}
-	rest := lines[at.line-1][at.col-1:]
+	rest := lines[at.Line-1][at.Col-1:]
 	i := 0
 	for i < len(rest) && (isDigit(rest[i]) || rest[i] == '.') {
 		i++

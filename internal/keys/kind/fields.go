@@ -1,14 +1,16 @@
-package keys
+package kind
 
 import (
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/limitctl/limitctl/internal/keys/scores"
 )
 
 // Kind detection of strings and hashes: what other libraries' limiter keys hold. docs/kinds.md
-// documents each heuristic with an example, and kinds_doc_test.go runs every example.
+// documents each heuristic with an example, and keys' kinds_doc_test.go runs every example.
 
 // The hash field names read (HMGET, so a big hash is never read whole), in order of preference.
 var (
@@ -25,9 +27,9 @@ var (
 	windowFields = []string{"start", "end", "count"}
 )
 
-// hashFields is every field HMGET asks for: tat, then tokens, then refill names, then the
+// HashFields is every field HMGET asks for: tat, then tokens, then refill names, then the
 // window's.
-var hashFields = func() []string {
+var HashFields = func() []string {
 	var all []string
 	all = append(all, tatFields...)
 	all = append(all, tokenFields...)
@@ -35,19 +37,19 @@ var hashFields = func() []string {
 	return append(all, windowFields...)
 }()
 
-// hashShape is what a bucket, GCRA or window hash holds, read from HMGET hashFields.
-type hashShape struct {
-	tat, tokens, refill float64
-	hasTAT, hasTokens   bool
-	hasRefill           bool
-	// start, end and count of a fixed window; hasWindow when all three are numbers.
-	start, end, count float64
-	hasWindow         bool
+// HashShape is what a bucket, GCRA or window hash holds, read from HMGET HashFields.
+type HashShape struct {
+	TAT, Tokens, Refill float64
+	HasTAT, HasTokens   bool
+	HasRefill           bool
+	// Start, End and Count of a fixed window; HasWindow when all three are numbers.
+	Start, End, Count float64
+	HasWindow         bool
 }
 
-// readHashFields picks the first numeric field of each role from an HMGET of hashFields.
-func readHashFields(vals []any) hashShape {
-	var h hashShape
+// ReadHashFields picks the first numeric field of each role from an HMGET of HashFields.
+func ReadHashFields(vals []any) HashShape {
+	var h HashShape
 	pick := func(from int, names []string) (float64, bool) {
 		for i := range names {
 			if v, ok := numberOf(vals[from+i]); ok {
@@ -56,18 +58,18 @@ func readHashFields(vals []any) hashShape {
 		}
 		return 0, false
 	}
-	if len(vals) != len(hashFields) {
+	if len(vals) != len(HashFields) {
 		return h
 	}
-	h.tat, h.hasTAT = pick(0, tatFields)
-	h.tokens, h.hasTokens = pick(len(tatFields), tokenFields)
-	h.refill, h.hasRefill = pick(len(tatFields)+len(tokenFields), refillFields)
+	h.TAT, h.HasTAT = pick(0, tatFields)
+	h.Tokens, h.HasTokens = pick(len(tatFields), tokenFields)
+	h.Refill, h.HasRefill = pick(len(tatFields)+len(tokenFields), refillFields)
 	w := len(tatFields) + len(tokenFields) + len(refillFields)
 	var ok [3]bool
-	h.start, ok[0] = numberOf(vals[w])
-	h.end, ok[1] = numberOf(vals[w+1])
-	h.count, ok[2] = numberOf(vals[w+2])
-	h.hasWindow = ok[0] && ok[1] && ok[2]
+	h.Start, ok[0] = numberOf(vals[w])
+	h.End, ok[1] = numberOf(vals[w+1])
+	h.Count, ok[2] = numberOf(vals[w+2])
+	h.HasWindow = ok[0] && ok[1] && ok[2]
 	return h
 }
 
@@ -87,18 +89,18 @@ var tatEpochs = []struct {
 // plus a few seconds) land in that range.
 const (
 	tatPast   = 30 * 24 * time.Hour
-	tatFuture = deadlineFuture
+	tatFuture = scores.DeadlineFuture
 )
 
-// tatTime reads a theoretical arrival time: the epoch and unit in which v is a plausible time
+// TATTime reads a theoretical arrival time: the epoch and unit in which v is a plausible time
 // near now (tatPast before to tatFuture after). Epochs 47 years apart and units a factor 1000
 // apart leave at most one reading in range. ok is false when none fits: the epoch is unknown.
-func tatTime(v float64, now time.Time) (time.Time, bool) {
+func TATTime(v float64, now time.Time) (time.Time, bool) {
 	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return time.Time{}, false
 	}
 	for _, e := range tatEpochs {
-		for _, u := range units {
+		for _, u := range scores.Units {
 			d, ok := u.Time(v) // v units after the Unix epoch; shift to e
 			if !ok {
 				continue
@@ -112,10 +114,10 @@ func tatTime(v float64, now time.Time) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// tatMatchesTTL reports whether a key's expiry sits at its TAT: GCRA libraries expire the key
+// TATMatchesTTL reports whether a key's expiry sits at its TAT: GCRA libraries expire the key
 // when the bucket is full again (redis_rate: EX ceil(tat - now); limitctl: PX tat - now + 1s),
 // so an integer that is a TAT (redis-cell keeps nanoseconds) can be told from a counter.
-func tatMatchesTTL(tat time.Time, ttl time.Duration, now time.Time) bool {
+func TATMatchesTTL(tat time.Time, ttl time.Duration, now time.Time) bool {
 	if ttl < 0 {
 		return false
 	}
@@ -123,8 +125,8 @@ func tatMatchesTTL(tat time.Time, ttl time.Duration, now time.Time) bool {
 	return d >= -2*time.Second && d <= 2*time.Second
 }
 
-// windowKey splits a key <id>:<index> into its id and window index.
-func windowKey(key string) (id string, index int64, ok bool) {
+// WindowKey splits a key <id>:<index> into its id and window index.
+func WindowKey(key string) (id string, index int64, ok bool) {
 	i := strings.LastIndexByte(key, ':')
 	if i <= 0 || i == len(key)-1 {
 		return "", 0, false
@@ -136,16 +138,16 @@ func windowKey(key string) (id string, index int64, ok bool) {
 	return key[:i], n, true
 }
 
-// windowKeyAt names the key of window index n of id.
-func windowKeyAt(id string, n int64) string { return id + ":" + strconv.FormatInt(n, 10) }
+// WindowKeyAt names the key of window index n of id.
+func WindowKeyAt(id string, n int64) string { return id + ":" + strconv.FormatInt(n, 10) }
 
-// inferWindow finds the window length of a counter pair from its newest index: the newest
+// InferWindow finds the window length of a counter pair from its newest index: the newest
 // window is the current one or at most two behind (the keys live two windows and a second), so
 // the window lies in (now/(top+3), now/top]. The roundest whole number of milliseconds in that
 // range wins (60000 over 60001): for windows up to hours the range is narrower than a
 // millisecond, and a day's window still stands out by its round value. ok is false when no
 // whole millisecond fits.
-func inferWindow(top int64, now time.Time) (time.Duration, bool) {
+func InferWindow(top int64, now time.Time) (time.Duration, bool) {
 	ms := float64(now.UnixMilli())
 	if top < 1 || float64(top) >= ms {
 		return 0, false
@@ -165,55 +167,55 @@ func inferWindow(top int64, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// pairEstimate is the sliding-window estimate of a counter pair, as upstash/ratelimit computes
+// PairEstimate is the sliding-window estimate of a counter pair, as upstash/ratelimit computes
 // it: the current window's count plus the previous window's count weighted by the part of the
 // previous window the sliding window still covers.
-type pairEstimate struct {
-	window   time.Duration
-	estimate int64
+type PairEstimate struct {
+	Window   time.Duration
+	Estimate int64
 }
 
-// pairState is what a counter with a neighbouring window's counter is.
-type pairState int
+// PairState is what a counter with a neighbouring window's counter is.
+type PairState int
 
 const (
-	pairLive     pairState = iota // the current or the previous window of a sliding pair
-	pairLeftover                  // an older window of a sliding pair, waiting for its TTL
-	pairNone                      // counters that only look like a pair (see slidingEstimate)
+	PairLive     PairState = iota // the current or the previous window of a sliding pair
+	PairLeftover                  // an older window of a sliding pair, waiting for its TTL
+	PairNone                      // counters that only look like a pair (see SlidingEstimate)
 )
 
-// slidingEstimate reads the pair that the key of window index n belongs to at now; counts and
+// SlidingEstimate reads the pair that the key of window index n belongs to at now; counts and
 // ttls hold the windows read (n-1, n, n+1). A sliding pair's keys expire, within a few windows
 // (upstash: two windows and a second), and the previous window's key outlives the current window,
 // which reads it to its end. Counters without a TTL or living far longer (per-user counters that
 // merely have consecutive ids), or whose previous window's key dies sooner (fixed-window counters
 // whose predecessor has not expired yet) are no pair.
-func slidingEstimate(n int64, counts map[int64]int64, ttls map[int64]time.Duration, window time.Duration, now time.Time) (pairEstimate, pairState) {
+func SlidingEstimate(n int64, counts map[int64]int64, ttls map[int64]time.Duration, window time.Duration, now time.Time) (PairEstimate, PairState) {
 	w := window.Milliseconds()
 	for _, ttl := range ttls {
 		if ttl < 0 || ttl > 3*window+2*time.Second {
-			return pairEstimate{}, pairNone
+			return PairEstimate{}, PairNone
 		}
 	}
 	nowMs := now.UnixMilli()
 	cur := nowMs / w
 	if ttl, ok := ttls[cur-1]; ok && nowMs+ttl.Milliseconds() < (cur+1)*w {
-		return pairEstimate{}, pairNone
+		return PairEstimate{}, PairNone
 	}
 	if cur != n && cur != n+1 {
-		return pairEstimate{}, pairLeftover
+		return PairEstimate{}, PairLeftover
 	}
 	elapsed := float64(nowMs%w) / float64(w)
 	est := counts[cur] + int64(math.Floor((1-elapsed)*float64(counts[cur-1])))
-	return pairEstimate{window: window, estimate: est}, pairLive
+	return PairEstimate{Window: window, Estimate: est}, PairLive
 }
 
-// bucketSiblings names the keys a string may share a token bucket with, when the bucket is kept
+// BucketSiblings names the keys a string may share a token bucket with, when the bucket is kept
 // in two strings (Spring Cloud Gateway's first layout: <prefix>tokens and <prefix>timestamp): a
 // key ending in a token field name after a separator pairs with the refill names, and the other
 // way round. holdsTokens says whether the key itself holds the tokens. The longest matching name
 // wins, so ...last_refill_time is not read as ...time.
-func bucketSiblings(key string) (siblings []string, holdsTokens bool) {
+func BucketSiblings(key string) (siblings []string, holdsTokens bool) {
 	match := func(names []string) string {
 		best := ""
 		for _, n := range names {
@@ -246,9 +248,9 @@ func bucketSiblings(key string) (siblings []string, holdsTokens bool) {
 // alisaifee/limits keeps its sliding window: {<key>} now, {<key>}/-1 the window before.
 const previousSuffix = "/-1"
 
-// renamedPair names the other counter of such a pair: the previous window's key of a current
+// RenamedPair names the other counter of such a pair: the previous window's key of a current
 // one, or the current one of a previous one.
-func renamedPair(key string) (other string, isPrevious bool) {
+func RenamedPair(key string) (other string, isPrevious bool) {
 	if base, ok := strings.CutSuffix(key, previousSuffix); ok && base != "" {
 		return base, true
 	}
@@ -260,10 +262,10 @@ var limitsGranularity = map[string]int64{
 	"second": 1, "minute": 60, "hour": 3600, "day": 86400, "month": 30 * 86400, "year": 12 * 30 * 86400,
 }
 
-// limitsWindow reads the window from an alisaifee/limits key, whose limit ends in
+// LimitsWindow reads the window from an alisaifee/limits key, whose limit ends in
 // /<amount>/<multiples>/<granularity> (LIMITER/10.0.0.7/10/1/minute: ten per minute); ok is false
 // for any other key.
-func limitsWindow(key string) (time.Duration, bool) {
+func LimitsWindow(key string) (time.Duration, bool) {
 	key = strings.TrimSuffix(key, previousSuffix)
 	key = strings.TrimSuffix(key, "}")
 	parts := strings.Split(key, "/")
@@ -278,16 +280,16 @@ func limitsWindow(key string) (time.Duration, bool) {
 	return time.Duration(multiples*secs) * time.Second, true
 }
 
-// renamedEstimate is the sliding-window count of a renamed pair as alisaifee/limits weighs it:
+// RenamedEstimate is the sliding-window count of a renamed pair as alisaifee/limits weighs it:
 // the previous count times the part of a window its key has left to live, plus the current count.
-func renamedEstimate(previous, current int64, previousTTL, window time.Duration) int64 {
+func RenamedEstimate(previous, current int64, previousTTL, window time.Duration) int64 {
 	left := max(previousTTL, 0)
 	return int64(math.Floor(float64(previous)*float64(left)/float64(window))) + current
 }
 
-// slotKey splits a key <name><i> into the name and slot number of a numbered lock slot
+// SlotKey splits a key <name><i> into the name and slot number of a numbered lock slot
 // (Laravel's ConcurrencyLimiter appends 1..N to the limiter's name, without a separator).
-func slotKey(key string) (name string, slot int64, ok bool) {
+func SlotKey(key string) (name string, slot int64, ok bool) {
 	i := len(key)
 	for i > 0 && key[i-1] >= '0' && key[i-1] <= '9' {
 		i--
@@ -299,9 +301,9 @@ func slotKey(key string) (name string, slot int64, ok bool) {
 	return key[:i], n, err == nil
 }
 
-// holderID reports whether a string's value looks like a lock holder's random id: 8 to 64
+// HolderID reports whether a string's value looks like a lock holder's random id: 8 to 64
 // letters, digits, '-' or '_' (only the first bytes are read: head).
-func holderID(head string, length int64) bool {
+func HolderID(head string, length int64) bool {
 	if length < 8 || length > 64 || head == "" {
 		return false
 	}
@@ -318,9 +320,9 @@ func holderID(head string, length int64) bool {
 // cache RateLimiter keeps <key> and <key>:timer.
 const timerSuffix = ":timer"
 
-// timerPair names the other key of a counter and timer pair: the timer of a counter, or the
+// TimerPair names the other key of a counter and timer pair: the timer of a counter, or the
 // counter of a timer (isTimer).
-func timerPair(key string) (other string, isTimer bool) {
+func TimerPair(key string) (other string, isTimer bool) {
 	if base, ok := strings.CutSuffix(key, timerSuffix); ok && base != "" {
 		return base, true
 	}
@@ -329,6 +331,16 @@ func timerPair(key string) (other string, isTimer bool) {
 
 // Redisson's RRateLimiter keeps {name}:value, the permits left, and {name}:permits, its grants.
 const (
-	valueSuffix   = ":value"
-	permitsSuffix = ":permits"
+	ValueSuffix   = ":value"
+	PermitsSuffix = ":permits"
 )
+
+// numberOf reads an HMGET field as a number.
+func numberOf(v any) (float64, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+}

@@ -1,4 +1,4 @@
-package lint
+package source
 
 import (
 	"fmt"
@@ -6,18 +6,19 @@ import (
 	"strings"
 )
 
-// header is what a Redis 7 shebang line (`#!lua flags=no-writes`, or
+// Header is what a Redis 7 shebang line (`#!lua flags=no-writes`, or
 // `#!lua name=mylib` for a Function library) says about a script.
-type header struct {
-	present  bool
-	library  bool // name=...: a Function library for FUNCTION LOAD, not an EVAL script
-	noWrites bool // flags=no-writes: Redis refuses every write command
-	problems []headerProblem
+type Header struct {
+	Present  bool
+	Library  bool // name=...: a Function library for FUNCTION LOAD, not an EVAL script
+	NoWrites bool // flags=no-writes: Redis refuses every write command
+	Problems []HeaderProblem
 }
 
-type headerProblem struct {
-	col int
-	msg string
+// HeaderProblem is what Redis refuses in the shebang line, at its 1-based column.
+type HeaderProblem struct {
+	Col int
+	Msg string
 }
 
 // evalFlags are the flags EVAL accepts in `#!lua flags=...` (Redis 7.0).
@@ -27,17 +28,17 @@ var evalFlags = map[string]bool{
 
 var libraryName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 
-// readHeader parses the first line when it starts with "#!", as Redis does
+// ReadHeader parses the first line when it starts with "#!", as Redis does
 // before it compiles the rest: for EVAL (evalExtractShebangFlags) the engine
 // must be lua and every other word flags=...; for FUNCTION LOAD
 // (functionExtractLibMetaData) every other word is name=.... Words are
 // separated by spaces. Which of the two the file is comes from its words: any
 // name= makes it a library.
-func readHeader(first string) header {
+func ReadHeader(first string) Header {
 	if !strings.HasPrefix(first, "#!") {
-		return header{}
+		return Header{}
 	}
-	h := header{present: true}
+	h := Header{Present: true}
 	type word struct {
 		text string
 		col  int
@@ -57,12 +58,12 @@ func readHeader(first string) header {
 	}
 	for _, w := range words[1:] {
 		if strings.HasPrefix(w.text, "name=") {
-			h.library = true
+			h.Library = true
 		}
 	}
 	// EVAL compares the engine exactly; FUNCTION LOAD ignores its case.
-	if engine := words[0].text; engine != "#!lua" && !(h.library && strings.EqualFold(engine, "#!lua")) {
-		h.problems = append(h.problems, headerProblem{1, fmt.Sprintf(
+	if engine := words[0].text; engine != "#!lua" && !(h.Library && strings.EqualFold(engine, "#!lua")) {
+		h.Problems = append(h.Problems, HeaderProblem{1, fmt.Sprintf(
 			"Redis refuses the script: the shebang names engine %q, and Redis runs only #!lua; start the file with '#!lua' (plus flags=... for EVAL, name=... for a Function library), or remove the line",
 			strings.TrimPrefix(engine, "#!"))})
 		return h // Redis stops at the engine too
@@ -71,14 +72,14 @@ func readHeader(first string) header {
 	for _, w := range words[1:] {
 		key, val, _ := strings.Cut(w.text, "=")
 		switch {
-		case h.library && key == "name":
+		case h.Library && key == "name":
 			named = true
 			if !libraryName.MatchString(val) {
-				h.problems = append(h.problems, headerProblem{w.col, fmt.Sprintf(
+				h.Problems = append(h.Problems, HeaderProblem{w.col, fmt.Sprintf(
 					"FUNCTION LOAD refuses library name %q: use only letters, digits and underscores", val)})
 			}
-		case h.library:
-			h.problems = append(h.problems, headerProblem{w.col, fmt.Sprintf(
+		case h.Library:
+			h.Problems = append(h.Problems, HeaderProblem{w.col, fmt.Sprintf(
 				"FUNCTION LOAD refuses %q in a library's shebang (only name=...); give flags per function: redis.register_function{function_name=..., callback=..., flags={'no-writes'}}", w.text)})
 		case key == "flags" && strings.Contains(w.text, "="):
 			if val == "" {
@@ -87,30 +88,30 @@ func readHeader(first string) header {
 			for _, flag := range strings.Split(val, ",") {
 				switch {
 				case flag == "":
-					h.problems = append(h.problems, headerProblem{w.col,
+					h.Problems = append(h.Problems, HeaderProblem{w.col,
 						"Redis refuses the script: an empty shebang flag (a stray comma in flags=...)"})
 				case !evalFlags[flag]:
-					h.problems = append(h.problems, headerProblem{w.col, fmt.Sprintf(
+					h.Problems = append(h.Problems, HeaderProblem{w.col, fmt.Sprintf(
 						"Redis refuses the script: unknown shebang flag %q (EVAL accepts no-writes, allow-oom, allow-stale, no-cluster, allow-cross-slot-keys)", flag)})
 				case flag == "no-writes":
-					h.noWrites = true
+					h.NoWrites = true
 				}
 			}
 		default:
-			h.problems = append(h.problems, headerProblem{w.col, fmt.Sprintf(
+			h.Problems = append(h.Problems, HeaderProblem{w.col, fmt.Sprintf(
 				"Redis refuses the script: unknown shebang option %q (EVAL accepts only flags=...)", w.text)})
 		}
 	}
-	if h.library && !named {
-		h.problems = append(h.problems, headerProblem{1, "FUNCTION LOAD refuses a library without a name: write '#!lua name=mylib'"})
+	if h.Library && !named {
+		h.Problems = append(h.Problems, HeaderProblem{1, "FUNCTION LOAD refuses a library without a name: write '#!lua name=mylib'"})
 	}
 	return h
 }
 
-// blankHeader returns src with its shebang line replaced by spaces, so the
+// BlankHeader returns src with its shebang line replaced by spaces, so the
 // Lua parser sees what Redis compiles (Redis skips the line but keeps its
 // line feed, so line numbers stay the user's) and columns stay the same.
-func blankHeader(src []byte) []byte {
+func BlankHeader(src []byte) []byte {
 	end := len(src)
 	for i, c := range src {
 		if c == '\n' || c == '\r' {

@@ -1,4 +1,4 @@
-package hammer
+package runkeys
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // {key}. The keys the hammer keeps for itself (the Redis witness, shared admits, the virtual
 // clock's mark, probes, the participants) and every key the scheme does not own are no
 // strategy's.
-func (k KeyScheme) StrategyOf(key string) (string, bool) {
+func (k Scheme) StrategyOf(key string) (string, bool) {
 	if !k.Owns(key) {
 		return "", false
 	}
@@ -47,7 +47,7 @@ const (
 	maxSuspects = 10_000
 )
 
-// leftovers reads every key of the run on every master (SCAN for the run's patterns, never
+// Leftovers reads every key of the run on every master (SCAN for the run's patterns, never
 // KEYS) and sorts what each strategy's keys hold: keys without a TTL, keys whose TTL is longer
 // than leakTTL, and the largest set, sorted set, list or stream. Two pipelines per batch of keys
 // (TYPE and PTTL, then the size by type: -1 for a type it cannot size); memory stays bounded by
@@ -58,7 +58,7 @@ const (
 // write and its EXPIRE sent as two commands (the naive strategy's pipeline, another process of
 // a shared run still under load) leave a key without a TTL for the moment between them, which
 // is no leak; a key still without one a quarter of a second later was left so.
-func (k KeyScheme) leftovers(ctx context.Context, rdb redis.UniversalClient, leakTTL time.Duration) (map[string]bench.Leftovers, error) {
+func (k Scheme) Leftovers(ctx context.Context, rdb redis.UniversalClient, leakTTL time.Duration) (map[string]bench.Leftovers, error) {
 	masters, err := redisconn.Masters(ctx, rdb)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,6 @@
-package hammer
+// Package runkeys owns the names of a hammer run's keys: it builds and recognises them, reads
+// what the run left in them, and deletes them.
+package runkeys
 
 import (
 	"context"
@@ -16,7 +18,7 @@ import (
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
-// KeyScheme owns the names of a run's keys: it builds every name the run writes under, the
+// Scheme owns the names of a run's keys: it builds every name the run writes under, the
 // engine's included (bench receives them: Config.KeyFor, SharedConfig.ChunkKey), and the
 // clean-up deletes a key only when Owns says this scheme named it.
 //
@@ -29,54 +31,63 @@ import (
 //	                                         strategy, --clock virtual: limiter.TimeKey)
 //	<limiter key>:witness                    the shared Redis witness (concurrency, --witness redis)
 //	<custom's first limiter key>:once        the limiter key of the user's script's single hit
-//	                                         after the load (session.hitOnce)
+//	                                         after the load (hammer's session.hitOnce)
 //	<limiter key>:admits:<chunk>             the shared admits of one chunk of time (windows and
 //	                                         bucket, --witness redis: bench.SharedAdmits)
 //	<prefix>:{<run-id>}:probe-<what>         the pre-run probe's throw-away keys (and their windows)
-//	<prefix>:{<run-id>}:participants         the processes sharing the run id (participants.go)
-//	<prefix>:report:{<run-id>}:<process>     a process's summary for hammer report (report.go):
+//	<prefix>:{<run-id>}:participants         the processes sharing the run id (hammer/participants.go)
+//	<prefix>:report:{<run-id>}:<process>     a process's summary for hammer report (hammer/report.go):
 //	                                         outside the run's tag, so the clean-up keeps it
-type KeyScheme struct {
+type Scheme struct {
 	Prefix     string
-	RunID      string       // letters, digits, '-' and '_' only (ValidRunID)
+	RunID      string       // letters, digits, '-' and '_' only (hammer.ValidRunID)
 	Limiter    limiter.Kind // whose decisions may write keys beside the limiter key (Description.OwnsSuffix)
 	Keys       int          // limiter keys per strategy
 	Strategies []string     // the run's strategy names
 }
 
 // Key names a strategy's i-th limiter key.
-func (k KeyScheme) Key(strategy string, i int) string {
+func (k Scheme) Key(strategy string, i int) string {
 	if k.Keys <= 1 {
 		return k.Prefix + ":{" + k.RunID + "}:" + strategy
 	}
 	return k.Prefix + ":{" + k.RunID + "." + strconv.Itoa(i) + "}:" + strategy
 }
 
-// Once names the limiter key of a strategy's single hit after the load (session.hitOnce): its
-// first limiter key with ":once" after it, under the same hash tag.
-func (k KeyScheme) Once(strategy string) string { return k.Key(strategy, 0) + ":once" }
+// Once names the limiter key of a strategy's single hit after the load (hammer's
+// session.hitOnce): its first limiter key with ":once" after it, under the same hash tag.
+func (k Scheme) Once(strategy string) string { return k.Key(strategy, 0) + ":once" }
 
 // Witness names the shared Redis witness of a limiter key.
-func (k KeyScheme) Witness(key string) string { return key + ":witness" }
+func (k Scheme) Witness(key string) string { return key + ":witness" }
 
 // admitsSuffix follows a limiter key in the name of its shared admits.
 const admitsSuffix = "admits:"
 
 // AdmitChunk names the hash in which the processes of a shared run count a limiter key's
 // admits of one chunk of time (bench.SharedAdmits), under the key's own hash tag.
-func (k KeyScheme) AdmitChunk(key string, chunk int64) string {
+func (k Scheme) AdmitChunk(key string, chunk int64) string {
 	return key + ":" + admitsSuffix + strconv.FormatInt(chunk, 10)
 }
 
 // Probe names the throw-away key the pre-run permission probe writes for what: a strategy's
 // name, "witness" or "cleanup".
-func (k KeyScheme) Probe(what string) string { return k.Prefix + ":{" + k.RunID + "}:probe-" + what }
+func (k Scheme) Probe(what string) string { return k.Prefix + ":{" + k.RunID + "}:probe-" + what }
 
-// Participants names the set of processes running with this run id (participants.go).
-func (k KeyScheme) Participants() string { return k.Prefix + ":{" + k.RunID + "}:participants" }
+// Participants names the set of processes running with this run id (hammer/participants.go).
+func (k Scheme) Participants() string { return k.Prefix + ":{" + k.RunID + "}:participants" }
+
+// ReportKey names where one process of a run leaves its summary: outside the run's {run-id}
+// keys, so that a process's clean-up does not delete what the others left.
+func (k Scheme) ReportKey(process string) string {
+	return fmt.Sprintf("%s:report:{%s}:%s", k.Prefix, k.RunID, process)
+}
+
+// ReportPattern is the SCAN pattern of every process's summary of the run.
+func (k Scheme) ReportPattern() string { return fmt.Sprintf("%s:report:{%s}:*", k.Prefix, k.RunID) }
 
 // Describe says where the run's keys live, for the --keep-keys notice.
-func (k KeyScheme) Describe() string {
+func (k Scheme) Describe() string {
 	if k.Keys <= 1 {
 		return k.Prefix + ":{" + k.RunID + "}:..."
 	}
@@ -89,7 +100,7 @@ func (k KeyScheme) Describe() string {
 // (the custom strategy: any suffix, since its contract names its keys from {key}). A
 // look-alike (another run id that starts the same, a user's key under the prefix) is never
 // owned. The summaries left for hammer report are not the clean-up's: it never owns them.
-func (k KeyScheme) Owns(key string) bool {
+func (k Scheme) Owns(key string) bool {
 	rest, ok := strings.CutPrefix(key, k.Prefix+":{")
 	if !ok {
 		return false
@@ -137,7 +148,7 @@ func customName(rest string) (string, bool) {
 }
 
 // indexTag is "<run-id>.<i>" with i a key index of the run.
-func (k KeyScheme) indexTag(tag string) bool {
+func (k Scheme) indexTag(tag string) bool {
 	index, ok := strings.CutPrefix(tag, k.RunID+".")
 	if !ok || !digits(index) || (len(index) > 1 && index[0] == '0') {
 		return false
@@ -146,7 +157,7 @@ func (k KeyScheme) indexTag(tag string) bool {
 	return err == nil && i < k.Keys
 }
 
-func (k KeyScheme) strategy(name string) bool {
+func (k Scheme) strategy(name string) bool {
 	for _, s := range k.Strategies {
 		if s == name {
 			return true
@@ -169,7 +180,7 @@ func digits(s string) bool {
 
 // patterns are the SCAN patterns that find every key the run may own (and a few it does not,
 // which Owns then leaves alone): the run id is matched exactly, closing brace or '.' included.
-func (k KeyScheme) patterns() []string {
+func (k Scheme) patterns() []string {
 	p := []string{globEscape(k.Prefix) + ":{" + k.RunID + "}:*"}
 	if k.Keys > 1 {
 		p = append(p, globEscape(k.Prefix)+":{"+k.RunID+".*")
@@ -189,23 +200,24 @@ func globEscape(s string) string {
 	return b.String()
 }
 
-// cleanupReport is what the clean-up did.
-type cleanupReport struct {
-	deleted  int64
-	failed   int64
-	warnings []string
+// CleanupReport is what the clean-up did: the keys deleted, those it failed to delete, and a
+// warning for each failure.
+type CleanupReport struct {
+	Deleted  int64
+	Failed   int64
+	Warnings []string
 }
 
-// cleanup deletes the run's keys on every master (SCAN for the run's exact patterns, never
+// Cleanup deletes the run's keys on every master (SCAN for the run's exact patterns, never
 // KEYS; UNLINK only what Owns), bounded in time, also after an interrupt. Every UNLINK that
 // failed is counted and reported, never swallowed.
-func (k KeyScheme) cleanup(rdb redis.UniversalClient, timeout time.Duration) cleanupReport {
+func (k Scheme) Cleanup(rdb redis.UniversalClient, timeout time.Duration) CleanupReport {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second+timeout)
 	defer cancel()
-	var rep cleanupReport
+	var rep CleanupReport
 	masters, err := redisconn.Masters(ctx, rdb)
 	if err != nil {
-		rep.warnings = append(rep.warnings, "could not delete the run's keys: "+human.FirstLine(err.Error()))
+		rep.Warnings = append(rep.Warnings, "could not delete the run's keys: "+human.FirstLine(err.Error()))
 		return rep
 	}
 	for _, m := range masters {
@@ -236,7 +248,7 @@ func (k KeyScheme) cleanup(rdb redis.UniversalClient, timeout time.Duration) cle
 						firstErr = err
 					}
 				} else {
-					rep.deleted++
+					rep.Deleted++
 				}
 			}
 			batch = batch[:0]
@@ -253,20 +265,20 @@ func (k KeyScheme) cleanup(rdb redis.UniversalClient, timeout time.Duration) cle
 			}
 			flush()
 			if err := iter.Err(); err != nil && !errors.Is(err, context.Canceled) {
-				rep.warnings = append(rep.warnings, fmt.Sprintf("could not look for all of the run's keys on %s: %s", redisconn.NodeAddr(m), human.FirstLine(err.Error())))
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("could not look for all of the run's keys on %s: %s", redisconn.NodeAddr(m), human.FirstLine(err.Error())))
 			}
 		}
 		if failed > 0 {
-			rep.failed += failed
-			rep.warnings = append(rep.warnings, fmt.Sprintf("could not delete %d of the run's keys on %s: %s", failed, redisconn.NodeAddr(m), human.FirstLine(firstErr.Error())))
+			rep.Failed += failed
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("could not delete %d of the run's keys on %s: %s", failed, redisconn.NodeAddr(m), human.FirstLine(firstErr.Error())))
 		}
 	}
 	return rep
 }
 
-// probeRead checks the user may read what the run leaves behind (leftovers.go: SCAN on every
+// ProbeRead checks the user may read what the run leaves behind (leftovers.go: SCAN on every
 // master, TYPE and PTTL), before anything is written.
-func (k KeyScheme) probeRead(ctx context.Context, rdb redis.UniversalClient) error {
+func (k Scheme) ProbeRead(ctx context.Context, rdb redis.UniversalClient) error {
 	if err := k.probeScan(ctx, rdb); err != nil {
 		return err
 	}
@@ -276,8 +288,8 @@ func (k KeyScheme) probeRead(ctx context.Context, rdb redis.UniversalClient) err
 	return rdb.PTTL(ctx, k.Probe("cleanup")).Err()
 }
 
-// probeCleanup checks the user may SCAN every master and UNLINK, before anything is written.
-func (k KeyScheme) probeCleanup(ctx context.Context, rdb redis.UniversalClient) error {
+// ProbeCleanup checks the user may SCAN every master and UNLINK, before anything is written.
+func (k Scheme) ProbeCleanup(ctx context.Context, rdb redis.UniversalClient) error {
 	if err := k.probeScan(ctx, rdb); err != nil {
 		return err
 	}
@@ -285,7 +297,7 @@ func (k KeyScheme) probeCleanup(ctx context.Context, rdb redis.UniversalClient) 
 }
 
 // probeScan checks the user may SCAN the run's pattern on every master.
-func (k KeyScheme) probeScan(ctx context.Context, rdb redis.UniversalClient) error {
+func (k Scheme) probeScan(ctx context.Context, rdb redis.UniversalClient) error {
 	masters, err := redisconn.Masters(ctx, rdb)
 	if err != nil {
 		return err

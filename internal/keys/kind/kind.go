@@ -1,4 +1,6 @@
-package keys
+// Package kind tells what a key is to a rate limiter from the values it holds: the layouts of
+// limitctl's limiters and of other libraries', each documented with an example in docs/kinds.md.
+package kind
 
 import (
 	"strings"
@@ -11,41 +13,31 @@ type Kind string
 
 // The kinds inspect reports.
 const (
-	KindConcurrency Kind = "concurrency" // sorted set of in-flight request ids scored by start time
-	KindWindowLog   Kind = "window_log"  // sorted set of admitted request ids scored by request time, or a list of request times
-	KindCounter     Kind = "counter"     // string holding an integer (fixed window)
-	KindBucket      Kind = "bucket"      // hash with a tokens field and a refill time field (token bucket)
-	KindGCRA        Kind = "gcra"        // string or hash field holding a theoretical arrival time
-	// KindSlidingCounter is one of a pair of fixed-window counters <id>:<index> and
+	Concurrency Kind = "concurrency" // sorted set of in-flight request ids scored by start time
+	WindowLog   Kind = "window_log"  // sorted set of admitted request ids scored by request time, or a list of request times
+	Counter     Kind = "counter"     // string holding an integer (fixed window)
+	Bucket      Kind = "bucket"      // hash with a tokens field and a refill time field (token bucket)
+	GCRA        Kind = "gcra"        // string or hash field holding a theoretical arrival time
+	// SlidingCounter is one of a pair of fixed-window counters <id>:<index> and
 	// <id>:<index-1> that together estimate a sliding window (upstash/ratelimit's layout).
-	KindSlidingCounter Kind = "sliding_counter"
-	KindUnknown        Kind = "unknown"
+	SlidingCounter Kind = "sliding_counter"
+	Unknown        Kind = "unknown"
 )
 
-// Flag marks a key that needs an operator's attention.
-type Flag string
-
-// The flags, in the order they are listed.
-const (
-	FlagNoTTL     Flag = "NO_TTL"     // the key never expires: an abandoned limiter key lives forever
-	FlagStale     Flag = "STALE"      // members older than the stale threshold
-	FlagOverLimit Flag = "OVER_LIMIT" // more members (or a higher count) than the given limit
-)
-
-// zsetShape is what kind detection looks at in a sorted set.
-type zsetShape struct {
-	key            string
-	size           int64
-	ttl            time.Duration // negative: no TTL
-	oldestMember   string
-	newestMember   string
-	timestamps     bool // the sampled scores read as plausible times in the resolved unit
-	deadlines      bool // the scores are deadlines (--scores deadline, or guessed)
-	oldest, newest time.Time
-	now            time.Time
+// ZSetShape is what kind detection looks at in a sorted set.
+type ZSetShape struct {
+	Key            string
+	Size           int64
+	TTL            time.Duration // negative: no TTL
+	OldestMember   string
+	NewestMember   string
+	Timestamps     bool // the sampled scores read as plausible times in the resolved unit
+	Deadlines      bool // the scores are deadlines (--scores deadline, or guessed)
+	Oldest, Newest time.Time
+	Now            time.Time
 }
 
-// zsetKind decides between concurrency set, window log and unknown. The heuristic, in order:
+// OfZSet decides between concurrency set, window log and unknown. The heuristic, in order:
 //
 //  1. Structure first: the scores must read as timestamps (the newest score is a plausible time
 //     in the resolved unit) and the members must look like request ids (1-128 printable
@@ -66,25 +58,25 @@ type zsetShape struct {
 //
 // Scores that are deadlines (after step 2) make a concurrency set: a deadline is a lease's
 // expiry, which is how job throttlers (sidekiq-throttled) keep in-flight work.
-func zsetKind(s zsetShape) Kind {
-	if !s.timestamps || !requestID(s.oldestMember) || !requestID(s.newestMember) {
-		return KindUnknown
+func OfZSet(s ZSetShape) Kind {
+	if !s.Timestamps || !requestID(s.OldestMember) || !requestID(s.NewestMember) {
+		return Unknown
 	}
-	if k, ok := kindFromName(s.key); ok {
+	if k, ok := FromName(s.Key); ok {
 		return k
 	}
-	if s.deadlines {
-		return KindConcurrency
+	if s.Deadlines {
+		return Concurrency
 	}
-	if s.ttl > 0 && s.size >= 2 {
-		horizon := s.ttl + s.now.Sub(s.newest)
-		spread := s.newest.Sub(s.oldest)
+	if s.TTL > 0 && s.Size >= 2 {
+		horizon := s.TTL + s.Now.Sub(s.Newest)
+		spread := s.Newest.Sub(s.Oldest)
 		if spread*4 >= horizon {
-			return KindWindowLog
+			return WindowLog
 		}
-		return KindConcurrency
+		return Concurrency
 	}
-	return KindWindowLog
+	return WindowLog
 }
 
 // requestID reports whether a member looks like a unique request id.
@@ -112,8 +104,8 @@ var (
 	windowSegments      = map[string]bool{"log": true, "sw": true, "swl": true}
 )
 
-// kindFromName reads a naming hint from the key; ok is false when it has none or both.
-func kindFromName(key string) (Kind, bool) {
+// FromName reads a naming hint from the key; ok is false when it has none or both.
+func FromName(key string) (Kind, bool) {
 	lower := strings.ToLower(key)
 	segments := strings.FieldsFunc(lower, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	has := func(words []string, segs map[string]bool) bool {
@@ -132,9 +124,9 @@ func kindFromName(key string) (Kind, bool) {
 	conc, window := has(concurrencyWords, concurrencySegments), has(windowWords, windowSegments)
 	switch {
 	case conc && !window:
-		return KindConcurrency, true
+		return Concurrency, true
 	case window && !conc:
-		return KindWindowLog, true
+		return WindowLog, true
 	}
 	return "", false
 }

@@ -1,4 +1,4 @@
-package hammer
+package runkeys
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // and leaves out the hammer's own keys (the Redis witness, shared admits, probes, the
 // participants) and every key the run does not own.
 func TestStrategyOfNamesTheLimitersKeysOnly(t *testing.T) {
-	k := KeyScheme{Prefix: "rl", RunID: "r1", Limiter: limiter.FixedWindow, Keys: 1, Strategies: []string{"lua", "custom"}}
+	k := Scheme{Prefix: "rl", RunID: "r1", Limiter: limiter.FixedWindow, Keys: 1, Strategies: []string{"lua", "custom"}}
 	for _, tc := range []struct {
 		key, want string
 		ok        bool
@@ -52,7 +52,7 @@ func TestLeftoversCountWhatNeverExpires(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := context.Background()
-	k := KeyScheme{Prefix: "rl", RunID: "left1", Limiter: limiter.SlidingWindow, Keys: 1, Strategies: []string{"lua", "custom"}}
+	k := Scheme{Prefix: "rl", RunID: "left1", Limiter: limiter.SlidingWindow, Keys: 1, Strategies: []string{"lua", "custom"}}
 	for i := 0; i < 300; i++ {
 		rdb.ZAdd(ctx, k.Key("custom", 0), redis.Z{Score: float64(i), Member: strconv.Itoa(i)})
 	}
@@ -64,7 +64,7 @@ func TestLeftoversCountWhatNeverExpires(t *testing.T) {
 	rdb.Set(ctx, k.Key("lua", 0)+":witness", "3", 0) // the hammer's own, never a leak
 	rdb.Set(ctx, "rl:{other}:custom", "1", 0)        // another run's
 
-	found, err := k.leftovers(ctx, rdb, bench.LeakTTL(time.Second))
+	found, err := k.Leftovers(ctx, rdb, bench.LeakTTL(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,12 +141,12 @@ func TestLeftoversReadASuspectAgain(t *testing.T) {
 // counters with their TTL, one a window, as a 3-hour run with a 1s window leaves): SCAN, then
 // TYPE+PTTL and the sizes in pipelines of leftoverBatch.
 //
-//	go test -run '^$' -bench Leftovers10k -benchtime 20x ./internal/hammer/
+//	go test -run '^$' -bench Leftovers10k -benchtime 20x ./internal/hammer/runkeys/
 func BenchmarkLeftovers10k(b *testing.B) {
 	srv := redistest.Start(b)
 	rdb := srv.Client(b)
 	ctx := context.Background()
-	k := KeyScheme{Prefix: "rl", RunID: "bench", Limiter: limiter.FixedWindow, Keys: 1, Strategies: []string{"lua"}}
+	k := Scheme{Prefix: "rl", RunID: "bench", Limiter: limiter.FixedWindow, Keys: 1, Strategies: []string{"lua"}}
 	pipe := rdb.Pipeline()
 	for i := 0; i < 10_000; i++ {
 		pipe.Set(ctx, k.Key("lua", 0)+":"+strconv.Itoa(1_700_000_000_000+i*1000), "20", time.Hour)
@@ -157,7 +157,7 @@ func BenchmarkLeftovers10k(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		found, err := k.leftovers(ctx, rdb, bench.LeakTTL(time.Second))
+		found, err := k.Leftovers(ctx, rdb, bench.LeakTTL(time.Second))
 		if err != nil || found["lua"].Leaks.Total() != 0 {
 			b.Fatalf("%v %+v", err, found)
 		}

@@ -1,18 +1,15 @@
-package hammer
+package runkeys
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/limitctl/limitctl/internal/limiter"
-	"github.com/limitctl/limitctl/internal/redistest"
 )
 
-func TestKeySchemeOwnsExactlyItsKeys(t *testing.T) {
-	one := KeyScheme{Prefix: "rl", RunID: "user", Limiter: limiter.FixedWindow, Keys: 1, Strategies: []string{"lua", "lua-ts-member"}}
-	many := KeyScheme{Prefix: "rl", RunID: "user", Limiter: limiter.FixedWindow, Keys: 3, Strategies: []string{"lua"}}
+func TestSchemeOwnsExactlyItsKeys(t *testing.T) {
+	one := Scheme{Prefix: "rl", RunID: "user", Limiter: limiter.FixedWindow, Keys: 1, Strategies: []string{"lua", "lua-ts-member"}}
+	many := Scheme{Prefix: "rl", RunID: "user", Limiter: limiter.FixedWindow, Keys: 3, Strategies: []string{"lua"}}
 	for _, key := range []string{one.Key("lua", 0), one.Key("lua-ts-member", 0), one.Witness(one.Key("lua", 0)),
 		one.Key("lua", 0) + ":1700000000000", one.Probe("lua"), one.Probe("lua") + ":1700000000000", one.Probe("witness"),
 		one.Probe("cleanup"), many.Key("lua", 0), many.Key("lua", 2) + ":witness", many.Probe("lua"),
@@ -40,12 +37,12 @@ func TestKeySchemeOwnsExactlyItsKeys(t *testing.T) {
 		}
 	}
 	// Only a limiter whose decisions write window keys owns a window start after its key.
-	sliding := KeyScheme{Prefix: "rl", RunID: "user", Limiter: limiter.SlidingWindow, Keys: 1, Strategies: []string{"lua"}}
+	sliding := Scheme{Prefix: "rl", RunID: "user", Limiter: limiter.SlidingWindow, Keys: 1, Strategies: []string{"lua"}}
 	if key := sliding.Key("lua", 0) + ":1700000000000"; sliding.Owns(key) || !sliding.Owns(sliding.Key("lua", 0)) {
 		t.Errorf("sliding window: owns %q %v, owns its key %v", key, sliding.Owns(key), sliding.Owns(sliding.Key("lua", 0)))
 	}
 	// The custom strategy's contract names its keys from {key}: any suffix is its own.
-	custom := KeyScheme{Prefix: "rl", RunID: "user", Keys: 1, Strategies: []string{"custom"}}
+	custom := Scheme{Prefix: "rl", RunID: "user", Keys: 1, Strategies: []string{"custom"}}
 	for _, key := range []string{custom.Key("custom", 0) + ":in_progress", custom.Key("custom", 0) + ":backlog",
 		custom.Key("custom", 0) + ":1700000000", custom.Probe("custom") + ":in_progress",
 		// Libraries join a key's parts with other characters too: sidekiq-throttled's
@@ -68,26 +65,21 @@ func TestKeySchemeOwnsExactlyItsKeys(t *testing.T) {
 	}
 }
 
-// A server that refuses UNLINK: the clean-up says how many keys it could not delete, and why.
-func TestCleanupReportsFailedUnlinks(t *testing.T) {
-	srv := redistest.Start(t, `rename-command UNLINK ""`)
-	o := baseOptions()
-	o.Limiter, o.Strategies, o.Window = limiter.SlidingWindow, []limiter.Strategy{limiter.Lua}, 10*time.Second
-	var log notices
-	res, err := Run(context.Background(), o, Deps{Connect: connectTo(t, srv), Timeout: time.Second, Notice: log.add})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.KeysNotDeleted == 0 || res.KeysDeleted != 0 || len(res.CleanupWarnings) != 1 {
-		t.Fatalf("deleted %d, not deleted %d, warnings %q", res.KeysDeleted, res.KeysNotDeleted, res.CleanupWarnings)
-	}
-	if w := res.CleanupWarnings[0]; !strings.Contains(w, "could not delete") || !strings.Contains(strings.ToLower(w), "unlink") {
-		t.Errorf("warning %q", w)
-	}
-	if !strings.Contains(log.String(), "warning: could not delete") {
-		t.Errorf("notices %q lack the warning", log.String())
-	}
-	if n, _ := srv.Client(t).Exists(context.Background(), "limitctl:{sess1}:lua").Result(); n != 1 {
-		t.Errorf("the run's key is gone though UNLINK is refused")
+func TestSchemeNamesEveryKeyOfTheRun(t *testing.T) {
+	one := Scheme{Prefix: "rl", RunID: "r1", Keys: 1}
+	many := Scheme{Prefix: "rl", RunID: "r1", Keys: 3}
+	for _, tc := range []struct{ got, want string }{
+		{one.Key("lua", 0), "rl:{r1}:lua"},
+		{many.Key("lua", 2), "rl:{r1.2}:lua"}, // "." is never in a run id: no other run has this tag
+		{one.Witness(one.Key("lua", 0)), "rl:{r1}:lua:witness"},
+		{one.Probe("cleanup"), "rl:{r1}:probe-cleanup"},
+		{one.AdmitChunk(many.Key("lua", 2), 1700000000), "rl:{r1.2}:lua:admits:1700000000"},
+		{one.Participants(), "rl:{r1}:participants"},
+		{limiter.TimeKey(one.Key("custom", 0)), "rl:{r1}:custom:limitctl-time"}, // the virtual clock's mark
+		{one.ReportKey("host-1"), "rl:report:{r1}:host-1"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
 	}
 }

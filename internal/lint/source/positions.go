@@ -1,4 +1,6 @@
-package lint
+// Package source reads a Redis Lua script's text for the linter: its lines, its Redis 7 shebang,
+// its tokens and the column of each AST node, and what Lua 5.1 refuses that gopher-lua parses.
+package source
 
 import (
 	"bytes"
@@ -8,7 +10,7 @@ import (
 )
 
 // gopher-lua's AST keeps a line but no column for its nodes, while its
-// scanner knows both for every token. positions joins the two: it walks the
+// scanner knows both for every token. Positions joins the two: it walks the
 // AST in source order and pairs every name and string literal (and the
 // while/repeat/for keywords) with the next scanner token of the same text.
 // Every such token belongs to exactly one of those AST leaves, so the pairing
@@ -16,40 +18,44 @@ import (
 // simply has no column and the diagnostic falls back to the line's first
 // non-blank column. Columns are 1-based byte offsets, a tab counting as one.
 
-// pos is a 1-based line and column.
-type pos struct{ line, col int }
+// Pos is a 1-based line and column; Col is 0 when unknown.
+type Pos struct{ Line, Col int }
 
 type token struct {
 	typ int
 	str string
-	pos pos
+	pos Pos
 }
 
-// positions maps AST leaves and loop statements to the position of their
+// Tokens are a script's tokens, in source order.
+type Tokens []token
+
+// Positions maps AST leaves and loop statements to the position of their
 // token.
-type positions struct {
-	tokens []token
+type Positions struct {
+	tokens Tokens
 	next   int // tokens before next are paired already
-	of     map[ast.PositionHolder]pos
+	of     map[ast.PositionHolder]Pos
 }
 
-// scanTokens lists the tokens of a script that parsed; a scan error cannot
+// Scan lists the tokens of a script that parsed; a scan error cannot
 // happen then, but would only end the list early.
-func scanTokens(src []byte) []token {
+func Scan(src []byte) Tokens {
 	sc := parse.NewScanner(bytes.NewReader(src), "")
 	var lexer parse.Lexer
-	var tokens []token
+	var tokens Tokens
 	for {
 		tok, err := sc.Scan(&lexer)
 		if err != nil || tok.Type < 0 {
 			return tokens
 		}
-		tokens = append(tokens, token{tok.Type, tok.Str, pos{tok.Pos.Line, tok.Pos.Column}})
+		tokens = append(tokens, token{tok.Type, tok.Str, Pos{tok.Pos.Line, tok.Pos.Column}})
 	}
 }
 
-func locate(chunk []ast.Stmt, tokens []token) *positions {
-	p := &positions{tokens: tokens, of: map[ast.PositionHolder]pos{}}
+// Locate pairs the leaves of a parsed chunk with its tokens.
+func Locate(chunk []ast.Stmt, tokens Tokens) *Positions {
+	p := &Positions{tokens: tokens, of: map[ast.PositionHolder]Pos{}}
 	p.block(chunk)
 	return p
 }
@@ -57,13 +63,13 @@ func locate(chunk []ast.Stmt, tokens []token) *positions {
 // pair finds the next unpaired token that matches and, for a node, records
 // its position. A node's token must be on the node's line: the search stops
 // past it, leaving the node without a column rather than pairing it wrongly.
-func (p *positions) pair(node ast.PositionHolder, line int, match func(token) bool) {
+func (p *Positions) pair(node ast.PositionHolder, line int, match func(token) bool) {
 	for i := p.next; i < len(p.tokens); i++ {
 		tok := p.tokens[i]
-		if line > 0 && tok.pos.line > line {
+		if line > 0 && tok.pos.Line > line {
 			return
 		}
-		if match(tok) && (line <= 0 || tok.pos.line == line) {
+		if match(tok) && (line <= 0 || tok.pos.Line == line) {
 			p.next = i + 1
 			if node != nil {
 				p.of[node] = tok.pos
@@ -75,26 +81,26 @@ func (p *positions) pair(node ast.PositionHolder, line int, match func(token) bo
 
 // word pairs a name or string literal; both are words, since `t.x`,
 // `{x = 1}` and `t["x"]` all give the AST the string "x".
-func (p *positions) word(node ast.PositionHolder, line int, text string) {
+func (p *Positions) word(node ast.PositionHolder, line int, text string) {
 	p.pair(node, line, func(t token) bool {
 		return (t.typ == parse.TIdent || t.typ == parse.TString) && t.str == text
 	})
 }
 
 // name pairs a declared name, which the AST keeps as a bare string.
-func (p *positions) name(text string) { p.word(nil, 0, text) }
+func (p *Positions) name(text string) { p.word(nil, 0, text) }
 
-func (p *positions) keyword(stmt ast.Stmt, typ int) {
+func (p *Positions) keyword(stmt ast.Stmt, typ int) {
 	p.pair(stmt, stmt.Line(), func(t token) bool { return t.typ == typ })
 }
 
-func (p *positions) block(stmts []ast.Stmt) {
+func (p *Positions) block(stmts []ast.Stmt) {
 	for _, s := range stmts {
 		p.stmt(s)
 	}
 }
 
-func (p *positions) stmt(s ast.Stmt) {
+func (p *Positions) stmt(s ast.Stmt) {
 	switch s := s.(type) {
 	case *ast.AssignStmt:
 		p.exprs(s.Lhs)
@@ -151,13 +157,13 @@ func (p *positions) stmt(s ast.Stmt) {
 	}
 }
 
-func (p *positions) exprs(es []ast.Expr) {
+func (p *Positions) exprs(es []ast.Expr) {
 	for _, e := range es {
 		p.expr(e)
 	}
 }
 
-func (p *positions) expr(e ast.Expr) {
+func (p *Positions) expr(e ast.Expr) {
 	switch e := e.(type) {
 	case *ast.IdentExpr:
 		p.word(e, e.Line(), e.Value)
@@ -207,46 +213,46 @@ func (p *positions) expr(e ast.Expr) {
 	}
 }
 
-// at returns where an expression starts, as far as its tokens tell: the
-// position of its leftmost name or string. col is 0 when unknown.
-func (p *positions) at(e ast.Expr) pos {
+// At returns where an expression starts, as far as its tokens tell: the
+// position of its leftmost name or string. Col is 0 when unknown.
+func (p *Positions) At(e ast.Expr) Pos {
 	switch e := e.(type) {
 	case *ast.IdentExpr, *ast.StringExpr, *ast.NumberExpr:
 		if at, ok := p.of[e]; ok {
 			return at
 		}
 	case *ast.AttrGetExpr:
-		return p.at(e.Object)
+		return p.At(e.Object)
 	case *ast.FuncCallExpr:
 		if e.Func != nil {
-			return p.at(e.Func)
+			return p.At(e.Func)
 		}
-		return p.at(e.Receiver)
+		return p.At(e.Receiver)
 	case *ast.LogicalOpExpr:
-		return p.at(e.Lhs)
+		return p.At(e.Lhs)
 	case *ast.RelationalOpExpr:
-		return p.at(e.Lhs)
+		return p.At(e.Lhs)
 	case *ast.StringConcatOpExpr:
-		return p.at(e.Lhs)
+		return p.At(e.Lhs)
 	case *ast.ArithmeticOpExpr:
-		return p.at(e.Lhs)
+		return p.At(e.Lhs)
 	case *ast.UnaryMinusOpExpr:
-		return p.at(e.Expr) // the operator has no paired token: its operand's
+		return p.At(e.Expr) // the operator has no paired token: its operand's
 	case *ast.UnaryNotOpExpr:
-		return p.at(e.Expr)
+		return p.At(e.Expr)
 	case *ast.UnaryLenOpExpr:
-		return p.at(e.Expr)
+		return p.At(e.Expr)
 	}
 	if e == nil {
-		return pos{}
+		return Pos{}
 	}
-	return pos{line: e.Line()}
+	return Pos{Line: e.Line()}
 }
 
-// atStmt returns the position of a loop statement's keyword.
-func (p *positions) atStmt(s ast.Stmt) pos {
+// AtStmt returns the position of a loop statement's keyword.
+func (p *Positions) AtStmt(s ast.Stmt) Pos {
 	if at, ok := p.of[s]; ok {
 		return at
 	}
-	return pos{line: s.Line()}
+	return Pos{Line: s.Line()}
 }
