@@ -89,7 +89,7 @@ const TimeKeySuffix = "limitctl-time"
 
 // TimeKey is the key the virtual clock keeps key's high-water mark of TIME in: the key's name
 // and hash tag, so it lives beside the key (on its cluster slot) and the run's clean-up finds
-// it (hammer.KeyScheme).
+// it (runkeys.Scheme).
 func TimeKey(key string) string { return key + ":" + TimeKeySuffix }
 
 // namesServer finds a script that calls Valkey's server.call: only then is server shadowed (on
