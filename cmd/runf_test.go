@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -161,14 +162,18 @@ func TestEveryCommandParsesItsFlagsWithoutAServer(t *testing.T) {
 		build := func(f *Factory) *cobra.Command {
 			return newHammerReportCmd(f, func(_ context.Context, _ *Factory, o *hammerReportOptions) error { got = o; return nil })
 		}
-		code := parseOnly(t, "hammer report", build, "--run-id", "ci-7", "--prefix", "rl", "--assert", "lua.overshoot==0")
+		junit := filepath.Join(t.TempDir(), "report.xml")
+		code := parseOnly(t, "hammer report", build, "--run-id", "ci-7", "--prefix", "rl", "--assert", "lua.overshoot==0", "--junit", junit)
 		mustRun(t, code, got != nil)
-		if code != ExitOK || got.runID != "ci-7" || got.prefix != "rl" || !reflect.DeepEqual(got.asserts, []string{"lua.overshoot==0"}) {
+		if code != ExitOK || got.runID != "ci-7" || got.prefix != "rl" || !reflect.DeepEqual(got.asserts, []string{"lua.overshoot==0"}) || got.junit != junit {
 			t.Errorf("exit %d, options %+v", code, got)
 		}
 		got = nil
 		if code := parseOnly(t, "hammer report", build, "--run-id", "a b"); code != ExitUsage || got != nil {
 			t.Errorf("a bad run id: exit %d, run called %v", code, got != nil)
+		}
+		if code := parseOnly(t, "hammer report", build, "--run-id", "ci-7", "--junit", "/nonexistent/dir/r.xml"); code != ExitUsage || got != nil {
+			t.Errorf("--junit in a missing directory: exit %d, run called %v", code, got != nil)
 		}
 	})
 	t.Run("version", func(t *testing.T) {
