@@ -18,9 +18,16 @@ import (
 // parsing, checks and the hand-over to the command's run are tested without a connection.
 func parseOnly(t *testing.T, path string, build func(f *Factory) *cobra.Command, args ...string) int {
 	t.Helper()
-	streams, _, _, _ := TestStreams()
+	code, _ := parseOnlyEnv(t, nil, path, build, args...)
+	return code
+}
+
+// parseOnlyEnv is parseOnly in the environment env, and returns what the command wrote on stderr.
+func parseOnlyEnv(t *testing.T, env map[string]string, path string, build func(f *Factory) *cobra.Command, args ...string) (int, string) {
+	t.Helper()
+	streams, _, _, errOut := TestStreams()
 	f := NewFactory(streams, Build{Version: "test"})
-	f.Getenv = func(string) string { return "" }
+	f.Getenv = func(k string) string { return env[k] }
 	root := NewRootCmd(f)
 	old, _, err := root.Find(strings.Fields(path))
 	if err != nil {
@@ -30,7 +37,8 @@ func parseOnly(t *testing.T, path string, build func(f *Factory) *cobra.Command,
 	parent.RemoveCommand(old)
 	parent.AddCommand(build(f))
 	usageArgs(root)
-	return runRoot(context.Background(), f, root, append(strings.Fields(path), args...))
+	code := runRoot(context.Background(), f, root, append(strings.Fields(path), args...))
+	return code, errOut.String()
 }
 
 // mustRun stops the test unless the command's run was called.
