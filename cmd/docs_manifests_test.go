@@ -259,36 +259,117 @@ func checkManifest(t *testing.T, doc, image string) (containers int, ok bool, er
 	return containers, true, errors.Join(errs...)
 }
 
+var (
+	workflowExpression = regexp.MustCompile(`\$\{\{[^}]*\}\}`)
+	shellVariable      = regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?`)
+)
+
+// shellWords splits a command line as sh would, up to its first unquoted operator (| & ; < >).
+func shellWords(line string) []string {
+	var words []string
+	var word strings.Builder
+	inWord, quote := false, rune(0)
+scan:
+	for _, r := range line {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			word.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case strings.ContainsRune("|&;<>", r):
+			break scan
+		case r == ' ' || r == '\t' || r == '\n':
+			if inWord {
+				words, inWord = append(words, word.String()), false
+				word.Reset()
+			}
+		default:
+			word.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, word.String())
+	}
+	return words
+}
+
+// checkWorkflow parses each limitctl command of a GitHub Actions workflow's run: steps as
+// limitctl would, with ${{ expressions }} and $VARIABLES standing for values the runner fills.
+func checkWorkflow(t *testing.T, doc string) (commands int, err error) {
+	t.Helper()
+	var wf struct {
+		Jobs map[string]struct {
+			Steps []struct {
+				Run string            `json:"run"`
+				Env map[string]string `json:"env"`
+			} `json:"steps"`
+		} `json:"jobs"`
+	}
+	if err := yaml.Unmarshal([]byte(doc), &wf); err != nil {
+		return 0, err
+	}
+	var errs []error
+	for name, job := range wf.Jobs {
+		for _, step := range job.Steps {
+			line := workflowExpression.ReplaceAllString(step.Run, "1")
+			line = shellVariable.ReplaceAllStringFunc(line, func(v string) string {
+				return cmp.Or(sampleEnv[shellVariable.FindStringSubmatch(v)[1]], sampleUID)
+			})
+			words := shellWords(line)
+			if len(words) == 0 || words[0] != "limitctl" {
+				continue
+			}
+			env := map[string]string{}
+			for k := range step.Env {
+				env[k] = cmp.Or(sampleEnv[k], sampleUID)
+			}
+			if err := parseLimitctl(t, words[1:], env); err != nil {
+				errs = append(errs, fmt.Errorf("job %s: %v", name, err))
+			}
+			commands++
+		}
+	}
+	return commands, errors.Join(errs...)
+}
+
 // Every Kubernetes manifest the docs show is one the API server would take as written (each
-// field known to its type), runs the image the release builds, and passes limitctl flags it has.
+// field known to its type), runs the image the release builds, and passes limitctl flags it has;
+// so does every limitctl command of a workflow they show.
 func TestDocsManifestsDecodeStrictlyAndParseAsLimitctl(t *testing.T) {
 	image := releaseImage(t)
 	files, err := filepath.Glob("../docs/*.md")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no docs: %v", err)
 	}
-	manifests, containers := 0, 0
+	manifests, containers, commands := 0, 0, 0
 	for _, file := range files {
 		for _, block := range markdownYAML(t, file) {
 			for i, doc := range yamlDocuments(block.text) {
 				n, ok, err := checkManifest(t, doc, image)
+				if !ok && err == nil {
+					n, err = checkWorkflow(t, doc)
+					commands += n
+				} else {
+					manifests, containers = manifests+1, containers+n
+				}
 				if err != nil {
 					t.Errorf("%s:%d, document %d: %v", block.file, block.line, i+1, err)
 				}
-				if ok {
-					manifests++
-				}
-				containers += n
 			}
 		}
 	}
-	if manifests < 2 || containers < 2 {
-		t.Fatalf("%d manifests with %d limitctl containers in docs/*.md; want the many-processes Jobs at least", manifests, containers)
+	if manifests < 2 || containers < 2 || commands < 2 {
+		t.Fatalf("%d manifests with %d limitctl containers and %d workflow commands in docs/*.md; want many-processes.md's Jobs and matrix at least",
+			manifests, containers, commands)
 	}
 }
 
 // The check refuses what the API server or limitctl would: a misspelt field, a flag limitctl
-// does not have, a value it refuses, a variable the container does not declare, another image.
+// does not have, a value it refuses, a variable the container does not declare, another image;
+// and a workflow's limitctl command with a flag limitctl does not have.
 func TestDocsManifestCheckRefusesMistakes(t *testing.T) {
 	image := releaseImage(t)
 	const job = `apiVersion: batch/v1
@@ -329,5 +410,18 @@ spec:
 		if _, _, err := checkManifest(t, doc, image); err == nil || !strings.Contains(err.Error(), bad.why) {
 			t.Errorf("%s -> %s: %v, want an error saying %q", bad.old, bad.new, err, bad.why)
 		}
+	}
+	const workflow = `jobs:
+  judge:
+    steps:
+      - run: >
+          limitctl hammer report --url "$REDIS_URL" --run-id "gh-${{ github.run_id }}"
+          --assert 'lua.overshoot==0' --junit report.xml > report.json
+`
+	if n, err := checkWorkflow(t, workflow); err != nil || n != 1 {
+		t.Fatalf("a good workflow: %d commands, %v", n, err)
+	}
+	if _, err := checkWorkflow(t, strings.Replace(workflow, "--junit", "--junti", 1)); err == nil || !strings.Contains(err.Error(), "unknown flag") {
+		t.Errorf("a workflow's misspelt flag: %v, want unknown flag", err)
 	}
 }
