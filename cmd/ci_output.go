@@ -48,8 +48,8 @@ func checkOutcome(f *Factory, outcome, writeErr error) error {
 }
 
 // writeHammerCI writes what CI reads of a hammer run or hammer report's merged run
-// (ciformat.HammerReports): the junit report, and the Markdown section of $GITHUB_STEP_SUMMARY.
-// Bad input writes nothing.
+// (ciformat.HammerReports): the JUnit report at junit, and the Markdown section of
+// $GITHUB_STEP_SUMMARY. Bad input writes nothing.
 func writeHammerCI(f *Factory, command, junit string, started time.Time, res hammer.Result, runErr error) error {
 	failed := false
 	if runErr != nil {

@@ -81,12 +81,12 @@ func HammerJUnit(res hammer.Result, started time.Time, version string) ([]byte, 
 	if s.Processes > 0 {
 		props = append(props, junitProperty{"processes", strconv.Itoa(s.Processes)})
 	}
-	return junitDocument(junitSuiteOf("limitctl "+HammerCommand(s), started, elapsed, props, cases))
+	return junitDocument(junitSuiteOf("limitctl "+hammerCommand(s), started, elapsed, props, cases))
 }
 
-// HammerCommand names the command that judged s: hammer report for a run merged from the
+// hammerCommand names the command that judged s: hammer report for a run merged from the
 // processes that shared it, else hammer.
-func HammerCommand(s bench.Summary) string {
+func hammerCommand(s bench.Summary) string {
 	if s.Processes > 0 {
 		return "hammer report"
 	}

@@ -29,7 +29,7 @@ func HammerStepSummary(res hammer.Result) []byte {
 	if s.Processes > 0 {
 		processes = " across " + human.Count(int64(s.Processes)) + " processes"
 	}
-	fmt.Fprintf(&b, "### limitctl %s: %s\n\n", HammerCommand(s), outcome)
+	fmt.Fprintf(&b, "### limitctl %s: %s\n\n", hammerCommand(s), outcome)
 	fmt.Fprintf(&b, "%s limiter, limit %s, %s workers per strategy%s, %s on %s (run id `%s`)\n\n",
 		s.Limiter, human.Count(s.Limit), human.Count(int64(s.Workers)), processes, s.Duration.Round(time.Millisecond),
 		mdCell(strings.TrimSpace(s.Target.Kind+" "+s.Target.Addr)), s.RunID)
