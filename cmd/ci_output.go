@@ -47,9 +47,10 @@ func checkOutcome(f *Factory, outcome, writeErr error) error {
 	return outcome
 }
 
-// writeHammerCI writes what CI reads of a hammer run (ciformat.HammerReports): the --junit
-// report, and the Markdown section of $GITHUB_STEP_SUMMARY. Bad input writes nothing.
-func writeHammerCI(f *Factory, o *hammerOptions, started time.Time, res hammer.Result, runErr error) error {
+// writeHammerCI writes what CI reads of a hammer run or hammer report's merged run
+// (ciformat.HammerReports): the JUnit report at junit, and the Markdown section of
+// $GITHUB_STEP_SUMMARY. Bad input writes nothing.
+func writeHammerCI(f *Factory, command, junit string, started time.Time, res hammer.Result, runErr error) error {
 	failed := false
 	if runErr != nil {
 		code, msg := classify(runErr, f.secrets())
@@ -58,6 +59,6 @@ func writeHammerCI(f *Factory, o *hammerOptions, started time.Time, res hammer.R
 		}
 		runErr, failed = errors.New(msg), code == ExitCheckFailed || code == ExitLintRefused
 	}
-	report, summary, err := ciformat.HammerReports(res, runErr, failed, started, f.Now().Sub(started), buildinfo.Resolve(f.Build).Version)
-	return writeCI(f, ciformat.Files{JUnit: o.junit, StepSummary: f.Getenv("GITHUB_STEP_SUMMARY")}, report, summary, err)
+	report, summary, err := ciformat.HammerReports(command, res, runErr, failed, started, f.Now().Sub(started), buildinfo.Resolve(f.Build).Version)
+	return writeCI(f, ciformat.Files{JUnit: junit, StepSummary: f.Getenv("GITHUB_STEP_SUMMARY")}, report, summary, err)
 }

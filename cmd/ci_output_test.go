@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/limitctl/limitctl/internal/redistest"
@@ -210,5 +211,61 @@ func TestHammerJUnitOfAScriptThatFailsLint(t *testing.T) {
 	run(t, "hammer", "--script", script, "--requests", "10", "--junit", junit).wantExit(t, ExitLintRefused)
 	if report := junitCounts(t, junit); report.Tests != 1 || report.Failures != 1 || report.Errors != 0 {
 		t.Errorf("JUnit %+v, want one failed case", report)
+	}
+}
+
+// Two processes share a run; hammer report --junit over it writes the report hammer writes, of
+// the merged run: naive overshot across them and lua held, so an assertion that naive held fails
+// its case and exits 3, as the report without --junit does, and the one that it overshot passes.
+func TestHammerReportJUnitAndStepSummary(t *testing.T) {
+	srv := redistest.Start(t)
+	var wg sync.WaitGroup
+	processes := make([]result, 2)
+	for i := range processes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			processes[i] = execBinary(t, nil, "--addr", srv.Addr, "hammer", "--run-id", "ci2", "--witness", "redis", "--keep-keys",
+				"--strategies", "naive,lua", "--limit", "4", "--workers", "8", "--hold", "5ms", "--requests", "800", "-o", "json")
+		}()
+	}
+	wg.Wait()
+	for _, p := range processes {
+		p.wantExit(t, ExitOK)
+	}
+	report := []string{"--addr", srv.Addr, "hammer", "report", "--run-id", "ci2", "-o", "json", "--assert", "lua.overshoot==0"}
+	without := run(t, append(report, "--assert", "naive.overshoot==0")...).wantExit(t, ExitCheckFailed)
+
+	dir := t.TempDir()
+	junit, summary := filepath.Join(dir, "report.xml"), filepath.Join(dir, "summary.md")
+	r := runEnv(t, map[string]string{"GITHUB_STEP_SUMMARY": summary}, append(report, "--assert", "naive.overshoot==0", "--junit", junit)...).wantExit(t, ExitCheckFailed)
+	if r.out != without.out {
+		t.Errorf("--junit changed stdout:\n%s\nwithout it:\n%s", r.out, without.out)
+	}
+	doc := junitCounts(t, junit)
+	if doc.Tests != 4 || doc.Failures != 1 || doc.Errors != 0 || doc.Suites[0].Name != "limitctl hammer report" {
+		t.Fatalf("JUnit %+v; want suite limitctl hammer report, 4 tests (2 assertions, 2 verdicts), 1 failure", doc)
+	}
+	for _, c := range doc.Suites[0].Cases {
+		if failed := len(c.Failures) > 0; failed != (c.Name == "naive.overshoot==0") {
+			t.Errorf("case %s %s failed=%v: only naive.overshoot==0 fails", c.Classname, c.Name, failed)
+		}
+	}
+	md, _ := os.ReadFile(summary)
+	for _, want := range []string{"### limitctl hammer report: FAILED\n", "16 workers per strategy across 2 processes", "| naive | **OVERSHOOT** |",
+		"| `naive.overshoot==0` | **FAIL** |", "| `lua.overshoot==0` | PASS | 0 |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("step summary lacks %q:\n%s", want, md)
+		}
+	}
+
+	run(t, append(report, "--assert", "naive.overshoot>0", "--junit", junit)...).wantExit(t, ExitOK)
+	if doc := junitCounts(t, junit); doc.Tests != 4 || doc.Failures+doc.Errors != 0 {
+		t.Errorf("a passing report: JUnit %+v, want 4 passing cases", doc)
+	}
+	// A run no process shared is exit 1 as before, an error in the report.
+	run(t, "--addr", srv.Addr, "hammer", "report", "--run-id", "nobody", "--junit", junit).wantExit(t, ExitError)
+	if doc := junitCounts(t, junit); doc.Tests != 1 || doc.Errors != 1 {
+		t.Errorf("a report of no run: JUnit %+v, want one case in error", doc)
 	}
 }

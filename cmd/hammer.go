@@ -317,7 +317,7 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 	started := f.Now()
 	res, err := hammer.Run(ctx, run, deps)
 	if err != nil {
-		return checkOutcome(f, err, writeHammerCI(f, o, started, res, err))
+		return checkOutcome(f, err, writeHammerCI(f, "hammer", o.junit, started, res, err))
 	}
 	if res.KeysKept != "" {
 		fmt.Fprintf(f.IO.ErrOut, "keys kept under %s\n", res.KeysKept)
@@ -335,7 +335,7 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 		}
 		fmt.Fprintf(f.IO.ErrOut, "report written to %s\n", o.report)
 	}
-	return checkOutcome(f, res.Err(), writeHammerCI(f, o, started, res, nil))
+	return checkOutcome(f, res.Err(), writeHammerCI(f, "hammer", o.junit, started, res, nil))
 }
 
 // dashboardOptions are the static facts and controls the live dashboard shows; asserts are

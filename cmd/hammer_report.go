@@ -6,12 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/limitctl/limitctl/internal/hammer"
+	"github.com/limitctl/limitctl/internal/outfile"
 )
 
 type hammerReportOptions struct {
 	runID   string
 	prefix  string
 	asserts []string
+	junit   string
 }
 
 // newHammerReportCmd merges what every process of one run left in Redis.
@@ -34,13 +36,21 @@ own, or delete them with redis-cli --scan --pattern '<prefix>:{ID*' | xargs redi
 
 The merged run is judged as hammer judges one, by the same rules: the processes' assertions
 (--assert here replaces them), the check every --script run makes, and decisions that errored
-on more than 1% of calls. A failed check exits 3.`,
+on more than 1% of calls. A failed check exits 3.
+
+For CI, as hammer writes them: --junit F.xml writes a JUnit report of the merged run (a test
+case per assertion and per strategy's verdict, failing exactly when the report exits 3), and
+when GITHUB_STEP_SUMMARY is set its Markdown summary is appended to that file.`,
 		Example: `  limitctl hammer report --run-id nightly-42 -o json
-  limitctl hammer report --run-id nightly-42 --assert 'lua.overshoot==0' --assert 'naive.overshoot>0'`,
+  limitctl hammer report --run-id nightly-42 --assert 'lua.overshoot==0' --assert 'naive.overshoot>0'
+  limitctl hammer report --run-id nightly-42 --junit report.xml   # for Jenkins, GitLab, CircleCI`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if !hammer.ValidRunID(opts.runID) {
 				return usagef("--run-id must be 1-64 letters, digits, '-' or '_', got %q", opts.runID)
+			}
+			if err := outfile.CheckFlag("--junit", opts.junit); err != nil {
+				return err
 			}
 			return runF(c.Context(), f, opts)
 		},
@@ -48,6 +58,8 @@ on more than 1% of calls. A failed check exits 3.`,
 	c.Flags().StringVar(&opts.runID, "run-id", "", "the run id the hammer processes shared (required)")
 	c.Flags().StringVar(&opts.prefix, "prefix", "limitctl", "key prefix the processes used")
 	c.Flags().StringArrayVar(&opts.asserts, "assert", nil, "threshold the merged summary must meet, in place of the processes' own, e.g. 'lua.overshoot==0' (exit 3 if one fails)")
+	c.Flags().StringVar(&opts.junit, "junit", "", "write a JUnit XML report of the merged run to this file for CI (a test case per assertion and per strategy's verdict)")
+	c.MarkFlagFilename("junit", "xml")
 	return c
 }
 
@@ -56,16 +68,17 @@ func runHammerReport(ctx context.Context, f *Factory, o *hammerReportOptions) er
 	if err != nil {
 		return err
 	}
+	started := f.Now()
 	rdb, _, err := f.Client(ctx)
-	if err != nil {
-		return err
+	var res hammer.Result
+	if err == nil {
+		res, err = hammer.Report(ctx, rdb, o.prefix, o.runID, o.asserts)
 	}
-	res, err := hammer.Report(ctx, rdb, o.prefix, o.runID, o.asserts)
 	if err != nil {
-		return err
+		return checkOutcome(f, err, writeHammerCI(f, "hammer report", o.junit, started, res, err))
 	}
 	if err := writeHammerSummary(f, format, res); err != nil {
 		return err
 	}
-	return res.Err()
+	return checkOutcome(f, res.Err(), writeHammerCI(f, "hammer report", o.junit, started, res, nil))
 }

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -18,9 +19,16 @@ import (
 // parsing, checks and the hand-over to the command's run are tested without a connection.
 func parseOnly(t *testing.T, path string, build func(f *Factory) *cobra.Command, args ...string) int {
 	t.Helper()
-	streams, _, _, _ := TestStreams()
+	code, _ := parseOnlyEnv(t, nil, path, build, args...)
+	return code
+}
+
+// parseOnlyEnv is parseOnly in the environment env, and returns what the command wrote on stderr.
+func parseOnlyEnv(t *testing.T, env map[string]string, path string, build func(f *Factory) *cobra.Command, args ...string) (int, string) {
+	t.Helper()
+	streams, _, _, errOut := TestStreams()
 	f := NewFactory(streams, Build{Version: "test"})
-	f.Getenv = func(string) string { return "" }
+	f.Getenv = func(k string) string { return env[k] }
 	root := NewRootCmd(f)
 	old, _, err := root.Find(strings.Fields(path))
 	if err != nil {
@@ -30,7 +38,8 @@ func parseOnly(t *testing.T, path string, build func(f *Factory) *cobra.Command,
 	parent.RemoveCommand(old)
 	parent.AddCommand(build(f))
 	usageArgs(root)
-	return runRoot(context.Background(), f, root, append(strings.Fields(path), args...))
+	code := runRoot(context.Background(), f, root, append(strings.Fields(path), args...))
+	return code, errOut.String()
 }
 
 // mustRun stops the test unless the command's run was called.
@@ -162,14 +171,18 @@ func TestEveryCommandParsesItsFlagsWithoutAServer(t *testing.T) {
 		build := func(f *Factory) *cobra.Command {
 			return newHammerReportCmd(f, func(_ context.Context, _ *Factory, o *hammerReportOptions) error { got = o; return nil })
 		}
-		code := parseOnly(t, "hammer report", build, "--run-id", "ci-7", "--prefix", "rl", "--assert", "lua.overshoot==0")
+		junit := filepath.Join(t.TempDir(), "report.xml")
+		code := parseOnly(t, "hammer report", build, "--run-id", "ci-7", "--prefix", "rl", "--assert", "lua.overshoot==0", "--junit", junit)
 		mustRun(t, code, got != nil)
-		if code != ExitOK || got.runID != "ci-7" || got.prefix != "rl" || !reflect.DeepEqual(got.asserts, []string{"lua.overshoot==0"}) {
+		if code != ExitOK || got.runID != "ci-7" || got.prefix != "rl" || !reflect.DeepEqual(got.asserts, []string{"lua.overshoot==0"}) || got.junit != junit {
 			t.Errorf("exit %d, options %+v", code, got)
 		}
 		got = nil
 		if code := parseOnly(t, "hammer report", build, "--run-id", "a b"); code != ExitUsage || got != nil {
 			t.Errorf("a bad run id: exit %d, run called %v", code, got != nil)
+		}
+		if code := parseOnly(t, "hammer report", build, "--run-id", "ci-7", "--junit", "/nonexistent/dir/r.xml"); code != ExitUsage || got != nil {
+			t.Errorf("--junit in a missing directory: exit %d, run called %v", code, got != nil)
 		}
 	})
 	t.Run("version", func(t *testing.T) {

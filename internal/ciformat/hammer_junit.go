@@ -12,8 +12,9 @@ import (
 	"github.com/limitctl/limitctl/internal/hammer"
 )
 
-// HammerJUnit is a hammer run as JUnit XML: a suite "limitctl hammer" whose properties say what
-// ran (run id, target, limiter, limit, workers, duration...), a test case per assertion (classname
+// HammerJUnit is a hammer run as JUnit XML: a suite "limitctl hammer" ("limitctl hammer report"
+// for a merged run) whose properties say what ran (run id, target, limiter, limit, workers,
+// duration, processes of a merged run...), a test case per assertion (classname
 // hammer.assert, the expression as name; the check a --script run makes itself included) and one
 // per strategy's verdict (classname hammer.verdict, the strategy as name, the verdict line as its
 // output).
@@ -80,7 +81,16 @@ func HammerJUnit(res hammer.Result, started time.Time, version string) ([]byte, 
 	if s.Processes > 0 {
 		props = append(props, junitProperty{"processes", strconv.Itoa(s.Processes)})
 	}
-	return junitDocument(junitSuiteOf("limitctl hammer", started, elapsed, props, cases))
+	return junitDocument(junitSuiteOf("limitctl "+hammerCommand(s), started, elapsed, props, cases))
+}
+
+// hammerCommand names the command that judged s: hammer report for a run merged from the
+// processes that shared it, else hammer.
+func hammerCommand(s bench.Summary) string {
+	if s.Processes > 0 {
+		return "hammer report"
+	}
+	return "hammer"
 }
 
 func strategyNames(res hammer.Result) []string {
@@ -91,13 +101,14 @@ func strategyNames(res hammer.Result) []string {
 	return names
 }
 
-// HammerReports are what CI reads of a hammer run: its JUnit report and the Markdown section of
-// its step summary. A run that ended without a result (runErr) is reported as a JUnit error, or
-// a failure when it failed a check before any load (failed: the script's lint, exit 3).
-func HammerReports(res hammer.Result, runErr error, failed bool, started time.Time, elapsed time.Duration, version string) (junit, summary []byte, err error) {
+// HammerReports are what CI reads of a hammer run or of hammer report's merged run: its JUnit
+// report and the Markdown section of its step summary. A command (hammer, hammer report) that
+// ended without a result (runErr) is reported as a JUnit error, or a failure when it failed a
+// check before any load (failed: the script's lint, exit 3).
+func HammerReports(command string, res hammer.Result, runErr error, failed bool, started time.Time, elapsed time.Duration, version string) (junit, summary []byte, err error) {
 	if runErr != nil {
-		junit, err = ErrorJUnit("hammer", started, elapsed, runErr, failed)
-		return junit, ErrorStepSummary("hammer", runErr, failed), err
+		junit, err = ErrorJUnit(command, started, elapsed, runErr, failed)
+		return junit, ErrorStepSummary(command, runErr, failed), err
 	}
 	junit, err = HammerJUnit(res, started, version)
 	return junit, HammerStepSummary(res), err

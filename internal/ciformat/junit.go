@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -106,7 +107,7 @@ func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 // (exit 3: hammer's script failed lint before any load) makes it a failure, like every check
 // that fails; otherwise (exit 1: the server unreachable) it is an error.
 func ErrorJUnit(command string, started time.Time, elapsed time.Duration, err error, checkFailed bool) ([]byte, error) {
-	c := junitCase{Classname: "limitctl." + command, Name: command, Time: seconds(elapsed)}
+	c := junitCase{Classname: "limitctl." + strings.ReplaceAll(command, " ", "."), Name: command, Time: seconds(elapsed)}
 	if checkFailed {
 		c.Failures = []junitResult{{Message: err.Error(), Type: "check", Text: err.Error()}}
 	} else {

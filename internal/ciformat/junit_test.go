@@ -359,3 +359,36 @@ func TestJUnitEscapesWhatXMLCannotHold(t *testing.T) {
 		t.Errorf("failure message %q\n%s", got, doc)
 	}
 }
+
+// hammer report's merged run reads as a hammer run's, named for the command that judged it and
+// with the number of processes; a report that could not merge anything names that command too.
+func TestHammerReportsOfAMergedRun(t *testing.T) {
+	sum := summaryOf()
+	sum.Strategies, sum.Processes = sum.Strategies[:2], 3
+	res := resultOf(t, sum, []string{"assertion failed: naive.overshoot==0 (actual 44)"}, "lua.overshoot==0", "naive.overshoot==0")
+	doc, md, err := HammerReports("hammer report", res, nil, false, time.Time{}, time.Second, "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := parseJUnit(t, doc)
+	s := p.Suites[0]
+	props := map[string]string{}
+	for _, pr := range s.Properties {
+		props[pr.Name] = pr.Value
+	}
+	if s.Name != "limitctl hammer report" || props["processes"] != "3" || s.Tests != 4 || s.Failures != 1 {
+		t.Errorf("suite %q, processes %q, %d tests, %d failures; want limitctl hammer report, 3, 4, 1", s.Name, props["processes"], s.Tests, s.Failures)
+	}
+	for _, want := range []string{"### limitctl hammer report: FAILED\n", "64 workers per strategy across 3 processes, 2.5s"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("step summary lacks %q:\n%s", want, md)
+		}
+	}
+	doc, md, _ = HammerReports("hammer report", hammer.Result{}, errors.New("no process of run r1 left a summary"), false, time.Time{}, time.Second, "dev")
+	if p := parseJUnit(t, doc); p.Errors != 1 || p.Suites[0].Name != "limitctl hammer report" || p.Suites[0].Cases[0].Classname != "limitctl.hammer.report" {
+		t.Errorf("a report without a run: %+v, want one error in suite limitctl hammer report", p)
+	}
+	if !strings.HasPrefix(string(md), "### limitctl hammer report: could not run\n") {
+		t.Errorf("step summary of a report without a run:\n%s", md)
+	}
+}

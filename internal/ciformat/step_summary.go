@@ -25,9 +25,13 @@ func HammerStepSummary(res hammer.Result) []byte {
 	case !res.Passed():
 		outcome = "FAILED"
 	}
-	fmt.Fprintf(&b, "### limitctl hammer: %s\n\n", outcome)
-	fmt.Fprintf(&b, "%s limiter, limit %s, %s workers per strategy, %s on %s (run id `%s`)\n\n",
-		s.Limiter, human.Count(s.Limit), human.Count(int64(s.Workers)), s.Duration.Round(time.Millisecond),
+	processes := ""
+	if s.Processes > 0 {
+		processes = " across " + human.Count(int64(s.Processes)) + " processes"
+	}
+	fmt.Fprintf(&b, "### limitctl %s: %s\n\n", hammerCommand(s), outcome)
+	fmt.Fprintf(&b, "%s limiter, limit %s, %s workers per strategy%s, %s on %s (run id `%s`)\n\n",
+		s.Limiter, human.Count(s.Limit), human.Count(int64(s.Workers)), processes, s.Duration.Round(time.Millisecond),
 		mdCell(strings.TrimSpace(s.Target.Kind+" "+s.Target.Addr)), s.RunID)
 
 	b.WriteString("| strategy | verdict | evidence | peak | overshoot | admitted | rejected | errors | decisions/s | p50 | p99 |\n")
