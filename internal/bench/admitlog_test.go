@@ -7,52 +7,6 @@ import (
 	"testing"
 )
 
-func TestMsQueueKeepsMillisecondsInOrderAndMergesRepeats(t *testing.T) {
-	var q msQueue
-	for _, ms := range []int64{10, 12, 12, 11, 15, 9, 12, 14} {
-		q.add(ms, 1)
-	}
-	want := []msCount{{9, 1}, {10, 1}, {11, 1}, {12, 3}, {14, 1}, {15, 1}}
-	var got []msCount
-	for i := 0; i < q.len(); i++ {
-		got = append(got, q.at(i))
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("got %v, want %v", got, want)
-	}
-	q.popFront()
-	q.popFront()
-	q.add(10, 2) // older than the front now: still placed in order
-	if f := q.front(); f != (msCount{10, 2}) || q.len() != 5 {
-		t.Fatalf("after popping two and adding 10 back: front %v, len %d", f, q.len())
-	}
-}
-
-func TestMsQueueStopsAllocatingAtItsWorkingSize(t *testing.T) {
-	var q msQueue
-	ms := int64(0)
-	churn := func() { // a sliding window of 64 live milliseconds, one in three arriving 2ms late
-		ms++
-		late := int64(0)
-		if ms%3 == 0 {
-			late = 2
-		}
-		q.add(ms-late, 1)
-		for q.len() > 64 {
-			q.popFront()
-		}
-	}
-	for i := 0; i < 1000; i++ {
-		churn()
-	}
-	if allocs := testing.AllocsPerRun(10_000, churn); allocs != 0 {
-		t.Fatalf("steady churn allocated %.2f times per admit, want 0", allocs)
-	}
-	if cap(q.items) > 4*65 {
-		t.Fatalf("array grew to %d for 65 live items", cap(q.items))
-	}
-}
-
 func TestWindowCheckersKeepOnlyMillisecondsWithAdmits(t *testing.T) {
 	// A one-minute window, 20 admits a second: the history holds the admits of one window,
 	// not sixty thousand milliseconds, and settling allocates nothing once warm.
@@ -67,7 +21,7 @@ func TestWindowCheckersKeepOnlyMillisecondsWithAdmits(t *testing.T) {
 		t.Fatalf("an admit allocated %.2f times, want 0", allocs)
 	}
 	c.log.mu.Lock()
-	hist, pending := c.hist.len(), c.log.pending.len()
+	hist, pending := c.hist.Len(), c.log.pending.Len()
 	c.log.mu.Unlock()
 	if hist > 1200 || pending > 121 {
 		t.Fatalf("history %d and pending %d entries; want at most a window's (1200) and a horizon's (121) admits", hist, pending)
@@ -95,7 +49,7 @@ func bruteWindow(admits []int64, limit, window int64, aligned bool) CheckResult 
 		for _, u := range times {
 			in := u <= t && u > t-window
 			if aligned {
-				in = u <= t && floorDiv(u, window) == floorDiv(t, window)
+				in = u <= t && FloorDiv(u, window) == FloorDiv(t, window)
 			}
 			if in {
 				sum += counts[u]

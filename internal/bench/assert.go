@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -143,7 +144,7 @@ func ParseAssertion(expr string, strategies []string) (Assertion, error) {
 		return a, fmt.Errorf("assertion %q: left side must be strategy.metric, e.g. lua.overshoot", expr)
 	}
 	a.Strategy, a.Metric = strategy, strings.ToLower(metric)
-	if !contains(strategies, a.Strategy) {
+	if !slices.Contains(strategies, a.Strategy) {
 		return a, fmt.Errorf("assertion %q: strategy %q is not in this run (running: %s)", expr, a.Strategy, strings.Join(strategies, ", "))
 	}
 	if _, ok := metrics[a.Metric]; !ok {

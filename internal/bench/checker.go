@@ -1,12 +1,15 @@
 package bench
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // Checker watches admitted requests and measures the worst excess over the limit. It never
@@ -69,7 +72,7 @@ type Witness struct {
 	peak       atomic.Int64
 	tickPeak   atomic.Int64 // highest value since the last TakeTickPeak
 	events     atomic.Int64
-	onOver     func(overMoment) // the first overshoot's requests (first_overshoot.go); guarded by mu
+	onOver     func(Moment) // the first overshoot's requests (first_overshoot.go); guarded by mu
 }
 
 // heldAt is an abandoned request and its decision time (ms).
@@ -80,7 +83,7 @@ type heldAt struct {
 
 // onFirstOver implements firstOverReporter: the requests counted when the witness first went
 // above the limit.
-func (w *Witness) onFirstOver(report func(overMoment)) {
+func (w *Witness) onFirstOver(report func(Moment)) {
 	w.mu.Lock()
 	w.onOver = report
 	w.mu.Unlock()
@@ -88,26 +91,26 @@ func (w *Witness) onFirstOver(report func(overMoment)) {
 
 // firstOver takes, once, the moment the witness first counted n above the limit (raised by
 // admit by), with the ids of the requests it counted; nil when already taken. Called under mu.
-func (w *Witness) firstOver(n int64, by uint64, counted func(decided int64) bool, shared bool) *overMoment {
+func (w *Witness) firstOver(n int64, by uint64, counted func(decided int64) bool, shared bool) *Moment {
 	if w.onOver == nil || n <= w.limit {
 		return nil
 	}
-	m := &overMoment{count: n, by: by, shared: shared, held: make([]uint64, 0, len(w.held)+len(w.abandoned))}
+	m := &Moment{Count: n, By: by, Shared: shared, Held: make([]uint64, 0, len(w.held)+len(w.abandoned))}
 	for id, decided := range w.held {
 		if counted(decided) {
-			m.held = append(m.held, id)
+			m.Held = append(m.Held, id)
 		}
 	}
 	for _, a := range w.abandoned {
 		if counted(a.decided) {
-			m.held = append(m.held, a.id)
+			m.Held = append(m.Held, a.id)
 		}
 	}
 	return m
 }
 
 // report hands m to the trace, once, outside the witness's lock.
-func (w *Witness) report(m *overMoment) {
+func (w *Witness) report(m *Moment) {
 	if m == nil {
 		return
 	}
@@ -135,13 +138,13 @@ func NewWitness(limit, staleAfterMs int64) *Witness {
 // a write no earlier than the decision, and a millisecond goes to rounding. The workers' skew
 // needs no allowance here: the witness measures from the most advanced worker clock (AdmitHeld's
 // atMs). 0 stays 0 (never reclaimed); the least is a millisecond.
-func WitnessStale(staleAfter, quantum time.Duration, rules RefusalRules) time.Duration {
+func WitnessStale(staleAfter, quantum, staleUnit time.Duration) time.Duration {
 	if staleAfter <= 0 {
 		return 0
 	}
 	d := staleAfter
-	if rules.StaleUnit > time.Millisecond {
-		d = d.Truncate(rules.StaleUnit)
+	if staleUnit > time.Millisecond {
+		d = d.Truncate(staleUnit)
 	}
 	if quantum > time.Millisecond {
 		d -= quantum
@@ -302,16 +305,16 @@ type SlidingChecker struct {
 	aligned       bool // fixed window: windows start at multiples of window
 	log           *admitLog
 	// settled state, guarded by log.mu
-	hist         msQueue // sliding: the settled admits of the last window
+	hist         Queue // sliding: the settled admits of the last window
 	windowIndex  int64   // aligned: the window sum counts
 	sum          int64   // settled admits in the last (or the aligned) window
 	peak, events int64
-	onOver       func(overMoment) // the first overshoot's admits, called once when settled
+	onOver       func(Moment) // the first overshoot's admits, called once when settled
 }
 
 // onFirstOver implements firstOverReporter: the admits of the first window settled above the
 // limit (aligned: from the window's start; sliding: the window ending at the admit that went over).
-func (c *SlidingChecker) onFirstOver(report func(overMoment)) {
+func (c *SlidingChecker) onFirstOver(report func(Moment)) {
 	c.log.mu.Lock()
 	c.onOver = report
 	c.log.mu.Unlock()
@@ -327,14 +330,14 @@ func NewSlidingChecker(limit, windowMs, horizonMs int64, aligned bool) *SlidingC
 
 func (c *SlidingChecker) settle(ms, n int64) {
 	if c.aligned {
-		if w := floorDiv(ms, c.window); w != c.windowIndex {
+		if w := FloorDiv(ms, c.window); w != c.windowIndex {
 			c.windowIndex, c.sum = w, 0 // a new fixed window starts counting from zero
 		}
 	} else {
-		for c.hist.len() > 0 && c.hist.front().ms <= ms-c.window {
-			c.sum -= c.hist.popFront().n // left the window (t-window, t]
+		for c.hist.Len() > 0 && c.hist.Front().Ms <= ms-c.window {
+			c.sum -= c.hist.PopFront().N // left the window (t-window, t]
 		}
-		c.hist.add(ms, n)
+		c.hist.Add(ms, n)
 	}
 	c.sum += n
 	c.peak = max(c.peak, c.sum)
@@ -346,7 +349,7 @@ func (c *SlidingChecker) settle(ms, n int64) {
 			if c.aligned {
 				from = c.windowIndex * c.window
 			}
-			report(overMoment{count: c.sum, fromMs: from, toMs: ms})
+			report(Moment{Count: c.sum, FromMs: from, ToMs: ms})
 		}
 	}
 }
@@ -373,38 +376,38 @@ func (c *SlidingChecker) Result() CheckResult {
 	}
 	if c.aligned {
 		w := c.windowIndex
-		for i := 0; i < pending.len(); i++ {
-			p := pending.at(i)
-			if pw := floorDiv(p.ms, c.window); pw != w {
+		for i := 0; i < pending.Len(); i++ {
+			p := pending.At(i)
+			if pw := FloorDiv(p.Ms, c.window); pw != w {
 				w, sum = pw, 0
 			}
-			sum += p.n
-			observe(p.n)
+			sum += p.N
+			observe(p.N)
 		}
-		if c.log.started && floorDiv(c.log.newest, c.window) != w {
+		if c.log.started && FloorDiv(c.log.newest, c.window) != w {
 			sum = 0
 		}
 	} else {
 		// The admits leaving the window, oldest first: the settled history, then the pending.
-		settled := c.hist.len()
-		entry := func(i int) msCount {
+		settled := c.hist.Len()
+		entry := func(i int) Count {
 			if i < settled {
-				return c.hist.at(i)
+				return c.hist.At(i)
 			}
-			return pending.at(i - settled)
+			return pending.At(i - settled)
 		}
 		tail := 0
 		leave := func(through int64) {
-			for tail < settled+pending.len() && entry(tail).ms <= through {
-				sum -= entry(tail).n
+			for tail < settled+pending.Len() && entry(tail).Ms <= through {
+				sum -= entry(tail).N
 				tail++
 			}
 		}
-		for i := 0; i < pending.len(); i++ {
-			p := pending.at(i)
-			sum += p.n
-			leave(p.ms - c.window)
-			observe(p.n)
+		for i := 0; i < pending.Len(); i++ {
+			p := pending.At(i)
+			sum += p.N
+			leave(p.Ms - c.window)
+			observe(p.N)
 		}
 		if c.log.started {
 			leave(c.log.newest - c.window)
@@ -420,15 +423,6 @@ func (c *SlidingChecker) Result() CheckResult {
 func (c *SlidingChecker) Finish() CheckResult {
 	c.log.finish()
 	return c.Result()
-}
-
-// floorDiv is a/b rounded down, so windows before the epoch line up too.
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
 }
 
 // BucketChecker checks the token-bucket invariant over admitted now values: in any interval
@@ -447,13 +441,13 @@ type BucketChecker struct {
 	log     *admitLog
 	settled bucketState // guarded by log.mu
 	current int64       // admits in the newest settled millisecond
-	onOver  func(overMoment)
+	onOver  func(Moment)
 	tierMs  int64 // lateBucket: the lateness of the admits this checker holds, at most (0: any)
 }
 
 // onFirstOver implements firstOverReporter: the admits of the interval whose draw first proved
 // a request too many, once settled.
-func (c *BucketChecker) onFirstOver(report func(overMoment)) {
+func (c *BucketChecker) onFirstOver(report func(Moment)) {
 	c.log.mu.Lock()
 	c.onOver = report
 	c.log.mu.Unlock()
@@ -506,7 +500,7 @@ func (c *BucketChecker) settle(ms, n int64) {
 	c.current = n
 	if report := c.onOver; report != nil && before == 0 && c.settled.events > 0 {
 		c.onOver = nil
-		report(overMoment{count: (c.settled.total - c.settled.minA) / c.cost, fromMs: c.settled.minMs, toMs: ms, lateMs: c.tierMs})
+		report(Moment{Count: (c.settled.total - c.settled.minA) / c.cost, FromMs: c.settled.minMs, ToMs: ms, LateMs: c.tierMs})
 	}
 }
 
@@ -522,9 +516,9 @@ func (c *BucketChecker) Result() CheckResult {
 	c.log.mu.Lock()
 	defer c.log.mu.Unlock()
 	s := c.settled
-	for i := 0; i < c.log.pending.len(); i++ {
-		p := c.log.pending.at(i)
-		s.step(c, p.ms, p.n)
+	for i := 0; i < c.log.pending.Len(); i++ {
+		p := c.log.pending.At(i)
+		s.step(c, p.Ms, p.N)
 	}
 	overshoot := c.excess(s.peak)
 	peak := max(int64(math.Floor(s.peak+1e-9)), c.burst+overshoot)
@@ -536,4 +530,17 @@ func (c *BucketChecker) Result() CheckResult {
 func (c *BucketChecker) Finish() CheckResult {
 	c.log.finish()
 	return c.Result()
+}
+
+// Invariant checks a window or bucket limiter's invariant over admitted now values.
+func Invariant(evidence limiter.Evidence, limit int64, window time.Duration, rate float64, horizonMs int64) Checker {
+	switch evidence {
+	case limiter.FixedWindowEvidence:
+		return NewSlidingChecker(limit, window.Milliseconds(), horizonMs, true)
+	case limiter.SlidingWindowEvidence:
+		return NewSlidingChecker(limit, window.Milliseconds(), horizonMs, false)
+	case limiter.BucketEvidence:
+		return NewBucketChecker(limit, rate, 1, horizonMs)
+	}
+	panic(fmt.Sprintf("bench: no invariant checker for evidence %d", evidence))
 }

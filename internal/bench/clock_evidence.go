@@ -11,23 +11,33 @@ import (
 // on the virtual clock) allows for reordering, so a correct limiter is never blamed however its
 // callers' clocks disagree, and how sharp it stays.
 
-// evidence is what a window or bucket checker on client time needs beyond the limit.
-type evidence struct {
-	// aligned: a fixed window's windows start at multiples of the window (SlidingChecker);
+// Limits are what a strategy's window or bucket checkers are built from: its kind's evidence,
+// its numbers, and how far its callers' clocks disagree.
+type Limits struct {
+	Evidence limiter.Evidence
+	Limit    int64 // windows: the limit; bucket: the burst
+	Window   time.Duration
+	Rate     float64 // bucket: refill per second
+	Skew     time.Duration
+}
+
+// Clock is what a window or bucket checker on client time needs beyond the limit.
+type Clock struct {
+	// Aligned: a fixed window's windows start at multiples of the window (SlidingChecker);
 	// otherwise their alignment is unknown (UnalignedChecker).
-	aligned bool
-	// lateMs is the most an admit judged by the unaligned fixed window or the bucket may be late
+	Aligned bool
+	// LateMs is the most an admit judged by the unaligned fixed window or the bucket may be late
 	// (0: no bound, the other checkers); later ones are left out.
-	lateMs int64
-	// bucketTiers are the bucket's lateness tiers (ms, increasing; the last is lateMs): the
+	LateMs int64
+	// BucketTiers are the bucket's lateness tiers (ms, increasing; the last is lateMs): the
 	// admits at most tiers[i] late are judged together with the slack that lateness needs.
-	bucketTiers []int64
+	BucketTiers []int64
 }
 
 // lateTiers is how many lateness tiers the bucket's evidence keeps, each twice the last.
 const lateTiers = 4
 
-// evidenceFor is the evidence of one strategy's admits; shared (--witness redis) evidence has
+// ClockFor is the evidence of one strategy's admits; shared (--witness redis) evidence has
 // no lateness of its own to go by, and judges every bucket admit in the widest tier.
 //
 // The bucket. A correct bucket is exact over the times it decides by: in any interval of them,
@@ -48,50 +58,50 @@ const lateTiers = 4
 // burst + 1 admits land within a few milliseconds of stamps); a bucket that hands out several too
 // many after a rest is proven even when the calls that took them were slow (the first calls after
 // an idle spell all start at once).
-func evidenceFor(cfg Config, run StrategyRun) evidence {
-	kind := cfg.Limiter.Describe().Evidence
-	ev := evidence{aligned: run.EpochAligned || kind != limiter.FixedWindowEvidence}
+func ClockFor(l Limits, epochAligned bool) Clock {
+	kind := l.Evidence
+	ev := Clock{Aligned: epochAligned || kind != limiter.FixedWindowEvidence}
 	switch {
 	case kind == limiter.BucketEvidence:
-		tier := bucketLateMs(cfg)
+		tier := bucketLateMs(l)
 		for i := 0; i < lateTiers; i++ {
-			ev.bucketTiers = append(ev.bucketTiers, tier)
+			ev.BucketTiers = append(ev.BucketTiers, tier)
 			tier *= 2
 		}
-		ev.lateMs = ev.bucketTiers[lateTiers-1]
-	case kind == limiter.FixedWindowEvidence && !ev.aligned:
-		ev.lateMs = unalignedLateMs(cfg)
+		ev.LateMs = ev.BucketTiers[lateTiers-1]
+	case kind == limiter.FixedWindowEvidence && !ev.Aligned:
+		ev.LateMs = unalignedLateMs(l)
 	}
 	return ev
 }
 
 // bucketLateMs is the bucket's first lateness tier: the skew between any two worker clocks, a
 // millisecond of rounding, and a round-trip budget of half a token's refill time, at least 10ms.
-func bucketLateMs(cfg Config) int64 {
+func bucketLateMs(l Limits) int64 {
 	budget := int64(10_000)
-	if cfg.Rate > 0 {
-		budget = max(budget, int64(500_000/cfg.Rate))
+	if l.Rate > 0 {
+		budget = max(budget, int64(500_000/l.Rate))
 	}
-	return int64(math.Ceil(float64(2*cfg.Skew.Microseconds()+1000+budget) / 1000))
+	return int64(math.Ceil(float64(2*l.Skew.Microseconds()+1000+budget) / 1000))
 }
 
-// clientChecker is the checker of a window or bucket limiter over the stamps.
-func clientChecker(cfg Config, ev evidence, horizonMs int64) Checker {
-	kind := cfg.Limiter.Describe().Evidence
+// ClientChecker is the checker of a window or bucket limiter over the stamps.
+func ClientChecker(l Limits, ev Clock, horizonMs int64) Checker {
+	kind := l.Evidence
 	switch {
-	case kind == limiter.FixedWindowEvidence && !ev.aligned:
-		return NewUnalignedChecker(cfg.Limit, cfg.Window.Milliseconds(), ev.lateMs, horizonMs)
+	case kind == limiter.FixedWindowEvidence && !ev.Aligned:
+		return NewUnalignedChecker(l.Limit, l.Window.Milliseconds(), ev.LateMs, horizonMs)
 	case kind == limiter.BucketEvidence:
-		b := &lateBucket{tiers: ev.bucketTiers}
-		for _, tier := range ev.bucketTiers {
-			c := NewBucketChecker(cfg.Limit, cfg.Rate, 1, horizonMs)
-			c.slack = cfg.Rate / 1000 * float64(tier)
+		b := &lateBucket{tiers: ev.BucketTiers}
+		for _, tier := range ev.BucketTiers {
+			c := NewBucketChecker(l.Limit, l.Rate, 1, horizonMs)
+			c.slack = l.Rate / 1000 * float64(tier)
 			c.tierMs = tier
 			b.checkers = append(b.checkers, c)
 		}
 		return b
 	}
-	return invariantChecker(kind, cfg.Limit, cfg.Window, cfg.Rate, horizonMs)
+	return Invariant(kind, l.Limit, l.Window, l.Rate, horizonMs)
 }
 
 // LateAdmitter is a checker that judges an admit by how late its call may have been decided
@@ -122,7 +132,7 @@ func (b *lateBucket) Admit(nowMs int64) { b.checkers[len(b.checkers)-1].Admit(no
 func (b *lateBucket) Release() {}
 
 // onFirstOver implements firstOverReporter: whichever tier proves overshoot first.
-func (b *lateBucket) onFirstOver(report func(overMoment)) {
+func (b *lateBucket) onFirstOver(report func(Moment)) {
 	for _, c := range b.checkers {
 		c.onFirstOver(report)
 	}
@@ -146,24 +156,24 @@ func (b *lateBucket) Result() CheckResult { return b.combine((*BucketChecker).Re
 // Finish implements Checker.
 func (b *lateBucket) Finish() CheckResult { return b.combine((*BucketChecker).Finish) }
 
-// evidenceStamp is the time a call is judged at: its now as the script could know it, to the
+// Stamp is the time a call is judged at: its now as the script could know it, to the
 // millisecond, or to the second for a script told whole seconds (TimeQuantum).
-func evidenceStamp(run StrategyRun, now time.Time) time.Time {
-	if run.TimeQuantum > time.Millisecond {
-		return now.Truncate(run.TimeQuantum)
+func Stamp(quantum time.Duration, now time.Time) time.Time {
+	if quantum > time.Millisecond {
+		return now.Truncate(quantum)
 	}
 	return time.UnixMilli(now.UnixMilli())
 }
 
-// evidenceLateness is how far behind the newest time the limiter may have seen a call's stamp can
+// Lateness is how far behind the newest time the limiter may have seen a call's stamp can
 // be when the call reaches Redis; ahead is the time from stamping to the reply plus how far the
 // most advanced worker clock runs ahead of this one's. A script told the time to the millisecond or
 // finer may have seen any time up to now + ahead: the stamp's own rounding counts too. One told
 // whole seconds sees whole seconds only: the newest it can have seen is the second of now +
 // ahead, so a call late by a few milliseconds is late by nothing unless a second turned.
-func evidenceLateness(run StrategyRun, now time.Time, ahead time.Duration) time.Duration {
-	if run.TimeQuantum > time.Millisecond {
-		return now.Add(ahead).Truncate(run.TimeQuantum).Sub(now.Truncate(run.TimeQuantum))
+func Lateness(quantum time.Duration, now time.Time, ahead time.Duration) time.Duration {
+	if quantum > time.Millisecond {
+		return now.Add(ahead).Truncate(quantum).Sub(now.Truncate(quantum))
 	}
 	return now.Sub(time.UnixMilli(now.UnixMilli())) + ahead
 }

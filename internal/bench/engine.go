@@ -39,7 +39,7 @@ type StrategyRun struct {
 	// finer; 1s: whole seconds): each admit is judged at its time as the script could know it.
 	TimeQuantum time.Duration
 	// Refusals is what the limiter may rightly do that the false-reject judges allow for.
-	Refusals RefusalRules
+	Refusals Rules
 	// NoAbandon: the strategy's requests are all released, whatever Config.Abandon says.
 	NoAbandon bool
 	// AdmitAt: the limiter answers when an admitted request may go (limiter.Decision.AdmitAt,

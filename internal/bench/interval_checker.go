@@ -67,12 +67,12 @@ type IntervalChecker struct {
 	events   int64
 	current  int64 // admits certainly inside the last judged window-long span
 	pub      atomic.Pointer[CheckResult]
-	onOver   func(overMoment)
+	onOver   func(Moment)
 }
 
 // onFirstOver implements firstOverReporter: the admits certainly inside the first interval
 // that held more than the rule allows.
-func (c *IntervalChecker) onFirstOver(report func(overMoment)) {
+func (c *IntervalChecker) onFirstOver(report func(Moment)) {
 	c.mu.Lock()
 	c.onOver = report
 	c.mu.Unlock()
@@ -176,7 +176,7 @@ func (c *IntervalChecker) judgeNext() {
 		if p > c.limit && c.onOver != nil {
 			report := c.onOver
 			c.onOver = nil
-			report(overMoment{count: count, interval: true, fromUs: x, toUs: y})
+			report(Moment{Count: count, Interval: true, FromUs: x, ToUs: y})
 		}
 		over = over || p > c.limit
 	}
@@ -242,16 +242,16 @@ func (c *IntervalChecker) Finish() CheckResult {
 	return *c.pub.Load()
 }
 
-// newIntervalChecker is the engine's checker for a window or bucket limiter on the server's
+// IntervalFor is the engine's checker for a window or bucket limiter on the server's
 // clock; the token bucket refills its burst (Limit) once per Window.
-func newIntervalChecker(cfg Config) *IntervalChecker {
-	switch evidence := cfg.Limiter.Describe().Evidence; evidence {
+func IntervalFor(l Limits) *IntervalChecker {
+	switch evidence := l.Evidence; evidence {
 	case limiter.FixedWindowEvidence:
-		return NewIntervalChecker(FixedInvariant, cfg.Limit, cfg.Window, 0)
+		return NewIntervalChecker(FixedInvariant, l.Limit, l.Window, 0)
 	case limiter.SlidingWindowEvidence:
-		return NewIntervalChecker(SlidingInvariant, cfg.Limit, cfg.Window, 0)
+		return NewIntervalChecker(SlidingInvariant, l.Limit, l.Window, 0)
 	case limiter.BucketEvidence:
-		return NewIntervalChecker(BucketInvariant, cfg.Limit, time.Duration(float64(cfg.Limit)/cfg.Rate*float64(time.Second)), cfg.Rate)
+		return NewIntervalChecker(BucketInvariant, l.Limit, time.Duration(float64(l.Limit)/l.Rate*float64(time.Second)), l.Rate)
 	default:
 		panic(fmt.Sprintf("bench: no interval checker for evidence %d", evidence))
 	}

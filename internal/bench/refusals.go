@@ -40,17 +40,17 @@ import (
 // still need; the rest is folded into counts, so memory follows the load within the judging lag
 // and the window, not the length of the run.
 
-// outcome is what a decision did to the limiter's state, as far as the hammer can tell.
-type outcome uint8
+// Outcome is what a decision did to the limiter's state, as far as the hammer can tell.
+type Outcome uint8
 
 // The outcomes of a decision.
 const (
-	outRefused  outcome = iota // the limiter said no: a correct limiter took no room
-	outAdmitted                // the limiter said yes
-	outUnknown                 // errored, timed out, cut off, or unreadable: it may have admitted, at any time after it was sent
+	Refused  Outcome = iota // the limiter said no: a correct limiter took no room
+	Admitted                // the limiter said yes
+	Unknown                 // errored, timed out, cut off, or unreadable: it may have admitted, at any time after it was sent
 )
 
-// judgedCall is one call as a refusal judge sees it. Sent and Replied are µs since the run began
+// Call is one call as a refusal judge sees it. Sent and Replied are µs since the run began
 // on its monotonic clock (Sent rounded down, Replied up): the call ran somewhere between them.
 // StampLo and StampHi are µs on the limiter's clock: the time the script used lies between them
 // (one instant, the now it was passed, on a client or virtual clock; on the server's clock,
@@ -59,11 +59,11 @@ const (
 // holds its slot until stale-after reclaims it. Abandoned: an admitted request never released
 // on purpose (Config.Abandon), held until stale-after like one whose release failed, and
 // named apart in the evidence.
-type judgedCall struct {
+type Call struct {
 	ID               uint64 // the request (trace.Recorder.Begin): its commands are in its worker's ring
 	Sent, Replied    int64
 	StampLo, StampHi int64
-	Outcome          outcome
+	Outcome          Outcome
 	Released         int64
 	ReleaseOK        bool
 	Abandoned        bool
@@ -93,7 +93,7 @@ type FalseReject struct {
 	// Request is the refused call with its commands and Redis's replies (what the limiter saw),
 	// null when its worker's ring no longer held it by the time it was judged.
 	Request *trace.Request `json:"request"`
-	id      uint64         // the refused call's request id, to find its record
+	ID      uint64         `json:"-"` // the refused call's request id, to find its record
 }
 
 // Room is how much room the evidence left: limit - held_or_admitted, or the tokens left
@@ -105,9 +105,9 @@ func (f *FalseReject) Room() float64 {
 	return float64(f.Limit - f.HeldOrAdmitted)
 }
 
-// RefusalRules is what a strategy's limiter may rightly do that the judges must allow for,
+// Rules is what a strategy's limiter may rightly do that the judges must allow for,
 // read from its contract (StrategyRun.EpochAligned and TimeQuantum are the others).
-type RefusalRules struct {
+type Rules struct {
 	// RefillStep: the token bucket may refill in steps of up to this (it is given the window,
 	// as a refill of so many tokens per interval is); 0 is a continuous refill (given a rate).
 	RefillStep time.Duration
@@ -121,36 +121,36 @@ type RefusalRules struct {
 	NoRelease bool
 }
 
-// judgeSpec is what every kind's judge is built from.
-type judgeSpec struct {
-	kind       limiter.Kind
-	limit      int64 // concurrency and windows: the limit; token bucket: the burst
-	aligned    bool  // fixed window: epoch-aligned (StrategyRun.EpochAligned)
-	base       int64 // µs: the stamp at the run's start
-	window     int64 // µs
-	ratePerSec float64
-	staleAfter int64         // µs; 0 never reclaims
-	server     bool          // the script reads the server's clock: stamps are [sent, replied]
-	monotone   bool          // the virtual clock answers TIME monotonically per key (StrategyRun.MonotoneTime)
-	skew       int64         // µs: how far worker clocks disagree
-	horizon    int64         // µs: the call timeout
-	quantum    time.Duration // how finely the script is told the time (StrategyRun.TimeQuantum)
-	rules      RefusalRules
+// Spec is what every kind's judge is built from.
+type Spec struct {
+	Kind       limiter.Kind
+	Limit      int64 // concurrency and windows: the limit; token bucket: the burst
+	Aligned    bool  // fixed window: epoch-aligned (StrategyRun.EpochAligned)
+	Base       int64 // µs: the stamp at the run's start
+	Window     int64 // µs
+	RatePerSec float64
+	StaleAfter int64         // µs; 0 never reclaims
+	Server     bool          // the script reads the server's clock: stamps are [sent, replied]
+	Monotone   bool          // the virtual clock answers TIME monotonically per key (StrategyRun.MonotoneTime)
+	Skew       int64         // µs: how far worker clocks disagree
+	Horizon    int64         // µs: the call timeout
+	Quantum    time.Duration // how finely the script is told the time (StrategyRun.TimeQuantum)
+	Rules      Rules
 }
 
 // grain is how much a script may round a time it compares (the unit it is given time in: a
 // millisecond, or a second for whole seconds): by that much on both sides.
-func (s judgeSpec) grain() int64 {
-	if s.quantum > time.Millisecond {
-		return s.quantum.Microseconds()
+func (s Spec) grain() int64 {
+	if s.Quantum > time.Millisecond {
+		return s.Quantum.Microseconds()
 	}
 	return 1000
 }
 
 // serverRate is how much faster or slower the server's clock may run than the client's
 // monotonic clock (as IntervalChecker allows); 0 when the stamps are the limiter's own time.
-func (s judgeSpec) serverRate() float64 {
-	if s.server {
+func (s Spec) serverRate() float64 {
+	if s.Server {
 		return 0.001
 	}
 	return 0
@@ -164,7 +164,7 @@ func ttlSlack(w int64) int64 { return w/1000 + 1000 }
 type kindJudge interface {
 	// add takes the decisions that took or may have taken room (admitted, unknown) since the
 	// last batch.
-	add(calls []judgedCall)
+	add(calls []Call)
 	// judge decides every group in ready (each replied before lowWater, in order of sending);
 	// verdict is told the ones proven wrong and the most the evidence counted against them.
 	judge(ready []*rejectGroup, lowWater int64, verdict verdictFunc)
@@ -191,10 +191,10 @@ type rejectGroup struct {
 	n                   int64
 	sentMin, repliedMax int64
 	stampLo, stampHi    int64
-	first               judgedCall // the earliest sent, for the evidence
+	first               Call // the earliest sent, for the evidence
 }
 
-func (g *rejectGroup) addCall(d judgedCall) {
+func (g *rejectGroup) addCall(d Call) {
 	if g.n == 0 || d.Sent < g.first.Sent {
 		g.first = d
 	}
@@ -216,23 +216,23 @@ func (g *rejectGroup) merge(o *rejectGroup) {
 	g.n += o.n
 }
 
-// refusals judges one key's refused decisions. The workers log their decisions (callLog); the
+// Judge judges one key's refused decisions. The workers log their decisions (callLog); the
 // engine's loop hands them over, records and judges them in batches, so nothing here is shared
 // between goroutines. Recording is an append; grouping and judging happen per batch, on sorted
 // slices (no map, no allocation per group: with many keys nearly every refusal is a group).
-type refusals struct {
+type Judge struct {
 	byStamp bool // group refusals by their stamp's millisecond (else by their sending's)
 
-	calls   []judgedCall // admitted and unknown since the last batch
-	refused []judgedCall // refused since the last batch
+	calls   []Call // admitted and unknown since the last batch
+	refused []Call // refused since the last batch
 	closed  bool         // no later decision can be judged: recorded no more
 
 	kind    kindJudge
 	pending []rejectGroup // recorded, not yet judgeable, by key
-	scratch *judgeScratch
-	count   int64
-	first   *FalseReject
-	worst   *FalseReject
+	scratch *Scratch
+	Count   int64
+	First   *FalseReject
+	Worst   *FalseReject
 	// Where the refusals not judged yet start (µs since the run began), for unjudgedFrom: the
 	// earliest sending among the pending groups (as of the last batch) and among the refusals
 	// recorded since (forever when none).
@@ -242,9 +242,9 @@ type refusals struct {
 	limit                    int64
 }
 
-// judgeScratch is what a batch works in; the keys of a strategy, judged one after the other,
+// Scratch is what a batch works in; the keys of a strategy, judged one after the other,
 // share one, so memory does not grow with their number.
-type judgeScratch struct {
+type Scratch struct {
 	fresh, merged []rejectGroup
 	ready         []*rejectGroup
 }
@@ -253,27 +253,27 @@ type judgeScratch struct {
 // large batch gives the memory back.
 const maxKept = 1024
 
-func newRefusals(spec judgeSpec) *refusals {
-	r := &refusals{begin: spec.base, server: spec.server, limit: spec.limit, scratch: &judgeScratch{},
-		pendingFrom: forever, waitingFrom: forever}
-	switch spec.kind.Describe().Evidence {
+func NewJudge(spec Spec) *Judge {
+	r := &Judge{begin: spec.Base, server: spec.Server, limit: spec.Limit, scratch: &Scratch{},
+		pendingFrom: Forever, waitingFrom: Forever}
+	switch spec.Kind.Describe().Evidence {
 	case limiter.HeldEvidence:
 		r.kind = newHeldJudge(spec)
 	case limiter.FixedWindowEvidence, limiter.SlidingWindowEvidence:
 		r.kind = newWindowJudge(spec)
-		r.byStamp = !spec.server
+		r.byStamp = !spec.Server
 	default:
 		r.kind = newBucketJudge(spec)
-		r.byStamp = !spec.server
+		r.byStamp = !spec.Server
 	}
 	return r
 }
 
-// record adds one decision; a nil judge (refusals not judged) ignores it.
-func (r *refusals) record(d judgedCall) {
+// Record adds one decision; a nil judge (refusals not judged) ignores it.
+func (r *Judge) Record(d Call) {
 	switch {
 	case r == nil || r.closed:
-	case d.Outcome == outRefused:
+	case d.Outcome == Refused:
 		r.refused = append(r.refused, d)
 		r.waitingFrom = min(r.waitingFrom, d.Sent)
 	default:
@@ -282,16 +282,16 @@ func (r *refusals) record(d judgedCall) {
 }
 
 // groupKey is the millisecond a refusal is grouped by.
-func (r *refusals) groupKey(d *judgedCall) int64 {
+func (r *Judge) groupKey(d *Call) int64 {
 	if r.byStamp {
-		return floorDiv(d.StampLo, 1000)
+		return FloorDiv(d.StampLo, 1000)
 	}
-	return floorDiv(d.Sent, 1000)
+	return FloorDiv(d.Sent, 1000)
 }
 
-// judge decides every refusal replied before lowWater: by then every call that can have run
+// JudgeBefore decides every refusal replied before lowWater: by then every call that can have run
 // before it has been recorded.
-func (r *refusals) judge(lowWater int64) {
+func (r *Judge) JudgeBefore(lowWater int64) {
 	r.kind.add(r.calls)
 	r.calls = reuse(r.calls)
 	// This batch's refusals, grouped by key.
@@ -355,20 +355,20 @@ func (r *refusals) judge(lowWater int64) {
 	}
 	r.pending, sc.merged = kept, merged[:0]
 	r.kind.settle(floor)
-	r.pendingFrom, r.waitingFrom = forever, forever
+	r.pendingFrom, r.waitingFrom = Forever, Forever
 	for k := range r.pending {
 		r.pendingFrom = min(r.pendingFrom, r.pending[k].sentMin)
 	}
 }
 
-// unjudgedFrom is where the key's refusals not judged yet start: every refusal sent before it
+// UnjudgedFrom is where the key's refusals not judged yet start: every refusal sent before it
 // has been judged, given that every call sent before mark has been recorded (the engine's
 // pass drained the workers' logs up to mark). A refusal sent before mark is in a group still
 // pending (sent at pendingFrom or after) or recorded since the last batch (at waitingFrom or
 // after), or it was judged; one sent at mark or after may not be recorded yet.
-func (r *refusals) unjudgedFrom(mark int64) int64 {
+func (r *Judge) UnjudgedFrom(mark int64) int64 {
 	if r.closed {
-		return forever // nothing more will be judged: nothing waits
+		return Forever // nothing more will be judged: nothing waits
 	}
 	return min(mark, r.pendingFrom, r.waitingFrom)
 }
@@ -381,18 +381,18 @@ func reuse[T any](xs []T) []T {
 	return xs[:0]
 }
 
-// close ends the judging (what is judged stands): no decision recorded from now on could be
+// Close ends the judging (what is judged stands): no decision recorded from now on could be
 // judged, so none is kept.
-func (r *refusals) close() {
+func (r *Judge) Close() {
 	r.closed, r.calls, r.refused, r.pending = true, nil, nil, nil
 }
 
 // found records a group proven wrong.
-func (r *refusals) found(g *rejectGroup, counted int64, tokens float64, abandoned int64) {
-	r.count += g.n
+func (r *Judge) found(g *rejectGroup, counted int64, tokens float64, abandoned int64) {
+	r.Count += g.n
 	ev := &FalseReject{
 		SentMs: float64(g.first.Sent) / 1000, RepliedMs: float64(g.first.Replied) / 1000,
-		HeldOrAdmitted: counted, Limit: r.limit, id: g.first.ID,
+		HeldOrAdmitted: counted, Limit: r.limit, ID: g.first.ID,
 	}
 	if abandoned >= 0 {
 		ev.AbandonedReclaimable = &abandoned
@@ -405,17 +405,17 @@ func (r *refusals) found(g *rejectGroup, counted int64, tokens float64, abandone
 		t := math.Floor(tokens*1000) / 1000 // shown rounded down: the bucket held at least this
 		ev.TokensLeft = &t
 	}
-	if r.first == nil || ev.SentMs < r.first.SentMs {
-		r.first = ev
+	if r.First == nil || ev.SentMs < r.First.SentMs {
+		r.First = ev
 	}
-	if r.worst == nil || ev.Room() < r.worst.Room() {
-		r.worst = ev
+	if r.Worst == nil || ev.Room() < r.Worst.Room() {
+		r.Worst = ev
 	}
 }
 
-// callLog is one worker's decisions since the judges last took them: only that worker adds
+// Log is one worker's decisions since the judges last took them: only that worker adds
 // to it, so recording never waits for another worker (and the logs sit on cache lines apart).
-type callLog struct {
+type Log struct {
 	mu    sync.Mutex
 	calls []keyedCall
 	spare []keyedCall
@@ -424,11 +424,11 @@ type callLog struct {
 
 type keyedCall struct {
 	key  int
-	call judgedCall
+	call Call
 }
 
-// record adds a decision on key; a nil log (refusals not judged) ignores it.
-func (l *callLog) record(key int, c judgedCall) {
+// Record adds a decision on key; a nil log (refusals not judged) ignores it.
+func (l *Log) Record(key int, c Call) {
 	if l == nil {
 		return
 	}
@@ -437,21 +437,21 @@ func (l *callLog) record(key int, c judgedCall) {
 	l.mu.Unlock()
 }
 
-// drainTo hands the logged decisions to their keys' judges.
-func (l *callLog) drainTo(keys []*refusals) {
+// DrainTo hands the logged decisions to their keys' judges.
+func (l *Log) DrainTo(keys []*Judge) {
 	l.mu.Lock()
 	calls := l.calls
 	l.calls = l.spare[:0]
 	l.mu.Unlock()
 	for _, kc := range calls {
-		keys[kc.key].record(kc.call)
+		keys[kc.key].Record(kc.call)
 	}
 	l.spare = calls[:0]
 }
 
-// lowWater tracks each worker's call in flight, so a refusal is judged only once every call
+// LowWater tracks each worker's call in flight, so a refusal is judged only once every call
 // sent before its reply has been recorded.
-type lowWater struct {
+type LowWater struct {
 	slots []slot
 }
 
@@ -462,24 +462,24 @@ type slot struct {
 	_  [56]byte
 }
 
-func newLowWater(workers int) *lowWater {
-	w := &lowWater{slots: make([]slot, workers)}
+func NewLowWater(workers int) *LowWater {
+	w := &LowWater{slots: make([]slot, workers)}
 	for i := range w.slots {
 		w.slots[i].at.Store(math.MaxInt64)
 	}
 	return w
 }
 
-// enter marks worker busy from at (µs): the call it then sends is sent no earlier.
-func (w *lowWater) enter(worker int, at int64) { w.slots[worker].at.Store(at) }
+// Enter marks worker busy from at (µs): the call it then sends is sent no earlier.
+func (w *LowWater) Enter(worker int, at int64) { w.slots[worker].at.Store(at) }
 
-// leave marks worker idle, once its call is recorded.
-func (w *lowWater) leave(worker int) { w.slots[worker].at.Store(math.MaxInt64) }
+// Leave marks worker idle, once its call is recorded.
+func (w *LowWater) Leave(worker int) { w.slots[worker].at.Store(math.MaxInt64) }
 
-// mark is the low-water mark: every call sent before it has been recorded. now must be read
+// Mark is the low-water Mark: every call sent before it has been recorded. now must be read
 // before the slots: a worker idle when its slot is read enters later, and reads the time it
 // sends at after entering, so its call is sent after now.
-func (w *lowWater) mark(now int64) int64 {
+func (w *LowWater) Mark(now int64) int64 {
 	m := now
 	for i := range w.slots {
 		m = min(m, w.slots[i].at.Load())
@@ -500,8 +500,8 @@ func countBelow(xs []int64, v int64) int64 {
 	return int64(sort.Search(len(xs), func(i int) bool { return xs[i] >= v }))
 }
 
-// forever stands for a time that never comes.
-const forever = math.MaxInt64
+// Forever stands for a time that never comes.
+const Forever = math.MaxInt64
 
 // nan is a verdict's token count where there is none (every kind but the token bucket).
 var nan = math.NaN()

@@ -16,31 +16,31 @@ import (
 func BenchmarkRefusalJudges(b *testing.B) {
 	for _, k := range limiter.Kinds() {
 		b.Run(string(k), func(b *testing.B) {
-			spec := judgeSpec{kind: k, limit: 20, window: 1_000_000, ratePerSec: 20, staleAfter: 10_000_000,
-				skew: 5000, horizon: 5_000_000, aligned: true}
-			r := newRefusals(spec)
+			spec := Spec{Kind: k, Limit: 20, Window: 1_000_000, RatePerSec: 20, StaleAfter: 10_000_000,
+				Skew: 5000, Horizon: 5_000_000, Aligned: true}
+			r := NewJudge(spec)
 			rng := rand.New(rand.NewPCG(1, 2))
 			b.ReportAllocs()
 			b.ResetTimer()
 			next, lastAdmit := int64(0), int64(-1_000_000)
 			for i := 0; i < b.N; i++ {
 				sent := int64(i) * 25
-				d := judgedCall{Sent: sent, Replied: sent + 300 + rng.Int64N(400), StampLo: sent + rng.Int64N(10_000) - 5000, Outcome: outRefused}
+				d := Call{Sent: sent, Replied: sent + 300 + rng.Int64N(400), StampLo: sent + rng.Int64N(10_000) - 5000, Outcome: Refused}
 				d.StampHi = d.StampLo
 				switch {
 				case k == limiter.Concurrency && rng.IntN(11) == 0:
-					d.Outcome = outAdmitted
+					d.Outcome = Admitted
 					d.Released, d.ReleaseOK = d.Replied+2000, true
 				case k != limiter.Concurrency && sent-lastAdmit >= 50_000:
-					d.Outcome, lastAdmit = outAdmitted, sent
+					d.Outcome, lastAdmit = Admitted, sent
 				}
-				r.record(d)
+				r.Record(d)
 				if sent >= next {
-					r.judge(sent - 5000)
+					r.JudgeBefore(sent - 5000)
 					next = sent + 100_000
 				}
 			}
-			r.judge(forever)
+			r.JudgeBefore(Forever)
 		})
 	}
 }

@@ -90,31 +90,31 @@ type bucketCand struct {
 // maxRecent bounds a stepped bucket's exactly judged candidates.
 const maxRecent = 2048
 
-func newBucketJudge(s judgeSpec) *bucketJudge {
-	rate := s.ratePerSec / 1e6 * (1 - s.serverRate())
+func newBucketJudge(s Spec) *bucketJudge {
+	rate := s.RatePerSec / 1e6 * (1 - s.serverRate())
 	j := &bucketJudge{
-		burst: float64(s.limit), rate: rate, server: s.server, monotone: s.monotone, grain: 2 * s.grain(),
+		burst: float64(s.Limit), rate: rate, server: s.Server, monotone: s.Monotone, grain: 2 * s.grain(),
 		// Each draw may be charged a microsecond of refill more (a rounded stored time; a
 		// double's step near today's epoch in ms is 2^-12 ms, less than that).
-		perDraw: 1 + s.ratePerSec/1e6,
-		margin:  2*s.skew + s.horizon + 1_000_000, newest: math.MinInt64,
+		perDraw: 1 + s.RatePerSec/1e6,
+		margin:  2*s.Skew + s.Horizon + 1_000_000, newest: math.MinInt64,
 	}
-	if !s.server {
-		j.base = s.base
+	if !s.Server {
+		j.base = s.Base
 	}
-	if s.rules.RefillStep > 0 {
-		j.step = s.rules.RefillStep.Microseconds()
+	if s.Rules.RefillStep > 0 {
+		j.step = s.Rules.RefillStep.Microseconds()
 	}
 	return j
 }
 
-func (j *bucketJudge) add(calls []judgedCall) {
+func (j *bucketJudge) add(calls []Call) {
 	for _, c := range calls {
 		j.bySent = append(j.bySent, c.Sent)
-		if c.Outcome == outAdmitted {
+		if c.Outcome == Admitted {
 			j.byReplied = append(j.byReplied, c.Replied)
 		}
-		j.addCand(c.Sent, c.StampHi, c.Outcome == outUnknown)
+		j.addCand(c.Sent, c.StampHi, c.Outcome == Unknown)
 	}
 }
 

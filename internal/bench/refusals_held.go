@@ -61,35 +61,35 @@ type openHold struct {
 	abandoned bool  // never released on purpose (Config.Abandon)
 }
 
-func newHeldJudge(s judgeSpec) *heldJudge {
-	j := &heldJudge{limit: s.limit, staleStamp: forever, staleMono: forever, maxOpen: maxOpenHolds}
-	if s.staleAfter > 0 && !s.rules.NoStaleAfter {
+func newHeldJudge(s Spec) *heldJudge {
+	j := &heldJudge{limit: s.Limit, staleStamp: Forever, staleMono: Forever, maxOpen: maxOpenHolds}
+	if s.StaleAfter > 0 && !s.Rules.NoStaleAfter {
 		// A script may round stale-after up to a whole number of the unit it is given it in
 		// (EXPIRE of ceil seconds: a whole number of seconds stays as it is), a millisecond more
 		// for the rounding of milliseconds, and compare times rounded to the unit it is given
 		// them in, on either side of the comparison.
-		stale := s.staleAfter + 1000
-		if u := s.rules.StaleUnit.Microseconds(); u > 1000 {
-			stale = (s.staleAfter+u-1)/u*u + 1000
+		stale := s.StaleAfter + 1000
+		if u := s.Rules.StaleUnit.Microseconds(); u > 1000 {
+			stale = (s.StaleAfter+u-1)/u*u + 1000
 		}
 		j.staleStamp = stale + 2*s.grain()
-		j.staleMono = stale + ttlSlack(s.staleAfter)
-		if s.server {
+		j.staleMono = stale + ttlSlack(s.StaleAfter)
+		if s.Server {
 			j.staleStamp = j.staleMono // the stamps are the monotonic [sent, replied] already
 		}
 	}
 	return j
 }
 
-func (j *heldJudge) add(calls []judgedCall) {
+func (j *heldJudge) add(calls []Call) {
 	for _, c := range calls {
 		switch {
-		case c.Outcome == outAdmitted && c.ReleaseOK:
+		case c.Outcome == Admitted && c.ReleaseOK:
 			j.spans = append(j.spans, heldSpan{c.Sent, c.Released})
-		case c.Outcome == outAdmitted:
+		case c.Outcome == Admitted:
 			j.open = append(j.open, openHold{from: c.Sent, cut: c.Replied, stamp: c.StampHi, abandoned: c.Abandoned})
 		default:
-			j.open = append(j.open, openHold{from: c.Sent, cut: forever, stamp: c.StampHi})
+			j.open = append(j.open, openHold{from: c.Sent, cut: Forever, stamp: c.StampHi})
 		}
 	}
 }
@@ -102,8 +102,8 @@ func (j *heldJudge) reclaimed(h openHold, stamp, sent int64) bool {
 
 // after is t + d, where either may be forever.
 func after(t, d int64) int64 {
-	if t >= forever-d || d == forever {
-		return forever
+	if t >= Forever-d || d == Forever {
+		return Forever
 	}
 	return t + d
 }

@@ -54,7 +54,7 @@ type simShape struct {
 	server        bool    // the limiter reads the server's clock: judged by [sent, replied]
 	bursty        bool    // load for two windows, idle for one and a half, as the hammer's default
 	aligned       bool
-	rules         RefusalRules
+	rules         Rules
 	serverDriftPm float64 // server clock rate offset, per mille
 }
 
@@ -89,12 +89,12 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, seed*7+1))
 	base := int64(1_700_000_000_000_000) + rng.Int64N(1_000_000)
-	spec := judgeSpec{
-		kind: shape.kind, limit: shape.limit, aligned: shape.aligned, base: base, window: shape.window.Microseconds(),
-		ratePerSec: float64(shape.limit) / shape.window.Seconds(), staleAfter: shape.staleAfter.Microseconds(),
-		server: shape.server, skew: shape.skew.Microseconds(), horizon: 50_000, rules: shape.rules,
+	spec := Spec{
+		Kind: shape.kind, Limit: shape.limit, Aligned: shape.aligned, Base: base, Window: shape.window.Microseconds(),
+		RatePerSec: float64(shape.limit) / shape.window.Seconds(), StaleAfter: shape.staleAfter.Microseconds(),
+		Server: shape.server, Skew: shape.skew.Microseconds(), Horizon: 50_000, Rules: shape.rules,
 	}
-	judge := newRefusals(spec)
+	judge := NewJudge(spec)
 	var q events
 	seq := 0
 	push := func(at int64, run func()) { seq++; heap.Push(&q, event{at, seq, run}) }
@@ -104,7 +104,7 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 		if shape.skew > 0 {
 			skews[w] = rng.Int64N(2*shape.skew.Microseconds()+1) - shape.skew.Microseconds()
 		}
-		busy[w] = forever
+		busy[w] = Forever
 	}
 	latency := func() int64 {
 		l := 40 + rng.Int64N(400)
@@ -119,30 +119,30 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 	end := shape.duration.Microseconds()
 	nextMember := 0
 	record := func(c *simCall) {
-		d := judgedCall{Sent: c.sent, Replied: c.replied, StampLo: c.stamp, StampHi: c.stamp}
+		d := Call{Sent: c.sent, Replied: c.replied, StampLo: c.stamp, StampHi: c.stamp}
 		if shape.server {
 			d.StampLo, d.StampHi = c.sent, c.replied
 		}
 		switch {
 		case c.failed:
-			d.Outcome = outUnknown
+			d.Outcome = Unknown
 		case c.admitted:
-			d.Outcome = outAdmitted
+			d.Outcome = Admitted
 		default:
-			d.Outcome = outRefused
+			d.Outcome = Refused
 			refused++
 		}
 		if shape.kind == limiter.Concurrency && c.admitted && !c.failed && !c.abandoned {
 			d.Released, d.ReleaseOK = c.relReplied, !c.relFailed
 		}
 		d.Abandoned = c.abandoned
-		judge.record(d)
-		busy[c.worker] = forever
+		judge.Record(d)
+		busy[c.worker] = Forever
 	}
 	var start func(w int, at int64)
 	start = func(w int, at int64) {
 		if shape.bursty {
-			burst, cycle := 2*spec.window, 7*spec.window/2
+			burst, cycle := 2*spec.Window, 7*spec.Window/2
 			if at%cycle >= burst {
 				at += cycle - at%cycle + rng.Int64N(200)
 			}
@@ -209,13 +209,13 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 			for _, b := range busy {
 				mark = min(mark, b)
 			}
-			judge.judge(mark)
+			judge.JudgeBefore(mark)
 			nextJudge += 20_000 + rng.Int64N(80_000)
 		}
 		ev.run()
 	}
-	judge.judge(forever)
-	return judge.count, refused
+	judge.JudgeBefore(Forever)
+	return judge.Count, refused
 }
 
 // serverMs is the limiter's TIME for a call run at mono µs, in ms as scripts use it.

@@ -14,52 +14,52 @@ import (
 
 const ms = int64(1000)
 
-func judgeOnce(spec judgeSpec, calls ...judgedCall) *refusals {
-	r := newRefusals(spec)
+func judgeOnce(spec Spec, calls ...Call) *Judge {
+	r := NewJudge(spec)
 	for _, c := range calls {
-		r.record(c)
+		r.Record(c)
 	}
-	r.judge(forever)
+	r.JudgeBefore(Forever)
 	return r
 }
 
 // at is a call sent at sent, answered at replied, stamped at sent.
-func at(sent, replied int64, o outcome) judgedCall {
-	return judgedCall{Sent: sent, Replied: replied, StampLo: sent, StampHi: sent, Outcome: o}
+func at(sent, replied int64, o Outcome) Call {
+	return Call{Sent: sent, Replied: replied, StampLo: sent, StampHi: sent, Outcome: o}
 }
 
 // held is an admitted concurrency request, released (answered) at released.
-func held(sent, replied, released int64) judgedCall {
-	d := at(sent, replied, outAdmitted)
+func held(sent, replied, released int64) Call {
+	d := at(sent, replied, Admitted)
 	d.Released, d.ReleaseOK = released, true
 	return d
 }
 
-func concurrency(limit int64) judgeSpec {
-	return judgeSpec{kind: limiter.Concurrency, limit: limit, staleAfter: 100 * ms, horizon: 5000 * ms}
+func concurrency(limit int64) Spec {
+	return Spec{Kind: limiter.Concurrency, Limit: limit, StaleAfter: 100 * ms, Horizon: 5000 * ms}
 }
 
 func TestHeldRefusalWithAFreeSlotIsFalse(t *testing.T) {
-	r := judgeOnce(concurrency(2), held(0, 1*ms, 50*ms), at(10*ms, 11*ms, outRefused))
-	if r.count != 1 || r.first.HeldOrAdmitted != 1 || r.first.Limit != 2 {
-		t.Fatalf("one of two held, refused: want 1 false reject counting 1, got %d %+v", r.count, r.first)
+	r := judgeOnce(concurrency(2), held(0, 1*ms, 50*ms), at(10*ms, 11*ms, Refused))
+	if r.Count != 1 || r.First.HeldOrAdmitted != 1 || r.First.Limit != 2 {
+		t.Fatalf("one of two held, refused: want 1 false reject counting 1, got %d %+v", r.Count, r.First)
 	}
 }
 
 // The limiter decided at one instant of [sent, replied]: a request released at that
 // interval's first instant, or taken at its last, may have been held then.
 func TestHeldCountsRequestsTouchingTheIntervalAtOneInstant(t *testing.T) {
-	refused := at(10*ms, 11*ms, outRefused)
-	for name, other := range map[string]judgedCall{
+	refused := at(10*ms, 11*ms, Refused)
+	for name, other := range map[string]Call{
 		"released as the refusal was sent":     held(0, 1*ms, 10*ms),
 		"acquired as the refusal was answered": held(11*ms, 12*ms, 50*ms),
 	} {
-		if r := judgeOnce(concurrency(2), held(0, 1*ms, 50*ms), other, refused); r.count != 0 {
-			t.Errorf("%s: blamed (%d)", name, r.count)
+		if r := judgeOnce(concurrency(2), held(0, 1*ms, 50*ms), other, refused); r.Count != 0 {
+			t.Errorf("%s: blamed (%d)", name, r.Count)
 		}
 	}
 	// Sent after the refusal's reply, it cannot have run before it.
-	if r := judgeOnce(concurrency(2), held(0, 1*ms, 50*ms), held(11*ms+1, 12*ms, 50*ms), refused); r.count != 1 {
+	if r := judgeOnce(concurrency(2), held(0, 1*ms, 50*ms), held(11*ms+1, 12*ms, 50*ms), refused); r.Count != 1 {
 		t.Errorf("a request sent after the refusal's reply was counted against it")
 	}
 }
@@ -67,20 +67,20 @@ func TestHeldCountsRequestsTouchingTheIntervalAtOneInstant(t *testing.T) {
 // Two requests that overlapped the refusal's interval, but never each other, were never held
 // together: the bound is the most held at one instant, not how many overlapped.
 func TestHeldIsPointwiseNotAnOverlapCount(t *testing.T) {
-	r := judgeOnce(concurrency(2), held(0, 1*ms, 10*ms+300), held(10*ms+500, 10*ms+600, 50*ms), at(10*ms, 11*ms, outRefused))
-	if r.count != 1 || r.first.HeldOrAdmitted != 1 {
-		t.Fatalf("want 1 false reject, at most 1 held at once; got %d %+v", r.count, r.first)
+	r := judgeOnce(concurrency(2), held(0, 1*ms, 10*ms+300), held(10*ms+500, 10*ms+600, 50*ms), at(10*ms, 11*ms, Refused))
+	if r.Count != 1 || r.First.HeldOrAdmitted != 1 {
+		t.Fatalf("want 1 false reject, at most 1 held at once; got %d %+v", r.Count, r.First)
 	}
 }
 
 // A request whose release failed holds its slot until stale-after has passed on both clocks a
 // limiter may reclaim by: the stamps it was given, and the server's (a slot's TTL).
 func TestHeldFailedReleaseHoldsUntilStaleAfterOnBothClocks(t *testing.T) {
-	failed := at(0, 1*ms, outAdmitted) // released, but the release failed
+	failed := at(0, 1*ms, Admitted) // released, but the release failed
 	failed.Released = 2 * ms
 	spec := concurrency(1)
-	refusedAt := func(sent, stamp int64) judgedCall {
-		d := at(sent, sent+ms, outRefused)
+	refusedAt := func(sent, stamp int64) Call {
+		d := at(sent, sent+ms, Refused)
 		d.StampLo, d.StampHi = stamp, stamp
 		return d
 	}
@@ -95,12 +95,12 @@ func TestHeldFailedReleaseHoldsUntilStaleAfterOnBothClocks(t *testing.T) {
 		{"past it on both, within the allowances", 102 * ms, 103 * ms, false},
 		{"past it on both", 110 * ms, 110 * ms, true},
 	} {
-		if r := judgeOnce(spec, failed, refusedAt(c.sent, c.stamp)); (r.count > 0) != c.blamed {
-			t.Errorf("%s: false rejects %d, want blamed=%v", c.name, r.count, c.blamed)
+		if r := judgeOnce(spec, failed, refusedAt(c.sent, c.stamp)); (r.Count > 0) != c.blamed {
+			t.Errorf("%s: false rejects %d, want blamed=%v", c.name, r.Count, c.blamed)
 		}
 	}
-	spec.rules.NoStaleAfter = true // the script is not told stale-after: it may hold it for ever
-	if r := judgeOnce(spec, failed, refusedAt(time.Hour.Microseconds(), time.Hour.Microseconds())); r.count != 0 {
+	spec.Rules.NoStaleAfter = true // the script is not told stale-after: it may hold it for ever
+	if r := judgeOnce(spec, failed, refusedAt(time.Hour.Microseconds(), time.Hour.Microseconds())); r.Count != 0 {
 		t.Errorf("a failed slot of a script without stale-after counted as reclaimed")
 	}
 }
@@ -108,43 +108,43 @@ func TestHeldFailedReleaseHoldsUntilStaleAfterOnBothClocks(t *testing.T) {
 // An acquire of unknown outcome may have taken a slot, and may have run after its error came
 // back, so on the server's clock it is never certainly reclaimed.
 func TestHeldUnknownAcquireIsNeverReclaimed(t *testing.T) {
-	r := judgeOnce(concurrency(1), at(0, 1*ms, outUnknown), at(time.Hour.Microseconds(), time.Hour.Microseconds()+ms, outRefused))
-	if r.count != 0 {
+	r := judgeOnce(concurrency(1), at(0, 1*ms, Unknown), at(time.Hour.Microseconds(), time.Hour.Microseconds()+ms, Refused))
+	if r.Count != 0 {
 		t.Errorf("a refusal an hour after an acquire of unknown outcome was blamed")
 	}
 }
 
 // The groups refusals are judged in keep only what holds for every member.
 func TestHeldGroupOfRefusalsIsJudgedByItsUnion(t *testing.T) {
-	a, b := at(10*ms, 10*ms+100, outRefused), at(10*ms+200, 10*ms+900, outRefused) // one group: sent in the same ms
+	a, b := at(10*ms, 10*ms+100, Refused), at(10*ms+200, 10*ms+900, Refused) // one group: sent in the same ms
 	// Held only while b may have been decided: b is not wrong, so neither is the group.
 	r := judgeOnce(concurrency(1), held(10*ms+500, 10*ms+600, 10*ms+800), a, b)
-	if r.count != 0 {
+	if r.Count != 0 {
 		t.Errorf("a group blamed although one member may have been decided with the slot held")
 	}
 }
 
-func window(kind limiter.Kind, limit int64) judgeSpec {
-	return judgeSpec{kind: kind, limit: limit, window: 100 * ms, horizon: 5000 * ms}
+func window(kind limiter.Kind, limit int64) Spec {
+	return Spec{Kind: kind, Limit: limit, Window: 100 * ms, Horizon: 5000 * ms}
 }
 
 // stamped is a call sent at sent with its own stamp.
-func stamped(sent, replied, stamp int64, o outcome) judgedCall {
-	return judgedCall{Sent: sent, Replied: replied, StampLo: stamp, StampHi: stamp, Outcome: o}
+func stamped(sent, replied, stamp int64, o Outcome) Call {
+	return Call{Sent: sent, Replied: replied, StampLo: stamp, StampHi: stamp, Outcome: o}
 }
 
 func TestSlidingRefusalUnderTheLimitIsFalse(t *testing.T) {
-	r := judgeOnce(window(limiter.SlidingWindow, 2), at(0, 1*ms, outAdmitted), at(50*ms, 51*ms, outRefused))
-	if r.count != 1 || r.first.HeldOrAdmitted != 1 {
-		t.Fatalf("one admit of two in the window, refused: got %d %+v", r.count, r.first)
+	r := judgeOnce(window(limiter.SlidingWindow, 2), at(0, 1*ms, Admitted), at(50*ms, 51*ms, Refused))
+	if r.Count != 1 || r.First.HeldOrAdmitted != 1 {
+		t.Fatalf("one admit of two in the window, refused: got %d %+v", r.Count, r.First)
 	}
 	// An admit stamped just over a window before counts still: the script rounds to whole ms.
-	r = judgeOnce(window(limiter.SlidingWindow, 1), stamped(0, 1*ms, -51*ms, outAdmitted), at(50*ms, 51*ms, outRefused))
-	if r.count != 0 {
+	r = judgeOnce(window(limiter.SlidingWindow, 1), stamped(0, 1*ms, -51*ms, Admitted), at(50*ms, 51*ms, Refused))
+	if r.Count != 0 {
 		t.Errorf("an admit within the rounding of the window's start not counted")
 	}
-	r = judgeOnce(window(limiter.SlidingWindow, 1), stamped(0, 1*ms, -53*ms, outAdmitted), at(50*ms, 51*ms, outRefused))
-	if r.count != 1 {
+	r = judgeOnce(window(limiter.SlidingWindow, 1), stamped(0, 1*ms, -53*ms, Admitted), at(50*ms, 51*ms, Refused))
+	if r.Count != 1 {
 		t.Errorf("an admit stamped past the window and the rounding still counted")
 	}
 }
@@ -152,15 +152,15 @@ func TestSlidingRefusalUnderTheLimitIsFalse(t *testing.T) {
 // A list of the newest admits (alisaifee/limits) counts every admit that ran after the oldest
 // one still within the window, whatever its own stamp: an old-stamped admit that ran late.
 func TestSlidingCountsAnAdmitThatRanAfterOneInTheWindow(t *testing.T) {
-	inWindow := stamped(0, 1*ms, 0, outAdmitted)
-	late := stamped(2*ms, 3*ms, -500*ms, outAdmitted) // stamped long ago, ran after inWindow
-	r := judgeOnce(window(limiter.SlidingWindow, 2), inWindow, late, at(50*ms, 51*ms, outRefused))
-	if r.count != 0 {
+	inWindow := stamped(0, 1*ms, 0, Admitted)
+	late := stamped(2*ms, 3*ms, -500*ms, Admitted) // stamped long ago, ran after inWindow
+	r := judgeOnce(window(limiter.SlidingWindow, 2), inWindow, late, at(50*ms, 51*ms, Refused))
+	if r.Count != 0 {
 		t.Errorf("a list-style limiter at its limit blamed")
 	}
 	// Answered before the window's oldest admit was even sent: it ran before it, and drops out.
-	early := stamped(-3*ms, -2*ms, -500*ms, outAdmitted)
-	if r = judgeOnce(window(limiter.SlidingWindow, 2), inWindow, early, at(50*ms, 51*ms, outRefused)); r.count != 1 {
+	early := stamped(-3*ms, -2*ms, -500*ms, Admitted)
+	if r = judgeOnce(window(limiter.SlidingWindow, 2), inWindow, early, at(50*ms, 51*ms, Refused)); r.Count != 1 {
 		t.Errorf("an admit that ran before every admit in the window was counted")
 	}
 }
@@ -168,67 +168,67 @@ func TestSlidingCountsAnAdmitThatRanAfterOneInTheWindow(t *testing.T) {
 // An admit of unknown outcome may run at any time after it was sent: it counts against every
 // later refusal.
 func TestWindowUnknownAdmitCountsForEver(t *testing.T) {
-	r := judgeOnce(window(limiter.SlidingWindow, 1), at(0, 1*ms, outUnknown), at(time.Hour.Microseconds(), time.Hour.Microseconds()+ms, outRefused))
-	if r.count != 0 {
+	r := judgeOnce(window(limiter.SlidingWindow, 1), at(0, 1*ms, Unknown), at(time.Hour.Microseconds(), time.Hour.Microseconds()+ms, Refused))
+	if r.Count != 0 {
 		t.Errorf("a refusal after an admit of unknown outcome was blamed")
 	}
 }
 
 func TestFixedWindowAligned(t *testing.T) {
 	spec := window(limiter.FixedWindow, 1)
-	spec.aligned = true
+	spec.Aligned = true
 	// The previous window's admit does not count in this one.
-	if r := judgeOnce(spec, at(99*ms, 99*ms+500, outAdmitted), at(100*ms, 101*ms, outRefused)); r.count != 1 {
+	if r := judgeOnce(spec, at(99*ms, 99*ms+500, Admitted), at(100*ms, 101*ms, Refused)); r.Count != 1 {
 		t.Errorf("an admit of the previous aligned window counted")
 	}
-	if r := judgeOnce(spec, at(100*ms, 100*ms+500, outAdmitted), at(199*ms, 199*ms+800, outRefused)); r.count != 0 {
+	if r := judgeOnce(spec, at(100*ms, 100*ms+500, Admitted), at(199*ms, 199*ms+800, Refused)); r.Count != 0 {
 		t.Errorf("an admit of the same aligned window not counted")
 	}
 	// outUnknown alignment: a window opened by a first hit, or a TTL running on the server's
 	// clock, may hold both.
-	spec.aligned = false
-	if r := judgeOnce(spec, at(99*ms, 99*ms+500, outAdmitted), at(100*ms, 101*ms, outRefused)); r.count != 0 {
+	spec.Aligned = false
+	if r := judgeOnce(spec, at(99*ms, 99*ms+500, Admitted), at(100*ms, 101*ms, Refused)); r.Count != 0 {
 		t.Errorf("a window of unknown alignment blamed for an admit a millisecond before")
 	}
-	if r := judgeOnce(spec, at(0, 1*ms, outAdmitted), at(110*ms, 111*ms, outRefused)); r.count != 1 {
+	if r := judgeOnce(spec, at(0, 1*ms, Admitted), at(110*ms, 111*ms, Refused)); r.Count != 1 {
 		t.Errorf("an admit more than a window (and its allowances) before counted")
 	}
 }
 
-func bucket(burst int64, perSec float64) judgeSpec {
-	return judgeSpec{kind: limiter.TokenBucket, limit: burst, ratePerSec: perSec, window: time.Second.Microseconds(), horizon: 5000 * ms}
+func bucket(burst int64, perSec float64) Spec {
+	return Spec{Kind: limiter.TokenBucket, Limit: burst, RatePerSec: perSec, Window: time.Second.Microseconds(), Horizon: 5000 * ms}
 }
 
 func TestBucketLevel(t *testing.T) {
 	// A fresh bucket of 2 at 10/s: one draw at 0; refused at 30ms it certainly held 1 + 0.3.
-	r := judgeOnce(bucket(2, 10), at(0, 1*ms, outAdmitted), at(30*ms, 31*ms, outRefused))
-	if r.count != 1 || r.first.TokensLeft == nil || math.Abs(*r.first.TokensLeft-1.28) > 0.01 {
-		t.Fatalf("want 1 false reject with about 1.28 tokens (2ms of rounding taken off), got %d %+v", r.count, r.first)
+	r := judgeOnce(bucket(2, 10), at(0, 1*ms, Admitted), at(30*ms, 31*ms, Refused))
+	if r.Count != 1 || r.First.TokensLeft == nil || math.Abs(*r.First.TokensLeft-1.28) > 0.01 {
+		t.Fatalf("want 1 false reject with about 1.28 tokens (2ms of rounding taken off), got %d %+v", r.Count, r.First)
 	}
 	// With exactly one token and no time to refill, rounding may have taken a sliver: no claim.
-	if r := judgeOnce(bucket(2, 10), at(0, 1*ms, outAdmitted), at(0, 1*ms, outRefused)); r.count != 0 {
+	if r := judgeOnce(bucket(2, 10), at(0, 1*ms, Admitted), at(0, 1*ms, Refused)); r.Count != 0 {
 		t.Errorf("blamed at exactly one token")
 	}
 	// Stepped (given the window): nothing refills before a whole step has passed.
 	spec := bucket(2, 10)
-	spec.rules.RefillStep = 500 * time.Millisecond
-	if r := judgeOnce(spec, at(0, 1*ms, outAdmitted), at(0, 1*ms, outAdmitted), at(400*ms, 401*ms, outRefused)); r.count != 0 {
+	spec.Rules.RefillStep = 500 * time.Millisecond
+	if r := judgeOnce(spec, at(0, 1*ms, Admitted), at(0, 1*ms, Admitted), at(400*ms, 401*ms, Refused)); r.Count != 0 {
 		t.Errorf("a stepped bucket blamed before its step")
 	}
-	if r := judgeOnce(spec, at(0, 1*ms, outAdmitted), at(0, 1*ms, outAdmitted), at(700*ms, 701*ms, outRefused)); r.count != 1 {
+	if r := judgeOnce(spec, at(0, 1*ms, Admitted), at(0, 1*ms, Admitted), at(700*ms, 701*ms, Refused)); r.Count != 1 {
 		t.Errorf("a stepped bucket not blamed a step and 2 tokens of refill later")
 	}
 	// A stepped bucket counts whole tokens: full at 3, it drew 2 and refused within its step
 	// though the one token left is certain (a continuous bucket would have refilled 4 by then).
 	spec = bucket(3, 10)
-	spec.rules.RefillStep = 500 * time.Millisecond
-	r = judgeOnce(spec, at(0, 1*ms, outAdmitted), at(0, 1*ms, outAdmitted), at(400*ms, 401*ms, outRefused))
-	if r.count != 1 || r.first.TokensLeft == nil || *r.first.TokensLeft != 1 {
-		t.Errorf("a stepped bucket's certain last token: %d false rejects, %+v", r.count, r.first)
+	spec.Rules.RefillStep = 500 * time.Millisecond
+	r = judgeOnce(spec, at(0, 1*ms, Admitted), at(0, 1*ms, Admitted), at(400*ms, 401*ms, Refused))
+	if r.Count != 1 || r.First.TokensLeft == nil || *r.First.TokensLeft != 1 {
+		t.Errorf("a stepped bucket's certain last token: %d false rejects, %+v", r.Count, r.First)
 	}
 	// But given the window the bucket may as well be continuous and round its times: with no
 	// time to refill, that one may have charged the draws a sliver more. No claim.
-	if r := judgeOnce(spec, at(0, 1*ms, outAdmitted), at(0, 1*ms, outAdmitted), at(0, 1*ms, outRefused)); r.count != 0 {
+	if r := judgeOnce(spec, at(0, 1*ms, Admitted), at(0, 1*ms, Admitted), at(0, 1*ms, Refused)); r.Count != 0 {
 		t.Errorf("blamed at exactly one token where a continuous bucket may have rounded")
 	}
 }
@@ -240,9 +240,9 @@ func TestBucketLevel(t *testing.T) {
 func TestBucketCountsDrawsByWhenTheyRan(t *testing.T) {
 	s := int64(time.Second.Microseconds())
 	r := judgeOnce(bucket(3, 1),
-		stamped(0, 1*ms, s, outAdmitted), stamped(2*ms, 3*ms, 0, outAdmitted), stamped(4*ms, 5*ms, s, outAdmitted),
-		stamped(6*ms, 7*ms, s, outRefused))
-	if r.count != 0 {
+		stamped(0, 1*ms, s, Admitted), stamped(2*ms, 3*ms, 0, Admitted), stamped(4*ms, 5*ms, s, Admitted),
+		stamped(6*ms, 7*ms, s, Refused))
+	if r.Count != 0 {
 		t.Errorf("the shipped GCRA's refusal after a late-stamped draw was blamed")
 	}
 }
@@ -253,29 +253,29 @@ func TestBucketCountsDrawsByWhenTheyRan(t *testing.T) {
 // room, and is blamed.)
 func TestBucketRefusalStampedAheadCosts(t *testing.T) {
 	spec := bucket(2, 10) // a token per 100ms
-	draw := at(0, 1*ms, outAdmitted)
-	ahead := stamped(500*ms, 501*ms, 900*ms, outRefused)
-	k := stamped(600*ms, 601*ms, 600*ms, outRefused)
-	if r := judgeOnce(spec, draw, k); r.count != 1 {
+	draw := at(0, 1*ms, Admitted)
+	ahead := stamped(500*ms, 501*ms, 900*ms, Refused)
+	k := stamped(600*ms, 601*ms, 600*ms, Refused)
+	if r := judgeOnce(spec, draw, k); r.Count != 1 {
 		t.Fatalf("alone, the refusal 600ms after one draw is not blamed")
 	}
-	if r := judgeOnce(spec, draw, ahead, k); r.count != 1 || r.first.SentMs != 500 {
-		t.Errorf("blamed after a call stamped ahead moved the bucket's clock: %d, first %+v", r.count, r.first)
+	if r := judgeOnce(spec, draw, ahead, k); r.Count != 1 || r.First.SentMs != 500 {
+		t.Errorf("blamed after a call stamped ahead moved the bucket's clock: %d, first %+v", r.Count, r.First)
 	}
 }
 
 // A low-water mark is never later than a call that is being sent.
 func TestLowWaterMark(t *testing.T) {
-	w := newLowWater(2)
-	if m := w.mark(100); m != 100 {
+	w := NewLowWater(2)
+	if m := w.Mark(100); m != 100 {
 		t.Errorf("idle: mark %d, want now", m)
 	}
-	w.enter(1, 40)
-	if m := w.mark(100); m != 40 {
+	w.Enter(1, 40)
+	if m := w.Mark(100); m != 40 {
 		t.Errorf("busy since 40: mark %d", m)
 	}
-	w.leave(1)
-	if m := w.mark(100); m != 100 {
+	w.Leave(1)
+	if m := w.Mark(100); m != 100 {
 		t.Errorf("left: mark %d", m)
 	}
 }
@@ -283,12 +283,12 @@ func TestLowWaterMark(t *testing.T) {
 // Refusals are judged only once everything sent before their reply is in: an admit recorded
 // in a later batch still counts against a refusal pending from an earlier one.
 func TestRefusalWaitsForTheLowWaterMark(t *testing.T) {
-	r := newRefusals(concurrency(1))
-	r.record(at(10*ms, 11*ms, outRefused))
-	r.judge(10 * ms) // a call sent from 10ms on may still be in flight: the refusal waits
-	r.record(held(10*ms+200, 10*ms+500, 20*ms))
-	r.judge(forever)
-	if r.count != 0 {
+	r := NewJudge(concurrency(1))
+	r.Record(at(10*ms, 11*ms, Refused))
+	r.JudgeBefore(10 * ms) // a call sent from 10ms on may still be in flight: the refusal waits
+	r.Record(held(10*ms+200, 10*ms+500, 20*ms))
+	r.JudgeBefore(Forever)
+	if r.Count != 0 {
 		t.Errorf("a refusal was judged before the admit that held the slot was recorded")
 	}
 }
@@ -298,32 +298,32 @@ func TestRefusalWaitsForTheLowWaterMark(t *testing.T) {
 // waiting, or else the mark up to which every call was recorded; forever once closed. The
 // recorders keep the refusals from there on (trace.Recorder.HoldUnjudged).
 func TestUnjudgedFromIsTheEarliestRefusalNotJudged(t *testing.T) {
-	r := newRefusals(judgeSpec{kind: limiter.Concurrency, limit: 20, staleAfter: 10_000_000, horizon: 5_000_000})
-	refused := func(sent int64) judgedCall {
-		return judgedCall{Sent: sent, Replied: sent + 300, StampLo: sent, StampHi: sent, Outcome: outRefused}
+	r := NewJudge(Spec{Kind: limiter.Concurrency, Limit: 20, StaleAfter: 10_000_000, Horizon: 5_000_000})
+	refused := func(sent int64) Call {
+		return Call{Sent: sent, Replied: sent + 300, StampLo: sent, StampHi: sent, Outcome: Refused}
 	}
-	if got := r.unjudgedFrom(5_000); got != 5_000 {
+	if got := r.UnjudgedFrom(5_000); got != 5_000 {
 		t.Fatalf("nothing recorded: %d, want the mark 5000", got)
 	}
-	r.record(refused(10_000))
-	r.record(refused(20_000))
-	if got := r.unjudgedFrom(30_000); got != 10_000 {
+	r.Record(refused(10_000))
+	r.Record(refused(20_000))
+	if got := r.UnjudgedFrom(30_000); got != 10_000 {
 		t.Fatalf("two refusals recorded, none judged: %d, want the first one's 10000", got)
 	}
-	r.judge(15_000) // the first is answered before the low water, the second after
-	if got := r.unjudgedFrom(30_000); got != 20_000 {
+	r.JudgeBefore(15_000) // the first is answered before the low water, the second after
+	if got := r.UnjudgedFrom(30_000); got != 20_000 {
 		t.Fatalf("after a batch that judged the first: %d, want the waiting one's 20000", got)
 	}
-	r.record(refused(25_000))
-	if got := r.unjudgedFrom(30_000); got != 20_000 {
+	r.Record(refused(25_000))
+	if got := r.UnjudgedFrom(30_000); got != 20_000 {
 		t.Fatalf("a later refusal recorded: %d, want still 20000", got)
 	}
-	r.judge(40_000)
-	if got := r.unjudgedFrom(40_000); got != 40_000 {
+	r.JudgeBefore(40_000)
+	if got := r.UnjudgedFrom(40_000); got != 40_000 {
 		t.Fatalf("after a batch that judged everything: %d, want the mark 40000", got)
 	}
-	r.close()
-	if got := r.unjudgedFrom(40_000); got != forever {
+	r.Close()
+	if got := r.UnjudgedFrom(40_000); got != Forever {
 		t.Fatalf("closed: %d, want forever", got)
 	}
 }

@@ -48,23 +48,23 @@ type windowJudge struct {
 	// those of each millisecond), by their sending (rounded down), and, answered ones, by their
 	// reply (rounded up). Their memory follows the milliseconds of the window and the margin,
 	// however many admits each held.
-	stamps     msQueue            // ms of the stamp -> the earliest sending (µs)
-	sent, done msQueue            // ms -> admits
+	stamps     Queue            // ms of the stamp -> the earliest sending (µs)
+	sent, done Queue            // ms -> admits
 	folded     int64              // admits forgotten from sent: each was sent before every later refusal's reply
 	foldedDone int64              // answered admits forgotten from done: each answered before every later refusal's X
-	windows    map[int64]*msQueue // aligned: window index -> admits by the ms of their sending
+	windows    map[int64]*Queue // aligned: window index -> admits by the ms of their sending
 	newest     int64
 	blind      int64 // stamp: refusals whose window can reach an admit forgotten at or before it are not judged
 
 	sentCum, doneCum, earliest []int64 // scratch
 }
 
-func newWindowJudge(s judgeSpec) *windowJudge {
-	fixed := s.kind.Describe().Evidence == limiter.FixedWindowEvidence
+func newWindowJudge(s Spec) *windowJudge {
+	fixed := s.Kind.Describe().Evidence == limiter.FixedWindowEvidence
 	j := &windowJudge{
-		limit: s.limit, window: max(s.window, 1000), aligned: fixed && s.aligned && !s.server && !s.monotone,
-		ttl: fixed, margin: 2*s.skew + s.horizon + 1_000_000,
-		windows: map[int64]*msQueue{}, blind: math.MinInt64, newest: math.MinInt64,
+		limit: s.Limit, window: max(s.Window, 1000), aligned: fixed && s.Aligned && !s.Server && !s.Monotone,
+		ttl: fixed, margin: 2*s.Skew + s.Horizon + 1_000_000,
+		windows: map[int64]*Queue{}, blind: math.MinInt64, newest: math.MinInt64,
 	}
 	// A script compares times rounded to the unit it is given them in, on both sides.
 	j.reach = j.window + int64(float64(j.window)*s.serverRate()) + 2*s.grain()
@@ -72,25 +72,25 @@ func newWindowJudge(s judgeSpec) *windowJudge {
 }
 
 // ceilMs is the millisecond at or after µs t.
-func ceilMs(t int64) int64 { return floorDiv(t+999, 1000) }
+func ceilMs(t int64) int64 { return FloorDiv(t+999, 1000) }
 
-func (j *windowJudge) add(calls []judgedCall) {
+func (j *windowJudge) add(calls []Call) {
 	for _, c := range calls {
 		j.newest = max(j.newest, c.StampHi)
 		if j.aligned {
 			w := j.windowIndex(c.StampLo)
 			q := j.windows[w]
 			if q == nil {
-				q = &msQueue{}
+				q = &Queue{}
 				j.windows[w] = q
 			}
-			q.add(floorDiv(c.Sent, 1000), 1)
+			q.Add(FloorDiv(c.Sent, 1000), 1)
 			continue
 		}
-		j.stamps.keepMin(ceilMs(c.StampHi), c.Sent)
-		j.sent.add(floorDiv(c.Sent, 1000), 1)
-		if c.Outcome != outUnknown { // unknown: may run at any time, so never answered "before X"
-			j.done.add(ceilMs(c.Replied), 1)
+		j.stamps.KeepMin(ceilMs(c.StampHi), c.Sent)
+		j.sent.Add(FloorDiv(c.Sent, 1000), 1)
+		if c.Outcome != Unknown { // unknown: may run at any time, so never answered "before X"
+			j.done.Add(ceilMs(c.Replied), 1)
 		}
 	}
 }
@@ -98,15 +98,15 @@ func (j *windowJudge) add(calls []judgedCall) {
 // windowIndex is the epoch-aligned window a stamp (µs) falls in, as the contract computes it
 // from the time in milliseconds.
 func (j *windowJudge) windowIndex(stamp int64) int64 {
-	return floorDiv(floorDiv(stamp, 1000), max(1, j.window/1000))
+	return FloorDiv(FloorDiv(stamp, 1000), max(1, j.window/1000))
 }
 
 // cumulative is the running totals of q's counts.
-func cumulative(q *msQueue, into []int64) []int64 {
+func cumulative(q *Queue, into []int64) []int64 {
 	into = into[:0]
 	total := int64(0)
-	for i := 0; i < q.len(); i++ {
-		total += q.at(i).n
+	for i := 0; i < q.Len(); i++ {
+		total += q.At(i).N
 		into = append(into, total)
 	}
 	return into
@@ -114,8 +114,8 @@ func cumulative(q *msQueue, into []int64) []int64 {
 
 // countThrough is how many of q's admits lie in milliseconds for which in(ms) holds, in(ms)
 // being true up to some millisecond and false after it.
-func countThrough(q *msQueue, cum []int64, in func(ms int64) bool) int64 {
-	n := sort.Search(q.len(), func(i int) bool { return !in(q.at(i).ms) })
+func countThrough(q *Queue, cum []int64, in func(ms int64) bool) int64 {
+	n := sort.Search(q.Len(), func(i int) bool { return !in(q.At(i).Ms) })
 	if n == 0 {
 		return 0
 	}
@@ -129,26 +129,26 @@ func (j *windowJudge) judge(ready []*rejectGroup, _ int64, verdict verdictFunc) 
 	}
 	j.sentCum = cumulative(&j.sent, j.sentCum)
 	j.doneCum = cumulative(&j.done, j.doneCum)
-	n := j.stamps.len()
+	n := j.stamps.Len()
 	if cap(j.earliest) < n+1 {
 		j.earliest = make([]int64, n+1)
 	}
 	earliest := j.earliest[:n+1] // earliest[i]: the earliest sending among stamps[i:]
-	earliest[n] = forever
+	earliest[n] = Forever
 	for i := n - 1; i >= 0; i-- {
-		earliest[i] = min(earliest[i+1], j.stamps.at(i).n)
+		earliest[i] = min(earliest[i+1], j.stamps.At(i).N)
 	}
 	for _, g := range ready {
 		threshold := g.stampLo - j.reach // an admit can be in the window when stamped after it
 		if threshold < j.blind {
 			continue
 		}
-		first := sort.Search(n, func(i int) bool { return j.stamps.at(i).ms*1000 > threshold })
+		first := sort.Search(n, func(i int) bool { return j.stamps.At(i).Ms*1000 > threshold })
 		x := earliest[first]
 		if j.ttl {
 			x = min(x, g.sentMin-j.window-ttlSlack(j.window))
 		}
-		replied := floorDiv(g.repliedMax, 1000)
+		replied := FloorDiv(g.repliedMax, 1000)
 		counted := j.folded + countThrough(&j.sent, j.sentCum, func(ms int64) bool { return ms <= replied }) -
 			j.foldedDone - countThrough(&j.done, j.doneCum, func(ms int64) bool { return ms*1000 < x })
 		if counted = max(0, counted); counted < j.limit {
@@ -165,9 +165,9 @@ func (j *windowJudge) judgeAligned(ready []*rejectGroup, verdict verdictFunc) {
 		}
 		counted := int64(0)
 		if q := j.windows[w]; q != nil {
-			replied := floorDiv(g.repliedMax, 1000)
-			for i := 0; i < q.len() && q.at(i).ms <= replied; i++ {
-				counted += q.at(i).n
+			replied := FloorDiv(g.repliedMax, 1000)
+			for i := 0; i < q.Len() && q.At(i).Ms <= replied; i++ {
+				counted += q.At(i).N
 			}
 		}
 		if counted < j.limit {
@@ -192,8 +192,8 @@ func (j *windowJudge) settle(floor int64) {
 		return
 	}
 	old := j.newest - j.margin - j.reach // stamped at or before this: behind every window judged from now on
-	for j.stamps.len() > 0 && j.stamps.front().ms*1000 <= old {
-		j.blind = max(j.blind, j.stamps.popFront().ms*1000) // no later refusal judged may have them qualify
+	for j.stamps.Len() > 0 && j.stamps.Front().Ms*1000 <= old {
+		j.blind = max(j.blind, j.stamps.PopFront().Ms*1000) // no later refusal judged may have them qualify
 	}
 	// The earliest X of any later refusal: the earliest sending among admits that may still
 	// qualify, and the earliest a later one can be sent; a TTL window reaches a window back.
@@ -201,13 +201,13 @@ func (j *windowJudge) settle(floor int64) {
 	if j.ttl {
 		xFloor = floor - j.window - ttlSlack(j.window)
 	}
-	for i := 0; i < j.stamps.len(); i++ {
-		xFloor = min(xFloor, j.stamps.at(i).n)
+	for i := 0; i < j.stamps.Len(); i++ {
+		xFloor = min(xFloor, j.stamps.At(i).N)
 	}
-	for j.sent.len() > 0 && (j.sent.front().ms+1)*1000 <= floor {
-		j.folded += j.sent.popFront().n // sent before every later refusal's reply
+	for j.sent.Len() > 0 && (j.sent.Front().Ms+1)*1000 <= floor {
+		j.folded += j.sent.PopFront().N // sent before every later refusal's reply
 	}
-	for j.done.len() > 0 && j.done.front().ms*1000 < xFloor {
-		j.foldedDone += j.done.popFront().n // answered before every later refusal's X
+	for j.done.Len() > 0 && j.done.Front().Ms*1000 < xFloor {
+		j.foldedDone += j.done.PopFront().N // answered before every later refusal's X
 	}
 }

@@ -86,7 +86,7 @@ func NewSharedAdmits(rdb redis.UniversalClient, cfg SharedConfig) *SharedAdmits 
 func (s *SharedAdmits) Checker(key string, local, joint Checker) Checker {
 	k := &sharedKey{name: key, pending: map[int64]int64{}, local: local,
 		joint:     joint,
-		nextChunk: floorDiv(s.cfg.Now().UnixMilli()-s.historyMs, chunkMs)}
+		nextChunk: FloorDiv(s.cfg.Now().UnixMilli()-s.historyMs, chunkMs)}
 	k.jointRes.Store(&CheckResult{})
 	s.mu.Lock()
 	s.keys = append(s.keys, k)
@@ -137,7 +137,7 @@ func (s *SharedAdmits) flush() {
 	for _, b := range batch {
 		chunks := map[int64]bool{}
 		for ms, n := range b.counts {
-			c := floorDiv(ms, chunkMs)
+			c := FloorDiv(ms, chunkMs)
 			pipe.HIncrBy(ctx, s.cfg.ChunkKey(b.key, c), strconv.FormatInt(ms, 10), n)
 			chunks[c] = true
 		}
@@ -229,12 +229,12 @@ func (c *sharedChecker) Release() {}
 
 // onFirstOver implements firstOverReporter: this process's admits behind the first overshoot
 // its own or the joint evidence found (the joint count holds other processes' admits too).
-func (c *sharedChecker) onFirstOver(report func(overMoment)) {
-	if r, ok := c.k.local.(firstOverReporter); ok {
-		r.onFirstOver(report)
+func (c *sharedChecker) onFirstOver(report func(Moment)) {
+	if r, ok := c.k.local.(Reporter); ok {
+		r.OnFirstOver(report)
 	}
-	if r, ok := c.k.joint.(firstOverReporter); ok {
-		r.onFirstOver(func(m overMoment) { m.shared = true; report(m) })
+	if r, ok := c.k.joint.(Reporter); ok {
+		r.OnFirstOver(func(m Moment) { m.Shared = true; report(m) })
 	}
 }
 

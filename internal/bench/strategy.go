@@ -64,16 +64,16 @@ type strategyState struct {
 	// refusedID and refused are the first false reject's request, once looked up (engine loop).
 	refusedID uint64
 	refused   *trace.Request
-	ev        evidence // how the client-time checkers allow for reordering
+	ev        Clock // how the client-time checkers allow for reordering
 	// sentHigh holds, per key, the highest stamp (µs) sent on it so far (MonotoneTime only).
 	sentHigh []atomic.Int64
 
 	// refusals judge each key's refused decisions (nil when not judged: SharedKeys); inFlight
 	// holds every worker's call in flight, so a refusal is judged only once every call that can
 	// have run before it has been recorded.
-	refusals []*refusals
-	logs     []callLog // one per worker: recording takes no lock another worker holds
-	inFlight *lowWater
+	refusals []*Judge
+	logs     []Log // one per worker: recording takes no lock another worker holds
+	inFlight *LowWater
 	masters  *masterWatch // concurrency on a target that can fail over: judged while its masters are unchanged
 	nextKey  int          // the key the next tick judges first (engine loop only)
 
@@ -83,7 +83,7 @@ type strategyState struct {
 
 func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 	s := &strategyState{cfg: cfg, run: run, errKinds: map[string]int64{},
-		hist: hdrhistogram.New(histMin, histMax, histSigFigs), ev: evidenceFor(cfg, run)}
+		hist: hdrhistogram.New(histMin, histMax, histSigFigs), ev: ClockFor(limitsOf(cfg), run.EpochAligned)}
 	if run.MonotoneTime {
 		s.sentHigh = make([]atomic.Int64, cfg.KeyCount)
 		for i := range s.sentHigh {
@@ -100,9 +100,9 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 		key := cfg.KeyFor(run.Name, i)
 		s.keys = append(s.keys, key)
 		c := s.newChecker(key)
-		if r, ok := c.(firstOverReporter); ok {
+		if r, ok := c.(Reporter); ok {
 			k := i
-			r.onFirstOver(func(m overMoment) { s.traceFirst(k, m) })
+			r.OnFirstOver(func(m Moment) { s.traceFirst(k, m) })
 		}
 		s.checkers = append(s.checkers, c)
 	}
@@ -117,31 +117,23 @@ func (s *strategyState) newChecker(key string) Checker {
 		if s.run.Witness != nil {
 			return s.run.Witness(key)
 		}
-		return NewWitness(s.cfg.Limit, WitnessStale(s.cfg.StaleAfter, s.run.TimeQuantum, s.run.Refusals).Milliseconds())
+		return NewWitness(s.cfg.Limit, WitnessStale(s.cfg.StaleAfter, s.run.TimeQuantum, s.run.Refusals.StaleUnit).Milliseconds())
 	}
 	// A schedule's answer is a time in itself, on the script's clock: judged as a stamp, never
 	// over the call's interval.
 	if !s.run.AdmitAt && (s.run.ServerClock || s.intervalStamps()) {
-		return newIntervalChecker(s.cfg)
+		return IntervalFor(limitsOf(s.cfg))
 	}
-	local := clientChecker(s.cfg, s.ev, horizon)
+	local := ClientChecker(limitsOf(s.cfg), s.ev, horizon)
 	if s.run.Admits != nil {
-		return s.run.Admits.Checker(key, local, clientChecker(s.cfg, s.ev, 1))
+		return s.run.Admits.Checker(key, local, ClientChecker(limitsOf(s.cfg), s.ev, 1))
 	}
 	return local
 }
 
-// invariantChecker checks a window or bucket limiter's invariant over admitted now values.
-func invariantChecker(evidence limiter.Evidence, limit int64, window time.Duration, rate float64, horizonMs int64) Checker {
-	switch evidence {
-	case limiter.FixedWindowEvidence:
-		return NewSlidingChecker(limit, window.Milliseconds(), horizonMs, true)
-	case limiter.SlidingWindowEvidence:
-		return NewSlidingChecker(limit, window.Milliseconds(), horizonMs, false)
-	case limiter.BucketEvidence:
-		return NewBucketChecker(limit, rate, 1, horizonMs)
-	}
-	panic(fmt.Sprintf("bench: no invariant checker for evidence %d", evidence))
+// limitsOf is what the run's overshoot checkers are built from.
+func limitsOf(cfg Config) Limits {
+	return Limits{Evidence: cfg.Limiter.Describe().Evidence, Limit: cfg.Limit, Window: cfg.Window, Rate: cfg.Rate, Skew: cfg.Skew}
 }
 
 // start launches the workers (and, for an open loop, the scheduler that paces them).
@@ -167,11 +159,11 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 			rec.HoldUnjudged() // the first false reject's request stays in its ring until judged
 		}
 		spec := s.judgeSpec()
-		s.inFlight = newLowWater(s.cfg.Workers)
-		s.logs = make([]callLog, s.cfg.Workers)
-		scratch := &judgeScratch{}
+		s.inFlight = NewLowWater(s.cfg.Workers)
+		s.logs = make([]Log, s.cfg.Workers)
+		scratch := &Scratch{}
 		for range s.keys {
-			r := newRefusals(spec)
+			r := NewJudge(spec)
 			r.scratch = scratch // judged one key after another on the engine's loop
 			s.refusals = append(s.refusals, r)
 		}
@@ -284,12 +276,12 @@ func (s *strategyState) work(ctx, calls context.Context, e *Engine, worker int, 
 }
 
 // judgeSpec is what the strategy's refusal judges are built from.
-func (s *strategyState) judgeSpec() judgeSpec {
-	return judgeSpec{
-		kind: s.cfg.Limiter, limit: s.cfg.Limit, aligned: s.run.EpochAligned, base: s.cfg.Now().UnixMicro(),
-		window: s.cfg.Window.Microseconds(), ratePerSec: s.cfg.Rate, staleAfter: s.cfg.StaleAfter.Microseconds(),
-		server: s.run.ServerClock, monotone: s.run.MonotoneTime, skew: s.cfg.Skew.Microseconds(), horizon: s.cfg.Horizon.Microseconds(),
-		quantum: s.run.TimeQuantum, rules: s.run.Refusals,
+func (s *strategyState) judgeSpec() Spec {
+	return Spec{
+		Kind: s.cfg.Limiter, Limit: s.cfg.Limit, Aligned: s.run.EpochAligned, Base: s.cfg.Now().UnixMicro(),
+		Window: s.cfg.Window.Microseconds(), RatePerSec: s.cfg.Rate, StaleAfter: s.cfg.StaleAfter.Microseconds(),
+		Server: s.run.ServerClock, Monotone: s.run.MonotoneTime, Skew: s.cfg.Skew.Microseconds(), Horizon: s.cfg.Horizon.Microseconds(),
+		Quantum: s.run.TimeQuantum, Rules: s.run.Refusals,
 	}
 }
 
@@ -335,14 +327,14 @@ type decisionCall struct {
 	// id is the request's: its trace's (the worker's Recorder.Begin), the refusal judges' and a
 	// HeldChecker's.
 	id     uint64
-	judged judgedCall // what the refusal judges are told of it
+	judged Call // what the refusal judges are told of it
 }
 
 // entering marks worker's call in flight for the refusal judges, before the time it is sent at
 // is read (lowWater.enter says why).
 func (s *strategyState) entering(worker int) {
 	if s.refusals != nil {
-		s.inFlight.enter(worker, s.sinceUs())
+		s.inFlight.Enter(worker, s.sinceUs())
 	}
 }
 
@@ -351,8 +343,8 @@ func (s *strategyState) judged(c *decisionCall) {
 	if s.refusals == nil {
 		return
 	}
-	s.logs[c.worker].record(c.keyIndex, c.judged)
-	s.inFlight.leave(c.worker)
+	s.logs[c.worker].Record(c.keyIndex, c.judged)
+	s.inFlight.Leave(c.worker)
 }
 
 // sent stamps the call as sent at sentAt (read after its now, and after entering), scheduled
@@ -372,7 +364,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	check := s.checkers[c.keyIndex]
 	c.repliedMono = repliedAt.Sub(s.begin)
 	latency := repliedAt.Sub(c.started)
-	c.judged = judgedCall{ID: c.id, Sent: c.sentMono.Microseconds(), Replied: ceilMicros(c.repliedMono), Outcome: outUnknown}
+	c.judged = Call{ID: c.id, Sent: c.sentMono.Microseconds(), Replied: ceilMicros(c.repliedMono), Outcome: Unknown}
 	ahead := repliedAt.Sub(c.sentAt) + s.cfg.Skew - c.skew
 	if s.run.ServerClock {
 		c.judged.StampLo, c.judged.StampHi = c.judged.Sent, c.judged.Replied
@@ -389,8 +381,8 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	// the most advanced worker clock (up to Skew ahead of this one's), by which another call may
 	// already have pruned the log or started the window's counter; on a monotone virtual clock,
 	// also how far past its stamp its TIME can have been answered.
-	stamp := evidenceStamp(s.run, c.now)
-	lateness := evidenceLateness(s.run, c.now, ahead)
+	stamp := Stamp(s.run.TimeQuantum, c.now)
+	lateness := Lateness(s.run.TimeQuantum, c.now, ahead)
 	if err != nil && ctx.Err() != nil {
 		s.judged(c) // not a decision, but it may have run: later refusals count it
 		return 0, false
@@ -413,12 +405,12 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	if !d.Allowed {
 		s.rejected.Add(1)
 		s.recorders[c.worker].Keep(false, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness)
-		c.judged.Outcome = outRefused
+		c.judged.Outcome = Refused
 		s.judged(c)
 		return 0, false
 	}
 	s.admitted.Add(1)
-	c.judged.Outcome = outAdmitted
+	c.judged.Outcome = Admitted
 	releases := s.cfg.Limiter.Describe().Releases
 	if !releases {
 		s.judged(c)
@@ -442,7 +434,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		}
 		return s.cfg.Hold, false
 	}
-	if s.windowed() && lateness >= s.cfg.Window || s.ev.lateMs > 0 && lateness > time.Duration(s.ev.lateMs)*time.Millisecond ||
+	if s.windowed() && lateness >= s.cfg.Window || s.ev.LateMs > 0 && lateness > time.Duration(s.ev.LateMs)*time.Millisecond ||
 		s.straddles(c) {
 		// The window scripts are exact for a request that reaches Redis within one window of its
 		// now (the log keeps two windows, a counter lives two); a later one may rightly see an
@@ -490,7 +482,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 // they do for a late call. A time after now needs nothing more than the call's lateness. The
 // windows' rule (a call a window or more late is no evidence) reads the same lateness.
 func admitAtEvidence(now, at time.Time, lateness time.Duration) (stamp time.Time, late, wait time.Duration) {
-	stamp = time.UnixMilli(floorDiv(at.UnixMicro(), 1000))
+	stamp = time.UnixMilli(FloorDiv(at.UnixMicro(), 1000))
 	late = lateness + at.Sub(stamp)
 	if at.Before(now) {
 		late += now.Sub(at)
@@ -525,13 +517,13 @@ func (s *strategyState) sinceBegin(stampUs int64) time.Duration {
 // clock, may have been answered a TIME in a later window than its stamp's: its window is then
 // unknown, and it is no evidence (clock_evidence.go).
 func (s *strategyState) straddles(c *decisionCall) bool {
-	if !s.run.MonotoneTime || !s.ev.aligned || s.cfg.Limiter.Describe().Evidence != limiter.FixedWindowEvidence {
+	if !s.run.MonotoneTime || !s.ev.Aligned || s.cfg.Limiter.Describe().Evidence != limiter.FixedWindowEvidence {
 		return false
 	}
 	w := max(1, s.cfg.Window.Milliseconds())
-	lo := evidenceStamp(s.run, c.now).UnixMilli()
-	hi := evidenceStamp(s.run, time.UnixMicro(c.judged.StampHi)).UnixMilli()
-	return floorDiv(lo, w) != floorDiv(hi, w)
+	lo := Stamp(s.run.TimeQuantum, c.now).UnixMilli()
+	hi := Stamp(s.run.TimeQuantum, time.UnixMicro(c.judged.StampHi)).UnixMilli()
+	return FloorDiv(lo, w) != FloorDiv(hi, w)
 }
 
 // abandons reports whether worker abandons the request it was just admitted: each worker
@@ -583,8 +575,8 @@ func (s *strategyState) allowances() string {
 	switch {
 	case s.run.ServerClock:
 		parts = append(parts, "the server's clock (each admit judged over its call's interval)")
-	case s.ev.lateMs > 0:
-		parts = append(parts, fmt.Sprintf("a lateness bound of %dms", s.ev.lateMs))
+	case s.ev.LateMs > 0:
+		parts = append(parts, fmt.Sprintf("a lateness bound of %dms", s.ev.LateMs))
 	case s.windowed():
 		parts = append(parts, "calls answered a window or more after their time")
 	}
@@ -731,17 +723,17 @@ func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
 		v.NoRefusalJudged = v.RefusalsUnjudged != "" && s.masters.confirmed.Load() == 0
 	}
 	for _, r := range s.refusals {
-		v.FalseRejects += r.count
-		if r.first != nil && (v.FirstFalseReject == nil || r.first.SentMs < v.FirstFalseReject.SentMs) {
-			v.FirstFalseReject = r.first
+		v.FalseRejects += r.Count
+		if r.First != nil && (v.FirstFalseReject == nil || r.First.SentMs < v.FirstFalseReject.SentMs) {
+			v.FirstFalseReject = r.First
 		}
-		if r.worst != nil && (v.Tightest == nil || r.worst.Room() < v.Tightest.Room()) {
-			v.Tightest = r.worst
+		if r.Worst != nil && (v.Tightest == nil || r.Worst.Room() < v.Tightest.Room()) {
+			v.Tightest = r.Worst
 		}
 	}
 	if v.FirstFalseReject != nil {
 		first, tightest := *v.FirstFalseReject, *v.Tightest
-		first.Request = s.refusedRequest(first.id)
+		first.Request = s.refusedRequest(first.ID)
 		v.FirstFalseReject, v.Tightest = &first, &tightest // copies: the snapshot is read elsewhere
 	}
 }
@@ -754,13 +746,13 @@ func (s *strategyState) judgePass(final bool) {
 	if s.refusals == nil {
 		return
 	}
-	mark := int64(forever)
+	mark := int64(Forever)
 	if !final {
-		mark = s.inFlight.mark(s.sinceUs())
+		mark = s.inFlight.Mark(s.sinceUs())
 	}
 	// Every call sent before the mark is in a worker's log by now: hand them to their keys.
 	for i := range s.logs {
-		s.logs[i].drainTo(s.refusals)
+		s.logs[i].DrainTo(s.refusals)
 	}
 	stopped := false
 	if s.masters != nil {
@@ -780,21 +772,21 @@ func (s *strategyState) judgePass(final bool) {
 	for n := 0; n < judge; n++ {
 		r := s.refusals[s.nextKey]
 		s.nextKey = (s.nextKey + 1) % len(s.refusals)
-		r.judge(mark)
+		r.JudgeBefore(mark)
 		if stopped {
-			r.close() // the masters changed: nothing later will be judged, so nothing is kept
+			r.Close() // the masters changed: nothing later will be judged, so nothing is kept
 		}
 	}
-	judged := int64(forever)
+	judged := int64(Forever)
 	var first *FalseReject
 	for _, r := range s.refusals {
-		judged = min(judged, r.unjudgedFrom(mark))
-		if r.first != nil && (first == nil || r.first.SentMs < first.SentMs) {
-			first = r.first
+		judged = min(judged, r.UnjudgedFrom(mark))
+		if r.First != nil && (first == nil || r.First.SentMs < first.SentMs) {
+			first = r.First
 		}
 	}
 	if first != nil {
-		s.refusedRequest(first.id) // found now, before the ring moves on; kept by id
+		s.refusedRequest(first.ID) // found now, before the ring moves on; kept by id
 	}
 	for _, rec := range s.recorders {
 		rec.Judged(judged)

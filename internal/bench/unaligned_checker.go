@@ -64,12 +64,12 @@ type UnalignedChecker struct {
 	log         *admitLog
 	state       unalignedState // settled, guarded by log.mu
 	capacityIdx int            // the search at the limit, in state.searches
-	onOver      func(overMoment)
+	onOver      func(Moment)
 }
 
 // onFirstOver implements firstOverReporter: the first set of admits no windows of a correct
 // limiter can hold, from the admit the search started at to the one that made it fail.
-func (c *UnalignedChecker) onFirstOver(report func(overMoment)) {
+func (c *UnalignedChecker) onFirstOver(report func(Moment)) {
 	c.log.mu.Lock()
 	c.onOver = report
 	c.log.mu.Unlock()
@@ -77,7 +77,7 @@ func (c *UnalignedChecker) onFirstOver(report func(overMoment)) {
 
 type unalignedState struct {
 	index    int64   // admits settled so far (t_index is the newest)
-	recent   msQueue // admits per ms of the last R ms, for the range condition
+	recent   Queue // admits per ms of the last R ms, for the range condition
 	recentAt int64   // index of the first admit in recent
 	searches []windowSearch
 	newest   int64
@@ -135,20 +135,20 @@ func (c *UnalignedChecker) settle(ms, n int64) {
 	c.state.add(c, ms, n)
 	if report := c.onOver; report != nil && before == 0 && at.failed > 0 {
 		c.onOver = nil
-		report(overMoment{count: at.failedAtIdx - at.failedFromIdx + 1, fromMs: at.failedFromMs, toMs: ms})
+		report(Moment{Count: at.failedAtIdx - at.failedFromIdx + 1, FromMs: at.failedFromMs, ToMs: ms})
 	}
 }
 
 // add takes n admits stamped ms, the newest so far.
 func (st *unalignedState) add(c *UnalignedChecker, ms, n int64) {
 	st.newest = ms
-	for st.recent.len() > 0 && st.recent.front().ms < ms-c.rangeMs+1 {
-		st.recentAt += st.recent.popFront().n
+	for st.recent.Len() > 0 && st.recent.Front().Ms < ms-c.rangeMs+1 {
+		st.recentAt += st.recent.PopFront().N
 	}
-	if st.recent.len() == 0 {
+	if st.recent.Len() == 0 {
 		st.recentAt = st.index + 1
 	}
-	st.recent.add(ms, n)
+	st.recent.Add(ms, n)
 	for j := int64(0); j < n; j++ {
 		st.index++
 		// k must be >= first - 1, first the earliest admit within R of this one.
@@ -196,7 +196,7 @@ func (w *windowSearch) add(i, t, first, rangeMs, spacingMs int64) {
 
 func (st unalignedState) clone() unalignedState {
 	out := st
-	out.recent = msQueue{items: append([]msCount(nil), st.recent.items[st.recent.head:]...)}
+	out.recent = Queue{items: append([]Count(nil), st.recent.items[st.recent.head:]...)}
 	out.searches = make([]windowSearch, len(st.searches))
 	for i, w := range st.searches {
 		w.cands = append([]windowCand(nil), w.cands[w.head:]...)
@@ -216,9 +216,9 @@ func (c *UnalignedChecker) result(st *unalignedState) CheckResult {
 	}
 	res.Overshoot = max(0, res.Peak-c.limit)
 	// Current: the admits of the last window-long stretch, as the dashboard shows a window.
-	for i := 0; i < st.recent.len(); i++ {
-		if e := st.recent.at(i); e.ms > st.newest-c.windowMs {
-			res.Current += e.n
+	for i := 0; i < st.recent.Len(); i++ {
+		if e := st.recent.At(i); e.Ms > st.newest-c.windowMs {
+			res.Current += e.N
 		}
 	}
 	return res
@@ -236,12 +236,12 @@ func (c *UnalignedChecker) Result() CheckResult {
 	c.log.mu.Lock()
 	defer c.log.mu.Unlock()
 	st := &c.state
-	if c.log.pending.len() > 0 {
+	if c.log.pending.Len() > 0 {
 		cp := c.state.clone()
 		st = &cp
-		for i := 0; i < c.log.pending.len(); i++ {
-			p := c.log.pending.at(i)
-			st.add(c, p.ms, p.n)
+		for i := 0; i < c.log.pending.Len(); i++ {
+			p := c.log.pending.At(i)
+			st.add(c, p.Ms, p.N)
 		}
 	}
 	res := c.result(st)
@@ -258,7 +258,7 @@ func (c *UnalignedChecker) Finish() CheckResult {
 // unalignedLateMs is Λ for the unaligned fixed window's evidence: the skew between any two
 // worker clocks, a millisecond of rounding, and a round-trip budget (a hundredth of the window,
 // at least 10ms). An admit later than that is left out of this evidence.
-func unalignedLateMs(cfg Config) int64 {
-	budget := max(10*1000, cfg.Window.Microseconds()/100)
-	return int64(math.Ceil(float64(2*cfg.Skew.Microseconds()+1000+budget) / 1000))
+func unalignedLateMs(l Limits) int64 {
+	budget := max(10*1000, l.Window.Microseconds()/100)
+	return int64(math.Ceil(float64(2*l.Skew.Microseconds()+1000+budget) / 1000))
 }

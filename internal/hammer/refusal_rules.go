@@ -13,7 +13,7 @@ import (
 // window's alignment and the time's quantum are the contract's EpochAligned and TimeQuantum).
 // The shipped strategies are given a rate and stale-after in milliseconds, and release their
 // members.
-func RefusalRules(o Options, st limiter.Strategy) (rules bench.RefusalRules) {
+func RefusalRules(o Options, st limiter.Strategy) (rules bench.Rules) {
 	if st != limiter.Custom || o.Contract == nil {
 		return rules
 	}

@@ -87,7 +87,7 @@ func TestRunIDLeavesRefusalsUnjudged(t *testing.T) {
 }
 
 func TestRefusalRulesFollowTheContract(t *testing.T) {
-	rules := func(kind limiter.Kind, spec contract.Spec) bench.RefusalRules {
+	rules := func(kind limiter.Kind, spec contract.Spec) bench.Rules {
 		t.Helper()
 		c, err := contract.Compile(spec, limiter.DefaultContract(kind))
 		if err != nil {
@@ -123,7 +123,7 @@ func TestRefusalRulesFollowTheContract(t *testing.T) {
 		ReleaseFile: "rel.lua", ReleaseScript: "return 1", ReleaseKeys: "{reply}"}); r.NoRelease {
 		t.Errorf("a release script: %+v", r)
 	}
-	if r := RefusalRules(Options{Limiter: limiter.Concurrency}, limiter.Lua); r != (bench.RefusalRules{}) {
+	if r := RefusalRules(Options{Limiter: limiter.Concurrency}, limiter.Lua); r != (bench.Rules{}) {
 		t.Errorf("a shipped strategy: %+v", r)
 	}
 }

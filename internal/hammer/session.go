@@ -304,7 +304,7 @@ func (s *session) build(runID string) error {
 			s.closers = append(s.closers, run.Admits.Close)
 		}
 		if s.witnessKey != nil {
-			stale := bench.WitnessStale(o.StaleAfter, run.TimeQuantum, run.Refusals)
+			stale := bench.WitnessStale(o.StaleAfter, run.TimeQuantum, run.Refusals.StaleUnit)
 			run.Witness = func(key string) bench.Checker {
 				return bench.NewRedisWitness(rdb, s.witnessKey(key), o.Limit, stale, s.deps.Timeout)
 			}
