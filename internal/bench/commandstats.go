@@ -108,4 +108,3 @@ func attributeServerTime(strategies []StrategyRun, before, after map[string]CmdS
 	}
 	return out
 }
-

@@ -3,6 +3,7 @@ package bench
 import (
 	"time"
 
+	"github.com/limitctl/limitctl/internal/bench/overshoot"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 
@@ -14,7 +15,7 @@ import (
 
 // traceFirst publishes the first overshoot of key from the workers' rings; later moments (of
 // other keys, or tiers of the same evidence) are not kept.
-func (s *strategyState) traceFirst(key int, m Moment) {
+func (s *strategyState) traceFirst(key int, m overshoot.Moment) {
 	if !s.tracing.CompareAndSwap(false, true) {
 		return
 	}
