@@ -9,7 +9,7 @@ import (
 
 // How the first overshoot is explained (SPEC section 8, first_overshoot). Each worker records
 // its decisions' commands in a trace.Recorder (a ring of its latest admits); a checker that
-// finds its first overshoot event says which admits were behind it (overMoment), and the
+// finds its first overshoot event says which admits were behind it (overshoot.Moment), and the
 // engine looks those up in the rings, once per run. Only what a ring still holds is shown: a
 // request whose record a worker had already overwritten is counted as missing, never invented.
 

@@ -82,9 +82,9 @@ type heldAt struct {
 	decided int64
 }
 
-// onFirstOver implements firstOverReporter: the requests counted when the witness first went
+// OnFirstOver implements Reporter: the requests counted when the witness first went
 // above the limit.
-func (w *Witness) onFirstOver(report func(Moment)) {
+func (w *Witness) OnFirstOver(report func(Moment)) {
 	w.mu.Lock()
 	w.onOver = report
 	w.mu.Unlock()
@@ -313,9 +313,9 @@ type SlidingChecker struct {
 	onOver       func(Moment) // the first overshoot's admits, called once when settled
 }
 
-// onFirstOver implements firstOverReporter: the admits of the first window settled above the
+// OnFirstOver implements Reporter: the admits of the first window settled above the
 // limit (aligned: from the window's start; sliding: the window ending at the admit that went over).
-func (c *SlidingChecker) onFirstOver(report func(Moment)) {
+func (c *SlidingChecker) OnFirstOver(report func(Moment)) {
 	c.log.mu.Lock()
 	c.onOver = report
 	c.log.mu.Unlock()
@@ -446,9 +446,9 @@ type BucketChecker struct {
 	tierMs  int64 // lateBucket: the lateness of the admits this checker holds, at most (0: any)
 }
 
-// onFirstOver implements firstOverReporter: the admits of the interval whose draw first proved
+// OnFirstOver implements Reporter: the admits of the interval whose draw first proved
 // a request too many, once settled.
-func (c *BucketChecker) onFirstOver(report func(Moment)) {
+func (c *BucketChecker) OnFirstOver(report func(Moment)) {
 	c.log.mu.Lock()
 	c.onOver = report
 	c.log.mu.Unlock()

@@ -131,10 +131,10 @@ func (b *lateBucket) Admit(nowMs int64) { b.checkers[len(b.checkers)-1].Admit(no
 // Release implements Checker.
 func (b *lateBucket) Release() {}
 
-// onFirstOver implements firstOverReporter: whichever tier proves overshoot first.
-func (b *lateBucket) onFirstOver(report func(Moment)) {
+// OnFirstOver implements Reporter: whichever tier proves overshoot first.
+func (b *lateBucket) OnFirstOver(report func(Moment)) {
 	for _, c := range b.checkers {
-		c.onFirstOver(report)
+		c.OnFirstOver(report)
 	}
 }
 

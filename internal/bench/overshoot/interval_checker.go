@@ -70,9 +70,9 @@ type IntervalChecker struct {
 	onOver   func(Moment)
 }
 
-// onFirstOver implements firstOverReporter: the admits certainly inside the first interval
+// OnFirstOver implements Reporter: the admits certainly inside the first interval
 // that held more than the rule allows.
-func (c *IntervalChecker) onFirstOver(report func(Moment)) {
+func (c *IntervalChecker) OnFirstOver(report func(Moment)) {
 	c.mu.Lock()
 	c.onOver = report
 	c.mu.Unlock()

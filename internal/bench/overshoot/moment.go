@@ -25,3 +25,15 @@ type Moment struct {
 type Reporter interface {
 	OnFirstOver(report func(Moment))
 }
+
+// Every checker the engine builds says what was behind its first overshoot.
+var (
+	_ Reporter = (*Witness)(nil)
+	_ Reporter = (*SlidingChecker)(nil)
+	_ Reporter = (*BucketChecker)(nil)
+	_ Reporter = (*UnalignedChecker)(nil)
+	_ Reporter = (*IntervalChecker)(nil)
+	_ Reporter = (*lateBucket)(nil)
+	_ Reporter = (*sharedChecker)(nil)
+	_ Reporter = (*RedisWitness)(nil)
+)

@@ -228,9 +228,9 @@ func (c *sharedChecker) Admit(nowMs int64) {
 // Release implements Checker.
 func (c *sharedChecker) Release() {}
 
-// onFirstOver implements firstOverReporter: this process's admits behind the first overshoot
+// OnFirstOver implements Reporter: this process's admits behind the first overshoot
 // its own or the joint evidence found (the joint count holds other processes' admits too).
-func (c *sharedChecker) onFirstOver(report func(Moment)) {
+func (c *sharedChecker) OnFirstOver(report func(Moment)) {
 	if r, ok := c.k.local.(Reporter); ok {
 		r.OnFirstOver(report)
 	}

@@ -71,9 +71,9 @@ type UnalignedChecker struct {
 	onOver      func(Moment)
 }
 
-// onFirstOver implements firstOverReporter: the first set of admits no windows of a correct
+// OnFirstOver implements Reporter: the first set of admits no windows of a correct
 // limiter can hold, from the admit the search started at to the one that made it fail.
-func (c *UnalignedChecker) onFirstOver(report func(Moment)) {
+func (c *UnalignedChecker) OnFirstOver(report func(Moment)) {
 	c.log.mu.Lock()
 	c.onOver = report
 	c.log.mu.Unlock()
