@@ -59,7 +59,7 @@ fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzLint ./internal/lint/
 	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzResolve ./internal/redisconn/
 	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzRedact ./internal/redisconn/
-	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzParseAssertion ./internal/bench/
+	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzParseAssertion ./internal/bench/verdict/
 
 # One decision of each limiter x strategy against a real redis-server.
 bench: redis-server

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/human"
@@ -148,7 +149,7 @@ Actions) a Markdown summary of the verdicts and assertions is appended to that f
 
 Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP one of
 == != < <= > >=; latency takes units (lua.p99<5ms, a bare number is milliseconds). Metrics:
-` + human.Wrap(strings.Join(bench.MetricNames(), ", "), 92),
+` + human.Wrap(strings.Join(verdict.MetricNames(), ", "), 92),
 		Example: `  limitctl hammer
   limitctl hammer --strategies naive,lua --duration 5s --assert 'lua.overshoot==0' --assert 'naive.overshoot>0'
   limitctl hammer --limiter sliding-window --limit 100 --window 1s --strategies watch,lua,function

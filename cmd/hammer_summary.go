@@ -5,7 +5,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/hammer"
 )
 
@@ -65,17 +65,17 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 	return nil
 }
 
-// paintVerdict colours a verdict word by its tone (bench.Verdict.Tone), as every view does:
+// paintVerdict colours a verdict word by its tone (verdict.Verdict.Tone), as every view does:
 // anything proven wrong (OVERSHOOT, TOO STRICT, LEAKS) red, nothing proven either way (no
 // evidence, not judged, errors) yellow, exact green; a word that is no verdict stays plain
 // rather than pass for green.
 func paintVerdict(cs ColorScheme, word string) string {
-	switch (bench.Verdict{Word: word}).Tone() {
-	case bench.ToneBad:
+	switch (verdict.Verdict{Word: word}).Tone() {
+	case verdict.ToneBad:
 		return cs.Bad(word)
-	case bench.ToneGood:
+	case verdict.ToneGood:
 		return cs.Good(word)
-	case bench.ToneWarn:
+	case verdict.ToneWarn:
 		return cs.Warn(word)
 	}
 	return word

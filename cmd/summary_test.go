@@ -9,6 +9,8 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
@@ -37,8 +39,8 @@ func summaryFixture() bench.Summary {
 				ErrorsByKind: map[string]int64{"timeout": 2988, "conn": 12}, FailClosedRejects: 3000,
 				Latency: lat(812*time.Microsecond, 9120*time.Microsecond), ServerUsecPerCall: usec(9.8)},
 			{Name: "custom", Attempts: 50_000, Admitted: 400, Rejected: 49_600, Contended: true, Peak: 20, AvgThroughput: 6250,
-				FalseRejects: 1204, FirstFalseReject: &bench.FalseReject{SentMs: 412.5, RepliedMs: 413.1, HeldOrAdmitted: 2, Limit: 20},
-				Tightest: &bench.FalseReject{SentMs: 7021, RepliedMs: 7022.4, HeldOrAdmitted: 3, Limit: 20},
+				FalseRejects: 1204, FirstFalseReject: &refusal.FalseReject{SentMs: 412.5, RepliedMs: 413.1, HeldOrAdmitted: 2, Limit: 20},
+				Tightest: &refusal.FalseReject{SentMs: 7021, RepliedMs: 7022.4, HeldOrAdmitted: 3, Limit: 20},
 				Latency:  lat(900*time.Microsecond, 5100*time.Microsecond)},
 		}}
 }
@@ -132,16 +134,16 @@ func TestVerdictWordsArePaintedByWhatTheyClaim(t *testing.T) {
 		t.Fatal("the colour scheme paints nothing: the checks below would prove nothing")
 	}
 	for word, want := range map[string]string{
-		bench.VerdictOvershoot:  cs.Bad(bench.VerdictOvershoot),
-		bench.VerdictTooStrict:  cs.Bad(bench.VerdictTooStrict),
-		bench.VerdictBoth:       cs.Bad(bench.VerdictBoth),
-		bench.VerdictErrors:     cs.Warn(bench.VerdictErrors),
-		bench.VerdictNoEvidence: cs.Warn(bench.VerdictNoEvidence),
-		bench.VerdictNotJudged:  cs.Warn(bench.VerdictNotJudged),
-		bench.VerdictExact:      cs.Good(bench.VerdictExact),
-		bench.VerdictLeaks:      cs.Bad(bench.VerdictLeaks),
-		"exact, LEAKS":          cs.Bad("exact, LEAKS"),
-		"held":                  "held",
+		verdict.Overshoot:  cs.Bad(verdict.Overshoot),
+		verdict.TooStrict:  cs.Bad(verdict.TooStrict),
+		verdict.Both:       cs.Bad(verdict.Both),
+		verdict.Errors:     cs.Warn(verdict.Errors),
+		verdict.NoEvidence: cs.Warn(verdict.NoEvidence),
+		verdict.NotJudged:  cs.Warn(verdict.NotJudged),
+		verdict.Exact:      cs.Good(verdict.Exact),
+		verdict.Leaks:      cs.Bad(verdict.Leaks),
+		"exact, LEAKS":     cs.Bad("exact, LEAKS"),
+		"held":             "held",
 	} {
 		if got := paintVerdict(cs, word); got != want {
 			t.Errorf("%s painted %q, want %q", word, got, want)

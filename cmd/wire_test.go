@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 )
 
 // The JSON contracts of inspect, purge and hammer as a script reads them: the tests decode the
@@ -78,24 +79,24 @@ type purgeDoc struct {
 }
 
 type hammerDoc struct {
-	SchemaVersion int                     `json:"schema_version"`
-	RunID         string                  `json:"run_id"`
-	Target        bench.Target            `json:"target"`
-	Limiter       string                  `json:"limiter"`
-	Limit         int64                   `json:"limit"`
-	Workers       int                     `json:"workers"`
-	Conns         int                     `json:"conns"`               // 0: one connection per worker
-	Processes     int                     `json:"processes,omitempty"` // hammer report: the processes merged
-	DurationS     float64                 `json:"duration_s"`
-	Interrupted   bool                    `json:"interrupted"`
-	Profile       string                  `json:"profile"`
-	SkewMs        float64                 `json:"skew_ms"`
-	Strategies    []strategyDoc           `json:"strategies"`
-	Assertions    []bench.AssertionResult `json:"assertions"`
-	Passed        bool                    `json:"passed"`
-	Failures      []string                `json:"failures"`
-	KeysDeleted   int64                   `json:"keys_deleted"`
-	CleanupErrors []string                `json:"cleanup_errors"`
+	SchemaVersion int                       `json:"schema_version"`
+	RunID         string                    `json:"run_id"`
+	Target        bench.Target              `json:"target"`
+	Limiter       string                    `json:"limiter"`
+	Limit         int64                     `json:"limit"`
+	Workers       int                       `json:"workers"`
+	Conns         int                       `json:"conns"`               // 0: one connection per worker
+	Processes     int                       `json:"processes,omitempty"` // hammer report: the processes merged
+	DurationS     float64                   `json:"duration_s"`
+	Interrupted   bool                      `json:"interrupted"`
+	Profile       string                    `json:"profile"`
+	SkewMs        float64                   `json:"skew_ms"`
+	Strategies    []strategyDoc             `json:"strategies"`
+	Assertions    []verdict.AssertionResult `json:"assertions"`
+	Passed        bool                      `json:"passed"`
+	Failures      []string                  `json:"failures"`
+	KeysDeleted   int64                     `json:"keys_deleted"`
+	CleanupErrors []string                  `json:"cleanup_errors"`
 }
 type strategyDoc struct {
 	Name              string              `json:"name"`
@@ -122,7 +123,7 @@ type strategyDoc struct {
 	// FalseRejects is null when refusals were not judged; FirstFalseReject the first's evidence.
 	FalseRejects     *int64          `json:"false_rejects"`
 	FirstFalseReject *falseRejectDoc `json:"first_false_reject"`
-	// Verdict is the strategy's verdict word (bench.Verdict), as its verdict line says it.
+	// Verdict is the strategy's verdict word (verdict.Verdict), as its verdict line says it.
 	Verdict string `json:"verdict"`
 	// Clock is whose time the strategy's script used: client (passed in ARGV) or server (TIME).
 	Clock string `json:"clock"`

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
@@ -110,10 +111,10 @@ func TestLimitersThatNeverReclaimAbandonedRequestsAreTooStrict(t *testing.T) {
 	for _, c := range neverReclaims {
 		t.Run(c.file, func(t *testing.T) {
 			st, at := powerRunUntil(t, srv, c, 20*time.Second, true, func(s bench.StrategySnapshot) bool { return s.FalseRejects > 0 })
-			verdict := st.Judge(c.kind, 20, at)
-			t.Logf("caught at %s: %s: %s; first %+v", at.Round(10*time.Millisecond), verdict.Word, verdict.Text, st.FirstFalseReject)
-			if at == 0 || verdict.Word != bench.VerdictTooStrict || st.Abandoned == 0 {
-				t.Fatalf("not caught: %s (%s), %d abandoned", verdict.Word, verdict.Text, st.Abandoned)
+			v := verdict.Judge(st, c.kind, 20, at)
+			t.Logf("caught at %s: %s: %s; first %+v", at.Round(10*time.Millisecond), v.Word, v.Text, st.FirstFalseReject)
+			if at == 0 || v.Word != verdict.TooStrict || st.Abandoned == 0 {
+				t.Fatalf("not caught: %s (%s), %d abandoned", v.Word, v.Text, st.Abandoned)
 			}
 			if m := st.Tightest.AbandonedReclaimable; m == nil || *m < 1 || *m > st.Tightest.Limit-st.Tightest.HeldOrAdmitted {
 				t.Errorf("evidence %+v: want 1 to limit-held abandoned requests reclaimable", st.Tightest)

@@ -3,6 +3,8 @@ package bench
 import (
 	"testing"
 	"time"
+
+	"github.com/limitctl/limitctl/internal/bench/overshoot"
 )
 
 // A scheduled admit is stamped at its slot floored to the ms; the lateness carries the floor's
@@ -33,7 +35,7 @@ func TestAdmitAtEvidence(t *testing.T) {
 // window) is judged exact on its floored stamps, and the same schedule a window less 90µs apart
 // is caught once the drift crosses a whole ms.
 func TestFlooredSlotsKeepTheWindow(t *testing.T) {
-	c := NewSlidingChecker(1, 100, 10_000, false)
+	c := overshoot.NewSlidingChecker(1, 100, 10_000, false)
 	base := time.UnixMilli(1_700_000_000_000)
 	for i := 0; i < 50; i++ {
 		at := base.Add(time.Duration(i) * (100*time.Millisecond + 90*time.Microsecond))
@@ -43,7 +45,7 @@ func TestFlooredSlotsKeepTheWindow(t *testing.T) {
 	if r := c.Finish(); r.Overshoot != 0 {
 		t.Errorf("slots a window and 90µs apart: overshoot %d", r.Overshoot)
 	}
-	c = NewSlidingChecker(1, 100, 10_000, false)
+	c = overshoot.NewSlidingChecker(1, 100, 10_000, false)
 	for i := 0; i < 50; i++ {
 		at := base.Add(time.Duration(i) * (100*time.Millisecond - 90*time.Microsecond))
 		stamp, _, _ := admitAtEvidence(at, at, 0)

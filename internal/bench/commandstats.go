@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -89,7 +90,7 @@ func attributeServerTime(strategies []StrategyRun, before, after map[string]CmdS
 				continue
 			}
 			for _, c := range s.Commands {
-				if contains(other.Commands, c) || contains(other.Inner, c) {
+				if slices.Contains(other.Commands, c) || slices.Contains(other.Inner, c) {
 					shared = true
 				}
 			}
@@ -106,13 +107,4 @@ func attributeServerTime(strategies []StrategyRun, before, after map[string]CmdS
 		out[i] = &v
 	}
 	return out
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

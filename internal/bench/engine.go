@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -18,13 +20,13 @@ type StrategyRun struct {
 	// scripts (limiter.Commands), for attributing server time.
 	Commands, Inner []string
 	// Witness optionally replaces the in-process concurrency witness (the shared Redis one).
-	Witness func(key string) Checker
+	Witness func(key string) overshoot.Checker
 	// ServerClock: the strategy's script reads TIME, so window and bucket evidence uses each
 	// admitted call's [sent, replied] interval (IntervalChecker), not the time it was given.
 	ServerClock bool
 	// Admits, for the window and bucket limiters, shares the admitted times with the other
 	// processes of the run and judges them all together; nil judges this process's alone.
-	Admits *SharedAdmits
+	Admits *overshoot.SharedAdmits
 	// EpochAligned: the fixed window's windows start at multiples of the window, as the
 	// contract says ({window_index}, {prev_window_index} or {window_start_ms}, and the shipped
 	// scripts' keys); otherwise their alignment is unknown and judged as such (a window opened
@@ -39,7 +41,7 @@ type StrategyRun struct {
 	// finer; 1s: whole seconds): each admit is judged at its time as the script could know it.
 	TimeQuantum time.Duration
 	// Refusals is what the limiter may rightly do that the false-reject judges allow for.
-	Refusals RefusalRules
+	Refusals refusal.Rules
 	// NoAbandon: the strategy's requests are all released, whatever Config.Abandon says.
 	NoAbandon bool
 	// AdmitAt: the limiter answers when an admitted request may go (limiter.Decision.AdmitAt,

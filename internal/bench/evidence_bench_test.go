@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/limitctl/limitctl/internal/bench/overshoot"
 )
 
 // BenchmarkEvidence is what each evidence feature costs per decision, recorded as the engine
@@ -29,7 +30,7 @@ func BenchmarkEvidence(b *testing.B) {
 	}
 	s := &strategyState{hist: hdrhistogram.New(histMin, histMax, histSigFigs)}
 	add("latency-histogram", func(i, _ int64) { s.record(time.Duration(300+i%700) * time.Microsecond) }, func() {})
-	w := NewWitness(20, 10_000)
+	w := overshoot.NewWitness(20, 10_000)
 	add("witness", func(i, t int64) {
 		// Every call admitted, held for 20 calls: the witness at the limit, never over it (over
 		// it, each admit counts what is held by decision time, as it must to be fair).
@@ -40,11 +41,11 @@ func BenchmarkEvidence(b *testing.B) {
 	}, func() { w.Result() })
 	for _, c := range []struct {
 		name string
-		new  func() Checker
+		new  func() overshoot.Checker
 	}{
-		{"sliding-window", func() Checker { return NewSlidingChecker(20, 1000, 6000, false) }},
-		{"fixed-window", func() Checker { return NewSlidingChecker(20, 1000, 6000, true) }},
-		{"token-bucket", func() Checker { return NewBucketChecker(20, 20, 1, 6000) }},
+		{"sliding-window", func() overshoot.Checker { return overshoot.NewSlidingChecker(20, 1000, 6000, false) }},
+		{"fixed-window", func() overshoot.Checker { return overshoot.NewSlidingChecker(20, 1000, 6000, true) }},
+		{"token-bucket", func() overshoot.Checker { return overshoot.NewBucketChecker(20, 20, 1, 6000) }},
 	} {
 		check := c.new()
 		// Every call admitted (a limit the script does not keep): the checker's most work.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/limitctl/limitctl/internal/bench/refusal"
 )
 
 func histOf(values ...int64) *hdrhistogram.Snapshot {
@@ -52,8 +53,8 @@ func TestMergeSumsCountsAndMergesHistograms(t *testing.T) {
 func TestMergeAddsFalseRejects(t *testing.T) {
 	one := func(n, held int64, sent float64) Summary {
 		return Summary{Limiter: "concurrency", Limit: 20, Strategies: []StrategySnapshot{{Name: "custom", FalseRejects: n,
-			FirstFalseReject: &FalseReject{SentMs: sent, HeldOrAdmitted: held, Limit: 20},
-			Tightest:         &FalseReject{SentMs: sent + 1, HeldOrAdmitted: held, Limit: 20}}}}
+			FirstFalseReject: &refusal.FalseReject{SentMs: sent, HeldOrAdmitted: held, Limit: 20},
+			Tightest:         &refusal.FalseReject{SentMs: sent + 1, HeldOrAdmitted: held, Limit: 20}}}}
 	}
 	m, err := Merge([]Summary{one(10, 3, 40), one(5, 12, 20)})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
@@ -213,9 +214,9 @@ func TestPowerCatchesEveryTooStrictClass(t *testing.T) {
 				if st.Errors > 0 {
 					t.Fatalf("run %d: %d decisions errored: %v", i+1, st.Errors, st.ErrorsByKind)
 				}
-				word := st.Judge(c.kind, 20, 5*time.Second).Word
+				word := verdict.Judge(st, c.kind, 20, 5*time.Second).Word
 				t.Logf("run %d: caught at %s, %d false rejects (%s), first %+v", i+1, at.Round(10*time.Millisecond), st.FalseRejects, word, st.FirstFalseReject)
-				if at > 0 && at <= 5500*time.Millisecond && (word == bench.VerdictTooStrict || word == bench.VerdictBoth) {
+				if at > 0 && at <= 5500*time.Millisecond && (word == verdict.TooStrict || word == verdict.Both) {
 					caught++
 					slowest = max(slowest, at)
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
@@ -351,7 +352,7 @@ func TestRoundsTraceTheFirstOvershoot(t *testing.T) {
 
 // checkRefusedCall asserts that a first false reject made in rounds carries its refused call:
 // one EVALSHA, the script's refusal {0, count} as its reply, stamped inside the call's round.
-func checkRefusedCall(t *testing.T, f *bench.FalseReject) {
+func checkRefusedCall(t *testing.T, f *refusal.FalseReject) {
 	t.Helper()
 	if f == nil || f.Request == nil {
 		t.Fatalf("first false reject %+v without its request", f)

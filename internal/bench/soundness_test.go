@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/overshoot"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
@@ -77,8 +78,8 @@ func TestAtomicConcurrencyScriptsShowNoOvershootAtAShortStaleAfter(t *testing.T)
 				}
 				run := bench.StrategyRun{Name: string(s), Limiter: lim}
 				if witness == "redis" {
-					run.Witness = func(key string) bench.Checker {
-						return bench.NewRedisWitness(rdb, key+":witness", 20, stale, 5*time.Second)
+					run.Witness = func(key string) overshoot.Checker {
+						return overshoot.NewRedisWitness(rdb, key+":witness", 20, stale, 5*time.Second)
 					}
 				}
 				cfg.Strategies = append(cfg.Strategies, run)

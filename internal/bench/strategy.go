@@ -12,6 +12,9 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/bench/tally"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/trace"
@@ -52,7 +55,7 @@ type strategyState struct {
 	histMu sync.Mutex
 	hist   *hdrhistogram.Histogram
 
-	checkers []Checker // one per key: the limit applies per key
+	checkers []overshoot.Checker // one per key: the limit applies per key
 
 	// recorders keep each worker's latest decisions (first_overshoot.go); beginMs is the run's
 	// start on the stamps' clock; firstOver is the published first overshoot, once tracing has
@@ -64,16 +67,16 @@ type strategyState struct {
 	// refusedID and refused are the first false reject's request, once looked up (engine loop).
 	refusedID uint64
 	refused   *trace.Request
-	ev        evidence // how the client-time checkers allow for reordering
+	ev        overshoot.Clock // how the client-time checkers allow for reordering
 	// sentHigh holds, per key, the highest stamp (µs) sent on it so far (MonotoneTime only).
 	sentHigh []atomic.Int64
 
 	// refusals judge each key's refused decisions (nil when not judged: SharedKeys); inFlight
 	// holds every worker's call in flight, so a refusal is judged only once every call that can
 	// have run before it has been recorded.
-	refusals []*refusals
-	logs     []callLog // one per worker: recording takes no lock another worker holds
-	inFlight *lowWater
+	refusals []*refusal.Judge
+	logs     []refusal.Log // one per worker: recording takes no lock another worker holds
+	inFlight *refusal.LowWater
 	masters  *masterWatch // concurrency on a target that can fail over: judged while its masters are unchanged
 	nextKey  int          // the key the next tick judges first (engine loop only)
 
@@ -83,7 +86,7 @@ type strategyState struct {
 
 func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 	s := &strategyState{cfg: cfg, run: run, errKinds: map[string]int64{},
-		hist: hdrhistogram.New(histMin, histMax, histSigFigs), ev: evidenceFor(cfg, run)}
+		hist: hdrhistogram.New(histMin, histMax, histSigFigs), ev: overshoot.ClockFor(limitsOf(cfg), run.EpochAligned)}
 	if run.MonotoneTime {
 		s.sentHigh = make([]atomic.Int64, cfg.KeyCount)
 		for i := range s.sentHigh {
@@ -100,9 +103,9 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 		key := cfg.KeyFor(run.Name, i)
 		s.keys = append(s.keys, key)
 		c := s.newChecker(key)
-		if r, ok := c.(firstOverReporter); ok {
+		if r, ok := c.(overshoot.Reporter); ok {
 			k := i
-			r.onFirstOver(func(m overMoment) { s.traceFirst(k, m) })
+			r.OnFirstOver(func(m overshoot.Moment) { s.traceFirst(k, m) })
 		}
 		s.checkers = append(s.checkers, c)
 	}
@@ -110,38 +113,30 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 }
 
 // newChecker is the checker of one key, by the limiter's evidence (limiter.Evidence).
-func (s *strategyState) newChecker(key string) Checker {
+func (s *strategyState) newChecker(key string) overshoot.Checker {
 	horizon := s.cfg.Horizon.Milliseconds() + 1000
 	evidence := s.cfg.Limiter.Describe().Evidence
 	if evidence == limiter.HeldEvidence {
 		if s.run.Witness != nil {
 			return s.run.Witness(key)
 		}
-		return NewWitness(s.cfg.Limit, WitnessStale(s.cfg.StaleAfter, s.run.TimeQuantum, s.run.Refusals).Milliseconds())
+		return overshoot.NewWitness(s.cfg.Limit, overshoot.WitnessStale(s.cfg.StaleAfter, s.run.TimeQuantum, s.run.Refusals.StaleUnit).Milliseconds())
 	}
 	// A schedule's answer is a time in itself, on the script's clock: judged as a stamp, never
 	// over the call's interval.
 	if !s.run.AdmitAt && (s.run.ServerClock || s.intervalStamps()) {
-		return newIntervalChecker(s.cfg)
+		return overshoot.IntervalFor(limitsOf(s.cfg))
 	}
-	local := clientChecker(s.cfg, s.ev, horizon)
+	local := overshoot.ClientChecker(limitsOf(s.cfg), s.ev, horizon)
 	if s.run.Admits != nil {
-		return s.run.Admits.Checker(key, local, clientChecker(s.cfg, s.ev, 1))
+		return s.run.Admits.Checker(key, local, overshoot.ClientChecker(limitsOf(s.cfg), s.ev, 1))
 	}
 	return local
 }
 
-// invariantChecker checks a window or bucket limiter's invariant over admitted now values.
-func invariantChecker(evidence limiter.Evidence, limit int64, window time.Duration, rate float64, horizonMs int64) Checker {
-	switch evidence {
-	case limiter.FixedWindowEvidence:
-		return NewSlidingChecker(limit, window.Milliseconds(), horizonMs, true)
-	case limiter.SlidingWindowEvidence:
-		return NewSlidingChecker(limit, window.Milliseconds(), horizonMs, false)
-	case limiter.BucketEvidence:
-		return NewBucketChecker(limit, rate, 1, horizonMs)
-	}
-	panic(fmt.Sprintf("bench: no invariant checker for evidence %d", evidence))
+// limitsOf is what the run's overshoot checkers are built from.
+func limitsOf(cfg Config) overshoot.Limits {
+	return overshoot.Limits{Evidence: cfg.Limiter.Describe().Evidence, Limit: cfg.Limit, Window: cfg.Window, Rate: cfg.Rate, Skew: cfg.Skew}
 }
 
 // start launches the workers (and, for an open loop, the scheduler that paces them).
@@ -167,12 +162,12 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 			rec.HoldUnjudged() // the first false reject's request stays in its ring until judged
 		}
 		spec := s.judgeSpec()
-		s.inFlight = newLowWater(s.cfg.Workers)
-		s.logs = make([]callLog, s.cfg.Workers)
-		scratch := &judgeScratch{}
+		s.inFlight = refusal.NewLowWater(s.cfg.Workers)
+		s.logs = make([]refusal.Log, s.cfg.Workers)
+		scratch := &refusal.Scratch{}
 		for range s.keys {
-			r := newRefusals(spec)
-			r.scratch = scratch // judged one key after another on the engine's loop
+			r := refusal.New(spec)
+			r.ShareScratch(scratch) // judged one key after another on the engine's loop
 			s.refusals = append(s.refusals, r)
 		}
 	}
@@ -284,12 +279,12 @@ func (s *strategyState) work(ctx, calls context.Context, e *Engine, worker int, 
 }
 
 // judgeSpec is what the strategy's refusal judges are built from.
-func (s *strategyState) judgeSpec() judgeSpec {
-	return judgeSpec{
-		kind: s.cfg.Limiter, limit: s.cfg.Limit, aligned: s.run.EpochAligned, base: s.cfg.Now().UnixMicro(),
-		window: s.cfg.Window.Microseconds(), ratePerSec: s.cfg.Rate, staleAfter: s.cfg.StaleAfter.Microseconds(),
-		server: s.run.ServerClock, monotone: s.run.MonotoneTime, skew: s.cfg.Skew.Microseconds(), horizon: s.cfg.Horizon.Microseconds(),
-		quantum: s.run.TimeQuantum, rules: s.run.Refusals,
+func (s *strategyState) judgeSpec() refusal.Spec {
+	return refusal.Spec{
+		Kind: s.cfg.Limiter, Limit: s.cfg.Limit, Aligned: s.run.EpochAligned, Base: s.cfg.Now().UnixMicro(),
+		Window: s.cfg.Window.Microseconds(), RatePerSec: s.cfg.Rate, StaleAfter: s.cfg.StaleAfter.Microseconds(),
+		Server: s.run.ServerClock, Monotone: s.run.MonotoneTime, Skew: s.cfg.Skew.Microseconds(), Horizon: s.cfg.Horizon.Microseconds(),
+		Quantum: s.run.TimeQuantum, Rules: s.run.Refusals,
 	}
 }
 
@@ -335,14 +330,14 @@ type decisionCall struct {
 	// id is the request's: its trace's (the worker's Recorder.Begin), the refusal judges' and a
 	// HeldChecker's.
 	id     uint64
-	judged judgedCall // what the refusal judges are told of it
+	judged refusal.Call // what the refusal judges are told of it
 }
 
 // entering marks worker's call in flight for the refusal judges, before the time it is sent at
 // is read (lowWater.enter says why).
 func (s *strategyState) entering(worker int) {
 	if s.refusals != nil {
-		s.inFlight.enter(worker, s.sinceUs())
+		s.inFlight.Enter(worker, s.sinceUs())
 	}
 }
 
@@ -351,8 +346,8 @@ func (s *strategyState) judged(c *decisionCall) {
 	if s.refusals == nil {
 		return
 	}
-	s.logs[c.worker].record(c.keyIndex, c.judged)
-	s.inFlight.leave(c.worker)
+	s.logs[c.worker].Record(c.keyIndex, c.judged)
+	s.inFlight.Leave(c.worker)
 }
 
 // sent stamps the call as sent at sentAt (read after its now, and after entering), scheduled
@@ -372,7 +367,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	check := s.checkers[c.keyIndex]
 	c.repliedMono = repliedAt.Sub(s.begin)
 	latency := repliedAt.Sub(c.started)
-	c.judged = judgedCall{ID: c.id, Sent: c.sentMono.Microseconds(), Replied: ceilMicros(c.repliedMono), Outcome: outUnknown}
+	c.judged = refusal.Call{ID: c.id, Sent: c.sentMono.Microseconds(), Replied: ceilMicros(c.repliedMono), Outcome: refusal.Unknown}
 	ahead := repliedAt.Sub(c.sentAt) + s.cfg.Skew - c.skew
 	if s.run.ServerClock {
 		c.judged.StampLo, c.judged.StampHi = c.judged.Sent, c.judged.Replied
@@ -389,8 +384,8 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	// the most advanced worker clock (up to Skew ahead of this one's), by which another call may
 	// already have pruned the log or started the window's counter; on a monotone virtual clock,
 	// also how far past its stamp its TIME can have been answered.
-	stamp := evidenceStamp(s.run, c.now)
-	lateness := evidenceLateness(s.run, c.now, ahead)
+	stamp := overshoot.Stamp(s.run.TimeQuantum, c.now)
+	lateness := overshoot.Lateness(s.run.TimeQuantum, c.now, ahead)
 	if err != nil && ctx.Err() != nil {
 		s.judged(c) // not a decision, but it may have run: later refusals count it
 		return 0, false
@@ -413,12 +408,12 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	if !d.Allowed {
 		s.rejected.Add(1)
 		s.recorders[c.worker].Keep(false, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness)
-		c.judged.Outcome = outRefused
+		c.judged.Outcome = refusal.Refused
 		s.judged(c)
 		return 0, false
 	}
 	s.admitted.Add(1)
-	c.judged.Outcome = outAdmitted
+	c.judged.Outcome = refusal.Admitted
 	releases := s.cfg.Limiter.Describe().Releases
 	if !releases {
 		s.judged(c)
@@ -427,7 +422,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	if s.run.AdmitAt && !d.AdmitAt.IsZero() {
 		stamp, lateness, wait = admitAtEvidence(c.now, d.AdmitAt, lateness)
 	}
-	if ic, ok := check.(IntervalAdmitter); ok && !s.run.AdmitAt {
+	if ic, ok := check.(overshoot.IntervalAdmitter); ok && !s.run.AdmitAt {
 		// The script read the server's clock: judged by when the call was sent and answered.
 		// Kept only when judged, so the trace shows exactly the admits the evidence counted. An
 		// admit's own judging settles only intervals a lag behind the newest reply, so it is in
@@ -442,7 +437,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		}
 		return s.cfg.Hold, false
 	}
-	if s.windowed() && lateness >= s.cfg.Window || s.ev.lateMs > 0 && lateness > time.Duration(s.ev.lateMs)*time.Millisecond ||
+	if s.windowed() && lateness >= s.cfg.Window || s.ev.LateMs > 0 && lateness > time.Duration(s.ev.LateMs)*time.Millisecond ||
 		s.straddles(c) {
 		// The window scripts are exact for a request that reaches Redis within one window of its
 		// now (the log keeps two windows, a counter lives two); a later one may rightly see an
@@ -454,11 +449,11 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	// Kept before the checker sees it, so the checker's first overshoot finds it in the ring.
 	s.recorders[c.worker].Keep(true, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness)
 	c.d = d
-	if held, ok := check.(HeldChecker); ok {
+	if held, ok := check.(overshoot.HeldChecker); ok {
 		// Recorded as of the most advanced worker clock (up to Skew ahead of this one): a call
 		// decided by it may already have reclaimed a held request as abandoned.
 		held.AdmitHeld(c.id, c.now.UnixMilli(), s.cfg.Now().Add(s.cfg.Skew).UnixMilli())
-	} else if la, ok := check.(LateAdmitter); ok {
+	} else if la, ok := check.(overshoot.LateAdmitter); ok {
 		la.AdmitLate(stamp.UnixMilli(), lateness)
 	} else {
 		check.Admit(stamp.UnixMilli())
@@ -467,7 +462,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		// Never released, as by a client that crashed: held until stale-after reclaims it,
 		// for the witness and the refusal judges alike. The worker goes on after its hold.
 		s.abandoned.Add(1)
-		if held, ok := check.(HeldChecker); ok {
+		if held, ok := check.(overshoot.HeldChecker); ok {
 			held.AbandonHeld(c.id)
 		}
 		c.judged.Abandoned = true
@@ -490,7 +485,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 // they do for a late call. A time after now needs nothing more than the call's lateness. The
 // windows' rule (a call a window or more late is no evidence) reads the same lateness.
 func admitAtEvidence(now, at time.Time, lateness time.Duration) (stamp time.Time, late, wait time.Duration) {
-	stamp = time.UnixMilli(floorDiv(at.UnixMicro(), 1000))
+	stamp = time.UnixMilli(tally.FloorDiv(at.UnixMicro(), 1000))
 	late = lateness + at.Sub(stamp)
 	if at.Before(now) {
 		late += now.Sub(at)
@@ -525,13 +520,13 @@ func (s *strategyState) sinceBegin(stampUs int64) time.Duration {
 // clock, may have been answered a TIME in a later window than its stamp's: its window is then
 // unknown, and it is no evidence (clock_evidence.go).
 func (s *strategyState) straddles(c *decisionCall) bool {
-	if !s.run.MonotoneTime || !s.ev.aligned || s.cfg.Limiter.Describe().Evidence != limiter.FixedWindowEvidence {
+	if !s.run.MonotoneTime || !s.ev.Aligned || s.cfg.Limiter.Describe().Evidence != limiter.FixedWindowEvidence {
 		return false
 	}
 	w := max(1, s.cfg.Window.Milliseconds())
-	lo := evidenceStamp(s.run, c.now).UnixMilli()
-	hi := evidenceStamp(s.run, time.UnixMicro(c.judged.StampHi)).UnixMilli()
-	return floorDiv(lo, w) != floorDiv(hi, w)
+	lo := overshoot.Stamp(s.run.TimeQuantum, c.now).UnixMilli()
+	hi := overshoot.Stamp(s.run.TimeQuantum, time.UnixMicro(c.judged.StampHi)).UnixMilli()
+	return tally.FloorDiv(lo, w) != tally.FloorDiv(hi, w)
 }
 
 // abandons reports whether worker abandons the request it was just admitted: each worker
@@ -553,7 +548,7 @@ func (s *strategyState) abandons(worker int) bool {
 // the witness never over-counts.
 func (s *strategyState) releasing(c *decisionCall) {
 	check := s.checkers[c.keyIndex]
-	if held, ok := check.(HeldChecker); ok {
+	if held, ok := check.(overshoot.HeldChecker); ok {
 		held.ReleaseHeld(c.id)
 	} else {
 		check.Release()
@@ -583,8 +578,8 @@ func (s *strategyState) allowances() string {
 	switch {
 	case s.run.ServerClock:
 		parts = append(parts, "the server's clock (each admit judged over its call's interval)")
-	case s.ev.lateMs > 0:
-		parts = append(parts, fmt.Sprintf("a lateness bound of %dms", s.ev.lateMs))
+	case s.ev.LateMs > 0:
+		parts = append(parts, fmt.Sprintf("a lateness bound of %dms", s.ev.LateMs))
 	case s.windowed():
 		parts = append(parts, "calls answered a window or more after their time")
 	}
@@ -667,7 +662,7 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 	v.ErrorSamples = append([]ErrorSample(nil), s.errSamples...)
 	s.errMu.Unlock()
 	for _, c := range s.checkers {
-		var r CheckResult
+		var r overshoot.CheckResult
 		if final {
 			r = c.Finish()
 		} else {
@@ -731,17 +726,17 @@ func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
 		v.NoRefusalJudged = v.RefusalsUnjudged != "" && s.masters.confirmed.Load() == 0
 	}
 	for _, r := range s.refusals {
-		v.FalseRejects += r.count
-		if r.first != nil && (v.FirstFalseReject == nil || r.first.SentMs < v.FirstFalseReject.SentMs) {
-			v.FirstFalseReject = r.first
+		v.FalseRejects += r.Count
+		if r.First != nil && (v.FirstFalseReject == nil || r.First.SentMs < v.FirstFalseReject.SentMs) {
+			v.FirstFalseReject = r.First
 		}
-		if r.worst != nil && (v.Tightest == nil || r.worst.Room() < v.Tightest.Room()) {
-			v.Tightest = r.worst
+		if r.Worst != nil && (v.Tightest == nil || r.Worst.Room() < v.Tightest.Room()) {
+			v.Tightest = r.Worst
 		}
 	}
 	if v.FirstFalseReject != nil {
 		first, tightest := *v.FirstFalseReject, *v.Tightest
-		first.Request = s.refusedRequest(first.id)
+		first.Request = s.refusedRequest(first.ID)
 		v.FirstFalseReject, v.Tightest = &first, &tightest // copies: the snapshot is read elsewhere
 	}
 }
@@ -754,13 +749,13 @@ func (s *strategyState) judgePass(final bool) {
 	if s.refusals == nil {
 		return
 	}
-	mark := int64(forever)
+	mark := int64(refusal.Forever)
 	if !final {
-		mark = s.inFlight.mark(s.sinceUs())
+		mark = s.inFlight.Mark(s.sinceUs())
 	}
 	// Every call sent before the mark is in a worker's log by now: hand them to their keys.
 	for i := range s.logs {
-		s.logs[i].drainTo(s.refusals)
+		s.logs[i].DrainTo(s.refusals)
 	}
 	stopped := false
 	if s.masters != nil {
@@ -780,21 +775,21 @@ func (s *strategyState) judgePass(final bool) {
 	for n := 0; n < judge; n++ {
 		r := s.refusals[s.nextKey]
 		s.nextKey = (s.nextKey + 1) % len(s.refusals)
-		r.judge(mark)
+		r.JudgeBefore(mark)
 		if stopped {
-			r.close() // the masters changed: nothing later will be judged, so nothing is kept
+			r.Close() // the masters changed: nothing later will be judged, so nothing is kept
 		}
 	}
-	judged := int64(forever)
-	var first *FalseReject
+	judged := int64(refusal.Forever)
+	var first *refusal.FalseReject
 	for _, r := range s.refusals {
-		judged = min(judged, r.unjudgedFrom(mark))
-		if r.first != nil && (first == nil || r.first.SentMs < first.SentMs) {
-			first = r.first
+		judged = min(judged, r.UnjudgedFrom(mark))
+		if r.First != nil && (first == nil || r.First.SentMs < first.SentMs) {
+			first = r.First
 		}
 	}
 	if first != nil {
-		s.refusedRequest(first.id) // found now, before the ring moves on; kept by id
+		s.refusedRequest(first.ID) // found now, before the ring moves on; kept by id
 	}
 	for _, rec := range s.recorders {
 		rec.Judged(judged)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/trace"
 )
@@ -69,8 +70,8 @@ type StrategySnapshot struct {
 	// evidence for the earliest, Tightest the one with the least room left (its numbers hold
 	// for all of them); both nil without any.
 	FalseRejects     int64
-	FirstFalseReject *FalseReject
-	Tightest         *FalseReject
+	FirstFalseReject *refusal.FalseReject
+	Tightest         *refusal.FalseReject
 	// RefusalsUnjudged says why refusals were not judged (other processes may share the keys),
 	// or why those from some moment on were not (a master was replaced); empty when all were.
 	// NoRefusalJudged: none was, so FalseRejects is no evidence of anything.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/lint"
@@ -236,9 +237,9 @@ func summaryOf() bench.Summary {
 // resultOf judges exprs on sum as a run does; failures are the run's reasons to fail.
 func resultOf(t *testing.T, sum bench.Summary, failures []string, exprs ...string) hammer.Result {
 	t.Helper()
-	var asserts []bench.Assertion
+	var asserts []verdict.Assertion
 	for _, e := range exprs {
-		a, err := bench.ParseAssertion(strings.TrimSuffix(e, " implied"), []string{"naive", "lua", "custom"})
+		a, err := verdict.ParseAssertion(strings.TrimSuffix(e, " implied"), []string{"naive", "lua", "custom"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +300,7 @@ func TestHammerJUnitHasACasePerAssertionAndPerVerdict(t *testing.T) {
 	// Each verdict case says the verdict line's word, read from bench's Judge.
 	for _, st := range sum.Strategies {
 		c := s.Cases[byName["hammer.verdict "+st.Name]]
-		if v := st.Judge(sum.Limiter, sum.Limit, sum.Duration); !strings.HasPrefix(c.SystemOut, st.Name+"  "+v.Word+"  "+v.Text) || c.Time != "2.500" {
+		if v := verdict.Judge(st, sum.Limiter, sum.Limit, sum.Duration); !strings.HasPrefix(c.SystemOut, st.Name+"  "+v.Word+"  "+v.Text) || c.Time != "2.500" {
 			t.Errorf("verdict %s: %q in %ss, want the word %q and its evidence", st.Name, c.SystemOut, c.Time, v.Word)
 		}
 	}

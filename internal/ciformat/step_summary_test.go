@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 )
 
 func TestHammerStepSummaryHasVerdictsAssertionsAndFigures(t *testing.T) {
@@ -25,7 +27,7 @@ func TestHammerStepSummaryHasVerdictsAssertionsAndFigures(t *testing.T) {
 	}
 	// A row per strategy with the verdict line's word and evidence (bench's Judge) and figures.
 	for _, st := range sum.Strategies {
-		v := st.Judge(sum.Limiter, sum.Limit, sum.Duration)
+		v := verdict.Judge(st, sum.Limiter, sum.Limit, sum.Duration)
 		if !strings.Contains(md, "| "+st.Name+" | **"+v.Word+"** | "+v.Text+" |") {
 			t.Errorf("no row for %s with %q: %s\n%s", st.Name, v.Word, v.Text, md)
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/embedded"
 	"github.com/limitctl/limitctl/internal/exitcode"
@@ -128,7 +129,7 @@ func (fl Flags) Resolve() (Options, error) {
 		names[i] = string(s)
 	}
 	for _, expr := range fl.Asserts {
-		a, err := bench.ParseAssertion(expr, names)
+		a, err := verdict.ParseAssertion(expr, names)
 		if err != nil {
 			return Options{}, exitcode.Usagef("--assert: %v", err)
 		}

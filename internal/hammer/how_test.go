@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 
@@ -78,7 +79,7 @@ func TestHowLinesOfAScriptShowItsCallsAndReplies(t *testing.T) {
 }
 
 func TestHowLinesShowWhatTheFirstWrongRefusalSaw(t *testing.T) {
-	f := &bench.FalseReject{SentMs: 412.5, RepliedMs: 413, HeldOrAdmitted: 3, Limit: 20, Request: &trace.Request{ID: "r88",
+	f := &refusal.FalseReject{SentMs: 412.5, RepliedMs: 413, HeldOrAdmitted: 3, Limit: 20, Request: &trace.Request{ID: "r88",
 		Steps: []trace.StepOut{{Op: "EVALSHA", Phase: "call", Reply: json.RawMessage(`[0,20]`), SentUs: 412_500, RepliedUs: 412_950}}}}
 	res := Result{Summary: bench.Summary{Limiter: "concurrency", Strategies: []bench.StrategySnapshot{{Name: "custom", FirstFalseReject: f}}}}
 	want := []string{"custom  refused: r88 EVALSHA → {0, 20} (+0.45ms) → refused at 0.41s, at most 3 of 20 held"}

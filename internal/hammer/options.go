@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
@@ -54,7 +55,7 @@ type Options struct {
 	NoDirect bool
 
 	RedisWitness bool // concurrency: count in-flight requests on Redis, shared by processes
-	Assertions   []bench.Assertion
+	Assertions   []verdict.Assertion
 	FailOpen     bool // admit when Redis errors or times out
 
 	Prefix   string

@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/overshoot"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/human"
@@ -194,7 +194,7 @@ func (s *session) probe(ctx context.Context) error {
 
 func (s *session) probeDecisions(ctx context.Context) error {
 	if s.witnessKey != nil {
-		w := bench.NewRedisWitness(s.rdb, s.keys.Probe("witness"), s.opts.Limit, s.opts.StaleAfter, s.deps.Timeout)
+		w := overshoot.NewRedisWitness(s.rdb, s.keys.Probe("witness"), s.opts.Limit, s.opts.StaleAfter, s.deps.Timeout)
 		if err := w.Probe(ctx); refused(err, true) {
 			return fmt.Errorf("--witness redis cannot run: %s", human.FirstLine(err.Error()))
 		}

@@ -3,7 +3,7 @@ package hammer
 import (
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -13,7 +13,7 @@ import (
 // window's alignment and the time's quantum are the contract's EpochAligned and TimeQuantum).
 // The shipped strategies are given a rate and stale-after in milliseconds, and release their
 // members.
-func RefusalRules(o Options, st limiter.Strategy) (rules bench.RefusalRules) {
+func RefusalRules(o Options, st limiter.Strategy) (rules refusal.Rules) {
 	if st != limiter.Custom || o.Contract == nil {
 		return rules
 	}

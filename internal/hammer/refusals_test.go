@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
@@ -36,7 +37,7 @@ func TestScriptRunFailsOnATooStrictLimiterByItself(t *testing.T) {
 	}
 	wantCheckFailure(t, res, "custom.false_rejects==0 (actual ", "refused ", "were held", "the check every --script run makes")
 	st := res.Summary.Strategies[0]
-	if v := res.Verdicts[0]; v.Word != bench.VerdictTooStrict {
+	if v := res.Verdicts[0]; v.Word != verdict.TooStrict {
 		t.Errorf("verdict %q (%s), want TOO STRICT", v.Word, v.Text)
 	}
 	if st.FirstFalseReject == nil || st.FirstFalseReject.Limit != o.Limit || st.FirstFalseReject.HeldOrAdmitted >= o.Limit {
@@ -87,7 +88,7 @@ func TestRunIDLeavesRefusalsUnjudged(t *testing.T) {
 }
 
 func TestRefusalRulesFollowTheContract(t *testing.T) {
-	rules := func(kind limiter.Kind, spec contract.Spec) bench.RefusalRules {
+	rules := func(kind limiter.Kind, spec contract.Spec) refusal.Rules {
 		t.Helper()
 		c, err := contract.Compile(spec, limiter.DefaultContract(kind))
 		if err != nil {
@@ -123,7 +124,7 @@ func TestRefusalRulesFollowTheContract(t *testing.T) {
 		ReleaseFile: "rel.lua", ReleaseScript: "return 1", ReleaseKeys: "{reply}"}); r.NoRelease {
 		t.Errorf("a release script: %+v", r)
 	}
-	if r := RefusalRules(Options{Limiter: limiter.Concurrency}, limiter.Lua); r != (bench.RefusalRules{}) {
+	if r := RefusalRules(Options{Limiter: limiter.Concurrency}, limiter.Lua); r != (refusal.Rules{}) {
 		t.Errorf("a shipped strategy: %+v", r)
 	}
 }

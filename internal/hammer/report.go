@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/hammer/runkeys"
 	"github.com/limitctl/limitctl/internal/redisconn"
@@ -85,7 +86,7 @@ func Report(ctx context.Context, rdb redis.UniversalClient, prefix, runID string
 	if len(asserts) > 0 {
 		rules.Assertions = nil
 		for _, expr := range asserts {
-			a, err := bench.ParseAssertion(expr, strategyNames(summary))
+			a, err := verdict.ParseAssertion(expr, strategyNames(summary))
 			if err != nil {
 				return Result{}, exitcode.Usagef("--assert: %v", err)
 			}
@@ -110,7 +111,7 @@ func mergeRules(runs []published) Rules {
 			r.Contract = p.Rules.Contract
 		}
 		for _, a := range p.Rules.Assertions {
-			if !slices.ContainsFunc(r.Assertions, func(b bench.Assertion) bool { return b.Expr == a.Expr }) {
+			if !slices.ContainsFunc(r.Assertions, func(b verdict.Assertion) bool { return b.Expr == a.Expr }) {
 				r.Assertions = append(r.Assertions, a)
 			}
 		}

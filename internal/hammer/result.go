@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
@@ -23,7 +25,7 @@ import (
 // and a row of the table.
 type StrategyResult struct {
 	bench.StrategySnapshot
-	Verdict bench.Verdict
+	Verdict verdict.Verdict
 	// Clock is whose time the strategy's script used: client (passed in ARGV), server (TIME) or
 	// virtual (TIME, answered by the hammer with each call's own time: TimeAnswered).
 	Clock        contract.Clock
@@ -107,9 +109,9 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		FirstOvershoot    *trace.Overshoot    `json:"first_overshoot"`
 		// FalseRejects counts refusals proven wrong; null when refusals were not judged (a run
 		// id: other processes may share the keys). FirstFalseReject is the evidence for the first.
-		FalseRejects     *int64             `json:"false_rejects"`
-		FirstFalseReject *bench.FalseReject `json:"first_false_reject"`
-		Verdict          string             `json:"verdict"`
+		FalseRejects     *int64               `json:"false_rejects"`
+		FirstFalseReject *refusal.FalseReject `json:"first_false_reject"`
+		Verdict          string               `json:"verdict"`
 		// Leaks are the keys left without a TTL or with one far too long; null when the run's
 		// keys were not read. LargestKey is the largest set, sorted set, list or stream left.
 		Leaks        *bench.Leaks   `json:"leaks"`
@@ -149,26 +151,26 @@ func (r Result) MarshalJSON() ([]byte, error) {
 	}
 	assertions := r.Assertions
 	if assertions == nil {
-		assertions = []bench.AssertionResult{}
+		assertions = []verdict.AssertionResult{}
 	}
 	return tableprint.Marshal(struct {
-		RunID         string                  `json:"run_id"`
-		Target        bench.Target            `json:"target"`
-		Limiter       limiter.Kind            `json:"limiter"`
-		Limit         int64                   `json:"limit"`
-		Workers       int                     `json:"workers"`
-		Conns         int                     `json:"conns"`               // 0: one connection per worker
-		Processes     int                     `json:"processes,omitempty"` // hammer report: the processes merged
-		DurationS     float64                 `json:"duration_s"`
-		Interrupted   bool                    `json:"interrupted"`
-		Profile       string                  `json:"profile"`
-		SkewMs        ms                      `json:"skew_ms"`
-		Strategies    []StrategyResult        `json:"strategies"`
-		Assertions    []bench.AssertionResult `json:"assertions"`
-		Passed        bool                    `json:"passed"`
-		Failures      []string                `json:"failures"`
-		KeysDeleted   int64                   `json:"keys_deleted"`
-		CleanupErrors []string                `json:"cleanup_errors"`
+		RunID         string                    `json:"run_id"`
+		Target        bench.Target              `json:"target"`
+		Limiter       limiter.Kind              `json:"limiter"`
+		Limit         int64                     `json:"limit"`
+		Workers       int                       `json:"workers"`
+		Conns         int                       `json:"conns"`               // 0: one connection per worker
+		Processes     int                       `json:"processes,omitempty"` // hammer report: the processes merged
+		DurationS     float64                   `json:"duration_s"`
+		Interrupted   bool                      `json:"interrupted"`
+		Profile       string                    `json:"profile"`
+		SkewMs        ms                        `json:"skew_ms"`
+		Strategies    []StrategyResult          `json:"strategies"`
+		Assertions    []verdict.AssertionResult `json:"assertions"`
+		Passed        bool                      `json:"passed"`
+		Failures      []string                  `json:"failures"`
+		KeysDeleted   int64                     `json:"keys_deleted"`
+		CleanupErrors []string                  `json:"cleanup_errors"`
 	}{
 		s.RunID, s.Target, s.Limiter, s.Limit, s.Workers, s.Conns, s.Processes, math.Round(s.Duration.Seconds()*1000) / 1000,
 		s.Interrupted, profile, ms(r.Options.Skew), r.Strategies(), assertions, r.Passed(), nonNil(r.Failures),

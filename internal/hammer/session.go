@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/overshoot"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/embedded"
 	"github.com/limitctl/limitctl/internal/exitcode"
@@ -300,14 +301,14 @@ func (s *session) build(runID string) error {
 		}
 		if o.RedisWitness && evidence != limiter.HeldEvidence {
 			// Window and bucket limiters: judged over every process's admits together.
-			run.Admits = bench.NewSharedAdmits(s.rdb, bench.SharedConfig{Window: o.Window,
+			run.Admits = overshoot.NewSharedAdmits(s.rdb, overshoot.SharedConfig{Window: o.Window,
 				Horizon: s.deps.Timeout, Now: s.deps.Now, ChunkKey: s.keys.AdmitChunk})
 			s.closers = append(s.closers, run.Admits.Close)
 		}
 		if s.witnessKey != nil {
-			stale := bench.WitnessStale(o.StaleAfter, run.TimeQuantum, run.Refusals)
-			run.Witness = func(key string) bench.Checker {
-				return bench.NewRedisWitness(rdb, s.witnessKey(key), o.Limit, stale, s.deps.Timeout)
+			stale := overshoot.WitnessStale(o.StaleAfter, run.TimeQuantum, run.Refusals.StaleUnit)
+			run.Witness = func(key string) overshoot.Checker {
+				return overshoot.NewRedisWitness(rdb, s.witnessKey(key), o.Limit, stale, s.deps.Timeout)
 			}
 		}
 		s.cfg.Strategies = append(s.cfg.Strategies, run)

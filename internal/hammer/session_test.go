@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
@@ -50,7 +51,7 @@ func TestRunJudgesAssertionsAndDeletesItsKeys(t *testing.T) {
 	srv := redistest.Start(t)
 	o := baseOptions()
 	for _, expr := range []string{"lua.overshoot==0", "lua.attempts>=400"} {
-		a, err := bench.ParseAssertion(expr, []string{"naive", "lua"})
+		a, err := verdict.ParseAssertion(expr, []string{"naive", "lua"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,8 +95,8 @@ func TestRunFailedAssertionIsACheckFailure(t *testing.T) {
 	srv := redistest.Start(t)
 	o := baseOptions()
 	o.Strategies = []limiter.Strategy{limiter.Lua}
-	a, _ := bench.ParseAssertion("lua.attempts>1000000", []string{"lua"})
-	o.Assertions = []bench.Assertion{a}
+	a, _ := verdict.ParseAssertion("lua.attempts>1000000", []string{"lua"})
+	o.Assertions = []verdict.Assertion{a}
 	o.KeepKeys = true
 	res, err := Run(context.Background(), o, Deps{Connect: connectTo(t, srv), Timeout: time.Second})
 	if err != nil {

@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // MaxErrorRate is the share of a strategy's decisions that may fail before the run does.
-const MaxErrorRate = bench.MaxErrorRate
+const MaxErrorRate = verdict.MaxErrorRate
 
 // ImpliedChecks are the assertions a run with --script makes when no --assert bounds the
 // custom strategy's metric: a limiter script is hammered to verify it, so a run in which it
@@ -52,7 +53,7 @@ type Rules struct {
 	// not judged; no false-reject check is implied.
 	Shared bool
 	// Assertions are the --assert thresholds as given; Judge adds the implied checks.
-	Assertions []bench.Assertion
+	Assertions []verdict.Assertion
 }
 
 // Rules are the rules a run of o is judged by.
@@ -69,10 +70,10 @@ func (o Options) Rules() Rules {
 // Judgement is the verdict on a finished run, the same for hammer and hammer report.
 type Judgement struct {
 	// Assertions are every assertion's outcome, the implied check included.
-	Assertions []bench.AssertionResult
+	Assertions []verdict.AssertionResult
 	// Verdicts are each strategy's, in the summary's order: the word and the numbers behind it
 	// that the verdict lines, the JSON and the HTML report show.
-	Verdicts []bench.Verdict
+	Verdicts []verdict.Verdict
 	// Failures say why the run fails (each failed assertion, each strategy whose decisions
 	// errored on more than MaxErrorRate of them); empty when it passed.
 	Failures []string
@@ -91,17 +92,17 @@ func Judge(r Rules, sum bench.Summary) Judgement {
 	var j Judgement
 	j.Assertions = Evaluate(r.assertions(strategyNames(sum)), sum)
 	for _, st := range sum.Strategies {
-		j.Verdicts = append(j.Verdicts, st.Judge(sum.Limiter, sum.Limit, sum.Duration))
+		j.Verdicts = append(j.Verdicts, verdict.Judge(st, sum.Limiter, sum.Limit, sum.Duration))
 	}
 	for _, a := range j.Assertions {
-		if a.Passed || (a.Implied && (a.Reason == bench.NoEvidence || a.Actual == nil) && customErred(sum)) {
+		if a.Passed || (a.Implied && (a.Reason == verdict.NotContended || a.Actual == nil) && customErred(sum)) {
 			continue // the implied check adds nothing to a strategy whose decisions failed: they say why
 		}
 		j.Failures = append(j.Failures, "assertion failed: "+DescribeAssertion(a))
 	}
 	if !r.ErrorsAsked {
 		for _, st := range sum.Strategies {
-			if st.TooManyErrors() {
+			if verdict.TooManyErrors(st) {
 				j.Failures = append(j.Failures, r.tooManyErrors(st))
 			}
 		}
@@ -130,7 +131,7 @@ func (r Rules) tooManyErrors(st bench.StrategySnapshot) string {
 
 // assertions are r's assertions plus each of ImpliedChecks that no assertion on the custom
 // strategy replaces, when the user's script ran as strategy custom (one of strategies).
-func (r Rules) assertions(strategies []string) []bench.Assertion {
+func (r Rules) assertions(strategies []string) []verdict.Assertion {
 	if !r.Script || !slices.Contains(strategies, string(limiter.Custom)) {
 		return r.Assertions
 	}
@@ -143,7 +144,7 @@ func (r Rules) assertions(strategies []string) []bench.Assertion {
 		if replaced {
 			continue
 		}
-		a, err := bench.ParseAssertion(implied.Expr, []string{string(limiter.Custom)})
+		a, err := verdict.ParseAssertion(implied.Expr, []string{string(limiter.Custom)})
 		if err != nil {
 			panic("implied check: " + err.Error()) // a constant that parses
 		}
@@ -163,8 +164,8 @@ func strategyNames(sum bench.Summary) []string {
 }
 
 // Evaluate tests assertions against a summary, or a live snapshot's numbers (the dashboard).
-func Evaluate(assertions []bench.Assertion, sum bench.Summary) []bench.AssertionResult {
-	results := make([]bench.AssertionResult, len(assertions))
+func Evaluate(assertions []verdict.Assertion, sum bench.Summary) []verdict.AssertionResult {
+	results := make([]verdict.AssertionResult, len(assertions))
 	for i, a := range assertions {
 		results[i] = a.Eval(sum)
 	}
@@ -175,7 +176,7 @@ func Evaluate(assertions []bench.Assertion, sum bench.Summary) []bench.Assertion
 // MaxErrorRate: they fail the run, or were asked for (--on-error open, --inject).
 func customErred(sum bench.Summary) bool {
 	for _, st := range sum.Strategies {
-		if st.Name == string(limiter.Custom) && st.TooManyErrors() {
+		if st.Name == string(limiter.Custom) && verdict.TooManyErrors(st) {
 			return true
 		}
 	}
@@ -184,7 +185,7 @@ func customErred(sum bench.Summary) bool {
 
 // DescribeAssertion is an assertion's outcome in words: "lua.overshoot==0 (actual 0; limit
 // never reached: no evidence)".
-func DescribeAssertion(r bench.AssertionResult) string {
+func DescribeAssertion(r verdict.AssertionResult) string {
 	d := r.Expr + " (" + AssertionDetail(r) + ")"
 	if r.Implied {
 		metric, _, _ := strings.Cut(strings.TrimPrefix(r.Expr, "custom."), "==")
@@ -195,7 +196,7 @@ func DescribeAssertion(r bench.AssertionResult) string {
 
 // ActualText is the measured value, with the reason when the value alone does not say why it
 // failed: "0; limit never reached: no evidence".
-func ActualText(r bench.AssertionResult) string {
+func ActualText(r verdict.AssertionResult) string {
 	if r.Reason != "" {
 		return FormatActual(r.Actual) + "; " + r.Reason
 	}
@@ -203,7 +204,7 @@ func ActualText(r bench.AssertionResult) string {
 }
 
 // AssertionDetail is what was measured, and why it failed when the value alone does not say.
-func AssertionDetail(r bench.AssertionResult) string {
+func AssertionDetail(r verdict.AssertionResult) string {
 	return "actual " + ActualText(r)
 }
 

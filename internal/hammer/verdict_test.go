@@ -8,17 +8,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
-func assertions(t *testing.T, strategies []string, exprs ...string) []bench.Assertion {
+func assertions(t *testing.T, strategies []string, exprs ...string) []verdict.Assertion {
 	t.Helper()
-	var out []bench.Assertion
+	var out []verdict.Assertion
 	for _, e := range exprs {
-		a, err := bench.ParseAssertion(e, strategies)
+		a, err := verdict.ParseAssertion(e, strategies)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/overshoot"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/scripts"
 )
@@ -32,22 +32,22 @@ func testConfig(k limiter.Kind, s limiter.Strategy) limiter.Config {
 	return cfg
 }
 
-func newChecker(k limiter.Kind) bench.Checker {
+func newChecker(k limiter.Kind) overshoot.Checker {
 	horizon := int64(5000)
 	switch k {
 	case limiter.Concurrency:
-		return bench.NewWitness(testLimit, (10 * time.Second).Milliseconds())
+		return overshoot.NewWitness(testLimit, (10 * time.Second).Milliseconds())
 	case limiter.FixedWindow:
-		return bench.NewSlidingChecker(testLimit, testWindow.Milliseconds(), horizon, true)
+		return overshoot.NewSlidingChecker(testLimit, testWindow.Milliseconds(), horizon, true)
 	case limiter.SlidingWindow:
-		return bench.NewSlidingChecker(testLimit, testWindow.Milliseconds(), horizon, false)
+		return overshoot.NewSlidingChecker(testLimit, testWindow.Milliseconds(), horizon, false)
 	default:
-		return bench.NewBucketChecker(testLimit, testRate, 1, horizon)
+		return overshoot.NewBucketChecker(testLimit, testRate, 1, horizon)
 	}
 }
 
 type loadResult struct {
-	check              bench.CheckResult
+	check              overshoot.CheckResult
 	admitted, rejected int64
 }
 
@@ -150,7 +150,7 @@ const testConns = 4
 // rounds is one connection of the batched hammer: each round sends its workers' acquires as
 // one batch; for concurrency the admitted ones then hold their slot and are released in one
 // batch, recorded in the checker first (before their release is sent).
-func rounds(ctx context.Context, k limiter.Kind, b *limiter.Batch, key string, check bench.Checker, admitted, rejected *atomic.Int64, fail func(error)) {
+func rounds(ctx context.Context, k limiter.Kind, b *limiter.Batch, key string, check overshoot.Checker, admitted, rejected *atomic.Int64, fail func(error)) {
 	calls := make([]limiter.Call, testWorkers/testConns)
 	for ctx.Err() == nil {
 		now := time.Now()

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 
@@ -13,7 +13,7 @@ import (
 // answered it, and what the evidence counted against it; without its record, the sentence says so.
 func TestReportDrawsTheFirstWrongRefusal(t *testing.T) {
 	d := fixtureData()
-	f := &bench.FalseReject{SentMs: 412.5, RepliedMs: 413, HeldOrAdmitted: 3, Limit: 20, Request: &trace.Request{ID: "r88",
+	f := &refusal.FalseReject{SentMs: 412.5, RepliedMs: 413, HeldOrAdmitted: 3, Limit: 20, Request: &trace.Request{ID: "r88",
 		Steps: []trace.StepOut{{Op: "EVALSHA", Phase: "call", Reply: json.RawMessage(`[0,20]`), SentUs: 412_500, RepliedUs: 412_950}}}}
 	d.Summary.Strategies[1].FalseRejects, d.Summary.Strategies[1].FirstFalseReject = 7, f
 	page := writeReport(t, d)

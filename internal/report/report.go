@@ -17,6 +17,7 @@ import (
 	"github.com/wcharczuk/go-chart/v2/drawing"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
@@ -157,7 +158,7 @@ func build(d Data) (page, error) {
 			Errors:   human.ErrorKinds(st.ErrorsByKind),
 			Samples:  st.ErrorSamples,
 		}
-		v.Tone, v.Badge, v.Verdict = verdict(st, s.Limiter, s.Limit, s.Duration)
+		v.Tone, v.Badge, v.Verdict = judged(st, s.Limiter, s.Limit, s.Duration)
 		var err error
 		if v.Count, err = countChart(se, s.Limit, countLabel); err != nil {
 			return page{}, fmt.Errorf("%s count chart: %w", st.Name, err)
@@ -192,32 +193,32 @@ func build(d Data) (page, error) {
 	return p, nil
 }
 
-// verdict is the strategy's verdict (bench.StrategySnapshot.Judge, as the summary prints it)
+// judged is the strategy's verdict (verdict.Judge, as the summary prints it)
 // with its colour, badge and a sentence: overshoot and false rejects only on evidence, and no
 // "exact" for a strategy that never reached its limit or whose decisions mostly failed.
-func verdict(st bench.StrategySnapshot, kind limiter.Kind, limit int64, d time.Duration) (tone, badge, sentence string) {
-	v := st.Judge(kind, limit, d)
-	tone = cmp.Or(v.Tone(), bench.ToneWarn)
-	word, _, _ := strings.Cut(v.Word, ", "+bench.VerdictLeaks)
+func judged(st bench.StrategySnapshot, kind limiter.Kind, limit int64, d time.Duration) (tone, badge, sentence string) {
+	v := verdict.Judge(st, kind, limit, d)
+	tone = cmp.Or(v.Tone(), verdict.ToneWarn)
+	word, _, _ := strings.Cut(v.Word, ", "+verdict.Leaks)
 	switch word {
-	case bench.VerdictBoth:
+	case verdict.Both:
 		badge, sentence = "overshoot +"+human.Count(st.Overshoot)+", too strict", "exceeded the limit and refused with room: "
-	case bench.VerdictOvershoot:
+	case verdict.Overshoot:
 		badge, sentence = "overshoot +"+human.Count(st.Overshoot), "exceeded the limit: "
-	case bench.VerdictTooStrict:
+	case verdict.TooStrict:
 		badge, sentence = "too strict", "refused with room: "
-	case bench.VerdictErrors:
+	case verdict.Errors:
 		badge, sentence = "errors", "not judged, too many errors: "
-	case bench.VerdictNoEvidence:
+	case verdict.NoEvidence:
 		badge, sentence = "no evidence", "no evidence: "
-	case bench.VerdictNotJudged:
+	case verdict.NotJudged:
 		badge, sentence = "not judged", "not judged: "
-	case bench.VerdictLeaks:
+	case verdict.Leaks:
 		badge, sentence = "leaks", "left keys behind: "
 	default:
 		badge, sentence = "exact", "held the limit exactly: "
 	}
-	if v.Leaking() && word != bench.VerdictLeaks {
+	if v.Leaking() && word != verdict.Leaks {
 		badge += ", leaks"
 		sentence = strings.TrimSuffix(sentence, ": ") + ", and left keys behind: "
 	}

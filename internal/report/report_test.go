@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -301,7 +302,7 @@ func TestReportShowsFalseRejects(t *testing.T) {
 	}
 	last := snaps[len(snaps)-1]
 	lua := last.Strategies[1]
-	lua.Tightest = &bench.FalseReject{HeldOrAdmitted: 4, Limit: fixtureLimit}
+	lua.Tightest = &refusal.FalseReject{HeldOrAdmitted: 4, Limit: fixtureLimit}
 	d := Data{Summary: bench.Summary{Limiter: limiter.Concurrency, Limit: fixtureLimit, Duration: 10 * time.Second,
 		Strategies: []bench.StrategySnapshot{last.Strategies[0], lua}}, Series: rec.Series()}
 	page := writeReport(t, d)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/hammer"
 )
 
@@ -20,7 +20,7 @@ func TestWriteRunWritesTheRunsPage(t *testing.T) {
 		rec.Add(s)
 	}
 	zero, nine := 0.0, 9.0
-	res := hammer.Result{Summary: d.Summary, Judgement: hammer.Judgement{Assertions: []bench.AssertionResult{
+	res := hammer.Result{Summary: d.Summary, Judgement: hammer.Judgement{Assertions: []verdict.AssertionResult{
 		{Expr: "lua.overshoot==0", Passed: true, Actual: &zero},
 		{Expr: "naive.overshoot==0", Passed: false, Actual: &nine, Reason: "peak 29 of 20"},
 	}}}

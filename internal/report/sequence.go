@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/trace"
 )
@@ -50,7 +50,7 @@ func sequenceDiagram(ov *trace.Overshoot) template.HTML {
 
 // refusalDiagram draws a first false reject's refused call the same way: its one lane, what
 // Redis answered it, and what the evidence counted.
-func refusalDiagram(f *bench.FalseReject, kind limiter.Kind) template.HTML {
+func refusalDiagram(f *refusal.FalseReject, kind limiter.Kind) template.HTML {
 	if f == nil || f.Request == nil || len(f.Request.Steps) == 0 {
 		return ""
 	}
@@ -58,7 +58,7 @@ func refusalDiagram(f *bench.FalseReject, kind limiter.Kind) template.HTML {
 }
 
 // refusalCaption says when the call was refused and what the evidence counted against it.
-func refusalCaption(f *bench.FalseReject, kind limiter.Kind) string {
+func refusalCaption(f *refusal.FalseReject, kind limiter.Kind) string {
 	counted := fmt.Sprintf("at most %d of %d were admitted in its window", f.HeldOrAdmitted, f.Limit)
 	switch {
 	case f.TokensLeft != nil:

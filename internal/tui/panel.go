@@ -7,6 +7,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/human"
 )
 
@@ -89,7 +90,7 @@ func (m Model) panel(s bench.StrategySnapshot, w, h int) string {
 		// Refused while it certainly had room: as wrong as an overshoot.
 		borderColour = colourBad
 		badge = st.badgeBad.Render("TOO STRICT")
-	case s.Contended && s.NotJudged(m.limit()) != "":
+	case s.Contended && verdict.WhyNotJudged(s, m.limit()) != "":
 		// The allowances left the evidence blind: 0 overshoot says nothing.
 		badge = st.badge.Render("not judged")
 	}

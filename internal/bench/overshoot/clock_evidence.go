@@ -1,0 +1,214 @@
+package overshoot
+
+import (
+	"math"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+// How the client-time evidence (the stamps the scripts were given, or that answered their TIME
+// on the virtual clock) allows for reordering, so a correct limiter is never blamed however its
+// callers' clocks disagree, and how sharp it stays.
+
+// Limits are what a strategy's window or bucket checkers are built from: its kind's evidence,
+// its numbers, and how far its callers' clocks disagree.
+type Limits struct {
+	Evidence limiter.Evidence
+	Limit    int64 // windows: the limit; bucket: the burst
+	Window   time.Duration
+	Rate     float64 // bucket: refill per second
+	Skew     time.Duration
+}
+
+// Clock is what a window or bucket checker on client time needs beyond the limit.
+type Clock struct {
+	// Aligned: a fixed window's windows start at multiples of the window (SlidingChecker);
+	// otherwise their alignment is unknown (UnalignedChecker).
+	Aligned bool
+	// LateMs is the most an admit judged by the unaligned fixed window or the bucket may be late
+	// (0: no bound, the other checkers); later ones are left out.
+	LateMs int64
+	// BucketTiers are the bucket's lateness tiers (ms, increasing; the last is lateMs): the
+	// admits at most tiers[i] late are judged together with the slack that lateness needs.
+	BucketTiers []int64
+}
+
+// lateTiers is how many lateness tiers the bucket's evidence keeps, each twice the last.
+const lateTiers = 4
+
+// ClockFor is the evidence of one strategy's admits; shared (--witness redis) evidence has
+// no lateness of its own to go by, and judges every bucket admit in the widest tier.
+//
+// The bucket. A correct bucket is exact over the times it decides by: in any interval of them,
+// at most burst + rate*T admits. A GCRA or a bucket that judges a late call at the call's own
+// time decides by the stamps themselves. Others decide a late call at the latest time they saw
+// (a refill that never runs backwards: elapsed = max(0, now - last)), or lose their state to a key
+// expiry the server times (a TTL of exactly the time to refill): each decides call i at some
+// time in [t_i, t_i + λ_i], λ_i how far the most advanced worker clock can be ahead of t_i when
+// the call reaches Redis (the skew between the two clocks, its round trip and its stamp's
+// rounding; an expiry set by the most advanced clock is reached by call i no sooner than that).
+// Admits stamped in [x, y], each at most Λ late, are then decided in [x, y + Λ], so at most
+// burst + rate*(y - x) + rate*Λ of them: rate*Λ tokens of slack, and any draw beyond burst +
+// slack is at least one request too many. That holds for every subset of the admits, so the
+// evidence keeps tiers: the admits at most Λ late with rate*Λ of slack, those at most 2Λ late with
+// twice that, and so on; admits later than the last tier are left out (which only removes
+// evidence), and the overshoot is the largest any tier proves. The first tier's slack stays well
+// under a token at the default load, so one request too many per burst is proven (a full bucket's
+// burst + 1 admits land within a few milliseconds of stamps); a bucket that hands out several too
+// many after a rest is proven even when the calls that took them were slow (the first calls after
+// an idle spell all start at once).
+func ClockFor(l Limits, epochAligned bool) Clock {
+	kind := l.Evidence
+	ev := Clock{Aligned: epochAligned || kind != limiter.FixedWindowEvidence}
+	switch {
+	case kind == limiter.BucketEvidence:
+		tier := bucketLateMs(l)
+		for i := 0; i < lateTiers; i++ {
+			ev.BucketTiers = append(ev.BucketTiers, tier)
+			tier *= 2
+		}
+		ev.LateMs = ev.BucketTiers[lateTiers-1]
+	case kind == limiter.FixedWindowEvidence && !ev.Aligned:
+		ev.LateMs = unalignedLateMs(l)
+	}
+	return ev
+}
+
+// bucketLateMs is the bucket's first lateness tier: the skew between any two worker clocks, a
+// millisecond of rounding, and a round-trip budget of half a token's refill time, at least 10ms.
+func bucketLateMs(l Limits) int64 {
+	budget := int64(10_000)
+	if l.Rate > 0 {
+		budget = max(budget, int64(500_000/l.Rate))
+	}
+	return int64(math.Ceil(float64(2*l.Skew.Microseconds()+1000+budget) / 1000))
+}
+
+// ClientChecker is the checker of a window or bucket limiter over the stamps.
+func ClientChecker(l Limits, ev Clock, horizonMs int64) Checker {
+	kind := l.Evidence
+	switch {
+	case kind == limiter.FixedWindowEvidence && !ev.Aligned:
+		return NewUnalignedChecker(l.Limit, l.Window.Milliseconds(), ev.LateMs, horizonMs)
+	case kind == limiter.BucketEvidence:
+		b := &lateBucket{tiers: ev.BucketTiers}
+		for _, tier := range ev.BucketTiers {
+			c := NewBucketChecker(l.Limit, l.Rate, 1, horizonMs)
+			c.slack = l.Rate / 1000 * float64(tier)
+			c.tierMs = tier
+			b.checkers = append(b.checkers, c)
+		}
+		return b
+	}
+	return Invariant(kind, l.Limit, l.Window, l.Rate, horizonMs)
+}
+
+// LateAdmitter is a checker that judges an admit by how late its call may have been decided
+// after its stamp (evidenceLateness).
+type LateAdmitter interface {
+	AdmitLate(nowMs int64, late time.Duration)
+}
+
+// lateBucket is the bucket's evidence in lateness tiers (evidenceFor).
+type lateBucket struct {
+	tiers    []int64 // ms
+	checkers []*BucketChecker
+}
+
+// AdmitLate implements LateAdmitter: the admit joins every tier at least as late as it was.
+func (b *lateBucket) AdmitLate(nowMs int64, late time.Duration) {
+	for i, tier := range b.tiers {
+		if late <= time.Duration(tier)*time.Millisecond {
+			b.checkers[i].Admit(nowMs)
+		}
+	}
+}
+
+// Admit implements Checker for an admit of unknown lateness: judged in the widest tier only.
+func (b *lateBucket) Admit(nowMs int64) { b.checkers[len(b.checkers)-1].Admit(nowMs) }
+
+// Release implements Checker.
+func (b *lateBucket) Release() {}
+
+// OnFirstOver implements Reporter: whichever tier proves overshoot first.
+func (b *lateBucket) OnFirstOver(report func(Moment)) {
+	for _, c := range b.checkers {
+		c.OnFirstOver(report)
+	}
+}
+
+func (b *lateBucket) combine(result func(*BucketChecker) CheckResult) CheckResult {
+	var out CheckResult
+	for i, c := range b.checkers {
+		r := result(c)
+		out.Peak, out.Overshoot, out.OvershootEvent = max(out.Peak, r.Peak), max(out.Overshoot, r.Overshoot), max(out.OvershootEvent, r.OvershootEvent)
+		if i == len(b.checkers)-1 { // the widest tier holds every judged admit
+			out.Current, out.Unjudged = r.Current, r.Unjudged
+		}
+	}
+	return out
+}
+
+// Result implements Checker.
+func (b *lateBucket) Result() CheckResult { return b.combine((*BucketChecker).Result) }
+
+// Finish implements Checker.
+func (b *lateBucket) Finish() CheckResult { return b.combine((*BucketChecker).Finish) }
+
+// Stamp is the time a call is judged at: its now as the script could know it, to the
+// millisecond, or to the second for a script told whole seconds (TimeQuantum).
+func Stamp(quantum time.Duration, now time.Time) time.Time {
+	if quantum > time.Millisecond {
+		return now.Truncate(quantum)
+	}
+	return time.UnixMilli(now.UnixMilli())
+}
+
+// Lateness is how far behind the newest time the limiter may have seen a call's stamp can
+// be when the call reaches Redis; ahead is the time from stamping to the reply plus how far the
+// most advanced worker clock runs ahead of this one's. A script told the time to the millisecond or
+// finer may have seen any time up to now + ahead: the stamp's own rounding counts too. One told
+// whole seconds sees whole seconds only: the newest it can have seen is the second of now +
+// ahead, so a call late by a few milliseconds is late by nothing unless a second turned.
+func Lateness(quantum time.Duration, now time.Time, ahead time.Duration) time.Duration {
+	if quantum > time.Millisecond {
+		return now.Add(ahead).Truncate(quantum).Sub(now.Truncate(quantum))
+	}
+	return now.Sub(time.UnixMilli(now.UnixMilli())) + ahead
+}
+
+// The monotone virtual clock (StrategyRun.MonotoneTime). The hammer answers a call's first TIME
+// with T_i = max(t_i, M), t_i its stamp and M the key's mark: the answer of the key's last call
+// Redis ran that read TIME (limiter.TimeKey), and stores T_i as the mark. So, in the order Redis
+// runs them, the answers never go back, and, by induction over that order, each one is a stamp of
+// a call on the key that Redis ran no later than call i. Every such call was sent before Redis ran
+// it, so before i's reply was read; each call's stamp is counted in its key's sentHigh before it is
+// sent (strategyState.stamping), so sentHigh read after i's reply holds it:
+//
+//	t_i <= T_i <= H_i,   H_i = sentHigh of i's key read after i's reply.
+//
+// (A mark lost to its TTL only lowers M, so T_i stays within the bounds; the bound holds for a
+// call's later TIMEs too, which answer the same.) The evidence then uses only that T_i lies in
+// [t_i, H_i] and that the limiter decides by a clock that never goes back:
+//   - the bucket and the first-hit window judge the admit at t_i with its lateness at least
+//     H_i - t_i: their proofs (above, and UnalignedChecker) already allow a call to be decided at
+//     any time in [t_i, t_i + λ_i];
+//   - an epoch-aligned fixed window counts the admit in the window of t_i, which is T_i's only
+//     when [t_i, H_i] lies in one window (both rounded as the script rounds: evidenceStamp); an
+//     admit whose span crosses a window's end is left out (strategyState.straddles), which only
+//     removes evidence;
+//   - a sliding window judges [t_i, H_i] with the IntervalChecker, on the stamps' clock: its proof
+//     needs only that each admit was decided at a time within its interval, on a clock that
+//     never goes back;
+//   - the concurrency witness counts a member from its stamp t_i for stale-after: a limiter that
+//     scored it at T_i >= t_i reclaims it no sooner; and no TIME answered before an admit is
+//     recorded is later than the run's clock plus the skew then (H_i is a stamp sent by then),
+//     the clock the witness records admits at;
+//   - the refusal judges take [t_i, H_i] as the call's StampLo and StampHi, which their rules read
+//     as the span of the time its script used; the aligned window's rule, which reads one window
+//     per call, gives way to the sliding bound (which holds for every alignment), and a call of
+//     unknown outcome that ran before k read a time no later than k's (the answers never go
+//     back), as on the server's clock.
+// At --skew 0, H_i - t_i is about the call's round trip, so nearly every admit is judged as
+// before; under a skew the spans widen with it, as the lateness did.

@@ -1,0 +1,39 @@
+package overshoot
+
+// Moment is what a checker saw when it first found more than the limit: how many, and
+// which admits: the held requests by id (concurrency), the admits stamped in [fromMs, toMs]
+// (windows and bucket on the stamps, epoch ms), or those sent at or after fromUs and answered
+// by toUs (interval evidence, µs since the run began).
+type Moment struct {
+	Count    int64
+	Held     []uint64
+	By       uint64 // concurrency: the admit that raised the count above the limit
+	FromMs   int64
+	ToMs     int64
+	Interval bool
+	FromUs   int64
+	ToUs     int64
+	// LateMs, when set, is the bucket tier's bound: only admits at most that late were counted.
+	LateMs int64
+	// Shared: the count holds other processes' admits too (the joint evidence of SharedAdmits,
+	// a Redis witness), so only this process's can be shown and none is missing for it.
+	Shared bool
+}
+
+// Reporter is a checker that can say what was behind its first overshoot event: it
+// calls report once, when it finds it (under its own lock, so report must not call back).
+type Reporter interface {
+	OnFirstOver(report func(Moment))
+}
+
+// Every checker the engine builds says what was behind its first overshoot.
+var (
+	_ Reporter = (*Witness)(nil)
+	_ Reporter = (*SlidingChecker)(nil)
+	_ Reporter = (*BucketChecker)(nil)
+	_ Reporter = (*UnalignedChecker)(nil)
+	_ Reporter = (*IntervalChecker)(nil)
+	_ Reporter = (*lateBucket)(nil)
+	_ Reporter = (*sharedChecker)(nil)
+	_ Reporter = (*RedisWitness)(nil)
+)

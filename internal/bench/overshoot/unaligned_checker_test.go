@@ -1,0 +1,191 @@
+package overshoot
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// feasible is the brute force the search must agree with: can consecutive groups of the sorted
+// stamps, each at most capacity, be given window starts b (holding b..b+R-1, each start at least
+// P after the previous one)? Every start is tried, not only the least.
+func feasible(stamps []int64, capacity, rangeMs, spacingMs int64) bool {
+	var try func(i int, prev int64, first bool) bool
+	try = func(i int, prev int64, first bool) bool {
+		if i == len(stamps) {
+			return true
+		}
+		for e := i; e < len(stamps) && int64(e-i) < capacity; e++ {
+			lo := stamps[e] - rangeMs + 1
+			if !first {
+				lo = max(lo, prev+spacingMs)
+			}
+			for b := lo; b <= stamps[i]; b++ {
+				if try(e+1, b, false) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return try(0, 0, true)
+}
+
+func TestUnalignedSearchAgreesWithABruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := 0; round < 3000; round++ {
+		limit := int64(1 + rng.IntN(4))
+		window := int64(5 + rng.IntN(10))
+		late := int64(rng.IntN(3))
+		n := 1 + rng.IntN(9)
+		stamps := make([]int64, n)
+		for i := range stamps {
+			stamps[i] = 1000 + int64(rng.IntN(int(3*window)))
+		}
+		slices.Sort(stamps)
+		c := NewUnalignedChecker(limit, window, late, 100)
+		for _, s := range stamps {
+			c.Admit(s)
+		}
+		c.Finish()
+		for _, w := range c.state.searches {
+			want := feasible(stamps, w.capacity, c.rangeMs, c.spacingMs)
+			if (w.failed == 0) != want {
+				t.Fatalf("round %d: stamps %v capacity %d window %d late %d (R %d P %d): search failed %d times, brute force feasible %v",
+					round, stamps, w.capacity, window, late, c.rangeMs, c.spacingMs, w.failed, want)
+			}
+		}
+	}
+}
+
+// firstHitRun simulates a correct fixed window whose windows open at the first call after the
+// last one ended, from workers whose clocks disagree by up to skew ms, each call reaching Redis
+// up to rtt ms after its stamp; it feeds the checker what the engine would (the admits stamped in
+// whole ms, those later than the checker's Λ left out) and returns the checker's verdict.
+// byExpiry: the window ends when its key expires on the server's clock (SET NX EX), else when a
+// call's own time passes the anchor kept in the state.
+func firstHitRun(rng *rand.Rand, limit, window int64, skew, rtt float64, byExpiry, offByOne bool, idle func(ms float64) bool) CheckResult {
+	lateMs := int64(math.Ceil(2*skew + 1 + rtt))
+	c := NewUnalignedChecker(limit, window, lateMs, 5000)
+	type call struct {
+		arrive, stamp, late float64
+	}
+	var calls []call
+	for real := 0.0; real < 12*float64(window); real += 0.05 + rng.Float64()*0.3 {
+		if idle(real) {
+			continue
+		}
+		offset := -skew + rng.Float64()*2*skew
+		d := rng.Float64() * rtt
+		stamp := real + offset
+		calls = append(calls, call{arrive: real + d, stamp: stamp, late: stamp - math.Floor(stamp) + d + skew - offset})
+	}
+	slices.SortFunc(calls, func(a, b call) int { return int(math.Copysign(1, a.arrive-b.arrive)) })
+	anchor, expires, count := math.Inf(-1), math.Inf(-1), int64(0)
+	for _, cl := range calls {
+		if byExpiry && cl.arrive >= expires || !byExpiry && cl.stamp >= anchor+float64(window) {
+			anchor, expires, count = cl.stamp, cl.arrive+float64(window), 0
+		}
+		allowed := count < limit || offByOne && count == limit
+		if !allowed {
+			continue
+		}
+		count++
+		if cl.late <= float64(lateMs) {
+			c.Admit(int64(math.Floor(cl.stamp)))
+		}
+	}
+	return c.Finish()
+}
+
+// A correct first-hit window is never blamed, whether it is ended by its anchor or by its key's
+// expiry, re-anchored after idle gaps of any length, with skewed clocks, late calls and stamps
+// rounded to the millisecond.
+func TestUnalignedCheckerNeverBlamesAFirstHitWindow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := 0; round < 300; round++ {
+		limit := int64(1 + rng.IntN(20))
+		window := int64(20 + rng.IntN(200))
+		skew, rtt := rng.Float64()*5, rng.Float64()*8
+		gapAt, gapLen := rng.Float64()*6*float64(window), rng.Float64()*2.5*float64(window)
+		idle := func(ms float64) bool { return ms >= gapAt && ms < gapAt+gapLen }
+		for _, byExpiry := range []bool{false, true} {
+			if got := firstHitRun(rng, limit, window, skew, rtt, byExpiry, false, idle); got.Overshoot != 0 {
+				t.Fatalf("round %d: limit %d window %d skew %.2f rtt %.2f by expiry %v, idle from %.0f for %.0f: %+v",
+					round, limit, window, skew, rtt, byExpiry, gapAt, gapLen, got)
+			}
+		}
+	}
+}
+
+// Epoch-aligned windows are one of the alignments a correct limiter may use: never blamed either.
+func TestUnalignedCheckerAcceptsAlignedWindows(t *testing.T) {
+	c := NewUnalignedChecker(3, 100, 2, 5000)
+	for w := int64(0); w < 20; w++ {
+		for i := int64(0); i < 3; i++ {
+			c.Admit(1_700_000_000_000 + w*100 + 99 - i) // three at the end of each aligned window
+		}
+	}
+	if got := c.Finish(); got.Overshoot != 0 || got.Peak != 3 {
+		t.Fatalf("full aligned windows: %+v, want peak 3 and no overshoot", got)
+	}
+}
+
+// What the admits prove: twice the limit in every window is caught in the second window of load,
+// and the peak says how many a window must have held at least: the 80 admits of two such windows
+// fit three windows of a correct limiter of 27 (with reordering two windows may share stamps), so
+// the proof is of more than 23 and never of more than 27.
+func TestUnalignedCheckerCatchesTwiceTheLimit(t *testing.T) {
+	start := int64(1_700_000_000_000)
+	admit := func(c *UnalignedChecker) {
+		for w := int64(0); w < 2; w++ {
+			for i := int64(0); i < 40; i++ {
+				c.Admit(start + w*1000 + i/10)
+			}
+		}
+	}
+	c := NewUnalignedChecker(20, 1000, 21, 5000)
+	admit(c)
+	got := c.Finish()
+	if got.Overshoot == 0 || got.OvershootEvent == 0 {
+		t.Fatalf("40 per window for a limit of 20: %+v", got)
+	}
+	if got.Peak < 24 || got.Peak > 27 {
+		t.Errorf("peak %d, want 24 to 27", got.Peak)
+	}
+	// The live view sees the same before anything settles.
+	live := NewUnalignedChecker(20, 1000, 21, 5000)
+	admit(live)
+	if r := live.Result(); r.Overshoot != got.Overshoot || r.Peak != got.Peak {
+		t.Errorf("live %+v, settled %+v", r, got)
+	}
+}
+
+// The peak is what is proven, not a count of some interval: admits sharing one millisecond may
+// belong to two windows (one ending, one just opened by a clock ahead), so six at once with a
+// limit of 5 prove only a window of 3 (the searches below the limit are at limit-1, -2, -4, ...:
+// the peak is a lower bound at that grain). One too many per window is proven only once the
+// windows run out of room to shift: each window can hand one admit on to the next, so with a limit
+// of 5 it takes six windows of six in a row, and five do not suffice.
+func TestUnalignedCheckerPeakIsWhatIsProven(t *testing.T) {
+	start := int64(1_700_000_000_000)
+	c := NewUnalignedChecker(5, 1000, 10, 5000)
+	for i := 0; i < 6; i++ {
+		c.Admit(start)
+	}
+	if got := c.Finish(); got.Peak < 2 || got.Peak > 3 || got.Overshoot != 0 {
+		t.Fatalf("six admits in one ms with a limit of 5: %+v, want peak 2 or 3 and no overshoot", got)
+	}
+	for w := int64(1); w <= 5; w++ {
+		if got := c.Finish(); got.Overshoot != 0 {
+			t.Fatalf("six per window for %d windows, limit 5: %+v, want none proven yet", w, got)
+		}
+		for i := 0; i < 6; i++ {
+			c.Admit(start + w*1000)
+		}
+	}
+	if got := c.Finish(); got.Overshoot == 0 {
+		t.Fatalf("six per window for six windows in a row, limit 5: %+v, want an overshoot", got)
+	}
+}

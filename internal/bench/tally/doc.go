@@ -1,0 +1,2 @@
+// Package tally keeps counts per millisecond in time order, for the evidence's windows.
+package tally

@@ -1,0 +1,221 @@
+package verdict
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/human"
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+// MaxErrorRate is the share of a strategy's decisions that may fail before the run does: past
+// it the strategy's numbers describe an outage, not the limiter. --inject and --on-error open
+// ask for errors, so they lift the rule.
+const MaxErrorRate = 0.01
+
+// Verdict words, one per strategy after a run (SPEC section 8).
+const (
+	Overshoot  = "OVERSHOOT"
+	TooStrict  = "TOO STRICT"
+	Both       = Overshoot + ", " + TooStrict
+	Errors     = "errors"
+	NoEvidence = "no evidence"
+	NotJudged  = "not judged"
+	Exact      = "exact"
+	// Leaks stands beside exact, OVERSHOOT and TOO STRICT ("exact, LEAKS"), and alone
+	// where the limit's side proved nothing (no evidence, not judged, errors).
+	Leaks = "LEAKS"
+)
+
+// Tones of a verdict, what every view colours it by.
+const (
+	ToneGood = "good" // judged, nothing wrong found
+	ToneWarn = "warn" // nothing proven either way
+	ToneBad  = "bad"  // proven wrong: overshoot, refusals with room, keys that never go away
+)
+
+// Verdict says in plain words who overshot or refused with room, by how much, and on what
+// evidence: Word is one of the Verdict constants, Text the numbers behind it ("peak 64 of 20
+// (+44), 29,022 events in 8.0s"). The summary's verdict lines, the HTML report and anything
+// else that judges a strategy for a person read it from here, so they never disagree.
+type Verdict struct {
+	Word, Text string
+}
+
+// Tone is how the verdict reads at a glance, the same in every view (ToneGood, ToneWarn,
+// ToneBad): anything proven wrong is bad, a verdict without evidence either way is a warning;
+// "" for a word that is none of the verdicts, which a view leaves plain rather than pass it for
+// good.
+func (v Verdict) Tone() string {
+	switch {
+	case strings.Contains(v.Word, Overshoot), strings.Contains(v.Word, TooStrict),
+		strings.Contains(v.Word, Leaks):
+		return ToneBad
+	case v.Word == Exact:
+		return ToneGood
+	case v.Word == NoEvidence, v.Word == NotJudged, v.Word == Errors:
+		return ToneWarn
+	}
+	return ""
+}
+
+// Leaking reports whether the verdict found keys left behind.
+func (v Verdict) Leaking() bool { return strings.Contains(v.Word, Leaks) }
+
+// Judge gives a strategy's verdict over a run of duration d of a kind limiter against limit.
+// OVERSHOOT and TOO STRICT stand on their evidence whatever else happened (both when both);
+// otherwise errors on more than MaxErrorRate of decisions leave the limiter unjudged;
+// otherwise a strategy that never contended the limit proved nothing; otherwise it was exact:
+// contended, never over the limit, never refusing with room. Admits too late to judge, failed
+// releases and refusals left unjudged are added when there were any.
+func Judge(st bench.StrategySnapshot, kind limiter.Kind, limit int64, d time.Duration) Verdict {
+	peak := fmt.Sprintf("peak %s of %s", human.Count(st.Peak), human.Count(limit))
+	var v Verdict
+	over := func() string {
+		t := fmt.Sprintf("%s (+%s), %s %s in %s", peak, human.Count(st.Overshoot),
+			human.Count(st.OvershootEvent), human.Plural(st.OvershootEvent, "event", "events"), human.Clock(d))
+		if st.FailOpenAdmits > 0 {
+			t += fmt.Sprintf(", %s admitted failing open", human.Count(st.FailOpenAdmits))
+		}
+		return t
+	}
+	switch {
+	case st.Overshoot > 0 && st.FalseRejects > 0:
+		v = Verdict{Both, over() + "; " + tooStrict(st, kind)}
+	case st.Overshoot > 0:
+		v = Verdict{Overshoot, over()}
+	case st.FalseRejects > 0:
+		v = Verdict{TooStrict, tooStrict(st, kind)}
+	case TooManyErrors(st):
+		v = Verdict{Errors, fmt.Sprintf("%s of %s decisions failed (%s); %s", human.Count(st.Errors),
+			human.Count(st.Attempts), strings.Join(human.ErrorKinds(st.ErrorsByKind), ", "), peak)}
+	case !st.Contended:
+		v = Verdict{NoEvidence, peak + ": the limit was never reached, so nothing was tested"}
+	case WhyNotJudged(st, limit) != "":
+		v = Verdict{NotJudged, peak + ": " + WhyNotJudged(st, limit)}
+	default:
+		v = Verdict{Exact, fmt.Sprintf("%s, 0 events, 0 false rejects", peak)}
+		if st.NoRefusalJudged {
+			v.Text = fmt.Sprintf("%s, 0 events", peak)
+		}
+		if st.Errors > 0 {
+			v.Text += fmt.Sprintf(" (%s %s)", human.Count(st.Errors), human.Plural(st.Errors, "error", "errors"))
+		}
+	}
+	if st.RefusalsUnjudged != "" && st.Rejected > 0 {
+		v.Text += "; refusals not judged: " + st.RefusalsUnjudged
+	}
+	if st.Unjudged > 0 {
+		v.Text += fmt.Sprintf(", %s %s too late to judge", human.Count(st.Unjudged), human.Plural(st.Unjudged, "admit", "admits"))
+	}
+	if st.ReleaseErrors > 0 {
+		v.Text += fmt.Sprintf(", %s %s failed", human.Count(st.ReleaseErrors), human.Plural(st.ReleaseErrors, "release", "releases"))
+	}
+	if st.Abandoned > 0 {
+		v.Text += fmt.Sprintf(", %s abandoned", human.Count(st.Abandoned))
+	}
+	if st.Leaks != nil && st.Leaks.Total() > 0 {
+		switch v.Word {
+		case Exact, Overshoot, TooStrict, Both:
+			v.Word += ", " + Leaks
+			v.Text = leaksText(*st.Leaks) + "; " + v.Text
+		default:
+			v.Word, v.Text = Leaks, leaksText(*st.Leaks)+"; "+v.Word+": "+v.Text
+		}
+	}
+	return v
+}
+
+// WhyNotJudged says why the evidence cannot back a verdict of exact although the limit was
+// contended, or "" when it can: when the allowances (skew, lateness, the server's clock, calls
+// slower than a window) left admits unjudged and no more of them judged than its limit (an
+// overshoot needs one more than the limit judged together; a run that admitted only the limit,
+// all judged, was judged), or when the
+// limiter refused while the evidence's peak stayed 0 (a lateness as long as the window lets
+// every window start anywhere, so no set of admits is ever proven together), 0 overshoot and 0
+// false rejects say nothing about the limiter. A strategy with an overshoot or a false reject
+// proven is judged: its evidence stands.
+func WhyNotJudged(st bench.StrategySnapshot, limit int64) string {
+	if st.Admitted == 0 || st.Overshoot > 0 || st.FalseRejects > 0 {
+		return ""
+	}
+	by := st.Allowances
+	if by == "" {
+		by = "calls slower than the evidence allows"
+	}
+	switch {
+	case st.Unjudged >= st.Admitted:
+		return by + " left no admit judged"
+	case st.Unjudged > 0 && st.Admitted-st.Unjudged <= limit:
+		return fmt.Sprintf("%s left %s of %s admits unjudged: no more than the limit were judged, so none could be proven one too many",
+			by, human.Count(st.Unjudged), human.Count(st.Admitted))
+	case st.Rejected > 0 && st.Peak == 0:
+		return "the limiter refused, but the evidence never saw a request admitted (or held) with another: " + by + " blur every window"
+	}
+	return ""
+}
+
+// leaksText is the leaks in words, with the first sample: "left 1 key without a TTL
+// (bench:{r}:custom:exp: string of 2, no TTL)".
+func leaksText(l bench.Leaks) string {
+	var parts []string
+	if l.KeysWithoutTTL > 0 {
+		parts = append(parts, fmt.Sprintf("%s %s without a TTL", human.Count(l.KeysWithoutTTL), human.Plural(l.KeysWithoutTTL, "key", "keys")))
+	}
+	if l.KeysTTLTooLong > 0 {
+		parts = append(parts, fmt.Sprintf("%s %s with a TTL far beyond the limiter's need", human.Count(l.KeysTTLTooLong), human.Plural(l.KeysTTLTooLong, "key", "keys")))
+	}
+	text := "left " + strings.Join(parts, " and ")
+	if len(l.Samples) > 0 {
+		k := l.Samples[0]
+		ttl := "no TTL"
+		if k.TTLMs >= 0 {
+			ttl = "TTL " + ttlText(time.Duration(k.TTLMs)*time.Millisecond)
+		}
+		text += fmt.Sprintf(" (%s: %s of %s, %s)", k.Key, k.Type, human.Count(k.Size), ttl)
+	}
+	return text
+}
+
+// tooStrict is the evidence of the false rejects in words, from the one with the least room,
+// whose numbers hold for all of them: "refused 1,204 while at most 3 of 20 were held, the first
+// at 412ms".
+func tooStrict(st bench.StrategySnapshot, kind limiter.Kind) string {
+	n, t := human.Count(st.FalseRejects), st.Tightest
+	var text string
+	switch {
+	case t == nil:
+		text = "refused " + n + " with room"
+	case t.TokensLeft != nil:
+		text = fmt.Sprintf("refused %s while the bucket held at least %s of %s tokens", n,
+			strconv.FormatFloat(*t.TokensLeft, 'f', -1, 64), human.Count(t.Limit))
+	case kind.Describe().Evidence == limiter.HeldEvidence && t.AbandonedReclaimable != nil && *t.AbandonedReclaimable > 0:
+		m := *t.AbandonedReclaimable
+		text = fmt.Sprintf("refused %s while %s of the %s held %s abandoned more than stale-after ago (at most %s held)", n,
+			human.Count(m), human.Count(t.Limit), human.Plural(m, "was", "were"), human.Count(t.HeldOrAdmitted))
+	case kind.Describe().Evidence == limiter.HeldEvidence:
+		text = fmt.Sprintf("refused %s while at most %s of %s were held", n, human.Count(t.HeldOrAdmitted), human.Count(t.Limit))
+	default:
+		text = fmt.Sprintf("refused %s while at most %s of %s were admitted in the window", n, human.Count(t.HeldOrAdmitted), human.Count(t.Limit))
+	}
+	if f := st.FirstFalseReject; f != nil {
+		text += ", the first at " + human.Latency(time.Duration(f.SentMs*float64(time.Millisecond)))
+	}
+	return text
+}
+
+// TooManyErrors reports whether more than MaxErrorRate of the strategy's decisions failed.
+func TooManyErrors(st bench.StrategySnapshot) bool {
+	return st.Attempts > 0 && float64(st.Errors) > MaxErrorRate*float64(st.Attempts)
+}
+
+// ttlText is a TTL as a person reads it, in days past two of them.
+func ttlText(d time.Duration) string {
+	if d > 48*time.Hour {
+		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + " days"
+	}
+	return human.Clock(d)
+}

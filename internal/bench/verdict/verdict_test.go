@@ -1,0 +1,91 @@
+package verdict
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+// A verdict says only what was judged: exact needs the evidence to have seen the limit, and
+// LEAKS stands beside the limit's word, or alone where that word proved nothing.
+func TestVerdictSaysOnlyWhatWasJudged(t *testing.T) {
+	judged := bench.StrategySnapshot{Admitted: 100, Rejected: 900, Peak: 20, Contended: true, Leaks: &bench.Leaks{}}
+	leak := &bench.Leaks{KeysWithoutTTL: 2, Samples: []bench.KeyState{{Key: "rl:{r}:custom:exp", Type: "string", Size: 1, TTLMs: -1}}}
+	for _, tc := range []struct {
+		name   string
+		change func(*bench.StrategySnapshot)
+		word   string
+		text   []string
+		tone   string
+	}{
+		{"judged and clean", func(*bench.StrategySnapshot) {}, Exact, []string{"peak 20 of 20, 0 events, 0 false rejects"}, ToneGood},
+		{"no more admits judged than the limit", func(s *bench.StrategySnapshot) { s.Unjudged, s.Allowances = 80, "skew ±500ms" },
+			NotJudged, []string{"skew ±500ms left 80 of 100 admits unjudged: no more than the limit were judged"}, ToneWarn},
+		{"most admits unjudged, more than the limit judged", func(s *bench.StrategySnapshot) { s.Unjudged = 60 }, Exact, nil, ToneGood},
+		{"only the limit admitted, every one judged", func(s *bench.StrategySnapshot) { s.Admitted = 20 }, Exact, nil, ToneGood},
+		{"no admit judged", func(s *bench.StrategySnapshot) { s.Unjudged, s.Peak, s.Allowances = 100, 0, "skew ±1.50s" },
+			NotJudged, []string{"peak 0 of 20: skew ±1.50s left no admit judged"}, ToneWarn},
+		{"refused but never saw two admits together", func(s *bench.StrategySnapshot) {
+			s.Peak, s.Allowances = 0, "skew ±500ms and a lateness bound of 1011ms"
+		},
+			NotJudged, []string{"peak 0 of 20: the limiter refused, but the evidence never saw a request admitted (or held) with another: skew ±500ms and a lateness bound of 1011ms blur every window"}, ToneWarn},
+		{"a coarse peak is judged", func(s *bench.StrategySnapshot) { s.Peak = 5 }, Exact, nil, ToneGood},
+		{"an overshoot stands on its evidence", func(s *bench.StrategySnapshot) { s.Unjudged, s.Peak, s.Overshoot, s.OvershootEvent = 90, 24, 4, 1 },
+			Overshoot, []string{"peak 24 of 20 (+4)"}, ToneBad},
+		{"leaks beside exact", func(s *bench.StrategySnapshot) { s.Leaks = leak }, Exact + ", " + Leaks,
+			[]string{"left 2 keys without a TTL (rl:{r}:custom:exp: string of 1, no TTL); peak 20 of 20"}, ToneBad},
+		{"leaks beside overshoot", func(s *bench.StrategySnapshot) { s.Leaks, s.Peak, s.Overshoot = leak, 25, 5 },
+			Overshoot + ", " + Leaks, []string{"left 2 keys", "peak 25 of 20 (+5)"}, ToneBad},
+		{"leaks alone where nothing was tested", func(s *bench.StrategySnapshot) { s.Leaks, s.Rejected, s.Contended, s.Peak = leak, 0, false, 3 },
+			Leaks, []string{"left 2 keys without a TTL", "; no evidence: peak 3 of 20: the limit was never reached"}, ToneBad},
+		{"a TTL of years", func(s *bench.StrategySnapshot) {
+			s.Leaks = &bench.Leaks{KeysTTLTooLong: 1, Samples: []bench.KeyState{{Key: "k", Type: "hash", Size: 1, TTLMs: int64(56 * 365 * 24 * time.Hour / time.Millisecond)}}}
+		}, Exact + ", " + Leaks, []string{"left 1 key with a TTL far beyond the limiter's need (k: hash of 1, TTL 20440 days)"}, ToneBad},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := judged
+			tc.change(&st)
+			v := Judge(st, limiter.FixedWindow, 20, 5*time.Second)
+			if v.Word != tc.word || v.Tone() != tc.tone {
+				t.Fatalf("verdict %q (tone %s): %s; want %q (tone %s)", v.Word, v.Tone(), v.Text, tc.word, tc.tone)
+			}
+			for _, want := range tc.text {
+				if !strings.Contains(v.Text, want) {
+					t.Errorf("text %q lacks %q", v.Text, want)
+				}
+			}
+		})
+	}
+}
+
+// An overshoot assertion on a strategy the evidence could not judge fails, saying why; an
+// assertion on leaks reads both counts, and has no value where the keys were not read.
+func TestAssertionsOnNotJudgedAndLeaks(t *testing.T) {
+	sum := bench.Summary{Limiter: limiter.FixedWindow, Limit: 20, Strategies: []bench.StrategySnapshot{{
+		Name: "custom", Admitted: 100, Rejected: 50, Contended: true, Unjudged: 80, Allowances: "skew ±500ms",
+		Leaks: &bench.Leaks{KeysWithoutTTL: 1, KeysTTLTooLong: 2},
+	}}}
+	eval := func(expr string) AssertionResult {
+		a, err := ParseAssertion(expr, []string{"custom"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Eval(sum)
+	}
+	if r := eval("custom.overshoot==0"); r.Passed || !strings.Contains(r.Reason, "not judged: skew ±500ms left 80 of 100 admits unjudged: no more than the limit") {
+		t.Errorf("overshoot on a strategy not judged: %+v", r)
+	}
+	if r := eval("custom.leaks==3"); !r.Passed || *r.Actual != 3 {
+		t.Errorf("leaks==3: %+v", r)
+	}
+	if r := eval("custom.leaks==0"); r.Passed || !strings.Contains(r.Reason, "left 1 key without a TTL and 2 keys with a TTL far beyond") {
+		t.Errorf("leaks==0: %+v", r)
+	}
+	sum.Strategies[0].Leaks, sum.Strategies[0].LeftoversUnread = nil, "could not read the run's keys: NOPERM"
+	if r := eval("custom.leaks>=0"); r.Passed || r.Actual != nil || !strings.Contains(r.Reason, "keys not read: could not read the run's keys: NOPERM") {
+		t.Errorf("leaks not read: %+v", r)
+	}
+}
