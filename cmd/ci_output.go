@@ -11,18 +11,19 @@ import (
 	"github.com/limitctl/limitctl/internal/buildinfo"
 	"github.com/limitctl/limitctl/internal/ciformat"
 	"github.com/limitctl/limitctl/internal/hammer"
+	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
 // outputsAnnotation lists, on a command, the -o formats only it writes.
 const outputsAnnotation = "limitctl/outputs"
 
-// lintOutputs are lint's formats for CI: a SARIF log for code scanning and GitHub Actions
-// annotations.
-var lintOutputs = []string{"sarif", "github"}
-
-// commandOutputs are the -o formats c writes besides table, json and tsv.
-func commandOutputs(c *cobra.Command) []string {
-	return strings.Fields(c.Annotations[outputsAnnotation])
+// commandOutputs are the -o formats c writes besides tableprint.Formats.
+func commandOutputs(c *cobra.Command) []tableprint.Format {
+	var formats []tableprint.Format
+	for _, name := range strings.Fields(c.Annotations[outputsAnnotation]) {
+		formats = append(formats, tableprint.Format(name))
+	}
+	return formats
 }
 
 // writeCI writes a command's CI reports (ciformat.Files) and says where the JUnit report went.

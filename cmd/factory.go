@@ -3,8 +3,6 @@ package cmd
 import (
 	"context"
 	"os"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/buildinfo"
 	"github.com/limitctl/limitctl/internal/redisconn"
+	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
 // Build describes the binary, set by ldflags in main.
@@ -23,7 +22,7 @@ type Factory struct {
 	IO     *IOStreams
 	Build  Build
 	Conn   redisconn.Options
-	Output string // -o: table, json, tsv; empty means table on a terminal, tsv otherwise
+	Output tableprint.Format // -o as given; empty means table on a terminal, tsv otherwise (Format)
 	Now    func() time.Time
 	Getenv func(string) string
 
@@ -65,26 +64,8 @@ func (f *Factory) Close() {
 // secrets lists what must never be printed: the password from any source, URLs included.
 func (f *Factory) secrets() []string { return redisconn.Secrets(f.Conn, f.Getenv) }
 
-// Format resolves -o: the flag when given, else table on a terminal and tsv when piped. extra
-// are the formats only the running command writes (lint's sarif and github).
-func (f *Factory) Format(extra ...string) (string, error) {
-	switch f.Output {
-	case "table", "json", "tsv":
-		return f.Output, nil
-	case "":
-		if f.IO.StdoutTTY {
-			return "table", nil
-		}
-		return "tsv", nil
-	}
-	if slices.Contains(extra, f.Output) {
-		return f.Output, nil
-	}
-	if len(extra) > 0 {
-		return "", usagef("unknown output %q: want table, json, tsv, %s", f.Output, strings.Join(extra, " or "))
-	}
-	if slices.Contains(lintOutputs, f.Output) {
-		return "", usagef("unknown output %q: want table, json or tsv (%s are lint's)", f.Output, strings.Join(lintOutputs, " and "))
-	}
-	return "", usagef("unknown output %q: want table, json or tsv", f.Output)
+// Format resolves -o (tableprint.ParseFormat): the flag when given, else table on a terminal
+// and tsv when piped. extra are the formats only the running command writes (lint's).
+func (f *Factory) Format(extra ...tableprint.Format) (tableprint.Format, error) {
+	return tableprint.ParseFormat(f.Output, f.IO.StdoutTTY, extra...)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/outfile"
 	htmlreport "github.com/limitctl/limitctl/internal/report"
+	"github.com/limitctl/limitctl/internal/tableprint"
 	"github.com/limitctl/limitctl/internal/tui"
 )
 
@@ -270,7 +271,7 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 		return err
 	}
 	run := o.run
-	dashboard := o.tui == "on" || (o.tui == "auto" && f.IO.StdinTTY && f.IO.StdoutTTY && format != "json")
+	dashboard := o.tui == "on" || (o.tui == "auto" && f.IO.StdinTTY && f.IO.StdoutTTY && format != tableprint.FormatJSON)
 	if dashboard {
 		// Five frames a second read as live; each costs a couple of milliseconds of rendering
 		// that the load would otherwise get.

@@ -14,7 +14,7 @@ const SchemaVersion = 1
 type printable = tableprint.Result
 
 // printResult prints r on stdout in format, then its notes on stderr.
-func printResult(f *Factory, format string, r printable) error {
+func printResult(f *Factory, format tableprint.Format, r printable) error {
 	if err := writeResult(f.IO.Out, f.IO.TerminalWidth(), format, r); err != nil {
 		return err
 	}
@@ -23,7 +23,7 @@ func printResult(f *Factory, format string, r printable) error {
 }
 
 // writeResult writes r in format; a table fits width cells (0: no bound).
-func writeResult(w io.Writer, width int, format string, r printable) error {
+func writeResult(w io.Writer, width int, format tableprint.Format, r printable) error {
 	return tableprint.Print(w, width, format, SchemaVersion, r)
 }
 
