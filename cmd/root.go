@@ -2,7 +2,7 @@
 // it to its run function (runF, which a test swaps to check the parsing without a server); the
 // run builds what it needs through the Factory, calls its room's function (keys.InspectPatterns,
 // hammer.Run, lint.Run, scriptcache.Status, ...) and prints what that returns: the domain type,
-// as JSON or as its table (output.go), with the exit code its error carries (exit.go).
+// as JSON or as its table (printResult), with the exit code its error carries (exitCode).
 package cmd
 
 import (
@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
@@ -248,4 +249,16 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// outputsAnnotation lists, on a command, the -o formats only it writes.
+const outputsAnnotation = "limitctl/outputs"
+
+// commandOutputs are the -o formats c writes besides tableprint.Formats.
+func commandOutputs(c *cobra.Command) []tableprint.Format {
+	var formats []tableprint.Format
+	for _, name := range strings.Fields(c.Annotations[outputsAnnotation]) {
+		formats = append(formats, tableprint.Format(name))
+	}
+	return formats
 }
