@@ -3,23 +3,26 @@ package cmd
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/colorprofile"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/bench/verdict"
+	"github.com/limitctl/limitctl/internal/buildinfo"
+	"github.com/limitctl/limitctl/internal/ciformat"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/outfile"
 	htmlreport "github.com/limitctl/limitctl/internal/report"
+	"github.com/limitctl/limitctl/internal/tableprint"
 	"github.com/limitctl/limitctl/internal/tui"
 )
 
@@ -271,7 +274,7 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 		return err
 	}
 	run := o.run
-	dashboard := o.tui == "on" || (o.tui == "auto" && f.IO.StdinTTY && f.IO.StdoutTTY && format != "json")
+	dashboard := o.tui == "on" || (o.tui == "auto" && f.IO.StdinTTY && f.IO.StdoutTTY && format != tableprint.FormatJSON)
 	if dashboard {
 		// Five frames a second read as live; each costs a couple of milliseconds of rendering
 		// that the load would otherwise get.
@@ -292,7 +295,7 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 			}
 			var err error
 			if dashboard {
-				err = tui.Run(ctx, dashboardOptions(run, live, f.IO.ColorProfile()), view, f.IO.In, f.IO.Terminal())
+				err = tui.Run(ctx, hammer.DashboardOptions(run, live, f.IO.ColorProfile()), view, f.IO.In, f.IO.Terminal())
 			} else {
 				err = tui.Progress(f.IO.ErrOut, view)
 			}
@@ -339,23 +342,18 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 	return checkOutcome(f, res.Err(), writeHammerCI(f, "hammer", o.junit, started, res, nil))
 }
 
-// dashboardOptions are the static facts and controls the live dashboard shows; asserts are
-// judged live on every snapshot.
-func dashboardOptions(o hammer.Options, live hammer.Live, profile colorprofile.Profile) tui.Options {
-	exprs := make([]string, len(o.Assertions))
-	for i, a := range o.Assertions {
-		exprs[i] = a.Expr
+// writeHammerCI writes what CI reads of a hammer run or hammer report's merged run
+// (ciformat.HammerReports): the JUnit report at junit, and the Markdown section of
+// $GITHUB_STEP_SUMMARY. Bad input writes nothing.
+func writeHammerCI(f *Factory, command, junit string, started time.Time, res hammer.Result, runErr error) error {
+	failed := false
+	if runErr != nil {
+		code, msg := classify(runErr, f.secrets())
+		if code == ExitUsage {
+			return nil // nothing ran, as with a flag refused before the run
+		}
+		runErr, failed = errors.New(msg), code == ExitCheckFailed || code == ExitLintRefused
 	}
-	return tui.Options{
-		Target: live.Target, Limiter: o.Limiter, Limit: o.Limit, Workers: o.Workers, Total: o.Duration,
-		Asserts: exprs, Controls: live.Engine, Quit: live.Stop, Interrupt: live.Quit, Profile: profile,
-		Judge: func(s bench.Snapshot) []tui.AssertResult {
-			results := hammer.Evaluate(o.Assertions, bench.Summary{Limiter: s.Limiter, Limit: s.Limit, Strategies: s.Strategies})
-			out := make([]tui.AssertResult, len(results))
-			for i, r := range results {
-				out[i] = tui.AssertResult{Expr: r.Expr, Known: r.Actual != nil, Passed: r.Passed, Actual: hammer.ActualText(r)}
-			}
-			return out
-		},
-	}
+	report, summary, err := ciformat.HammerReports(command, res, runErr, failed, started, f.Now().Sub(started), buildinfo.Resolve(f.Build).Version)
+	return writeCI(f, ciformat.Files{JUnit: junit, StepSummary: f.Getenv("GITHUB_STEP_SUMMARY")}, report, summary, err)
 }

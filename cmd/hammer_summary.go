@@ -7,6 +7,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/hammer"
+	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
 // writeHammerSummary prints the final summary of hammer and hammer report. On a terminal (-o
@@ -15,7 +16,7 @@ import (
 // holds only the data (tsv or JSON) and the verdicts, how-lines and assertions go to stderr, so
 // a CI log still has lines a person reads at a glance. The error samples go to stderr in every
 // format.
-func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
+func writeHammerSummary(f *Factory, format tableprint.Format, res hammer.Result) error {
 	for _, line := range res.ErrorSampleLines() {
 		fmt.Fprintln(f.IO.ErrOut, line)
 	}
@@ -27,7 +28,7 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 		return err
 	}
 	words := f.IO.ErrOut
-	if format == "table" {
+	if format == tableprint.FormatTable {
 		words = f.IO.Out
 		fmt.Fprintln(words)
 		for _, line := range res.ShapeLines() {
@@ -40,7 +41,7 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 		}
 	}
 	cs := f.IO.ErrColorScheme()
-	if format == "table" {
+	if format == tableprint.FormatTable {
 		cs = f.IO.ColorScheme()
 	}
 	for _, n := range hammer.ClockNotes(res.Options) {
@@ -52,7 +53,7 @@ func writeHammerSummary(f *Factory, format string, res hammer.Result) error {
 	for _, line := range res.HowLines(width) {
 		fmt.Fprintln(words, fitLine(line, width))
 	}
-	if format != "json" { // the JSON holds the assertions
+	if format != tableprint.FormatJSON { // the JSON holds the assertions
 		for _, line := range res.AssertionLines(func(passed bool, word string) string {
 			if passed {
 				return cs.Good(word)

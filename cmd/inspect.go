@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/limitctl/limitctl/internal/keys"
+	"github.com/limitctl/limitctl/internal/tableprint"
 	"github.com/limitctl/limitctl/internal/tui"
 )
 
@@ -145,7 +146,7 @@ func runInspect(ctx context.Context, f *Factory, o *inspectOptions) error {
 	}
 	// Live on a terminal; without one (a pipe, CI) bubbletea must not start: it would open
 	// /dev/tty behind the caller's back. Print a fresh report every interval instead.
-	if f.IO.StdoutTTY && f.IO.StdinTTY && format == "table" {
+	if f.IO.StdoutTTY && f.IO.StdinTTY && format == tableprint.FormatTable {
 		title := strings.TrimSpace("limitctl inspect " + strings.Join(o.args, " "))
 		if o.members != "" {
 			title = "limitctl inspect --members " + o.members
@@ -171,7 +172,7 @@ func runInspect(ctx context.Context, f *Factory, o *inspectOptions) error {
 		if err != nil {
 			return err
 		}
-		if !first && format != "json" {
+		if !first && format != tableprint.FormatJSON {
 			fmt.Fprintln(f.IO.Out)
 		}
 		return printResult(f, format, r)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/keys"
 	"github.com/limitctl/limitctl/internal/keys/scores"
+	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
 // The flags of the commands on live limiter keys (inspect, purge, reset), each bound once, and
@@ -78,13 +79,13 @@ func confirmPattern(c *cobra.Command, f *Factory, args []string, yes bool, what 
 // answer, not a failure: exit 0, with the result of nothing under -o json and the note on
 // stderr. After a failure, the result of what was done before it, when anything was (wrote):
 // the operator must know; with nothing done, the error line alone says it all.
-func printWrite(f *Factory, format string, res interface {
+func printWrite(f *Factory, format tableprint.Format, res interface {
 	printable
 	Err() error
 }, wrote bool, err error) error {
 	switch {
 	case errors.Is(err, keys.ErrNotConfirmed):
-		if format == "json" {
+		if format == tableprint.FormatJSON {
 			if err := writeResult(f.IO.Out, 0, format, res); err != nil {
 				return err
 			}

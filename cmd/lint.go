@@ -14,6 +14,7 @@ import (
 	"github.com/limitctl/limitctl/internal/ciformat"
 	"github.com/limitctl/limitctl/internal/lint"
 	"github.com/limitctl/limitctl/internal/outfile"
+	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
 type lintOptions struct {
@@ -64,7 +65,7 @@ case per file, a failure per error) beside any of them.`,
   limitctl lint -o sarif scripts/*.lua > lint.sarif   # upload with github/codeql-action/upload-sarif
   limitctl lint -o github --junit lint.xml scripts/*.lua`,
 		ValidArgsFunction: luaFiles,
-		Annotations:       map[string]string{outputsAnnotation: strings.Join(lintOutputs, " ")},
+		Annotations:       map[string]string{outputsAnnotation: strings.Join(tableprint.FormatNames(tableprint.LintFormats...), " ")},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.lint.Files, opts.lint.In, opts.lint.Now = args, f.IO.In, f.Now
 			if err := cmp.Or(opts.lint.Check(), outfile.CheckFlag("--junit", opts.junit)); err != nil {
@@ -124,15 +125,15 @@ func runLint(f *Factory, o *lintOptions) error {
 		}
 	}
 	switch f.Output {
-	case "json", "tsv", "table":
+	case tableprint.FormatJSON, tableprint.FormatTSV, tableprint.FormatTable:
 		err = writeResult(f.IO.Out, f.IO.TerminalWidth(), f.Output, rep)
-	case "sarif":
+	case tableprint.FormatSARIF:
 		var log []byte
 		if log, err = ciformat.LintSARIF(ci); err == nil {
 			_, err = f.IO.Out.Write(log)
 		}
 		printLines(f.IO.ErrOut) // stdout is the log for the upload; the job's log still shows these
-	case "github":
+	case tableprint.FormatGitHub:
 		_, err = f.IO.Out.Write(ciformat.GitHubAnnotations(ci.WorkDir, rep.Diagnostics))
 	default:
 		printLines(f.IO.Out)
@@ -141,7 +142,7 @@ func runLint(f *Factory, o *lintOptions) error {
 		return err
 	}
 	// The count on a terminal, and in a CI log whenever stdout is a CI format.
-	if f.Output != "json" && (f.IO.StderrTTY || slices.Contains(lintOutputs, f.Output)) {
+	if f.Output != tableprint.FormatJSON && (f.IO.StderrTTY || slices.Contains(tableprint.LintFormats, f.Output)) {
 		fmt.Fprintln(f.IO.ErrOut, rep.Summary(shortened))
 	}
 	if o.junit == "" {

@@ -2,7 +2,7 @@
 // it to its run function (runF, which a test swaps to check the parsing without a server); the
 // run builds what it needs through the Factory, calls its room's function (keys.InspectPatterns,
 // hammer.Run, lint.Run, scriptcache.Status, ...) and prints what that returns: the domain type,
-// as JSON or as its table (output.go), with the exit code its error carries (exit.go).
+// as JSON or as its table (printResult), with the exit code its error carries (exitCode).
 package cmd
 
 import (
@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
@@ -21,6 +23,7 @@ import (
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/iostreams"
 	"github.com/limitctl/limitctl/internal/redisconn"
+	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
 // Execute runs limitctl with args and returns the process exit code. SIGINT, SIGTERM and SIGHUP
@@ -73,7 +76,7 @@ func runRoot(ctx context.Context, f *Factory, root *cobra.Command, args []string
 	if errors.As(err, &usage) && usage.Command == "" && c != nil {
 		usage.Command = c.CommandPath()
 	}
-	if err != nil && f.Output == "json" && !wrote() {
+	if err != nil && f.Output == tableprint.FormatJSON && !wrote() {
 		writeJSONError(stdout, err, f.secrets())
 	}
 	return exitCode(err, f.IO.ErrOut, f.secrets())
@@ -147,7 +150,7 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 	pf.StringVar(&f.Conn.TLSKey, "tls-key", "", "client private key (PEM)")
 	pf.BoolVar(&f.Conn.TLSInsecure, "tls-insecure", false, "skip verification of the server's certificate (unsafe)")
 	pf.DurationVar(&f.Conn.Timeout, "timeout", redisconn.DefaultTimeout, "bound on connecting and on every Redis call")
-	pf.StringVarP(&f.Output, "output", "o", "", "output format: table, json or tsv (default table on a terminal, tsv when piped)")
+	pf.VarP(&f.Output, "output", "o", "output format: "+tableprint.SayFormats(tableprint.Formats...)+" (default table on a terminal, tsv when piped)")
 	pf.BoolVar(&f.IO.NoColor, "no-color", false, "no colour in output (also env NO_COLOR)")
 
 	root.AddCommand(
@@ -160,7 +163,7 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 		newVersionCmd(f, nil),
 	)
 	root.RegisterFlagCompletionFunc("output", func(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
-		return append([]string{"table", "json", "tsv"}, commandOutputs(c)...), cobra.ShellCompDirectiveNoFileComp
+		return tableprint.FormatNames(append(slices.Clone(tableprint.Formats), commandOutputs(c)...)...), cobra.ShellCompDirectiveNoFileComp
 	})
 	// cobra's completion command, added here rather than at Execute so that it writes to the
 	// factory's streams and the man pages and tests see the whole tree.
@@ -246,4 +249,16 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// outputsAnnotation lists, on a command, the -o formats only it writes.
+const outputsAnnotation = "limitctl/outputs"
+
+// commandOutputs are the -o formats c writes besides tableprint.Formats.
+func commandOutputs(c *cobra.Command) []tableprint.Format {
+	var formats []tableprint.Format
+	for _, name := range strings.Fields(c.Annotations[outputsAnnotation]) {
+		formats = append(formats, tableprint.Format(name))
+	}
+	return formats
 }

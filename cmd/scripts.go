@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/limitctl/limitctl/internal/scriptcache"
+	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
 func newScriptsCmd(f *Factory) *cobra.Command {
@@ -68,7 +69,7 @@ func runScriptsShow(f *Factory, name string) error {
 	if err != nil {
 		return err
 	}
-	if f.Output == "json" {
+	if f.Output == tableprint.FormatJSON {
 		return writeJSON(f.IO.Out, s)
 	}
 	_, err = fmt.Fprint(f.IO.Out, s.Source)

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/limitctl/limitctl/internal/buildinfo"
+	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
 func newVersionCmd(f *Factory, runF func(*Factory) error) *cobra.Command {
@@ -28,7 +29,7 @@ module version and the build's VCS stamp, and says unknown for what neither hold
 
 func runVersion(f *Factory) error {
 	v := buildinfo.Resolve(f.Build)
-	if f.Output == "json" {
+	if f.Output == tableprint.FormatJSON {
 		return writeJSON(f.IO.Out, v)
 	}
 	_, err := fmt.Fprint(f.IO.Out, v)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/hammer"
+	"github.com/limitctl/limitctl/internal/human"
 )
 
 // HammerJUnit is a hammer run as JUnit XML: a suite "limitctl hammer" ("limitctl hammer report"
@@ -62,7 +63,7 @@ func HammerJUnit(res hammer.Result, started time.Time, version string) ([]byte, 
 	if len(unclaimed) > 0 || res.Interrupted {
 		c := junitCase{Classname: "hammer", Name: "run", Time: seconds(elapsed), Failures: claim(func(string) bool { return true })}
 		if res.Interrupted {
-			msg := fmt.Sprintf("interrupted after %s: the results are partial", s.Duration.Round(time.Millisecond))
+			msg := fmt.Sprintf("interrupted after %s: the results are partial", human.Elapsed(s.Duration))
 			c.Errors = []junitResult{{Message: msg, Type: "interrupted", Text: msg}}
 		}
 		cases = append(cases, c)

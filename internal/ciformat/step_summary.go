@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
 
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/human"
@@ -31,7 +30,7 @@ func HammerStepSummary(res hammer.Result) []byte {
 	}
 	fmt.Fprintf(&b, "### limitctl %s: %s\n\n", hammerCommand(s), outcome)
 	fmt.Fprintf(&b, "%s limiter, limit %s, %s workers per strategy%s, %s on %s (run id `%s`)\n\n",
-		s.Limiter, human.Count(s.Limit), human.Count(int64(s.Workers)), processes, s.Duration.Round(time.Millisecond),
+		s.Limiter, human.Count(s.Limit), human.Count(int64(s.Workers)), processes, human.Elapsed(s.Duration),
 		mdCell(strings.TrimSpace(s.Target.Kind+" "+s.Target.Addr)), s.RunID)
 
 	b.WriteString("| strategy | verdict | evidence | peak | overshoot | admitted | rejected | errors | decisions/s | p50 | p99 |\n")

@@ -2,7 +2,12 @@
 // each error says its own code through ExitCode, and cmd maps any error to a code in one place.
 package exitcode
 
-import "fmt"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
 
 // Exit codes, the same for every command.
 const (
@@ -74,3 +79,55 @@ func (e *InterruptedError) Error() string { return e.What }
 
 // ExitCode is 130.
 func (e *InterruptedError) ExitCode() int { return Interrupted }
+
+// Classify is err's exit code and its message after clean (which redacts it to one line): an
+// error says its own code (Coder), a cancelled context is an interrupt with no message, and
+// anything else is a runtime error.
+func Classify(err error, clean func(string) string) (int, string) {
+	msg := clean(err.Error())
+	var coded Coder
+	switch {
+	case errors.As(err, &coded):
+		return coded.ExitCode(), msg
+	case errors.Is(err, context.Canceled):
+		return Interrupted, ""
+	}
+	return Error, msg
+}
+
+// Report writes err's one line to w, a usage error's with a pointer to its command's help, and
+// returns its exit code (OK for nil).
+func Report(err error, w io.Writer, clean func(string) string) int {
+	if err == nil {
+		return OK
+	}
+	code, msg := Classify(err, clean)
+	switch code {
+	case Interrupted:
+		if msg == "" {
+			fmt.Fprintln(w, "limitctl: interrupted")
+		} else {
+			fmt.Fprintf(w, "limitctl: interrupted: %s\n", msg)
+		}
+	case Usage:
+		command := "limitctl"
+		var usage *UsageError
+		if errors.As(err, &usage) && usage.Command != "" {
+			command = usage.Command
+		}
+		fmt.Fprintf(w, "limitctl: %s (see '%s --help')\n", msg, command)
+	default:
+		fmt.Fprintf(w, "limitctl: %s\n", msg)
+	}
+	return code
+}
+
+// NewFailure is err as -o json prints it: its message and exit code.
+func NewFailure(err error, clean func(string) string) Failure {
+	var f Failure
+	f.Error.ExitCode, f.Error.Message = Classify(err, clean)
+	if f.Error.Message == "" && f.Error.ExitCode == Interrupted {
+		f.Error.Message = "interrupted"
+	}
+	return f
+}

@@ -96,3 +96,42 @@ func TestHowLinesShowWhatTheFirstWrongRefusalSaw(t *testing.T) {
 		t.Errorf("without its record: %q", got)
 	}
 }
+
+// issueRace is a recorded shape where the request that saw the most (r31, 15) has no partner
+// that missed it too: r37 checked after r31's write (and read 9, members having gone). r40
+// and r41 both checked before either wrote: that pair shows the race.
+func issueRace(withPair bool) *trace.Overshoot {
+	held := int64(21)
+	step := func(op, phase, reply string, sent, replied int64) trace.StepOut {
+		return trace.StepOut{Op: op, Phase: phase, Reply: json.RawMessage(reply), SentUs: sent, RepliedUs: replied}
+	}
+	req := func(id string, raced bool, check string, checked, wrote int64) trace.Request {
+		return trace.Request{ID: id, Raced: raced, Steps: []trace.StepOut{
+			step("ZCARD", "check", check, checked-50, checked), step("ZADD", "write", "1", wrote, wrote+40)}}
+	}
+	reqs := []trace.Request{req("r31", true, "15", 1000, 1100), req("r37", true, "9", 1300, 5000)}
+	if withPair {
+		reqs = append(reqs, req("r40", true, "14", 2000, 3000), req("r41", true, "14", 2100, 3100))
+	}
+	return &trace.Overshoot{AtMs: 5000, Held: &held, Limit: 20, Requests: reqs}
+}
+
+func TestHowLinesShowBothChecksBeforeTheWrites(t *testing.T) {
+	for name, tc := range map[string]struct {
+		ov   *trace.Overshoot
+		want string
+	}{
+		"a pair that missed each other": {issueRace(true),
+			"naive how: r40 ZCARD → 14 (+0.00ms) · r41 ZCARD → 14 (+0.10ms) · r40 ZADD (+1.00ms) · r41 ZADD (+1.10ms) → 21 held at 5.00s, limit 20"},
+		"no such pair: the one nearest the limit and one it missed": {issueRace(false),
+			"naive how: r31 ZCARD → 15 (+0.00ms) · r31 ZADD (+0.10ms) · r37 ZCARD → 9 (+0.30ms) · r37 ZADD (+4.00ms) → 21 held at 5.00s, limit 20"},
+		"the article's race": {articleRace(),
+			"naive how: r4117 ZCARD → 19 (+0.00ms) · r4120 ZCARD → 19 (+0.03ms) · r4117 ZADD (+0.19ms) · r4120 ZADD (+0.21ms) → 21 held at 3.20s, limit 20"},
+	} {
+		res := Result{Summary: bench.Summary{Strategies: []bench.StrategySnapshot{{Name: "naive", FirstOvershoot: tc.ov}}}}
+		got := strings.Join(strings.Fields(strings.Join(res.HowLines(0), " ")), " ") // the wrapped lines as one
+		if !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s:\n%s\nwant it to start\n%s", name, got, tc.want)
+		}
+	}
+}

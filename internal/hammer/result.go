@@ -228,7 +228,7 @@ func (r Result) ShapeLines() []string {
 		interrupted = " (interrupted)"
 	}
 	lines := []string{fmt.Sprintf("%s limiter, limit %d, %d workers per strategy%s, %s%s", s.Limiter, s.Limit, s.Workers, conns,
-		s.Duration.Round(time.Millisecond), interrupted)}
+		human.Elapsed(s.Duration), interrupted)}
 	if r.KeysNotDeleted > 0 {
 		lines = append(lines, fmt.Sprintf("clean-up: %d of the run's keys could not be deleted (see the warnings above)", r.KeysNotDeleted))
 	}

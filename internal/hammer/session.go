@@ -45,7 +45,7 @@ func (r Result) Err() error {
 		return fmt.Errorf("dashboard: %w", r.WatchErr)
 	}
 	if r.Interrupted {
-		return &exitcode.InterruptedError{What: fmt.Sprintf("hammer stopped after %s; partial summary above", r.Summary.Duration.Round(time.Millisecond))}
+		return &exitcode.InterruptedError{What: fmt.Sprintf("hammer stopped after %s; partial summary above", human.Elapsed(r.Summary.Duration))}
 	}
 	if len(r.Failures) > 0 {
 		return exitcode.CheckFailedf("%s", failureMessage(r.Failures))

@@ -74,8 +74,8 @@ func (r Result) Table() tableprint.Tabular {
 			return human.Latency(x.Latency.P50) + "/" + human.Latency(x.Latency.P99)
 		}},
 		{Header: "server µs", Field: "server_usec_per_call", Priority: 8,
-			Human:   func(x s) string { return usecCell(x.ServerUsecPerCall, "-") },
-			Machine: func(x s) string { return usecCell(x.ServerUsecPerCall, "n/a") }},
+			Human:   func(x s) string { return human.ServerUsec(x.ServerUsecPerCall, "-") },
+			Machine: func(x s) string { return human.ServerUsec(x.ServerUsecPerCall, "n/a") }},
 		{Header: "contended", Priority: 11, Human: func(x s) string { return human.YesNo(x.Contended) }},
 		unjudged, releaseErrors, abandoned,
 		// Last, so a tsv reader's columns keep their places.
@@ -103,10 +103,3 @@ func countCell(v *int64, format func(int64) string, none string) string {
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
-
-func usecCell(v *float64, none string) string {
-	if v == nil {
-		return none
-	}
-	return strconv.FormatFloat(*v, 'f', 1, 64)
-}

@@ -126,6 +126,19 @@ func Plural[N ~int | ~int64](n N, one, many string) string {
 	return many
 }
 
+// Elapsed formats how long a run took as Go writes a duration, to the millisecond: 5.003s,
+// 850ms, 1m0.5s.
+func Elapsed(d time.Duration) string { return d.Round(time.Millisecond).String() }
+
+// ServerUsec formats Redis's own µs per call (INFO commandstats) to a tenth: 6.4; none when
+// there is no figure.
+func ServerUsec(usec *float64, none string) string {
+	if usec == nil {
+		return none
+	}
+	return strconv.FormatFloat(*usec, 'f', 1, 64)
+}
+
 // Duration formats a duration the way an operator reads it: 850ms, 5.5s, 30m, 1h2m3s.
 func Duration(d time.Duration) string {
 	if d < 0 {
@@ -133,7 +146,7 @@ func Duration(d time.Duration) string {
 	}
 	switch {
 	case d < time.Second:
-		return d.Round(time.Millisecond).String()
+		return Elapsed(d)
 	case d < time.Minute:
 		return strconv.FormatFloat(d.Round(100*time.Millisecond).Seconds(), 'f', -1, 64) + "s"
 	}

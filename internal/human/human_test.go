@@ -94,3 +94,26 @@ func TestFirstLine(t *testing.T) {
 		}
 	}
 }
+
+func TestElapsedIsGosDurationToTheMillisecond(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		5*time.Second + 3*time.Millisecond + 400*time.Microsecond: "5.003s",
+		850*time.Millisecond + 600*time.Microsecond:               "851ms",
+		time.Minute + 500*time.Millisecond:                        "1m0.5s",
+		0:                                                         "0s",
+	} {
+		if got := Elapsed(d); got != want {
+			t.Errorf("Elapsed(%s) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestServerUsecToATenthOrNone(t *testing.T) {
+	v := 6.44
+	if got := ServerUsec(&v, "n/a"); got != "6.4" {
+		t.Errorf("ServerUsec(6.44) = %q, want 6.4", got)
+	}
+	if got := ServerUsec(nil, "n/a"); got != "n/a" {
+		t.Errorf("ServerUsec(nil) = %q, want the none given", got)
+	}
+}

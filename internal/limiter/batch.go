@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/rediserr"
 	"github.com/limitctl/limitctl/internal/scriptcache"
 	"github.com/limitctl/limitctl/internal/trace"
 	"github.com/limitctl/limitctl/internal/wire"
@@ -281,7 +282,7 @@ func (c *contracted) settle(ctx context.Context, call *Call, _ uint64) {
 		return
 	}
 	reply, err := call.cmd.Result()
-	if redis.HasErrorPrefix(err, "NOSCRIPT") {
+	if rediserr.IsNoScript(err) {
 		reply, err = c.script.Eval(ctx, c.rdb, call.keys, call.args...).Result()
 	}
 	recordReply(call.step, reply, err, 0, 0) // its times are its round's (Do)

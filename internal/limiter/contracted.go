@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/rediserr"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 
@@ -186,7 +187,7 @@ func (c *contracted) releaseErr(ctx context.Context, r releaseCall) error {
 		return nil
 	}
 	err := r.cmd.Err()
-	if r.script && redis.HasErrorPrefix(err, "NOSCRIPT") {
+	if r.script && rediserr.IsNoScript(err) {
 		err = c.release.Eval(ctx, c.rdb, r.keys, r.args...).Err()
 	}
 	if r.script && errors.Is(err, redis.Nil) {

@@ -16,7 +16,7 @@ import (
 // older than stale-after are reclaimed as abandoned.
 var concurrency = Description{
 	Kind: Concurrency, Limits: "in-flight requests", Script: "concurrency_acquire",
-	Contract:   contract.Spec{Keys: "{key}", Args: "{limit} {now_ms} {stale_after_ms} {member}", Release: "ZREM {key} {member}"},
+	Contract:   contract.Spec{Keys: "{key}", Args: shippedArgs("concurrency_acquire"), Release: "ZREM {key} {member}"},
 	Strategies: Strategies(), Evidence: HeldEvidence, Releases: true, DefaultHold: 2 * time.Millisecond, Skew: fewMilliseconds,
 	Commands: []string{"zremrangebyscore", "zcard", "zadd", "pexpire"},
 	Inspect:  "concurrency", CountLabel: "in-flight", ChartLabel: "in-flight",

@@ -16,7 +16,7 @@ import (
 var fixedWindow = Description{
 	Kind: FixedWindow, Limits: "requests per window", Script: "fixed_window",
 	// The window's start is part of the key, as WindowKey names it.
-	Contract:   contract.Spec{Keys: "{key}:{window_start_ms}", Args: "{limit} {window_ms}"},
+	Contract:   contract.Spec{Keys: "{key}:{window_start_ms}", Args: shippedArgs("fixed_window")},
 	Strategies: []Strategy{Naive, Multi, Watch, Lua, Eval, Function, Custom}, Evidence: FixedWindowEvidence,
 	Bursty: true, Skew: fewMilliseconds,
 	Commands: []string{"get", "incr", "pttl", "pexpire"},

@@ -15,7 +15,7 @@ import (
 // windows, so a late request still finds its window's admits.
 var slidingWindow = Description{
 	Kind: SlidingWindow, Limits: "requests per window", Script: "sliding_window",
-	Contract:   contract.Spec{Keys: "{key}", Args: "{limit} {now_ms} {window_ms} {member}"},
+	Contract:   contract.Spec{Keys: "{key}", Args: shippedArgs("sliding_window")},
 	Strategies: Strategies(), Evidence: SlidingWindowEvidence, Bursty: true, Skew: fewMilliseconds,
 	Commands: []string{"zremrangebyscore", "zcount", "zadd", "pexpire"},
 	Inspect:  "window_log", CountLabel: "in window", ChartLabel: "per-window count",

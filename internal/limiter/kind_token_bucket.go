@@ -16,7 +16,7 @@ import (
 // arrival time of the next token (GCRA) in a hash field tat.
 var tokenBucket = Description{
 	Kind: TokenBucket, Limits: "the bucket's burst", MinLimit: 1, Script: "token_bucket",
-	Contract:   contract.Spec{Keys: "{key}", Args: "{rate_per_s} {burst} {now_ms} {cost}"},
+	Contract:   contract.Spec{Keys: "{key}", Args: shippedArgs("token_bucket")},
 	Strategies: []Strategy{Naive, Multi, Watch, Lua, Eval, Function, Custom}, Evidence: BucketEvidence, Bursty: true,
 	// A fiftieth of the time one token takes to refill (1ms at 20 per second), at least 1ms and
 	// at most 5ms: the bucket's evidence forgives twice the skew's worth of refill, and a round

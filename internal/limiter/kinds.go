@@ -197,6 +197,16 @@ func Phrase(ks []Kind) string {
 	return "the " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " limiters"
 }
 
+// shippedArgs is a shipped script's ARGV as a contract's Args template ("{limit} {window_ms}"),
+// from the one declaration of its signature in package scripts.
+func shippedArgs(script string) string {
+	s, err := scripts.Lookup(script)
+	if err != nil {
+		panic(err) // a kind names a script that is not shipped
+	}
+	return "{" + strings.Join(s.Args, "} {") + "}"
+}
+
 // DefaultContract is the calling contract of a limiter's shipped script.
 func DefaultContract(k Kind) contract.Spec { return k.Describe().Contract }
 

@@ -125,7 +125,7 @@ func (s *scripted) recover(ctx context.Context, keys []string, args []any, reply
 			}
 		}
 	default:
-		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") { // (its errors.As allocates)
+		if err != nil && rediserr.IsNoScript(err) { // (its errors.As allocates)
 			return s.script.Eval(ctx, s.rdb, keys, args...).Result()
 		}
 	}

@@ -41,7 +41,7 @@ var codes = []struct {
 	code string
 	kind Kind
 }{
-	{"NOSCRIPT", NoScript},
+	{noScript, NoScript},
 	{noPerm, Permission}, {noAuth, Permission}, {wrongPass, Permission},
 	{"MOVED", Cluster}, {"ASK", Cluster}, {"CLUSTERDOWN", Cluster}, {crossSlot, Cluster},
 	{"TRYAGAIN", Cluster}, {"MASTERDOWN", Cluster},
@@ -51,6 +51,7 @@ var codes = []struct {
 // The codes asked for by name as well: how a refusal came about, and replies that are answers
 // about the data or the transaction rather than failures of the server.
 const (
+	noScript  = "NOSCRIPT"  // EVALSHA of a SHA1 the script cache lacks
 	noPerm    = "NOPERM"    // the ACL refused the command or key
 	noAuth    = "NOAUTH"    // authentication required
 	wrongPass = "WRONGPASS" // authentication failed
@@ -103,6 +104,10 @@ func IsACLRefusal(err error) bool { return hasCode(err, noPerm) }
 
 // IsAuthFailure reports whether authentication was missing or failed (NOAUTH, WRONGPASS).
 func IsAuthFailure(err error) bool { return hasCode(err, noAuth) || hasCode(err, wrongPass) }
+
+// IsNoScript reports whether EVALSHA found no script under its SHA1 (the cache was flushed, or
+// the server restarted or failed over): nothing ran, so EVAL may send the same call again.
+func IsNoScript(err error) bool { return hasCode(err, noScript) }
 
 // IsWrongType reports whether a command was sent to a key of another type.
 func IsWrongType(err error) bool { return hasCode(err, wrongType) }

@@ -101,6 +101,10 @@ func TestPredicates(t *testing.T) {
 		IsCrossSlot(errors.New("CROSSSLOT x")) {
 		t.Error("IsCrossSlot: the reply's code, from Redis only")
 	}
+	if !IsNoScript(reply("NOSCRIPT No matching script. Please use EVAL.")) || IsNoScript(reply("ERR NOSCRIPTS x")) ||
+		IsNoScript(errors.New("NOSCRIPT x")) || IsNoScript(nil) {
+		t.Error("IsNoScript: the reply's code, from Redis only")
+	}
 	if !IsExecAbort(reply("EXECABORT Transaction discarded because of previous errors.")) || IsExecAbort(errors.New("EXECABORT x")) {
 		t.Error("IsExecAbort")
 	}
@@ -135,6 +139,20 @@ func TestClassifyRealReplies(t *testing.T) {
 	} {
 		if got := ClassifyScriptCall(tc.err); got != tc.want {
 			t.Errorf("%s: %v classified %s, want %s", name, tc.err, got, tc.want)
+		}
+	}
+	missing := "0123456789012345678901234567890123456789"
+	pipe := rdb.Pipeline()
+	piped := pipe.EvalSha(ctx, missing, []string{"k"})
+	pipe.Exec(ctx) //nolint:errcheck // the command carries its own error
+	for name, err := range map[string]error{
+		"EVALSHA of no script":            rdb.EvalSha(ctx, missing, nil).Err(),
+		"a pipelined EVALSHA":             piped.Err(),
+		"EVALSHA_RO of no script":         rdb.EvalShaRO(ctx, missing, []string{"k"}).Err(),
+		"a script's own NOSCRIPT, as ERR": rdb.Eval(ctx, "error('NOSCRIPT mine')", nil).Err(),
+	} {
+		if want := name != "a script's own NOSCRIPT, as ERR"; IsNoScript(err) != want {
+			t.Errorf("%s: IsNoScript(%v) = %v, want %v", name, err, !want, want)
 		}
 	}
 	if err := rdb.ZCard(ctx, "str").Err(); !IsWrongType(err) {

@@ -230,10 +230,7 @@ func cells(st bench.StrategySnapshot, d time.Duration) row {
 	if throughput == 0 && d > 0 {
 		throughput = float64(st.Attempts) / d.Seconds()
 	}
-	server := "n/a"
-	if st.ServerUsecPerCall != nil {
-		server = strconv.FormatFloat(*st.ServerUsecPerCall, 'f', 1, 64)
-	}
+	server := human.ServerUsec(st.ServerUsecPerCall, "n/a")
 	return row{
 		Attempts:     human.Count(st.Attempts),
 		Admitted:     human.Count(st.Admitted),

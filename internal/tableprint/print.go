@@ -14,13 +14,13 @@ type Result interface {
 	Table() Tabular
 }
 
-// Print writes r in format: "json" (schema version first), "tsv", or a table fitted to width
-// cells (0 or less: no bound).
-func Print(w io.Writer, width int, format string, schemaVersion int, r Result) error {
+// Print writes r in format: JSON (schema version first), tsv, or a table fitted to width cells
+// (0 or less: no bound).
+func Print(w io.Writer, width int, format Format, schemaVersion int, r Result) error {
 	switch format {
-	case "json":
+	case FormatJSON:
 		return JSON(w, schemaVersion, r)
-	case "tsv":
+	case FormatTSV:
 		return r.Table().WriteTSV(w)
 	default:
 		return r.Table().WriteTerminal(w, width)

@@ -17,11 +17,12 @@ type Event struct {
 	AtUs    int64  // µs since the run's start: a check's or call's reply, a write's sending
 }
 
-// Timeline picks the few events that tell how the overshoot happened, in time order: the raced
-// request that saw the most (the nearest the limit; the latest of equals), its check and write
-// beside the write of a request it cannot have counted, then other raced ones up to shown
-// requests; without a race (a script, or a race the times cannot prove), the last shown
-// requests' calls or checks before the moment.
+// Timeline picks the few events that tell how the overshoot happened, in time order: a pair of
+// requests whose checks both ran before either's write (the race as Redis ran it: both checks,
+// then both writes), the pair that saw the most; else the raced request that saw the most (the
+// nearest the limit; the latest of equals) beside a request it cannot have counted; then other
+// raced ones up to shown requests. Without a race (a script, or a race the times cannot prove),
+// the last shown requests' calls or checks before the moment.
 func (o *Overshoot) Timeline(shown int) []Event {
 	picked := o.pick(shown)
 	var out []Event
@@ -62,6 +63,17 @@ func (o *Overshoot) pick(shown int) []Request {
 		order = append(order, o.Requests[i])
 	}
 	sort.SliceStable(order, func(i, j int) bool { return order[i].seen() > order[j].seen() })
+	if shown >= 2 {
+	pairs:
+		for _, r := range order {
+			for _, p := range order {
+				if r.Raced && p.ID != r.ID && neitherCounted(r, p) {
+					out = append(out, r, p)
+					break pairs
+				}
+			}
+		}
+	}
 	for _, r := range order {
 		if len(out) >= shown {
 			break
@@ -96,32 +108,29 @@ func (r Request) seen() float64 {
 	return n
 }
 
-// partner is a request whose write was sent after r's check was answered: one r did not count.
-// One that did not count r either (its check answered before r's write went) is preferred: the
-// article's interleaving, both checks before both writes.
+// partner is a request whose write was sent after r's check was answered: one r did not count
+// (pick has looked for a pair that did not count each other either, and found none).
 func (o *Overshoot) partner(r Request) (Request, bool) {
 	check, ok := r.stepOf("check")
 	if !ok {
 		return Request{}, false
 	}
-	write, _ := r.stepOf("write")
-	var found *Request
-	for i, p := range o.Requests {
-		pw, ok := p.stepOf("write")
-		if !ok || p.ID == r.ID || check.RepliedUs >= pw.SentUs {
-			continue
-		}
-		if pc, ok := p.stepOf("check"); ok && pc.RepliedUs < write.SentUs {
+	for _, p := range o.Requests {
+		if pw, ok := p.stepOf("write"); ok && p.ID != r.ID && check.RepliedUs < pw.SentUs {
 			return p, true
 		}
-		if found == nil {
-			found = &o.Requests[i]
-		}
 	}
-	if found == nil {
-		return Request{}, false
-	}
-	return *found, true
+	return Request{}, false
+}
+
+// neitherCounted reports whether r's and p's checks were both answered before either's write
+// was sent, so neither can have counted the other.
+func neitherCounted(r, p Request) bool {
+	rc, rcOK := r.stepOf("check")
+	rw, rwOK := r.stepOf("write")
+	pc, pcOK := p.stepOf("check")
+	pw, pwOK := p.stepOf("write")
+	return rcOK && rwOK && pcOK && pwOK && rc.RepliedUs < pw.SentUs && pc.RepliedUs < rw.SentUs
 }
 
 // stepOf is the request's first step of a phase (a check other than WATCH).

@@ -9,7 +9,6 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 
@@ -49,7 +48,7 @@ func fixtureRun(n int, shapes ...strategyShape) []bench.Snapshot {
 		elapsed := time.Duration(i) * fixtureTick
 		snap := bench.Snapshot{
 			Target:   bench.Target{Kind: "redis-server", Addr: "127.0.0.1:41234"},
-			Limiter:  limiter.Concurrency,
+			Limiter:  "concurrency",
 			Limit:    fixtureLimit,
 			Workers:  64,
 			Elapsed:  elapsed,
@@ -132,12 +131,13 @@ var (
 // asciiOptions are the options of the fixture run, drawn without colour.
 func asciiOptions() Options {
 	return Options{
-		Target:  bench.Target{Kind: "redis-server", Addr: "127.0.0.1:41234"},
-		Limiter: limiter.Concurrency,
-		Limit:   fixtureLimit,
-		Workers: 64,
-		Total:   fixtureTotal,
-		Profile: colorprofile.ASCII,
+		Target:     bench.Target{Kind: "redis-server", Addr: "127.0.0.1:41234"},
+		Limiter:    "concurrency",
+		CountLabel: "in-flight",
+		Limit:      fixtureLimit,
+		Workers:    64,
+		Total:      fixtureTotal,
+		Profile:    colorprofile.ASCII,
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/golden"
 	"github.com/limitctl/limitctl/internal/human"
-	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 const goldenDir = "../../testdata/tui"
@@ -98,10 +97,10 @@ var scenarios = []struct {
 	{"sliding_window_requests", func() Model {
 		// A window limiter bounded by --requests: no total time, progress by count.
 		o := asciiOptions()
-		o.Limiter, o.Total = limiter.SlidingWindow, 0
+		o.Limiter, o.CountLabel, o.Total = "sliding-window", "in window", 0
 		snaps := fixtureRun(45, naiveShape, luaShape)
 		for i := range snaps {
-			snaps[i].Limiter, snaps[i].Total, snaps[i].Progress = limiter.SlidingWindow, 0, float64(i+1)/90
+			snaps[i].Limiter, snaps[i].Total, snaps[i].Progress = "sliding-window", 0, float64(i+1)/90
 		}
 		return feed(New(o), snaps...)
 	}},

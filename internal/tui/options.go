@@ -6,17 +6,20 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // Options are the facts of a run that do not change while it runs, and the dashboard's hands
 // on it. Zero fields are taken from the snapshots.
 type Options struct {
-	Target  bench.Target
-	Limiter limiter.Kind
-	Limit   int64
-	Workers int
-	Total   time.Duration // the --duration; 0 when bounded by --requests
+	Target bench.Target
+	// Limiter names the limiter kind in the header ("concurrency"); CountLabel names what its
+	// live count is ("in-flight", "in window"; in-flight when empty). The caller takes both
+	// from the kind's description, so the dashboard knows no limiter.
+	Limiter    string
+	CountLabel string
+	Limit      int64
+	Workers    int
+	Total      time.Duration // the --duration; 0 when bounded by --requests
 
 	// Asserts are the --assert expressions, shown as pending until Judge decides them.
 	Asserts []string

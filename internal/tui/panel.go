@@ -217,7 +217,7 @@ func (m Model) statLines(s bench.StrategySnapshot, width int) []statLine {
 
 	server := label("server") + st.dim.Render("n/a")
 	if s.ServerUsecPerCall != nil {
-		server = label("server") + st.value.Render(fmt.Sprintf("%.1f", *s.ServerUsecPerCall)) +
+		server = label("server") + st.value.Render(human.ServerUsec(s.ServerUsecPerCall, "")) +
 			st.label.Render(" µs/call")
 	}
 

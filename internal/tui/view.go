@@ -11,7 +11,6 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/human"
-	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 
@@ -68,14 +67,14 @@ func truncate(s string, w int) string {
 }
 
 // facts are the header values: the options, else what the snapshot says.
-func (m Model) facts() (target bench.Target, kind limiter.Kind, limit int64, workers int) {
+func (m Model) facts() (target bench.Target, kind string, limit int64, workers int) {
 	o, s := m.opts, m.snap
 	target, kind, limit, workers = o.Target, o.Limiter, o.Limit, o.Workers
 	if target == (bench.Target{}) {
 		target = s.Target
 	}
 	if kind == "" {
-		kind = s.Limiter
+		kind = string(s.Limiter)
 	}
 	if limit == 0 {
 		limit = s.Limit
@@ -92,7 +91,7 @@ func (m Model) header(w int) string {
 	sep := st.dim.Render(" · ")
 	parts := []string{st.title.Render("limitctl hammer")}
 	if kind != "" {
-		parts = append(parts, st.value.Render(string(kind)))
+		parts = append(parts, st.value.Render(kind))
 	}
 	parts = append(parts, st.label.Render("limit ")+st.value.Render(human.Count(limit)))
 	if workers > 0 {
@@ -306,12 +305,11 @@ func (m Model) howView(w, h int) string {
 	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, box)
 }
 
-// currentLabel names what Current counts for this limiter (its description's CountLabel);
-// in-flight until the first snapshot says which limiter runs.
+// currentLabel names what Current counts for this limiter (Options.CountLabel), in-flight
+// when the caller did not say.
 func (m Model) currentLabel() string {
-	_, kind, _, _ := m.facts()
-	if kind == "" {
-		return limiter.Concurrency.Describe().CountLabel
+	if m.opts.CountLabel == "" {
+		return "in-flight"
 	}
-	return kind.Describe().CountLabel
+	return m.opts.CountLabel
 }

@@ -46,6 +46,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/rediserr"
 )
 
 // ReplyError is an error reply of the server: its text as Redis sent it ("NOSCRIPT No
@@ -133,11 +135,10 @@ func (c *Conn) handshake(ctx context.Context) error {
 			args = append(args, "setname", c.opt.ClientName)
 		}
 		_, err := c.Call(ctx, args...)
-		var reply ReplyError
 		switch {
 		case err == nil:
 			c.resp3, named, pass = true, true, ""
-		case !errors.As(err, &reply):
+		case !rediserr.IsReply(err):
 			return err
 		}
 		// Refused (an older server, a proxy): RESP2 and AUTH, as go-redis falls back.
