@@ -190,7 +190,7 @@ pair() {
 # The candidates: the hammer as it is (--cluster: go-redis's ClusterClient pipelines) and the
 # prototypes of hack/loadproto (internal/wire with slot routing, rueidis's DoMulti rounds and
 # auto-pipelining, go-redis's pipelines and AutoPipeline), all at 256 calls in flight on 256 keys.
-# They run secs+4 seconds: sampling three servers takes a while on a loaded machine.
+# Each is stopped once sampled (sampling three servers takes a while on a loaded machine).
 # ONLY=cluster runs only this.
 if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = cluster ]; then
   go build -o "$dir/loadproto" ./hack/loadproto
@@ -225,10 +225,10 @@ print(*out)')"
       EVALSHA "$csha" 1 'bench:{tag}:__rand_int__' 0 60000
   }
   ham_cluster() {
-    measure wait $bin --addr "127.0.0.1:${cports[0]}" --cluster hammer --strategies lua --limiter fixed-window --limit 0 \
-      --workers 256 --conns 8 --keys 256 --profile steady --skew 0 --duration "$(( secs + 4 ))s" --tui off -o json
+    measure kill $bin --addr "127.0.0.1:${cports[0]}" --cluster hammer --strategies lua --limiter fixed-window --limit 0 \
+      --workers 256 --conns 8 --keys 256 --profile steady --skew 0 --duration "$(( secs + 60 ))s" --tui off -o json
   }
-  proto() { measure wait "$dir/loadproto" -addr "127.0.0.1:${cports[0]}" -mode "$1" -workers 256 -conns 8 -keys 256 -duration "$(( secs + 4 ))s"; }
+  proto() { measure kill "$dir/loadproto" -addr "127.0.0.1:${cports[0]}" -mode "$1" -workers 256 -conns 8 -keys 256 -duration "$(( secs + 60 ))s"; }
   candidates=(hammer wire rueidis-multi rueidis-auto goredis-pipe goredis-auto)
   declare -A crb=() cc=()
   for i in $(seq "${CLUSTER_PAIRS:-3}"); do

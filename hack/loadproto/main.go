@@ -61,7 +61,7 @@ func main() {
 		calls.Add(1)
 	}
 	key := func() string { return names[rand.IntN(len(names))] }
-	perRound := max(*workers / max(*conns, 1), 1)
+	perRound := max(*workers/max(*conns, 1), 1)
 	var loop func()
 	loops := *conns
 	switch *mode {
