@@ -232,7 +232,9 @@ func (q *wireQueue) exec(ctx context.Context) {
 
 func (b base) directOptions() *redis.Options { return b.cfg.Direct }
 
-func (b base) sharedClient() (rueidis.Client, time.Duration) { return b.cfg.Shared, b.cfg.SharedTimeout }
+func (b base) sharedClient() (rueidis.Client, time.Duration) {
+	return b.cfg.Shared, b.cfg.SharedTimeout
+}
 
 func (s *scripted) client() Client { return s.rdb }
 
