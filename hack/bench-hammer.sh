@@ -12,7 +12,8 @@
 #   ONLY=judge make bench-hammer # only the cost of judging refusals (false rejects)
 #   ONLY=trace make bench-hammer # only the recording's cost (first_overshoot on and off)
 #   ONLY=direct make bench-hammer # only direct connections against go-redis (--no-direct)
-#   ONLY=cluster make bench-hammer # only the cluster's fast-path candidates (CLUSTER_PAIRS=3)
+#   ONLY=cluster make bench-hammer # only the cluster's fast-path candidates (CLUSTER_PAIRS=3,
+#                                  # CANDIDATES='hammer rueidis-multi' for some of them)
 #
 # Both clients send EVALSHA of concurrency_acquire with the same number of connections to the
 # same server, one after the other. Machines are shared and noisy: read the ratio, not the numbers.
@@ -224,18 +225,22 @@ print(*out)')"
     measure kill redis-benchmark --cluster -h 127.0.0.1 -p "${cports[0]}" -c 50 -P 16 -n 1000000000 -r 100000 -q \
       EVALSHA "$csha" 1 'bench:{tag}:__rand_int__' 0 60000
   }
-  ham_cluster() {
+  ham_cluster() { # args: [flags...]
     measure kill $bin --addr "127.0.0.1:${cports[0]}" --cluster hammer --strategies lua --limiter fixed-window --limit 0 \
-      --workers 256 --conns 8 --keys 256 --profile steady --skew 0 --duration "$(( secs + 60 ))s" --tui off -o json
+      --workers 256 --conns 8 --keys 256 --profile steady --skew 0 --duration "$(( secs + 60 ))s" --tui off -o json "$@"
   }
   proto() { measure kill "$dir/loadproto" -addr "127.0.0.1:${cports[0]}" -mode "$1" -workers 256 -conns 8 -keys 256 -duration "$(( secs + 60 ))s"; }
-  candidates=(hammer wire rueidis-multi rueidis-auto goredis-pipe goredis-auto)
+  # hammer: its fast path (rueidis); hammer-goredis: --no-direct, go-redis's pipelines.
+  read -r -a candidates <<<"${CANDIDATES:-hammer hammer-goredis wire rueidis-multi rueidis-auto goredis-pipe goredis-auto}"
   declare -A crb=() cc=()
   for i in $(seq "${CLUSTER_PAIRS:-3}"); do
     for cand in "${candidates[@]}"; do
       a=(); b=()
-      if [ "$cand" = hammer ]; then pair "$i" a b rb_cluster -- ham_cluster
-      else pair "$i" a b rb_cluster -- proto "$cand"; fi
+      case $cand in
+        hammer) pair "$i" a b rb_cluster -- ham_cluster ;;
+        hammer-goredis) pair "$i" a b rb_cluster -- ham_cluster --no-direct ;;
+        *) pair "$i" a b rb_cluster -- proto "$cand" ;;
+      esac
       crb[$cand]+="${a[0]};"; cc[$cand]+="${b[0]};"
     done
   done

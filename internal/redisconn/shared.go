@@ -10,7 +10,7 @@ import (
 
 // Shared opens a rueidis client of client's target when it is a cluster or a master through
 // Sentinels, set up from the same options (seeds or Sentinels, TLS, the ACL user, the client
-// name, the dial and write timeouts): the load's fast path there (limiter.Config.Shared), where
+// name, the protocol, the dial and write timeouts): the load's fast path there (limiter.Config.Shared), where
 // rueidis routes each call to its key's master and follows MOVED, ASK and failovers. The
 // duration is go-redis's read timeout, each round's bound. A single node (package wire serves
 // it) or another client gives nil.
@@ -23,6 +23,7 @@ func Shared(client redis.UniversalClient) (rueidis.Client, time.Duration, error)
 		opt = rueidis.ClientOption{
 			InitAddress: o.Addrs, Username: o.Username, Password: o.Password, ClientName: o.ClientName,
 			TLSConfig: o.TLSConfig, Dialer: net.Dialer{Timeout: o.DialTimeout}, ConnWriteTimeout: o.WriteTimeout,
+			AlwaysRESP2: o.Protocol == 2,
 		}
 		read = o.ReadTimeout
 	case *redis.Client:
@@ -34,7 +35,7 @@ func Shared(client redis.UniversalClient) (rueidis.Client, time.Duration, error)
 		opt = rueidis.ClientOption{
 			InitAddress: o.SentinelAddrs, Username: o.Username, Password: o.Password, ClientName: o.ClientName,
 			SelectDB: o.DB, TLSConfig: o.TLSConfig, Dialer: net.Dialer{Timeout: o.DialTimeout},
-			ConnWriteTimeout: o.WriteTimeout,
+			ConnWriteTimeout: o.WriteTimeout, AlwaysRESP2: o.Protocol == 2,
 			Sentinel: rueidis.SentinelOption{
 				MasterSet: o.MasterName, Username: o.SentinelUsername, Password: o.SentinelPassword,
 				TLSConfig: o.TLSConfig, Dialer: net.Dialer{Timeout: o.DialTimeout},
