@@ -104,3 +104,37 @@ func TestASharedBatchClassifiesADroppedConnection(t *testing.T) {
 	}
 	roundOf(t, b, keys, 6)
 }
+
+// A round through rueidis that the servers do not answer within the timeout fails its calls as
+// timeouts, as rediserr classifies them, instead of holding the round.
+func TestASharedBatchTimesOut(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, 0)
+	cc := cluster.Client(t)
+	cfg := bigConfig(limiter.FixedWindow, limiter.Lua)
+	shared := sharedOn(t, cc)
+	cfg.Shared, cfg.SharedTimeout = shared.Shared, 200*time.Millisecond
+	lim, err := limiter.New(limiter.FixedWindow, limiter.Lua, cc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := limiter.NewBatch(lim)
+	defer b.Close()
+	keys := clusterKeys(t, 6)
+	roundOf(t, b, keys, 6)
+	ctx := context.Background()
+	for _, m := range cluster.Masters {
+		if err := m.Client(t).Do(ctx, "client", "pause", 1500, "all").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := make([]limiter.Call, 6)
+	for i := range calls {
+		calls[i] = limiter.Call{Key: keys[i], Now: time.Now()}
+	}
+	b.Do(ctx, calls)
+	for _, c := range calls {
+		if rediserr.Classify(c.Err) != rediserr.Timeout {
+			t.Errorf("%s while the servers are paused: %v, want a timeout", c.Key, c.Err)
+		}
+	}
+}
