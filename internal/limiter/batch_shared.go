@@ -48,14 +48,15 @@ func (q *sharedQueue) Do(ctx context.Context, args ...any) *redis.Cmd {
 		}
 		q.strs = append(q.strs, s)
 	}
-	// The tokens before the keys, the keys (which route the command), then the rest.
+	// The tokens before the first key, the first key, which routes the command (as go-redis
+	// routes it; keys of other slots are the server's to refuse with CROSSSLOT, where rueidis
+	// would panic), then the rest. A script called with no keys goes to any master.
 	tokens, keys := q.strs[:1], q.strs[1:min(2, len(q.strs))]
 	switch strings.ToLower(q.strs[0]) {
 	case "evalsha", "eval", "evalsha_ro", "eval_ro", "fcall", "fcall_ro":
-		if len(q.strs) >= 3 {
-			if n, err := strconv.Atoi(q.strs[2]); err == nil && 3+n <= len(q.strs) {
-				tokens, keys = q.strs[:3], q.strs[3:3+n]
-			}
+		tokens, keys = q.strs[:min(3, len(q.strs))], nil
+		if n, err := strconv.Atoi(q.strs[min(2, len(q.strs)-1)]); err == nil && n > 0 && len(q.strs) > 3 {
+			keys = q.strs[3:4]
 		}
 	}
 	rest := q.strs[len(tokens)+len(keys):]
