@@ -42,10 +42,10 @@ type Call struct {
 // Config.Direct on a connection of the batch's own (package wire), or with Config.Shared as one
 // DoMulti of the strategy's rueidis client (a cluster's or Sentinel's, which routes each call to
 // its key's master and follows MOVED and ASK): one round trip per batch instead of one per call,
-// and no goroutine per call. The calls are as independent as calls
-// from separate clients: each is a command of its own, and other clients' commands may run
-// between them. Each gets its own reply or error, so an EVALSHA the server lacks the script for
-// is called again alone, as Acquire would (NOSCRIPT recovery), and nothing else is retried.
+// and no goroutine per call. The calls are as independent as calls from separate clients: each
+// is a command of its own, and other clients' commands may run between them. Each gets its own
+// reply or error, so an EVALSHA the server lacks the script for is called again alone, as
+// Acquire would (NOSCRIPT recovery), and nothing else is retried.
 // A Batch is not safe for concurrent use; reuse it round after round, and Close it after.
 type Batch struct {
 	lim batched
