@@ -40,8 +40,8 @@ type Call struct {
 // Batch sends many calls as one pipeline, on one connection of the limiter's client (of each
 // master its keys live on, on a cluster, where go-redis follows MOVED and ASK), or with
 // Config.Direct on a connection of the batch's own (package wire), or with Config.Shared as one
-// DoMulti of the strategy's rueidis client (a cluster's or Sentinel's, which routes each call to
-// its key's master and follows MOVED and ASK): one round trip per batch instead of one per call,
+// DoMulti of the strategy's rueidis client (a cluster's, which routes each call to its key's
+// master and follows MOVED and ASK): one round trip per batch instead of one per call,
 // and no goroutine per call. The calls are as independent as calls from separate clients: each
 // is a command of its own, and other clients' commands may run between them. Each gets its own
 // reply or error, so an EVALSHA the server lacks the script for is called again alone, as

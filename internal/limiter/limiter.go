@@ -102,8 +102,8 @@ type Config struct {
 	Direct *redis.Options
 	// Shared is the rueidis client a Batch of a script strategy sends its rounds through when
 	// there is no Direct (a cluster, whose calls it routes to their keys' masters, following
-	// MOVED and ASK; a master found through Sentinels), each round one DoMulti bounded by
-	// SharedTimeout. Nil keeps go-redis's pipelines.
+	// MOVED and ASK), each round one DoMulti bounded by SharedTimeout. Nil keeps go-redis's
+	// pipelines (a master found through Sentinels; a client with hooks of its own).
 	Shared        rueidis.Client
 	SharedTimeout time.Duration
 }
