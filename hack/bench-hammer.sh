@@ -12,6 +12,8 @@
 #   ONLY=judge make bench-hammer # only the cost of judging refusals (false rejects)
 #   ONLY=trace make bench-hammer # only the recording's cost (first_overshoot on and off)
 #   ONLY=direct make bench-hammer # only direct connections against go-redis (--no-direct)
+#   ONLY=cluster make bench-hammer # only the cluster's fast-path candidates (CLUSTER_PAIRS=3,
+#                                  # CANDIDATES='hammer rueidis-multi' for some of them)
 #
 # Both clients send EVALSHA of concurrency_acquire with the same number of connections to the
 # same server, one after the other. Machines are shared and noisy: read the ratio, not the numbers.
@@ -130,11 +132,17 @@ fw_sha=$($bin scripts load fixed_window --addr 127.0.0.1:$port -o tsv | awk 'NR=
 # on a machine whose cores the client and the server share, the steadier figure.
 pairs=${PAIRS:-9}
 rpid=$(cat "$dir/redis.pid")
+# The servers measured: the single node, or (the cluster section) every master, their counters summed.
+sports=("$port"); spids=("$rpid")
 sample() { # args: client pid -> "seconds server_cpu_ticks evalsha_calls evalsha_usec client_cpu_ticks"
-  local st
-  st=$(redis-cli -p "$port" info commandstats | tr -d '\r' | grep '^cmdstat_evalsha:' |
-    sed -E 's/.*calls=([0-9]+),usec=([0-9]+).*/\1 \2/')
-  echo "$(date +%s.%N) $(awk '{print $14+$15}' "/proc/$rpid/stat") ${st:-0 0} $(awk '{print $14+$15}' "/proc/$1/stat")"
+  local p calls=0 usec=0 cpu=0 st
+  for p in "${sports[@]}"; do
+    st=$(redis-cli -p "$p" info commandstats | tr -d '\r' | grep '^cmdstat_evalsha:' |
+      sed -E 's/.*calls=([0-9]+),usec=([0-9]+).*/\1 \2/')
+    st=${st:-0 0}; calls=$(( calls + ${st% *} )); usec=$(( usec + ${st#* } ))
+  done
+  for p in "${spids[@]}"; do cpu=$(( cpu + $(awk '{print $14+$15}' "/proc/$p/stat") )); done
+  echo "$(date +%s.%N) $cpu $calls $usec $(awk '{print $14+$15}' "/proc/$1/stat")"
 }
 # measure kill|wait CMD...: runs CMD, which runs for secs+2 seconds (kill: is stopped then, for
 # redis-benchmark's request count; wait: stops itself), and samples it from 1s in to secs in ->
@@ -176,6 +184,86 @@ pair() {
   if (( i % 2 )); then pa+=("$("${ca[@]}")"); pb+=("$("$@")")
   else pb+=("$("$@")"); pa+=("$("${ca[@]}")"); fi
 }
+# Cluster (issue 33): a 3-master cluster on loopback ports, each master in its own session as
+# the single node is, and the candidate fast paths for the load against redis-benchmark --cluster
+# -c 50 -P 16, in CLUSTER_PAIRS interleaved pairs each (default 3), measured as above with every
+# master's counters summed (the on-CPU share is of all three servers: up to the cores there are).
+# The candidates: the hammer as it is (--cluster: go-redis's ClusterClient pipelines) and the
+# prototypes of hack/loadproto (internal/wire with slot routing, rueidis's DoMulti rounds and
+# auto-pipelining, go-redis's pipelines and AutoPipeline), all at 256 calls in flight on 256 keys.
+# Each is stopped once sampled (sampling three servers takes a while on a loaded machine).
+# ONLY=cluster runs only this.
+if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = cluster ]; then
+  go build -o "$dir/loadproto" ./hack/loadproto
+  read -r -a cports <<<"$(python3 -c '
+import socket
+out = []
+while len(out) < 3:
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close()
+    if p + 10000 > 65535: continue
+    b = socket.socket()
+    try: b.bind(("127.0.0.1", p + 10000))
+    except OSError: continue
+    finally: b.close()
+    out.append(p)
+print(*out)')"
+  cpids=()
+  for p in "${cports[@]}"; do
+    mkdir -p "$dir/c$p"
+    redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes --cluster-config-file "$dir/c$p/nodes.conf" \
+      --save "" --appendonly no --dir "$dir/c$p" --daemonize yes --pidfile "$dir/c$p/pid" --logfile "$dir/c$p/log"
+  done
+  for p in "${cports[@]}"; do until redis-cli -p "$p" ping >/dev/null 2>&1; do sleep 0.1; done; cpids+=("$(cat "$dir/c$p/pid")"); done
+  trap 'for p in "${cports[@]}"; do kill "$(cat "$dir/c$p/pid" 2>/dev/null)" 2>/dev/null; done; kill "$(cat "$dir/redis.pid" 2>/dev/null)" 2>/dev/null; sleep 0.2; rm -rf "$dir"' EXIT
+  redis-cli --cluster create "${cports[@]/#/127.0.0.1:}" --cluster-replicas 0 --cluster-yes >/dev/null
+  for p in "${cports[@]}"; do
+    until redis-cli -p "$p" cluster info | grep -q cluster_state:ok; do sleep 0.2; done
+    csha=$(redis-cli -p "$p" -x script load <scripts/fixed_window.lua) # -x: the file's exact bytes
+  done
+  sports=("${cports[@]}"); spids=("${cpids[@]}")
+  rb_cluster() {
+    measure kill redis-benchmark --cluster -h 127.0.0.1 -p "${cports[0]}" -c 50 -P 16 -n 1000000000 -r 100000 -q \
+      EVALSHA "$csha" 1 'bench:{tag}:__rand_int__' 0 60000
+  }
+  ham_cluster() { # args: [flags...]
+    measure kill $bin --addr "127.0.0.1:${cports[0]}" --cluster hammer --strategies lua --limiter fixed-window --limit 0 \
+      --workers 256 --conns 8 --keys 256 --profile steady --skew 0 --duration "$(( secs + 60 ))s" --tui off -o json "$@"
+  }
+  proto() { measure kill "$dir/loadproto" -addr "127.0.0.1:${cports[0]}" -mode "$1" -workers 256 -conns 8 -keys 256 -duration "$(( secs + 60 ))s"; }
+  # hammer: its fast path (rueidis); hammer-goredis: --no-direct, go-redis's pipelines.
+  read -r -a candidates <<<"${CANDIDATES:-hammer hammer-goredis wire rueidis-multi rueidis-auto goredis-pipe goredis-auto}"
+  declare -A crb=() cc=()
+  for i in $(seq "${CLUSTER_PAIRS:-3}"); do
+    for cand in "${candidates[@]}"; do
+      a=(); b=()
+      case $cand in
+        hammer) pair "$i" a b rb_cluster -- ham_cluster ;;
+        hammer-goredis) pair "$i" a b rb_cluster -- ham_cluster --no-direct ;;
+        *) pair "$i" a b rb_cluster -- proto "$cand" ;;
+      esac
+      crb[$cand]+="${a[0]};"; cc[$cand]+="${b[0]};"
+    done
+  done
+  args=()
+  for cand in "${candidates[@]}"; do args+=("$cand" "${crb[$cand]}" "${cc[$cand]}"); done
+  python3 - "$(cut -d' ' -f1-3 /proc/loadavg)" "${args[@]}" <<'PY'
+import statistics, sys
+rows = lambda a: [[float(x) for x in r.split()] for r in a.split(";") if r]
+med = lambda rs, i: statistics.median(r[i] for r in rs)
+print(f"cluster: 3 masters, fixed_window EVALSHA, every call rejected, 256 in flight on 256 keys, against")
+print(f"redis-benchmark --cluster -c 50 -P 16 in interleaved pairs, medians (load average at the end: {sys.argv[1]}):")
+print(f"  {'candidate':<14} {'ratio':>6} {'pairs':>11}  {'calls/s':>9} {'servers on-CPU':>14} {'client µs/call':>14}  rb µs/call")
+a = sys.argv[2:]
+for name, rb, c in zip(a[0::3], a[1::3], a[2::3]):
+    rb, c = rows(rb), rows(c)
+    ratios = [x[0] / y[0] for x, y in zip(c, rb)]
+    print(f"  {name:<14} {statistics.median(ratios):6.3f} {min(ratios):5.2f}-{max(ratios):4.2f}  {med(c,0):9,.0f} "
+          f"{100*med(c,1):13.1f}% {med(c,3):14.2f}  {med(rb,3):.2f}")
+PY
+  for p in "${cports[@]}"; do kill "$(cat "$dir/c$p/pid")" 2>/dev/null || true; done
+  sports=("$port"); spids=("$rpid")
+fi
+[ "${ONLY:-}" = cluster ] && exit 0
 # Direct connections against go-redis (--no-direct): the same hammer runs, both modes, in
 # interleaved pairs (DIRECT_PAIRS, default 3), measured as above. ONLY=direct runs only this.
 if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = direct ] || [ "${ONLY:-}" = scale ]; then

@@ -32,10 +32,10 @@ import (
 //     decide records it before sending.
 
 // roundConns is how many connections run rounds for the strategy: 0 when its workers are
-// goroutines of their own. Without Conns a limiter whose batches have connections of their
-// own (limiter.Config.Direct: a single node) runs one round per call on a connection per
-// worker: one call in flight on each, its latency one round trip, as a worker of its own has,
-// and no client library between the call and the socket.
+// goroutines of their own. Without Conns a limiter whose batches bypass go-redis
+// (limiter.Batch.Direct: wire on a single node, rueidis on a cluster) runs one round per call
+// per worker: one call in flight each, its latency one round trip, as a worker of its own has
+// (rueidis pipelines the workers' rounds on its connections).
 func (s *strategyState) roundConns() int {
 	b := limiter.NewBatch(s.run.Limiter)
 	switch {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
@@ -86,5 +88,28 @@ func TestSharedConnectionsKeepTheEvidence(t *testing.T) {
 				t.Errorf("naive on shared connections showed no overshoot in 5 runs of 3,000 decisions (peak %d, limit %d)", byName["naive"].Peak, o.Limit)
 			}
 		})
+	}
+}
+
+// A password-only server that refuses HELLO (as one older than 6 does): the run's direct
+// connections fall back to RESP2 and AUTH with the password alone, as go-redis's do, and the
+// script's calls hold the limit with no error.
+func TestAPasswordOnlyServerWithoutHELLOIsHammered(t *testing.T) {
+	srv := redistest.StartPasswordOnly(t, "hammer-pw")
+	o := baseOptions()
+	o.Strategies, o.Workers, o.Conns = []limiter.Strategy{limiter.Lua}, 32, 2
+	connect := func(ctx context.Context, poolSize int) (redis.UniversalClient, bench.Target, error) {
+		c := redis.NewClient(&redis.Options{Addr: srv.Addr, Password: "hammer-pw", PoolSize: poolSize})
+		t.Cleanup(func() { c.Close() })
+		return c, bench.Target{Kind: "redis", Addr: srv.Addr}, nil
+	}
+	res, err := Run(context.Background(), o, Deps{Connect: connect, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary.Strategies[0]
+	if s.Attempts != int64(o.Requests) || s.Errors != 0 || s.Overshoot != 0 || !s.Contended {
+		t.Fatalf("lua: %d attempts, %d errors, overshoot %d, contended %v; want %d, 0, 0, contended",
+			s.Attempts, s.Errors, s.Overshoot, s.Contended, o.Requests)
 	}
 }

@@ -266,7 +266,8 @@ func (s *session) build(runID string) error {
 	}
 	if !o.NoDirect {
 		// A single node: the script strategies' calls go out on connections of their own
-		// (package wire), the hot path; a cluster and a master through Sentinels keep go-redis.
+		// (package wire), the hot path; a cluster: through rueidis (redisconn.Shared); a master
+		// through Sentinels keeps go-redis.
 		lcfg.Direct, _ = redisconn.DirectOptions(s.rdb)
 	}
 	evidence := o.Limiter.Describe().Evidence
@@ -275,7 +276,19 @@ func (s *session) build(runID string) error {
 	}
 	for _, st := range o.Strategies {
 		rdb := s.strategyClient(st)
-		lim, err := limiter.New(o.Limiter, st, rdb, lcfg)
+		scfg := lcfg
+		if !o.NoDirect && lcfg.Direct == nil && st.RunsScript() {
+			// A cluster: the script calls' fast path is a rueidis client of the strategy's own.
+			shared, timeout, err := redisconn.Shared(s.rdb)
+			if err != nil {
+				return fmt.Errorf("%s: %w", st, err)
+			}
+			if shared != nil {
+				s.closers = append(s.closers, shared.Close)
+				scfg.Shared, scfg.SharedTimeout = shared, timeout
+			}
+		}
+		lim, err := limiter.New(o.Limiter, st, rdb, scfg)
 		if err != nil {
 			return exitcode.Usagef("%v", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
 
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/rediserr"
@@ -39,11 +40,13 @@ type Call struct {
 
 // Batch sends many calls as one pipeline, on one connection of the limiter's client (of each
 // master its keys live on, on a cluster, where go-redis follows MOVED and ASK), or with
-// Config.Direct on a connection of the batch's own (package wire): one round trip per batch
-// instead of one per call, and no goroutine per call. The calls are as independent as calls
-// from separate clients: each is a command of its own, and other clients' commands may run
-// between them. Each gets its own reply or error, so an EVALSHA the server lacks the script for
-// is called again alone, as Acquire would (NOSCRIPT recovery), and nothing else is retried.
+// Config.Direct on a connection of the batch's own (package wire), or with Config.Shared as one
+// DoMulti of the strategy's rueidis client (a cluster's, which routes each call to its key's
+// master and follows MOVED and ASK): one round trip per batch instead of one per call,
+// and no goroutine per call. The calls are as independent as calls from separate clients: each
+// is a command of its own, and other clients' commands may run between them. Each gets its own
+// reply or error, so an EVALSHA the server lacks the script for is called again alone, as
+// Acquire would (NOSCRIPT recovery), and nothing else is retried.
 // A Batch is not safe for concurrent use; reuse it round after round, and Close it after.
 type Batch struct {
 	lim batched
@@ -55,6 +58,9 @@ type Batch struct {
 	direct *redis.Options
 	conn   *wire.Conn
 	wq     wireQueue
+	// shared: the strategy's rueidis client (Config.Shared), when there is no direct.
+	shared rueidis.Client
+	sq     sharedQueue
 }
 
 // batched is a limiter whose calls can be queued on a pipeline and read back.
@@ -62,6 +68,7 @@ type batched interface {
 	Limiter
 	client() Client
 	directOptions() *redis.Options
+	sharedClient() (rueidis.Client, time.Duration)
 	// queue adds c's command to p (setting c.cmd, or c.release for a release), its arguments
 	// written into *args, which it may grow.
 	queue(ctx context.Context, p queuer, c *Call, args *[]any)
@@ -82,11 +89,17 @@ func NewBatch(lim Limiter) *Batch {
 	if !ok {
 		return nil
 	}
-	return &Batch{lim: b, rdb: b.client(), direct: b.directOptions()}
+	batch := &Batch{lim: b, rdb: b.client(), direct: b.directOptions()}
+	if batch.direct == nil {
+		batch.shared, batch.sq.timeout = b.sharedClient()
+	}
+	return batch
 }
 
-// Direct reports whether the batch writes to a connection of its own (Config.Direct).
-func (b *Batch) Direct() bool { return b != nil && b.direct != nil }
+// Direct reports whether the batch's calls bypass go-redis: on a connection of its own
+// (Config.Direct) or through the strategy's rueidis client (Config.Shared), either of which
+// takes one round per call from many workers at once as cheaply as one round of many calls.
+func (b *Batch) Direct() bool { return b != nil && (b.direct != nil || b.shared != nil) }
 
 // Close closes the batch's own connection, if it has one.
 func (b *Batch) Close() {
@@ -105,10 +118,14 @@ func (b *Batch) Do(ctx context.Context, calls []Call) {
 	}
 	var p redis.Pipeliner
 	var q queuer
-	if b.direct != nil {
+	switch {
+	case b.direct != nil:
 		b.wq.reset(b.connect(ctx))
 		q = &b.wq
-	} else {
+	case b.shared != nil:
+		b.sq.reset(b.shared, b.sq.timeout)
+		q = &b.sq
+	default:
 		p = b.rdb.Pipeline()
 		q = p
 	}
@@ -118,10 +135,13 @@ func (b *Batch) Do(ctx context.Context, calls []Call) {
 		b.lim.queue(ctx, q, c, &b.args[i])
 	}
 	sent := time.Now()
-	if p != nil && p.Len() > 0 {
+	switch {
+	case p != nil && p.Len() > 0:
 		p.Exec(ctx) //nolint:errcheck // every command carries its own reply or error
-	} else if p == nil {
+	case b.direct != nil:
 		b.wq.exec(ctx)
+	case b.shared != nil:
+		b.sq.exec(ctx)
 	}
 	for i := range calls {
 		b.lim.settle(ctx, &calls[i], loads)
@@ -212,6 +232,10 @@ func (q *wireQueue) exec(ctx context.Context) {
 }
 
 func (b base) directOptions() *redis.Options { return b.cfg.Direct }
+
+func (b base) sharedClient() (rueidis.Client, time.Duration) {
+	return b.cfg.Shared, b.cfg.SharedTimeout
+}
 
 func (s *scripted) client() Client { return s.rdb }
 

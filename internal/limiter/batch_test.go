@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/redisconn"
 	"github.com/limitctl/limitctl/internal/redistest"
 	"github.com/limitctl/limitctl/internal/trace"
 )
@@ -226,26 +227,37 @@ func TestBatchOnEveryKindOfConnection(t *testing.T) {
 	tlsClient, aclClient := tlsSrv.Client(t), acl.ClientAs(t, "hammer", "hammer-pw")
 	resp2 := single(&redis.Options{Addr: plain.Addr, Protocol: 2})
 	resp3 := single(&redis.Options{Addr: plain.Addr, Protocol: 3})
+	clusterClient := cluster.Client(t)
+	shared, timeout, err := redisconn.Shared(clusterClient)
+	if err != nil || shared == nil {
+		t.Fatalf("rueidis client of the cluster: %v, %v", shared, err)
+	}
+	t.Cleanup(shared.Close)
 	targets := []struct {
 		name   string
 		rdb    limiter.Client
 		direct *redis.Options
+		shared bool
 	}{
-		{"cluster", cluster.Client(t), nil},
-		{"tls", tlsClient, nil},
-		{"acl", aclClient, nil},
-		{"resp2", resp2, nil},
-		{"resp3", resp3, nil},
-		{"direct-tls", tlsClient, tlsClient.Options()},
-		{"direct-acl", aclClient, aclClient.Options()},
-		{"direct-resp2", resp2, resp2.Options()},
-		{"direct-resp3", resp3, resp3.Options()},
+		{"cluster", clusterClient, nil, false},
+		{"rueidis-cluster", clusterClient, nil, true},
+		{"tls", tlsClient, nil, false},
+		{"acl", aclClient, nil, false},
+		{"resp2", resp2, nil, false},
+		{"resp3", resp3, nil, false},
+		{"direct-tls", tlsClient, tlsClient.Options(), false},
+		{"direct-acl", aclClient, aclClient.Options(), false},
+		{"direct-resp2", resp2, resp2.Options(), false},
+		{"direct-resp3", resp3, resp3.Options(), false},
 	}
 	for _, target := range targets {
 		for _, c := range batchCases() {
 			t.Run(fmt.Sprintf("%s/%s/%s", target.name, c.k, c.s), func(t *testing.T) {
 				cfg := bigConfig(c.k, c.s)
 				cfg.Direct = target.direct
+				if target.shared {
+					cfg.Shared, cfg.SharedTimeout = shared, timeout
+				}
 				lim, err := limiter.New(c.k, c.s, target.rdb, cfg)
 				if err != nil {
 					t.Fatal(err)

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
 
 	"github.com/limitctl/limitctl/internal/contract"
 )
@@ -99,6 +100,12 @@ type Config struct {
 	// client's pipelines: the hammer's hot path. Nil keeps go-redis (a cluster, which follows
 	// MOVED and ASK; a master found through Sentinels; a client with hooks of its own).
 	Direct *redis.Options
+	// Shared is the rueidis client a Batch of a script strategy sends its rounds through when
+	// there is no Direct (a cluster, whose calls it routes to their keys' masters, following
+	// MOVED and ASK), each round one DoMulti bounded by SharedTimeout. Nil keeps go-redis's
+	// pipelines (a master found through Sentinels; a client with hooks of its own).
+	Shared        rueidis.Client
+	SharedTimeout time.Duration
 }
 
 // Decision is the outcome of one acquire.

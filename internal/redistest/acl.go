@@ -41,3 +41,10 @@ func (s *Server) SetUser(t testing.TB, rule string) {
 		t.Fatalf("ACL SETUSER %s: %v", rule, err)
 	}
 }
+
+// StartPasswordOnly runs a redis-server as a password-only server older than 6 looks to a
+// client: requirepass set and HELLO renamed away, so a client falls back to RESP2 and AUTH.
+func StartPasswordOnly(t testing.TB, password string, extra ...string) *Server {
+	t.Helper()
+	return Start(t, append([]string{"requirepass " + password, `rename-command HELLO ""`}, extra...)...)
+}

@@ -7,8 +7,9 @@
 // A Conn is dialled with the same *redis.Options a go-redis client of the target has, and sets
 // itself up as go-redis does (initConn): the options' dialer, or TCP (or a unix socket) with
 // their TLS configuration; HELLO with the credentials and client name when the protocol is 3,
-// falling back to AUTH and RESP2 when the server refuses HELLO; AUTH (an ACL user's, or the
-// default user's password) under RESP2; SELECT of a database other than 0; CLIENT SETNAME.
+// falling back to AUTH and RESP2 when the server refuses HELLO; AUTH under RESP2 (an ACL
+// user's, or the password alone, which a server older than 6 needs); SELECT of a database
+// other than 0; CLIENT SETNAME.
 // Each write is bounded by the options' WriteTimeout and each batch of replies by their
 // ReadTimeout, to within 1% longer (a deadline is re-armed only when it would fall short), or
 // by the context's deadline exactly, when sooner.
@@ -126,10 +127,11 @@ func (c *Conn) handshake(ctx context.Context) error {
 	if c.opt.Protocol != 2 {
 		args := []any{"hello", 3}
 		if pass != "" {
-			if user == "" {
-				user = "default"
+			helloUser := user // HELLO's AUTH takes a user name; AUTH below takes none without one
+			if helloUser == "" {
+				helloUser = "default"
 			}
-			args = append(args, "auth", user, pass)
+			args = append(args, "auth", helloUser, pass)
 		}
 		if c.opt.ClientName != "" {
 			args = append(args, "setname", c.opt.ClientName)
@@ -143,6 +145,7 @@ func (c *Conn) handshake(ctx context.Context) error {
 		}
 		// Refused (an older server, a proxy): RESP2 and AUTH, as go-redis falls back.
 	}
+	// AUTH <password> without a user name: a server older than 6 knows no other form.
 	if pass != "" {
 		args := []any{"auth", pass}
 		if user != "" {

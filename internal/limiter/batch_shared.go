@@ -1,0 +1,153 @@
+package limiter
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+
+	"github.com/limitctl/limitctl/internal/wire"
+)
+
+// sharedQueue is a round on a rueidis client (Config.Shared): each command queued is built as
+// rueidis's, its keys named so that the client routes it to their master, and the round is
+// one DoMulti; each reply (or its error) is set on a *redis.Cmd of its own, reused round after
+// round, so that settle reads it as it reads go-redis's.
+type sharedQueue struct {
+	client  rueidis.Client
+	timeout time.Duration // each round's bound: the go-redis client's read timeout
+	cmds    []*redis.Cmd
+	built   rueidis.Commands
+	sent    []int // the index in cmds of each command built
+	n       int
+	strs    []string
+}
+
+func (q *sharedQueue) reset(client rueidis.Client, timeout time.Duration) {
+	q.client, q.timeout, q.n, q.built, q.sent = client, timeout, 0, q.built[:0], q.sent[:0]
+}
+
+func (q *sharedQueue) Do(ctx context.Context, args ...any) *redis.Cmd {
+	if q.n == len(q.cmds) {
+		q.cmds = append(q.cmds, redis.NewCmd(ctx))
+	}
+	cmd := q.cmds[q.n]
+	q.n++
+	cmd.SetVal(nil)
+	cmd.SetErr(nil)
+	q.strs = q.strs[:0]
+	for _, a := range args {
+		s, ok := argString(a)
+		if !ok {
+			cmd.SetErr(wire.ErrUnsupportedArg)
+			return cmd
+		}
+		q.strs = append(q.strs, s)
+	}
+	// The tokens before the first key, the first key, which routes the command (as go-redis
+	// routes it; keys of other slots are the server's to refuse with CROSSSLOT, where rueidis
+	// would panic), then the rest. A script called with no keys goes to any master.
+	tokens, keys := q.strs[:1], q.strs[1:min(2, len(q.strs))]
+	switch strings.ToLower(q.strs[0]) {
+	case "evalsha", "eval", "evalsha_ro", "eval_ro", "fcall", "fcall_ro":
+		tokens, keys = q.strs[:min(3, len(q.strs))], nil
+		if n, err := strconv.Atoi(q.strs[min(2, len(q.strs)-1)]); err == nil && n > 0 && len(q.strs) > 3 {
+			keys = q.strs[3:4]
+		}
+	}
+	rest := q.strs[len(tokens)+len(keys):]
+	q.built = append(q.built, q.client.B().Arbitrary(tokens...).Keys(keys...).Args(rest...).Build())
+	q.sent = append(q.sent, q.n-1)
+	return cmd
+}
+
+// exec sends the round's commands in one DoMulti, bounded by the timeout, and sets each reply.
+func (q *sharedQueue) exec(ctx context.Context) {
+	if len(q.built) == 0 {
+		return
+	}
+	if q.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, q.timeout)
+		defer cancel()
+	}
+	for i, res := range q.client.DoMulti(ctx, q.built...) {
+		v, err := res.ToAny()
+		cmd := q.cmds[q.sent[i]]
+		cmd.SetVal(goRedisValue(v))
+		cmd.SetErr(goRedisError(err))
+	}
+}
+
+// goRedisError is err as go-redis gives it: redis.Nil for a nil reply, an error reply as an
+// error that satisfies redis.Error (so that rediserr classifies it), the rest as it is.
+func goRedisError(err error) error {
+	var reply *rueidis.RedisError
+	switch {
+	case err == nil:
+		return nil
+	case rueidis.IsRedisNil(err):
+		return redis.Nil
+	case errors.As(err, &reply):
+		return wire.ReplyError(reply.Error())
+	}
+	return err
+}
+
+// goRedisValue is a reply as go-redis's Cmd.Result gives it: an array's element that is an
+// error reply is that error as wire's, a map's keys are any.
+func goRedisValue(v any) any {
+	switch x := v.(type) {
+	case []any:
+		for i, e := range x {
+			x[i] = goRedisValue(e)
+		}
+	case map[string]any:
+		m := make(map[any]any, len(x))
+		for k, e := range x {
+			m[k] = goRedisValue(e)
+		}
+		return m
+	case error:
+		return goRedisError(x)
+	}
+	return v
+}
+
+// argString is one argument as go-redis's writer writes it; ok is false for a type it refuses.
+func argString(v any) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return v, true
+	case []byte:
+		return string(v), true
+	case int:
+		return strconv.Itoa(v), true
+	case int64:
+		return strconv.FormatInt(v, 10), true
+	case int32:
+		return strconv.FormatInt(int64(v), 10), true
+	case uint64:
+		return strconv.FormatUint(v, 10), true
+	case uint32:
+		return strconv.FormatUint(uint64(v), 10), true
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), true
+	case float32:
+		return strconv.FormatFloat(float64(v), 'f', -1, 64), true
+	case bool:
+		if v {
+			return "1", true
+		}
+		return "0", true
+	case nil:
+		return "", true
+	case time.Duration:
+		return strconv.FormatInt(v.Nanoseconds(), 10), true
+	}
+	return "", false
+}
