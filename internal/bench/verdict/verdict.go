@@ -62,6 +62,11 @@ func (v Verdict) Tone() string {
 	return ""
 }
 
+// Badge is the label every view shows in the verdict's coloured box, painted by its Tone: the
+// verdict's word ("exact", "OVERSHOOT", "exact, LEAKS"), the same on the terminal, the dashboard,
+// the HTML report and the step summary.
+func (v Verdict) Badge() string { return v.Word }
+
 // Leaking reports whether the verdict found keys left behind.
 func (v Verdict) Leaking() bool { return strings.Contains(v.Word, Leaks) }
 
