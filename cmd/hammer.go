@@ -349,6 +349,7 @@ func dashboardOptions(o hammer.Options, live hammer.Live, profile colorprofile.P
 	return tui.Options{
 		Target: live.Target, Limiter: o.Limiter, Limit: o.Limit, Workers: o.Workers, Total: o.Duration,
 		Asserts: exprs, Controls: live.Engine, Quit: live.Stop, Interrupt: live.Quit, Profile: profile,
+		Verdict: verdict.Judge,
 		Judge: func(s bench.Snapshot) []tui.AssertResult {
 			results := hammer.Evaluate(o.Assertions, bench.Summary{Limiter: s.Limiter, Limit: s.Limit, Strategies: s.Strategies})
 			out := make([]tui.AssertResult, len(results))
