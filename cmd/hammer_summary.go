@@ -47,7 +47,7 @@ func writeHammerSummary(f *Factory, format tableprint.Format, res hammer.Result)
 	for _, n := range hammer.ClockNotes(res.Options) {
 		fmt.Fprintln(words, fitLine(n, width))
 	}
-	for _, line := range res.VerdictLines(func(word string) string { return paintVerdict(cs, word) }) {
+	for _, line := range res.VerdictLines(func(v verdict.Verdict) string { return paintVerdict(cs, v) }) {
 		fmt.Fprintln(words, fitLine(line, width))
 	}
 	for _, line := range res.HowLines(width) {
@@ -66,12 +66,13 @@ func writeHammerSummary(f *Factory, format tableprint.Format, res hammer.Result)
 	return nil
 }
 
-// paintVerdict colours a verdict word by its tone (verdict.Verdict.Tone), as every view does:
-// anything proven wrong (OVERSHOOT, TOO STRICT, LEAKS) red, nothing proven either way (no
-// evidence, not judged, errors) yellow, exact green; a word that is no verdict stays plain
-// rather than pass for green.
-func paintVerdict(cs ColorScheme, word string) string {
-	switch (verdict.Verdict{Word: word}).Tone() {
+// paintVerdict is the verdict's badge coloured by its tone, as every view shows them: anything
+// proven wrong (OVERSHOOT, TOO STRICT, LEAKS) red, nothing proven either way (no evidence, not
+// judged, errors) yellow, exact green; a word that is no verdict stays plain rather than pass
+// for green.
+func paintVerdict(cs ColorScheme, v verdict.Verdict) string {
+	word := v.Badge()
+	switch v.Tone() {
 	case verdict.ToneBad:
 		return cs.Bad(word)
 	case verdict.ToneGood:

@@ -117,7 +117,7 @@ func TestHangupStopsTheRunLikeSIGTERM(t *testing.T) {
 			m := termtest.Start(t, 120, 40, "sh -c "+shellQuote(script)+"; sleep 30")
 			errOut := func() string { b, _ := os.ReadFile(filepath.Join(dir, "err.txt")); return string(b) }
 			if tc.stdout == "" {
-				m.WaitForText(15*time.Second, "RUNNING", "OVERSHOOT +")
+				m.WaitForText(15*time.Second, "RUNNING", "OVERSHOOT")
 			} else {
 				waitForFile(t, 15*time.Second, "a progress line", func() bool { return strings.Contains(errOut(), "[1s/") })
 			}

@@ -145,7 +145,7 @@ func TestVerdictWordsArePaintedByWhatTheyClaim(t *testing.T) {
 		"exact, LEAKS":     cs.Bad("exact, LEAKS"),
 		"held":             "held",
 	} {
-		if got := paintVerdict(cs, word); got != want {
+		if got := paintVerdict(cs, verdict.Verdict{Word: word}); got != want {
 			t.Errorf("%s painted %q, want %q", word, got, want)
 		}
 	}

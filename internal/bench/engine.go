@@ -35,7 +35,7 @@ type StrategyRun struct {
 	// MonotoneTime: the virtual clock answers the strategy's TIME monotonically per key (each
 	// call's first TIME is the greater of its stamp and the key's mark, limiter.TimeKey), so a
 	// call's time is known only within [its stamp, the highest stamp sent on its key before its
-	// reply was read] (clock_evidence.go).
+	// reply was read] (overshoot/clock_evidence.go).
 	MonotoneTime bool
 	// TimeQuantum is how finely the script is told the time (0 or 1ms: to the millisecond or
 	// finer; 1s: whole seconds): each admit is judged at its time as the script could know it.

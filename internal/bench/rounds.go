@@ -125,7 +125,7 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 		for j := acquires; j < len(calls); j++ {
 			s.entering(ws[who[j]].index)
 		}
-		sentAt := time.Now() // after entering (lowWater.enter)
+		sentAt := time.Now() // after entering (refusal.LowWater.Enter)
 		for j := acquires; j < len(calls); j++ {
 			w := &ws[who[j]]
 			w.c.now = clock.Add(w.skew)
@@ -154,13 +154,9 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 }
 
 // releaseContext is the context of the rounds that carry releases: the run's, except that the
-// run's end does not cancel it; it ends a horizon later, so a release is bounded as decide's
-// is. Sent under the run's context, a round begun as the run ended (the loop's check and the
-// run's end race) failed its releases with the context's error, leaving their members in the
-// set with no release to come (releaseAll sends only what is still held). Its acquires then run
-// too, as an acquire already sent alone does (go-redis does not cut off a call in flight when
-// its context is cancelled): decisions like any other, what they admit released in the last
-// round. One context for all of a connection's rounds: none is made per round.
+// run's end does not cancel it but ends it a horizon later, so a round begun as the run ends
+// still sends its releases (releaseAll sends only what is still held) and its acquires, whose
+// admits the last round releases; one context serves all of a connection's rounds.
 func releaseContext(ctx context.Context, horizon time.Duration) (context.Context, context.CancelFunc) {
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, func() { time.AfterFunc(horizon, cancel) })

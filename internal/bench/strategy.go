@@ -334,7 +334,7 @@ type decisionCall struct {
 }
 
 // entering marks worker's call in flight for the refusal judges, before the time it is sent at
-// is read (lowWater.enter says why).
+// is read (refusal.LowWater.Enter says why).
 func (s *strategyState) entering(worker int) {
 	if s.refusals != nil {
 		s.inFlight.Enter(worker, s.sinceUs())
@@ -375,7 +375,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		c.judged.StampLo = c.now.UnixMicro()
 		c.judged.StampHi = c.judged.StampLo
 		if s.sentHigh != nil {
-			// Read after the reply: the script's TIME lies in [stamp, this] (clock_evidence.go).
+			// Read after the reply: the script's TIME lies in [stamp, this] (overshoot/clock_evidence.go).
 			c.judged.StampHi = max(c.judged.StampLo, s.sentHigh[c.keyIndex].Load())
 			ahead = max(ahead, time.Duration(c.judged.StampHi-c.judged.StampLo)*time.Microsecond)
 		}
@@ -442,7 +442,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		// The window scripts are exact for a request that reaches Redis within one window of its
 		// now (the log keeps two windows, a counter lives two); a later one may rightly see an
 		// emptier window, so it is no evidence either way. The bucket's and the unaligned fixed
-		// window's evidence allow for a bounded lateness (clock_evidence.go).
+		// window's evidence allow for a bounded lateness (overshoot/clock_evidence.go).
 		s.unjudged.Add(1)
 		return wait, false
 	}
@@ -506,7 +506,7 @@ func (s *strategyState) stamping(c *decisionCall) {
 }
 
 // intervalStamps reports whether the admits are judged as intervals of the stamps' clock: a
-// sliding window on a monotone virtual clock (clock_evidence.go).
+// sliding window on a monotone virtual clock (overshoot/clock_evidence.go).
 func (s *strategyState) intervalStamps() bool {
 	return s.run.MonotoneTime && !s.run.ServerClock && s.cfg.Limiter.Describe().Evidence == limiter.SlidingWindowEvidence
 }
@@ -518,7 +518,7 @@ func (s *strategyState) sinceBegin(stampUs int64) time.Duration {
 
 // straddles reports whether c, judged by epoch-aligned fixed windows on a monotone virtual
 // clock, may have been answered a TIME in a later window than its stamp's: its window is then
-// unknown, and it is no evidence (clock_evidence.go).
+// unknown, and it is no evidence (overshoot/clock_evidence.go).
 func (s *strategyState) straddles(c *decisionCall) bool {
 	if !s.run.MonotoneTime || !s.ev.Aligned || s.cfg.Limiter.Describe().Evidence != limiter.FixedWindowEvidence {
 		return false

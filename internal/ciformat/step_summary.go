@@ -38,7 +38,7 @@ func HammerStepSummary(res hammer.Result) []byte {
 	for i, st := range s.Strategies {
 		v := res.Verdicts[i]
 		fmt.Fprintf(&b, "| %s | **%s** | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			mdCell(st.Name), mdCell(v.Word), mdCell(v.Text), human.Count(st.Peak), human.Count(st.Overshoot),
+			mdCell(st.Name), mdCell(v.Badge()), mdCell(v.Text), human.Count(st.Peak), human.Count(st.Overshoot),
 			human.Count(st.Admitted), human.Count(st.Rejected), human.Count(st.Errors),
 			human.Count(int64(math.Round(st.AvgThroughput))), human.Latency(st.Latency.P50), human.Latency(st.Latency.P99))
 	}

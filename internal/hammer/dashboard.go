@@ -4,6 +4,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/tui"
 )
 
@@ -17,6 +18,7 @@ func DashboardOptions(o Options, live Live, profile colorprofile.Profile) tui.Op
 	return tui.Options{
 		Target: live.Target, Limiter: string(o.Limiter), CountLabel: o.Limiter.Describe().CountLabel, Limit: o.Limit, Workers: o.Workers, Total: o.Duration,
 		Asserts: exprs, Controls: live.Engine, Quit: live.Stop, Interrupt: live.Quit, Profile: profile,
+		Verdict: verdict.InSnapshot,
 		Judge: func(s bench.Snapshot) []tui.AssertResult {
 			results := Evaluate(o.Assertions, bench.Summary{Limiter: s.Limiter, Limit: s.Limit, Strategies: s.Strategies})
 			out := make([]tui.AssertResult, len(results))

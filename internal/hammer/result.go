@@ -197,18 +197,18 @@ func (d ms) MarshalJSON() ([]byte, error) { return json.Marshal(Millis(time.Dura
 //	eval   errors       312 of 10,000 decisions failed (timeout 312); peak 20 of 20
 //
 // paint, when set, colours each verdict word; the columns stay aligned.
-func (r Result) VerdictLines(paint func(word string) string) []string {
+func (r Result) VerdictLines(paint func(verdict.Verdict) string) []string {
 	nameW, wordW := 0, 0
 	for i, v := range r.Verdicts {
-		nameW, wordW = max(nameW, len(r.Summary.Strategies[i].Name)), max(wordW, len(v.Word))
+		nameW, wordW = max(nameW, len(r.Summary.Strategies[i].Name)), max(wordW, len(v.Badge()))
 	}
 	out := make([]string, len(r.Verdicts))
 	for i, v := range r.Verdicts {
-		word := v.Word
+		word := v.Badge()
 		if paint != nil {
-			word = paint(word)
+			word = paint(v)
 		}
-		out[i] = fmt.Sprintf("%-*s  %s%s  %s", nameW, r.Summary.Strategies[i].Name, word, strings.Repeat(" ", wordW-len(v.Word)), v.Text)
+		out[i] = fmt.Sprintf("%-*s  %s%s  %s", nameW, r.Summary.Strategies[i].Name, word, strings.Repeat(" ", wordW-len(v.Badge())), v.Text)
 	}
 	return out
 }

@@ -193,36 +193,34 @@ func build(d Data) (page, error) {
 	return p, nil
 }
 
-// judged is the strategy's verdict (verdict.Judge, as the summary prints it)
-// with its colour, badge and a sentence: overshoot and false rejects only on evidence, and no
+// judged is the strategy's verdict (verdict.Judge, as the summary prints it): its tone and badge
+// as every view shows them, and a sentence: overshoot and false rejects only on evidence, and no
 // "exact" for a strategy that never reached its limit or whose decisions mostly failed.
 func judged(st bench.StrategySnapshot, kind limiter.Kind, limit int64, d time.Duration) (tone, badge, sentence string) {
 	v := verdict.Judge(st, kind, limit, d)
-	tone = cmp.Or(v.Tone(), verdict.ToneWarn)
 	word, _, _ := strings.Cut(v.Word, ", "+verdict.Leaks)
 	switch word {
 	case verdict.Both:
-		badge, sentence = "overshoot +"+human.Count(st.Overshoot)+", too strict", "exceeded the limit and refused with room: "
+		sentence = "exceeded the limit and refused with room: "
 	case verdict.Overshoot:
-		badge, sentence = "overshoot +"+human.Count(st.Overshoot), "exceeded the limit: "
+		sentence = "exceeded the limit: "
 	case verdict.TooStrict:
-		badge, sentence = "too strict", "refused with room: "
+		sentence = "refused with room: "
 	case verdict.Errors:
-		badge, sentence = "errors", "not judged, too many errors: "
+		sentence = "not judged, too many errors: "
 	case verdict.NoEvidence:
-		badge, sentence = "no evidence", "no evidence: "
+		sentence = "no evidence: "
 	case verdict.NotJudged:
-		badge, sentence = "not judged", "not judged: "
+		sentence = "not judged: "
 	case verdict.Leaks:
-		badge, sentence = "leaks", "left keys behind: "
+		sentence = "left keys behind: "
 	default:
-		badge, sentence = "exact", "held the limit exactly: "
+		sentence = "held the limit exactly: "
 	}
 	if v.Leaking() && word != verdict.Leaks {
-		badge += ", leaks"
 		sentence = strings.TrimSuffix(sentence, ": ") + ", and left keys behind: "
 	}
-	return tone, badge, sentence + v.Text
+	return cmp.Or(v.Tone(), verdict.ToneWarn), v.Badge(), sentence + v.Text
 }
 
 func cells(st bench.StrategySnapshot, d time.Duration) row {

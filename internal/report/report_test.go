@@ -12,6 +12,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -323,7 +324,7 @@ func TestReportShowsFalseRejects(t *testing.T) {
 		t.Errorf("naive's row does not say its refusals were not judged: %+v", row)
 	}
 	section := byID["strategy-lua"]
-	if section == nil || !strings.Contains(section.text, "too strict") || !strings.Contains(section.text, "refused with room: refused 828 while at most 4 of 20 were held") {
+	if section == nil || !strings.Contains(section.text, verdict.TooStrict) || !strings.Contains(section.text, "refused with room: refused 828 while at most 4 of 20 were held") {
 		t.Errorf("lua's verdict: %+v", section)
 	}
 	if s := byID["strategy-naive"]; s == nil || !strings.Contains(s.text, "Refusals not judged") {
@@ -393,7 +394,7 @@ func TestReportShowsLeaks(t *testing.T) {
 	page := writeReport(t, d)
 	byID, _ := parse(t, page)
 	section := byID["strategy-lua"]
-	if section == nil || !strings.Contains(section.text, "leaks") ||
+	if section == nil || !strings.Contains(section.text, verdict.Leaks) ||
 		!strings.Contains(section.text, "left keys behind: left 2 keys without a TTL (rl:{r}:lua:exp: string of 1, no TTL)") {
 		t.Errorf("lua's verdict: %+v", section)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 
@@ -138,6 +139,7 @@ func asciiOptions() Options {
 		Workers:    64,
 		Total:      fixtureTotal,
 		Profile:    colorprofile.ASCII,
+		Verdict:    verdict.InSnapshot,
 	}
 }
 

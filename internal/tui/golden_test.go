@@ -9,6 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/golden"
 	"github.com/limitctl/limitctl/internal/human"
 )
@@ -140,8 +141,8 @@ func checkFits(t *testing.T, view string, w, h int) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// A strategy that has not reached its limit has no evidence yet: its badge says so instead of
-// "0 overshoot", which would read as a pass.
+// A strategy that has not reached its limit has no evidence yet: its badge says so (the
+// verdict's "no evidence") instead of "exact", which would read as a pass.
 func TestBadgeSaysLimitNotReachedWithoutContention(t *testing.T) {
 	snaps := fixtureRun(42, strategyShape{name: "lua"})
 	for i := range snaps {
@@ -150,11 +151,11 @@ func TestBadgeSaysLimitNotReachedWithoutContention(t *testing.T) {
 		}
 	}
 	view := resize(feed(New(asciiOptions()), snaps...), 120, 30).View().Content
-	if !strings.Contains(view, "limit not reached") || strings.Contains(view, "0 overshoot") {
+	if !strings.Contains(view, verdict.NoEvidence) || strings.Contains(view, verdict.Exact) {
 		t.Errorf("uncontended strategy's badge:\n%s", view)
 	}
 	view = resize(feed(New(asciiOptions()), fixtureRun(42, strategyShape{name: "lua"})...), 120, 30).View().Content
-	if !strings.Contains(view, "0 overshoot") {
+	if !strings.Contains(view, verdict.Exact) {
 		t.Errorf("contended strategy at 0 lost its badge:\n%s", view)
 	}
 }
@@ -178,13 +179,13 @@ func TestPanelShowsFalseRejects(t *testing.T) {
 
 // The final snapshot carries what the end-of-run read found: a strategy that left keys without
 // a TTL says LEAKS in its badge, beside its limit's word; one whose allowances left the
-// evidence blind says not judged rather than 0 overshoot.
+// evidence blind says not judged rather than exact.
 func TestPanelShowsLeaksAndNotJudged(t *testing.T) {
 	snaps := fixtureRun(42, strategyShape{name: "custom"})
 	last := &snaps[len(snaps)-1].Strategies[0]
 	last.Leaks = &bench.Leaks{KeysWithoutTTL: 3}
 	view := resize(feed(New(asciiOptions()), snaps...), 120, 30).View().Content
-	if !strings.Contains(view, "LEAKS 3") || !strings.Contains(view, "0 overshoot") {
+	if !strings.Contains(view, verdict.Exact+", "+verdict.Leaks) {
 		t.Errorf("leaking strategy:\n%s", view)
 	}
 	snaps = fixtureRun(42, strategyShape{name: "custom"})
@@ -193,7 +194,7 @@ func TestPanelShowsLeaksAndNotJudged(t *testing.T) {
 		st.Unjudged = st.Admitted
 	}
 	view = resize(feed(New(asciiOptions()), snaps...), 120, 30).View().Content
-	if !strings.Contains(view, "not judged") || strings.Contains(view, "0 overshoot") {
+	if !strings.Contains(view, verdict.NotJudged) || strings.Contains(view, verdict.Exact) {
 		t.Errorf("strategy not judged:\n%s", view)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 )
 
 // Options are the facts of a run that do not change while it runs, and the dashboard's hands
@@ -25,6 +26,10 @@ type Options struct {
 	Asserts []string
 	// Judge, when set, evaluates the asserts against each snapshot (it must not block).
 	Judge func(bench.Snapshot) []AssertResult
+
+	// Verdict is a strategy's verdict at a snapshot (verdict.InSnapshot): its panel shows the
+	// verdict's own badge in the verdict's tone, as every other view does; nil shows none.
+	Verdict func(snap bench.Snapshot, s bench.StrategySnapshot) verdict.Verdict
 
 	// Controls pauses and resumes the load; nil hides the pause key.
 	Controls Controls

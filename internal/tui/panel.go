@@ -73,31 +73,17 @@ func (m Model) panel(s bench.StrategySnapshot, w, h int) string {
 	if w < 8 || h < 3 {
 		return lipgloss.NewStyle().Width(w).Height(h).Render("")
 	}
-	borderColour := colourBorder
-	badge := st.badgeOK.Render("0 overshoot")
-	if !s.Contended {
-		// Without the limit reached, an overshoot of 0 proves nothing yet.
-		badge = st.badge.Render("limit not reached")
-	}
-	switch {
-	case s.Overshoot > 0 && s.FalseRejects > 0:
-		borderColour = colourBad
-		badge = st.badgeBad.Render(fmt.Sprintf("OVERSHOOT +%s, TOO STRICT", human.Count(s.Overshoot)))
-	case s.Overshoot > 0:
-		borderColour = colourBad
-		badge = st.badgeBad.Render(fmt.Sprintf("OVERSHOOT +%s", human.Count(s.Overshoot)))
-	case s.FalseRejects > 0:
-		// Refused while it certainly had room: as wrong as an overshoot.
-		borderColour = colourBad
-		badge = st.badgeBad.Render("TOO STRICT")
-	case s.Contended && verdict.WhyNotJudged(s, m.limit()) != "":
-		// The allowances left the evidence blind: 0 overshoot says nothing.
-		badge = st.badge.Render("not judged")
-	}
-	if s.Leaks != nil && s.Leaks.Total() > 0 {
-		// Read once the load ended: keys that never expire are as wrong as an overshoot.
-		borderColour = colourBad
-		badge = st.badgeBad.Render(fmt.Sprintf("LEAKS %s", human.Count(s.Leaks.Total()))) + " " + badge
+	borderColour, badge := colourBorder, ""
+	if m.opts.Verdict != nil {
+		v := m.opts.Verdict(m.snap, s)
+		switch v.Tone() {
+		case verdict.ToneBad:
+			borderColour, badge = colourBad, st.badgeBad.Render(v.Badge())
+		case verdict.ToneGood:
+			badge = st.badgeOK.Render(v.Badge())
+		default:
+			badge = st.badge.Render(v.Badge())
+		}
 	}
 	border := lipgloss.NewStyle().Foreground(borderColour)
 	name := st.title.Render(s.Name)

@@ -106,13 +106,13 @@ func TestRunEndsWhenTheSnapshotsEnd(t *testing.T) {
 	for _, s := range fixtureRun(12, naiveShape, luaShape) {
 		snapshots <- s
 	}
-	waitFor(t, out, "OVERSHOOT +")
+	waitFor(t, out, "OVERSHOOT")
 	close(snapshots)
 	if err := await(t, result); err != nil {
 		t.Fatal(err)
 	}
 	checkRestored(t, out.String())
-	for _, want := range []string{"naive", "lua", "0 overshoot"} {
+	for _, want := range []string{"naive", "lua", "exact"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("terminal never showed %q", want)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/termtest"
 )
 
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 func demo(mode string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opts := Options{Quit: cancel, Controls: &fakeControls{}, Profile: colorprofile.ASCII}
+	opts := Options{Quit: cancel, Controls: &fakeControls{}, Profile: colorprofile.ASCII, Verdict: verdict.InSnapshot}
 	snapshots := make(chan bench.Snapshot)
 	go func() {
 		defer close(snapshots)
@@ -84,9 +85,9 @@ func TestDashboardInARealTerminal(t *testing.T) {
 
 			stacked := tm.WaitFor(15*time.Second, "two stacked panels", func(s string) bool {
 				rows, perLine := topBorders(s)
-				return rows == 2 && perLine == 1 && strings.Contains(s, "OVERSHOOT +")
+				return rows == 2 && perLine == 1 && strings.Contains(s, "OVERSHOOT")
 			})
-			if !strings.Contains(stacked, "0 overshoot") {
+			if !strings.Contains(stacked, "exact") {
 				t.Errorf("lua's panel missing:\n%s", stacked)
 			}
 

@@ -73,7 +73,7 @@ type Witness struct {
 	peak       atomic.Int64
 	tickPeak   atomic.Int64 // highest value since the last TakeTickPeak
 	events     atomic.Int64
-	onOver     func(Moment) // the first overshoot's requests (first_overshoot.go); guarded by mu
+	onOver     func(Moment) // the first overshoot's requests (bench/first_overshoot.go); guarded by mu
 }
 
 // heldAt is an abandoned request and its decision time (ms).

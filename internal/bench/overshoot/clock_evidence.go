@@ -110,7 +110,7 @@ type LateAdmitter interface {
 	AdmitLate(nowMs int64, late time.Duration)
 }
 
-// lateBucket is the bucket's evidence in lateness tiers (evidenceFor).
+// lateBucket is the bucket's evidence in lateness tiers (ClockFor).
 type lateBucket struct {
 	tiers    []int64 // ms
 	checkers []*BucketChecker
@@ -195,7 +195,7 @@ func Lateness(quantum time.Duration, now time.Time, ahead time.Duration) time.Du
 //     H_i - t_i: their proofs (above, and UnalignedChecker) already allow a call to be decided at
 //     any time in [t_i, t_i + λ_i];
 //   - an epoch-aligned fixed window counts the admit in the window of t_i, which is T_i's only
-//     when [t_i, H_i] lies in one window (both rounded as the script rounds: evidenceStamp); an
+//     when [t_i, H_i] lies in one window (both rounded as the script rounds: Stamp); an
 //     admit whose span crosses a window's end is left out (strategyState.straddles), which only
 //     removes evidence;
 //   - a sliding window judges [t_i, H_i] with the IntervalChecker, on the stamps' clock: its proof

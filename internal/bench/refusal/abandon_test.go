@@ -8,7 +8,7 @@ import (
 )
 
 // The edges of abandoned requests (Config.Abandon) in the refusal judge, one decision at a time,
-// on the timelines of refusals_test.go (µs; stale-after 100ms).
+// on the timelines of judge_test.go (µs; stale-after 100ms).
 
 // abandoned is an admitted concurrency request never released.
 func abandoned(sent, replied int64) Call {

@@ -217,7 +217,7 @@ func (g *rejectGroup) merge(o *rejectGroup) {
 	g.n += o.n
 }
 
-// Judge judges one key's refused decisions. The workers log their decisions (callLog); the
+// Judge judges one key's refused decisions. The workers log their decisions (Log); the
 // engine's loop hands them over, records and judges them in batches, so nothing here is shared
 // between goroutines. Recording is an append; grouping and judging happen per batch, on sorted
 // slices (no map, no allocation per group: with many keys nearly every refusal is a group).

@@ -62,6 +62,11 @@ func (v Verdict) Tone() string {
 	return ""
 }
 
+// Badge is the label every view shows in the verdict's coloured box, painted by its Tone: the
+// verdict's word ("exact", "OVERSHOOT", "exact, LEAKS"), the same on the terminal, the dashboard,
+// the HTML report and the step summary.
+func (v Verdict) Badge() string { return v.Word }
+
 // Leaking reports whether the verdict found keys left behind.
 func (v Verdict) Leaking() bool { return strings.Contains(v.Word, Leaks) }
 
@@ -218,4 +223,9 @@ func ttlText(d time.Duration) string {
 		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + " days"
 	}
 	return human.Clock(d)
+}
+
+// InSnapshot is st's verdict at the moment snap was taken: what the dashboard asks of each panel.
+func InSnapshot(snap bench.Snapshot, st bench.StrategySnapshot) Verdict {
+	return Judge(st, snap.Limiter, snap.Limit, snap.Elapsed)
 }
