@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
@@ -95,7 +96,7 @@ func (w *masterWatch) check(ctx context.Context) bool {
 			time.Duration(issued)*time.Microsecond, oneLineError(err))
 	case fp != w.base:
 		w.why = fmt.Sprintf("a master was replaced or restarted by %s (its replication id changed), which may lose a release it acknowledged: refusals from then on are not judged",
-			(time.Duration(issued) * time.Microsecond).Round(time.Millisecond))
+			human.Elapsed(time.Duration(issued)*time.Microsecond))
 	default:
 		w.confirmed.Store(issued)
 		return true

@@ -16,22 +16,20 @@ import (
 	"github.com/limitctl/limitctl/internal/human"
 )
 
-// The report's palette; the same hues as the dashboard. The page's legends (HTML, next to
-// each chart) use the same hex values. Red (colourOver) means the limiter answered wrong (an
-// overshoot, or a refusal proven wrong) and nothing else: no strategy, latency or rate line is
-// drawn in red, pink or the limit's amber.
+// The charts' colours, from the report's palette (palette.go). The page's legends (HTML, next to
+// each chart) use the same hex values.
 var (
-	colourCount  = drawing.ColorFromHex("2563eb")
-	colourFill   = drawing.Color{R: 37, G: 99, B: 235, A: 38}
-	colourLimit  = drawing.ColorFromHex("d97706")
-	colourOver   = drawing.ColorFromHex("dc2626")
-	colourRate   = drawing.ColorFromHex("059669")
-	colourP50    = drawing.ColorFromHex("7c3aed")
-	colourP99    = drawing.ColorFromHex("0f766e")
-	colourGrid   = drawing.ColorFromHex("e5e7eb")
-	colourAxis   = drawing.ColorFromHex("6b7280")
+	colourCount  = colour(hexCount)
+	colourFill   = drawing.Color{R: 37, G: 99, B: 235, A: 38} // hexCount, translucent
+	colourLimit  = colour(hexLimit)
+	colourOver   = colour(hexOver)
+	colourRate   = colour(hexRate)
+	colourP50    = colour(hexP50)
+	colourP99    = colour(hexP99)
+	colourGrid   = colour(hexGrid)
+	colourAxis   = colour(hexAxis)
 	strategyHues = []drawing.Color{
-		drawing.ColorFromHex("2563eb"), drawing.ColorFromHex("059669"), drawing.ColorFromHex("7c3aed"),
+		colourCount, colourRate, colourP50,
 		drawing.ColorFromHex("0891b2"), drawing.ColorFromHex("4b5563"), drawing.ColorFromHex("65a30d"),
 		drawing.ColorFromHex("9333ea"), drawing.ColorFromHex("1e3a8a"),
 	}

@@ -95,33 +95,33 @@ func drawSequence(lanes []trace.Request, caption, label string) template.HTML {
 	// Lanes: a header and a lifeline each.
 	for i, r := range lanes {
 		x := laneX(i)
-		colour, tag := "#111827", ""
+		colour, tag := hexInk, ""
 		if r.Raced {
-			colour, tag = "#dc2626", " · raced"
+			colour, tag = hexOver, " · raced"
 		}
-		fmt.Fprintf(&b, `<g class="lane" data-request="%s"><rect x="%d" y="8" width="%d" height="34" rx="6" fill="#f9fafb" stroke="%s"/>`, esc(r.ID), x-seqLaneW/2+12, seqLaneW-24, colour)
+		fmt.Fprintf(&b, `<g class="lane" data-request="%s"><rect x="%d" y="8" width="%d" height="34" rx="6" fill="`+hexLane+`" stroke="%s"/>`, esc(r.ID), x-seqLaneW/2+12, seqLaneW-24, colour)
 		fmt.Fprintf(&b, `<text x="%d" y="24" text-anchor="middle" font-weight="700" fill="%s">%s%s</text>`, x, colour, esc(r.ID), esc(tag))
-		fmt.Fprintf(&b, `<text x="%d" y="37" text-anchor="middle" fill="#6b7280">worker %d</text>`, x, r.Worker)
-		fmt.Fprintf(&b, `<line x1="%d" y1="42" x2="%d" y2="%d" stroke="#d1d5db" stroke-dasharray="4 4"/></g>`, x, x, bottom)
+		fmt.Fprintf(&b, `<text x="%d" y="37" text-anchor="middle" fill="`+hexAxis+`">worker %d</text>`, x, r.Worker)
+		fmt.Fprintf(&b, `<line x1="%d" y1="42" x2="%d" y2="%d" stroke="`+hexLifeline+`" stroke-dasharray="4 4"/></g>`, x, x, bottom)
 	}
-	fmt.Fprintf(&b, `<g class="lane redis"><rect x="%d" y="8" width="%d" height="34" rx="6" fill="#fef2f2" stroke="#b91c1c"/><text x="%d" y="30" text-anchor="middle" font-weight="700" fill="#b91c1c">Redis</text>`,
+	fmt.Fprintf(&b, `<g class="lane redis"><rect x="%d" y="8" width="%d" height="34" rx="6" fill="`+hexRedisFill+`" stroke="`+hexRedis+`"/><text x="%d" y="30" text-anchor="middle" font-weight="700" fill="`+hexRedis+`">Redis</text>`,
 		redisX-seqRedisW/2+16, seqRedisW-32, redisX)
-	fmt.Fprintf(&b, `<line x1="%d" y1="42" x2="%d" y2="%d" stroke="#fca5a5" stroke-width="3"/></g>`, redisX, redisX, bottom)
+	fmt.Fprintf(&b, `<line x1="%d" y1="42" x2="%d" y2="%d" stroke="`+hexRedisLine+`" stroke-width="3"/></g>`, redisX, redisX, bottom)
 	// Events: one row each, the time on the left.
 	for n, e := range events {
 		y := seqHeadH + n*seqRowH + seqRowH/2 + 4
 		x := laneX(e.lane)
-		fmt.Fprintf(&b, `<text x="8" y="%d" fill="#6b7280">+%.3fms</text>`, y+4, float64(e.at-origin)/1000)
+		fmt.Fprintf(&b, `<text x="8" y="%d" fill="`+hexAxis+`">+%.3fms</text>`, y+4, float64(e.at-origin)/1000)
 		if !e.reply {
-			fmt.Fprintf(&b, `<g class="send"><line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#374151" stroke-width="1.5"/>%s`, x, y, redisX-8, y, arrowHead(redisX, y, 1, "#374151"))
-			fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#111827" font-weight="600">%s</text></g>`, x+8, y-4, esc(e.step.Op))
+			fmt.Fprintf(&b, `<g class="send"><line x1="%d" y1="%d" x2="%d" y2="%d" stroke="`+hexInkSoft+`" stroke-width="1.5"/>%s`, x, y, redisX-8, y, arrowHead(redisX, y, 1, hexInkSoft))
+			fmt.Fprintf(&b, `<text x="%d" y="%d" fill="`+hexInk+`" font-weight="600">%s</text></g>`, x+8, y-4, esc(e.step.Op))
 			continue
 		}
 		reply := trace.ReplyText(e.step.Reply)
-		fmt.Fprintf(&b, `<g class="reply"><line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#2563eb" stroke-width="1.5" stroke-dasharray="5 3"/>%s`, redisX, y, x+8, y, arrowHead(x, y, -1, "#2563eb"))
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#2563eb">%s → %s</text></g>`, redisX-8, y-4, esc(e.step.Op), esc(reply))
+		fmt.Fprintf(&b, `<g class="reply"><line x1="%d" y1="%d" x2="%d" y2="%d" stroke="`+hexCount+`" stroke-width="1.5" stroke-dasharray="5 3"/>%s`, redisX, y, x+8, y, arrowHead(x, y, -1, hexCount))
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="`+hexCount+`">%s → %s</text></g>`, redisX-8, y-4, esc(e.step.Op), esc(reply))
 	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d" font-weight="700" fill="#dc2626">%s</text>`, seqTimeW, bottom+26, esc(caption))
+	fmt.Fprintf(&b, `<text x="%d" y="%d" font-weight="700" fill="`+hexOver+`">%s</text>`, seqTimeW, bottom+26, esc(caption))
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) //nolint:gosec // every text in it is escaped above
 }
