@@ -241,4 +241,7 @@ func logRealSpread(t *testing.T, o *trace.Overshoot) {
 	}
 	t.Logf("first overshoot at %.0fms: %d requests shown (%d missing), sent to replied over %s of real time",
 		o.AtMs, len(o.Requests), o.Missing, time.Duration(last-first)*time.Microsecond)
+	if o.FromMs != nil && o.ToMs != nil {
+		t.Logf("judged together over [%.0fms, %.0fms]", *o.FromMs, *o.ToMs)
+	}
 }

@@ -124,7 +124,10 @@ func (s *strategyState) newChecker(key string) overshoot.Checker {
 	}
 	// A schedule's answer is a time in itself, on the script's clock: judged as a stamp, never
 	// over the call's interval.
-	if !s.run.AdmitAt && (s.run.ServerClock || s.intervalStamps()) {
+	if !s.run.AdmitAt && s.intervalStamps() {
+		return overshoot.TwoClockSliding(limitsOf(s.cfg))
+	}
+	if !s.run.AdmitAt && s.run.ServerClock {
 		return overshoot.IntervalFor(limitsOf(s.cfg))
 	}
 	local := overshoot.ClientChecker(limitsOf(s.cfg), s.ev, horizon)

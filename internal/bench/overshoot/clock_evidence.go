@@ -208,8 +208,9 @@ func Lateness(quantum time.Duration, now time.Time, ahead time.Duration) time.Du
 //     apart, on a clock that never goes back, and ran less than a window apart on the server's
 //     clock; so a limiter correct on the server's clock, which keeps each admit's record at
 //     least a window after it ran, still held every earlier one's when the last one ran, within
-//     a window of its TIME: more than the limit of them is an overshoot. An offset between the
-//     two clocks' origins costs sharpness only: each dimension fits the span in its own terms;
+//     a window of its TIME: more than the limit of them is an overshoot. One window-long span
+//     only (TwoClockSliding says why). An offset between the two clocks' origins costs
+//     sharpness only: each dimension fits the span in its own terms;
 //   - the concurrency witness counts a member from its stamp t_i for stale-after: a limiter that
 //     scored it at T_i >= t_i reclaims it no sooner; and no TIME answered before an admit is
 //     recorded is later than the run's clock plus the skew then (H_i is a stamp sent by then),
