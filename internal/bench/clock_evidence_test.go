@@ -161,10 +161,10 @@ func testMonotone(t *testing.T, srv *redistest.Server, mode *roundMode, skew tim
 }
 
 // On the virtual clock, with TIME monotone per key, the windows' evidence stays sound and sharp:
-// a sliding log that reads TIME (judged over its calls' spans, as on the server's clock) and a
-// fixed window judged epoch-aligned (an admit whose span crosses a window's end left out) are
-// exact when correct, at the default skew and at 200ms, and caught when one request too
-// generous per window (each run until it is caught, at most 30s).
+// a sliding log that reads TIME (judged over its calls' spans of TIME and of the real clock its
+// TTL runs on) and a fixed window judged epoch-aligned (an admit whose span crosses a window's
+// end left out) are exact when correct, at the default skew and at 200ms, and caught when one
+// request too generous per window (each run until it is caught, at most 30s).
 func TestMonotoneVirtualClockWindowEvidence(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: make test runs it, make test-short (-short) skips it")
