@@ -124,7 +124,10 @@ func (s *strategyState) newChecker(key string) overshoot.Checker {
 	}
 	// A schedule's answer is a time in itself, on the script's clock: judged as a stamp, never
 	// over the call's interval.
-	if !s.run.AdmitAt && (s.run.ServerClock || s.intervalStamps()) {
+	if !s.run.AdmitAt && s.intervalStamps() {
+		return overshoot.TwoClockSliding(limitsOf(s.cfg))
+	}
+	if !s.run.AdmitAt && s.run.ServerClock {
 		return overshoot.IntervalFor(limitsOf(s.cfg))
 	}
 	local := overshoot.ClientChecker(limitsOf(s.cfg), s.ev, horizon)
@@ -429,8 +432,10 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		// them only when it was recorded that late; the trace then counts it as missing.
 		lo, hi := c.sentMono, c.repliedMono
 		if s.intervalStamps() {
-			// The virtual clock's TIME, somewhere in [stamp, highest stamp sent before the reply].
-			lo, hi = s.sinceBegin(c.judged.StampLo), s.sinceBegin(c.judged.StampHi)
+			// The virtual clock's TIME lies in [stamp, highest stamp sent before the reply], and
+			// the call ran in [sent, replied] of the real clock the key's TTLs run on: judged
+			// over both (overshoot/clock_evidence.go).
+			lo, hi = min(lo, s.sinceBegin(c.judged.StampLo)), max(hi, s.sinceBegin(c.judged.StampHi))
 		}
 		if ic.AdmitInterval(lo, hi) {
 			s.recorders[c.worker].Keep(true, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness)
@@ -505,8 +510,8 @@ func (s *strategyState) stamping(c *decisionCall) {
 	}
 }
 
-// intervalStamps reports whether the admits are judged as intervals of the stamps' clock: a
-// sliding window on a monotone virtual clock (overshoot/clock_evidence.go).
+// intervalStamps reports whether the admits are judged as intervals of the stamps' clock and
+// the real one: a sliding window on a monotone virtual clock (overshoot/clock_evidence.go).
 func (s *strategyState) intervalStamps() bool {
 	return s.run.MonotoneTime && !s.run.ServerClock && s.cfg.Limiter.Describe().Evidence == limiter.SlidingWindowEvidence
 }
