@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -14,6 +14,7 @@ import (
 	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/hammer/runkeys"
+	"github.com/limitctl/limitctl/internal/hammer/timeline"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
@@ -33,11 +34,9 @@ func (s *session) publish(summary bench.Summary) error {
 	if err != nil {
 		return err
 	}
-	host, _ := os.Hostname()
-	process := fmt.Sprintf("%s-%d-%s", host, os.Getpid(), NewRunID())
 	ctx, cancel := context.WithTimeout(context.Background(), s.deps.Timeout)
 	defer cancel()
-	return s.rdb.Set(ctx, s.keys.ReportKey(process), doc, ReportTTL).Err()
+	return s.rdb.Set(ctx, s.keys.ReportKey(s.process), doc, ReportTTL).Err()
 }
 
 // Report merges what every process of a run left (with --run-id and --witness redis) into one
@@ -51,6 +50,7 @@ func Report(ctx context.Context, rdb redis.UniversalClient, prefix, runID string
 		return Result{}, err
 	}
 	var runs []published
+	ran := map[string][]string{} // each process that left a summary: the strategies it ran
 	for _, m := range masters {
 		iter := m.Scan(ctx, 0, keys.ReportPattern(), 1000).Iterator()
 		for iter.Next(ctx) {
@@ -66,6 +66,10 @@ func Report(ctx context.Context, rdb redis.UniversalClient, prefix, runID string
 				return Result{}, fmt.Errorf("%s does not hold a hammer summary this limitctl reads (left by another version?)", iter.Val())
 			}
 			runs = append(runs, p)
+			process := strings.TrimPrefix(iter.Val(), strings.TrimSuffix(keys.ReportPattern(), "*"))
+			for _, st := range p.Summary.Strategies {
+				ran[process] = append(ran[process], st.Name)
+			}
 		}
 		if err := iter.Err(); err != nil {
 			return Result{}, err
@@ -83,6 +87,10 @@ func Report(ctx context.Context, rdb redis.UniversalClient, prefix, runID string
 		return Result{}, err
 	}
 	rules := mergeRules(runs)
+	if err := judgeRefusals(ctx, rdb, keys, ran, &summary); err != nil {
+		return Result{}, err
+	}
+	rules.Shared = summary.Strategies[0].RefusalsUnjudged == bench.RefusalsShared
 	if len(asserts) > 0 {
 		rules.Assertions = nil
 		for _, expr := range asserts {
@@ -117,4 +125,30 @@ func mergeRules(runs []published) Rules {
 		}
 	}
 	return r
+}
+
+// judgeRefusals judges the merged run's refusals over every process's calls on the server's
+// timeline (hammer/timeline), when the processes published them; a strategy whose refusals a
+// contract makes no evidence stays as it is.
+func judgeRefusals(ctx context.Context, rdb redis.UniversalClient, keys runkeys.Scheme, ran map[string][]string, sum *bench.Summary) error {
+	var names []string
+	for _, st := range sum.Strategies {
+		if st.RefusalsUnjudged == bench.RefusalsShared {
+			names = append(names, st.Name)
+		}
+	}
+	verdicts, err := timeline.Judge(ctx, rdb, keys, ran, names)
+	if err != nil || verdicts == nil {
+		return err
+	}
+	for i := range sum.Strategies {
+		st := &sum.Strategies[i]
+		v, ok := verdicts[st.Name]
+		if !ok {
+			continue
+		}
+		st.FalseRejects, st.FirstFalseReject, st.Tightest = v.FalseRejects, v.First, v.Tightest
+		st.RefusalsUnjudged, st.NoRefusalJudged = v.Unjudged, v.NoneJudged
+	}
+	return nil
 }

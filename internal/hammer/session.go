@@ -16,6 +16,7 @@ import (
 	"github.com/limitctl/limitctl/internal/embedded"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/hammer/runkeys"
+	"github.com/limitctl/limitctl/internal/hammer/timeline"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
@@ -108,6 +109,8 @@ type session struct {
 	peers      *participation      // this process's entry in a run shared by id; nil once left
 	custom     limiter.Limiter     // the user's script, for its single hit (hitOnce); nil without one
 	onceKey    string              // the single hit's key: one per process in a run shared by id
+	process    string              // this process's name among a shared run's
+	timeline   *timeline.Publisher // publishes this process's calls for hammer report; nil when not shared
 	// interrupted is the context a signal cancels (not the dashboard's stop): once it has
 	// ended, nothing more is sent but the clean-up.
 	interrupted context.Context
@@ -141,7 +144,8 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
-	s := &session{opts: o, deps: deps}
+	deps.Now = shiftedNow(deps.Now, o.Timeline.Shift)
+	s := &session{opts: o, deps: deps, process: processName()}
 	if o.RunID != "" && !ValidRunID(o.RunID) {
 		return Result{}, exitcode.Usagef("run id %q: want 1-64 letters, digits, '-' or '_'", o.RunID)
 	}
@@ -170,6 +174,7 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	for _, st := range o.Strategies {
 		s.keys.Strategies = append(s.keys.Strategies, string(st))
 	}
+	s.timeline = s.newTimeline()
 	if err := s.build(runID); err != nil {
 		return Result{}, err
 	}
@@ -192,6 +197,7 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if err := s.probe(ctx); err != nil {
 		return Result{}, err
 	}
+	s.startTimeline(ctx)
 	return s.load(ctx)
 }
 
@@ -312,6 +318,9 @@ func (s *session) build(runID string) error {
 			run.AdmitAt = o.Contract.AdmitAt != nil
 			run.RefusalsUnjudged = o.Contract.Spec.RefusalsUnjudged()
 		}
+		if s.timeline != nil && run.RefusalsUnjudged == "" {
+			run.Calls = s.timeline.Sink(run.Name)
+		}
 		if o.RedisWitness && evidence != limiter.HeldEvidence {
 			// Window and bucket limiters: judged over every process's admits together.
 			run.Admits = overshoot.NewSharedAdmits(s.rdb, overshoot.SharedConfig{Window: o.Window,
@@ -388,6 +397,9 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	watchErr := <-watchDone
 
 	res := Result{Options: s.opts, Summary: summary, WatchErr: watchErr}
+	if s.timeline != nil {
+		s.timeline.Finish() // every call published before the summary that names this process
+	}
 	if runErr == nil && s.opts.RunID != "" && s.opts.RedisWitness {
 		// Other processes may share this run: leave the summary for `hammer report`.
 		if err := s.publish(summary); err != nil {
