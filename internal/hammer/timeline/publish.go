@@ -61,7 +61,7 @@ type Publisher struct {
 
 	mu      sync.Mutex
 	sinks   []*Sink
-	pending [][2]any // key, element: flushes not yet in Redis, in order
+	pending [][2]any           // key, element: flushes not yet in Redis, in order
 	samples []clocksync.Sample // measured, not yet in Redis
 	latest  clocksync.Sample
 	gaveUp  bool // Redis refused too many flushes: nothing more is published
