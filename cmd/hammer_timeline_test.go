@@ -69,8 +69,25 @@ func TestHammerReportJudgesRefusalsAcrossShiftedClocks(t *testing.T) {
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			id := "shift-" + tc.kind
-			shiftedProcesses(t, srv, id, []string{"0s", "50ms", "-50ms"}, append([]string{"--limiter", tc.kind, "--strategies", "lua,custom",
+			runs := shiftedProcesses(t, srv, id, []string{"0s", "50ms", "-50ms"}, append([]string{"--limiter", tc.kind, "--strategies", "lua,custom",
 				"--script", "../testdata/limiters/strict/" + tc.script, "--duration", "2s"}, tc.args...)...)
+			// The process that finished last judged every process's calls too, and failed.
+			judged := 0
+			for _, r := range runs {
+				var one hammerDoc
+				if err := json.Unmarshal([]byte(r.out), &one); err != nil {
+					t.Fatal(err)
+				}
+				if fr := one.Strategies[1].FalseRejects; fr != nil {
+					judged++
+					if *fr == 0 || r.code != ExitCheckFailed || *one.Strategies[0].FalseRejects != 0 {
+						t.Errorf("the last process judged custom %d, lua %d, exit %d; want some, 0 and exit 3", *fr, *one.Strategies[0].FalseRejects, r.code)
+					}
+				}
+			}
+			if judged != 1 {
+				t.Errorf("%d processes judged refusals over every process's calls; want the last one", judged)
+			}
 			doc, st := mergedReport(t, srv, id, ExitCheckFailed)
 			lua, custom := st["lua"], st["custom"]
 			if doc.Processes != 3 || lua.FalseRejects == nil || *lua.FalseRejects != 0 || lua.Overshoot != 0 || !lua.Contended {

@@ -13,6 +13,7 @@ import (
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/exitcode"
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/hammer/runkeys"
 	"github.com/limitctl/limitctl/internal/hammer/timeline"
 	"github.com/limitctl/limitctl/internal/redisconn"
@@ -45,35 +46,9 @@ func (s *session) publish(summary bench.Summary) error {
 // any. An assertion that names no strategy of the run is a usage error.
 func Report(ctx context.Context, rdb redis.UniversalClient, prefix, runID string, asserts []string) (Result, error) {
 	keys := runkeys.Scheme{Prefix: prefix, RunID: runID}
-	masters, err := redisconn.Masters(ctx, rdb)
+	runs, ran, err := readSummaries(ctx, rdb, keys)
 	if err != nil {
 		return Result{}, err
-	}
-	var runs []published
-	ran := map[string][]string{} // each process that left a summary: the strategies it ran
-	for _, m := range masters {
-		iter := m.Scan(ctx, 0, keys.ReportPattern(), 1000).Iterator()
-		for iter.Next(ctx) {
-			doc, err := m.Get(ctx, iter.Val()).Bytes()
-			if err == redis.Nil {
-				continue // expired between SCAN and GET
-			}
-			if err != nil {
-				return Result{}, err
-			}
-			var p published
-			if err := json.Unmarshal(doc, &p); err != nil || p.Summary.Limiter == "" {
-				return Result{}, fmt.Errorf("%s does not hold a hammer summary this limitctl reads (left by another version?)", iter.Val())
-			}
-			runs = append(runs, p)
-			process := strings.TrimPrefix(iter.Val(), strings.TrimSuffix(keys.ReportPattern(), "*"))
-			for _, st := range p.Summary.Strategies {
-				ran[process] = append(ran[process], st.Name)
-			}
-		}
-		if err := iter.Err(); err != nil {
-			return Result{}, err
-		}
 	}
 	if len(runs) == 0 {
 		return Result{}, fmt.Errorf("no process of run %s left a summary under %s (run each with --run-id %s --witness redis)", runID, keys.ReportPattern(), runID)
@@ -102,6 +77,57 @@ func Report(ctx context.Context, rdb redis.UniversalClient, prefix, runID string
 		}
 	}
 	return Result{Summary: summary, Judgement: Judge(rules, summary)}, nil
+}
+
+// readSummaries reads every process's summary of the run, and names each process with the
+// strategies it ran.
+func readSummaries(ctx context.Context, rdb redis.UniversalClient, keys runkeys.Scheme) ([]published, map[string][]string, error) {
+	masters, err := redisconn.Masters(ctx, rdb)
+	if err != nil {
+		return nil, nil, err
+	}
+	var runs []published
+	ran := map[string][]string{}
+	for _, m := range masters {
+		iter := m.Scan(ctx, 0, keys.ReportPattern(), 1000).Iterator()
+		for iter.Next(ctx) {
+			doc, err := m.Get(ctx, iter.Val()).Bytes()
+			if err == redis.Nil {
+				continue // expired between SCAN and GET
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			var p published
+			if err := json.Unmarshal(doc, &p); err != nil || p.Summary.Limiter == "" {
+				return nil, nil, fmt.Errorf("%s does not hold a hammer summary this limitctl reads (left by another version?)", iter.Val())
+			}
+			runs = append(runs, p)
+			process := strings.TrimPrefix(iter.Val(), strings.TrimSuffix(keys.ReportPattern(), "*"))
+			for _, st := range p.Summary.Strategies {
+				ran[process] = append(ran[process], st.Name)
+			}
+		}
+		if err := iter.Err(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return runs, ran, nil
+}
+
+// judgeAsLast judges, in the process that finished a shared run last, its refusals over every
+// process's calls, as hammer report does: its own summary then carries the joint verdict, as
+// it carries the joint overshoot. A failure to read leaves them unjudged, and says why.
+func (s *session) judgeAsLast(summary *bench.Summary) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute+s.deps.Timeout)
+	defer cancel()
+	_, ran, err := readSummaries(ctx, s.rdb, s.keys)
+	if err == nil {
+		err = judgeRefusals(ctx, s.rdb, s.keys, ran, summary)
+	}
+	if err != nil {
+		s.deps.notice("warning: could not judge the run's refusals over every process's calls: " + human.FirstLine(err.Error()))
+	}
 }
 
 // mergeRules are the rules of a run whose processes each left their own: a script run by any

@@ -406,22 +406,31 @@ func (s *session) load(ctx context.Context) (Result, error) {
 			s.deps.notice("warning: could not leave this process's summary for hammer report: " + human.FirstLine(err.Error()))
 		}
 	}
+	last := false
 	if s.opts.KeepKeys {
 		if others, err := s.leave(); err == nil && others == 0 {
 			// Nobody deletes the kept keys: take the closing mark back so the next run may join.
 			ctx, cancel := context.WithTimeout(context.Background(), s.deps.Timeout)
 			s.rdb.ZRem(ctx, s.keys.Participants(), closingMember)
 			cancel()
+			last = true
 		}
 		res.KeysKept = s.keys.Describe()
 	} else {
-		rep := s.cleanup()
+		var rep runkeys.CleanupReport
+		rep, last = s.cleanup()
 		res.KeysDeleted, res.KeysNotDeleted, res.CleanupWarnings = rep.Deleted, rep.Failed, rep.Warnings
 	}
 	if runErr != nil {
 		return res, runErr
 	}
-	res.Judgement = Judge(s.opts.Rules(), summary)
+	rules := s.opts.Rules()
+	if last && s.timeline != nil {
+		s.judgeAsLast(&summary)
+		res.Summary = summary
+		rules.Shared = summary.Strategies[0].RefusalsUnjudged == bench.RefusalsShared
+	}
+	res.Judgement = Judge(rules, summary)
 	res.Interrupted = summary.Interrupted || ctx.Err() != nil
 	return res, nil
 }
@@ -437,24 +446,24 @@ func (s *session) leave() (others int64, err error) {
 }
 
 // cleanup deletes the run's keys, reporting each failure as a notice; in a run shared by id
-// only the last process to finish deletes them.
-func (s *session) cleanup() runkeys.CleanupReport {
+// only the last process to finish deletes them (last).
+func (s *session) cleanup() (rep runkeys.CleanupReport, last bool) {
 	others, err := s.leave()
 	if err != nil {
 		w := human.FirstLine(err.Error()) + "; the run's keys were left in place (they expire on their own)"
 		s.deps.notice("warning: " + w)
-		return runkeys.CleanupReport{Warnings: []string{w}}
+		return runkeys.CleanupReport{Warnings: []string{w}}, false
 	}
 	if others > 0 {
 		s.deps.notice(fmt.Sprintf("keys left under %s for %d other process(es) still running with run id %s; the last to finish deletes them",
 			s.keys.Describe(), others, s.keys.RunID))
-		return runkeys.CleanupReport{}
+		return runkeys.CleanupReport{}, false
 	}
-	rep := s.keys.Cleanup(s.rdb, s.deps.Timeout)
+	rep = s.keys.Cleanup(s.rdb, s.deps.Timeout)
 	for _, w := range rep.Warnings {
 		s.deps.notice("warning: " + w)
 	}
-	return rep
+	return rep, true
 }
 
 func serverVersion(ctx context.Context, rdb redis.UniversalClient) string {
