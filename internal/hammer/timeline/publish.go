@@ -25,7 +25,7 @@ import (
 // maxPending flushes kept while Redis refuses them.
 const (
 	flushInterval = 100 * time.Millisecond
-	measureEvery  = time.Second
+	measureEvery  = 250 * time.Millisecond
 	measureTrips  = 3
 	measureFirst  = 8
 	maxPending    = 300
