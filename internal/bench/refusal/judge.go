@@ -465,14 +465,6 @@ func (l *Log) Drain(to func(key int, c Call)) {
 	l.spare = calls[:0]
 }
 
-// Unstamped is a call of which only the earliest sending is known (a call a process that
-// stopped publishing may have had in flight): its outcome is unknown and its stamp may be any,
-// so it counts against every decision that can follow it, and no later one is proven wrong by
-// a rule that needs its stamp.
-func Unstamped(sent int64) Call {
-	return Call{Sent: sent, Replied: Forever / 4, StampLo: math.MinInt64 / 4, StampHi: Forever / 4, Outcome: Unknown}
-}
-
 // LowWater tracks each worker's call in flight, so a refusal is judged only once every call
 // sent before its reply has been recorded.
 type LowWater struct {

@@ -56,9 +56,6 @@ type windowJudge struct {
 	windows    map[int64]*tally.Queue // aligned: window index -> admits by the ms of their sending
 	newest     int64
 	blind      int64 // stamp: refusals whose window can reach an admit forgotten at or before it are not judged
-	// aligned: the earliest window of an admit whose stamp may lie in more than one window
-	// (refusal.Unstamped): it may count in that window and every later one, which are not judged.
-	straddle int64
 
 	sentCum, doneCum, earliest []int64 // scratch
 }
@@ -68,7 +65,7 @@ func newWindowJudge(s Spec) *windowJudge {
 	j := &windowJudge{
 		limit: s.Limit, window: max(s.Window, 1000), aligned: fixed && s.Aligned && !s.Server && !s.Monotone,
 		ttl: fixed, margin: 2*s.Skew + s.Horizon + 1_000_000,
-		windows: map[int64]*tally.Queue{}, blind: math.MinInt64, newest: math.MinInt64, straddle: math.MaxInt64,
+		windows: map[int64]*tally.Queue{}, blind: math.MinInt64, newest: math.MinInt64,
 	}
 	// A script compares times rounded to the unit it is given them in, on both sides.
 	j.reach = j.window + int64(float64(j.window)*s.serverRate()) + 2*s.grain()
@@ -83,9 +80,6 @@ func (j *windowJudge) add(calls []Call) {
 		j.newest = max(j.newest, c.StampHi)
 		if j.aligned {
 			w := j.windowIndex(c.StampLo)
-			if j.windowIndex(c.StampHi) != w {
-				j.straddle = min(j.straddle, w)
-			}
 			q := j.windows[w]
 			if q == nil {
 				q = &tally.Queue{}
@@ -167,7 +161,7 @@ func (j *windowJudge) judge(ready []*rejectGroup, _ int64, verdict verdictFunc) 
 func (j *windowJudge) judgeAligned(ready []*rejectGroup, verdict verdictFunc) {
 	for _, g := range ready {
 		w := j.windowIndex(g.stampLo)
-		if j.blind != math.MinInt64 && w <= j.windowIndex(j.blind) || w >= j.straddle {
+		if j.blind != math.MinInt64 && w <= j.windowIndex(j.blind) {
 			continue
 		}
 		counted := int64(0)
