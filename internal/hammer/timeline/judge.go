@@ -88,6 +88,12 @@ func Judge(ctx context.Context, rdb redis.UniversalClient, keys runkeys.Scheme, 
 				why = fmt.Sprintf("process %s published none of its calls", name)
 			}
 		}
+		for name, p := range procs {
+			if _, finished := ran[name]; !finished && !p.has(st) {
+				// It may have run the strategy unpublished, and left no summary to say otherwise.
+				why = fmt.Sprintf("process %s published none of its calls of %s and left no summary", name, st)
+			}
+		}
 		if why != "" {
 			out[st] = Verdict{Unjudged: why, NoneJudged: true}
 			continue
@@ -248,7 +254,7 @@ func judgeStrategy(ctx context.Context, rdb redis.UniversalClient, keys runkeys.
 			break
 		}
 		if low.next >= len(low.secs) || low.secs[low.next] != int64(low.next) {
-			stopped = fmt.Sprintf("process %s stopped publishing its calls %s into the run (killed, or cut off from Redis): what it did after is unknown",
+			stopped = fmt.Sprintf("process %s stopped publishing its calls %s into the run (still running, killed, or cut off from Redis): what it did after is unknown",
 				low.p.name, human.Latency(time.Duration(max(0, low.mark-low.meta.Begin))*time.Microsecond))
 			break
 		}

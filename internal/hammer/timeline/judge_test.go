@@ -213,3 +213,22 @@ func TestFlushRoundTrip(t *testing.T) {
 		t.Error("a truncated flush decoded")
 	}
 }
+
+// A process the report knows only by its name (it could not publish, and left no summary) may
+// have made any calls: nothing is judged, and the report says whose.
+func TestJudgeNothingWithAProcessOfNoAccount(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	keys := runkeys.Scheme{Prefix: "t", RunID: "ghost"}
+	spec := refusal.Spec{Kind: limiter.Concurrency, Limit: 4, Window: time.Second.Microseconds()}
+	publishSim(t, rdb, keys, simulate(1, 1, 4, 4, 500_000), 1, []int64{0}, spec, nil)
+	rdb.HSet(context.Background(), keys.CallsKey("p9", runkeys.CallsMeta), presence, "1")
+	got, err := Judge(context.Background(), rdb, keys, map[string][]string{"p0": {"lua"}}, []string{"lua"})
+	if v := got["lua"]; err != nil || !v.NoneJudged || !strings.Contains(v.Unjudged, "process p9 published none of its calls") {
+		t.Errorf("%+v, %v; want nothing judged, for p9", v, err)
+	}
+	// A run whose processes published nothing at all is as before there was a timeline.
+	if got, err := Judge(context.Background(), rdb, runkeys.Scheme{Prefix: "t", RunID: "none"}, nil, []string{"lua"}); got != nil || err != nil {
+		t.Errorf("%v, %v; want no verdict", got, err)
+	}
+}

@@ -44,6 +44,9 @@ type Config struct {
 	Read clocksync.Reader
 }
 
+// presence is the meta field every process writes first (no strategy has the name).
+const presence = "~process"
+
 // Meta is what one strategy's judges are built from, as its process ran it.
 type Meta struct {
 	Spec    refusal.Spec
@@ -85,6 +88,14 @@ func New(rdb redis.UniversalClient, cfg Config) *Publisher {
 // Start measures the process's clock against the server's TIME and starts publishing; after
 // an error nothing is published (the report then judges no refusal of the run).
 func (p *Publisher) Start(ctx context.Context) error {
+	// Named before anything else: a reader then knows of this process, whatever it publishes.
+	meta := p.cfg.Keys.CallsKey(p.cfg.Process, runkeys.CallsMeta)
+	pipe := p.rdb.TxPipeline()
+	pipe.HSet(ctx, meta, presence, "1")
+	pipe.PExpire(ctx, meta, p.cfg.TTL)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return err
+	}
 	if err := p.measure(ctx, measureFirst); err != nil {
 		return err
 	}
@@ -183,7 +194,9 @@ func (s *Sink) Start(begin time.Time, spec refusal.Spec, workers int) {
 // Add implements bench.CallSink.
 func (s *Sink) Add(key int, c refusal.Call) {
 	s.mu.Lock()
-	s.enc.add(key, c, s.server)
+	if s.started { // else nothing of it is published: kept nowhere
+		s.enc.add(key, c, s.server)
+	}
 	s.mu.Unlock()
 }
 
@@ -231,6 +244,11 @@ func (p *Publisher) flush() {
 		if len(p.pending) > maxPending {
 			// The reader sees this process stop here, and judges no refusal after it.
 			p.gaveUp, p.pending = true, nil
+			for _, s := range p.sinks {
+				s.mu.Lock()
+				s.started, s.enc = false, encoder{}
+				s.mu.Unlock()
+			}
 		}
 		return
 	}
