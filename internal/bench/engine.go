@@ -63,7 +63,7 @@ type StrategyRun struct {
 // and Mark a low-water mark: every call sent before it has been added (refusal.Forever once
 // the run is over and every call has been).
 type CallSink interface {
-	Start(begin time.Time, spec refusal.Spec, workers int)
+	Start(begin time.Time, spec refusal.Spec)
 	Add(key int, c refusal.Call)
 	Mark(lowWater int64)
 }

@@ -161,7 +161,7 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 		// Judged elsewhere, over every process's calls: this process only logs its own.
 		s.inFlight = refusal.NewLowWater(s.cfg.Workers)
 		s.logs = make([]refusal.Log, s.cfg.Workers)
-		s.run.Calls.Start(begin, s.judgeSpec(), s.cfg.Workers)
+		s.run.Calls.Start(begin, s.judgeSpec())
 	}
 	if !s.cfg.SharedKeys && s.run.RefusalsUnjudged == "" {
 		for _, rec := range s.recorders {

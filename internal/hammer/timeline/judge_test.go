@@ -103,7 +103,7 @@ func publishSim(t *testing.T, rdb *redis.Client, keys runkeys.Scheme, calls []si
 			s := clocksync.Sample{Sent: local(at) - 30, Answered: local(at) + 70, Server: at}
 			rdb.RPush(ctx, keys.CallsKey(name, runkeys.CallsClock), fmt.Sprintf("%d %d %d", s.Sent, s.Answered, s.Server))
 		}
-		meta, _ := json.Marshal(Meta{Spec: spec, Workers: 1, Keys: 1, Begin: local(0)})
+		meta, _ := json.Marshal(Meta{Spec: spec, Keys: 1, Begin: local(0)})
 		rdb.HSet(ctx, keys.CallsKey(name, runkeys.CallsMeta), "lua", meta)
 		var mine []simCall
 		for _, c := range calls {

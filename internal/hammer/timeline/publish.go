@@ -39,8 +39,8 @@ type Config struct {
 	KeyN    int           // limiter keys per strategy
 	TTL     time.Duration // how long the evidence stays: as long as the summaries
 	Timeout time.Duration // bounds each Redis call
-	// Read asks the server's TIME; nil: the client's TIME. A test widens the bound by
-	// delaying it (hidden --clock-probe-delay).
+	// Read asks the server's TIME; nil asks it through the publisher's client. A test widens
+	// the bound by delaying it (hidden --clock-probe-delay).
 	Read clocksync.Reader
 }
 
@@ -49,10 +49,9 @@ const presence = "~process"
 
 // Meta is what one strategy's judges are built from, as its process ran it.
 type Meta struct {
-	Spec    refusal.Spec
-	Workers int
-	Keys    int
-	Begin   int64 // µs from the process's clock base to the run's begin
+	Spec  refusal.Spec
+	Keys  int
+	Begin int64 // µs from the process's clock base to the run's begin
 }
 
 // Publisher publishes one process's calls and clock for every strategy of a shared run.
@@ -167,14 +166,14 @@ func (p *Publisher) Sink(strategy string) *Sink {
 }
 
 // Start implements bench.CallSink: the strategy's judges' spec goes to Redis before any call.
-func (s *Sink) Start(begin time.Time, spec refusal.Spec, workers int) {
+func (s *Sink) Start(begin time.Time, spec refusal.Spec) {
 	s.p.mu.Lock()
 	running := s.p.running
 	s.p.mu.Unlock()
 	if !running {
 		return
 	}
-	meta := Meta{Spec: spec, Workers: workers, Keys: s.p.cfg.KeyN, Begin: s.p.clock.Local(begin)}
+	meta := Meta{Spec: spec, Keys: s.p.cfg.KeyN, Begin: s.p.clock.Local(begin)}
 	doc, _ := json.Marshal(meta) // plain numbers and strings
 	ctx, cancel := context.WithTimeout(context.Background(), s.p.cfg.Timeout)
 	defer cancel()
