@@ -160,6 +160,12 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 	for w := range s.recorders {
 		s.recorders[w] = trace.NewRecorder(begin, w, s.cfg.Workers, s.cfg.NoTrace)
 	}
+	if s.cfg.SharedKeys && s.run.RefusalsUnjudged == "" && s.run.Calls != nil {
+		// Judged elsewhere, over every process's calls: this process only logs its own.
+		s.inFlight = refusal.NewLowWater(s.cfg.Workers)
+		s.logs = make([]refusal.Log, s.cfg.Workers)
+		s.run.Calls.Start(begin, s.judgeSpec())
+	}
 	if !s.cfg.SharedKeys && s.run.RefusalsUnjudged == "" {
 		for _, rec := range s.recorders {
 			rec.HoldUnjudged() // the first false reject's request stays in its ring until judged
@@ -339,14 +345,14 @@ type decisionCall struct {
 // entering marks worker's call in flight for the refusal judges, before the time it is sent at
 // is read (refusal.LowWater.Enter says why).
 func (s *strategyState) entering(worker int) {
-	if s.refusals != nil {
+	if s.logs != nil {
 		s.inFlight.Enter(worker, s.sinceUs())
 	}
 }
 
 // judged hands c to the refusal judges and ends its worker's call in flight.
 func (s *strategyState) judged(c *decisionCall) {
-	if s.refusals == nil {
+	if s.logs == nil {
 		return
 	}
 	s.logs[c.worker].Record(c.keyIndex, c.judged)
@@ -719,6 +725,7 @@ func us(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
 // the end) and adds what they found to v.
 func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
 	if s.refusals == nil {
+		s.passCalls(final)
 		v.RefusalsUnjudged, v.NoRefusalJudged = RefusalsShared, true
 		if s.run.RefusalsUnjudged != "" {
 			v.RefusalsUnjudged = s.run.RefusalsUnjudged
@@ -752,6 +759,7 @@ func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
 // tick (judgeEvery) and at each snapshot, on its loop.
 func (s *strategyState) judgePass(final bool) {
 	if s.refusals == nil {
+		s.passCalls(final)
 		return
 	}
 	mark := int64(refusal.Forever)
@@ -799,6 +807,22 @@ func (s *strategyState) judgePass(final bool) {
 	for _, rec := range s.recorders {
 		rec.Judged(judged)
 	}
+}
+
+// passCalls hands every logged call to the strategy's CallSink with the low-water mark they
+// are complete to (all of them when final), on the engine's loop.
+func (s *strategyState) passCalls(final bool) {
+	if s.logs == nil {
+		return
+	}
+	mark := int64(refusal.Forever)
+	if !final {
+		mark = s.inFlight.Mark(s.sinceUs())
+	}
+	for i := range s.logs {
+		s.logs[i].Drain(s.run.Calls.Add)
+	}
+	s.run.Calls.Mark(mark)
 }
 
 // refusedRequest is the refused request id with its commands, from its worker's ring of
