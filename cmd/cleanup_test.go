@@ -64,9 +64,9 @@ func TestHammerCleanupDeletesOnlyItsOwnKeys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// A --witness redis run leaves its summary for `hammer report` (24h TTL), on purpose.
+		// A --witness redis run leaves its summary and its calls for `hammer report` (24h TTL), on purpose.
 		keys = slices.DeleteFunc(keys, func(k string) bool {
-			return strings.HasPrefix(k, "limitctl:report:{shared}:")
+			return strings.HasPrefix(k, "limitctl:report:{shared}:") || strings.HasPrefix(k, "limitctl:calls:{shared}:")
 		})
 		sort.Strings(keys)
 		want := append([]string(nil), lookalikes...)
@@ -86,7 +86,8 @@ func TestHammerCleanupDeletesOnlyItsOwnKeys(t *testing.T) {
 // count: the limiter keys and their windows, the shared witness, the shared admits of the
 // windows and the bucket, the participants. What stays is what the commands say stays: with
 // --keep-keys, keys under the run's own names (as the notice says), and with --witness redis
-// the summary each process leaves for `hammer report` (24h, under <prefix>:report:{ID}:).
+// what each process leaves for `hammer report` (24h): its summary under <prefix>:report:{ID}:
+// and its calls under <prefix>:calls:{ID}:.
 func TestHammerLeavesNothingOfItsRunBehind(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
@@ -102,12 +103,12 @@ func TestHammerLeavesNothingOfItsRunBehind(t *testing.T) {
 					if keys == "1" {
 						scheme.Keys = 1
 					}
-					report := "limitctl:report:{" + id + "}:"
+					report, calls := "limitctl:report:{"+id+"}:", "limitctl:calls:{"+id+"}:"
 					r := run(t, append(args, "--keep-keys")...).wantExit(t, ExitOK)
 					kept := 0
 					for _, k := range keysOf(t, rdb, "*"+id+"*") {
 						switch {
-						case strings.HasPrefix(k, report):
+						case strings.HasPrefix(k, report), witness == "redis" && strings.HasPrefix(k, calls):
 						case !scheme.Owns(k):
 							t.Errorf("--keep-keys left %s, which the run's key scheme does not own", k)
 						default:
@@ -119,7 +120,7 @@ func TestHammerLeavesNothingOfItsRunBehind(t *testing.T) {
 					}
 					run(t, args...).wantExit(t, ExitOK)
 					for _, k := range keysOf(t, rdb, "*"+id+"*") {
-						if witness == "redis" && strings.HasPrefix(k, report) {
+						if witness == "redis" && (strings.HasPrefix(k, report) || strings.HasPrefix(k, calls)) {
 							continue // documented: hammer report reads it
 						}
 						t.Errorf("after the run the server still holds %s", k)
@@ -159,12 +160,12 @@ func TestHammerLeavesNothingOfItsCustomRunsBehind(t *testing.T) {
 					if keys == "3" {
 						scheme.Keys = 3
 					}
-					report := "limitctl:report:{" + id + "}:"
+					report, calls := "limitctl:report:{"+id+"}:", "limitctl:calls:{"+id+"}:"
 					run(t, append(args, "--keep-keys")...).wantExit(t, ExitOK)
 					kept := 0
 					for _, k := range keysOf(t, rdb, "*"+id+"*") {
 						switch {
-						case strings.HasPrefix(k, report):
+						case strings.HasPrefix(k, report), witness == "redis" && strings.HasPrefix(k, calls):
 						case !scheme.Owns(k):
 							t.Errorf("--keep-keys left %s, which the run's key scheme does not own", k)
 						default:
@@ -176,7 +177,7 @@ func TestHammerLeavesNothingOfItsCustomRunsBehind(t *testing.T) {
 					}
 					run(t, args...).wantExit(t, ExitOK)
 					for _, k := range keysOf(t, rdb, "*"+id+"*") {
-						if witness == "redis" && strings.HasPrefix(k, report) {
+						if witness == "redis" && (strings.HasPrefix(k, report) || strings.HasPrefix(k, calls)) {
 							continue // documented: hammer report reads it
 						}
 						t.Errorf("after the run the server still holds %s", k)

@@ -128,11 +128,11 @@ func TestHammerSetupCreatesASemaphoresPermits(t *testing.T) {
 	if !strings.Contains(r.errOut, "set up by 2 steps on every key before the load") {
 		t.Errorf("the contract line does not say the set-up:\n%s", r.errOut)
 	}
-	// The permit too many shows only when all 21 are taken at once: on a busy machine that can
-	// take more than one run, so it runs until it has it (at most 15).
+	// The permit too many shows only when all 21 are taken at once: held 20ms, 64 workers keep
+	// the permits taken however slowly a busy machine cycles; still it runs until it has it (at most 15).
 	buggy := append([]string{"--addr", srv.Addr, "hammer", "--limiter", "concurrency", "--script", filepath.Join(dir, "buggy", "semaphore_try_acquire_off_by_one.lua"),
 		"--script-keys", "{key}", "--script-args", "{cost}", "--script-allowed", "reply == 1", "--script-release", "INCRBY {key} {cost}",
-		"--duration", "1500ms", "-o", "json"}, setup...)
+		"--duration", "1500ms", "--hold", "20ms", "-o", "json"}, setup...)
 	for i := 0; i < 15; i++ {
 		if r = run(t, buggy...); r.code == ExitCheckFailed {
 			break
@@ -157,12 +157,13 @@ func TestHammerSetupRunsInitThenRegisterClient(t *testing.T) {
 		" {key}:settings {key}:client_last_registered , {now_ms} 0 reservoir {limit} reservoirRefreshInterval {window_ms} reservoirRefreshAmount {limit} minTime 0 timeout 600000"}
 	registerStep := []string{"--script-setup-file", filepath.Join(dir, "bottleneck_register_client.lua") + " {key}:settings {key}:client_last_registered , {now_ms} hammer"}
 	// A busy machine can answer so late that no more admits are judged than the limit: the run
-	// says "not judged" (exit 3), rightly. Such a run is run again (at most 5 times) until judged.
+	// says "not judged" (exit 3), rightly. 16 workers, not 64, keep more calls quick enough to
+	// judge, and such a run is run again (at most 5 times) until judged.
 	hammer := func(script string, code int, extra ...string) (customVerdict, result) {
 		for i := 0; ; i++ {
 			r := run(t, append([]string{"--addr", srv.Addr, "hammer", "--limiter", "fixed-window", "--script", filepath.Join(dir, script),
 				"--script-keys", "{key}:settings {key}:client_last_registered", "--script-args", "{now_ms} hammer {cost}",
-				"--script-allowed", "reply[1] == 1", "--duration", "3s", "-o", "json"}, extra...)...)
+				"--script-allowed", "reply[1] == 1", "--duration", "3s", "--workers", "16", "-o", "json"}, extra...)...)
 			wantNoKeys(t, srv)
 			if st := decodeCustom(t, r); st.Verdict != "not judged" || i == 4 {
 				r.wantExit(t, code)
