@@ -262,7 +262,9 @@ func TestPowerCatchesEveryTooStrictClass(t *testing.T) {
 				}
 				word := verdict.Judge(st, c.kind, 20, 5*time.Second).Word
 				t.Logf("run %d: caught at %s, %d false rejects (%s), first %+v", i+1, at.Round(10*time.Millisecond), st.FalseRejects, word, st.FirstFalseReject)
-				if at > 0 && at <= 5500*time.Millisecond && (word == verdict.TooStrict || word == verdict.Both) {
+				// A script too strict may leak as well ("TOO STRICT, LEAKS": the clamp that drops the
+				// TTL does both), read from what the run left since the power runs read it.
+				if at > 0 && at <= 5500*time.Millisecond && strings.Contains(word, verdict.TooStrict) {
 					caught++
 					slowest = max(slowest, at)
 				}
