@@ -99,34 +99,64 @@ func TestEveryReadmeCommandRuns(t *testing.T) {
 
 	for _, c := range cmds {
 		t.Run(c, func(t *testing.T) {
-			var cmd *exec.Cmd
-			switch {
-			case strings.HasPrefix(c, "make "):
-				// make test would run this suite from inside itself, and the benchmark targets take
-				// minutes: check that the target and everything it runs resolve (make -n).
-				cmd = exec.Command("make", "-n", strings.TrimPrefix(c, "make "))
-				cmd.Dir = root
-			case c == "go install github.com/limitctl/limitctl@latest && sudo apt-get install -y redis-server":
-				// The install step, offline: install this checkout, and redis-server is already here.
-				cmd = exec.Command("bash", "-c", "go install . && command -v redis-server")
-				cmd.Dir = root
-				cmd.Env = append(os.Environ(), "GOBIN="+t.TempDir())
-			case strings.HasPrefix(c, "go "):
-				cmd = exec.Command("bash", "-c", c)
-				cmd.Dir = root
-			case strings.HasPrefix(c, "limitctl "):
-				cmd = exec.Command("bash", "-c", c)
-				cmd.Dir = work
-			default:
-				t.Fatalf("the README shows a command this test does not know how to run: %s", c)
+			out, err := readmeCommand(t, c, root, work, bin, srv).CombinedOutput()
+			for attempt := 1; err != nil && attempt < readmeAttempts && onlyNotJudged(out); attempt++ {
+				t.Logf("run %d not judged (calls too slow to be evidence on a busy machine), running it again:\n%s", attempt, out)
+				out, err = readmeCommand(t, c, root, work, bin, srv).CombinedOutput()
 			}
-			cmd.Env = append(append(os.Environ(), cmd.Env...), "PATH="+bin+":"+os.Getenv("PATH"), "REDIS_URL="+srv.URL(), "NO_COLOR=1")
-			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", c, err, out)
 			}
 		})
 	}
+}
+
+// readmeAttempts bounds the runs of a README command whose verdict was not judged.
+const readmeAttempts = 5
+
+// onlyNotJudged reports whether a hammer's output failed only for want of evidence: a verdict
+// of not judged, and none that proves a fault. Not judged is no evidence either way (the
+// allowances for slow calls left too few admits judged), so the command is run again.
+func onlyNotJudged(out []byte) bool {
+	s := string(out)
+	if !strings.Contains(s, "not judged") {
+		return false
+	}
+	for _, fault := range []string{"OVERSHOOT", "TOO STRICT", "LEAKS", "decisions failed"} {
+		if strings.Contains(s, fault) {
+			return false
+		}
+	}
+	return true
+}
+
+// readmeCommand is how the README test runs command c: the built binary (in bin) as limitctl on
+// PATH, against srv, from work (limitctl) or the repository's root (go, make).
+func readmeCommand(t *testing.T, c, root, work, bin string, srv *redistest.Server) *exec.Cmd {
+	t.Helper()
+	var cmd *exec.Cmd
+	switch {
+	case strings.HasPrefix(c, "make "):
+		// make test would run this suite from inside itself, and the benchmark targets take
+		// minutes: check that the target and everything it runs resolve (make -n).
+		cmd = exec.Command("make", "-n", strings.TrimPrefix(c, "make "))
+		cmd.Dir = root
+	case c == "go install github.com/limitctl/limitctl@latest && sudo apt-get install -y redis-server":
+		// The install step, offline: install this checkout, and redis-server is already here.
+		cmd = exec.Command("bash", "-c", "go install . && command -v redis-server")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GOBIN="+t.TempDir())
+	case strings.HasPrefix(c, "go "):
+		cmd = exec.Command("bash", "-c", c)
+		cmd.Dir = root
+	case strings.HasPrefix(c, "limitctl "):
+		cmd = exec.Command("bash", "-c", c)
+		cmd.Dir = work
+	default:
+		t.Fatalf("the README shows a command this test does not know how to run: %s", c)
+	}
+	cmd.Env = append(append(os.Environ(), cmd.Env...), "PATH="+bin+":"+os.Getenv("PATH"), "REDIS_URL="+srv.URL(), "NO_COLOR=1")
+	return cmd
 }
 
 // seedReadmeKeys leaves the keys the ops example inspects and purges: a concurrency set that

@@ -199,6 +199,12 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	_ = fl.MarkHidden("no-trace")
 	fl.BoolVar(&opts.flags.NoDirect, "no-direct", false, "send the script strategies' calls through go-redis on a single node too: for measuring what the direct connections gain")
 	_ = fl.MarkHidden("no-direct")
+	fl.DurationVar(&opts.flags.Timeline.Shift, "clock-shift", 0, "move this process's clock by this much, as another host's would be: for testing a shared run's timeline")
+	fl.DurationVar(&opts.flags.Timeline.ProbeDelay, "clock-probe-delay", 0, "slow each TIME round trip of the clock's measure by this much: for testing a bound too wide")
+	fl.BoolVar(&opts.flags.Timeline.Off, "no-timeline", false, "publish none of a shared run's calls: for measuring what publishing costs")
+	for _, name := range []string{"clock-shift", "clock-probe-delay", "no-timeline"} {
+		_ = fl.MarkHidden(name)
+	}
 	fl.DurationVar(&opts.flags.Skew, "skew", 0, "offset each worker's clock by a fixed amount within ±skew, as app servers' clocks disagree (default 5ms; the token bucket's 1-5ms, a 50th of a token's refill time)")
 	fl.StringVar(&opts.flags.Witness, "witness", "local", "evidence: local (in-process) or redis (shared by the hammer processes of one --run-id: the concurrency witness, and the windows' and buckets' admitted times)")
 	fl.StringArrayVar(&opts.flags.Asserts, "assert", nil, "threshold that must hold, e.g. 'lua.overshoot==0' (repeatable; exit 3 if one fails)")

@@ -30,7 +30,9 @@ under <prefix>:report:{ID}:...). This merges them: attempts, admitted, rejected 
 latency percentiles from the merged HDR histograms, "processes": N. Peak and overshoot are joint:
 the concurrency witness is one Redis counter every process shares, and with --witness redis the
 window and bucket limiters' admitted times are shared in Redis and every process judges all of
-them (the process that finished last saw them all). Run the processes with --keep-keys (the first
+them (the process that finished last saw them all). Refusals are judged over every process's calls,
+each placed on the server's clock within its process's bound against TIME ("refusals_unjudged" says
+why not, or from when not). Run the processes with --keep-keys (the first
 to finish would otherwise delete the limiter keys the others still use); the keys expire on their
 own, or delete them with redis-cli --scan --pattern '<prefix>:{ID*' | xargs redis-cli unlink.
 

@@ -50,7 +50,7 @@ func TestEveryViewShowsTheVerdictsOwnBadge(t *testing.T) {
 			res := hammer.Result{Summary: sum, Judgement: hammer.Judge(hammer.Rules{Limiter: sum.Limiter}, sum)}
 
 			cs := (&IOStreams{StdoutTTY: true, OutProfile: colorprofile.ANSI}).ColorScheme()
-			paint := map[string]func(string) string{verdict.ToneBad: cs.Bad, verdict.ToneGood: cs.Good, verdict.ToneWarn: cs.Warn}[tone]
+			paint := map[verdict.Tone]func(string) string{verdict.ToneBad: cs.Bad, verdict.ToneGood: cs.Good, verdict.ToneWarn: cs.Warn}[tone]
 			if line := res.VerdictLines(func(v verdict.Verdict) string { return paintVerdict(cs, v) })[0]; !strings.Contains(line, paint(badge)) {
 				t.Errorf("terminal: %q lacks the badge %q in its tone %s", line, badge, tone)
 			}
@@ -66,7 +66,7 @@ func TestEveryViewShowsTheVerdictsOwnBadge(t *testing.T) {
 			if err := report.Write(&page, report.Data{Summary: sum}); err != nil {
 				t.Fatal(err)
 			}
-			if want := `<span class="badge ` + tone + `">` + html.EscapeString(badge) + `</span>`; !strings.Contains(page.String(), want) {
+			if want := `<span class="badge ` + string(tone) + `">` + html.EscapeString(badge) + `</span>`; !strings.Contains(page.String(), want) {
 				t.Errorf("report: no %s", want)
 			}
 

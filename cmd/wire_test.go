@@ -123,6 +123,7 @@ type strategyDoc struct {
 	// FalseRejects is null when refusals were not judged; FirstFalseReject the first's evidence.
 	FalseRejects     *int64          `json:"false_rejects"`
 	FirstFalseReject *falseRejectDoc `json:"first_false_reject"`
+	RefusalsUnjudged string          `json:"refusals_unjudged"`
 	// Verdict is the strategy's verdict word (verdict.Verdict), as its verdict line says it.
 	Verdict string `json:"verdict"`
 	// Clock is whose time the strategy's script used: client (passed in ARGV) or server (TIME).

@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 // Clocks far apart (--skew 600ms: the workers disagree by up to 1.2s) make a bucket decide late
@@ -159,10 +161,10 @@ func testMonotone(t *testing.T, srv *redistest.Server, mode *roundMode, skew tim
 }
 
 // On the virtual clock, with TIME monotone per key, the windows' evidence stays sound and sharp:
-// a sliding log that reads TIME (judged over its calls' spans, as on the server's clock) and a
-// fixed window judged epoch-aligned (an admit whose span crosses a window's end left out) are
-// exact when correct, at the default skew and at 200ms, and caught when one request too
-// generous per window (each run until it is caught, at most 30s).
+// a sliding log that reads TIME (judged over its calls' spans of TIME and of the real clock its
+// TTL runs on) and a fixed window judged epoch-aligned (an admit whose span crosses a window's
+// end left out) are exact when correct, at the default skew and at 200ms, and caught when one
+// request too generous per window (each run until it is caught, at most 30s).
 func TestMonotoneVirtualClockWindowEvidence(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: make test runs it, make test-short (-short) skips it")
@@ -217,8 +219,29 @@ func TestMonotoneVirtualClockWindowEvidence(t *testing.T) {
 				if got.Overshoot != 0 || got.FalseRejects != 0 {
 					t.Errorf("run %d (skew %s): a correct limiter blamed: overshoot %d (peak %d), false rejects %d (first %+v)",
 						i+1, cfg.Skew, got.Overshoot, got.Peak, got.FalseRejects, got.FirstFalseReject)
+					logRealSpread(t, got.FirstOvershoot)
 				}
 			}
 		})
+	}
+}
+
+// logRealSpread logs how far apart in real time the calls behind an overshoot ran: from the
+// first one's sending to the last one's reply.
+func logRealSpread(t *testing.T, o *trace.Overshoot) {
+	t.Helper()
+	if o == nil {
+		return
+	}
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, r := range o.Requests {
+		for _, st := range r.Steps {
+			first, last = min(first, st.SentUs), max(last, st.RepliedUs)
+		}
+	}
+	t.Logf("first overshoot at %.0fms: %d requests shown (%d missing), sent to replied over %s of real time",
+		o.AtMs, len(o.Requests), o.Missing, time.Duration(last-first)*time.Microsecond)
+	if o.FromMs != nil && o.ToMs != nil {
+		t.Logf("judged together over [%.0fms, %.0fms]", *o.FromMs, *o.ToMs)
 	}
 }

@@ -52,6 +52,20 @@ type StrategyRun struct {
 	// RefusalsUnjudged, when set, says why this strategy's refusals prove nothing (its
 	// contract's RefusalsUnjudged): they are not judged, and false_rejects is null.
 	RefusalsUnjudged string
+	// Calls, in a run whose keys other processes share (Config.SharedKeys), receives every
+	// call the refusal judges would see, for judges that see every process's (hammer's
+	// timeline); nil sends them nowhere.
+	Calls CallSink
+}
+
+// CallSink receives one strategy's calls as the refusal judges see them (times in µs since
+// begin on the run's monotonic clock): Start once before any, Add each call on its key index,
+// and Mark a low-water mark: every call sent before it has been added (refusal.Forever once
+// the run is over and every call has been).
+type CallSink interface {
+	Start(begin time.Time, spec refusal.Spec)
+	Add(key int, c refusal.Call)
+	Mark(lowWater int64)
 }
 
 // MaxAdmitWait bounds how long a worker waits for the time a schedule answered: a limiter that

@@ -124,7 +124,10 @@ func (s *strategyState) newChecker(key string) overshoot.Checker {
 	}
 	// A schedule's answer is a time in itself, on the script's clock: judged as a stamp, never
 	// over the call's interval.
-	if !s.run.AdmitAt && (s.run.ServerClock || s.intervalStamps()) {
+	if !s.run.AdmitAt && s.intervalStamps() {
+		return overshoot.TwoClockSliding(limitsOf(s.cfg))
+	}
+	if !s.run.AdmitAt && s.run.ServerClock {
 		return overshoot.IntervalFor(limitsOf(s.cfg))
 	}
 	local := overshoot.ClientChecker(limitsOf(s.cfg), s.ev, horizon)
@@ -156,6 +159,12 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 	s.recorders = make([]*trace.Recorder, s.cfg.Workers)
 	for w := range s.recorders {
 		s.recorders[w] = trace.NewRecorder(begin, w, s.cfg.Workers, s.cfg.NoTrace)
+	}
+	if s.cfg.SharedKeys && s.run.RefusalsUnjudged == "" && s.run.Calls != nil {
+		// Judged elsewhere, over every process's calls: this process only logs its own.
+		s.inFlight = refusal.NewLowWater(s.cfg.Workers)
+		s.logs = make([]refusal.Log, s.cfg.Workers)
+		s.run.Calls.Start(begin, s.judgeSpec())
 	}
 	if !s.cfg.SharedKeys && s.run.RefusalsUnjudged == "" {
 		for _, rec := range s.recorders {
@@ -336,14 +345,14 @@ type decisionCall struct {
 // entering marks worker's call in flight for the refusal judges, before the time it is sent at
 // is read (refusal.LowWater.Enter says why).
 func (s *strategyState) entering(worker int) {
-	if s.refusals != nil {
+	if s.logs != nil {
 		s.inFlight.Enter(worker, s.sinceUs())
 	}
 }
 
 // judged hands c to the refusal judges and ends its worker's call in flight.
 func (s *strategyState) judged(c *decisionCall) {
-	if s.refusals == nil {
+	if s.logs == nil {
 		return
 	}
 	s.logs[c.worker].Record(c.keyIndex, c.judged)
@@ -429,8 +438,10 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		// them only when it was recorded that late; the trace then counts it as missing.
 		lo, hi := c.sentMono, c.repliedMono
 		if s.intervalStamps() {
-			// The virtual clock's TIME, somewhere in [stamp, highest stamp sent before the reply].
-			lo, hi = s.sinceBegin(c.judged.StampLo), s.sinceBegin(c.judged.StampHi)
+			// The virtual clock's TIME lies in [stamp, highest stamp sent before the reply], and
+			// the call ran in [sent, replied] of the real clock the key's TTLs run on: judged
+			// over both (overshoot/clock_evidence.go).
+			lo, hi = min(lo, s.sinceBegin(c.judged.StampLo)), max(hi, s.sinceBegin(c.judged.StampHi))
 		}
 		if ic.AdmitInterval(lo, hi) {
 			s.recorders[c.worker].Keep(true, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness)
@@ -505,8 +516,8 @@ func (s *strategyState) stamping(c *decisionCall) {
 	}
 }
 
-// intervalStamps reports whether the admits are judged as intervals of the stamps' clock: a
-// sliding window on a monotone virtual clock (overshoot/clock_evidence.go).
+// intervalStamps reports whether the admits are judged as intervals of the stamps' clock and
+// the real one: a sliding window on a monotone virtual clock (overshoot/clock_evidence.go).
 func (s *strategyState) intervalStamps() bool {
 	return s.run.MonotoneTime && !s.run.ServerClock && s.cfg.Limiter.Describe().Evidence == limiter.SlidingWindowEvidence
 }
@@ -714,6 +725,7 @@ func us(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
 // the end) and adds what they found to v.
 func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
 	if s.refusals == nil {
+		s.passCalls(final)
 		v.RefusalsUnjudged, v.NoRefusalJudged = RefusalsShared, true
 		if s.run.RefusalsUnjudged != "" {
 			v.RefusalsUnjudged = s.run.RefusalsUnjudged
@@ -747,6 +759,7 @@ func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
 // tick (judgeEvery) and at each snapshot, on its loop.
 func (s *strategyState) judgePass(final bool) {
 	if s.refusals == nil {
+		s.passCalls(final)
 		return
 	}
 	mark := int64(refusal.Forever)
@@ -794,6 +807,22 @@ func (s *strategyState) judgePass(final bool) {
 	for _, rec := range s.recorders {
 		rec.Judged(judged)
 	}
+}
+
+// passCalls hands every logged call to the strategy's CallSink with the low-water mark they
+// are complete to (all of them when final), on the engine's loop.
+func (s *strategyState) passCalls(final bool) {
+	if s.logs == nil {
+		return
+	}
+	mark := int64(refusal.Forever)
+	if !final {
+		mark = s.inFlight.Mark(s.sinceUs())
+	}
+	for i := range s.logs {
+		s.logs[i].Drain(s.run.Calls.Add)
+	}
+	s.run.Calls.Mark(mark)
 }
 
 // refusedRequest is the refused request id with its commands, from its worker's ring of

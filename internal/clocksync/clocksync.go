@@ -104,6 +104,16 @@ func (c *Clock) Samples() int {
 	return len(c.best)
 }
 
+// Last is the latest sample the clock holds; ok is false with none.
+func (c *Clock) Last() (s Sample, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.best) == 0 {
+		return Sample{}, false
+	}
+	return c.best[len(c.best)-1], true
+}
+
 // Offset bounds the offset (server − local, µs) at the local instant t: o(t) ∈ [lo, hi]. ok is
 // false with no sample, or once the samples have disagreed.
 func (c *Clock) Offset(t int64) (lo, hi int64, ok bool) {

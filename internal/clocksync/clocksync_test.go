@@ -93,6 +93,15 @@ func TestNoSampleNoOffset(t *testing.T) {
 	if _, _, ok := c.ToServer(0, 10); ok || c.Width(0) != -1 {
 		t.Fatal("a clock with no sample answered a bound")
 	}
+	if _, ok := c.Last(); ok {
+		t.Fatal("a clock with no sample has a latest one")
+	}
+	for _, s := range []clocksync.Sample{{Sent: 0, Answered: 50, Server: 1000}, {Sent: 900, Answered: 960, Server: 1910}} {
+		c.Add(s)
+		if last, ok := c.Last(); !ok || last != s {
+			t.Fatalf("latest sample %+v, want %+v", last, s)
+		}
+	}
 }
 
 // Against a real server on this machine, whose wall clock is this process's, the bound holds the

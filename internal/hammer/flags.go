@@ -58,6 +58,8 @@ type Flags struct {
 	// NoDirect (hidden --no-direct) sends the script strategies' calls through go-redis on a
 	// single node too: for measuring what the direct connections gain.
 	NoDirect bool
+	// Timeline holds the hidden flags of a shared run's one timeline (for tests and measures).
+	Timeline TimelineTest
 
 	// Given reports whether a flag was given on the command line: some defaults depend on the
 	// limiter (--hold, --skew), and giving some at all means something (--requests, --strategies).
@@ -153,7 +155,7 @@ func (fl Flags) Resolve() (Options, error) {
 		return Options{}, exitcode.Usagef("--skew must be 0 up to 1m, got %s", fl.Skew)
 	}
 	o.Skew = fl.Skew
-	o.NoTrace, o.NoDirect = fl.NoTrace, fl.NoDirect
+	o.NoTrace, o.NoDirect, o.Timeline = fl.NoTrace, fl.NoDirect, fl.Timeline
 	if !fl.Given("skew") {
 		o.Skew = bench.DefaultSkew(o.Limiter, o.Limit, o.Window)
 	}

@@ -2,6 +2,7 @@ package hammer
 
 import (
 	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -35,8 +36,8 @@ func TestHowLinesTellTheArticlesRaceAndWrapAt100Columns(t *testing.T) {
 		{Name: "naive", FirstOvershoot: articleRace()}, {Name: "lua"},
 	}}}
 	want := []string{
-		"naive  how: r4117 ZCARD → 19 (+0.00ms) · r4120 ZCARD → 19 (+0.03ms) · r4117 ZADD (+0.19ms) ·",
-		"            r4120 ZADD (+0.21ms) → 21 held at 3.20s, limit 20",
+		"naive  how: r4117 ZCARD → 19 (+0.00ms) · r4120 ZCARD → 19 (+0.02ms) · r4117 ZADD (+0.25ms) ·",
+		"            r4120 ZADD (+0.27ms) → 21 held at 3.20s, limit 20",
 		"            (r4117, r4120 raced; 19 more in the JSON)",
 	}
 	if got := res.HowLines(0); !slices.Equal(got, want) {
@@ -122,11 +123,11 @@ func TestHowLinesShowBothChecksBeforeTheWrites(t *testing.T) {
 		want string
 	}{
 		"a pair that missed each other": {issueRace(true),
-			"naive how: r40 ZCARD → 14 (+0.00ms) · r41 ZCARD → 14 (+0.10ms) · r40 ZADD (+1.00ms) · r41 ZADD (+1.10ms) → 21 held at 5.00s, limit 20"},
+			"naive how: r40 ZCARD → 14 (+0.00ms) · r41 ZCARD → 14 (+0.10ms) · r40 ZADD (+1.05ms) · r41 ZADD (+1.15ms) → 21 held at 5.00s, limit 20"},
 		"no such pair: the one nearest the limit and one it missed": {issueRace(false),
-			"naive how: r31 ZCARD → 15 (+0.00ms) · r31 ZADD (+0.10ms) · r37 ZCARD → 9 (+0.30ms) · r37 ZADD (+4.00ms) → 21 held at 5.00s, limit 20"},
+			"naive how: r31 ZCARD → 15 (+0.00ms) · r31 ZADD (+0.15ms) · r37 ZCARD → 9 (+0.30ms) · r37 ZADD (+4.05ms) → 21 held at 5.00s, limit 20"},
 		"the article's race": {articleRace(),
-			"naive how: r4117 ZCARD → 19 (+0.00ms) · r4120 ZCARD → 19 (+0.03ms) · r4117 ZADD (+0.19ms) · r4120 ZADD (+0.21ms) → 21 held at 3.20s, limit 20"},
+			"naive how: r4117 ZCARD → 19 (+0.00ms) · r4120 ZCARD → 19 (+0.02ms) · r4117 ZADD (+0.25ms) · r4120 ZADD (+0.27ms) → 21 held at 3.20s, limit 20"},
 	} {
 		res := Result{Summary: bench.Summary{Strategies: []bench.StrategySnapshot{{Name: "naive", FirstOvershoot: tc.ov}}}}
 		got := strings.Join(strings.Fields(strings.Join(res.HowLines(0), " ")), " ") // the wrapped lines as one
@@ -134,4 +135,43 @@ func TestHowLinesShowBothChecksBeforeTheWrites(t *testing.T) {
 			t.Errorf("%s:\n%s\nwant it to start\n%s", name, got, tc.want)
 		}
 	}
+}
+
+// A live run's trace (testdata/traces/naive_direct.json, recorded from `limitctl hammer` on
+// direct connections): each worker sends its ZADD a µs or two after its ZCARD is answered, so
+// no two checks were both answered before either write went. The how-line still tells the race
+// as Redis ran it: two checks sent before either write, reading the same count, then the writes.
+func TestHowLinesTellARecordedRaceChecksFirst(t *testing.T) {
+	raw, err := os.ReadFile("../../testdata/traces/naive_direct.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ov trace.Overshoot
+	if err := json.Unmarshal(raw, &ov); err != nil {
+		t.Fatal(err)
+	}
+	answeredBeforeWrites := 0
+	for _, r := range ov.Requests {
+		for _, p := range ov.Requests {
+			rc, pw, rw, pc := r.Steps[1], p.Steps[2], r.Steps[2], p.Steps[1]
+			if r.ID != p.ID && rc.RepliedUs < pw.SentUs && pc.RepliedUs < rw.SentUs {
+				answeredBeforeWrites++
+			}
+		}
+	}
+	if answeredBeforeWrites != 0 {
+		t.Fatalf("the recorded trace has %d pairs whose checks were both answered first: not the live shape", answeredBeforeWrites)
+	}
+	events := ov.Timeline(trace.HowRequests)
+	var phases, requests []string
+	for _, e := range events {
+		phases = append(phases, e.Phase)
+		requests = append(requests, e.Request)
+	}
+	if !slices.Equal(phases, []string{"check", "check", "write", "write"}) || requests[0] == requests[1] ||
+		events[0].Reply != events[1].Reply {
+		t.Errorf("the how-line's events: %+v; want two checks reading the same count, then both writes", events)
+	}
+	res := Result{Summary: bench.Summary{Strategies: []bench.StrategySnapshot{{Name: "naive", FirstOvershoot: &ov}}}}
+	t.Logf("%s", strings.Join(res.HowLines(0), "\n"))
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -14,6 +14,8 @@ import (
 	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/hammer/runkeys"
+	"github.com/limitctl/limitctl/internal/hammer/timeline"
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
@@ -33,11 +35,9 @@ func (s *session) publish(summary bench.Summary) error {
 	if err != nil {
 		return err
 	}
-	host, _ := os.Hostname()
-	process := fmt.Sprintf("%s-%d-%s", host, os.Getpid(), NewRunID())
 	ctx, cancel := context.WithTimeout(context.Background(), s.deps.Timeout)
 	defer cancel()
-	return s.rdb.Set(ctx, s.keys.ReportKey(process), doc, ReportTTL).Err()
+	return s.rdb.Set(ctx, s.keys.ReportKey(s.process), doc, ReportTTL).Err()
 }
 
 // Report merges what every process of a run left (with --run-id and --witness redis) into one
@@ -46,30 +46,9 @@ func (s *session) publish(summary bench.Summary) error {
 // any. An assertion that names no strategy of the run is a usage error.
 func Report(ctx context.Context, rdb redis.UniversalClient, prefix, runID string, asserts []string) (Result, error) {
 	keys := runkeys.Scheme{Prefix: prefix, RunID: runID}
-	masters, err := redisconn.Masters(ctx, rdb)
+	runs, ran, err := readSummaries(ctx, rdb, keys)
 	if err != nil {
 		return Result{}, err
-	}
-	var runs []published
-	for _, m := range masters {
-		iter := m.Scan(ctx, 0, keys.ReportPattern(), 1000).Iterator()
-		for iter.Next(ctx) {
-			doc, err := m.Get(ctx, iter.Val()).Bytes()
-			if err == redis.Nil {
-				continue // expired between SCAN and GET
-			}
-			if err != nil {
-				return Result{}, err
-			}
-			var p published
-			if err := json.Unmarshal(doc, &p); err != nil || p.Summary.Limiter == "" {
-				return Result{}, fmt.Errorf("%s does not hold a hammer summary this limitctl reads (left by another version?)", iter.Val())
-			}
-			runs = append(runs, p)
-		}
-		if err := iter.Err(); err != nil {
-			return Result{}, err
-		}
 	}
 	if len(runs) == 0 {
 		return Result{}, fmt.Errorf("no process of run %s left a summary under %s (run each with --run-id %s --witness redis)", runID, keys.ReportPattern(), runID)
@@ -83,6 +62,10 @@ func Report(ctx context.Context, rdb redis.UniversalClient, prefix, runID string
 		return Result{}, err
 	}
 	rules := mergeRules(runs)
+	if err := judgeRefusals(ctx, rdb, keys, ran, &summary); err != nil {
+		return Result{}, err
+	}
+	rules.Shared = summary.Strategies[0].RefusalsUnjudged == bench.RefusalsShared
 	if len(asserts) > 0 {
 		rules.Assertions = nil
 		for _, expr := range asserts {
@@ -94,6 +77,57 @@ func Report(ctx context.Context, rdb redis.UniversalClient, prefix, runID string
 		}
 	}
 	return Result{Summary: summary, Judgement: Judge(rules, summary)}, nil
+}
+
+// readSummaries reads every process's summary of the run, and names each process with the
+// strategies it ran.
+func readSummaries(ctx context.Context, rdb redis.UniversalClient, keys runkeys.Scheme) ([]published, map[string][]string, error) {
+	masters, err := redisconn.Masters(ctx, rdb)
+	if err != nil {
+		return nil, nil, err
+	}
+	var runs []published
+	ran := map[string][]string{}
+	for _, m := range masters {
+		iter := m.Scan(ctx, 0, keys.ReportPattern(), 1000).Iterator()
+		for iter.Next(ctx) {
+			doc, err := m.Get(ctx, iter.Val()).Bytes()
+			if err == redis.Nil {
+				continue // expired between SCAN and GET
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			var p published
+			if err := json.Unmarshal(doc, &p); err != nil || p.Summary.Limiter == "" {
+				return nil, nil, fmt.Errorf("%s does not hold a hammer summary this limitctl reads (left by another version?)", iter.Val())
+			}
+			runs = append(runs, p)
+			process := strings.TrimPrefix(iter.Val(), strings.TrimSuffix(keys.ReportPattern(), "*"))
+			for _, st := range p.Summary.Strategies {
+				ran[process] = append(ran[process], st.Name)
+			}
+		}
+		if err := iter.Err(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return runs, ran, nil
+}
+
+// judgeAsLast judges, in the process that finished a shared run last, its refusals over every
+// process's calls, as hammer report does: its own summary then carries the joint verdict, as
+// it carries the joint overshoot. A failure to read leaves them unjudged, and says why.
+func (s *session) judgeAsLast(summary *bench.Summary) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute+s.deps.Timeout)
+	defer cancel()
+	_, ran, err := readSummaries(ctx, s.rdb, s.keys)
+	if err == nil {
+		err = judgeRefusals(ctx, s.rdb, s.keys, ran, summary)
+	}
+	if err != nil {
+		s.deps.notice("warning: could not judge the run's refusals over every process's calls: " + human.FirstLine(err.Error()))
+	}
 }
 
 // mergeRules are the rules of a run whose processes each left their own: a script run by any
@@ -117,4 +151,30 @@ func mergeRules(runs []published) Rules {
 		}
 	}
 	return r
+}
+
+// judgeRefusals judges the merged run's refusals over every process's calls on the server's
+// timeline (hammer/timeline), when the processes published them; a strategy whose refusals a
+// contract makes no evidence stays as it is.
+func judgeRefusals(ctx context.Context, rdb redis.UniversalClient, keys runkeys.Scheme, ran map[string][]string, sum *bench.Summary) error {
+	var names []string
+	for _, st := range sum.Strategies {
+		if st.RefusalsUnjudged == bench.RefusalsShared {
+			names = append(names, st.Name)
+		}
+	}
+	verdicts, err := timeline.Judge(ctx, rdb, keys, ran, names)
+	if err != nil || verdicts == nil {
+		return err
+	}
+	for i := range sum.Strategies {
+		st := &sum.Strategies[i]
+		v, ok := verdicts[st.Name]
+		if !ok {
+			continue
+		}
+		st.FalseRejects, st.FirstFalseReject, st.Tightest = v.FalseRejects, v.First, v.Tightest
+		st.RefusalsUnjudged, st.NoRefusalJudged = v.Unjudged, v.NoneJudged
+	}
+	return nil
 }

@@ -111,7 +111,9 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		// id: other processes may share the keys). FirstFalseReject is the evidence for the first.
 		FalseRejects     *int64               `json:"false_rejects"`
 		FirstFalseReject *refusal.FalseReject `json:"first_false_reject"`
-		Verdict          string               `json:"verdict"`
+		// RefusalsUnjudged says why refusals (or those from some moment on) were not judged.
+		RefusalsUnjudged string `json:"refusals_unjudged,omitempty"`
+		Verdict          string `json:"verdict"`
 		// Leaks are the keys left without a TTL or with one far too long; null when the run's
 		// keys were not read. LargestKey is the largest set, sorted set, list or stream left.
 		Leaks        *bench.Leaks   `json:"leaks"`
@@ -123,7 +125,7 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		s.Name, s.Attempts, s.Admitted, s.Rejected, s.Errors, s.ErrorsByKind, s.Retries, s.Peak, s.Overshoot, s.OvershootEvent,
 		s.ThroughputPerS(), latency{ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max)}, s.ServerUsecPerCall,
 		s.FailOpenAdmits, s.FailClosedRejects, s.ReleaseErrors, s.Abandoned, s.Contended, samples, s.Unjudged, s.FirstOvershoot,
-		s.judgedFalseRejects(), s.FirstFalseReject, s.Verdict.Word, s.Leaks, s.LargestKey, s.Clock, s.TimeAnswered, spec,
+		s.judgedFalseRejects(), s.FirstFalseReject, s.RefusalsUnjudged, s.Verdict.Word, s.Leaks, s.LargestKey, s.Clock, s.TimeAnswered, spec,
 	})
 }
 

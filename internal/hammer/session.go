@@ -16,6 +16,7 @@ import (
 	"github.com/limitctl/limitctl/internal/embedded"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/hammer/runkeys"
+	"github.com/limitctl/limitctl/internal/hammer/timeline"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
@@ -108,6 +109,8 @@ type session struct {
 	peers      *participation      // this process's entry in a run shared by id; nil once left
 	custom     limiter.Limiter     // the user's script, for its single hit (hitOnce); nil without one
 	onceKey    string              // the single hit's key: one per process in a run shared by id
+	process    string              // this process's name among a shared run's
+	timeline   *timeline.Publisher // publishes this process's calls for hammer report; nil when not shared
 	// interrupted is the context a signal cancels (not the dashboard's stop): once it has
 	// ended, nothing more is sent but the clean-up.
 	interrupted context.Context
@@ -141,7 +144,8 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
-	s := &session{opts: o, deps: deps}
+	deps.Now = shiftedNow(deps.Now, o.Timeline.Shift)
+	s := &session{opts: o, deps: deps, process: processName()}
 	if o.RunID != "" && !ValidRunID(o.RunID) {
 		return Result{}, exitcode.Usagef("run id %q: want 1-64 letters, digits, '-' or '_'", o.RunID)
 	}
@@ -170,6 +174,7 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	for _, st := range o.Strategies {
 		s.keys.Strategies = append(s.keys.Strategies, string(st))
 	}
+	s.timeline = s.newTimeline()
 	if err := s.build(runID); err != nil {
 		return Result{}, err
 	}
@@ -192,6 +197,7 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if err := s.probe(ctx); err != nil {
 		return Result{}, err
 	}
+	s.startTimeline(ctx)
 	return s.load(ctx)
 }
 
@@ -313,6 +319,9 @@ func (s *session) build(runID string) error {
 			run.AdmitAt = o.Contract.AdmitAt != nil
 			run.RefusalsUnjudged = o.Contract.Spec.RefusalsUnjudged()
 		}
+		if s.timeline != nil && run.RefusalsUnjudged == "" {
+			run.Calls = s.timeline.Sink(run.Name)
+		}
 		if o.RedisWitness && evidence != limiter.HeldEvidence {
 			// Window and bucket limiters: judged over every process's admits together.
 			run.Admits = overshoot.NewSharedAdmits(s.rdb, overshoot.SharedConfig{Window: o.Window,
@@ -389,28 +398,40 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	watchErr := <-watchDone
 
 	res := Result{Options: s.opts, Summary: summary, WatchErr: watchErr}
+	if s.timeline != nil {
+		s.timeline.Finish() // every call published before the summary that names this process
+	}
 	if runErr == nil && s.opts.RunID != "" && s.opts.RedisWitness {
 		// Other processes may share this run: leave the summary for `hammer report`.
 		if err := s.publish(summary); err != nil {
 			s.deps.notice("warning: could not leave this process's summary for hammer report: " + human.FirstLine(err.Error()))
 		}
 	}
+	last := false
 	if s.opts.KeepKeys {
 		if others, err := s.leave(); err == nil && others == 0 {
 			// Nobody deletes the kept keys: take the closing mark back so the next run may join.
 			ctx, cancel := context.WithTimeout(context.Background(), s.deps.Timeout)
 			s.rdb.ZRem(ctx, s.keys.Participants(), closingMember)
 			cancel()
+			last = true
 		}
 		res.KeysKept = s.keys.Describe()
 	} else {
-		rep := s.cleanup()
+		var rep runkeys.CleanupReport
+		rep, last = s.cleanup()
 		res.KeysDeleted, res.KeysNotDeleted, res.CleanupWarnings = rep.Deleted, rep.Failed, rep.Warnings
 	}
 	if runErr != nil {
 		return res, runErr
 	}
-	res.Judgement = Judge(s.opts.Rules(), summary)
+	rules := s.opts.Rules()
+	if last && s.timeline != nil {
+		s.judgeAsLast(&summary)
+		res.Summary = summary
+		rules.Shared = summary.Strategies[0].RefusalsUnjudged == bench.RefusalsShared
+	}
+	res.Judgement = Judge(rules, summary)
 	res.Interrupted = summary.Interrupted || ctx.Err() != nil
 	return res, nil
 }
@@ -426,24 +447,24 @@ func (s *session) leave() (others int64, err error) {
 }
 
 // cleanup deletes the run's keys, reporting each failure as a notice; in a run shared by id
-// only the last process to finish deletes them.
-func (s *session) cleanup() runkeys.CleanupReport {
+// only the last process to finish deletes them (last).
+func (s *session) cleanup() (rep runkeys.CleanupReport, last bool) {
 	others, err := s.leave()
 	if err != nil {
 		w := human.FirstLine(err.Error()) + "; the run's keys were left in place (they expire on their own)"
 		s.deps.notice("warning: " + w)
-		return runkeys.CleanupReport{Warnings: []string{w}}
+		return runkeys.CleanupReport{Warnings: []string{w}}, false
 	}
 	if others > 0 {
 		s.deps.notice(fmt.Sprintf("keys left under %s for %d other process(es) still running with run id %s; the last to finish deletes them",
 			s.keys.Describe(), others, s.keys.RunID))
-		return runkeys.CleanupReport{}
+		return runkeys.CleanupReport{}, false
 	}
-	rep := s.keys.Cleanup(s.rdb, s.deps.Timeout)
+	rep = s.keys.Cleanup(s.rdb, s.deps.Timeout)
 	for _, w := range rep.Warnings {
 		s.deps.notice("warning: " + w)
 	}
-	return rep
+	return rep, true
 }
 
 func serverVersion(ctx context.Context, rdb redis.UniversalClient) string {

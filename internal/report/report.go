@@ -77,8 +77,8 @@ type strategyView struct {
 	Name, ID   string
 	Colour     string // its line on the overview chart
 	Over       bool
-	Strict     bool   // some refusal was proven wrong
-	Tone       string // good, bad or warn: the badge's and the section's colour
+	Strict     bool         // some refusal was proven wrong
+	Tone       verdict.Tone // good, bad or warn: the badge's and the section's colour
 	Badge      string
 	Verdict    string
 	Count      template.HTML
@@ -196,7 +196,7 @@ func build(d Data) (page, error) {
 // judged is the strategy's verdict (verdict.Judge, as the summary prints it): its tone and badge
 // as every view shows them, and a sentence: overshoot and false rejects only on evidence, and no
 // "exact" for a strategy that never reached its limit or whose decisions mostly failed.
-func judged(st bench.StrategySnapshot, kind limiter.Kind, limit int64, d time.Duration) (tone, badge, sentence string) {
+func judged(st bench.StrategySnapshot, kind limiter.Kind, limit int64, d time.Duration) (tone verdict.Tone, badge, sentence string) {
 	v := verdict.Judge(st, kind, limit, d)
 	word, _, _ := strings.Cut(v.Word, ", "+verdict.Leaks)
 	switch word {

@@ -7,22 +7,22 @@ import (
 	"strings"
 )
 
-// Event is one moment of a short timeline: a request's check answered, its write sent, or its
-// script call answered, with the reply as a person reads it.
+// Event is one moment of a short timeline: a request's command sent (a check with the count Redis
+// answered it, a write), or its script call answered, with the reply as a person reads it.
 type Event struct {
 	Request string
 	Op      string
 	Phase   string
 	Reply   string // empty for a write: the how-lines show what was seen, and when the writes went
-	AtUs    int64  // µs since the run's start: a check's or call's reply, a write's sending
+	AtUs    int64  // µs since the run's start: a check's or write's sending, a call's reply
 }
 
-// Timeline picks the few events that tell how the overshoot happened, in time order: a pair of
-// requests whose checks both ran before either's write (the race as Redis ran it: both checks,
-// then both writes), the pair that saw the most; else the raced request that saw the most (the
-// nearest the limit; the latest of equals) beside a request it cannot have counted; then other
-// raced ones up to shown requests. Without a race (a script, or a race the times cannot prove),
-// the last shown requests' calls or checks before the moment.
+// Timeline picks the few events that tell how the overshoot happened, in time order: the race as
+// Redis ran it, both checks sent before either write and each blind to the other's write (see
+// racePair); else the raced request that saw the most (the nearest the limit; the latest of
+// equals) beside a request it cannot have counted; then other raced ones up to shown requests.
+// Without a race (a script, or a race the times cannot show), the last shown requests' calls or
+// checks before the moment.
 func (o *Overshoot) Timeline(shown int) []Event {
 	picked := o.pick(shown)
 	var out []Event
@@ -34,7 +34,7 @@ func (o *Overshoot) Timeline(shown int) []Event {
 				if s.Op == "WATCH" {
 					continue
 				}
-				out = append(out, Event{r.ID, s.Op, s.Phase, ReplyText(s.Reply), s.RepliedUs})
+				out = append(out, Event{r.ID, s.Op, s.Phase, ReplyText(s.Reply), s.SentUs})
 			case "call":
 				out = append(out, Event{r.ID, s.Op, s.Phase, ReplyText(s.Reply), s.RepliedUs})
 			case "write":
@@ -64,14 +64,8 @@ func (o *Overshoot) pick(shown int) []Request {
 	}
 	sort.SliceStable(order, func(i, j int) bool { return order[i].seen() > order[j].seen() })
 	if shown >= 2 {
-	pairs:
-		for _, r := range order {
-			for _, p := range order {
-				if r.Raced && p.ID != r.ID && neitherCounted(r, p) {
-					out = append(out, r, p)
-					break pairs
-				}
-			}
+		if r, p, ok := racePair(order); ok {
+			out = append(out, r, p)
 		}
 	}
 	for _, r := range order {
@@ -123,14 +117,51 @@ func (o *Overshoot) partner(r Request) (Request, bool) {
 	return Request{}, false
 }
 
-// neitherCounted reports whether r's and p's checks were both answered before either's write
-// was sent, so neither can have counted the other.
-func neitherCounted(r, p Request) bool {
+// racePair is the pair of requests that shows the race as Redis ran it: both checks sent before
+// either write, so a reader sees both counts taken and then both writes. Of such pairs it
+// prefers, in order, one whose order the replies prove both ways (each check answered before the
+// other's write was sent: neither can have counted the other), one whose checks read the same
+// count (neither saw the other's write: a write between them would have raised it unless a
+// member left just then), one proven one way, and then the pair that saw the most. order lists
+// the requests nearest the limit first; the first of equals wins.
+func racePair(order []Request) (Request, Request, bool) {
+	best, bestScore := [2]int{-1, -1}, -1
+	for i, r := range order {
+		for j := i + 1; j < len(order); j++ {
+			p := order[j]
+			score, ok := raceScore(r, p)
+			if ok && score > bestScore {
+				best, bestScore = [2]int{i, j}, score
+			}
+		}
+	}
+	if bestScore < 0 {
+		return Request{}, Request{}, false
+	}
+	return order[best[0]], order[best[1]], true
+}
+
+// raceScore ranks a pair whose checks were both sent before either write (ok false otherwise):
+// 4 for an order proven both ways, 2 for the same count read, 1 for an order proven one way.
+func raceScore(r, p Request) (score int, ok bool) {
 	rc, rcOK := r.stepOf("check")
 	rw, rwOK := r.stepOf("write")
 	pc, pcOK := p.stepOf("check")
 	pw, pwOK := p.stepOf("write")
-	return rcOK && rwOK && pcOK && pwOK && rc.RepliedUs < pw.SentUs && pc.RepliedUs < rw.SentUs
+	if !rcOK || !rwOK || !pcOK || !pwOK || max(rc.SentUs, pc.SentUs) >= min(rw.SentUs, pw.SentUs) {
+		return 0, false
+	}
+	rBlind, pBlind := rc.RepliedUs < pw.SentUs, pc.RepliedUs < rw.SentUs
+	switch {
+	case rBlind && pBlind:
+		score = 4
+	case rBlind || pBlind:
+		score = 1
+	}
+	if r.seen() >= 0 && r.seen() == p.seen() {
+		score += 2
+	}
+	return score, true
 }
 
 // stepOf is the request's first step of a phase (a check other than WATCH).

@@ -198,9 +198,19 @@ func Lateness(quantum time.Duration, now time.Time, ahead time.Duration) time.Du
 //     when [t_i, H_i] lies in one window (both rounded as the script rounds: Stamp); an
 //     admit whose span crosses a window's end is left out (strategyState.straddles), which only
 //     removes evidence;
-//   - a sliding window judges [t_i, H_i] with the IntervalChecker, on the stamps' clock: its proof
-//     needs only that each admit was decided at a time within its interval, on a clock that
-//     never goes back;
+//   - a sliding window judges, with the IntervalChecker, the union of [t_i, H_i] and the real
+//     interval [s_i, r_i] in which Redis ran the call (sent to replied), each from the run's
+//     start. TIME is virtual but a TTL is not: a log kept for one window (PEXPIRE window, right
+//     on the server's clock) is gone for a call that runs a window after the last admit, even
+//     when its TIME, lagging the real clock more than theirs did, is less than a window after
+//     them. Admits certainly inside one span (less than a window, less the allowances for
+//     rounding and clock rates) of the union were decided at virtual times less than a window
+//     apart, on a clock that never goes back, and ran less than a window apart on the server's
+//     clock; so a limiter correct on the server's clock, which keeps each admit's record at
+//     least a window after it ran, still held every earlier one's when the last one ran, within
+//     a window of its TIME: more than the limit of them is an overshoot. One window-long span
+//     only (TwoClockSliding says why). An offset between the two clocks' origins costs
+//     sharpness only: each dimension fits the span in its own terms;
 //   - the concurrency witness counts a member from its stamp t_i for stale-after: a limiter that
 //     scored it at T_i >= t_i reclaims it no sooner; and no TIME answered before an admit is
 //     recorded is later than the run's clock plus the skew then (H_i is a stamp sent by then),
@@ -211,4 +221,5 @@ func Lateness(quantum time.Duration, now time.Time, ahead time.Duration) time.Du
 //     unknown outcome that ran before k read a time no later than k's (the answers never go
 //     back), as on the server's clock.
 // At --skew 0, H_i - t_i is about the call's round trip, so nearly every admit is judged as
-// before; under a skew the spans widen with it, as the lateness did.
+// before; under a skew the spans widen with it, as the lateness did (the sliding window's by
+// up to the worker's own skew, the distance between its stamps and the real clock).

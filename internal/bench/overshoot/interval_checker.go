@@ -242,6 +242,18 @@ func (c *IntervalChecker) Finish() CheckResult {
 	return *c.pub.Load()
 }
 
+// TwoClockSliding is the sliding window's checker over admits judged on two clocks at once: the
+// virtual clock's TIME and the real clock its TTLs run on (clock_evidence.go). It checks one
+// window-long span only: a longer span's proof splits it into window-long pieces of one clock,
+// and an admit whose TIME is in one piece may have run in the next, so m pieces of the span no
+// longer bound it to m limits (the admits, in the order they ran, climb both clocks at once and
+// can cross 2m-1 pieces of the two).
+func TwoClockSliding(l Limits) *IntervalChecker {
+	c := NewIntervalChecker(SlidingInvariant, l.Limit, l.Window, 0)
+	c.checks = c.checks[:1]
+	return c
+}
+
 // IntervalFor is the engine's checker for a window or bucket limiter on the server's
 // clock; the token bucket refills its burst (Limit) once per Window.
 func IntervalFor(l Limits) *IntervalChecker {

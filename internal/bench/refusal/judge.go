@@ -457,6 +457,18 @@ func (l *Log) DrainTo(keys []*Judge) {
 	l.spare = calls[:0]
 }
 
+// Drain hands the logged decisions to to, in the order they were logged.
+func (l *Log) Drain(to func(key int, c Call)) {
+	l.mu.Lock()
+	calls := l.calls
+	l.calls = l.spare[:0]
+	l.mu.Unlock()
+	for _, kc := range calls {
+		to(kc.key, kc.call)
+	}
+	l.spare = calls[:0]
+}
+
 // LowWater tracks each worker's call in flight, so a refusal is judged only once every call
 // sent before its reply has been recorded.
 type LowWater struct {

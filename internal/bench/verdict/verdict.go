@@ -30,11 +30,14 @@ const (
 	Leaks = "LEAKS"
 )
 
-// Tones of a verdict, what every view colours it by.
+// Tone is what every view colours a verdict by; its value is the class the HTML report styles.
+type Tone string
+
+// The tones.
 const (
-	ToneGood = "good" // judged, nothing wrong found
-	ToneWarn = "warn" // nothing proven either way
-	ToneBad  = "bad"  // proven wrong: overshoot, refusals with room, keys that never go away
+	ToneGood Tone = "good" // judged, nothing wrong found
+	ToneWarn Tone = "warn" // nothing proven either way
+	ToneBad  Tone = "bad"  // proven wrong: overshoot, refusals with room, keys that never go away
 )
 
 // Verdict says in plain words who overshot or refused with room, by how much, and on what
@@ -49,7 +52,7 @@ type Verdict struct {
 // ToneBad): anything proven wrong is bad, a verdict without evidence either way is a warning;
 // "" for a word that is none of the verdicts, which a view leaves plain rather than pass it for
 // good.
-func (v Verdict) Tone() string {
+func (v Verdict) Tone() Tone {
 	switch {
 	case strings.Contains(v.Word, Overshoot), strings.Contains(v.Word, TooStrict),
 		strings.Contains(v.Word, Leaks):

@@ -19,7 +19,7 @@ func TestVerdictSaysOnlyWhatWasJudged(t *testing.T) {
 		change func(*bench.StrategySnapshot)
 		word   string
 		text   []string
-		tone   string
+		tone   Tone
 	}{
 		{"judged and clean", func(*bench.StrategySnapshot) {}, Exact, []string{"peak 20 of 20, 0 events, 0 false rejects"}, ToneGood},
 		{"no more admits judged than the limit", func(s *bench.StrategySnapshot) { s.Unjudged, s.Allowances = 80, "skew ±500ms" },

@@ -38,6 +38,11 @@ import (
 //	<prefix>:{<run-id>}:participants         the processes sharing the run id (hammer/participants.go)
 //	<prefix>:report:{<run-id>}:<process>     a process's summary for hammer report (hammer/report.go):
 //	                                         outside the run's tag, so the clean-up keeps it
+//	<prefix>:calls:{<run-id>}:<process>:clock          a process's TIME samples (hammer/timeline)
+//	<prefix>:calls:{<run-id>}:<process>:meta           what its refusal judges are built from
+//	<prefix>:calls:{<run-id>}:<process>:s:<strategy>:<second>
+//	                                         its calls published in one second of its run: like
+//	                                         the summaries outside the run's tag, expiring with them
 type Scheme struct {
 	Prefix     string
 	RunID      string       // letters, digits, '-' and '_' only (hammer.ValidRunID)
@@ -86,6 +91,47 @@ func (k Scheme) ReportKey(process string) string {
 // ReportPattern is the SCAN pattern of every process's summary of the run.
 func (k Scheme) ReportPattern() string { return fmt.Sprintf("%s:report:{%s}:*", k.Prefix, k.RunID) }
 
+// A process's evidence for the refusal judges of hammer report (hammer/timeline): what each
+// key holds.
+const (
+	CallsClock = "clock"
+	CallsMeta  = "meta"
+	callsOf    = "s"
+)
+
+// CallsKey names one of a process's evidence keys: CallsClock or CallsMeta.
+func (k Scheme) CallsKey(process, what string) string {
+	return fmt.Sprintf("%s:calls:{%s}:%s:%s", k.Prefix, k.RunID, process, what)
+}
+
+// Calls names the list of a process's calls of strategy published in the given second of its run.
+func (k Scheme) Calls(process, strategy string, second int64) string {
+	return fmt.Sprintf("%s:calls:{%s}:%s:%s:%s:%d", k.Prefix, k.RunID, process, callsOf, strategy, second)
+}
+
+// CallsPattern is the SCAN pattern of every process's evidence keys of the run.
+func (k Scheme) CallsPattern() string {
+	return globEscape(k.Prefix) + ":calls:{" + k.RunID + "}:*"
+}
+
+// CallsKeyOf reads a name CallsKey or Calls built: the process, and either what (CallsClock,
+// CallsMeta) or the strategy and second; ok is false for any other name.
+func (k Scheme) CallsKeyOf(key string) (process, what, strategy string, second int64, ok bool) {
+	rest, found := strings.CutPrefix(key, k.Prefix+":calls:{"+k.RunID+"}:")
+	if !found {
+		return "", "", "", 0, false
+	}
+	parts := strings.Split(rest, ":")
+	switch {
+	case len(parts) == 2 && parts[0] != "" && (parts[1] == CallsClock || parts[1] == CallsMeta):
+		return parts[0], parts[1], "", 0, true
+	case len(parts) == 4 && parts[0] != "" && parts[1] == callsOf && parts[2] != "" && digits(parts[3]):
+		n, err := strconv.ParseInt(parts[3], 10, 64)
+		return parts[0], "", parts[2], n, err == nil
+	}
+	return "", "", "", 0, false
+}
+
 // Describe says where the run's keys live, for the --keep-keys notice.
 func (k Scheme) Describe() string {
 	if k.Keys <= 1 {
@@ -99,7 +145,8 @@ func (k Scheme) Describe() string {
 // window's start), the witness or an admits chunk
 // (the custom strategy: any suffix, since its contract names its keys from {key}). A
 // look-alike (another run id that starts the same, a user's key under the prefix) is never
-// owned. The summaries left for hammer report are not the clean-up's: it never owns them.
+// owned. The summaries and evidence left for hammer report are not the clean-up's: it never
+// owns them (they expire on their own, ReportTTL).
 func (k Scheme) Owns(key string) bool {
 	rest, ok := strings.CutPrefix(key, k.Prefix+":{")
 	if !ok {

@@ -26,7 +26,7 @@ func TestSchemeOwnsExactlyItsKeys(t *testing.T) {
 		"rl:{user}:lua:12x", "rl:{user}", "rl:{user}:", "rl:{userx}:lua:witness", "rl:{user}:naive", "rl:{user}:probe-naive",
 		"rlx:{user}:lua", "r:{user}:lua", "rl:{user.0}:lua", "x:rl:{user}:lua",
 		"rl:{user}:lua:admits:", "rl:{user}:lua:admits:12x", "rl:{user}:lua:admits", "rl:{user}:probe-lua:admits:17",
-		one.ReportKey("host-1-abc")} {
+		one.ReportKey("host-1-abc"), one.CallsKey("host-1-abc", CallsClock), one.Calls("host-1-abc", "lua", 3)} {
 		if one.Owns(key) {
 			t.Errorf("%q owned by rl/user/1 key", key)
 		}
@@ -77,9 +77,34 @@ func TestSchemeNamesEveryKeyOfTheRun(t *testing.T) {
 		{one.Participants(), "rl:{r1}:participants"},
 		{limiter.TimeKey(one.Key("custom", 0)), "rl:{r1}:custom:limitctl-time"}, // the virtual clock's mark
 		{one.ReportKey("host-1"), "rl:report:{r1}:host-1"},
+		{one.CallsKey("host-1", CallsClock), "rl:calls:{r1}:host-1:clock"},
+		{one.Calls("host-1", "lua", 12), "rl:calls:{r1}:host-1:s:lua:12"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
 		}
+	}
+}
+
+// Each evidence key of hammer report's refusal judges is read back as what it was built from,
+// and nothing else is taken for one.
+func TestCallsKeysReadBackAsBuilt(t *testing.T) {
+	one := Scheme{Prefix: "rl", RunID: "r1"}
+	if p, what, st, n, ok := one.CallsKeyOf(one.Calls("h-1-ab", "lua-ts-member", 42)); !ok || p != "h-1-ab" || what != "" || st != "lua-ts-member" || n != 42 {
+		t.Errorf("calls key read as %q %q %q %d %v", p, what, st, n, ok)
+	}
+	for _, what := range []string{CallsClock, CallsMeta} {
+		if p, got, _, _, ok := one.CallsKeyOf(one.CallsKey("h-1-ab", what)); !ok || p != "h-1-ab" || got != what {
+			t.Errorf("%s key read as %q %q %v", what, p, got, ok)
+		}
+	}
+	for _, key := range []string{"rl:calls:{r1}:h:s:lua:x", "rl:calls:{r1}:h:s:lua", "rl:calls:{r12}:h:clock", "rl:calls:{r1}:h:notes",
+		"rl:calls:{r1}::clock", one.ReportKey("h"), one.Key("lua", 0)} {
+		if _, _, _, _, ok := one.CallsKeyOf(key); ok {
+			t.Errorf("%q taken for an evidence key", key)
+		}
+	}
+	if _, ok := one.StrategyOf(one.Calls("h", "lua", 1)); ok {
+		t.Error("an evidence key is taken for a strategy's")
 	}
 }
