@@ -5,7 +5,7 @@ GO        ?= go
 BIN       ?= limitctl
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build docs test test-short vet fuzz redis-server bench bench-hammer clean verify-power
+.PHONY: all build docs test test-short vet fuzz redis-server bench bench-hammer clean verify-power verify-power-cluster
 
 all: build
 
@@ -101,3 +101,7 @@ bench-inspect: redis-server
 POWER_RUNS ?= 20
 verify-power: redis-server
 	LIMITCTL_POWER=1 LIMITCTL_POWER_RUNS=$(POWER_RUNS) $(GO) test -count=1 -v -timeout 120m -run '^TestPower' ./internal/bench/ ./cmd/
+
+# The same on a 3-master cluster, the scripts' calls through rueidis as the hammer's there.
+verify-power-cluster: redis-server
+	LIMITCTL_POWER=1 LIMITCTL_POWER_CLUSTER=1 LIMITCTL_POWER_RUNS=$(POWER_RUNS) $(GO) test -count=1 -v -timeout 150m -run '^TestPower' ./internal/bench/ ./cmd/

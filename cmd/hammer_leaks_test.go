@@ -78,8 +78,15 @@ func parseLeakDoc(t *testing.T, out string) leakDoc {
 // hammerLeak runs one leaky script for d and returns its exit code and summary.
 func hammerLeak(t *testing.T, srv *redistest.Server, c leakCase, d time.Duration, extra ...string) (result, leakDoc) {
 	t.Helper()
-	args := append([]string{"--addr", srv.Addr, "hammer", "--limiter", c.kind, "--script", filepath.Join("..", "testdata", "limiters", "leaks", c.file),
-		"--duration", d.String(), "-o", "json"}, c.flags...)
+	return hammerLeakOn(t, []string{"--addr", srv.Addr}, c, d, extra...)
+}
+
+// hammerLeakOn is hammerLeak on the target that flags name.
+func hammerLeakOn(t *testing.T, target []string, c leakCase, d time.Duration, extra ...string) (result, leakDoc) {
+	t.Helper()
+	args := append(append([]string{}, target...), "hammer", "--limiter", c.kind, "--script", filepath.Join("..", "testdata", "limiters", "leaks", c.file),
+		"--duration", d.String(), "-o", "json")
+	args = append(args, c.flags...)
 	r := run(t, append(args, extra...)...)
 	return r, parseLeakDoc(t, r.out)
 }
@@ -168,12 +175,20 @@ func TestPowerCatchesEveryLeak(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("LIMITCTL_POWER_RUNS")); err == nil && v > 0 {
 		runs = v
 	}
-	srv := redistest.Start(t)
+	// A single node, or with LIMITCTL_POWER_CLUSTER a 3-master cluster (make verify-power-cluster).
+	target := []string{"--cluster"}
+	if os.Getenv("LIMITCTL_POWER_CLUSTER") == "" {
+		target = []string{"--addr", redistest.Start(t).Addr}
+	} else {
+		for _, addr := range redistest.StartCluster(t, 3, 0).Addrs() {
+			target = append(target, "--addr", addr)
+		}
+	}
 	for _, c := range leakyScripts {
 		t.Run(c.file, func(t *testing.T) {
 			caught := 0
 			for i := 0; i < runs; i++ {
-				_, doc := hammerLeak(t, srv, c, 5*time.Second)
+				_, doc := hammerLeakOn(t, target, c, 5*time.Second)
 				st := doc.Strategies[0]
 				if strings.Contains(st.Verdict, "LEAKS") {
 					caught++

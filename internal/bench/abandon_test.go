@@ -110,7 +110,7 @@ func TestLimitersThatNeverReclaimAbandonedRequestsAreTooStrict(t *testing.T) {
 	srv := redistest.Start(t)
 	for _, c := range neverReclaims {
 		t.Run(c.file, func(t *testing.T) {
-			st, at := powerRunUntil(t, srv, c, 20*time.Second, true, func(s bench.StrategySnapshot) bool { return s.FalseRejects > 0 })
+			st, at := powerRunUntil(t, singleNode(t, srv), c, 20*time.Second, true, func(s bench.StrategySnapshot) bool { return s.FalseRejects > 0 })
 			v := verdict.Judge(st, c.kind, 20, at)
 			t.Logf("caught at %s: %s: %s; first %+v", at.Round(10*time.Millisecond), v.Word, v.Text, st.FirstFalseReject)
 			if at == 0 || v.Word != verdict.TooStrict || st.Abandoned == 0 {

@@ -58,6 +58,13 @@ func customStrategy(t *testing.T, srv *redistest.Server, file string, kind limit
 // with direct (limiter.Config.Direct), as the hammer's on a single node; nil: through go-redis.
 func customStrategyOn(t *testing.T, srv *redistest.Server, file string, kind limiter.Kind, spec contract.Spec, direct *redis.Options) bench.StrategyRun {
 	t.Helper()
+	return customStrategyVia(t, srv.Client(t), file, kind, spec, limiter.Config{Direct: direct})
+}
+
+// customStrategyVia is customStrategy on rdb, its calls going out as transport's Direct, or
+// Shared and SharedTimeout, say (as the hammer's on a single node, or on a cluster).
+func customStrategyVia(t *testing.T, rdb redis.UniversalClient, file string, kind limiter.Kind, spec contract.Spec, transport limiter.Config) bench.StrategyRun {
+	t.Helper()
 	src, err := os.ReadFile("../../testdata/limiters/" + file)
 	if err != nil {
 		t.Fatal(err)
@@ -74,9 +81,9 @@ func customStrategyOn(t *testing.T, srv *redistest.Server, file string, kind lim
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim, err := limiter.New(kind, limiter.Custom, srv.Client(t), limiter.Config{
+	lim, err := limiter.New(kind, limiter.Custom, rdb, limiter.Config{
 		Rate: 20, Burst: 20, Limit: 20, Window: time.Second, StaleAfter: defaultStaleAfter, CustomSource: string(src), Contract: c,
-		Direct: direct})
+		Direct: transport.Direct, Shared: transport.Shared, SharedTimeout: transport.SharedTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}

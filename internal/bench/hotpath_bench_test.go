@@ -106,3 +106,63 @@ func gcWork() gcTotals {
 	secs := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
 	return gcTotals{process: secs(ru.Utime) + secs(ru.Stime), cpu: s[0].Value.Float64(), cycles: ms.NumGC}
 }
+
+// BenchmarkHotPathCluster is BenchmarkHotPath's pipelined mode on a 3-master cluster, as the
+// hammer runs there (`--cluster --workers 256 --conns 8 --keys 256`): "rueidis" sends the
+// rounds through the strategy's rueidis client (redisconn.Shared, the fast path), "go-redis"
+// through go-redis's ClusterClient pipelines (hammer --no-direct). Its keys are 256, each of
+// its own hash tag, so the calls spread over the masters. The same metrics; run it as:
+//
+//	go test -run '^$' -bench BenchmarkHotPathCluster -benchtime 200000x ./internal/bench/
+func BenchmarkHotPathCluster(b *testing.B) {
+	cluster := redistest.StartCluster(b, 3, 0)
+	for _, load := range []struct {
+		name  string
+		limit int64
+	}{{"rejected", 0}, {"admitted", 1 << 40}} {
+		for _, transport := range []string{"rueidis", "go-redis"} {
+			b.Run(load.name+"/"+transport, func(b *testing.B) {
+				rdb, _, err := redisconn.Open(context.Background(), redisconn.Options{Addrs: cluster.Addrs(), Cluster: true,
+					PoolSize: 260, NoCheckoutProbe: true, Timeout: 5 * time.Second}, func(string) string { return "" })
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer rdb.Close()
+				lcfg := limiter.Config{Limit: load.limit, Window: time.Second}
+				if transport == "rueidis" { // as the hammer runs on a cluster
+					shared, timeout, err := redisconn.Shared(rdb)
+					if err != nil || shared == nil {
+						b.Fatalf("no rueidis client: %v", err)
+					}
+					defer shared.Close()
+					lcfg.Shared, lcfg.SharedTimeout = shared, timeout
+				}
+				lim, err := limiter.New(limiter.FixedWindow, limiter.Lua, rdb, lcfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cfg := bench.Config{
+					RunID: "bench", Limiter: limiter.FixedWindow, Limit: load.limit, Window: time.Second,
+					Workers: 256, Conns: 8, Requests: int64(b.N), KeyCount: 256, Horizon: 5 * time.Second,
+					KeyFor:     func(s string, i int) string { return fmt.Sprintf("bench:{%s.%d}:%s", b.Name(), i, s) },
+					Strategies: []bench.StrategyRun{{Name: "lua", Limiter: lim, EpochAligned: true}},
+				}
+				before := gcWork()
+				b.ReportAllocs()
+				b.ResetTimer()
+				sum, err := bench.New(cfg).Run(context.Background(), nil)
+				b.StopTimer()
+				if err != nil {
+					b.Fatal(err)
+				}
+				after := gcWork()
+				if s := sum.Strategies[0]; s.Errors != 0 || s.Attempts != int64(b.N) {
+					b.Fatalf("%d decisions, %d errors; want %d without errors", s.Attempts, s.Errors, b.N)
+				}
+				b.ReportMetric((after.process-before.process)*1e6/float64(b.N), "cpu-µs/op")
+				b.ReportMetric((after.cpu-before.cpu)*1e6/float64(b.N), "gc-µs/op")
+				b.ReportMetric(float64(after.cycles-before.cycles)*1e6/float64(b.N), "gcs/1M-op")
+			})
+		}
+	}
+}

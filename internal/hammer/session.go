@@ -272,8 +272,8 @@ func (s *session) build(runID string) error {
 	}
 	if !o.NoDirect {
 		// A single node: the script strategies' calls go out on connections of their own
-		// (package wire), the hot path; a cluster: through rueidis (redisconn.Shared); a master
-		// through Sentinels keeps go-redis.
+		// (package wire), the hot path; a cluster or a master through Sentinels: through
+		// rueidis (redisconn.Shared).
 		lcfg.Direct, _ = redisconn.DirectOptions(s.rdb)
 	}
 	evidence := o.Limiter.Describe().Evidence
@@ -284,7 +284,8 @@ func (s *session) build(runID string) error {
 		rdb := s.strategyClient(st)
 		scfg := lcfg
 		if !o.NoDirect && lcfg.Direct == nil && st.RunsScript() {
-			// A cluster: the script calls' fast path is a rueidis client of the strategy's own.
+			// A cluster or Sentinels: the script calls' fast path is a rueidis client of the
+			// strategy's own.
 			shared, timeout, err := redisconn.Shared(s.rdb)
 			if err != nil {
 				return fmt.Errorf("%s: %w", st, err)

@@ -51,9 +51,9 @@ type Call struct {
 type Batch struct {
 	lim batched
 	rdb Client
-	// args are each call's command arguments, reused round after round: a decision allocates
+	// scratch is each call's argument lists, reused round after round: a decision allocates
 	// no argument list of its own (go-redis keeps a Do's arguments as given, until its reply).
-	args [][]any
+	scratch []scratch
 	// direct: the batch's own connection, dialled when first needed and again after it broke.
 	direct *redis.Options
 	conn   *wire.Conn
@@ -69,12 +69,21 @@ type batched interface {
 	client() Client
 	directOptions() *redis.Options
 	sharedClient() (rueidis.Client, time.Duration)
-	// queue adds c's command to p (setting c.cmd, or c.release for a release), its arguments
-	// written into *args, which it may grow.
-	queue(ctx context.Context, p queuer, c *Call, args *[]any)
+	// queue adds c's command to p (setting c.cmd, or c.release for a release), its lists
+	// written into sc's, which it may grow.
+	queue(ctx context.Context, p queuer, c *Call, sc *scratch)
 	// settle reads c's reply once the pipeline ran; loads is scriptcache.LibraryLoads from
 	// before it was sent.
 	settle(ctx context.Context, c *Call, loads uint64)
+}
+
+// scratch is the lists of one call of a batch, kept for the next round's call in its place:
+// the command's arguments, and the script's KEYS and ARGV (kept until the reply is read, for
+// calling it again on NOSCRIPT).
+type scratch struct {
+	cmd  []any
+	keys []string
+	argv []any
 }
 
 // queuer takes a command for the next round trip: a go-redis pipeline, or a wireQueue.
@@ -113,8 +122,8 @@ func (b *Batch) Close() {
 // (a connection that failed, a timeout) is the error of every call it left unanswered.
 func (b *Batch) Do(ctx context.Context, calls []Call) {
 	loads := scriptcache.LibraryLoads()
-	for len(b.args) < len(calls) {
-		b.args = append(b.args, nil)
+	for len(b.scratch) < len(calls) {
+		b.scratch = append(b.scratch, scratch{})
 	}
 	var p redis.Pipeliner
 	var q queuer
@@ -132,7 +141,7 @@ func (b *Batch) Do(ctx context.Context, calls []Call) {
 	for i := range calls {
 		c := &calls[i]
 		c.Err, c.cmd, c.release, c.step = nil, nil, releaseCall{}, nil
-		b.lim.queue(ctx, q, c, &b.args[i])
+		b.lim.queue(ctx, q, c, &b.scratch[i])
 	}
 	sent := time.Now()
 	switch {
@@ -239,7 +248,7 @@ func (b base) sharedClient() (rueidis.Client, time.Duration) {
 
 func (s *scripted) client() Client { return s.rdb }
 
-func (s *scripted) queue(ctx context.Context, p queuer, c *Call, args *[]any) {
+func (s *scripted) queue(ctx context.Context, p queuer, c *Call, sc *scratch) {
 	if c.Release {
 		if s.kind.Releases && c.Decision.Allowed && c.Decision.Member != "" {
 			c.release = releaseCall{cmd: p.Do(ctx, "zrem", c.Key, c.Decision.Member)}
@@ -250,15 +259,16 @@ func (s *scripted) queue(ctx context.Context, p queuer, c *Call, args *[]any) {
 	if s.kind.member {
 		c.member = s.member(c.Now.UnixMilli())
 	}
-	c.keys, c.args = s.kind.args(s.cfg, c.Key, c.Now, c.member)
+	sc.keys, sc.argv = s.kind.args(s.cfg, sc.keys, sc.argv, c.Key, c.Now, c.member)
+	c.keys, c.args = sc.keys, sc.argv
 	c.step = c.Trace.Step(s.strategy.callOp(), trace.Call)
 	// As s.send would send it (EVALSHA sha numkeys keys... args...), into the reused list.
-	a := append((*args)[:0], s.call[0], s.call[1], len(c.keys))
+	a := append(sc.cmd[:0], s.call[0], s.call[1], len(c.keys))
 	for _, k := range c.keys {
 		a = append(a, k)
 	}
-	*args = append(a, c.args...)
-	c.cmd = p.Do(ctx, *args...)
+	sc.cmd = append(a, c.args...)
+	c.cmd = p.Do(ctx, sc.cmd...)
 	if len(c.keys) > 0 {
 		c.cmd.SetFirstKeyPos(3) // a cluster routes the call by its first key, as EvalSha's
 	}
@@ -279,15 +289,15 @@ func (s *scripted) settle(ctx context.Context, c *Call, loads uint64) {
 
 func (c *contracted) client() Client { return c.rdb }
 
-func (c *contracted) queue(ctx context.Context, p queuer, call *Call, args *[]any) {
+func (c *contracted) queue(ctx context.Context, p queuer, call *Call, sc *scratch) {
 	if call.Release {
 		call.release = c.sendRelease(ctx, p, call.Key, call.Decision)
 		return
 	}
 	call.contract, call.keys, call.args = c.expand(call.Key, call.Now)
 	call.step = call.Trace.Step(Custom.callOp(), trace.Call)
-	*args = appendEvalSha((*args)[:0], c.script.Hash(), call.keys, call.args)
-	call.cmd = p.Do(ctx, *args...)
+	sc.cmd = appendEvalSha(sc.cmd[:0], c.script.Hash(), call.keys, call.args)
+	call.cmd = p.Do(ctx, sc.cmd...)
 }
 
 // appendEvalSha appends EVALSHA sha numkeys keys... args... to a (go-redis routes it on a

@@ -25,6 +25,15 @@ type sharedQueue struct {
 	sent    []int // the index in cmds of each command built
 	n       int
 	strs    []string
+	// numbers are the integers last written at each argument position, with their text: a
+	// limit, a window or a millisecond repeat call after call, and are formatted once.
+	numbers []formatted
+}
+
+// formatted is an integer argument and its text.
+type formatted struct {
+	n    int64
+	text string
 }
 
 func (q *sharedQueue) reset(client rueidis.Client, timeout time.Duration) {
@@ -40,8 +49,8 @@ func (q *sharedQueue) Do(ctx context.Context, args ...any) *redis.Cmd {
 	cmd.SetVal(nil)
 	cmd.SetErr(nil)
 	q.strs = q.strs[:0]
-	for _, a := range args {
-		s, ok := argString(a)
+	for i, a := range args {
+		s, ok := q.arg(i, a)
 		if !ok {
 			cmd.SetErr(wire.ErrUnsupportedArg)
 			return cmd
@@ -76,30 +85,74 @@ func (q *sharedQueue) exec(ctx context.Context) {
 		defer cancel()
 	}
 	for i, res := range q.client.DoMulti(ctx, q.built...) {
-		v, err := res.ToAny()
 		cmd := q.cmds[q.sent[i]]
-		cmd.SetVal(goRedisValue(v))
-		cmd.SetErr(goRedisError(err))
+		m, err := res.ToMessage()
+		if err != nil {
+			cmd.SetErr(goRedisError(err))
+			continue
+		}
+		v, err := goRedisReply(&m)
+		cmd.SetVal(v)
+		cmd.SetErr(err)
 	}
 }
 
 // goRedisError is err as go-redis gives it: redis.Nil for a nil reply, an error reply as an
 // error that satisfies redis.Error (so that rediserr classifies it), the rest as it is.
 func goRedisError(err error) error {
-	var reply *rueidis.RedisError
 	switch {
 	case err == nil:
 		return nil
 	case rueidis.IsRedisNil(err):
 		return redis.Nil
-	case errors.As(err, &reply):
+	}
+	return replyError(err)
+}
+
+// replyError is an error reply as wire's, or err itself (kept apart from goRedisError, whose
+// nil path would otherwise allocate errors.As's target on every call).
+func replyError(err error) error {
+	var reply *rueidis.RedisError
+	if errors.As(err, &reply) {
 		return wire.ReplyError(reply.Error())
 	}
 	return err
 }
 
-// goRedisValue is a reply as go-redis's Cmd.Result gives it: an array's element that is an
-// error reply is that error as wire's, a map's keys are any.
+// goRedisReply is a reply as go-redis's Cmd.Result gives it: a nil reply is redis.Nil, an
+// error reply an error as wire's (also as an array's element), a map's keys are any. The
+// script strategies' replies (integers, strings, arrays of them) are read without ToAny's
+// detour through its own types.
+func goRedisReply(m *rueidis.RedisMessage) (any, error) {
+	if err := m.Error(); err != nil {
+		return nil, goRedisError(err)
+	}
+	switch {
+	case m.IsInt64():
+		n, _ := m.AsInt64()
+		return boxInt(n), nil
+	case m.IsString():
+		return m.ToString()
+	case m.IsArray():
+		elems, _ := m.ToArray()
+		vs := make([]any, len(elems))
+		for i := range elems {
+			v, err := goRedisReply(&elems[i])
+			switch {
+			case err == redis.Nil:
+			case err != nil:
+				vs[i] = err
+			default:
+				vs[i] = v
+			}
+		}
+		return vs, nil
+	}
+	v, err := m.ToAny()
+	return goRedisValue(v), err
+}
+
+// goRedisValue is what ToAny gives as go-redis gives it (maps, floats, booleans).
 func goRedisValue(v any) any {
 	switch x := v.(type) {
 	case []any:
@@ -116,6 +169,45 @@ func goRedisValue(v any) any {
 		return goRedisError(x)
 	}
 	return v
+}
+
+// smallNegative holds -1 to -16 as any: a TTL of -1 or -2 is a common reply, and Go boxes
+// without allocating only 0 to 255.
+var smallNegative = func() (b [16]any) {
+	for i := range b {
+		b[i] = int64(-1 - i)
+	}
+	return b
+}()
+
+func boxInt(n int64) any {
+	if n < 0 && n >= -int64(len(smallNegative)) {
+		return smallNegative[-1-n]
+	}
+	return n
+}
+
+// arg is the i-th argument a of a command as go-redis's writer writes it (ok is false for a
+// type it refuses), an integer formatted again only when it differs from the last one there.
+func (q *sharedQueue) arg(i int, a any) (string, bool) {
+	var n int64
+	switch v := a.(type) {
+	case string:
+		return v, true
+	case int64:
+		n = v
+	case int:
+		n = int64(v)
+	default:
+		return argString(a)
+	}
+	for len(q.numbers) <= i {
+		q.numbers = append(q.numbers, formatted{text: "0"})
+	}
+	if f := &q.numbers[i]; f.n != n {
+		f.n, f.text = n, strconv.FormatInt(n, 10)
+	}
+	return q.numbers[i].text, true
 }
 
 // argString is one argument as go-redis's writer writes it; ok is false for a type it refuses.

@@ -26,8 +26,8 @@ var fixedWindow = Description{
 	step: func(b base, key string, now time.Time, _ bool) step {
 		return &fixedWindowStep{cfg: b.cfg, key: WindowKey(key, now, b.cfg.Window)}
 	},
-	args: func(c Config, key string, now time.Time, _ string) ([]string, []any) {
-		return []string{WindowKey(key, now, c.Window)}, []any{c.Limit, ms(c.Window)}
+	args: func(c Config, keys []string, argv []any, key string, now time.Time, _ string) ([]string, []any) {
+		return append(keys[:0], WindowKey(key, now, c.Window)), append(argv[:0], c.Limit, ms(c.Window))
 	},
 	replyLen: 3,
 	readReply: func(d Decision, vals [maxReplyLen]int64) Decision {

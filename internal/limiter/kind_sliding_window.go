@@ -24,8 +24,8 @@ var slidingWindow = Description{
 	step: func(b base, key string, now time.Time, underWatch bool) step {
 		return &slidingWindowStep{cfg: b.cfg, key: key, now: now.UnixMilli(), member: b.ids.id(), underWatch: underWatch}
 	},
-	args: func(c Config, key string, now time.Time, member string) ([]string, []any) {
-		return []string{key}, []any{c.Limit, now.UnixMilli(), ms(c.Window), member}
+	args: func(c Config, keys []string, argv []any, key string, now time.Time, member string) ([]string, []any) {
+		return append(keys[:0], key), append(argv[:0], c.Limit, now.UnixMilli(), ms(c.Window), member)
 	},
 	replyLen: 2,
 }

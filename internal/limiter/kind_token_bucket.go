@@ -47,8 +47,8 @@ var tokenBucket = Description{
 	step: func(b base, key string, now time.Time, _ bool) step {
 		return &tokenBucketStep{cfg: b.cfg, key: key, now: now.UnixMilli()}
 	},
-	args: func(c Config, key string, now time.Time, _ string) ([]string, []any) {
-		return []string{key}, []any{formatFloat(c.Rate), c.Burst, now.UnixMilli(), c.Cost}
+	args: func(c Config, keys []string, argv []any, key string, now time.Time, _ string) ([]string, []any) {
+		return append(keys[:0], key), append(argv[:0], formatFloat(c.Rate), c.Burst, now.UnixMilli(), c.Cost)
 	},
 	replyLen: 3,
 	readReply: func(d Decision, vals [maxReplyLen]int64) Decision {

@@ -86,8 +86,9 @@ type Description struct {
 	validate func(Config) error
 	// step is one client-side decision (naive, multi, watch), split into read, decide, write.
 	step func(b base, key string, now time.Time, underWatch bool) step
-	// args are the shipped script's KEYS and ARGV for one decision.
-	args func(cfg Config, key string, now time.Time, member string) (keys []string, args []any)
+	// args are the shipped script's KEYS and ARGV for one decision, appended to keys[:0] and
+	// argv[:0] (a batch reuses them call after call).
+	args func(cfg Config, keys []string, argv []any, key string, now time.Time, member string) ([]string, []any)
 	// replyLen is how many integers the shipped script replies ({allowed, count, ...});
 	// readReply fills in what those past the count mean (by value: through a pointer the
 	// decision and the integers would be allocated on every call).

@@ -44,7 +44,7 @@ func (s *scripted) Acquire(ctx context.Context, key string, now time.Time) (Deci
 	if s.kind.member {
 		member = s.member(now.UnixMilli())
 	}
-	keys, args := s.kind.args(s.cfg, key, now, member)
+	keys, args := s.kind.args(s.cfg, nil, nil, key, now, member)
 	rec := trace.From(ctx)
 	step, sent := rec.Step(s.strategy.callOp(), trace.Call), rec.Since()
 	loads := scriptcache.LibraryLoads()

@@ -70,7 +70,7 @@ func TestEveryShippedSignatureAgrees(t *testing.T) {
 		if got, wantArgs := d.Contract.Args, "{"+strings.Join(s.Args, "} {")+"}"; got != wantArgs {
 			t.Errorf("%s: Contract.Args %q, want %q", d.Kind, got, wantArgs)
 		}
-		keys, args := d.args(cfg, "key-sentinel", now, member)
+		keys, args := d.args(cfg, nil, nil, "key-sentinel", now, member)
 		if len(keys) != len(s.Keys) || len(args) != len(s.Args) {
 			t.Fatalf("%s: args gives %d keys and %d args, the script takes %d and %d", d.Kind, len(keys), len(args), len(s.Keys), len(s.Args))
 		}

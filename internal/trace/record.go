@@ -267,8 +267,14 @@ type ring struct {
 	next uint64 // records ever kept
 }
 
+// keep copies rec's fields and its N steps only (every reader stops at N): a script's
+// decision is one step of eight, and the rest of the slot need not be written.
 func (r *ring) keep(rec *Record) {
-	r.recs[r.next%uint64(len(r.recs))] = *rec
+	dst := &r.recs[r.next%uint64(len(r.recs))]
+	dst.ID, dst.Worker, dst.Key, dst.StampMs = rec.ID, rec.Worker, rec.Key, rec.StampMs
+	dst.SentUs, dst.RepliedUs, dst.LateNs = rec.SentUs, rec.RepliedUs, rec.LateNs
+	dst.Retries, dst.N, dst.Cut = rec.Retries, rec.N, rec.Cut
+	copy(dst.Steps[:rec.N], rec.Steps[:rec.N])
 	r.next++
 }
 

@@ -1,7 +1,9 @@
 package refusal
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -238,7 +240,8 @@ type Judge struct {
 	// earliest sending among the pending groups (as of the last batch) and among the refusals
 	// recorded since (forever when none).
 	pendingFrom, waitingFrom int64
-	begin                    int64 // the stamp (µs) at the run's start, for the evidence
+	verdict                  verdictFunc // found, made a func value once
+	begin                    int64       // the stamp (µs) at the run's start, for the evidence
 	server                   bool
 	limit                    int64
 }
@@ -260,6 +263,7 @@ func (r *Judge) ShareScratch(scratch *Scratch) { r.scratch = scratch }
 func New(spec Spec) *Judge {
 	r := &Judge{begin: spec.Base, server: spec.Server, limit: spec.Limit, scratch: &Scratch{},
 		pendingFrom: Forever, waitingFrom: Forever}
+	r.verdict = r.found
 	switch spec.Kind.Describe().Evidence {
 	case limiter.HeldEvidence:
 		r.kind = newHeldJudge(spec)
@@ -299,7 +303,7 @@ func (r *Judge) JudgeBefore(lowWater int64) {
 	r.kind.add(r.calls)
 	r.calls = reuse(r.calls)
 	// This batch's refusals, grouped by key.
-	sort.Slice(r.refused, func(i, j int) bool { return r.groupKey(&r.refused[i]) < r.groupKey(&r.refused[j]) })
+	slices.SortFunc(r.refused, func(a, b Call) int { return cmp.Compare(r.groupKey(&a), r.groupKey(&b)) })
 	sc := r.scratch
 	fresh := sc.fresh[:0]
 	for i := range r.refused {
@@ -346,8 +350,8 @@ func (r *Judge) JudgeBefore(lowWater int64) {
 		}
 	}
 	if len(ready) > 0 {
-		sort.Slice(ready, func(i, j int) bool { return ready[i].sentMin < ready[j].sentMin })
-		r.kind.judge(ready, lowWater, r.found)
+		slices.SortFunc(ready, func(a, b *rejectGroup) int { return cmp.Compare(a.sentMin, b.sentMin) })
+		r.kind.judge(ready, lowWater, r.verdict)
 	}
 	clear(ready)
 	sc.ready = ready[:0]
