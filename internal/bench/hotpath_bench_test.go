@@ -67,21 +67,7 @@ func BenchmarkHotPath(b *testing.B) {
 						KeyFor:     func(s string, i int) string { return fmt.Sprintf("bench:{%s}:%s:%d", b.Name(), s, i) },
 						Strategies: []bench.StrategyRun{{Name: "lua", Limiter: lim, EpochAligned: true}},
 					}
-					before := gcWork()
-					b.ReportAllocs()
-					b.ResetTimer()
-					sum, err := bench.New(cfg).Run(context.Background(), nil)
-					b.StopTimer()
-					if err != nil {
-						b.Fatal(err)
-					}
-					after := gcWork()
-					if s := sum.Strategies[0]; s.Errors != 0 || s.Attempts != int64(b.N) {
-						b.Fatalf("%d decisions, %d errors; want %d without errors", s.Attempts, s.Errors, b.N)
-					}
-					b.ReportMetric((after.process-before.process)*1e6/float64(b.N), "cpu-µs/op")
-					b.ReportMetric((after.cpu-before.cpu)*1e6/float64(b.N), "gc-µs/op")
-					b.ReportMetric(float64(after.cycles-before.cycles)*1e6/float64(b.N), "gcs/1M-op")
+					runHotPath(b, cfg)
 				})
 			}
 		}
@@ -147,22 +133,29 @@ func BenchmarkHotPathCluster(b *testing.B) {
 					KeyFor:     func(s string, i int) string { return fmt.Sprintf("bench:{%s.%d}:%s", b.Name(), i, s) },
 					Strategies: []bench.StrategyRun{{Name: "lua", Limiter: lim, EpochAligned: true}},
 				}
-				before := gcWork()
-				b.ReportAllocs()
-				b.ResetTimer()
-				sum, err := bench.New(cfg).Run(context.Background(), nil)
-				b.StopTimer()
-				if err != nil {
-					b.Fatal(err)
-				}
-				after := gcWork()
-				if s := sum.Strategies[0]; s.Errors != 0 || s.Attempts != int64(b.N) {
-					b.Fatalf("%d decisions, %d errors; want %d without errors", s.Attempts, s.Errors, b.N)
-				}
-				b.ReportMetric((after.process-before.process)*1e6/float64(b.N), "cpu-µs/op")
-				b.ReportMetric((after.cpu-before.cpu)*1e6/float64(b.N), "gc-µs/op")
-				b.ReportMetric(float64(after.cycles-before.cycles)*1e6/float64(b.N), "gcs/1M-op")
+				runHotPath(b, cfg)
 			})
 		}
 	}
+}
+
+// runHotPath runs cfg's b.N decisions under the benchmark's timer and reports the process's CPU,
+// the garbage collector's CPU and its cycles per decision.
+func runHotPath(b *testing.B, cfg bench.Config) {
+	b.Helper()
+	before := gcWork()
+	b.ReportAllocs()
+	b.ResetTimer()
+	sum, err := bench.New(cfg).Run(context.Background(), nil)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	after := gcWork()
+	if s := sum.Strategies[0]; s.Errors != 0 || s.Attempts != int64(b.N) {
+		b.Fatalf("%d decisions, %d errors; want %d without errors", s.Attempts, s.Errors, b.N)
+	}
+	b.ReportMetric((after.process-before.process)*1e6/float64(b.N), "cpu-µs/op")
+	b.ReportMetric((after.cpu-before.cpu)*1e6/float64(b.N), "gc-µs/op")
+	b.ReportMetric(float64(after.cycles-before.cycles)*1e6/float64(b.N), "gcs/1M-op")
 }
