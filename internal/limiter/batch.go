@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/rueidis"
 
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/rediserr"
@@ -59,7 +58,7 @@ type Batch struct {
 	conn   *wire.Conn
 	wq     wireQueue
 	// shared: the strategy's rueidis client (Config.Shared), when there is no direct.
-	shared rueidis.Client
+	shared SharedClient
 	sq     sharedQueue
 }
 
@@ -68,7 +67,7 @@ type batched interface {
 	Limiter
 	client() Client
 	directOptions() *redis.Options
-	sharedClient() (rueidis.Client, time.Duration)
+	sharedClient() (SharedClient, time.Duration)
 	// queue adds c's command to p (setting c.cmd, or c.release for a release), its lists
 	// written into sc's, which it may grow.
 	queue(ctx context.Context, p queuer, c *Call, sc *scratch)
@@ -242,7 +241,7 @@ func (q *wireQueue) exec(ctx context.Context) {
 
 func (b base) directOptions() *redis.Options { return b.cfg.Direct }
 
-func (b base) sharedClient() (rueidis.Client, time.Duration) {
+func (b base) sharedClient() (SharedClient, time.Duration) {
 	return b.cfg.Shared, b.cfg.SharedTimeout
 }
 

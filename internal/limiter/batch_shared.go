@@ -18,7 +18,7 @@ import (
 // one DoMulti; each reply (or its error) is set on a *redis.Cmd of its own, reused round after
 // round, so that settle reads it as it reads go-redis's.
 type sharedQueue struct {
-	client  rueidis.Client
+	client  SharedClient
 	timeout time.Duration // each round's bound: the go-redis client's read timeout
 	cmds    []*redis.Cmd
 	built   rueidis.Commands
@@ -36,7 +36,7 @@ type formatted struct {
 	text string
 }
 
-func (q *sharedQueue) reset(client rueidis.Client, timeout time.Duration) {
+func (q *sharedQueue) reset(client SharedClient, timeout time.Duration) {
 	q.client, q.timeout, q.n, q.built, q.sent = client, timeout, 0, q.built[:0], q.sent[:0]
 }
 

@@ -102,10 +102,18 @@ type Config struct {
 	Direct *redis.Options
 	// Shared is the rueidis client a Batch of a script strategy sends its rounds through when
 	// there is no Direct (a cluster, whose calls it routes to their keys' masters, following
-	// MOVED and ASK), each round one DoMulti bounded by SharedTimeout. Nil keeps go-redis's
-	// pipelines (a master found through Sentinels; a client with hooks of its own).
-	Shared        rueidis.Client
+	// MOVED and ASK; a master found through Sentinels, followed across failovers), each round
+	// one DoMulti bounded by SharedTimeout. Nil keeps go-redis's pipelines (a client with hooks
+	// of its own).
+	Shared        SharedClient
 	SharedTimeout time.Duration
+}
+
+// SharedClient is what a Batch asks of the rueidis client its rounds go through: the command
+// builder and one pipeline (rueidis.Client has both, as does redisconn.Shared's client).
+type SharedClient interface {
+	B() rueidis.Builder
+	DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult
 }
 
 // Decision is the outcome of one acquire.

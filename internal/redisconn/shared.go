@@ -1,6 +1,7 @@
 package redisconn
 
 import (
+	"context"
 	"net"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 // Sentinel client asks them for PING, more SENTINEL subcommands and UNSUBSCRIBE, beyond what
 // docs/acl.md grants). The duration is go-redis's read timeout, each round's bound. Any other
 // client gives nil: a single node has package wire.
-func Shared(client redis.UniversalClient) (rueidis.Client, time.Duration, error) {
+func Shared(client redis.UniversalClient) (SharedClient, time.Duration, error) {
 	if single, ok := client.(*redis.Client); ok {
 		fo, ok := failoverOf(single)
 		if !ok {
@@ -42,7 +43,19 @@ func Shared(client redis.UniversalClient) (rueidis.Client, time.Duration, error)
 	// run: a call's outcome is what the server answered it, as on every other path.
 	opt.DisableCache, opt.DisableRetry, opt.ShuffleInit = true, true, true
 	rc, err := rueidis.NewClient(opt)
-	return rc, roundTimeout(o.ReadTimeout), err
+	if err != nil {
+		return nil, 0, err
+	}
+	return rc, roundTimeout(o.ReadTimeout), nil
+}
+
+// SharedClient is the load's rueidis client as Shared gives it: the command builder, one
+// pipeline of commands, and Close. Nothing else, so that no call reaches a master the
+// Sentinels have replaced.
+type SharedClient interface {
+	B() rueidis.Builder
+	DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult
+	Close()
 }
 
 // roundTimeout is a round's bound from go-redis's read timeout: its default for 0, none for -1.

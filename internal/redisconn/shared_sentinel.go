@@ -20,11 +20,7 @@ import (
 // moment the Sentinels announce it and closes the old one, so that no decision goes on being
 // made on the old master (its calls in flight fail, as the failover client's do when it drops
 // its pool). It asks the Sentinels nothing beyond what docs/acl.md's Sentinel rule grants.
-//
-// Only the methods the load uses (B, Do, DoMulti, Close) follow the swap; the embedded client
-// answers the rest as the first master's.
 type following struct {
-	rueidis.Client
 	opts   redis.FailoverOptions
 	cur    atomic.Pointer[rueidis.Client]
 	mu     sync.Mutex // one swap at a time, none after Close
@@ -40,7 +36,6 @@ func newFollowing(opts redis.FailoverOptions) (*following, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.Client = c
 	f.cur.Store(&c)
 	ctx, cancel := context.WithCancel(context.Background())
 	f.stop = cancel
@@ -121,11 +116,6 @@ func (f *following) current() rueidis.Client { return *f.cur.Load() }
 
 // B returns a command builder.
 func (f *following) B() rueidis.Builder { return f.current().B() }
-
-// Do sends cmd to the current master.
-func (f *following) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
-	return f.current().Do(ctx, cmd)
-}
 
 // DoMulti sends multi to the current master in one pipeline.
 func (f *following) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
