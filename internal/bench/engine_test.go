@@ -78,6 +78,9 @@ func TestNaiveOvershootsWithinOneSecondWhileLuaHolds(t *testing.T) {
 				var err error
 				cfg := engineConfig(t, rdb, limiter.Concurrency, limiter.Naive, limiter.Lua)
 				cfg.RunID = fmt.Sprintf("attempt%d", attempt)
+				// Held 20ms (stale-after is 1s), the workers keep the set full however slowly a
+				// busy race build cycles: naive's race then shows whenever the set is at its limit.
+				cfg.Hold = 20 * time.Millisecond
 				cfg.KeyFor = func(s string, i int) string { return fmt.Sprintf("t:{%s-%d}:%s:%d", t.Name(), attempt, s, i) }
 				if sum, err = bench.New(cfg).Run(context.Background(), nil); err != nil {
 					t.Fatal(err)
