@@ -13,7 +13,9 @@
 #   ONLY=trace make bench-hammer # only the recording's cost (first_overshoot on and off)
 #   ONLY=direct make bench-hammer # only direct connections against go-redis (--no-direct)
 #   ONLY=cluster make bench-hammer # only the cluster's fast-path candidates (CLUSTER_PAIRS=3,
-#                                  # CANDIDATES='hammer rueidis-multi' for some of them)
+#                                  # CANDIDATES='hammer rueidis-multi' for some of them,
+#                                  # CLUSTER_WORKERS=256 for fewer calls in flight, PIN=1 for
+#                                  # the servers on cores of their own)
 #
 # Both clients send EVALSHA of concurrency_acquire with the same number of connections to the
 # same server, one after the other. Machines are shared and noisy: read the ratio, not the numbers.
@@ -190,7 +192,9 @@ pair() {
 # master's counters summed (the on-CPU share is of all three servers: up to the cores there are).
 # The candidates: the hammer as it is (--cluster: go-redis's ClusterClient pipelines) and the
 # prototypes of hack/loadproto (internal/wire with slot routing, rueidis's DoMulti rounds and
-# auto-pipelining, go-redis's pipelines and AutoPipeline), all at 256 calls in flight on 256 keys.
+# auto-pipelining, go-redis's pipelines and AutoPipeline), all at 800 calls in flight on 256 keys
+# (CLUSTER_WORKERS), redis-benchmark's own: 50 connections of 16. Fewer in flight make smaller
+# batches, which cost each server more per call (more reads and writes per call).
 # Each is stopped once sampled (sampling three servers takes a while on a loaded machine).
 # ONLY=cluster runs only this.
 if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = cluster ]; then
@@ -207,10 +211,18 @@ while len(out) < 3:
     finally: b.close()
     out.append(p)
 print(*out)')"
+  # PIN=1: the masters share the first half of the cores and each client runs on the other
+  # half (taskset), as servers on hosts of their own would: the clients no longer compete with
+  # the servers for CPU, and the ratio says whether the client keeps the servers busy.
+  spin=(); cpin=()
+  if [ "${PIN:-}" = 1 ]; then
+    ncpu=$(nproc); half=$(( ncpu / 2 > 0 ? ncpu / 2 : 1 ))
+    spin=(taskset -c "0-$(( half - 1 ))"); cpin=(taskset -c "$(( half % ncpu ))-$(( ncpu - 1 ))")
+  fi
   cpids=()
   for p in "${cports[@]}"; do
     mkdir -p "$dir/c$p"
-    redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes --cluster-config-file "$dir/c$p/nodes.conf" \
+    "${spin[@]}" redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes --cluster-config-file "$dir/c$p/nodes.conf" \
       --save "" --appendonly no --dir "$dir/c$p" --daemonize yes --pidfile "$dir/c$p/pid" --logfile "$dir/c$p/log"
   done
   for p in "${cports[@]}"; do until redis-cli -p "$p" ping >/dev/null 2>&1; do sleep 0.1; done; cpids+=("$(cat "$dir/c$p/pid")"); done
@@ -222,14 +234,15 @@ print(*out)')"
   done
   sports=("${cports[@]}"); spids=("${cpids[@]}")
   rb_cluster() {
-    measure kill redis-benchmark --cluster -h 127.0.0.1 -p "${cports[0]}" -c 50 -P 16 -n 1000000000 -r 100000 -q \
+    measure kill "${cpin[@]}" redis-benchmark --cluster -h 127.0.0.1 -p "${cports[0]}" -c 50 -P 16 -n 1000000000 -r 100000 -q \
       EVALSHA "$csha" 1 'bench:{tag}:__rand_int__' 0 60000
   }
   ham_cluster() { # args: [flags...]
-    measure kill $bin --addr "127.0.0.1:${cports[0]}" --cluster hammer --strategies lua --limiter fixed-window --limit 0 \
-      --workers 256 --conns 8 --keys 256 --profile steady --skew 0 --duration "$(( secs + 60 ))s" --tui off -o json "$@"
+    measure kill "${cpin[@]}" $bin --addr "127.0.0.1:${cports[0]}" --cluster hammer --strategies lua --limiter fixed-window --limit 0 \
+      --workers "${CLUSTER_WORKERS:-800}" --conns "${CLUSTER_CONNS:-8}" --keys 256 --profile steady --skew 0 \
+      --duration "$(( secs + 60 ))s" --tui off -o json "$@"
   }
-  proto() { measure kill "$dir/loadproto" -addr "127.0.0.1:${cports[0]}" -mode "$1" -workers 256 -conns 8 -keys 256 -duration "$(( secs + 60 ))s"; }
+  proto() { measure kill "${cpin[@]}" "$dir/loadproto" -addr "127.0.0.1:${cports[0]}" -mode "$1" -workers "${CLUSTER_WORKERS:-800}" -conns "${CLUSTER_CONNS:-8}" -keys 256 -duration "$(( secs + 60 ))s"; }
   # hammer: its fast path (rueidis); hammer-goredis: --no-direct, go-redis's pipelines.
   read -r -a candidates <<<"${CANDIDATES:-hammer hammer-goredis wire rueidis-multi rueidis-auto goredis-pipe goredis-auto}"
   declare -A crb=() cc=()
@@ -246,19 +259,22 @@ print(*out)')"
   done
   args=()
   for cand in "${candidates[@]}"; do args+=("$cand" "${crb[$cand]}" "${cc[$cand]}"); done
-  python3 - "$(cut -d' ' -f1-3 /proc/loadavg)" "${args[@]}" <<'PY'
+  pinned=""; [ -n "${spin[*]}" ] && pinned=", servers on cores ${spin[2]}, clients on ${cpin[2]}"
+  python3 - "$(cut -d' ' -f1-3 /proc/loadavg)" "${CLUSTER_WORKERS:-800}" "$pinned" "${args[@]}" <<'PY'
 import statistics, sys
 rows = lambda a: [[float(x) for x in r.split()] for r in a.split(";") if r]
 med = lambda rs, i: statistics.median(r[i] for r in rs)
-print(f"cluster: 3 masters, fixed_window EVALSHA, every call rejected, 256 in flight on 256 keys, against")
-print(f"redis-benchmark --cluster -c 50 -P 16 in interleaved pairs, medians (load average at the end: {sys.argv[1]}):")
-print(f"  {'candidate':<14} {'ratio':>6} {'pairs':>11}  {'calls/s':>9} {'servers on-CPU':>14} {'client µs/call':>14}  rb µs/call")
-a = sys.argv[2:]
+print(f"cluster: 3 masters, fixed_window EVALSHA, every call rejected, {sys.argv[2]} in flight on 256 keys, against")
+print(f"redis-benchmark --cluster -c 50 -P 16 in interleaved pairs, medians (load average at the end: {sys.argv[1]}){sys.argv[3]}:")
+print(f"  {'candidate':<14} {'ratio':>6} {'pairs':>11}  {'calls/s':>9} {'servers on-CPU':>14} {'client µs/call':>14}  "
+      f"{'servers µs/call':>15}  rb: client, servers µs/call")
+a = sys.argv[4:]
 for name, rb, c in zip(a[0::3], a[1::3], a[2::3]):
     rb, c = rows(rb), rows(c)
     ratios = [x[0] / y[0] for x, y in zip(c, rb)]
     print(f"  {name:<14} {statistics.median(ratios):6.3f} {min(ratios):5.2f}-{max(ratios):4.2f}  {med(c,0):9,.0f} "
-          f"{100*med(c,1):13.1f}% {med(c,3):14.2f}  {med(rb,3):.2f}")
+          f"{100*med(c,1):13.1f}% {med(c,3):14.2f}  {1e6*med(c,1)/med(c,0):15.2f}  "
+          f"{med(rb,3):.2f}, {1e6*med(rb,1)/med(rb,0):.2f}")
 PY
   for p in "${cports[@]}"; do kill "$(cat "$dir/c$p/pid")" 2>/dev/null || true; done
   sports=("$port"); spids=("$rpid")
