@@ -90,6 +90,13 @@ type queuer interface {
 	Do(ctx context.Context, args ...any) *redis.Cmd
 }
 
+// scriptQueuer is a queuer that takes a script's call whole: call is the command and its first
+// argument (EVALSHA and the SHA1, EVAL and the source, FCALL and the function), then the keys
+// and the args, as EVALSHA sha numkeys keys... args... sends them.
+type scriptQueuer interface {
+	Script(ctx context.Context, call [2]string, keys []string, args []any) *redis.Cmd
+}
+
 // NewBatch returns a batch for lim, or nil when lim's decisions take more than one command
 // (the client-side strategies: their reads, decision and writes are round trips of their own).
 func NewBatch(lim Limiter) *Batch {
@@ -261,6 +268,10 @@ func (s *scripted) queue(ctx context.Context, p queuer, c *Call, sc *scratch) {
 	sc.keys, sc.argv = s.kind.args(s.cfg, sc.keys, sc.argv, c.Key, c.Now, c.member)
 	c.keys, c.args = sc.keys, sc.argv
 	c.step = c.Trace.Step(s.strategy.callOp(), trace.Call)
+	if sq, ok := p.(scriptQueuer); ok {
+		c.cmd = sq.Script(ctx, s.callText, c.keys, c.args)
+		return
+	}
 	// As s.send would send it (EVALSHA sha numkeys keys... args...), into the reused list.
 	a := append(sc.cmd[:0], s.call[0], s.call[1], len(c.keys))
 	for _, k := range c.keys {
@@ -295,6 +306,10 @@ func (c *contracted) queue(ctx context.Context, p queuer, call *Call, sc *scratc
 	}
 	call.contract, call.keys, call.args = c.expand(call.Key, call.Now)
 	call.step = call.Trace.Step(Custom.callOp(), trace.Call)
+	if sq, ok := p.(scriptQueuer); ok {
+		call.cmd = sq.Script(ctx, [2]string{"EVALSHA", c.script.Hash()}, call.keys, call.args)
+		return
+	}
 	sc.cmd = appendEvalSha(sc.cmd[:0], c.script.Hash(), call.keys, call.args)
 	call.cmd = p.Do(ctx, sc.cmd...)
 }

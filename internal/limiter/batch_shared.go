@@ -28,6 +28,7 @@ type sharedQueue struct {
 	// numbers are the integers last written at each argument position, with their text: a
 	// limit, a window or a millisecond repeat call after call, and are formatted once.
 	numbers []formatted
+	arrays  []reusedArray // each command slot's array reply, reused (reusedArray)
 }
 
 // formatted is an integer argument and its text.
@@ -74,6 +75,34 @@ func (q *sharedQueue) Do(ctx context.Context, args ...any) *redis.Cmd {
 	return cmd
 }
 
+// Script queues a script's call (EVALSHA sha, EVAL source or FCALL name; then the keys and
+// args) as Do would queue its go-redis arguments, without boxing each key into an any and
+// parsing the command back out of them: the shape the load's hot path sends on every decision.
+func (q *sharedQueue) Script(ctx context.Context, call [2]string, keys []string, args []any) *redis.Cmd {
+	if q.n == len(q.cmds) {
+		q.cmds = append(q.cmds, redis.NewCmd(ctx))
+	}
+	cmd := q.cmds[q.n]
+	q.n++
+	cmd.SetVal(nil)
+	cmd.SetErr(nil)
+	q.strs = q.strs[:0]
+	for i, a := range args {
+		s, ok := q.arg(len(keys)+i, a) // positions apart from Do's: its args start at the command
+		if !ok {
+			cmd.SetErr(wire.ErrUnsupportedArg)
+			return cmd
+		}
+		q.strs = append(q.strs, s)
+	}
+	// The first key routes the call (as Do routes it); a call with no keys goes to any master.
+	numkeys, _ := q.arg(len(keys)+len(args), len(keys))
+	q.built = append(q.built,
+		q.client.B().Arbitrary(call[0], call[1], numkeys).Keys(keys[:min(1, len(keys))]...).Args(keys[min(1, len(keys)):]...).Args(q.strs...).Build())
+	q.sent = append(q.sent, q.n-1)
+	return cmd
+}
+
 // exec sends the round's commands in one DoMulti, bounded by the timeout, and sets each reply.
 func (q *sharedQueue) exec(ctx context.Context) {
 	if len(q.built) == 0 {
@@ -84,6 +113,9 @@ func (q *sharedQueue) exec(ctx context.Context) {
 		ctx, cancel = context.WithTimeout(ctx, q.timeout)
 		defer cancel()
 	}
+	for len(q.arrays) < len(q.cmds) {
+		q.arrays = append(q.arrays, reusedArray{})
+	}
 	for i, res := range q.client.DoMulti(ctx, q.built...) {
 		cmd := q.cmds[q.sent[i]]
 		m, err := res.ToMessage()
@@ -91,10 +123,50 @@ func (q *sharedQueue) exec(ctx context.Context) {
 			cmd.SetErr(goRedisError(err))
 			continue
 		}
-		v, err := goRedisReply(&m)
+		var v any
+		if m.IsArray() {
+			v, err = q.arrays[q.sent[i]].fill(&m)
+		} else {
+			v, err = goRedisReply(&m)
+		}
 		cmd.SetVal(v)
 		cmd.SetErr(err)
 	}
+}
+
+// reusedArray is a command slot's array reply, kept from round to round: a script's reply is
+// an array of the same length call after call, and its elements are written over in place
+// rather than allocated again (with the any that holds the slice). Safe because a round's
+// replies are read (settle) before the next round is queued, and no reader keeps the slice:
+// the trace copies its integers, a decision its integers and strings.
+type reusedArray struct {
+	vals  []any
+	boxed any // vals as an any, boxed once
+}
+
+// fill is an array reply m as goRedisReply gives it, in the slot's array when its length is
+// the same.
+func (r *reusedArray) fill(m *rueidis.RedisMessage) (any, error) {
+	elems, err := m.ToArray()
+	if err != nil {
+		return goRedisReply(m)
+	}
+	if len(r.vals) != len(elems) || r.boxed == nil {
+		r.vals = make([]any, len(elems))
+		r.boxed = r.vals
+	}
+	for i := range elems {
+		r.vals[i] = nil
+		v, err := goRedisReply(&elems[i])
+		switch {
+		case err == redis.Nil:
+		case err != nil:
+			r.vals[i] = err
+		default:
+			r.vals[i] = v
+		}
+	}
+	return r.boxed, nil
 }
 
 // goRedisError is err as go-redis gives it: redis.Nil for a nil reply, an error reply as an

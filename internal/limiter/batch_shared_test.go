@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
 	"github.com/limitctl/limitctl/internal/rediserr"
@@ -141,4 +143,42 @@ func sharedFixedWindow(t *testing.T, timeout time.Duration) (*redistest.Cluster,
 	keys := clusterKeys(t, 6)
 	roundOf(t, b, keys, 6)
 	return cluster, b, keys
+}
+
+// A command slot's array reply is written over in place round after round (reusedArray): each
+// round's decision reads its own reply, whether the array kept its length, lost an element to
+// nil, or changed length.
+func TestASharedBatchReadsEachRoundsOwnArray(t *testing.T) {
+	cluster := redistest.SharedCluster(t)
+	cc := cluster.Client(t)
+	// The n-th call replies {1, n, 7, 7}, {1, n, false, 7}, {1, n}, {1, n, 7, 7}, ...: allowed
+	// only when its third element is 7.
+	src := `local n = redis.call('INCR', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], 60000)
+local shape = n % 4
+if shape == 2 then return {1, n, false, 7} end
+if shape == 3 then return {1, n} end
+return {1, n, 7, 7}`
+	cfg := contractConfig(t, src, contract.Spec{Keys: "{key}", Allowed: "reply[1] == 1 and reply[3] == 7"}, limiter.FixedWindow)
+	shared := sharedOn(t, cc)
+	cfg.Shared, cfg.SharedTimeout = shared.Shared, shared.SharedTimeout
+	lim, err := limiter.New(limiter.FixedWindow, limiter.Custom, cc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := limiter.NewBatch(lim)
+	defer b.Close()
+	key := clusterKeys(t, 1)[0]
+	var got []bool
+	for range 8 {
+		calls := []limiter.Call{{Key: key, Now: time.Now()}}
+		b.Do(context.Background(), calls)
+		if calls[0].Err != nil {
+			t.Fatal(calls[0].Err)
+		}
+		got = append(got, calls[0].Decision.Allowed)
+	}
+	if want := []bool{true, false, false, true, true, false, false, true}; !slices.Equal(got, want) {
+		t.Fatalf("allowed round after round %v, want %v", got, want)
+	}
 }

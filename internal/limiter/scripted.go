@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,6 +24,9 @@ type scripted struct {
 	// call is the command and its first argument (EVALSHA and the SHA1, EVAL and the source,
 	// FCALL and the function), boxed once: a Batch writes them into every call's arguments.
 	call [2]any
+	// callText is call as text, its command upper-cased (as rueidis keeps a command's name),
+	// for a queue that takes a script's call whole (scriptQueuer).
+	callText [2]string
 }
 
 func newScripted(b base, s Strategy) *scripted {
@@ -36,6 +40,7 @@ func newScripted(b base, s Strategy) *scripted {
 	case Eval:
 		sc.call = [2]any{"eval", shipped.Source}
 	}
+	sc.callText = [2]string{strings.ToUpper(sc.call[0].(string)), sc.call[1].(string)}
 	return sc
 }
 
