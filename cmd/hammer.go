@@ -129,8 +129,8 @@ cannot push a Redis to its limit that way. On a single node the script strategie
 written to those connections directly (the EVALSHA encoded and its reply read without a client
 library, set up as go-redis sets up its own: TLS, AUTH as the ACL user, SELECT, RESP2/3;
 NOSCRIPT recovered as always), so the client costs the machine about what redis-benchmark does;
-a cluster (which must follow MOVED and ASK) and a master found through Sentinels go through
-go-redis. --conns N is the fast mode: each strategy's workers
+on a cluster (which must follow MOVED and ASK) and on a master found through Sentinels they go
+through rueidis, one DoMulti a round. --conns N is the fast mode: each strategy's workers
 share N connections, and for the script strategies (lua, eval, function, lua-ts-member, custom)
 each connection runs its workers in rounds, every ready worker's call of a round sent as one
 pipeline, which is how a server reaches its throughput (as redis-benchmark -P does). Every
@@ -138,7 +138,8 @@ decision keeps its own evidence (overshoot and refusals with room), stamped on t
 clock from before its round was sent until after its round's last reply was read. Its latency is that of its round: from the
 round's sending (or, with --rate, the call's scheduled start) until the round's last reply,
 so it includes the other calls' turns in the pipeline; it is not one round trip. Use the
-default to measure latency, --conns (e.g. --workers 256 --conns 8) to measure what the server
+default to measure latency, --conns (e.g. --workers 256 --conns 8; on a cluster --workers 800
+--conns 8, as many calls in flight as redis-benchmark -c 50 -P 16) to measure what the server
 can take. naive's single commands are pipelined over the N connections as they come; watch
 and multi hold a connection per transaction, so their workers share the N without pipelining.
 
