@@ -137,3 +137,29 @@ func TestHammerThroughSentinelSurvivesAFailover(t *testing.T) {
 		t.Errorf("target %+v, want kind sentinel", summary.Target)
 	}
 }
+
+// A master the Sentinels name that is a password-only server older than 6 (HELLO refused): the
+// hammer's rounds, which go through rueidis there in RESP2 (no HELLO sent, as on every path),
+// authenticate with AUTH and the password alone, as go-redis's connections do, and every call is
+// answered.
+func TestHammerThroughSentinelToAPasswordOnlyMasterWithoutHELLO(t *testing.T) {
+	skipInShortMode(t) // Sentinels
+	s := redistest.StartSentinel(t, redistest.SentinelOptions{Password: serverPassword, NoHello: true})
+	r := execBinary(t, []string{"REDISCLI_AUTH=" + serverPassword}, append(sentinelFlags(s), "hammer", "--requests", "600",
+		"--strategies", "lua,function", "--workers", "32", "--conns", "2", "-o", "json")...).
+		wantExit(t, ExitOK).noPassword(t, serverPassword)
+	for _, st := range parseHammer(t, r).Strategies {
+		if st.Attempts != 600 || st.Errors != 0 || st.Overshoot != 0 {
+			t.Errorf("%s: %d attempts, %d errors %v, overshoot %d; want 600, 0, 0", st.Name, st.Attempts, st.Errors, st.ErrorsByKind, st.Overshoot)
+		}
+	}
+	stats, err := s.NodeClient(t, s.MasterAddr(t)).Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"cmdstat_evalsha:", "cmdstat_fcall:", "cmdstat_auth:"} {
+		if !strings.Contains(stats, c) {
+			t.Errorf("the master ran no %s\n%s", strings.TrimSuffix(c, ":"), stats)
+		}
+	}
+}

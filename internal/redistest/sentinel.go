@@ -31,6 +31,9 @@ type SentinelSet struct {
 type SentinelOptions struct {
 	Password         string
 	SentinelPassword string
+	// NoHello renames HELLO away on the data nodes: with Password, they look to a client as
+	// password-only servers older than 6 do (StartPasswordOnly).
+	NoHello bool
 }
 
 // StartSentinel runs a master and a replica, then three Sentinels, and waits until every
@@ -42,6 +45,9 @@ func StartSentinel(t testing.TB, opts SentinelOptions) *SentinelSet {
 	var extra []string
 	if opts.Password != "" {
 		extra = []string{"requirepass " + opts.Password, "masterauth " + opts.Password}
+	}
+	if opts.NoHello {
+		extra = append(extra, `rename-command HELLO ""`)
 	}
 	master := StartNoCleanup(t, extra...)
 	s.Nodes = append(s.Nodes, master)
