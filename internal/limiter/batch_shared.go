@@ -41,22 +41,33 @@ func (q *sharedQueue) reset(client SharedClient, timeout time.Duration) {
 	q.client, q.timeout, q.n, q.built, q.sent = client, timeout, 0, q.built[:0], q.sent[:0]
 }
 
-func (q *sharedQueue) Do(ctx context.Context, args ...any) *redis.Cmd {
+// next is the round's next command, cleared, with args written as text into q.strs (from is
+// the position of the first in the numbers' cache); ok is false, the command failed, when an
+// argument is of a type go-redis's writer refuses.
+func (q *sharedQueue) next(ctx context.Context, args []any, from int) (cmd *redis.Cmd, ok bool) {
 	if q.n == len(q.cmds) {
 		q.cmds = append(q.cmds, redis.NewCmd(ctx))
 	}
-	cmd := q.cmds[q.n]
+	cmd = q.cmds[q.n]
 	q.n++
 	cmd.SetVal(nil)
 	cmd.SetErr(nil)
 	q.strs = q.strs[:0]
 	for i, a := range args {
-		s, ok := q.arg(i, a)
+		s, ok := q.arg(from+i, a)
 		if !ok {
 			cmd.SetErr(wire.ErrUnsupportedArg)
-			return cmd
+			return cmd, false
 		}
 		q.strs = append(q.strs, s)
+	}
+	return cmd, true
+}
+
+func (q *sharedQueue) Do(ctx context.Context, args ...any) *redis.Cmd {
+	cmd, ok := q.next(ctx, args, 0)
+	if !ok {
+		return cmd
 	}
 	// The tokens before the first key, the first key, which routes the command (as go-redis
 	// routes it; keys of other slots are the server's to refuse with CROSSSLOT, where rueidis
@@ -79,21 +90,9 @@ func (q *sharedQueue) Do(ctx context.Context, args ...any) *redis.Cmd {
 // args) as Do would queue its go-redis arguments, without boxing each key into an any and
 // parsing the command back out of them: the shape the load's hot path sends on every decision.
 func (q *sharedQueue) Script(ctx context.Context, call [2]string, keys []string, args []any) *redis.Cmd {
-	if q.n == len(q.cmds) {
-		q.cmds = append(q.cmds, redis.NewCmd(ctx))
-	}
-	cmd := q.cmds[q.n]
-	q.n++
-	cmd.SetVal(nil)
-	cmd.SetErr(nil)
-	q.strs = q.strs[:0]
-	for i, a := range args {
-		s, ok := q.arg(len(keys)+i, a) // positions apart from Do's: its args start at the command
-		if !ok {
-			cmd.SetErr(wire.ErrUnsupportedArg)
-			return cmd
-		}
-		q.strs = append(q.strs, s)
+	cmd, ok := q.next(ctx, args, len(keys)) // positions apart from Do's: its args start at the command
+	if !ok {
+		return cmd
 	}
 	// The first key routes the call (as Do routes it); a call with no keys goes to any master.
 	numkeys, _ := q.arg(len(keys)+len(args), len(keys))
