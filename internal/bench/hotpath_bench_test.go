@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
@@ -20,8 +22,10 @@ import (
 // on 8 connections, --conns 8) and the default one (64 workers, a connection each). "rejected"
 // (limit 0) is the call alone, every call the same rejection; "admitted" (a limit never
 // reached) adds the evidence of an admit to each. "direct" runs the calls on connections of
-// their own (package wire), as the hammer does on a single node; "go-redis" through go-redis's
-// pipelines and pool, as on a cluster or through Sentinels (and hammer --no-direct). Besides ns/op (wall time per decision: the
+// their own (package wire), as the hammer does on a single node; "rueidis" through a rueidis
+// client of the node, as the hammer's calls go on a cluster or through Sentinels (the figures
+// that keep package wire on a single node); "go-redis" through go-redis's pipelines and pool
+// (hammer --no-direct). Besides ns/op (wall time per decision: the
 // inverse of throughput, so mostly the server's and the machine's speed) it reports what the
 // client controls, which a regression of 20% shows in (compare runs with benchstat):
 //
@@ -44,7 +48,7 @@ func BenchmarkHotPath(b *testing.B) {
 			name  string
 			limit int64
 		}{{"rejected", 0}, {"admitted", 1 << 40}} {
-			for _, transport := range []string{"direct", "go-redis"} {
+			for _, transport := range []string{"direct", "rueidis", "go-redis"} {
 				b.Run(mode.name+"/"+load.name+"/"+transport, func(b *testing.B) {
 					// Connected as the hammer connects (RESP2, no probe of a connection at checkout).
 					rdb, _, err := redisconn.Open(context.Background(), redisconn.Options{Addrs: []string{srv.Addr},
@@ -54,8 +58,17 @@ func BenchmarkHotPath(b *testing.B) {
 					}
 					defer rdb.Close()
 					lcfg := limiter.Config{Limit: load.limit, Window: time.Second}
-					if transport == "direct" { // as the hammer runs on a single node
+					switch transport {
+					case "direct": // as the hammer runs on a single node
 						lcfg.Direct, _ = redisconn.DirectOptions(rdb)
+					case "rueidis": // the cluster's and Sentinel's path, on one node
+						rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr}, ForceSingleClient: true,
+							AlwaysRESP2: true, ClientSetInfo: rueidis.DisableClientSetInfo, DisableCache: true, DisableRetry: true})
+						if err != nil {
+							b.Fatal(err)
+						}
+						defer rc.Close()
+						lcfg.Shared, lcfg.SharedTimeout = rc, 5*time.Second
 					}
 					lim, err := limiter.New(limiter.FixedWindow, limiter.Lua, rdb, lcfg)
 					if err != nil {
