@@ -108,18 +108,40 @@ func newBucketJudge(s Spec) *bucketJudge {
 	return j
 }
 
+// add takes calls as draws and as candidates f. On the monotone virtual clock a candidate's
+// T_f is its own stamp (StampLo), not the latest it can have read (StampHi): f's TIME is
+// max(own stamp, the key's mark), and a mark above f's stamp is the own stamp T_g of a call g
+// that ran before f (a mark only ever takes a TIME, and the first TIME of each value is its
+// call's own stamp). Then every draw that ran from f on ran from g on (n_f <= n_g), so f's term
+// is at least g's, B + R*(t_k - T_g) - n_g; g ran before k too, so it is a candidate of its own
+// (sent before k's reply), bounded at T_g (its own stamp) with its own P: the minimum over the
+// candidates holds f's term without f's widest stamp. One slow call at the run's start (a
+// cold connection), whose mark could have been the highest stamp sent by its reply, would
+// otherwise lower every later refusal's bound by R times its latency, for the whole run.
 func (j *bucketJudge) add(calls []Call) {
 	for _, c := range calls {
 		j.bySent = append(j.bySent, c.Sent)
 		if c.Outcome == Admitted {
 			j.byReplied = append(j.byReplied, c.Replied)
 		}
-		j.addCand(c.Sent, c.StampHi, c.Outcome == Unknown)
+		stamp := c.StampHi
+		if j.monotone && !j.server {
+			stamp = c.StampLo
+		}
+		j.addCand(c.Sent, stamp, c.Outcome == Unknown)
 	}
 }
 
-// addRefused implements refusalsSeer: a refused call is a candidate too.
-func (j *bucketJudge) addRefused(g *rejectGroup) { j.addCand(g.sentMin, g.stampHi, false) }
+// addRefused implements refusalsSeer: a refused call is a candidate too, a group of them one
+// candidate sent with the earliest and stamped with the latest (on the monotone virtual clock
+// the latest own stamp, as add says why).
+func (j *bucketJudge) addRefused(g *rejectGroup) {
+	stamp := g.stampHi
+	if j.monotone && !j.server {
+		stamp = g.ownHi
+	}
+	j.addCand(g.sentMin, stamp, false)
+}
 
 func (j *bucketJudge) addCand(sent, stampHi int64, unknown bool) {
 	stamp := stampHi - j.base + j.grain

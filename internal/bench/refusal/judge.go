@@ -194,7 +194,8 @@ type rejectGroup struct {
 	n                   int64
 	sentMin, repliedMax int64
 	stampLo, stampHi    int64
-	first               Call // the earliest sent, for the evidence
+	ownHi               int64 // the latest of its calls' own stamps (StampLo)
+	first               Call  // the earliest sent, for the evidence
 }
 
 func (g *rejectGroup) addCall(d Call) {
@@ -202,10 +203,10 @@ func (g *rejectGroup) addCall(d Call) {
 		g.first = d
 	}
 	if g.n == 0 {
-		g.sentMin, g.repliedMax, g.stampLo, g.stampHi = d.Sent, d.Replied, d.StampLo, d.StampHi
+		g.sentMin, g.repliedMax, g.stampLo, g.stampHi, g.ownHi = d.Sent, d.Replied, d.StampLo, d.StampHi, d.StampLo
 	} else {
 		g.sentMin, g.repliedMax = min(g.sentMin, d.Sent), max(g.repliedMax, d.Replied)
-		g.stampLo, g.stampHi = min(g.stampLo, d.StampLo), max(g.stampHi, d.StampHi)
+		g.stampLo, g.stampHi, g.ownHi = min(g.stampLo, d.StampLo), max(g.stampHi, d.StampHi), max(g.ownHi, d.StampLo)
 	}
 	g.n++
 }
@@ -215,7 +216,7 @@ func (g *rejectGroup) merge(o *rejectGroup) {
 		g.first = o.first
 	}
 	g.sentMin, g.repliedMax = min(g.sentMin, o.sentMin), max(g.repliedMax, o.repliedMax)
-	g.stampLo, g.stampHi = min(g.stampLo, o.stampLo), max(g.stampHi, o.stampHi)
+	g.stampLo, g.stampHi, g.ownHi = min(g.stampLo, o.stampLo), max(g.stampHi, o.stampHi), max(g.ownHi, o.ownHi)
 	g.n += o.n
 }
 

@@ -26,3 +26,25 @@ func TestMonotoneRefusalsOfAnAlignedWindow(t *testing.T) {
 		t.Errorf("an admit certainly a window before the refusal counted on the monotone clock")
 	}
 }
+
+// On the monotone virtual clock a slow call (a cold connection at the run's start) may have
+// read any TIME up to the highest stamp sent by its reply, but a TIME above its own stamp is
+// another call's, run before it: the bucket judge bounds each candidate by its own stamp, so
+// one slow call does not blind it to every later refusal (bucket.go, add).
+func TestMonotoneBucketSeesPastASlowFirstCall(t *testing.T) {
+	spec := bucket(3, 10) // a token per 100ms
+	spec.Monotone = true
+	slow := Call{Sent: 0, Replied: 300 * ms, StampLo: 0, StampHi: 290 * ms, Outcome: Admitted}
+	calls := []Call{slow, at(1*ms, 2*ms, Admitted), at(50*ms, 51*ms, Refused)}
+	// Two draws by 50ms: 1.5 tokens left at the least.
+	if r := judgeOnce(spec, calls...); r.Count != 1 {
+		t.Errorf("the refusal with 1.5 tokens left after a slow first draw was not blamed")
+	}
+	// The same calls on the client's clock without the mark: a TIME read by the slow call is
+	// its own stamp, and the judge holds the same.
+	spec.Monotone = false
+	slow.StampHi = slow.StampLo
+	if r := judgeOnce(spec, slow, calls[1], calls[2]); r.Count != 1 {
+		t.Errorf("the refusal with 1.5 tokens left was not blamed on the client's clock")
+	}
+}

@@ -23,6 +23,8 @@ type simCall struct {
 	worker             int
 	sent, ran, replied int64
 	stamp              int64 // the client's time passed to the limiter
+	read               int64 // monotone virtual clock: the TIME it read, max(stamp, the mark)
+	stampHi            int64 // monotone virtual clock: the highest stamp sent by its reply
 	failed, runs       bool  // failed: the caller saw an error; runs: the limiter still ran it
 	admitted           bool
 	holdUntil          int64 // concurrency: when the release is sent
@@ -56,6 +58,18 @@ type simShape struct {
 	aligned       bool
 	rules         Rules
 	serverDriftPm float64 // server clock rate offset, per mille
+	// monotone: the hammer's virtual clock with its mark (limiter/virtual_clock.go): a call's
+	// TIME is the highest of its stamp and every TIME read before it on the key
+	monotone bool
+}
+
+// clock is the time the limiter reads for c on the client's clock: its stamp, or on the
+// monotone virtual clock what its TIME answered.
+func (c *simCall) clock() int64 {
+	if c.read != 0 {
+		return c.read
+	}
+	return c.stamp
 }
 
 // event is one step of the simulation, run in time order.
@@ -93,7 +107,9 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 		Kind: shape.kind, Limit: shape.limit, Aligned: shape.aligned, Base: base, Window: shape.window.Microseconds(),
 		RatePerSec: float64(shape.limit) / shape.window.Seconds(), StaleAfter: shape.staleAfter.Microseconds(),
 		Server: shape.server, Skew: shape.skew.Microseconds(), Horizon: 50_000, Rules: shape.rules,
+		Monotone: shape.monotone,
 	}
+	var mark, sentHigh int64 // monotone: the key's mark, and the highest stamp sent
 	judge := New(spec)
 	var q events
 	seq := 0
@@ -119,7 +135,7 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 	end := shape.duration.Microseconds()
 	nextMember := 0
 	record := func(c *simCall) {
-		d := Call{Sent: c.sent, Replied: c.replied, StampLo: c.stamp, StampHi: c.stamp}
+		d := Call{Sent: c.sent, Replied: c.replied, StampLo: c.stamp, StampHi: max(c.stamp, c.stampHi)}
 		if shape.server {
 			d.StampLo, d.StampHi = c.sent, c.replied
 		}
@@ -155,6 +171,7 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 		busy[w] = at
 		// The stamp is read just before sending, on the worker's skewed clock.
 		c.stamp = base + at - rng.Int64N(30) + skews[w]
+		sentHigh = max(sentHigh, c.stamp)
 		lat := latency()
 		c.replied = at + lat
 		c.ran = at + rng.Int64N(lat+1)
@@ -164,9 +181,18 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 			c.ran = c.replied + rng.Int64N(20_000) // still queued when the caller gave up
 		}
 		if c.runs {
-			push(c.ran, func() { c.admitted = lim.acquire(c) })
+			push(c.ran, func() {
+				if shape.monotone {
+					c.read = max(c.stamp, mark)
+					mark = c.read
+				}
+				c.admitted = lim.acquire(c)
+			})
 		}
 		push(c.replied, func() {
+			if shape.monotone {
+				c.stampHi = sentHigh // read after the reply, as the engine reads it
+			}
 			if shape.kind == limiter.Concurrency && c.admitted && !c.failed && rng.Float64() < shape.abandonRate {
 				c.abandoned = true // recorded now, never released; the worker goes on
 				record(c)
@@ -228,7 +254,7 @@ func nowMs(shape simShape, c *simCall) float64 {
 	if shape.server {
 		return serverMs(shape, c.ran)
 	}
-	return float64(c.stamp / 1000)
+	return float64(c.clock() / 1000)
 }
 
 // concurrencySim reclaims by the stamps it is given (the shipped script), by its own clock
@@ -383,7 +409,7 @@ type bucketSim struct {
 func (l *bucketSim) acquire(c *simCall) bool {
 	b := float64(l.shape.limit)
 	rate := b / float64(l.shape.window.Milliseconds()) // tokens per ms
-	now := float64(c.stamp) / 1000
+	now := float64(c.clock()) / 1000
 	if l.shape.server {
 		now = serverMs(l.shape, c.ran)
 	}
@@ -553,6 +579,19 @@ func TestCorrectLimitersAreNeverBlamedUnderReordering(t *testing.T) {
 		}), func(s simShape) simLimiter { return &bucketSim{shape: s, style: "stepped", stepMs: 20} }},
 		{"refill in steps of a third of a window", with(bucket, func(s *simShape) { s.rules.RefillStep = 20 * time.Millisecond }),
 			func(s simShape) simLimiter { return &bucketSim{shape: s, style: "stepped", stepMs: 7} }},
+		// The monotone virtual clock: a slow call may have read a TIME up to the highest stamp
+		// sent by its reply; the bucket judge bounds each candidate by its own stamp (bucket.go).
+		{"GCRA on the monotone virtual clock, skewed, failures", with(bucket, func(s *simShape) {
+			s.monotone, s.skew, s.failRate = true, 3*time.Millisecond, 0.01
+		}), func(s simShape) simLimiter { return &bucketSim{shape: s, style: "gcra-rounded"} }},
+		{"tokens on the monotone virtual clock, skewed", with(bucket, func(s *simShape) { s.monotone, s.skew = true, 3*time.Millisecond }),
+			func(s simShape) simLimiter { return &bucketSim{shape: s, style: "tokens"} }},
+		{"Spring's two keys on the monotone virtual clock, skewed by half a window", with(bucket, func(s *simShape) {
+			s.monotone, s.skew = true, 10*time.Millisecond
+		}), func(s simShape) simLimiter { return &bucketSim{shape: s, style: "spring"} }},
+		{"GCRA on the monotone virtual clock, judged as given the window", with(bucket, func(s *simShape) {
+			s.monotone, s.skew, s.rules.RefillStep = true, time.Millisecond, 20*time.Millisecond
+		}), func(s simShape) simLimiter { return &bucketSim{shape: s, style: "gcra-rounded"} }},
 		// Given the window, a GCRA is judged as a stepped bucket too: its rounding must still be
 		// forgiven (the stepped bound counts whole draws, the continuous one the rounding).
 		{"GCRA rounding its TAT, judged as given the window", with(bucket, func(s *simShape) {
@@ -621,6 +660,8 @@ func TestTooStrictLimitersAreCaughtUnderReordering(t *testing.T) {
 		{"fixed window whose TTL every attempt renews", fixed, func(s simShape) simLimiter { return &windowSim{shape: s, style: "ttl-renewed"} }},
 		{"GCRA one token short", bucket, func(s simShape) simLimiter { return &bucketSim{shape: s, style: "gcra-one-short"} }},
 		{"GCRA one token short, judged as given the window", with(bucket, func(s *simShape) { s.rules.RefillStep = s.window }),
+			func(s simShape) simLimiter { return &bucketSim{shape: s, style: "gcra-one-short"} }},
+		{"GCRA one token short on the monotone virtual clock, skewed", with(bucket, func(s *simShape) { s.monotone, s.skew = true, time.Millisecond }),
 			func(s simShape) simLimiter { return &bucketSim{shape: s, style: "gcra-one-short"} }},
 		{"bucket refilling 60 times too slowly", bucket, func(s simShape) simLimiter { return &bucketSim{shape: s, style: "slow"} }},
 		{"meter charging refused attempts", bucket, func(s simShape) simLimiter { return &bucketSim{shape: s, style: "counts-refused"} }},
