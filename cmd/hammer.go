@@ -203,6 +203,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.DurationVar(&opts.flags.Timeline.Shift, "clock-shift", 0, "move this process's clock by this much, as another host's would be: for testing a shared run's timeline")
 	fl.DurationVar(&opts.flags.Timeline.ProbeDelay, "clock-probe-delay", 0, "slow each TIME round trip of the clock's measure by this much: for testing a bound too wide")
 	fl.BoolVar(&opts.flags.Timeline.Off, "no-timeline", false, "publish none of a shared run's calls: for measuring what publishing costs")
+	fl.Float64Var(&opts.flags.Timeline.MaxMiB, "evidence-max-mib", hammer.DefaultEvidenceMaxMiB, "a shared run (--run-id, --witness redis): the most of its calls' evidence one process writes to Redis, about 12 bytes a decision; past it, its later refusals are not judged (0: no bound)")
 	for _, name := range []string{"clock-shift", "clock-probe-delay", "no-timeline"} {
 		_ = fl.MarkHidden(name)
 	}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -169,4 +170,35 @@ func TestHammerReportJudgesNoRefusalOnABoundTooWide(t *testing.T) {
 	if f := strings.Join(doc.Failures, "\n"); !strings.Contains(f, "refusals not judged") {
 		t.Errorf("failures %q: want the assertion failed for refusals not judged", f)
 	}
+}
+
+// What a process of a shared run writes of its calls is bounded (--evidence-max-mib): past the
+// bound it publishes no more, the report judges the refusals before it and says why it judged
+// none after, and the calls in Redis stay within the bound and one flush.
+func TestHammerSharedRunEvidenceIsBounded(t *testing.T) {
+	skipInShortMode(t)
+	srv := redistest.Start(t)
+	const bound = 0.02 // MiB: about 1,700 decisions
+	execBinary(t, nil, "--addr", srv.Addr, "hammer", "--run-id", "bounded", "--witness", "redis", "--keep-keys",
+		"--workers", "8", "--limit", "8", "--strategies", "lua", "--duration", "3s",
+		"--evidence-max-mib", strconv.FormatFloat(bound, 'f', -1, 64), "-o", "json").wantExit(t, ExitOK)
+	_, st := mergedReport(t, srv, "bounded", ExitOK)
+	lua := st["lua"]
+	if lua.FalseRejects == nil || !strings.Contains(lua.RefusalsUnjudged, "reached the evidence bound of 20.5 KiB") {
+		t.Errorf("false rejects %v, %q; want those before the bound judged, and the bound named", lua.FalseRejects, lua.RefusalsUnjudged)
+	}
+	rdb := srv.Client(t)
+	var written int
+	for _, key := range rdb.Keys(t.Context(), "limitctl:calls:{bounded}:*:s:lua:*").Val() {
+		for _, e := range rdb.LRange(t.Context(), key, 0, -1).Val() {
+			written += len(e)
+		}
+	}
+	// The bound (20,972 bytes) and one flush, 100ms of 8 workers' calls: well under 1,000 decisions.
+	if limit := 20_972 + 12_000; written == 0 || written > limit {
+		t.Errorf("%d bytes of calls written, want some and at most %d", written, limit)
+	}
+	t.Logf("%d bytes of calls written; %s", written, lua.RefusalsUnjudged)
+	execBinary(t, nil, "--addr", srv.Addr, "hammer", "--run-id", "x", "--witness", "redis", "--evidence-max-mib", "-1").
+		wantExit(t, ExitUsage).wantOneLineError(t, "--evidence-max-mib must be 0")
 }

@@ -1,6 +1,7 @@
 package hammer
 
 import (
+	"math"
 	"strings"
 	"time"
 
@@ -156,6 +157,9 @@ func (fl Flags) Resolve() (Options, error) {
 	}
 	o.Skew = fl.Skew
 	o.NoTrace, o.NoDirect, o.Timeline = fl.NoTrace, fl.NoDirect, fl.Timeline
+	if m := fl.Timeline.MaxMiB; m < 0 || math.IsNaN(m) || math.IsInf(m, 0) {
+		return Options{}, exitcode.Usagef("--evidence-max-mib must be 0 (no bound) or more, got %v", m)
+	}
 	if !fl.Given("skew") {
 		o.Skew = bench.DefaultSkew(o.Limiter, o.Limit, o.Window)
 	}

@@ -16,7 +16,14 @@ import (
 type TimelineTest struct {
 	Shift, ProbeDelay time.Duration
 	Off               bool
+	// MaxMiB bounds the calls this process publishes (--evidence-max-mib; 0: no bound).
+	MaxMiB float64
 }
+
+// DefaultEvidenceMaxMiB is --evidence-max-mib's default: at about 12 bytes a decision, some
+// 22 million decisions of one process (minutes of a fast run), kept in Redis as long as the
+// summaries are (ReportTTL).
+const DefaultEvidenceMaxMiB = 256
 
 // processName names this process among the run's: its summary and its evidence.
 func processName() string {
@@ -39,7 +46,8 @@ func (s *session) newTimeline() *timeline.Publisher {
 	if o.RunID == "" || !o.RedisWitness || o.Timeline.Off {
 		return nil
 	}
-	cfg := timeline.Config{Keys: s.keys, Process: s.process, KeyN: o.Keys, TTL: ReportTTL, Timeout: s.deps.Timeout}
+	cfg := timeline.Config{Keys: s.keys, Process: s.process, KeyN: o.Keys, TTL: ReportTTL, Timeout: s.deps.Timeout,
+		MaxBytes: int64(o.Timeline.MaxMiB * (1 << 20))}
 	if d := o.Timeline.ProbeDelay; d > 0 {
 		cfg.Read = func(ctx context.Context) (time.Time, error) {
 			time.Sleep(d)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -62,6 +63,7 @@ type process struct {
 	clock   *clocksync.Clock
 	meta    map[string]Meta
 	seconds map[string][]int64 // strategy: its published keys' numbers
+	budget  int64              // bytes: its calls reached Config.MaxBytes, and it published no more
 }
 
 func (p *process) has(strategy string) bool {
@@ -154,6 +156,10 @@ func read(ctx context.Context, rdb redis.UniversalClient, keys runkeys.Scheme) (
 					return nil, err
 				}
 				for st, doc := range fields {
+					if st == budgetField {
+						p.budget, _ = strconv.ParseInt(doc, 10, 64)
+						continue
+					}
 					var meta Meta
 					if json.Unmarshal([]byte(doc), &meta) == nil {
 						p.meta[st] = meta
@@ -254,8 +260,13 @@ func judgeStrategy(ctx context.Context, rdb redis.UniversalClient, keys runkeys.
 			break
 		}
 		if low.next >= len(low.secs) || low.secs[low.next] != int64(low.next) {
+			at := human.Latency(time.Duration(max(0, low.mark-low.meta.Begin)) * time.Microsecond)
 			stopped = fmt.Sprintf("process %s stopped publishing its calls %s into the run (still running, killed, or cut off from Redis): what it did after is unknown",
-				low.p.name, human.Latency(time.Duration(max(0, low.mark-low.meta.Begin))*time.Microsecond))
+				low.p.name, at)
+			if low.p.budget > 0 {
+				stopped = fmt.Sprintf("process %s's calls reached the evidence bound of %s %s into the run (--evidence-max-mib): it published no more",
+					low.p.name, human.Bytes(low.p.budget), at)
+			}
 			break
 		}
 		elems, err := rdb.LRange(ctx, keys.Calls(low.p.name, st, low.secs[low.next]), 0, -1).Result()

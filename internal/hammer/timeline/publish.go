@@ -42,10 +42,17 @@ type Config struct {
 	// Read asks the server's TIME; nil asks it through the publisher's client. A test widens
 	// the bound by delaying it (hidden --clock-probe-delay).
 	Read clocksync.Reader
+	// MaxBytes bounds the calls a process publishes (0: no bound): past it, it publishes
+	// nothing more and says so (budgetField), and its refusals after are not judged.
+	MaxBytes int64
 }
 
-// presence is the meta field every process writes first (no strategy has the name).
-const presence = "~process"
+// presence is the meta field every process writes first (no strategy has the name); budgetField
+// the one a process writes when its calls reached Config.MaxBytes, with the bound in bytes.
+const (
+	presence    = "~process"
+	budgetField = "~budget"
+)
 
 // Meta is what one strategy's judges are built from, as its process ran it.
 type Meta struct {
@@ -66,9 +73,10 @@ type Publisher struct {
 	pending [][2]any           // key, element: flushes not yet in Redis, in order
 	samples []clocksync.Sample // measured, not yet in Redis
 	latest  clocksync.Sample
-	gaveUp  bool // Redis refused too many flushes: nothing more is published
+	gaveUp  bool // Redis refused too many flushes, or the calls reached MaxBytes: nothing more is published
 	flushes int64
-	running bool // Start measured the clock: the sinks publish
+	bytes   int64 // of calls published
+	running bool  // Start measured the clock: the sinks publish
 
 	stop     chan struct{}
 	done     sync.WaitGroup
@@ -215,6 +223,19 @@ func (p *Publisher) flush() {
 	if p.gaveUp {
 		return
 	}
+	if p.cfg.MaxBytes > 0 && p.bytes >= p.cfg.MaxBytes {
+		// Every write to Redis is bounded: the reader stops judging at the last mark published,
+		// and finds why in the meta.
+		p.giveUp()
+		ctx, cancel := context.WithTimeout(context.Background(), p.cfg.Timeout)
+		defer cancel()
+		meta := p.cfg.Keys.CallsKey(p.cfg.Process, runkeys.CallsMeta)
+		pipe := p.rdb.TxPipeline()
+		pipe.HSet(ctx, meta, budgetField, strconv.FormatInt(p.cfg.MaxBytes, 10))
+		pipe.PExpire(ctx, meta, p.cfg.TTL)
+		pipe.Exec(ctx) //nolint:errcheck // without it the reader says the process stopped, not why
+		return
+	}
 	// The keys are numbered densely, flushesPerKey flushes each (about a second of the run's),
 	// so a reader finds a missing one.
 	second := p.flushes / flushesPerKey
@@ -241,17 +262,25 @@ func (p *Publisher) flush() {
 	pipe.PExpire(ctx, clockKey, p.cfg.TTL)
 	if _, err := pipe.Exec(ctx); err != nil {
 		if len(p.pending) > maxPending {
-			// The reader sees this process stop here, and judges no refusal after it.
-			p.gaveUp, p.pending = true, nil
-			for _, s := range p.sinks {
-				s.mu.Lock()
-				s.started, s.enc = false, encoder{}
-				s.mu.Unlock()
-			}
+			p.giveUp()
 		}
 		return
 	}
+	for _, e := range p.pending {
+		p.bytes += int64(len(e[1].([]byte)))
+	}
 	p.pending, p.samples = p.pending[:0], p.samples[len(samples):]
+}
+
+// giveUp publishes nothing more: the reader sees this process stop at its last flush, and
+// judges no refusal after it. Called with p.mu held.
+func (p *Publisher) giveUp() {
+	p.gaveUp, p.pending = true, nil
+	for _, s := range p.sinks {
+		s.mu.Lock()
+		s.started, s.enc = false, encoder{}
+		s.mu.Unlock()
+	}
 }
 
 // Finish stops publishing once the engine has marked every strategy complete: a last measure
