@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -383,9 +382,9 @@ func otherSlots(ctx context.Context, rdb redis.UniversalClient, keys []KeyInfo, 
 		list = append(list, n)
 	}
 	sort.Strings(list)
-	pattern := globEscape(commonPrefix(list)) + "*"
+	pattern := redisconn.GlobEscape(commonPrefix(list)) + "*"
 	if len(list) == 1 {
-		pattern = globEscape(list[0]) + "[1-9]*"
+		pattern = redisconn.GlobEscape(list[0]) + "[1-9]*"
 	}
 	masters, err := redisconn.Masters(ctx, rdb)
 	if err != nil {
@@ -423,18 +422,6 @@ func otherSlots(ctx context.Context, rdb redis.UniversalClient, keys []KeyInfo, 
 		}
 	}
 	return slots, nil
-}
-
-// globEscape quotes the characters SCAN MATCH gives a meaning.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func commonPrefix(sorted []string) string {

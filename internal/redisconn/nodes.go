@@ -143,3 +143,16 @@ func NodeAddr(n *redis.Client) string {
 	}
 	return o.Addr
 }
+
+// GlobEscape quotes the characters SCAN's MATCH gives a meaning (* ? [ ] \), so a pattern
+// built from a name matches that name's characters only.
+func GlobEscape(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`*?[]\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}

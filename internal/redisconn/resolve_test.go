@@ -247,3 +247,10 @@ func TestSecretsFromEverySource(t *testing.T) {
 		}
 	}
 }
+
+// A SCAN pattern built from a name matches that name's characters only.
+func TestGlobEscapeQuotesMatchSpecialCharacters(t *testing.T) {
+	if got := GlobEscape(`a*b?c[d]e\f`); got != `a\*b\?c\[d\]e\\f` {
+		t.Errorf("GlobEscape: %q", got)
+	}
+}

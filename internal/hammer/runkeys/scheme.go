@@ -111,7 +111,7 @@ func (k Scheme) Calls(process, strategy string, second int64) string {
 
 // CallsPattern is the SCAN pattern of every process's evidence keys of the run.
 func (k Scheme) CallsPattern() string {
-	return globEscape(k.Prefix) + ":calls:{" + k.RunID + "}:*"
+	return redisconn.GlobEscape(k.Prefix) + ":calls:{" + k.RunID + "}:*"
 }
 
 // CallsKeyOf reads a name CallsKey or Calls built: the process, and either what (CallsClock,
@@ -228,23 +228,11 @@ func digits(s string) bool {
 // patterns are the SCAN patterns that find every key the run may own (and a few it does not,
 // which Owns then leaves alone): the run id is matched exactly, closing brace or '.' included.
 func (k Scheme) patterns() []string {
-	p := []string{globEscape(k.Prefix) + ":{" + k.RunID + "}:*"}
+	p := []string{redisconn.GlobEscape(k.Prefix) + ":{" + k.RunID + "}:*"}
 	if k.Keys > 1 {
-		p = append(p, globEscape(k.Prefix)+":{"+k.RunID+".*")
+		p = append(p, redisconn.GlobEscape(k.Prefix)+":{"+k.RunID+".*")
 	}
 	return p
-}
-
-// globEscape quotes the characters SCAN's MATCH treats as special.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, c := range s {
-		if strings.ContainsRune(`*?[]\`, c) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // CleanupReport is what the clean-up did: the keys deleted, those it failed to delete, and a
