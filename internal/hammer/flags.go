@@ -59,8 +59,8 @@ type Flags struct {
 	// NoDirect (hidden --no-direct) sends the script strategies' calls through go-redis on a
 	// single node too: for measuring what the direct connections gain.
 	NoDirect bool
-	// Timeline holds the hidden flags of a shared run's one timeline (for tests and measures).
-	Timeline TimelineTest
+	// Timeline holds a shared run's timeline flags: the evidence bound, and hidden ones for tests and measures.
+	Timeline TimelineFlags
 
 	// Given reports whether a flag was given on the command line: some defaults depend on the
 	// limiter (--hold, --skew), and giving some at all means something (--requests, --strategies).

@@ -53,8 +53,8 @@ type Options struct {
 	NoTrace bool
 	// NoDirect: a single node's script calls go through go-redis too (limiter.Config.Direct nil).
 	NoDirect bool
-	// Timeline: how a shared run's calls are published for the refusal judges (TimelineTest).
-	Timeline TimelineTest
+	// Timeline: how a shared run's calls are published for the refusal judges (TimelineFlags).
+	Timeline TimelineFlags
 
 	RedisWitness bool // concurrency: count in-flight requests on Redis, shared by processes
 	Assertions   []verdict.Assertion

@@ -157,3 +157,13 @@ func TestParseInjects(t *testing.T) {
 		t.Error("kill accepted against the user's server")
 	}
 }
+
+// --evidence-max-mib in bytes: 0 is no bound, a positive bound never rounds down to none, and one
+// beyond an int64 is none.
+func TestEvidenceBoundInBytes(t *testing.T) {
+	for mib, want := range map[float64]int64{0: 0, 256: 256 << 20, 0.02: 20971, 1e-9: 1, 1e300: 0} {
+		if got := maxBytes(mib); got != want {
+			t.Errorf("maxBytes(%v) = %d, want %d", mib, got, want)
+		}
+	}
+}

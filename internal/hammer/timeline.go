@@ -3,6 +3,7 @@ package hammer
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"time"
 
@@ -10,10 +11,11 @@ import (
 	"github.com/limitctl/limitctl/internal/human"
 )
 
-// TimelineTest holds the hidden flags of a shared run's timeline: Shift moves this process's
-// clock (the stamps it gives, as another host's clock would be), ProbeDelay slows each of its
-// TIME round trips (a bound that wide), Off publishes no call (what publishing costs).
-type TimelineTest struct {
+// TimelineFlags are the flags of a shared run's timeline: MaxMiB bounds what this process
+// publishes (--evidence-max-mib); the hidden ones are for tests and measures: Shift moves this
+// process's clock (the stamps it gives, as another host's clock would be), ProbeDelay slows each
+// of its TIME round trips (a bound that wide), Off publishes no call (what publishing costs).
+type TimelineFlags struct {
 	Shift, ProbeDelay time.Duration
 	Off               bool
 	// MaxMiB bounds the calls this process publishes (--evidence-max-mib; 0: no bound).
@@ -24,6 +26,19 @@ type TimelineTest struct {
 // 22 million decisions of one process (minutes of a fast run), kept in Redis as long as the
 // summaries are (ReportTTL).
 const DefaultEvidenceMaxMiB = 256
+
+// maxBytes is a bound of mib MiB in bytes: 0 stays no bound, any other at least a byte (a
+// bound too small to hold a flush still stops at the first), one too large for an int64 none.
+func maxBytes(mib float64) int64 {
+	b := mib * (1 << 20)
+	switch {
+	case mib <= 0 || b >= math.MaxInt64:
+		return 0
+	case b < 1:
+		return 1
+	}
+	return int64(b)
+}
 
 // processName names this process among the run's: its summary and its evidence.
 func processName() string {
@@ -47,7 +62,7 @@ func (s *session) newTimeline() *timeline.Publisher {
 		return nil
 	}
 	cfg := timeline.Config{Keys: s.keys, Process: s.process, KeyN: o.Keys, TTL: ReportTTL, Timeout: s.deps.Timeout,
-		MaxBytes: int64(o.Timeline.MaxMiB * (1 << 20))}
+		MaxBytes: maxBytes(o.Timeline.MaxMiB)}
 	if d := o.Timeline.ProbeDelay; d > 0 {
 		cfg.Read = func(ctx context.Context) (time.Time, error) {
 			time.Sleep(d)

@@ -260,12 +260,10 @@ func judgeStrategy(ctx context.Context, rdb redis.UniversalClient, keys runkeys.
 			break
 		}
 		if low.next >= len(low.secs) || low.secs[low.next] != int64(low.next) {
-			at := human.Latency(time.Duration(max(0, low.mark-low.meta.Begin)) * time.Microsecond)
-			stopped = fmt.Sprintf("process %s stopped publishing its calls %s into the run (still running, killed, or cut off from Redis): what it did after is unknown",
-				low.p.name, at)
+			stopped = fmt.Sprintf("process %s stopped publishing its calls (still running, killed, or cut off from Redis): what it did after is unknown", low.p.name)
 			if low.p.budget > 0 {
-				stopped = fmt.Sprintf("process %s's calls reached the evidence bound of %s %s into the run (--evidence-max-mib): it published no more",
-					low.p.name, human.Bytes(low.p.budget), at)
+				stopped = fmt.Sprintf("process %s's calls reached the evidence bound of %s (--evidence-max-mib): it published no more",
+					low.p.name, human.Bytes(low.p.budget))
 			}
 			break
 		}
@@ -317,7 +315,8 @@ func judgeStrategy(ctx context.Context, rdb redis.UniversalClient, keys runkeys.
 		}
 	}
 	if stopped != "" {
-		v.Unjudged = "refusals after " + human.Latency(time.Duration(max(0, judged))*time.Microsecond) + " not judged: " + stopped
+		// As a single process says a master's change: the reason, then from when.
+		v.Unjudged = stopped + ", so refusals from " + human.Latency(time.Duration(max(0, judged))*time.Microsecond) + " into the run on are not judged"
 		v.NoneJudged = judged <= firstMark
 	}
 	return v, nil
