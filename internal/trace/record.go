@@ -69,6 +69,12 @@ type Reply struct {
 // int is the i-th integer of an Int or Ints reply.
 func (r *Reply) int(i int) int64 { return int64(binary.LittleEndian.Uint64(r.Data[8*i:])) }
 
+// MaxInts is how many integers of an array an Ints reply keeps.
+const MaxInts = arrayInts
+
+// Int is the i-th integer of an Ints reply (i below MaxInts and Len), or an Int reply's (0).
+func (r *Reply) Int(i int) int64 { return r.int(i) }
+
 func (r *Reply) setInt(i int, n int64) { binary.LittleEndian.PutUint64(r.Data[8*i:], uint64(n)) }
 
 // SetInt records an integer reply.
@@ -99,6 +105,15 @@ func (r *Reply) SetArray(elems []any) {
 		if i < arrayInts {
 			r.setInt(i, n)
 		}
+	}
+}
+
+// SetInts records an array of length integers whose first ones (up to MaxInts) are first:
+// what SetArray records of such an array, for a reader that decoded it without boxing.
+func (r *Reply) SetInts(length int, first []int64) {
+	*r = Reply{Kind: Ints, Len: uint8(min(length, 255)), Cut: length > arrayInts}
+	for i, n := range first[:min(len(first), length, arrayInts)] {
+		r.setInt(i, n)
 	}
 }
 

@@ -23,12 +23,30 @@ func TestRepliesArePublishedAsRedisSentThem(t *testing.T) {
 		{func(r *Reply) { r.SetText(Error, "NOSCRIPT No matching script") }, `{"error":"NOSCRIPT No matching script"}`},
 		{func(r *Reply) { r.SetText(Bulk, "abcdefghijklmnopqrstuvwxyz0123456789") }, `"abcdefghijklmnopqrstuvwxyz012345…"`},
 		{func(*Reply) {}, `null`},
+		{func(r *Reply) { r.SetInts(2, []int64{1, 21}) }, `[1,21]`},
+		{func(r *Reply) { r.SetInts(5, []int64{1, 2, 3, 4}) }, `"{1, 2, 3, 4, …}"`},
 	}
 	for _, c := range cases {
 		var r Reply
 		c.set(&r)
 		if got := string(r.JSON()); got != c.want {
 			t.Errorf("got %s, want %s", got, c.want)
+		}
+	}
+}
+
+// An array of integers decoded without boxing is recorded as SetArray records the same array.
+func TestIntsAreRecordedAsTheirArray(t *testing.T) {
+	for _, ints := range [][]int64{{}, {1}, {0, 7, -2}, {1, 2, 3, 4}, {1, 2, 3, 4, 5, 6}} {
+		elems := make([]any, len(ints))
+		for i, n := range ints {
+			elems[i] = n
+		}
+		var boxed, decoded Reply
+		boxed.SetArray(elems)
+		decoded.SetInts(len(ints), ints)
+		if boxed != decoded {
+			t.Errorf("%v: SetInts %+v, SetArray %+v", ints, decoded, boxed)
 		}
 	}
 }
