@@ -80,6 +80,9 @@ type strategyState struct {
 	masters  *masterWatch // concurrency on a target that can fail over: judged while its masters are unchanged
 	nextKey  int          // the key the next tick judges first (engine loop only)
 
+	// judgedMark tells the workers' recorders which refusals are judged (trace.HoldUnjudged).
+	judgedMark trace.JudgedMark
+
 	// tick state, touched only by the engine's loop
 	lastAttempts int64
 }
@@ -168,7 +171,7 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 	}
 	if !s.cfg.SharedKeys && s.run.RefusalsUnjudged == "" {
 		for _, rec := range s.recorders {
-			rec.HoldUnjudged() // the first false reject's request stays in its ring until judged
+			rec.HoldUnjudged(&s.judgedMark) // the first false reject's request stays in its ring until judged
 		}
 		spec := s.judgeSpec()
 		s.inFlight = refusal.NewLowWater(s.cfg.Workers)
@@ -804,9 +807,7 @@ func (s *strategyState) judgePass(final bool) {
 	if first != nil {
 		s.refusedRequest(first.ID) // found now, before the ring moves on; kept by id
 	}
-	for _, rec := range s.recorders {
-		rec.Judged(judged)
-	}
+	s.judgedMark.Set(judged)
 }
 
 // passCalls hands every logged call to the strategy's CallSink with the low-water mark they

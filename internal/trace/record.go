@@ -276,48 +276,102 @@ type Record struct {
 	Steps     [MaxSteps]Step
 }
 
-// ring keeps the latest n records in a fixed array.
+// ring keeps records in a fixed array: the latest n (plain), or, held for the refusal judges
+// (HoldUnjudged), those not judged yet.
 type ring struct {
 	recs []Record
-	next uint64 // records ever kept
+	// sent is each record's SentUs apart: whether a held ring may drop its oldest is read
+	// there, a few bytes a slot, not in the record (half a kilobyte).
+	sent []int64
+	next uint64 // plain: records ever kept
+	// held: the records kept are recs[head:tail], oldest first (a worker's decisions are sent
+	// one after another). Judged ones are dropped from the front, and the rest moved back to
+	// the front once as many are dropped as are left (compactAfter at least): the judges keep
+	// up, so a few slots at the front are used over and over and stay in the cache, where a
+	// turn around the whole ring would write each record into memory the cache has long given
+	// up.
+	head, tail int
 }
+
+func newRing(n int) ring { return ring{recs: make([]Record, n), sent: make([]int64, n)} }
 
 // keep copies rec's fields and its N steps only (every reader stops at N): a script's
 // decision is one step of eight, and the rest of the slot need not be written.
 func (r *ring) keep(rec *Record) {
-	dst := &r.recs[r.next%uint64(len(r.recs))]
-	dst.ID, dst.Worker, dst.Key, dst.StampMs = rec.ID, rec.Worker, rec.Key, rec.StampMs
-	dst.SentUs, dst.RepliedUs, dst.LateNs = rec.SentUs, rec.RepliedUs, rec.LateNs
-	dst.Retries, dst.N, dst.Cut = rec.Retries, rec.N, rec.Cut
-	copy(dst.Steps[:rec.N], rec.Steps[:rec.N])
+	i := int(r.next % uint64(len(r.recs)))
+	copyRecord(&r.recs[i], rec)
+	r.sent[i] = rec.SentUs
 	r.next++
 }
 
-// oldest is the record the next keep overwrites, or nil while the ring has room.
-func (r *ring) oldest() *Record {
-	if r.next < uint64(len(r.recs)) {
-		return nil
+// keepUnjudged keeps rec in a held ring, once the records sent before judged (µs) are dropped:
+// in place of none of the others, so it is dropped when they fill the ring.
+func (r *ring) keepUnjudged(rec *Record, judged int64) {
+	for r.head < r.tail && r.sent[r.head] < judged {
+		r.head++
 	}
-	return &r.recs[r.next%uint64(len(r.recs))]
+	switch {
+	case r.head == r.tail:
+		r.head, r.tail = 0, 0
+	case r.head >= max(r.tail-r.head, compactAfter) || r.tail == len(r.recs) && r.head > 0:
+		for i := r.head; i < r.tail; i++ {
+			copyRecord(&r.recs[i-r.head], &r.recs[i])
+			r.sent[i-r.head] = r.sent[i]
+		}
+		r.head, r.tail = 0, r.tail-r.head
+	case r.tail == len(r.recs):
+		return // full of refusals not judged yet
+	}
+	copyRecord(&r.recs[r.tail], rec)
+	r.sent[r.tail] = rec.SentUs
+	r.tail++
 }
+
+// compactAfter is the fewest records a held ring drops before it moves the rest to the front:
+// a few records copied now and then, each a handful of cache lines the ring goes on using.
+const compactAfter = 4
+
+// kept is the records the ring holds.
+func (r *ring) kept(held bool) []Record {
+	if held {
+		return r.recs[r.head:r.tail]
+	}
+	return r.recs[:min(r.next, uint64(len(r.recs)))]
+}
+
+// copyRecord copies src's fields and its N steps only (every reader stops at N).
+func copyRecord(dst, src *Record) {
+	dst.ID, dst.Worker, dst.Key, dst.StampMs = src.ID, src.Worker, src.Key, src.StampMs
+	dst.SentUs, dst.RepliedUs, dst.LateNs = src.SentUs, src.RepliedUs, src.LateNs
+	dst.Retries, dst.N, dst.Cut = src.Retries, src.N, src.Cut
+	copy(dst.Steps[:src.N], src.Steps[:src.N])
+}
+
+// JudgedMark is how far the refusal judges have got: every refusal sent before it (µs since
+// the run began) has been judged. One mark serves all of a strategy's recorders, moved by one
+// store a pass.
+type JudgedMark struct{ us atomic.Int64 }
+
+// Set says that every refusal sent before us (µs since begin) has been judged.
+func (m *JudgedMark) Set(us int64) { m.us.Store(us) }
 
 // Recorder is one worker's recording: only that worker records; the engine reads the rings,
 // under mu, once per run (when it publishes the first overshoot or false refusal).
 type Recorder struct {
 	begin   time.Time
 	worker  int32
+	off     bool
 	workers uint64
 	seq     uint64 // decisions begun
-	off     bool
-	cur     Record // the decision being made: the worker's alone, so no lock
 
 	mu       sync.Mutex
 	admitted ring
 	refused  ring
-	// hold: refusals are judged, and the refused ring keeps those sent at or after judged (µs
-	// since begin: not judged yet) rather than the latest (HoldUnjudged, Judged).
-	hold   bool
-	judged atomic.Int64
+	// judged, once the refusal judges hold the refused ring (HoldUnjudged): it keeps the
+	// refusals sent at or after judged's mark (not judged yet) rather than the latest.
+	judged *JudgedMark
+
+	cur Record // the decision being made: the worker's alone, so no lock
 }
 
 // NewRecorder makes the recorder of worker (of workers); times are µs since begin. Off, it
@@ -325,7 +379,7 @@ type Recorder struct {
 func NewRecorder(begin time.Time, worker, workers int, off bool) *Recorder {
 	r := &Recorder{begin: begin, worker: int32(worker), workers: uint64(workers), off: off}
 	if !off {
-		r.admitted, r.refused = ring{recs: make([]Record, AdmitRing)}, ring{recs: make([]Record, RefuseRing)}
+		r.admitted, r.refused = newRing(AdmitRing), newRing(RefuseRing)
 	}
 	return r
 }
@@ -394,47 +448,41 @@ func (r *Recorder) Keep(admitted bool, stampMs, sentUs, repliedUs int64, late ti
 	}
 	r.cur.StampMs, r.cur.SentUs, r.cur.RepliedUs, r.cur.LateNs = stampMs, sentUs, repliedUs, int64(late)
 	r.mu.Lock()
-	if admitted {
+	switch {
+	case admitted:
 		r.admitted.keep(&r.cur)
-	} else if old := r.refused.oldest(); !r.hold || old == nil || old.SentUs < r.judged.Load() {
+	case r.judged != nil:
+		r.refused.keepUnjudged(&r.cur, r.judged.us.Load())
+	default:
 		r.refused.keep(&r.cur)
 	}
 	r.mu.Unlock()
 }
 
 // HoldUnjudged makes the refused ring keep the refusals the refusal judges have not judged
-// yet: once full, a refusal is kept only in place of one they judged (sent before the mark of
-// Judged), and is dropped otherwise. The first false reject is the earliest refusal proven
-// wrong, judged a pass after it was answered, however many refusals the worker made meanwhile:
-// the ring keeps what can still become it, not what was judged right already.
-func (r *Recorder) HoldUnjudged() { r.hold = true }
-
-// Judged says that every refusal sent before us (µs since begin) has been judged.
-func (r *Recorder) Judged(us int64) {
-	if r != nil {
-		r.judged.Store(us)
-	}
-}
+// yet, as judged says how far they got: a refusal is kept in place of those they judged
+// (sent before its mark), and is dropped when the others fill the ring. The first false reject
+// is the earliest refusal proven wrong, judged a pass after it was answered, however many
+// refusals the worker made meanwhile: the ring keeps what can still become it, not what was
+// judged right already.
+func (r *Recorder) HoldUnjudged(judged *JudgedMark) { r.judged = judged }
 
 // Admitted appends to out the admitted records still kept that match.
 func (r *Recorder) Admitted(out []Record, match func(*Record) bool) []Record {
-	return r.find(&r.admitted, out, match)
+	return r.find(&r.admitted, false, out, match)
 }
 
 // Refused appends to out the refused records still kept that match.
 func (r *Recorder) Refused(out []Record, match func(*Record) bool) []Record {
-	return r.find(&r.refused, out, match)
+	return r.find(&r.refused, r.judged != nil, out, match)
 }
 
-func (r *Recorder) find(g *ring, out []Record, match func(*Record) bool) []Record {
-	if len(g.recs) == 0 {
-		return out
-	}
+func (r *Recorder) find(g *ring, held bool, out []Record, match func(*Record) bool) []Record {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := min(g.next, uint64(len(g.recs)))
-	for i := uint64(0); i < n; i++ {
-		if rec := &g.recs[i]; match(rec) {
+	recs := g.kept(held)
+	for i := range recs {
+		if rec := &recs[i]; match(rec) {
 			out = append(out, *rec)
 		}
 	}

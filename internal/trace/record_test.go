@@ -101,11 +101,12 @@ func TestRecordersNameRequestsApartAndKeepTheLatest(t *testing.T) {
 
 // Held for the refusal judges, the refused ring keeps the refusals not yet judged: once full
 // it drops a new refusal rather than overwrite one the judges have not seen, and once they
-// have judged some (Judged) new refusals take those places, oldest first. Unheld, it keeps the
-// latest.
+// have judged some (the mark moves) new refusals take those places, oldest first. Unheld, it
+// keeps the latest.
 func TestTheRefusedRingHoldsWhatIsNotJudgedYet(t *testing.T) {
 	held, plain := NewRecorder(time.Now(), 0, 1, false), NewRecorder(time.Now(), 0, 1, false)
-	held.HoldUnjudged()
+	var judged JudgedMark
+	held.HoldUnjudged(&judged)
 	sentOf := func(r *Recorder) (lo, hi int64) {
 		lo = 1 << 62
 		for _, rec := range r.Refused(nil, func(*Record) bool { return true }) {
@@ -128,7 +129,7 @@ func TestTheRefusedRingHoldsWhatIsNotJudgedYet(t *testing.T) {
 	if lo, hi := sentOf(plain); lo != RefuseRing || hi != 2*RefuseRing-1 {
 		t.Fatalf("unheld: refusals sent %d-%d kept, want the latest", lo, hi)
 	}
-	held.Judged(10) // the refusals sent at 0-9 are judged: ten places for new ones
+	judged.Set(10) // the refusals sent at 0-9 are judged: ten places for new ones
 	keep(2*RefuseRing, 2*RefuseRing+20)
 	kept := held.Refused(nil, func(*Record) bool { return true })
 	if lo, _ := sentOf(held); len(kept) != RefuseRing || lo != 10 {
@@ -142,6 +143,32 @@ func TestTheRefusedRingHoldsWhatIsNotJudgedYet(t *testing.T) {
 	}
 	if newer != 10 {
 		t.Fatalf("%d of the 20 new refusals kept in the 10 judged places, want 10", newer)
+	}
+}
+
+// While the judges keep up, a held ring keeps every refusal not judged yet in a few slots at
+// its front, used over and over, and never one the judges are done with.
+func TestAHeldRingKeepsTheUnjudgedInAFewSlots(t *testing.T) {
+	var judged JudgedMark
+	r := NewRecorder(time.Now(), 0, 1, false)
+	r.HoldUnjudged(&judged)
+	for us := int64(0); us < 10*RefuseRing; us++ {
+		mark := us - us%7 // judged up to a few refusals ago, in steps
+		judged.Set(mark)
+		r.Begin(0)
+		r.Keep(false, 0, us, us+1, 0)
+		kept := r.Refused(nil, func(*Record) bool { return true })
+		if int64(len(kept)) != us-mark+1 {
+			t.Fatalf("at %d: %d refusals kept, want the %d sent from the mark %d on", us, len(kept), us-mark+1, mark)
+		}
+		for i, rec := range kept {
+			if rec.SentUs != mark+int64(i) {
+				t.Fatalf("at %d: the %dth refusal kept was sent at %d, want %d", us, i, rec.SentUs, mark+int64(i))
+			}
+		}
+		if r.refused.tail > 2*7+compactAfter {
+			t.Fatalf("at %d: the ring's %d slots in use, for %d refusals", us, r.refused.tail, len(kept))
+		}
 	}
 }
 
