@@ -120,7 +120,9 @@ func (s *strategyState) newChecker(key string) overshoot.Checker {
 		if s.run.Witness != nil {
 			return s.run.Witness(key)
 		}
-		return overshoot.NewWitness(s.cfg.Limit, overshoot.WitnessStale(s.cfg.StaleAfter, s.run.TimeQuantum, s.run.Refusals.StaleUnit).Milliseconds())
+		w := overshoot.NewWitness(s.cfg.Limit, overshoot.WitnessStale(s.cfg.StaleAfter, s.run.TimeQuantum, s.run.Refusals.StaleUnit).Milliseconds())
+		w.CountLiveFor(overshoot.WitnessLive(s.cfg.StaleAfter, s.run.Refusals.StaleUnit).Milliseconds())
+		return w
 	}
 	// A schedule's answer is a time in itself, on the script's clock: judged as a stamp, never
 	// over the call's interval.
