@@ -55,7 +55,8 @@ type strategyState struct {
 	histMu sync.Mutex
 	hist   *hdrhistogram.Histogram
 
-	checkers []overshoot.Checker // one per key: the limit applies per key
+	checkers []overshoot.Checker      // one per key: the limit applies per key
+	history  *overshoot.HistoryBudget // what the checkers keep to state their power
 
 	// recorders keep each worker's latest decisions (first_overshoot.go); beginMs is the run's
 	// start on the stamps' clock; firstOver is the published first overshoot, once tracing has
@@ -85,7 +86,7 @@ type strategyState struct {
 }
 
 func newStrategyState(cfg Config, run StrategyRun) *strategyState {
-	s := &strategyState{cfg: cfg, run: run, errKinds: map[string]int64{},
+	s := &strategyState{cfg: cfg, run: run, errKinds: map[string]int64{}, history: overshoot.NewHistoryBudget(historyEntries),
 		hist: hdrhistogram.New(histMin, histMax, histSigFigs), ev: overshoot.ClockFor(limitsOf(cfg), run.EpochAligned)}
 	if run.MonotoneTime {
 		s.sentHigh = make([]atomic.Int64, cfg.KeyCount)
@@ -107,10 +108,15 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 			k := i
 			r.OnFirstOver(func(m overshoot.Moment) { s.traceFirst(k, m) })
 		}
+		overshoot.ShareHistoryBudget(c, s.history)
 		s.checkers = append(s.checkers, c)
 	}
 	return s
 }
+
+// historyEntries bounds what one strategy's checkers keep to state their power, about 16 bytes
+// an entry (overshoot.HistoryBudget).
+const historyEntries = 1 << 22
 
 // newChecker is the checker of one key, by the limiter's evidence (limiter.Evidence).
 func (s *strategyState) newChecker(key string) overshoot.Checker {
@@ -137,6 +143,20 @@ func (s *strategyState) newChecker(key string) overshoot.Checker {
 		return s.run.Admits.Checker(key, local, overshoot.ClientChecker(limitsOf(s.cfg), s.ev, 1))
 	}
 	return local
+}
+
+// caughtFrom is the strategy's power: the strongest any key's evidence states, 0 when none
+// states one up to PowerSearched (overshoot.Prober).
+func (s *strategyState) caughtFrom() *int64 {
+	best := int64(0)
+	for _, c := range s.checkers {
+		if p, ok := c.(overshoot.Prober); ok {
+			if k, ok := p.CaughtFrom(PowerSearched(s.cfg.Limit)); ok && (best == 0 || k < best) {
+				best = k
+			}
+		}
+	}
+	return &best
 }
 
 // limitsOf is what the run's overshoot checkers are built from.
@@ -689,6 +709,9 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 		if tp, ok := c.(interface{ TakeTickPeak() int64 }); ok && !final {
 			v.TickPeak = max(v.TickPeak, tp.TakeTickPeak())
 		}
+	}
+	if final {
+		v.CaughtFrom = s.caughtFrom()
 	}
 	v.FirstOvershoot = s.firstOver.Load()
 	v.Allowances = s.allowances()
