@@ -297,7 +297,7 @@ func (s *strategyState) work(ctx, calls context.Context, e *Engine, worker int, 
 		} else if s.cfg.Requests > 0 && s.issued.Add(1) > s.cfg.Requests {
 			return
 		}
-		if schedule == nil && !s.waitActive(ctx) {
+		if schedule == nil && !s.waitActive(ctx, worker) {
 			return
 		}
 		key := i % len(s.keys)
@@ -325,7 +325,8 @@ func (s *strategyState) sinceUs() int64 { return time.Since(s.begin).Microsecond
 // decide runs one acquire under calls (and, when admitted, the hold until the run ends at the
 // latest, and the release) and records it.
 func (s *strategyState) decide(ctx, calls context.Context, worker, keyIndex int, scheduled time.Time, skew time.Duration) {
-	c := decisionCall{worker: worker, keyIndex: keyIndex, skew: skew, now: s.cfg.Now().Add(skew)}
+	stampedAt := time.Now() // before the stamp: the lateness is timed from no later than it
+	c := decisionCall{worker: worker, keyIndex: keyIndex, skew: skew, now: s.cfg.Now().Add(skew), stampedAt: stampedAt}
 	c.id = s.recorders[worker].Begin(keyIndex)
 	s.stamping(&c)
 	s.entering(worker)
@@ -353,7 +354,10 @@ type decisionCall struct {
 	skew     time.Duration // the worker's clock offset
 	now      time.Time     // the worker's clock when the call was sent (its skew included)
 	started  time.Time     // latency is timed from here: the sending, or the scheduled start (open loop)
-	sentAt   time.Time
+	// stampedAt is the real time read before now: how late the call reaches Redis is timed from
+	// it, so a call held between its stamp and its sending (by the scheduler, or the load's
+	// reordering) is as late as it is.
+	stampedAt time.Time
 	// sentMono and repliedMono are the run's monotonic clock (since begin) before the call was
 	// sent and after its reply was read: the interval in which the server ran it.
 	sentMono, repliedMono time.Duration
@@ -384,7 +388,7 @@ func (s *strategyState) judged(c *decisionCall) {
 // sent stamps the call as sent at sentAt (read after its now, and after entering), scheduled
 // for scheduled (open loop) or zero.
 func (c *decisionCall) sent(s *strategyState, sentAt, scheduled time.Time) {
-	c.sentAt, c.started, c.sentMono = sentAt, sentAt, sentAt.Sub(s.begin)
+	c.started, c.sentMono = sentAt, sentAt.Sub(s.begin)
 	if !scheduled.IsZero() {
 		c.started = scheduled
 	}
@@ -399,7 +403,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	c.repliedMono = repliedAt.Sub(s.begin)
 	latency := repliedAt.Sub(c.started)
 	c.judged = refusal.Call{ID: c.id, Sent: c.sentMono.Microseconds(), Replied: ceilMicros(c.repliedMono), Outcome: refusal.Unknown}
-	ahead := repliedAt.Sub(c.sentAt) + s.cfg.Skew - c.skew
+	ahead := repliedAt.Sub(c.stampedAt) + s.cfg.Skew - c.skew
 	if s.run.ServerClock {
 		c.judged.StampLo, c.judged.StampHi = c.judged.Sent, c.judged.Replied
 	} else {
