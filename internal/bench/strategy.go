@@ -185,10 +185,16 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 	for w := range s.recorders {
 		s.recorders[w] = trace.NewRecorder(begin, w, s.cfg.Workers, s.cfg.NoTrace)
 	}
+	// A log and a low-water slot per worker, or per connection when its workers run in rounds.
+	conns := s.roundConns()
+	loggers := s.cfg.Workers
+	if conns > 0 {
+		loggers = conns
+	}
 	if s.cfg.SharedKeys && s.run.RefusalsUnjudged == "" && s.run.Calls != nil {
 		// Judged elsewhere, over every process's calls: this process only logs its own.
-		s.inFlight = refusal.NewLowWater(s.cfg.Workers)
-		s.logs = make([]refusal.Log, s.cfg.Workers)
+		s.inFlight = refusal.NewLowWater(loggers)
+		s.logs = make([]refusal.Log, loggers)
 		s.run.Calls.Start(begin, s.judgeSpec())
 	}
 	if !s.cfg.SharedKeys && s.run.RefusalsUnjudged == "" {
@@ -196,8 +202,8 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 			rec.HoldUnjudged(&s.judgedMark) // the first false reject's request stays in its ring until judged
 		}
 		spec := s.judgeSpec()
-		s.inFlight = refusal.NewLowWater(s.cfg.Workers)
-		s.logs = make([]refusal.Log, s.cfg.Workers)
+		s.inFlight = refusal.NewLowWater(loggers)
+		s.logs = make([]refusal.Log, loggers)
 		scratch := &refusal.Scratch{}
 		for range s.keys {
 			r := refusal.New(spec)
@@ -205,7 +211,7 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 			s.refusals = append(s.refusals, r)
 		}
 	}
-	if conns := s.roundConns(); conns > 0 {
+	if conns > 0 {
 		// Worker w runs on connection w mod conns (rounds.go).
 		s.live.Store(int32(conns))
 		for c := 0; c < conns; c++ {
@@ -216,7 +222,7 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s.rounds(ctx, e, indexes, schedule)
+				s.rounds(ctx, e, c, indexes, schedule)
 				if s.live.Add(-1) == 0 {
 					s.finished.Store(int64(time.Since(begin)))
 				}
@@ -369,6 +375,11 @@ type decisionCall struct {
 	// HeldChecker's.
 	id     uint64
 	judged refusal.Call // what the refusal judges are told of it
+	// round, for a call of a connection's round, takes its counts and its record for the
+	// judges with the round's others (rounds.go), and entered is when it went in flight
+	// (math.MaxInt64 once judged); nil for a worker's own call.
+	round   *roundBatch
+	entered int64
 }
 
 // entering marks worker's call in flight for the refusal judges, before the time it is sent at
@@ -382,6 +393,10 @@ func (s *strategyState) entering(worker int) {
 // judged hands c to the refusal judges and ends its worker's call in flight.
 func (s *strategyState) judged(c *decisionCall) {
 	if s.logs == nil {
+		return
+	}
+	if c.round != nil {
+		c.round.judged(c)
 		return
 	}
 	s.logs[c.worker].Record(c.keyIndex, c.judged)
@@ -428,10 +443,14 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		s.judged(c) // not a decision, but it may have run: later refusals count it
 		return 0, false
 	}
-	s.attempts.Add(1)
-	s.record(latency)
+	s.count(c, &s.attempts)
+	if c.round != nil {
+		c.round.latency(latency)
+	} else {
+		s.record(latency)
+	}
 	if err != nil {
-		s.errs.Add(1)
+		s.count(c, &s.errs)
 		s.countError(classifyDecision(err, limiter.Strategy(s.run.Name)), err.Error())
 		s.judged(c)
 		if s.cfg.FailOpen {
@@ -442,15 +461,17 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		}
 		return pause + s.cfg.ErrorBackoff, false
 	}
-	s.retries.Add(int64(d.Retries))
+	if d.Retries > 0 {
+		s.retries.Add(int64(d.Retries))
+	}
 	if !d.Allowed {
-		s.rejected.Add(1)
+		s.count(c, &s.rejected)
 		s.recorders[c.worker].Keep(false, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness)
 		c.judged.Outcome = refusal.Refused
 		s.judged(c)
 		return 0, false
 	}
-	s.admitted.Add(1)
+	s.count(c, &s.admitted)
 	c.judged.Outcome = refusal.Admitted
 	releases := s.cfg.Limiter.Describe().Releases
 	if !releases {
@@ -636,6 +657,15 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+}
+
+// count adds one of c's counts: to counter, or with the rest of its round's.
+func (s *strategyState) count(c *decisionCall, counter *atomic.Int64) {
+	if c.round != nil {
+		c.round.count(counter)
+		return
+	}
+	counter.Add(1)
 }
 
 func (s *strategyState) record(latency time.Duration) {
