@@ -71,8 +71,12 @@ slot. Each holds its slot for stale-after, 500 holds at the defaults, so a corre
 holds about as many abandoned requests as live ones and the live load still contends it; more
 would leave the live load few slots. A correct limiter reclaims a member stale-after past its
 start (--stale-after, default 100 x hold rounded up to a whole second, at least 1s, so a 5s run
-sees several reclaims); one still counting a member abandoned more than stale-after ago refuses
-with room: TOO STRICT. The shipped contract passes stale-after, a custom one through
+sees several reclaims, and at least two units of a script's clock when its contract tells it the
+time or its stale time only in whole seconds or by a window's index: {now_s}, {now_s_int},
+{stale_after_s}, {window_index} at --window 1s give 2s, so rounding to the second never drops a
+running request); one still counting a member abandoned more than stale-after ago refuses with
+room: TOO STRICT. A limiter that drops a request while it still runs (its count reads below the
+requests held) lets others in beside it: OVERSHOOT, and the verdict says it dropped held requests. The shipped contract passes stale-after, a custom one through
 {stale_after_ms} or {stale_after_s}; give --stale-after for a time fixed in a script's code. A
 script told no stale time at all is taken for a plain semaphore: it abandons nothing unless
 --abandon is given, and then its abandoned requests count as held for ever and no refusal is
@@ -177,7 +181,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.Int64Var(&opts.flags.Requests, "requests", 0, "stop after this many decisions per strategy instead of after --duration")
 	fl.DurationVar(&opts.flags.Hold, "hold", 0, "concurrency: how long an admitted request holds its slot (default 2ms); window and bucket limiters: a think time after each admit (default 0)")
 	fl.DurationVar(&opts.flags.Window, "window", time.Second, "window of the window limiters; the token bucket refills --limit per window")
-	fl.DurationVar(&opts.flags.StaleAfter, "stale-after", 0, "concurrency: members older than this are reclaimed as abandoned; at least 1ms and longer than --hold (default 100 x hold rounded up to a whole second, at least 1s)")
+	fl.DurationVar(&opts.flags.StaleAfter, "stale-after", 0, "concurrency: members older than this are reclaimed as abandoned; at least 1ms and longer than --hold (default 100 x hold rounded up to a whole second, at least 1s, and at least two units of a whole-second script clock)")
 	fl.Float64Var(&opts.flags.Abandon, "abandon", 0, "concurrency: the share of admitted requests never released, as by a crashed client, 0 (none) up to 0.5 (default 0.002)")
 	fl.Float64Var(&opts.flags.Rate, "rate", 0, "open loop: decisions per second per strategy, latency timed from each scheduled start (default: closed loop)")
 	fl.IntVar(&opts.flags.Conns, "conns", 0, "connections per strategy, shared by its workers with their calls pipelined (default 0: one per worker; see Details below)")

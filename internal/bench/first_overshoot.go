@@ -79,5 +79,6 @@ func (s *strategyState) traceFirst(key int, m overshoot.Moment) {
 	}
 	ov.Missing = max(0, expected-int64(len(recs)))
 	ov.Requests, ov.Omitted = trace.Requests(recs)
+	ov.DroppedHeld = ov.Dropped()
 	s.firstOver.Store(ov)
 }

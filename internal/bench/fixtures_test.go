@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/redis/go-redis/v9"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +31,8 @@ var libraryFixtures = []struct {
 	{"sliding_two_counters.lua", limiter.SlidingWindow, contract.Spec{Keys: `{key}:{window_index} {key}:{prev_window_index} ""`, Args: "{limit} {now_ms} {window_ms} {cost}", Allowed: "reply[1] >= 0"}, true},
 	{"fixed_window_counter.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}:{window_index}", Args: "{limit} {window_ms} {cost}", Allowed: "reply[1] <= reply[2]"}, false},
 	{"concurrency_deadlines.lua", limiter.Concurrency, contract.Spec{Keys: "{key}:in_progress {key}:backlog", Args: "{member} {limit} {stale_after_s} {now_s}", Allowed: "reply == 0", Release: "ZREM {key}:in_progress {member}"}, false},
+	// APISIX's limit-conn: deadlines on a clock of whole seconds (ngx.time()), given as the window's index.
+	{"concurrency_deadlines_whole_seconds.lua", limiter.Concurrency, contract.Spec{Keys: "{key}", Args: "{limit} {stale_after_s} {window_index} {member}", Allowed: "reply[1] == 1", Release: "ZREM {key} {member}"}, false},
 	{"moving_window_list.lua", limiter.SlidingWindow, contract.Spec{Args: "{now_s} {limit} {window_s} {cost}", Allowed: "reply ~= false"}, false},
 	{"fixed_window_first_hit.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}", Args: "{cost} {window_s}", Allowed: "reply[1] <= {limit}"}, false},
 	{"token_bucket_two_keys.lua", limiter.TokenBucket, contract.Spec{Keys: "{key}.tokens {key}.timestamp", Args: `{rate_per_s} {burst} "" {cost}`}, false},
@@ -81,16 +84,26 @@ func customStrategyVia(t *testing.T, rdb redis.UniversalClient, file string, kin
 	if err != nil {
 		t.Fatal(err)
 	}
+	stale, quantum := defaultStaleAfter, c.TimeQuantum()
+	if kind.Describe().Releases {
+		// As the hammer picks them: two units of a whole-second clock, a window's index a clock.
+		stale, quantum = hammer.DefaultStaleAfterFor(2*time.Millisecond, c.ClockUnit(time.Second)), c.NowQuantum(time.Second)
+	}
 	lim, err := limiter.New(kind, limiter.Custom, rdb, limiter.Config{
-		Rate: 20, Burst: 20, Limit: 20, Window: time.Second, StaleAfter: defaultStaleAfter, CustomSource: string(src), Contract: c,
+		Rate: 20, Burst: 20, Limit: 20, Window: time.Second, StaleAfter: stale, CustomSource: string(src), Contract: c,
 		Direct: transport.Direct, Shared: transport.Shared, SharedTimeout: transport.SharedTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
+	fixtureStale.Store(lim, stale)
 	return bench.StrategyRun{Name: "custom", Limiter: lim, ServerClock: c.Clock == contract.ServerClock,
-		MonotoneTime: c.Clock == contract.VirtualClock, EpochAligned: c.EpochAligned(), TimeQuantum: c.TimeQuantum(),
+		MonotoneTime: c.Clock == contract.VirtualClock, EpochAligned: c.EpochAligned(), TimeQuantum: quantum,
 		Refusals: hammer.RefusalRules(hammer.Options{Limiter: kind, Window: time.Second, Contract: c}, limiter.Custom)}
 }
+
+// fixtureStale holds the stale-after each custom limiter was built with (limiter.Limiter ->
+// time.Duration), so the load that runs it judges by the same one.
+var fixtureStale sync.Map
 
 // defaultStaleAfter is the hammer's stale-after for its default hold of 2ms.
 var defaultStaleAfter = hammer.DefaultStaleAfter(2 * time.Millisecond)
@@ -100,9 +113,13 @@ var defaultStaleAfter = hammer.DefaultStaleAfter(2 * time.Millisecond)
 // skew) for d, with a think time of 2ms after each admit.
 func defaultLoad(t *testing.T, kind limiter.Kind, run bench.StrategyRun, d time.Duration) bench.Config {
 	id := fmt.Sprintf("%d", time.Now().UnixNano())
+	stale := defaultStaleAfter
+	if s, ok := fixtureStale.Load(run.Limiter); ok {
+		stale = s.(time.Duration)
+	}
 	return bench.Config{
 		Profile: bench.DefaultProfile(kind), Skew: bench.DefaultSkew(kind, 20, time.Second),
-		RunID: id, Limiter: kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, StaleAfter: defaultStaleAfter,
+		RunID: id, Limiter: kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, StaleAfter: stale,
 		Abandon: hammer.DefaultAbandon, Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
 		KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s.%s}:%s:%d", t.Name(), id, s, i) },
 		Strategies: []bench.StrategyRun{run},

@@ -72,19 +72,44 @@ func idleSpell(cfg Config, elapsed time.Duration) (until time.Duration, idle boo
 	return 0, false // not reached: the spells fill the period
 }
 
-// waitActive sleeps through an idle spell; false means the context ended.
-func (s *strategyState) waitActive(ctx context.Context) bool {
+// waitActive sleeps through an idle spell, and worker's stagger after it; false means the
+// context ended.
+func (s *strategyState) waitActive(ctx context.Context, worker int) bool {
 	until, idle := idleSpell(s.cfg, time.Since(s.begin))
 	if idle {
-		sleepCtx(ctx, until-time.Since(s.begin))
+		sleepCtx(ctx, until+wakeStagger(worker, until)-time.Since(s.begin))
 	}
 	return ctx.Err() == nil
 }
 
-// workerSkew is worker w's fixed clock offset, spread evenly over [-Skew, +Skew].
+// workerSkew is worker w's fixed clock offset in [-Skew, +Skew], as a nemesis would set the
+// clocks: the even workers behind, the odd ones ahead, at the whole skew and then three, two and
+// one quarters of it in turn. Workers of neighbouring numbers, which a quiet machine tends to
+// run one after another, then disagree by up to twice the skew, so calls stamped by a clock
+// behind reach Redis right after calls stamped by one ahead, on every machine, not only on one
+// whose scheduler happens to reorder them.
 func workerSkew(cfg Config, w int) time.Duration {
 	if cfg.Skew <= 0 || cfg.Workers < 2 {
 		return 0
 	}
-	return -cfg.Skew + time.Duration(int64(2*cfg.Skew)*int64(w)/int64(cfg.Workers-1))
+	quarters := time.Duration(4 - (w/2)%4)
+	if w%2 == 0 {
+		return -cfg.Skew * quarters / 4
+	}
+	return cfg.Skew * quarters / 4
 }
+
+// wakeStagger is how long worker w waits, after the idle spell that ends at until, before its
+// first call: a different order of the workers every burst, up to maxWakeStagger, so which
+// clock's calls reach Redis first (and which interleave) varies from burst to burst instead of
+// following the order the workers fell asleep in.
+func wakeStagger(w int, until time.Duration) time.Duration {
+	h := uint64(w+1)*0x9E3779B97F4A7C15 ^ uint64(until)*0xC2B2AE3D27D4EB4F
+	h ^= h >> 29
+	h *= 0xBF58476D1CE4E5B9
+	h ^= h >> 32
+	return time.Duration(h % uint64(maxWakeStagger))
+}
+
+// maxWakeStagger bounds wakeStagger: well under a millisecond, so a burst still starts at once.
+const maxWakeStagger = 400 * time.Microsecond

@@ -38,10 +38,10 @@ func TestDefaultSkewReordersEveryLimiter(t *testing.T) {
 		{limiter.Concurrency, 20, time.Second, 5 * time.Millisecond},
 		{limiter.FixedWindow, 20, time.Second, 5 * time.Millisecond},
 		{limiter.SlidingWindow, 20, time.Second, 5 * time.Millisecond},
-		{limiter.TokenBucket, 20, time.Second, time.Millisecond},     // a 50th of 50ms a token
-		{limiter.TokenBucket, 10, time.Second, 2 * time.Millisecond}, // a 50th of 100ms
-		{limiter.TokenBucket, 1000, time.Second, time.Millisecond},   // at least a millisecond
-		{limiter.TokenBucket, 2, time.Second, 5 * time.Millisecond},  // at most 5ms
+		{limiter.TokenBucket, 20, time.Second, 3125 * time.Microsecond}, // a 16th of 50ms a token
+		{limiter.TokenBucket, 40, time.Second, 1562500},                 // a 16th of 25ms
+		{limiter.TokenBucket, 1000, time.Second, time.Millisecond},      // at least a millisecond
+		{limiter.TokenBucket, 2, time.Second, 5 * time.Millisecond},     // at most 5ms
 	} {
 		if got := DefaultSkew(c.kind, c.limit, c.window); got != c.want {
 			t.Errorf("%s limit %d per %s: skew %s, want %s", c.kind, c.limit, c.window, got, c.want)

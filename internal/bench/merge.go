@@ -138,6 +138,11 @@ func mergeStrategy(m *StrategySnapshot, s StrategySnapshot, several bool) {
 	m.Peak = max(m.Peak, s.Peak)
 	m.Overshoot = max(m.Overshoot, s.Overshoot)
 	m.OvershootEvent += s.OvershootEvent
+	// The merged evidence proves whatever any process's proved: the strongest power stands.
+	if k := s.CaughtFrom; k != nil && (m.CaughtFrom == nil || *k != 0 && (*m.CaughtFrom == 0 || *k < *m.CaughtFrom)) {
+		v := *k
+		m.CaughtFrom = &v
+	}
 	// The processes ran side by side: their rates add up.
 	m.Throughput += s.Throughput
 	m.AvgThroughput += s.AvgThroughput

@@ -79,6 +79,11 @@ var buggyScripts = []powerCase{
 	{"buggy/token_bucket_uncapped_short_ttl.lua", limiter.TokenBucket, contract.Spec{}},
 	{"buggy/gcra_server_time_one_too_many.lua", limiter.TokenBucket, contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0"}},
 	{"buggy/fixed_window_first_hit_ns_reopens.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}", Args: "{now_ns} {limit} {window_ns}", Allowed: "reply[4] == 1"}},
+	// The fifth release: lua-resty-redis-ratelimit's leaky bucket, whose clock moves only on its
+	// admits (abs(now - last)), caught by the workers' clocks alternating behind and ahead, not
+	// by a busy scheduler. Its burst is passed one short, so the library's own extra request at
+	// the very first call (nginx's burst counts beyond the first) is not what is caught.
+	{"buggy/leaky_bucket_abs_excess.lua", limiter.TokenBucket, contract.Spec{Keys: "{key}", Args: "{rate_per_s * 1000} {burst * 1000 - 1000} {now_ms} 0", Allowed: "reply[1] == 1"}},
 }
 
 // strictScripts are too strict on purpose, one per class: each must be caught refusing while
@@ -110,6 +115,24 @@ func correctScripts() []powerCase {
 		}
 	}
 	return out
+}
+
+// correctRunLength is how long a correct script is hammered: 5s, as the buggy ones, but 10s (the
+// hammer's default) for a fixed window whose alignment is unknown: windows that may open anywhere
+// are pinned down only by several in a row, and two bursts of two windows (5s of the bursty
+// load) leave its evidence too weak to tell +20 per window apart (README: first-hit windows).
+func correctRunLength(t *testing.T, c powerCase) time.Duration {
+	if c.kind != limiter.FixedWindow {
+		return 5 * time.Second
+	}
+	ct, err := contract.Compile(c.spec, limiter.DefaultContract(c.kind))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ct.EpochAligned() {
+		return 10 * time.Second
+	}
+	return 5 * time.Second
 }
 
 func powerRuns(t *testing.T) int {
@@ -310,16 +333,16 @@ func TestPowerBlamesNoShippedScript(t *testing.T) {
 					if st.Errors > 0 || st.Rejected == 0 {
 						t.Fatalf("run %d: %s: not a clean contended run: %d errors %v, %d rejected", i+1, st.Name, st.Errors, st.ErrorsByKind, st.Rejected)
 					}
-					if st.Overshoot != 0 || st.FalseRejects != 0 || st.Leaks == nil || st.Leaks.Total() != 0 {
+					if v := verdict.Judge(st, k, 20, 5*time.Second); st.Overshoot != 0 || st.FalseRejects != 0 || st.Leaks == nil || st.Leaks.Total() != 0 || v.Word != verdict.Exact {
 						ok = false
-						t.Logf("run %d: %s: overshoot %d, false rejects %d (first %+v), leaks %+v", i+1, st.Name, st.Overshoot, st.FalseRejects, st.FirstFalseReject, st.Leaks)
+						t.Logf("run %d: %s: %s: overshoot %d, false rejects %d (first %+v), leaks %+v: %s", i+1, st.Name, v.Word, st.Overshoot, st.FalseRejects, st.FirstFalseReject, st.Leaks, v.Text)
 					}
 				}
 				if ok {
 					clean++
 				}
 			}
-			t.Logf("%s: lua, eval and function at 0 overshoot, 0 false rejects and 0 leaks in %d of %d runs", k, clean, runs)
+			t.Logf("%s: lua, eval and function exact (0 overshoot, 0 false rejects, 0 leaks) in %d of %d runs", k, clean, runs)
 			if clean != runs {
 				t.Errorf("a shipped script was blamed in %d of %d runs", runs-clean, runs)
 			}
@@ -333,18 +356,25 @@ func TestPowerPassesCorrectScripts(t *testing.T) {
 	for _, c := range correctScripts() {
 		t.Run(fixtureName(c.file, c.spec), func(t *testing.T) {
 			clean := 0
+			var powers []int64
+			d := correctRunLength(t, c)
 			for i := 0; i < runs; i++ {
-				st, _ := powerRun(t, srv, c, 5*time.Second, false)
+				st, _ := powerRun(t, srv, c, d, false)
 				if st.Errors > 0 || st.Rejected == 0 {
 					t.Fatalf("run %d: not a clean contended run: %d errors %v, %d rejected", i+1, st.Errors, st.ErrorsByKind, st.Rejected)
 				}
-				if st.Overshoot == 0 && st.FalseRejects == 0 && st.Leaks != nil && st.Leaks.Total() == 0 {
+				// Clean, and judged: the evidence's power better than the limit (exact, not "not judged").
+				v := verdict.Judge(st, c.kind, 20, d)
+				if st.Overshoot == 0 && st.FalseRejects == 0 && st.Leaks != nil && st.Leaks.Total() == 0 && v.Word == verdict.Exact {
 					clean++
 				} else {
-					t.Logf("run %d: overshoot %d (peak %d), false rejects %d (first %+v), leaks %+v", i+1, st.Overshoot, st.Peak, st.FalseRejects, st.FirstFalseReject, st.Leaks)
+					t.Logf("run %d: %s: overshoot %d (peak %d), false rejects %d (first %+v), leaks %+v: %s", i+1, v.Word, st.Overshoot, st.Peak, st.FalseRejects, st.FirstFalseReject, st.Leaks, v.Text)
+				}
+				if st.CaughtFrom != nil {
+					powers = append(powers, *st.CaughtFrom)
 				}
 			}
-			t.Logf("%s: 0 overshoot, 0 false rejects and 0 leaks in %d of %d runs", c.file, clean, runs)
+			t.Logf("%s: exact (0 overshoot, 0 false rejects, 0 leaks) in %d of %d runs, caught from %v", c.file, clean, runs, powers)
 			if clean != runs {
 				t.Errorf("a correct script was blamed in %d of %d runs", runs-clean, runs)
 			}

@@ -83,7 +83,7 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 		hold := e.paused.Load()
 		var wake time.Time
 		if until, idle := idleSpell(s.cfg, now.Sub(s.begin)); idle && schedule == nil {
-			hold, wake = true, s.begin.Add(until)
+			hold, wake = true, s.begin.Add(until+wakeStagger(ws[0].index, until))
 		}
 		live := false
 		for i := range ws {
@@ -121,6 +121,7 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 			}
 			continue // paused, or the schedule's wait ended with the context: the loop's top decides
 		}
+		stampedAt := time.Now()
 		clock := s.cfg.Now()
 		for j := acquires; j < len(calls); j++ {
 			s.entering(ws[who[j]].index)
@@ -128,7 +129,7 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 		sentAt := time.Now() // after entering (refusal.LowWater.Enter)
 		for j := acquires; j < len(calls); j++ {
 			w := &ws[who[j]]
-			w.c.now = clock.Add(w.skew)
+			w.c.now, w.c.stampedAt = clock.Add(w.skew), stampedAt
 			calls[j].Now = w.c.now
 			s.stamping(&w.c)
 			w.c.sent(s, sentAt, w.c.started)

@@ -55,7 +55,8 @@ type strategyState struct {
 	histMu sync.Mutex
 	hist   *hdrhistogram.Histogram
 
-	checkers []overshoot.Checker // one per key: the limit applies per key
+	checkers []overshoot.Checker      // one per key: the limit applies per key
+	history  *overshoot.HistoryBudget // what the checkers keep to state their power
 
 	// recorders keep each worker's latest decisions (first_overshoot.go); beginMs is the run's
 	// start on the stamps' clock; firstOver is the published first overshoot, once tracing has
@@ -85,7 +86,7 @@ type strategyState struct {
 }
 
 func newStrategyState(cfg Config, run StrategyRun) *strategyState {
-	s := &strategyState{cfg: cfg, run: run, errKinds: map[string]int64{},
+	s := &strategyState{cfg: cfg, run: run, errKinds: map[string]int64{}, history: overshoot.NewHistoryBudget(historyEntries),
 		hist: hdrhistogram.New(histMin, histMax, histSigFigs), ev: overshoot.ClockFor(limitsOf(cfg), run.EpochAligned)}
 	if run.MonotoneTime {
 		s.sentHigh = make([]atomic.Int64, cfg.KeyCount)
@@ -107,10 +108,15 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 			k := i
 			r.OnFirstOver(func(m overshoot.Moment) { s.traceFirst(k, m) })
 		}
+		overshoot.ShareHistoryBudget(c, s.history)
 		s.checkers = append(s.checkers, c)
 	}
 	return s
 }
+
+// historyEntries bounds what one strategy's checkers keep to state their power, about 16 bytes
+// an entry (overshoot.HistoryBudget).
+const historyEntries = 1 << 22
 
 // newChecker is the checker of one key, by the limiter's evidence (limiter.Evidence).
 func (s *strategyState) newChecker(key string) overshoot.Checker {
@@ -120,7 +126,9 @@ func (s *strategyState) newChecker(key string) overshoot.Checker {
 		if s.run.Witness != nil {
 			return s.run.Witness(key)
 		}
-		return overshoot.NewWitness(s.cfg.Limit, overshoot.WitnessStale(s.cfg.StaleAfter, s.run.TimeQuantum, s.run.Refusals.StaleUnit).Milliseconds())
+		w := overshoot.NewWitness(s.cfg.Limit, overshoot.WitnessStale(s.cfg.StaleAfter, s.run.TimeQuantum, s.run.Refusals.StaleUnit).Milliseconds())
+		w.CountLiveFor(overshoot.WitnessLive(s.cfg.StaleAfter, s.run.Refusals.StaleUnit).Milliseconds())
+		return w
 	}
 	// A schedule's answer is a time in itself, on the script's clock: judged as a stamp, never
 	// over the call's interval.
@@ -135,6 +143,20 @@ func (s *strategyState) newChecker(key string) overshoot.Checker {
 		return s.run.Admits.Checker(key, local, overshoot.ClientChecker(limitsOf(s.cfg), s.ev, 1))
 	}
 	return local
+}
+
+// caughtFrom is the strategy's power: the strongest any key's evidence states, 0 when none
+// states one up to PowerSearched (overshoot.Prober).
+func (s *strategyState) caughtFrom() *int64 {
+	best := int64(0)
+	for _, c := range s.checkers {
+		if p, ok := c.(overshoot.Prober); ok {
+			if k, ok := p.CaughtFrom(PowerSearched(s.cfg.Limit)); ok && (best == 0 || k < best) {
+				best = k
+			}
+		}
+	}
+	return &best
 }
 
 // limitsOf is what the run's overshoot checkers are built from.
@@ -275,7 +297,7 @@ func (s *strategyState) work(ctx, calls context.Context, e *Engine, worker int, 
 		} else if s.cfg.Requests > 0 && s.issued.Add(1) > s.cfg.Requests {
 			return
 		}
-		if schedule == nil && !s.waitActive(ctx) {
+		if schedule == nil && !s.waitActive(ctx, worker) {
 			return
 		}
 		key := i % len(s.keys)
@@ -303,7 +325,8 @@ func (s *strategyState) sinceUs() int64 { return time.Since(s.begin).Microsecond
 // decide runs one acquire under calls (and, when admitted, the hold until the run ends at the
 // latest, and the release) and records it.
 func (s *strategyState) decide(ctx, calls context.Context, worker, keyIndex int, scheduled time.Time, skew time.Duration) {
-	c := decisionCall{worker: worker, keyIndex: keyIndex, skew: skew, now: s.cfg.Now().Add(skew)}
+	stampedAt := time.Now() // before the stamp: the lateness is timed from no later than it
+	c := decisionCall{worker: worker, keyIndex: keyIndex, skew: skew, now: s.cfg.Now().Add(skew), stampedAt: stampedAt}
 	c.id = s.recorders[worker].Begin(keyIndex)
 	s.stamping(&c)
 	s.entering(worker)
@@ -331,7 +354,10 @@ type decisionCall struct {
 	skew     time.Duration // the worker's clock offset
 	now      time.Time     // the worker's clock when the call was sent (its skew included)
 	started  time.Time     // latency is timed from here: the sending, or the scheduled start (open loop)
-	sentAt   time.Time
+	// stampedAt is the real time read before now: how late the call reaches Redis is timed from
+	// it, so a call held between its stamp and its sending (by the scheduler, or the load's
+	// reordering) is as late as it is.
+	stampedAt time.Time
 	// sentMono and repliedMono are the run's monotonic clock (since begin) before the call was
 	// sent and after its reply was read: the interval in which the server ran it.
 	sentMono, repliedMono time.Duration
@@ -362,7 +388,7 @@ func (s *strategyState) judged(c *decisionCall) {
 // sent stamps the call as sent at sentAt (read after its now, and after entering), scheduled
 // for scheduled (open loop) or zero.
 func (c *decisionCall) sent(s *strategyState, sentAt, scheduled time.Time) {
-	c.sentAt, c.started, c.sentMono = sentAt, sentAt, sentAt.Sub(s.begin)
+	c.started, c.sentMono = sentAt, sentAt.Sub(s.begin)
 	if !scheduled.IsZero() {
 		c.started = scheduled
 	}
@@ -377,7 +403,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	c.repliedMono = repliedAt.Sub(s.begin)
 	latency := repliedAt.Sub(c.started)
 	c.judged = refusal.Call{ID: c.id, Sent: c.sentMono.Microseconds(), Replied: ceilMicros(c.repliedMono), Outcome: refusal.Unknown}
-	ahead := repliedAt.Sub(c.sentAt) + s.cfg.Skew - c.skew
+	ahead := repliedAt.Sub(c.stampedAt) + s.cfg.Skew - c.skew
 	if s.run.ServerClock {
 		c.judged.StampLo, c.judged.StampHi = c.judged.Sent, c.judged.Replied
 	} else {
@@ -687,6 +713,9 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 		if tp, ok := c.(interface{ TakeTickPeak() int64 }); ok && !final {
 			v.TickPeak = max(v.TickPeak, tp.TakeTickPeak())
 		}
+	}
+	if final {
+		v.CaughtFrom = s.caughtFrom()
 	}
 	v.FirstOvershoot = s.firstOver.Load()
 	v.Allowances = s.allowances()

@@ -98,7 +98,22 @@ type StrategySnapshot struct {
 	// Allowances name what widens the evidence's bounds (skew, the server's clock, lateness),
 	// for saying why admits went unjudged; empty when nothing does.
 	Allowances string
+	// CaughtFrom is the evidence's power (overshoot.Prober), in the final snapshot: the smallest
+	// overshoot per window (for concurrency, held over the limit at once) that this run's
+	// evidence would have proven; 0 when none up to PowerSearched(limit) would have been. Nil
+	// when it was not measured (live ticks).
+	CaughtFrom *int64
 }
+
+// PowerSearched is how large an overshoot per window the power is searched up to: twice the
+// limit (and at least 2), past the point where a verdict of exact says nothing, but no more than
+// maxPowerSearched, so re-judging a run with a limit in the thousands stays quick (each phantom
+// is judged as an admit).
+func PowerSearched(limit int64) int64 { return min(maxPowerSearched, max(2, 2*limit)) }
+
+// maxPowerSearched bounds the search: a run whose evidence would not have proven 4096 admits
+// over the limit per window says so ("not judged"), whatever its limit.
+const maxPowerSearched = 4096
 
 // Leaks counts what a strategy's keys would leave behind for ever (SPEC section 9): keys without
 // a TTL, and keys whose TTL is far beyond anything a limiter of the kind needs (LeakTTL), with

@@ -301,6 +301,82 @@ func (c *Contract) TimeQuantum() time.Duration {
 	return time.Millisecond
 }
 
+// NowQuantum is the unit the script's now is floored to on the client's clock, given the run's
+// window: a second for {now_s_int}, the window for {window_index}, {prev_window_index} or
+// {window_start_ms} (a concurrency script given them reads a clock that ticks once a window), the
+// finest of them when several are passed, and a millisecond when a finer time is passed too
+// ({now_ms}, {now_us}, {now_ns}, {now_s}) or none at all. Unlike TimeQuantum it counts a window
+// index as a clock: for the limiters that have no window of their own.
+func (c *Contract) NowQuantum(window time.Duration) time.Duration {
+	if c.Clock != ClientClock {
+		return time.Millisecond
+	}
+	unit := time.Duration(0)
+	coarse := func(d time.Duration) {
+		if unit == 0 || d < unit {
+			unit = d
+		}
+	}
+	for _, p := range c.timePlaceholders() {
+		switch p {
+		case phNowSInt:
+			coarse(time.Second)
+		case phWindowIndex, phPrevWindowIndex, phWindowStartMs:
+			coarse(max(window, time.Millisecond))
+		default:
+			coarse(time.Millisecond)
+		}
+	}
+	return max(unit, time.Millisecond)
+}
+
+// ClockUnit is the coarsest unit in which the contract tells the script the time or its stale
+// time when it tells it nothing finer: a second for a now passed only in seconds ({now_s},
+// {now_s_int}) or a stale time passed only as {stale_after_s}; the window for a now passed only
+// as a window's index or start; 0 when both are passed to the millisecond or finer. The
+// defaults the hammer picks are never finer than it (DefaultStaleAfterFor), so rounding to that
+// unit, which a production configuration would not be tuned against, never makes a correct
+// limiter fail.
+func (c *Contract) ClockUnit(window time.Duration) time.Duration {
+	var unit time.Duration
+	if c.Clock == ClientClock {
+		now := time.Duration(0)
+		for _, p := range c.timePlaceholders() {
+			d := time.Duration(0) // finer than a second: no unit
+			switch p {
+			case phNowS, phNowSInt:
+				d = time.Second
+			case phWindowIndex, phPrevWindowIndex, phWindowStartMs:
+				d = window
+			}
+			if d == 0 {
+				now = 0
+				break
+			}
+			if now == 0 || d < now {
+				now = d
+			}
+		}
+		unit = now
+	}
+	if c.Uses("stale_after_s") && !c.Uses("stale_after_ms") {
+		unit = max(unit, time.Second)
+	}
+	return unit
+}
+
+// timePlaceholders are the client-time placeholders the call's KEYS and ARGV pass, alone or
+// inside arithmetic, each once.
+func (c *Contract) timePlaceholders() []placeholder {
+	var out []placeholder
+	for p := phNowMs; p <= phWindowStartMs; p++ {
+		if c.Keys.usesPlaceholder(p) || c.Args.usesPlaceholder(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // Bind folds the run's static values in, ready for calls. It fails only on arithmetic that
 // divides by a fixed value of zero.
 func (c *Contract) Bind(s Static) (*Caller, error) {

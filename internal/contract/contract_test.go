@@ -308,3 +308,34 @@ func TestSlotKeysAndReleaseByReply(t *testing.T) {
 		t.Errorf("ReplyText(12) = %q", got)
 	}
 }
+
+// The clock's unit is what the script can tell apart: a now or a stale time passed only in
+// seconds, or only as a window's index, is a clock of that unit; anything finer beside it is
+// not. NowQuantum is what the now is floored to (a fraction of a second is no flooring).
+func TestClockUnitAndNowQuantum(t *testing.T) {
+	shipped := Spec{Keys: "{key}", Args: "{limit} {now_ms} {stale_after_ms} {member}", Release: "ZREM {key} {member}"}
+	for _, c := range []struct {
+		keys, args    string
+		unit, quantum time.Duration
+	}{
+		{"{key}", "{limit} {now_ms} {stale_after_ms} {member}", 0, time.Millisecond},
+		{"{key}", "{limit} {stale_after_s} {window_index} {member}", 2 * time.Second, 2 * time.Second}, // APISIX's style, window 2s
+		{"{key}", "{limit} {stale_after_ms} {now_s_int} {member}", time.Second, time.Second},
+		{"{key}", "{member} {limit} {stale_after_s} {now_s}", time.Second, time.Millisecond},                   // sidekiq-throttled's
+		{"{key}", "{limit} {stale_after_ms} {now_s_int} {now_ms} {member}", 0, time.Millisecond},               // finer beside it
+		{"{key}:{window_index}", "{limit} {stale_after_ms} {now_ms + 1} {member}", 0, time.Millisecond},        // arithmetic counts
+		{"{key}", "{limit} {stale_after_s} {member}", time.Second, time.Millisecond},                           // TIME read by the script
+		{"{key}", "{limit} {stale_after_ms} {window_start_ms} {now_s_int} {member}", time.Second, time.Second}, // the finest it is told
+	} {
+		ct, err := Compile(Spec{Keys: c.keys, Args: c.args}, shipped)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ct.ClockUnit(2 * time.Second); got != c.unit {
+			t.Errorf("%s / %s: ClockUnit %s, want %s", c.keys, c.args, got, c.unit)
+		}
+		if got := ct.NowQuantum(2 * time.Second); got != c.quantum {
+			t.Errorf("%s / %s: NowQuantum %s, want %s", c.keys, c.args, got, c.quantum)
+		}
+	}
+}

@@ -99,9 +99,6 @@ func (fl Flags) Resolve() (Options, error) {
 		o.Duration = 0
 	}
 	o.StaleAfter, o.StaleAfterGiven = fl.StaleAfter, fl.Given("stale-after")
-	if o.StaleAfter == 0 {
-		o.StaleAfter = DefaultStaleAfter(fl.Hold)
-	}
 	o.AbandonGiven = fl.Given("abandon")
 	if o.Abandon, err = fl.abandon(kind); err != nil {
 		return Options{}, err
@@ -143,6 +140,13 @@ func (fl Flags) Resolve() (Options, error) {
 	}
 	if o.Contract, err = fl.contract(kind); err != nil {
 		return Options{}, err
+	}
+	if o.StaleAfter == 0 {
+		var unit time.Duration
+		if o.Contract != nil && kind.Releases {
+			unit = o.Contract.ClockUnit(o.Window)
+		}
+		o.StaleAfter = DefaultStaleAfterFor(fl.Hold, unit)
 	}
 	switch fl.Profile {
 	case "":
@@ -197,6 +201,18 @@ const MaxAbandon = 0.5
 // reclaim what it abandoned several times over.
 func DefaultStaleAfter(hold time.Duration) time.Duration {
 	return max(time.Second, (100*hold + time.Second - 1).Truncate(time.Second))
+}
+
+// DefaultStaleAfterFor is the default stale-after of a script whose contract tells it the time,
+// or its stale time, in a unit of clock (contract.Contract.ClockUnit; 0 for none coarser than a
+// millisecond): never shorter than two of those units, rounded up to whole seconds. A script
+// that scores a request by a deadline of now plus stale-after, with now in whole seconds, drops
+// it at the next second boundary when stale-after is one second: anywhere from a millisecond to a
+// second after it began, so a request held for the default hold would be dropped by rounding
+// alone; with two units it is kept at least one whole unit. An explicit --stale-after is used as
+// given.
+func DefaultStaleAfterFor(hold, unit time.Duration) time.Duration {
+	return max(DefaultStaleAfter(hold), (2*unit + time.Second - 1).Truncate(time.Second))
 }
 
 // abandon is the share of admits to abandon: --abandon, or DefaultAbandon for a limiter whose

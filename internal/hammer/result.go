@@ -114,6 +114,12 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		// RefusalsUnjudged says why refusals (or those from some moment on) were not judged.
 		RefusalsUnjudged string `json:"refusals_unjudged,omitempty"`
 		Verdict          string `json:"verdict"`
+		// VerdictText is the evidence behind the verdict in words, as the verdict line says it.
+		VerdictText string `json:"verdict_text"`
+		// CaughtFrom is the evidence's power: the smallest overshoot per window (concurrency:
+		// held over the limit at once) this run's evidence would have proven; null when none up
+		// to twice the limit would have been.
+		CaughtFrom *int64 `json:"caught_from"`
 		// Leaks are the keys left without a TTL or with one far too long; null when the run's
 		// keys were not read. LargestKey is the largest set, sorted set, list or stream left.
 		Leaks        *bench.Leaks   `json:"leaks"`
@@ -125,8 +131,16 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		s.Name, s.Attempts, s.Admitted, s.Rejected, s.Errors, s.ErrorsByKind, s.Retries, s.Peak, s.Overshoot, s.OvershootEvent,
 		s.ThroughputPerS(), latency{ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max)}, s.ServerUsecPerCall,
 		s.FailOpenAdmits, s.FailClosedRejects, s.ReleaseErrors, s.Abandoned, s.Contended, samples, s.Unjudged, s.FirstOvershoot,
-		s.judgedFalseRejects(), s.FirstFalseReject, s.RefusalsUnjudged, s.Verdict.Word, s.Leaks, s.LargestKey, s.Clock, s.TimeAnswered, spec,
+		s.judgedFalseRejects(), s.FirstFalseReject, s.RefusalsUnjudged, s.Verdict.Word, s.Verdict.Text, s.caughtFrom(), s.Leaks, s.LargestKey, s.Clock, s.TimeAnswered, spec,
 	})
+}
+
+// caughtFrom is the power as the JSON gives it: null where none was found (or none measured).
+func (s StrategyResult) caughtFrom() *int64 {
+	if s.CaughtFrom == nil || *s.CaughtFrom == 0 {
+		return nil
+	}
+	return s.CaughtFrom
 }
 
 // judgedFalseRejects is the false-reject count, nil where no refusal was judged: no data is

@@ -87,12 +87,17 @@ func epochAligned(o Options, st limiter.Strategy) bool {
 	return true
 }
 
-// timeQuantum is how finely the strategy's script is told the time.
+// timeQuantum is how finely the strategy's script is told the time. A concurrency script has no
+// window of its own: a window's index it is given is a clock that ticks once a window, and the
+// witness and the refusal judge allow for that rounding of the times it scores requests by.
 func timeQuantum(o Options, st limiter.Strategy) time.Duration {
-	if st == limiter.Custom && o.Contract != nil {
-		return o.Contract.TimeQuantum()
+	switch {
+	case st != limiter.Custom || o.Contract == nil:
+		return time.Millisecond
+	case o.Limiter.Describe().Releases:
+		return o.Contract.NowQuantum(o.Window)
 	}
-	return time.Millisecond
+	return o.Contract.TimeQuantum()
 }
 
 // session is one run's state between the steps of Run.

@@ -18,17 +18,19 @@ var tokenBucket = Description{
 	Kind: TokenBucket, Limits: "the bucket's burst", MinLimit: 1, Script: "token_bucket",
 	Contract:   contract.Spec{Keys: "{key}", Args: shippedArgs("token_bucket")},
 	Strategies: []Strategy{Naive, Multi, Watch, Lua, Eval, Function, Custom}, Evidence: BucketEvidence, Bursty: true,
-	// A fiftieth of the time one token takes to refill (1ms at 20 per second), at least 1ms and
-	// at most 5ms: the bucket's evidence forgives twice the skew's worth of refill, and a round
-	// trip's (bench/clock_evidence.go), which must stay well under one token for a bucket one
-	// request too large to be proven, while any skew of a millisecond or more reorders the stamps
-	// enough for a bucket that refills across a backwards step to gain whole tokens within a
-	// second.
+	// A sixteenth of the time one token takes to refill (3.125ms at 20 per second), at least 1ms
+	// and at most 5ms: the bucket's evidence forgives twice the skew's worth of refill, and a
+	// round trip's (bench/clock_evidence.go), which must stay well under one token for a bucket one
+	// request too large to be proven; and the workers' clocks, alternately behind and ahead
+	// (bench.workerSkew), step back by up to twice the skew between calls a burst admits one
+	// after another, so a bucket that refills across a backwards step gains a token within a
+	// burst of 20 even when only its admits move its clock (lua-resty-redis-ratelimit's abs),
+	// which a skew of a millisecond cannot make it do.
 	Skew: func(limit int64, window time.Duration) time.Duration {
 		if limit < 1 {
 			return time.Millisecond
 		}
-		return min(5*time.Millisecond, max(time.Millisecond, window/time.Duration(limit)/50))
+		return min(5*time.Millisecond, max(time.Millisecond, window/time.Duration(limit)/16))
 	},
 	Commands: []string{"hget", "hset", "pexpire"},
 	// token_bucket.lua keeps GCRA state: a tat field.

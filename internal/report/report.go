@@ -81,6 +81,7 @@ type strategyView struct {
 	Tone       verdict.Tone // good, bad or warn: the badge's and the section's colour
 	Badge      string
 	Verdict    string
+	Power      string // what the evidence would have proven (verdict.PowerText); empty when not measured
 	Count      template.HTML
 	Throughput template.HTML
 	Latency    template.HTML
@@ -159,6 +160,7 @@ func build(d Data) (page, error) {
 			Samples:  st.ErrorSamples,
 		}
 		v.Tone, v.Badge, v.Verdict = judged(st, s.Limiter, s.Limit, s.Duration)
+		v.Power = verdict.PowerText(st, s.Limiter, s.Limit)
 		var err error
 		if v.Count, err = countChart(se, s.Limit, countLabel); err != nil {
 			return page{}, fmt.Errorf("%s count chart: %w", st.Name, err)

@@ -30,6 +30,9 @@ type Overshoot struct {
 	// ThisProcess: the evidence counted other processes' requests too (--witness redis), and
 	// only this process's are shown.
 	ThisProcess bool `json:"this_process_only"`
+	// DroppedHeld, for a concurrency limit, is a request whose limiter counted fewer requests
+	// than were certainly held during its call (Dropped): how it let more in. Absent otherwise.
+	DroppedHeld *DroppedHeld `json:"dropped_held,omitempty"`
 }
 
 // MaxRequests bounds the requests a published trace lists.

@@ -55,3 +55,34 @@ func TestWitnessStaleAllowsForUnitQuantumAndTTL(t *testing.T) {
 		}
 	}
 }
+
+// A request its client still holds counts for stale-after whatever the script's clock unit:
+// a limiter on whole seconds given a stale time of one second drops it at the next second
+// boundary while it runs, and the requests admitted in its place run beside it. An abandoned
+// request counts only as long as such a limiter must remember it.
+func TestWitnessCountsARunningRequestPastItsClocksUnit(t *testing.T) {
+	live, abandoned := WitnessLive(time.Second, time.Second), WitnessStale(time.Second, time.Second, time.Second)
+	if live != 998*time.Millisecond || abandoned != time.Millisecond {
+		t.Fatalf("stale-after 1s on whole seconds: live %s, abandoned %s; want 998ms and 1ms", live, abandoned)
+	}
+	w := NewWitness(2, abandoned.Milliseconds())
+	w.CountLiveFor(live.Milliseconds())
+	w.AdmitHeld(1, 1_000, 1_000)
+	w.AdmitHeld(2, 1_200, 1_200)
+	w.AdmitHeld(3, 1_500, 1_500) // all three still run, 0.5s apart: one too many
+	if got := w.Result(); got.Overshoot != 1 {
+		t.Fatalf("three running within stale-after, limit 2: got %+v, want overshoot 1", got)
+	}
+	w = NewWitness(2, abandoned.Milliseconds())
+	w.CountLiveFor(live.Milliseconds())
+	w.AdmitHeld(1, 1_000, 1_000)
+	w.AbandonHeld(1)
+	w.AdmitHeld(2, 1_200, 1_200)
+	w.AdmitHeld(3, 1_500, 1_500) // the abandoned one may rightly be gone at the second's turn
+	if got := w.Result(); got.Overshoot != 0 {
+		t.Fatalf("one abandoned 0.5s ago on whole seconds and two running, limit 2: got %+v, want no overshoot", got)
+	}
+	if got := WitnessLive(2*time.Second, 0); got != 1997*time.Millisecond {
+		t.Errorf("WitnessLive(2s) = %s, want 1.997s (the server clock's 0.1%% and 1ms)", got)
+	}
+}

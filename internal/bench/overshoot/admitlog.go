@@ -19,6 +19,7 @@ type admitLog struct {
 	horizon  int64 // how far behind newest an admit may still arrive
 	late     int64 // admits for ms already settled: left out, never moved (moving one would invent evidence)
 	settleFn func(ms, n int64)
+	history  history // what was settled, for re-judging with phantoms (power.go)
 }
 
 func newAdmitLog(horizon int64, settle func(ms, n int64)) *admitLog {
@@ -49,6 +50,7 @@ func (r *admitLog) add(ms int64) {
 func (r *admitLog) advance(through int64) {
 	for r.pending.Len() > 0 && r.pending.Front().Ms <= through {
 		e := r.pending.PopFront()
+		r.history.keep(e)
 		r.settleFn(e.Ms, e.N)
 	}
 	r.settled = max(r.settled, through)

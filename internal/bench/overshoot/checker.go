@@ -62,7 +62,8 @@ type HeldChecker interface {
 // from the newest write) can remove it sooner.
 type Witness struct {
 	limit      int64
-	staleAfter int64 // ms; 0: the limiter never reclaims
+	staleAfter int64 // ms an abandoned request counts from its decision; 0: the limiter never reclaims
+	staleLive  int64 // ms a request its client still holds counts from its decision; 0: for ever
 	mu         sync.Mutex
 	held       map[uint64]int64 // id -> decision time (ms)
 	abandoned  []heldAt         // requests never to be released, in order of decision time
@@ -127,7 +128,25 @@ func (w *Witness) report(m *Moment) {
 // NewWitness returns a witness for a concurrency limit whose limiter reclaims members older
 // than staleAfterMs (0: never).
 func NewWitness(limit, staleAfterMs int64) *Witness {
-	return &Witness{limit: limit, staleAfter: staleAfterMs, held: map[uint64]int64{}, latestAt: math.MinInt64}
+	return &Witness{limit: limit, staleAfter: staleAfterMs, staleLive: staleAfterMs, held: map[uint64]int64{}, latestAt: math.MinInt64}
+}
+
+// CountLiveFor sets how long after its decision a request that its client still holds counts
+// (WitnessLive), when that differs from an abandoned request's; call it before the first admit.
+func (w *Witness) CountLiveFor(ms int64) { w.staleLive = ms }
+
+// WitnessLive is how long after its decision a request its client still holds counts, given
+// staleAfter (never less than WitnessStale, so an abandoned request never outlasts a live one): stale-after less what a script told it in a unit coarser than the millisecond
+// may take off it, the server's faster clock and a millisecond of rounding, but not the
+// rounding of a now told in whole seconds (or a window's index). Such a limiter drops a request
+// scored by a deadline of now plus one second at the next second boundary, anywhere from a
+// millisecond to a second after it began: for an abandoned request that is the limiter's
+// unit of time (WitnessStale allows for it), but a request still running was dropped while it
+// ran, and the requests the limiter admitted in its place ran beside it: more than the limit at
+// once is an overshoot of that configuration, whose stale time its clock cannot tell apart
+// (the hammer's default stale-after is two of the clock's units: hammer.DefaultStaleAfterFor).
+func WitnessLive(staleAfter, staleUnit time.Duration) time.Duration {
+	return WitnessStale(staleAfter, 0, staleUnit)
 }
 
 // WitnessStale is how long after its decision a request unreleased (abandoned, or its release
@@ -210,9 +229,9 @@ func (w *Witness) AdmitHeld(id uint64, nowMs, atMs int64) {
 	n := int64(len(w.held) + len(w.abandoned))
 	w.inFlight.Store(n)
 	counted := func(int64) bool { return true }
-	if n > w.limit && w.staleAfter > 0 {
+	if n > w.limit && w.staleLive > 0 {
 		n = int64(len(w.abandoned)) // every one left was decided within stale-after
-		counted = func(decided int64) bool { return decided > w.latestAt-w.staleAfter }
+		counted = func(decided int64) bool { return decided > w.latestAt-w.staleLive }
 		for _, decided := range w.held {
 			if counted(decided) {
 				n++

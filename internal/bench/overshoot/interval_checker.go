@@ -68,6 +68,14 @@ type IntervalChecker struct {
 	current  int64 // admits certainly inside the last judged window-long span
 	pub      atomic.Pointer[CheckResult]
 	onOver   func(Moment)
+
+	// spans are the judged calls' intervals, for re-judging with phantoms (power.go), within
+	// budget; fresh builds an empty checker of the same rule; windowUs is the rule's window.
+	spans     []span
+	budget    *HistoryBudget
+	noHistory bool
+	fresh     func() *IntervalChecker
+	windowUs  int64
 }
 
 // OnFirstOver implements Reporter: the admits certainly inside the first interval
@@ -89,7 +97,8 @@ type spanCheck struct {
 // window (the bucket's refill time of a whole burst) and refill rate per second (bucket).
 func NewIntervalChecker(inv IntervalInvariant, limit int64, window time.Duration, ratePerSec float64) *IntervalChecker {
 	w := window.Microseconds()
-	c := &IntervalChecker{invariant: inv, limit: limit, ratePerUs: ratePerSec / 1e6}
+	c := &IntervalChecker{invariant: inv, limit: limit, ratePerUs: ratePerSec / 1e6, windowUs: max(1, w),
+		fresh: func() *IntervalChecker { return NewIntervalChecker(inv, limit, window, ratePerSec) }}
 	allowance := func(span int64) int64 { return 1000 + span/1000 }
 	switch inv {
 	case BucketInvariant:
@@ -126,6 +135,14 @@ func (c *IntervalChecker) AdmitInterval(sent, replied time.Duration) bool {
 	}
 	c.sent = insertSorted(c.sent, s)
 	c.replied = insertSorted(c.replied, rUs)
+	if !c.noHistory {
+		if c.budget == nil {
+			c.budget = budgetOr(nil)
+		}
+		if c.budget.take() {
+			c.spans = append(c.spans, span{s, rUs})
+		}
+	}
 	if c.started {
 		for i := range c.checks {
 			if rUs <= c.frontier+c.checks[i].span {
@@ -251,6 +268,7 @@ func (c *IntervalChecker) Finish() CheckResult {
 func TwoClockSliding(l Limits) *IntervalChecker {
 	c := NewIntervalChecker(SlidingInvariant, l.Limit, l.Window, 0)
 	c.checks = c.checks[:1]
+	c.fresh = func() *IntervalChecker { return TwoClockSliding(l) }
 	return c
 }
 

@@ -225,6 +225,20 @@ func (c *sharedChecker) Admit(nowMs int64) {
 	c.s.mu.Unlock()
 }
 
+// AdmitLate implements LateAdmitter: this process knows how late its own admit may be, so its
+// own evidence judges it by that (the bucket's tiers); the joint evidence, which cannot know the
+// other processes' lateness, judges it as any other.
+func (c *sharedChecker) AdmitLate(nowMs int64, late time.Duration) {
+	if la, ok := c.k.local.(LateAdmitter); ok {
+		la.AdmitLate(nowMs, late)
+	} else {
+		c.k.local.Admit(nowMs)
+	}
+	c.s.mu.Lock()
+	c.k.pending[nowMs]++
+	c.s.mu.Unlock()
+}
+
 // Release implements Checker.
 func (c *sharedChecker) Release() {}
 

@@ -210,7 +210,7 @@ func (a Assertion) Eval(sum bench.Summary) AssertionResult {
 			res.Reason = NotContended
 			return res
 		}
-		if why := WhyNotJudged(s, sum.Limit); needsContention(a.Metric) && why != "" {
+		if why := WhyNotJudged(s, sum.Limiter, sum.Limit); needsContention(a.Metric) && why != "" {
 			res.Reason = NotJudged + ": " + why
 			return res
 		}

@@ -92,9 +92,9 @@ func Judge(st bench.StrategySnapshot, kind limiter.Kind, limit int64, d time.Dur
 	}
 	switch {
 	case st.Overshoot > 0 && st.FalseRejects > 0:
-		v = Verdict{Both, over() + "; " + tooStrict(st, kind)}
+		v = Verdict{Both, over() + dropped(st) + "; " + tooStrict(st, kind)}
 	case st.Overshoot > 0:
-		v = Verdict{Overshoot, over()}
+		v = Verdict{Overshoot, over() + dropped(st)}
 	case st.FalseRejects > 0:
 		v = Verdict{TooStrict, tooStrict(st, kind)}
 	case TooManyErrors(st):
@@ -102,12 +102,16 @@ func Judge(st bench.StrategySnapshot, kind limiter.Kind, limit int64, d time.Dur
 			human.Count(st.Attempts), strings.Join(human.ErrorKinds(st.ErrorsByKind), ", "), peak)}
 	case !st.Contended:
 		v = Verdict{NoEvidence, peak + ": the limit was never reached, so nothing was tested"}
-	case WhyNotJudged(st, limit) != "":
-		v = Verdict{NotJudged, peak + ": " + WhyNotJudged(st, limit)}
+	case WhyNotJudged(st, kind, limit) != "":
+		v = Verdict{NotJudged, peak + ": " + WhyNotJudged(st, kind, limit)}
 	default:
 		v = Verdict{Exact, fmt.Sprintf("%s, 0 events, 0 false rejects", peak)}
 		if st.NoRefusalJudged {
 			v.Text = fmt.Sprintf("%s, 0 events", peak)
+		}
+		if st.CaughtFrom != nil && *st.CaughtFrom > 1 {
+			v.Text += fmt.Sprintf("; exact as far as seen: an overshoot under +%s %s would not be proven here",
+				human.Count(*st.CaughtFrom), perWindow(kind))
 		}
 		if st.Errors > 0 {
 			v.Text += fmt.Sprintf(" (%s %s)", human.Count(st.Errors), human.Plural(st.Errors, "error", "errors"))
@@ -146,9 +150,12 @@ func Judge(st bench.StrategySnapshot, kind limiter.Kind, limit int64, d time.Dur
 // every window start anywhere, so no set of admits is ever proven together), 0 overshoot and 0
 // false rejects say nothing about the limiter. A strategy with an overshoot or a false reject
 // proven is judged: its evidence stands.
-func WhyNotJudged(st bench.StrategySnapshot, limit int64) string {
+func WhyNotJudged(st bench.StrategySnapshot, kind limiter.Kind, limit int64) string {
 	if st.Admitted == 0 || st.Overshoot > 0 || st.FalseRejects > 0 {
 		return ""
+	}
+	if why := powerTooWeak(st, kind, limit); why != "" {
+		return why
 	}
 	by := st.Allowances
 	if by == "" {
@@ -164,6 +171,59 @@ func WhyNotJudged(st bench.StrategySnapshot, limit int64) string {
 		return "the limiter refused, but the evidence never saw a request admitted (or held) with another: " + by + " blur every window"
 	}
 	return ""
+}
+
+// powerTooWeak says why the evidence's power is no better than the limit itself (SPEC section
+// 10), or "": an overshoot it would first have proven is the limit or more (doubling, or more,
+// may have gone unseen), or none it searched for. A power of +1 is the best there is, whatever
+// the limit. Live snapshots carry no power: nothing is said of them.
+func powerTooWeak(st bench.StrategySnapshot, kind limiter.Kind, limit int64) string {
+	if st.CaughtFrom == nil {
+		return ""
+	}
+	k := *st.CaughtFrom
+	unit := perWindow(kind)
+	switch {
+	case k == 0:
+		return fmt.Sprintf("the evidence would not have proven an overshoot of up to +%s %s (%s)",
+			human.Count(bench.PowerSearched(limit)), unit, orCalls(st.Allowances))
+	case k > 1 && k >= limit:
+		return fmt.Sprintf("the evidence would not have proven an overshoot under +%s %s, the limit itself (%s)",
+			human.Count(k), unit, orCalls(st.Allowances))
+	}
+	return ""
+}
+
+// PowerText is the evidence's power in words, as the HTML report states it for every strategy:
+// "an overshoot of +1 per window would have been proven by this run's evidence", or that none of
+// up to twice the limit would have been; "" when it was not measured.
+func PowerText(st bench.StrategySnapshot, kind limiter.Kind, limit int64) string {
+	switch {
+	case st.CaughtFrom == nil:
+		return ""
+	case *st.CaughtFrom == 0:
+		return fmt.Sprintf("no overshoot of up to +%s %s would have been proven by this run's evidence",
+			human.Count(bench.PowerSearched(limit)), perWindow(kind))
+	}
+	return fmt.Sprintf("an overshoot of +%s %s would have been proven by this run's evidence",
+		human.Count(*st.CaughtFrom), perWindow(kind))
+}
+
+// perWindow is how an overshoot of the kind is counted: admits over the limit in one window,
+// or requests held over the limit at once.
+func perWindow(kind limiter.Kind) string {
+	if kind.Describe().Evidence == limiter.HeldEvidence {
+		return "held at once"
+	}
+	return "per window"
+}
+
+// orCalls names what widened the evidence, or the calls' own timing when nothing else did.
+func orCalls(allowances string) string {
+	if allowances == "" {
+		return "the calls' timing"
+	}
+	return allowances
 }
 
 // leaksText is the leaks in words, with the first sample: "left 1 key without a TTL
@@ -186,6 +246,18 @@ func leaksText(l bench.Leaks) string {
 		text += fmt.Sprintf(" (%s: %s of %s, %s)", k.Key, k.Type, human.Count(k.Size), ttl)
 	}
 	return text
+}
+
+// dropped says, when the first overshoot's trace caught the limiter counting fewer requests than
+// it certainly held, that it dropped held requests: "; the limiter counted 4 while 20 were held:
+// it dropped held requests (stale time shorter than its clock's unit?)".
+func dropped(st bench.StrategySnapshot) string {
+	if st.FirstOvershoot == nil || st.FirstOvershoot.DroppedHeld == nil {
+		return ""
+	}
+	d := st.FirstOvershoot.DroppedHeld
+	return fmt.Sprintf("; the limiter counted %s while %s were held: it dropped held requests (stale time shorter than its clock's unit?)",
+		human.Count(d.Counted), human.Count(d.Held))
 }
 
 // tooStrict is the evidence of the false rejects in words, from the one with the least room,

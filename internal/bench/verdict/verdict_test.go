@@ -89,3 +89,56 @@ func TestAssertionsOnNotJudgedAndLeaks(t *testing.T) {
 		t.Errorf("leaks not read: %+v", r)
 	}
 }
+
+// Exact only where the evidence could have seen an overshoot: a power of +1 is plain exact, a
+// weaker one is said on the verdict line, and one no better than the limit is no verdict. An
+// overshoot assertion then fails, saying why.
+func TestVerdictStatesItsPower(t *testing.T) {
+	power := func(k int64) *int64 { return &k }
+	base := bench.StrategySnapshot{Name: "custom", Admitted: 100, Rejected: 900, Peak: 19, Contended: true, Leaks: &bench.Leaks{},
+		Allowances: "skew ±200ms and a lateness bound of 411ms"}
+	for _, tc := range []struct {
+		name  string
+		kind  limiter.Kind
+		limit int64
+		power *int64
+		word  string
+		text  string
+	}{
+		{"not measured (a live tick)", limiter.FixedWindow, 20, nil, Exact, "peak 19 of 20, 0 events, 0 false rejects"},
+		{"+1, the best there is", limiter.FixedWindow, 20, power(1), Exact, "peak 19 of 20, 0 events, 0 false rejects"},
+		{"+3", limiter.FixedWindow, 20, power(3), Exact, "exact as far as seen: an overshoot under +3 per window would not be proven here"},
+		{"+19, under the limit", limiter.FixedWindow, 20, power(19), Exact, "under +19 per window"},
+		{"+20, the limit itself", limiter.FixedWindow, 20, power(20), NotJudged,
+			"peak 19 of 20: the evidence would not have proven an overshoot under +20 per window, the limit itself (skew ±200ms and a lateness bound of 411ms)"},
+		{"none up to twice the limit", limiter.FixedWindow, 20, power(0), NotJudged, "would not have proven an overshoot of up to +40 per window"},
+		{"held at once", limiter.Concurrency, 20, power(4), Exact, "an overshoot under +4 held at once would not be proven here"},
+		{"a limit of one: +1 is judged", limiter.Concurrency, 1, power(1), Exact, "0 events"},
+		{"a limit of two: +2 is the limit", limiter.Concurrency, 2, power(2), NotJudged, "under +2 held at once, the limit itself"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := base
+			st.CaughtFrom = tc.power
+			v := Judge(st, tc.kind, tc.limit, 5*time.Second)
+			if v.Word != tc.word || !strings.Contains(v.Text, tc.text) {
+				t.Errorf("verdict %q: %s; want %q with %q", v.Word, v.Text, tc.word, tc.text)
+			}
+			if tc.power != nil && *tc.power <= 1 && strings.Contains(v.Text, "as far as seen") {
+				t.Errorf("a power of +1 said as a weakness: %s", v.Text)
+			}
+			a, err := ParseAssertion("custom.overshoot==0", []string{"custom"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := a.Eval(bench.Summary{Limiter: tc.kind, Limit: tc.limit, Strategies: []bench.StrategySnapshot{st}})
+			if r.Passed != (tc.word == Exact) {
+				t.Errorf("custom.overshoot==0 passed %v (%s), verdict %q", r.Passed, r.Reason, v.Word)
+			}
+		})
+	}
+	st := base
+	st.CaughtFrom = power(2)
+	if got := PowerText(st, limiter.TokenBucket, 20); got != "an overshoot of +2 per window would have been proven by this run's evidence" {
+		t.Errorf("PowerText: %q", got)
+	}
+}

@@ -1,0 +1,52 @@
+package hammer
+
+import (
+	"testing"
+	"time"
+)
+
+// The default stale-after is never finer than the script's clock: two of its units when the
+// contract tells it the time or its stale time only in whole seconds or by a window's index, so
+// a request held for the default hold is never dropped by rounding. A stale-after given is used
+// as given.
+func TestDefaultStaleAfterIsTwoUnitsOfAWholeSecondClock(t *testing.T) {
+	apisix := Flags{Script: "../../testdata/limiters/concurrency_deadlines_whole_seconds.lua",
+		ScriptKeys: "{key}", ScriptArgs: "{limit} {stale_after_s} {window_index} {member}", ScriptAllowed: "reply[1] == 1",
+		ScriptRelease: "ZREM {key} {member}"}
+	for _, c := range []struct {
+		name   string
+		fl     Flags
+		given  []string
+		window time.Duration
+		want   time.Duration
+	}{
+		{"shipped contract", Flags{}, nil, time.Second, time.Second},
+		{"a window index at 1s", apisix, nil, time.Second, 2 * time.Second},
+		{"a window index at 3s", apisix, nil, 3 * time.Second, 6 * time.Second},
+		{"a window index at 250ms, the stale time in seconds", apisix, nil, 250 * time.Millisecond, 2 * time.Second},
+		{"given explicitly", withStale(apisix, time.Second), []string{"stale-after"}, time.Second, time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fl := c.fl
+			fl.Limiter, fl.Workers, fl.Limit, fl.Duration, fl.Window, fl.Hold = "concurrency", 64, 20, 5*time.Second, c.window, 2*time.Millisecond
+			fl.Witness, fl.OnError, fl.Embedded, fl.Prefix, fl.Strategies, fl.Keys = "local", "closed", "auto", "limitctl", []string{"lua"}, 1
+			given := map[string]bool{}
+			for _, g := range c.given {
+				given[g] = true
+			}
+			fl.Given = func(name string) bool { return given[name] }
+			o, err := fl.Resolve()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.StaleAfter != c.want {
+				t.Errorf("stale-after %s, want %s", o.StaleAfter, c.want)
+			}
+		})
+	}
+}
+
+func withStale(fl Flags, d time.Duration) Flags {
+	fl.StaleAfter = d
+	return fl
+}
