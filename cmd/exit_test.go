@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,9 +29,35 @@ func TestExitCodeComesFromTheError(t *testing.T) {
 		"runtime that reads like cobra": {errors.New("unknown command from Redis"), ExitError},
 	} {
 		var errOut strings.Builder
-		if got := exitCode(tc.err, &errOut, nil); got != tc.code {
+		if got := exitCode(tc.err, &errOut, 0, nil); got != tc.code {
 			t.Errorf("%s: exit %d, want %d (%s)", name, got, tc.code, errOut.String())
 		}
+	}
+}
+
+// The failure's line wraps on a terminal under its message, every word kept; a log keeps it
+// one line.
+func TestFailureLineWrapsOnATerminal(t *testing.T) {
+	err := exitcode.CheckFailedf("custom not judged: the allowances (skew 200ms, lateness, the server's clock) left 12 of its admits judged, no more than its limit of 20")
+	var whole, wrapped strings.Builder
+	exitCode(err, &whole, 0, nil)
+	if got := strings.Count(whole.String(), "\n"); got != 1 {
+		t.Errorf("piped: %d lines, want one:\n%s", got, whole.String())
+	}
+	if code := exitCode(err, &wrapped, 60, nil); code != ExitCheckFailed {
+		t.Errorf("exit %d, want %d", code, ExitCheckFailed)
+	}
+	lines := strings.Split(strings.TrimSuffix(wrapped.String(), "\n"), "\n")
+	if len(lines) < 3 {
+		t.Errorf("at 60 columns %d lines:\n%s", len(lines), wrapped.String())
+	}
+	for i, l := range lines {
+		if len(l) > 60 || i > 0 && (!strings.HasPrefix(l, strings.Repeat(" ", len("limitctl: "))) || l[len("limitctl: ")] == ' ') {
+			t.Errorf("line %d of %d columns or not under the message: %q", i, len(l), l)
+		}
+	}
+	if got, want := strings.Fields(wrapped.String()), strings.Fields(whole.String()); !slices.Equal(got, want) {
+		t.Errorf("the words changed:\n%q\nwant\n%q", got, want)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -142,9 +143,17 @@ func usagef(format string, args ...any) error { return exitcode.Usagef(format, a
 func interruptedError(what string) error { return &exitcode.InterruptedError{What: what} }
 
 // exitCode maps an error to its exit code and writes its one line to errOut, without the
-// secrets (exitcode.Report).
-func exitCode(err error, errOut io.Writer, secrets []string) int {
-	return exitcode.Report(err, errOut, cleaner(secrets))
+// secrets (exitcode.Report), wrapped at width on a terminal (0: whole) with continuation
+// lines under the message.
+func exitCode(err error, errOut io.Writer, width int, secrets []string) int {
+	var line strings.Builder
+	code := exitcode.Report(err, &line, cleaner(secrets))
+	if line.Len() > 0 {
+		for _, l := range human.Hang(strings.TrimSuffix(line.String(), "\n"), width, len("limitctl: ")) {
+			fmt.Fprintln(errOut, l)
+		}
+	}
+	return code
 }
 
 // classify is an error's exit code and its one line, redacted.

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"fmt"
 	"html"
 	"os"
 	"path/filepath"
@@ -49,18 +50,21 @@ func TestHammerWholeSecondConcurrencyScriptAtTheDefaultStaleAfter(t *testing.T) 
 	if r.code != ExitOK || st[0].Verdict != "exact" || st[0].CaughtFrom == nil {
 		t.Fatalf("default stale-after: exit %d, %+v\n%s", r.code, st, r.errOut)
 	}
-	// The drop is seen in the first overshoot's requests; a run whose first moment shows no
-	// count below the held is run again (each run's moment falls where the scheduler puts it).
+	// The drop is seen in the first overshoot's requests. A run on a machine too busy to fill
+	// the limit cannot overshoot (it says how weak its evidence was), and one whose first moment
+	// shows no count below the held says nothing of a drop: either is run again.
 	for attempt := 1; ; attempt++ {
 		r, st = hammerJSON(t, append(args, "--stale-after", "1s")...)
-		if r.code != ExitCheckFailed || st[0].Verdict != "OVERSHOOT" {
-			t.Fatalf("--stale-after 1s: exit %d, %+v\n%s", r.code, st, r.errOut)
+		if st[0].Verdict == "exact" && (st[0].CaughtFrom == nil || *st[0].CaughtFrom <= 1) {
+			t.Fatalf("--stale-after 1s: exact with the limit filled: exit %d, %+v\n%s", r.code, st, r.errOut)
 		}
-		if strings.Contains(st[0].VerdictText, "it dropped held requests (stale time shorter than its clock's unit?)") {
+		dropped := strings.Contains(st[0].VerdictText, "it dropped held requests (stale time shorter than its clock's unit?)")
+		if r.code == ExitCheckFailed && st[0].Verdict == "OVERSHOOT" && dropped {
 			break
 		}
+		t.Logf("attempt %d: exit %d, %s", attempt, r.code, st[0].VerdictText)
 		if attempt == 5 {
-			t.Fatalf("5 runs overshot and none said it dropped held requests: %s", st[0].VerdictText)
+			t.Fatalf("5 runs and none overshot saying it dropped held requests")
 		}
 	}
 }
@@ -90,16 +94,25 @@ func TestHammerDoubledFirstHitWindowIsNeverExact(t *testing.T) {
 	}
 	report := filepath.Join(t.TempDir(), "r.html")
 	r, st := hammerJSON(t, "--addr", srv.Addr, "hammer", "--duration", "2s", "--report", report)
-	for _, s := range st {
-		if s.CaughtFrom == nil || *s.CaughtFrom != 1 {
-			t.Errorf("%s at the defaults: caught_from %v, want 1 (%s)", s.Name, s.CaughtFrom, s.VerdictText)
-		}
-	}
 	page, err := os.ReadFile(report)
 	if err != nil {
 		t.Fatalf("exit %d: %v", r.code, err)
 	}
-	if n := strings.Count(html.UnescapeString(string(page)), "Power: an overshoot of +1 held at once would have been proven by this run's evidence."); n != 2 {
+	text := html.UnescapeString(string(page))
+	// A concurrency run proves what would have lifted its peak over the limit: +1 once the load
+	// filled the limit, more on a machine too busy to (and the verdict then says so).
+	for _, s := range st {
+		want := max(1, 20+1-s.Peak)
+		if s.CaughtFrom == nil || *s.CaughtFrom != want {
+			t.Errorf("%s at the defaults: caught_from %v, want %d for a peak of %d (%s)", s.Name, s.CaughtFrom, want, s.Peak, s.VerdictText)
+			continue
+		}
+		line := fmt.Sprintf("Power: an overshoot of +%d held at once would have been proven by this run's evidence.", want)
+		if !strings.Contains(text, line) {
+			t.Errorf("the report does not state %s's power: %q", s.Name, line)
+		}
+	}
+	if n := strings.Count(text, "Power: "); n != 2 {
 		t.Errorf("the report states the power of %d strategies, want 2 (naive and lua)", n)
 	}
 }

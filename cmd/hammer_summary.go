@@ -2,11 +2,11 @@ package cmd
 
 import (
 	"fmt"
-
-	"github.com/charmbracelet/x/ansi"
+	"io"
 
 	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/hammer"
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
@@ -15,55 +15,55 @@ import (
 // strategy and below them how each first overshoot happened, the assertions. Otherwise stdout
 // holds only the data (tsv or JSON) and the verdicts, how-lines and assertions go to stderr, so
 // a CI log still has lines a person reads at a glance. The error samples go to stderr in every
-// format.
+// format. On a terminal every line wraps at its spaces to the width, never cut (continuing
+// under the verdict's text, the how-line's first token, or by noteIndent); a log keeps each
+// line whole.
 func writeHammerSummary(f *Factory, format tableprint.Format, res hammer.Result) error {
-	for _, line := range res.ErrorSampleLines() {
-		fmt.Fprintln(f.IO.ErrOut, line)
-	}
-	for _, line := range res.LeftoverLines() {
-		fmt.Fprintln(f.IO.ErrOut, line)
+	errWidth := f.IO.ErrTerminalWidth()
+	for _, line := range append(res.ErrorSampleLines(), res.LeftoverLines()...) {
+		printHung(f.IO.ErrOut, line, errWidth)
 	}
 	width := f.IO.TerminalWidth()
 	if err := writeResult(f.IO.Out, width, format, res); err != nil {
 		return err
 	}
-	words := f.IO.ErrOut
+	words, cs := f.IO.ErrOut, f.IO.ErrColorScheme()
 	if format == tableprint.FormatTable {
-		words = f.IO.Out
+		words, cs = f.IO.Out, f.IO.ColorScheme()
 		fmt.Fprintln(words)
 		for _, line := range res.ShapeLines() {
-			fmt.Fprintln(words, fitLine(line, width))
+			printHung(words, line, width)
 		}
 	} else {
-		width = 0 // stderr: whole lines in a log; cut only to a $COLUMNS given for a terminal
-		if f.IO.StderrTTY {
-			width = f.IO.Columns
-		}
-	}
-	cs := f.IO.ErrColorScheme()
-	if format == tableprint.FormatTable {
-		cs = f.IO.ColorScheme()
+		width = errWidth
 	}
 	for _, n := range hammer.ClockNotes(res.Options) {
-		fmt.Fprintln(words, fitLine(n, width))
+		printHung(words, n, width)
 	}
-	for _, line := range res.VerdictLines(func(v verdict.Verdict) string { return paintVerdict(cs, v) }) {
-		fmt.Fprintln(words, fitLine(line, width))
-	}
-	for _, line := range res.HowLines(width) {
-		fmt.Fprintln(words, fitLine(line, width))
-	}
+	lines := res.VerdictLines(func(v verdict.Verdict) string { return paintVerdict(cs, v) }, width)
+	lines = append(lines, res.HowLines(width)...)
 	if format != tableprint.FormatJSON { // the JSON holds the assertions
-		for _, line := range res.AssertionLines(func(passed bool, word string) string {
+		lines = append(lines, res.AssertionLines(func(passed bool, word string) string {
 			if passed {
 				return cs.Good(word)
 			}
 			return cs.Bad(word)
-		}) {
-			fmt.Fprintln(words, line)
-		}
+		}, width)...)
+	}
+	for _, line := range lines {
+		fmt.Fprintln(words, line)
 	}
 	return nil
+}
+
+// noteIndent is how far a note's continuation lines sit in, so that they read as one note.
+const noteIndent = 2
+
+// printHung writes line, wrapped at width (0: whole) with continuation lines noteIndent in.
+func printHung(w io.Writer, line string, width int) {
+	for _, l := range human.Hang(line, width, noteIndent) {
+		fmt.Fprintln(w, l)
+	}
 }
 
 // paintVerdict is the verdict's badge coloured by its tone, as every view shows them: anything
@@ -81,13 +81,4 @@ func paintVerdict(cs ColorScheme, v verdict.Verdict) string {
 		return cs.Warn(word)
 	}
 	return word
-}
-
-// fitLine cuts a line to the terminal's width (0: no bound) so that it never wraps; colour
-// codes take no room.
-func fitLine(s string, width int) string {
-	if width <= 0 || ansi.StringWidth(s) <= width {
-		return s
-	}
-	return ansi.Truncate(s, width, "…")
 }

@@ -79,7 +79,7 @@ func runRoot(ctx context.Context, f *Factory, root *cobra.Command, args []string
 	if err != nil && f.Output == tableprint.FormatJSON && !wrote() {
 		writeJSONError(stdout, err, f.secrets())
 	}
-	return exitCode(err, f.IO.ErrOut, f.secrets())
+	return exitCode(err, f.IO.ErrOut, f.IO.ErrTerminalWidth(), f.secrets())
 }
 
 // NewRootCmd builds the command tree on a factory.

@@ -2,17 +2,24 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/bench/verdict"
+	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/tableprint"
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 func usec(v float64) *float64 { return &v }
@@ -55,14 +62,18 @@ func TestHammerSummaryTableFits(t *testing.T) {
 	checkTableGolden(t, "hammer", judged(s).Table())
 
 	// Every strategy's verdict, in plain words, one line each.
-	got := strings.Join(judged(s).VerdictLines(nil), "\n") + "\n"
+	got := strings.Join(judged(s).VerdictLines(nil, 0), "\n") + "\n"
 	checkGolden(t, tablesGoldenDir+"/hammer_verdicts.golden", got)
+	// On a terminal a verdict too long for it wraps under the verdict texts' column, every word kept.
 	for _, width := range goldenWidths {
-		var b strings.Builder
-		for _, v := range judged(s).VerdictLines(nil) {
-			b.WriteString(fitLine(v, width) + "\n")
+		wrapped := strings.Join(judged(s).VerdictLines(nil, width), "\n") + "\n"
+		checkFits(t, wrapped, width)
+		if !slices.Equal(strings.Fields(wrapped), strings.Fields(got)) {
+			t.Errorf("at %d columns the verdicts lost words:\n%s", width, wrapped)
 		}
-		checkFits(t, b.String(), width)
+		if width == 80 {
+			checkGolden(t, tablesGoldenDir+"/hammer_verdicts_80.golden", wrapped)
+		}
 	}
 
 	// tsv keeps every column in the JSON's units, whatever the terminal's width.
@@ -84,7 +95,7 @@ func TestHammerSummaryTableFits(t *testing.T) {
 
 func TestVerdicts(t *testing.T) {
 	s := summaryFixture()
-	v := judged(s).VerdictLines(nil)
+	v := judged(s).VerdictLines(nil, 0)
 	for i, want := range []string{
 		"naive   OVERSHOOT    peak 64 of 20 (+44), 29,022 events in 8.0s",
 		"multi   OVERSHOOT    peak 61 of 20 (+41), 3,264 events in 8.0s, 12 admits too late to judge",
@@ -99,28 +110,28 @@ func TestVerdicts(t *testing.T) {
 	}
 	// At or under 1% of decisions failing, a strategy that reached the limit held; its errors are counted.
 	s.Strategies[4].Errors = 1000
-	if got := judged(s).VerdictLines(nil)[4]; got != "eval    exact        peak 20 of 20, 0 events, 0 false rejects (1,000 errors), 7 releases failed" {
+	if got := judged(s).VerdictLines(nil, 0)[4]; got != "eval    exact        peak 20 of 20, 0 events, 0 false rejects (1,000 errors), 7 releases failed" {
 		t.Errorf("eval with 1%% errors: %q", got)
 	}
 	// Contended is the engine's evidence that the limit was reached (a rejection counts even when
 	// the witness missed the full instant): then a strategy below the limit held.
 	s.Strategies[2].Contended, s.Strategies[2].Peak = true, 19
-	if got := judged(s).VerdictLines(nil)[2]; got != "watch   exact       peak 19 of 20, 0 events, 0 false rejects" {
+	if got := judged(s).VerdictLines(nil, 0)[2]; got != "watch   exact       peak 19 of 20, 0 events, 0 false rejects" {
 		t.Errorf("a contended strategy: %q", got)
 	}
 	// Both sides of the limit at once; and a window limiter's evidence is about its window.
 	s.Strategies[5].Overshoot, s.Strategies[5].Peak, s.Strategies[5].OvershootEvent = 2, 22, 5
-	if got := judged(s).VerdictLines(nil)[5]; got != "custom  OVERSHOOT, TOO STRICT  peak 22 of 20 (+2), 5 events in 8.0s; refused 1,204 while at most 3 of 20 were held, the first at 412ms" {
+	if got := judged(s).VerdictLines(nil, 0)[5]; got != "custom  OVERSHOOT, TOO STRICT  peak 22 of 20 (+2), 5 events in 8.0s; refused 1,204 while at most 3 of 20 were held, the first at 412ms" {
 		t.Errorf("overshoot and too strict: %q", got)
 	}
 	s.Limiter = limiter.SlidingWindow
-	if got := judged(s).VerdictLines(nil)[5]; !strings.HasSuffix(got, "refused 1,204 while at most 3 of 20 were admitted in the window, the first at 412ms") {
+	if got := judged(s).VerdictLines(nil, 0)[5]; !strings.HasSuffix(got, "refused 1,204 while at most 3 of 20 were admitted in the window, the first at 412ms") {
 		t.Errorf("a window limiter: %q", got)
 	}
 	// A run shared by id judges no refusals, and says so.
 	s = summaryFixture()
 	s.Strategies[3].RefusalsUnjudged, s.Strategies[3].NoRefusalJudged = bench.RefusalsShared, true
-	if got := judged(s).VerdictLines(nil)[3]; got != "lua     exact        peak 20 of 20, 0 events; refusals not judged: "+bench.RefusalsShared {
+	if got := judged(s).VerdictLines(nil, 0)[3]; got != "lua     exact        peak 20 of 20, 0 events; refusals not judged: "+bench.RefusalsShared {
 		t.Errorf("unjudged refusals: %q", got)
 	}
 }
@@ -173,7 +184,116 @@ func TestHammerTableShowsAbandonedRequestsWhereThereIsRoom(t *testing.T) {
 	if lua := strings.Split(tsv.String(), "\n")[4]; !strings.HasPrefix(lua, "lua\t") || !strings.HasSuffix(lua, "\t83\tn/a") {
 		t.Errorf("tsv row %q, want lua's 83 abandoned before its leaks (not read here)", lua)
 	}
-	if v := judged(s).VerdictLines(nil)[3]; !strings.HasSuffix(v, "0 false rejects, 83 abandoned") {
+	if v := judged(s).VerdictLines(nil, 0)[3]; !strings.HasSuffix(v, "0 false rejects, 83 abandoned") {
 		t.Errorf("verdict line %q", v)
+	}
+}
+
+// longVerdicts is the fixture's run with verdict texts as long as the fifth release makes them
+// (custom's is 150 characters), a how-line, a clock note, a failed assertion and a clean-up line.
+func longVerdicts() hammer.Result {
+	res := judged(summaryFixture())
+	res.Verdicts[3].Text = "the limiter counted 4 while 20 were held: it dropped held requests (stale time shorter than its clock's unit?)"
+	res.Verdicts[5] = verdict.Verdict{Word: verdict.Exact, Text: "peak 20 of 20, 0 events, 0 false rejects; exact as far as seen: " +
+		"an overshoot under +3 per window would not be proven here (skew 200ms, 64 workers, 3s)"}
+	step := func(op, reply string, sent int64) trace.StepOut {
+		return trace.StepOut{Op: op, Phase: map[string]string{"ZCARD": "check", "ZADD": "write"}[op], Reply: json.RawMessage(reply), SentUs: sent, RepliedUs: sent + 40}
+	}
+	held := int64(21)
+	res.Summary.Strategies[0].FirstOvershoot = &trace.Overshoot{AtMs: 30, Held: &held, Limit: 20, Omitted: 19, Requests: []trace.Request{
+		{ID: "r76", Raced: true, Steps: []trace.StepOut{step("ZCARD", "19", 100), step("ZADD", "1", 2920)}},
+		{ID: "r65", Raced: true, Steps: []trace.StepOut{step("ZCARD", "19", 150), step("ZADD", "1", 3020)}},
+	}}
+	res.Options.Limiter, res.Options.Strategies = limiter.Concurrency, []limiter.Strategy{limiter.Naive, limiter.Custom}
+	res.Options.Contract = &contract.Contract{Clock: contract.VirtualClock}
+	res.KeysNotDeleted = 3
+	res.Assertions = append(res.Assertions, verdict.AssertionResult{Expr: "custom.false_rejects==0", Actual: ptr(3.0),
+		Reason: "refused 3 while at most 4 of 20 were held, the first at 412ms, the tightest at 7.02s with 3 held"})
+	return res
+}
+
+// On a terminal every line of the summary wraps at its spaces to the width, colour codes
+// taking no room: a verdict continues under the verdict texts' column, nothing is cut, every
+// word is there in its order. Piped, the same lines stay whole on stderr for a log.
+func TestHammerSummaryWrapsEveryLineToTheTerminal(t *testing.T) {
+	res := longVerdicts()
+	whole := res.VerdictLines(nil, 0)
+	if n := utf8.RuneCountInString(res.Verdicts[5].Text); n != 150 {
+		t.Fatalf("custom's verdict text is %d characters, want 150", n)
+	}
+	const textColumn = len("custom  no evidence  ")
+	for _, width := range []int{80, 60} {
+		streams, _, out, errOut := TestStreams()
+		streams.StdoutTTY, streams.Columns, streams.OutProfile = true, width, colorprofile.ANSI
+		if err := writeHammerSummary(&Factory{IO: streams}, tableprint.FormatTable, res); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), "\x1b[") {
+			t.Fatalf("nothing painted at %d: the check that colour takes no room proves nothing", width)
+		}
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		for _, l := range append(lines, strings.Split(errOut.String(), "\n")...) {
+			if w := ansi.StringWidth(l); w > width || strings.Contains(l, "…") {
+				t.Errorf("at %d columns a line of %d, or cut: %q", width, w, l)
+			}
+		}
+		// Below the table, each verdict is its first line and the lines under its text column.
+		var verdicts []string
+		for _, l := range lines[slices.Index(lines, "")+1:] {
+			plain := ansi.Strip(l)
+			switch {
+			case len(verdicts) < len(whole) && strings.HasPrefix(plain, res.Summary.Strategies[len(verdicts)].Name+" ") && !strings.Contains(plain, " how: "):
+				verdicts = append(verdicts, plain)
+			case len(verdicts) > 0 && len(verdicts) <= len(whole) && strings.HasPrefix(plain, strings.Repeat(" ", textColumn)) && !strings.Contains(verdicts[len(verdicts)-1], " how: "):
+				if plain[textColumn] == ' ' {
+					t.Errorf("at %d a continuation past the text column: %q", width, plain)
+				}
+				verdicts[len(verdicts)-1] += "\n" + plain
+			}
+		}
+		if len(verdicts) != len(whole) {
+			t.Fatalf("at %d found %d verdicts, want %d:\n%s", width, len(verdicts), len(whole), ansi.Strip(out.String()))
+		}
+		for i, v := range verdicts {
+			if got, want := strings.Fields(v), strings.Fields(whole[i]); !slices.Equal(got, want) {
+				t.Errorf("at %d verdict %d reads\n%q\nwant the words of\n%q", width, i, v, whole[i])
+			}
+		}
+		if !strings.Contains(verdicts[5], "\n") || !strings.Contains(verdicts[3], "\n") {
+			t.Errorf("at %d the long verdicts did not wrap:\n%s", width, strings.Join(verdicts, "\n"))
+		}
+		text := strings.Join(strings.Fields(ansi.Strip(out.String())), " ")
+		for _, want := range []string{
+			"naive how: r76 ZCARD → 19 (+0.00ms) · r65 ZCARD → 19 (+0.05ms) · r76 ZADD (+2.82ms) · r65 ZADD (+2.92ms) → 21 held at 0.03s, limit 20 (r76, r65 raced; 19 more in the JSON)",
+			"custom: clock virtual: the hammer answered the script's TIME",
+			"clean-up: 3 of the run's keys could not be deleted (see the warnings above)",
+			"FAIL custom.false_rejects==0 (actual 3; refused 3 while at most 4 of 20 were held, the first at 412ms, the tightest at 7.02s with 3 held)",
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("at %d the summary lacks %q:\n%s", width, want, ansi.Strip(out.String()))
+			}
+		}
+	}
+
+	// Piped: tsv on stdout, every verdict whole on stderr.
+	streams, _, _, errOut := TestStreams()
+	if err := writeHammerSummary(&Factory{IO: streams}, tableprint.FormatTSV, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range whole {
+		if !strings.Contains(errOut.String(), v+"\n") {
+			t.Errorf("piped, stderr lacks the whole line %q:\n%s", v, errOut.String())
+		}
+	}
+	// stdout piped, stderr a terminal whose width cannot be read: the lines there fit 80.
+	streams, _, _, errOut = TestStreams()
+	streams.StderrTTY = true
+	if err := writeHammerSummary(&Factory{IO: streams}, tableprint.FormatTSV, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(errOut.String(), "\n") {
+		if ansi.StringWidth(l) > 80 {
+			t.Errorf("on a terminal's stderr a line of %d: %q", ansi.StringWidth(l), l)
+		}
 	}
 }

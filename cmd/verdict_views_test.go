@@ -51,7 +51,7 @@ func TestEveryViewShowsTheVerdictsOwnBadge(t *testing.T) {
 
 			cs := (&IOStreams{StdoutTTY: true, OutProfile: colorprofile.ANSI}).ColorScheme()
 			paint := map[verdict.Tone]func(string) string{verdict.ToneBad: cs.Bad, verdict.ToneGood: cs.Good, verdict.ToneWarn: cs.Warn}[tone]
-			if line := res.VerdictLines(func(v verdict.Verdict) string { return paintVerdict(cs, v) })[0]; !strings.Contains(line, paint(badge)) {
+			if line := res.VerdictLines(func(v verdict.Verdict) string { return paintVerdict(cs, v) }, 0)[0]; !strings.Contains(line, paint(badge)) {
 				t.Errorf("terminal: %q lacks the badge %q in its tone %s", line, badge, tone)
 			}
 

@@ -257,6 +257,12 @@ loop:
 			for _, r := range runs {
 				r.judgePass(false)
 			}
+			// A pass that ran long (a limiter answering faster than the judges keep up) must
+			// not keep the load going past its time: the run ends on time whatever the judging.
+			clock.advance(time.Now(), e.paused.Load())
+			if cfg.Duration > 0 && clock.active >= cfg.Duration {
+				stopLoad()
+			}
 		case now := <-ticker.C:
 			clock.advance(now, e.paused.Load())
 			if cfg.Duration > 0 && clock.active >= cfg.Duration {
@@ -377,6 +383,9 @@ type activeClock struct {
 func (c *activeClock) advance(now time.Time, paused bool) {
 	if c.last.IsZero() {
 		c.last = c.start
+	}
+	if now.Before(c.last) {
+		return // a tick sent before the last advance: already counted
 	}
 	if !paused {
 		c.active += now.Sub(c.last)

@@ -157,6 +157,7 @@ type memoryConcurrency struct {
 }
 
 func (l *memoryConcurrency) Acquire(_ context.Context, _ string, now time.Time) (limiter.Decision, error) {
+	time.Sleep(roundTrip)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ms := now.UnixMilli()

@@ -145,6 +145,11 @@ func (s *strategyState) newChecker(key string) overshoot.Checker {
 	if s.run.Admits != nil {
 		return s.run.Admits.Checker(key, local, overshoot.ClientChecker(limitsOf(s.cfg), s.ev, 1))
 	}
+	if a, ok := local.(overshoot.Anchorer); ok && !s.run.AdmitAt {
+		// Every call on the key is this process's, and settle notes each one that may have
+		// admitted unjudged: windows can be anchored at their openers.
+		a.UseAnchors()
+	}
 	return local
 }
 
@@ -441,6 +446,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	lateness := overshoot.Lateness(s.run.TimeQuantum, c.now, ahead)
 	if err != nil && ctx.Err() != nil {
 		s.judged(c) // not a decision, but it may have run: later refusals count it
+		noteUnjudged(check, stamp, -1)
 		return 0, false
 	}
 	s.count(c, &s.attempts)
@@ -453,6 +459,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		s.count(c, &s.errs)
 		s.countError(classifyDecision(err, limiter.Strategy(s.run.Name)), err.Error())
 		s.judged(c)
+		noteUnjudged(check, stamp, -1) // it may have run, and admitted
 		if s.cfg.FailOpen {
 			s.failOpen.Add(1)
 			pause = s.cfg.Hold
@@ -505,6 +512,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		// emptier window, so it is no evidence either way. The bucket's and the unaligned fixed
 		// window's evidence allow for a bounded lateness (overshoot/clock_evidence.go).
 		s.unjudged.Add(1)
+		noteUnjudged(check, stamp, lateness)
 		return wait, false
 	}
 	// Kept before the checker sees it, so the checker's first overshoot finds it in the ring.
@@ -531,6 +539,19 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		return wait + s.cfg.Hold, false
 	}
 	return wait + s.cfg.Hold, releases
+}
+
+// noteUnjudged tells a checker that anchors windows at their openers (overshoot.Anchorer) of a
+// call that may have admitted, stamped at stamp and at most late late (negative: unknown), which
+// it does not judge.
+func noteUnjudged(check overshoot.Checker, stamp time.Time, late time.Duration) {
+	if a, ok := check.(overshoot.Anchorer); ok {
+		lateMs := int64(-1)
+		if late >= 0 {
+			lateMs = (late + time.Millisecond - 1).Milliseconds()
+		}
+		a.NoteUnjudged(stamp.UnixMilli(), lateMs)
+	}
 }
 
 // admitAtEvidence is how an admit the limiter scheduled for at (a call stamped now, as late as

@@ -212,19 +212,21 @@ func (d ms) MarshalJSON() ([]byte, error) { return json.Marshal(Millis(time.Dura
 //	watch  no evidence  peak 6 of 20: the limit was never reached, so nothing was tested
 //	eval   errors       312 of 10,000 decisions failed (timeout 312); peak 20 of 20
 //
-// paint, when set, colours each verdict word; the columns stay aligned.
-func (r Result) VerdictLines(paint func(verdict.Verdict) string) []string {
+// paint, when set, colours each verdict word; the columns stay aligned. A line wider than
+// width (0: no bound) wraps at its spaces, continuing under the verdict's text.
+func (r Result) VerdictLines(paint func(verdict.Verdict) string, width int) []string {
 	nameW, wordW := 0, 0
 	for i, v := range r.Verdicts {
 		nameW, wordW = max(nameW, len(r.Summary.Strategies[i].Name)), max(wordW, len(v.Badge()))
 	}
-	out := make([]string, len(r.Verdicts))
+	var out []string
 	for i, v := range r.Verdicts {
 		word := v.Badge()
 		if paint != nil {
 			word = paint(v)
 		}
-		out[i] = fmt.Sprintf("%-*s  %s%s  %s", nameW, r.Summary.Strategies[i].Name, word, strings.Repeat(" ", wordW-len(v.Badge())), v.Text)
+		head := fmt.Sprintf("%-*s  %s%s  ", nameW, r.Summary.Strategies[i].Name, word, strings.Repeat(" ", wordW-len(v.Badge())))
+		out = append(out, human.Hang(head+v.Text, width, nameW+2+wordW+2)...)
 	}
 	return out
 }
@@ -252,10 +254,11 @@ func (r Result) ShapeLines() []string {
 }
 
 // AssertionLines are one line per assertion: "PASS  lua.overshoot==0  (actual 0)". paint, when
-// set, colours PASS and FAIL.
-func (r Result) AssertionLines(paint func(passed bool, word string) string) []string {
-	out := make([]string, len(r.Assertions))
-	for i, a := range r.Assertions {
+// set, colours PASS and FAIL. A line wider than width (0: no bound) wraps at its spaces,
+// continuing under the expression.
+func (r Result) AssertionLines(paint func(passed bool, word string) string, width int) []string {
+	var out []string
+	for _, a := range r.Assertions {
 		word := "PASS"
 		if !a.Passed {
 			word = "FAIL"
@@ -263,7 +266,7 @@ func (r Result) AssertionLines(paint func(passed bool, word string) string) []st
 		if paint != nil {
 			word = paint(a.Passed, word)
 		}
-		out[i] = fmt.Sprintf("%s  %s  (%s)", word, a.Expr, AssertionDetail(a))
+		out = append(out, human.Hang(fmt.Sprintf("%s  %s  (%s)", word, a.Expr, AssertionDetail(a)), width, len("PASS  "))...)
 	}
 	return out
 }

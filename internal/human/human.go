@@ -191,22 +191,9 @@ func YesNo(b bool) string {
 	return "no"
 }
 
-// Wrap breaks text into lines of at most width characters, at spaces (help texts).
+// Wrap is text reflowed into lines of at most width columns, broken at spaces (help texts).
 func Wrap(text string, width int) string {
-	var b strings.Builder
-	line := 0
-	for i, w := range strings.Fields(text) {
-		if i > 0 && line+1+len(w) > width {
-			b.WriteString("\n")
-			line = 0
-		} else if i > 0 {
-			b.WriteString(" ")
-			line++
-		}
-		b.WriteString(w)
-		line += len(w)
-	}
-	return b.String()
+	return strings.Join(Lay(Words(strings.Join(strings.Fields(text), " ")), width, 0), "\n")
 }
 
 // DidYouMean is "; did you mean X?" (or "X or Y?") for suggestions, each after prefix; "" for

@@ -32,8 +32,9 @@ type IOStreams struct {
 
 	// Columns, above 0, is the width tables fit whatever stdout is: $COLUMNS, or a test's.
 	Columns int
-	// termWidth measures stdout's terminal now (it may have been resized); nil in tests.
-	termWidth func() (int, error)
+	// termWidth and errTermWidth measure stdout's and stderr's terminals now (they may have
+	// been resized); nil in tests.
+	termWidth, errTermWidth func() (int, error)
 
 	// NoColor is --no-color, or NO_COLOR set in the environment: no colour on any stream.
 	NoColor bool
@@ -49,15 +50,13 @@ type IOStreams struct {
 func System() *IOStreams {
 	s := &IOStreams{
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
-		StdinTTY:  term.IsTerminal(int(os.Stdin.Fd())),
-		StdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
-		StderrTTY: term.IsTerminal(int(os.Stderr.Fd())),
-		termWidth: func() (int, error) {
-			w, _, err := term.GetSize(int(os.Stdout.Fd()))
-			return w, err
-		},
-		OutProfile: colorprofile.Detect(os.Stdout, os.Environ()),
-		ErrProfile: colorprofile.Detect(os.Stderr, os.Environ()),
+		StdinTTY:     term.IsTerminal(int(os.Stdin.Fd())),
+		StdoutTTY:    term.IsTerminal(int(os.Stdout.Fd())),
+		StderrTTY:    term.IsTerminal(int(os.Stderr.Fd())),
+		termWidth:    func() (int, error) { return termWidth(os.Stdout) },
+		errTermWidth: func() (int, error) { return termWidth(os.Stderr) },
+		OutProfile:   colorprofile.Detect(os.Stdout, os.Environ()),
+		ErrProfile:   colorprofile.Detect(os.Stderr, os.Environ()),
 	}
 	if s.StdoutTTY {
 		s.terminal = os.Stdout
@@ -68,16 +67,36 @@ func System() *IOStreams {
 	return s
 }
 
+func termWidth(f *os.File) (int, error) {
+	w, _, err := term.GetSize(int(f.Fd()))
+	return w, err
+}
+
 // TerminalWidth is the width a table on stdout fits: Columns when set; else the terminal's
 // width (80 when it cannot be read); else 0, no bound: a table piped to a file stays whole.
 func (s *IOStreams) TerminalWidth() int {
-	switch {
-	case s.Columns > 0:
+	if s.Columns > 0 {
 		return s.Columns
-	case !s.StdoutTTY:
+	}
+	return width(s.StdoutTTY, s.termWidth)
+}
+
+// ErrTerminalWidth is the width lines on stderr wrap at: 0, no bound, when stderr is not a
+// terminal (a log keeps whole lines); else Columns when set, or the terminal's width (80 when
+// it cannot be read).
+func (s *IOStreams) ErrTerminalWidth() int {
+	if s.StderrTTY && s.Columns > 0 {
+		return s.Columns
+	}
+	return width(s.StderrTTY, s.errTermWidth)
+}
+
+func width(tty bool, measure func() (int, error)) int {
+	if !tty {
 		return 0
-	case s.termWidth != nil:
-		if w, err := s.termWidth(); err == nil && w > 0 {
+	}
+	if measure != nil {
+		if w, err := measure(); err == nil && w > 0 {
 			return w
 		}
 	}

@@ -53,6 +53,12 @@ func (m *Term) Screen() string { return m.Run("capture-pane", "-p", "-t", sessio
 // wide comes back as one.
 func (m *Term) Joined() string { return m.Run("capture-pane", "-p", "-J", "-t", session) }
 
+// History is everything the terminal printed, the lines scrolled off the top included, with
+// wrapped lines joined back as Joined does.
+func (m *Term) History() string {
+	return m.Run("capture-pane", "-p", "-J", "-S", "-", "-t", session)
+}
+
 // Keys types keys (tmux key names: q, C-c, Enter).
 func (m *Term) Keys(keys ...string) { m.Run(append([]string{"send-keys", "-t", session}, keys...)...) }
 

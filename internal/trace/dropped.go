@@ -1,13 +1,17 @@
 package trace
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
+	"slices"
 )
 
 // DroppedHeld is a limiter caught counting fewer requests than it certainly held, at the first
 // overshoot of a concurrency limit: Request's own reply (or its check's count) said Counted,
-// while Held requests, itself among them, were held throughout its call. A limiter that forgets
+// while Held requests, itself among them, were held throughout its call; or, of script calls,
+// Held requests (Request the one that counted most among them) each counted Counted or fewer,
+// which the last of them Redis ran could not have without a drop. A limiter that forgets
 // a running request (a stale time shorter than what its clock can tell apart drops it at the
 // clock's next tick) admits others beside it: how it overshot.
 type DroppedHeld struct {
@@ -35,9 +39,13 @@ const droppedMargin = 2
 // is then at least the number of such Z plus one; one taken before it at least that number.
 // Requests the trace no longer holds only lower the number found, so a count below it is a
 // drop whatever is missing. And when each count was taken in the same script call as the
-// request's write, whatever the order Redis ran the calls in, the one it ran last found every
-// other one's write in place (none was released before the moment): with nothing dropped, the
-// highest count among them is at least how many they are.
+// request's write, whatever the order Redis ran the calls in: of any j of them, the one it ran
+// last found the other j-1 writes in place (none was released before the moment), so with
+// nothing dropped it counted at least j, and the highest count among any j is at least j. Put
+// the counts in ascending order: the j-th is then at least j, and one at j-2 or below (the
+// margin: a count read before the write is one lower) is a drop, whether the calls overlapped
+// or not. On a busy machine the calls of a moment are often all in flight together, and this
+// rule is then the only one that can see the drop.
 //
 // What a count is: the reply of a check that counts (ZCARD: before the request's own write,
 // so one more is its count after), or, for a script, the one element of its reply after the first
@@ -50,12 +58,13 @@ func (o *Overshoot) Dropped() *DroppedHeld {
 		return nil
 	}
 	element := callCountElement(o.Requests, o.Limit)
-	var worst, last *DroppedHeld
-	consider := func(d *DroppedHeld) {
+	var worst *DroppedHeld
+	consider := func(d DroppedHeld) {
 		if d.Held-d.Counted >= droppedMargin && (worst == nil || d.Held-d.Counted > worst.Held-worst.Counted) {
-			worst = d
+			worst = &d
 		}
 	}
+	var atomics []DroppedHeld // each atomic call's count
 	for _, y := range o.Requests {
 		sent, counted, atomic, ok := countOf(y, element)
 		if !ok {
@@ -67,19 +76,15 @@ func (o *Overshoot) Dropped() *DroppedHeld {
 				held++
 			}
 		}
-		consider(&DroppedHeld{Request: y.ID, Counted: counted, Held: held})
-		if !atomic {
-			continue // a check's count was read before the others' writes may have landed
+		consider(DroppedHeld{Request: y.ID, Counted: counted, Held: held})
+		if atomic { // a check's count was read before the others' writes may have landed
+			atomics = append(atomics, DroppedHeld{Request: y.ID, Counted: counted})
 		}
-		if last == nil {
-			last = &DroppedHeld{Request: y.ID, Counted: counted}
-		} else if counted > last.Counted {
-			last.Request, last.Counted = y.ID, counted
-		}
-		last.Held++
 	}
-	if last != nil {
-		consider(last)
+	slices.SortStableFunc(atomics, func(a, b DroppedHeld) int { return cmp.Compare(a.Counted, b.Counted) })
+	for j, d := range atomics {
+		d.Held = int64(j) + 1 // the j+1 lowest counts, d's the highest of them
+		consider(d)
 	}
 	return worst
 }

@@ -31,6 +31,17 @@ func TestDroppedNamesALimiterThatCountedFewerThanItHeld(t *testing.T) {
 	if d := heldMoment(5, overlapping...).Dropped(); d == nil || d.Counted != 3 || d.Held != 6 {
 		t.Errorf("six at once, counted at most 3: got %+v, want counted 3 of 6", d)
 	}
+	// As a busy machine sends them: all in flight together, twenty counted up to the limit
+	// before the clock's tick and the rest after it, from 1 again. The highest count is the
+	// limit, one below how many they are; but the nine that counted 5 or fewer cannot all have
+	// found fewer than nine of each other's writes.
+	var busy []Request
+	for i, n := range []int{20, 20, 18, 20, 20, 18, 17, 19, 20, 2, 3, 4, 5, 6, 9, 10, 2, 3, 3, 5, 5} {
+		busy = append(busy, call(fmt.Sprintf("r%d", i), int64(i), 1000+int64(i), fmt.Sprintf("[1, %d]", n)))
+	}
+	if d := heldMoment(20, busy...).Dropped(); d == nil || d.Counted != 5 || d.Held != 9 || d.Request != "r20" {
+		t.Errorf("twenty-one in flight together, nine counted 5 or fewer: got %+v, want r20 counted 5 of 9", d)
+	}
 }
 
 func TestDroppedSaysNothingWithoutEvidence(t *testing.T) {

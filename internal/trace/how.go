@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/limitctl/limitctl/internal/human"
 )
 
 // HowRequests is how many requests a how-line follows.
@@ -60,28 +64,20 @@ func (o *Overshoot) HowTokens() []string {
 }
 
 // Wrap joins the events with " · " after head, and the count and the notes with a space,
-// wrapping at width with continuation lines indented under the first token; a line broken
-// between two events ends in " ·".
+// wrapped by human.Lay at width with continuation lines indented under the first token; a
+// line broken between two events ends in " ·".
 func Wrap(head string, tokens []string, width int) []string {
-	indent := strings.Repeat(" ", len([]rune(head)))
-	var lines []string
-	line := head
+	body := strings.TrimRight(head, " ")
+	pieces := human.Words(body)
 	for i, t := range tokens {
-		event := !strings.HasPrefix(t, "→") && !strings.HasPrefix(t, "(")
-		sep, end := " ", ""
-		if event {
-			sep, end = " · ", " ·"
+		p := human.Piece{Text: t, Sep: " "}
+		if !strings.HasPrefix(t, "→") && !strings.HasPrefix(t, "(") { // an event
+			p.Sep, p.End = " · ", " ·"
 		}
 		if i == 0 {
-			line += t
-			continue
+			p.Sep, p.End = head[len(body):], ""
 		}
-		if len([]rune(line+sep+t)) > width {
-			lines = append(lines, line+end)
-			line = indent + t
-			continue
-		}
-		line += sep + t
+		pieces = append(pieces, p)
 	}
-	return append(lines, line)
+	return human.Lay(pieces, width, ansi.StringWidth(head))
 }

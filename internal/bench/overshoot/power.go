@@ -284,16 +284,23 @@ func (c *SlidingChecker) CaughtFrom(maxK int64) (int64, bool) {
 // CaughtFrom implements Prober.
 func (c *UnalignedChecker) CaughtFrom(maxK int64) (int64, bool) {
 	c.log.mu.Lock()
-	counts := c.log.history.counts
+	counts, notes := c.log.history.counts, c.notesFor()
+	if notes != nil {
+		notes = append([]unjudgedNote{}, notes...)
+	}
 	c.log.mu.Unlock()
 	thinned := keptCounts(counts, thinSliding(counts, c.limit, c.windowMs))
 	return weakest(maxK, func(place func(k int64, i, n int) int64, k int64) bool {
-		fresh := &UnalignedChecker{limit: c.limit, windowMs: c.windowMs, rangeMs: c.rangeMs, spacingMs: c.spacingMs}
+		fresh := &UnalignedChecker{limit: c.limit, windowMs: c.windowMs, rangeMs: c.rangeMs, spacingMs: c.spacingMs,
+			lookbackMs: c.lookbackMs, anchors: notes != nil}
 		fresh.state.searches = []windowSearch{{capacity: c.limit}} // the search at the limit decides
-		for _, e := range withPhantoms(thinned, c.windowMs, k, place) {
-			fresh.state.add(fresh, e.Ms, e.N)
+		if notes != nil {
+			fresh.state.anchored = []windowSearch{{capacity: c.limit}}
 		}
-		return fresh.state.searches[0].failed > 0
+		for _, e := range withPhantoms(thinned, c.windowMs, k, place) {
+			fresh.state.add(fresh, e.Ms, e.N, notes)
+		}
+		return fresh.state.searches[0].failed > 0 || notes != nil && fresh.state.anchored[0].failed > 0
 	})
 }
 

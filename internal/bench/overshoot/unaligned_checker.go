@@ -2,6 +2,7 @@ package overshoot
 
 import (
 	"math"
+	"sort"
 
 	"github.com/limitctl/limitctl/internal/bench/tally"
 )
@@ -60,15 +61,121 @@ import (
 // four times it) says how many a window must have held at least (peak = one more than the largest
 // capacity proven too small); below the limit (limit-1 to limit-8, then -16, -32, ...) it says how
 // near the limit a window certainly came.
+//
+// Anchored windows (UseAnchors). The model above lets a window start anywhere its spacing allows,
+// so after an idle spell, or over a run of few windows, a correct limiter's evidence leaves room
+// for several admits too many per window. But a window is opened by a call: the first call that
+// finds no window open, which a correct limiter admits (its count starts at 0, the cost is 1).
+// That opener's stamp t_o is at most a_j + Λ = b_j + 2Λ (on the client's clock it is the anchor
+// itself; a window ended by expiry is opened by a call stamped up to Λ after it; on the virtual
+// clock TIME is at or after the stamp), and at least a_j - λ_o, λ_o how late the opener may have
+// been (the limiter decided it by its stamp's time plus at most that). So window j holds, besides
+// its judged admits, either a judged opener or one the evidence left out (an admit too late to
+// judge, or a call that failed and may have admitted: NoteUnjudged, with its lateness bound, or
+// the call timeout when unknown). In the stamp-ordered assignment the search uses, admits swap
+// between windows; a window that gives away its opener in a swap receives a stamp from an earlier
+// window, which is at most b_{j-1} + R - 1 <= b_j + 3Λ. An unjudged opener earlier than the
+// window's first judged stamp t_f has t_o >= a_j - λ_o >= t_f - R + 1 + Λ - λ_o (the window holds
+// t_f), so it is among the notes whose reach, t_o + λ_o + R - 1 - Λ, is at least t_f. So, with u
+// the earliest such note at or before t_f: b_j >= min(t_f, u) - 3Λ. The bound never falls as t_f
+// rises (a note joins only once t_f passes its stamp, and leaves once t_f passes its reach), so
+// the least feasible k still gives the least start, and the search adds only
+// max(..., min(t_f, u) - 3Λ) to it. An unjudged stamp must be noted before any admit after it
+// is settled; one noted later turns the anchored searches off for the rest of the run (their
+// failures are then no evidence), as does a run whose calls it cannot all see (other processes
+// sharing the keys, or a schedule's times: UseAnchors is not called).
 type UnalignedChecker struct {
 	limit       int64
 	windowMs    int64 // W
 	rangeMs     int64 // R
 	spacingMs   int64 // P
+	lookbackMs  int64 // L: how late an unjudged opener may be
 	log         *admitLog
 	state       unalignedState // settled, guarded by log.mu
-	capacityIdx int            // the search at the limit, in state.searches
+	capacityIdx int            // the search at the limit, in state.searches (and state.anchored)
 	onOver      func(Moment)
+	// anchors: the anchored searches run (UseAnchors) and still hold (no unjudged stamp came
+	// late); notes are the unjudged stamps, ascending, kept for re-judging (within budget).
+	anchors bool
+	notes   []unjudgedNote
+}
+
+// unjudgedNote is a call that may have admitted unjudged: its stamp, and the latest first judged
+// stamp of a window it may have opened (see the type's comment).
+type unjudgedNote struct{ at, reach int64 }
+
+// Anchorer is a checker that can anchor its windows at the calls that opened them, given every
+// call that may have admitted unjudged (the unaligned fixed window).
+type Anchorer interface {
+	UseAnchors()
+	// NoteUnjudged records a call stamped nowMs that may have admitted and is not judged, at most
+	// lateMs late when it reached Redis (negative: unknown, at most the call timeout).
+	NoteUnjudged(nowMs, lateMs int64)
+}
+
+var _ Anchorer = (*UnalignedChecker)(nil)
+
+// UseAnchors makes c judge with anchored windows too: the caller notes every call that may have
+// admitted and is not judged here (NoteUnjudged), and no process but this one sends to the key.
+func (c *UnalignedChecker) UseAnchors() {
+	c.log.mu.Lock()
+	defer c.log.mu.Unlock()
+	if c.log.started {
+		return // too late: the searches so far had no notes
+	}
+	c.anchors = true
+	c.state.anchored = make([]windowSearch, len(c.state.searches))
+	for i, w := range c.state.searches {
+		c.state.anchored[i] = windowSearch{capacity: w.capacity}
+	}
+}
+
+// NoteUnjudged implements Anchorer: an admit too late to judge, or a call that failed.
+func (c *UnalignedChecker) NoteUnjudged(nowMs, lateMs int64) {
+	c.log.mu.Lock()
+	defer c.log.mu.Unlock()
+	if !c.anchors {
+		return
+	}
+	if c.log.started && nowMs <= c.log.settled {
+		// An admit at or after it may have been settled without it: the anchored searches may
+		// have bounded a window by a stamp later than its opener's.
+		c.anchors = false
+		return
+	}
+	if c.log.history.budget == nil {
+		c.log.history.budget = budgetOr(nil)
+	}
+	if !c.log.history.budget.take() {
+		c.anchors = false // a note that cannot be kept cannot be gone without
+		return
+	}
+	if lateMs < 0 || lateMs > c.lookbackMs {
+		lateMs = c.lookbackMs
+	}
+	n := unjudgedNote{at: nowMs, reach: nowMs + lateMs + c.rangeMs - 1 - (c.rangeMs-c.windowMs-1)/2}
+	i := len(c.notes)
+	for i > 0 && c.notes[i-1].at > nowMs {
+		i--
+	}
+	c.notes = append(c.notes, unjudgedNote{})
+	copy(c.notes[i+1:], c.notes[i:])
+	c.notes[i] = n
+}
+
+// anchorFloor is the least start of a window whose first judged stamp is first: min(first, u) less
+// 3Λ, u the earliest unjudged call that may be its opener (see the type's comment).
+func (c *UnalignedChecker) anchorFloor(notes []unjudgedNote, first int64) int64 {
+	lateMs := (c.rangeMs - c.windowMs - 1) / 2
+	ref := first
+	lo := first - c.rangeMs - c.lookbackMs // no note's reach is longer
+	for i := sort.Search(len(notes), func(i int) bool { return notes[i].at >= lo }); i < len(notes) && notes[i].at < ref; i++ {
+		if notes[i].reach >= first {
+			ref = notes[i].at
+			break
+		}
+	}
+	return ref - 3*lateMs
 }
 
 // OnFirstOver implements Reporter: the first set of admits no windows of a correct
@@ -84,6 +191,7 @@ type unalignedState struct {
 	recent   tally.Queue // admits per ms of the last R ms, for the range condition
 	recentAt int64       // index of the first admit in recent
 	searches []windowSearch
+	anchored []windowSearch // the same capacities, windows anchored at their openers (UseAnchors)
 	newest   int64
 }
 
@@ -104,13 +212,15 @@ type windowSearch struct {
 type windowCand struct {
 	k      int64
 	s      int64
-	noPrev bool // S(k) = -inf: no window before
+	noPrev bool  // S(k) = -inf: no window before
+	first  int64 // t_{k+1}: the first stamp of a window that starts after admit k
 }
 
 // NewUnalignedChecker judges fixed windows of windowMs with a limit, admits up to lateMs late
 // (Λ); horizonMs is how late an admit may arrive after a newer one.
 func NewUnalignedChecker(limit, windowMs, lateMs, horizonMs int64) *UnalignedChecker {
-	c := &UnalignedChecker{limit: limit, windowMs: windowMs, rangeMs: windowMs + 2*lateMs + 1, spacingMs: windowMs - lateMs}
+	c := &UnalignedChecker{limit: limit, windowMs: windowMs, rangeMs: windowMs + 2*lateMs + 1, spacingMs: windowMs - lateMs,
+		lookbackMs: horizonMs}
 	var caps []int64
 	// Below the limit one by one near it (the peak a contended correct limiter is proven to have
 	// reached), then halving.
@@ -134,17 +244,43 @@ func NewUnalignedChecker(limit, windowMs, lateMs, horizonMs int64) *UnalignedChe
 }
 
 func (c *UnalignedChecker) settle(ms, n int64) {
-	at := &c.state.searches[c.capacityIdx]
-	before := at.failed
-	c.state.add(c, ms, n)
-	if report := c.onOver; report != nil && before == 0 && at.failed > 0 {
-		c.onOver = nil
-		report(Moment{Count: at.failedAtIdx - at.failedFromIdx + 1, FromMs: at.failedFromMs, ToMs: ms})
+	c.state.add(c, ms, n, c.notesFor())
+	if report := c.onOver; report != nil {
+		for _, at := range c.verdictSearches(&c.state) {
+			if at.failed > 0 {
+				c.onOver = nil
+				report(Moment{Count: at.failedAtIdx - at.failedFromIdx + 1, FromMs: at.failedFromMs, ToMs: ms})
+				break
+			}
+		}
 	}
 }
 
-// add takes n admits stamped ms, the newest so far.
-func (st *unalignedState) add(c *UnalignedChecker, ms, n int64) {
+// notesFor are the notes the anchored searches go by, nil while they do not run. Called under
+// log.mu; the slice is the checker's own, changed by the next note.
+func (c *UnalignedChecker) notesFor() []unjudgedNote {
+	if !c.anchors {
+		return nil
+	}
+	if c.notes == nil {
+		return []unjudgedNote{}
+	}
+	return c.notes
+}
+
+// verdictSearches are the searches at the limit whose failures are evidence: the plain one, and
+// the anchored one while it holds. Called under log.mu.
+func (c *UnalignedChecker) verdictSearches(st *unalignedState) []*windowSearch {
+	out := []*windowSearch{&st.searches[c.capacityIdx]}
+	if c.anchors && len(st.anchored) > 0 {
+		out = append(out, &st.anchored[c.capacityIdx])
+	}
+	return out
+}
+
+// add takes n admits stamped ms, the newest so far; notes are the unjudged stamps the anchored
+// searches bound windows by (nil: they do not run).
+func (st *unalignedState) add(c *UnalignedChecker, ms, n int64, notes []unjudgedNote) {
 	st.newest = ms
 	for st.recent.Len() > 0 && st.recent.Front().Ms < ms-c.rangeMs+1 {
 		st.recentAt += st.recent.PopFront().N
@@ -158,20 +294,27 @@ func (st *unalignedState) add(c *UnalignedChecker, ms, n int64) {
 		// k must be >= first - 1, first the earliest admit within R of this one.
 		first := st.recentAt
 		for i := range st.searches {
-			st.searches[i].add(st.index, ms, first, c.rangeMs, c.spacingMs)
+			st.searches[i].add(st.index, ms, first, c.rangeMs, c.spacingMs, nil)
+		}
+		if notes != nil {
+			floor := func(t int64) int64 { return c.anchorFloor(notes, t) }
+			for i := range st.anchored {
+				st.anchored[i].add(st.index, ms, first, c.rangeMs, c.spacingMs, floor)
+			}
 		}
 	}
 }
 
 // add runs the search for admit i stamped t, first the index of the earliest admit stamped at or
-// after t - R + 1.
-func (w *windowSearch) add(i, t, first, rangeMs, spacingMs int64) {
+// after t - R + 1; floor, when set, is the least start of a window whose first stamp is its
+// argument (anchored windows).
+func (w *windowSearch) add(i, t, first, rangeMs, spacingMs int64, floor func(first int64) int64) {
 	if !w.lastSet {
 		w.setFromMs, w.setFromIdx = t, i
 	}
 	// F(i-1): can a window start at t_i after the window holding t_{i-1}?
 	if !w.lastSet || w.lastS+spacingMs <= t {
-		w.cands = append(w.cands, windowCand{k: i - 1, s: w.lastS, noPrev: !w.lastSet})
+		w.cands = append(w.cands, windowCand{k: i - 1, s: w.lastS, noPrev: !w.lastSet, first: t})
 	}
 	lo := max(i-w.capacity, first-1)
 	for w.head < len(w.cands) && w.cands[w.head].k < lo {
@@ -191,6 +334,9 @@ func (w *windowSearch) add(i, t, first, rangeMs, spacingMs int64) {
 	if !best.noPrev {
 		s = max(s, best.s+spacingMs)
 	}
+	if floor != nil {
+		s = max(s, floor(best.first))
+	}
 	w.lastS, w.lastSet = s, true
 	if w.head > 64 && w.head*2 > len(w.cands) {
 		w.cands = append(w.cands[:0], w.cands[w.head:]...)
@@ -201,19 +347,35 @@ func (w *windowSearch) add(i, t, first, rangeMs, spacingMs int64) {
 func (st unalignedState) clone() unalignedState {
 	out := st
 	out.recent = st.recent.Clone()
-	out.searches = make([]windowSearch, len(st.searches))
-	for i, w := range st.searches {
+	out.searches, out.anchored = cloneSearches(st.searches), cloneSearches(st.anchored)
+	return out
+}
+
+func cloneSearches(ws []windowSearch) []windowSearch {
+	if ws == nil {
+		return nil
+	}
+	out := make([]windowSearch, len(ws))
+	for i, w := range ws {
 		w.cands = append([]windowCand(nil), w.cands[w.head:]...)
 		w.head = 0
-		out.searches[i] = w
+		out[i] = w
 	}
 	return out
 }
 
-// result is the verdict of a state.
+// result is the verdict of a state: the plain searches', raised by the anchored ones' while they
+// hold.
 func (c *UnalignedChecker) result(st *unalignedState) CheckResult {
-	res := CheckResult{OvershootEvent: st.searches[c.capacityIdx].failed}
-	for _, w := range st.searches {
+	var res CheckResult
+	for _, at := range c.verdictSearches(st) {
+		res.OvershootEvent = max(res.OvershootEvent, at.failed)
+	}
+	searches := st.searches
+	if c.anchors {
+		searches = append(append([]windowSearch(nil), searches...), st.anchored...)
+	}
+	for _, w := range searches {
 		if w.failed > 0 {
 			res.Peak = max(res.Peak, w.capacity+1)
 		}
@@ -245,7 +407,7 @@ func (c *UnalignedChecker) Result() CheckResult {
 		st = &cp
 		for i := 0; i < c.log.pending.Len(); i++ {
 			p := c.log.pending.At(i)
-			st.add(c, p.Ms, p.N)
+			st.add(c, p.Ms, p.N, c.notesFor())
 		}
 	}
 	res := c.result(st)

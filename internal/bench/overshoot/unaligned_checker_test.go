@@ -11,6 +11,12 @@ import (
 // stamps, each at most capacity, be given window starts b (holding b..b+R-1, each start at least
 // P after the previous one)? Every start is tried, not only the least.
 func feasible(stamps []int64, capacity, rangeMs, spacingMs int64) bool {
+	return feasibleFrom(stamps, capacity, rangeMs, spacingMs, nil)
+}
+
+// feasibleFrom is feasible with windows that start no earlier than floor(their first stamp)
+// (anchored windows; nil: anywhere).
+func feasibleFrom(stamps []int64, capacity, rangeMs, spacingMs int64, floor func(first int64) int64) bool {
 	var try func(i int, prev int64, first bool) bool
 	try = func(i int, prev int64, first bool) bool {
 		if i == len(stamps) {
@@ -20,6 +26,9 @@ func feasible(stamps []int64, capacity, rangeMs, spacingMs int64) bool {
 			lo := stamps[e] - rangeMs + 1
 			if !first {
 				lo = max(lo, prev+spacingMs)
+			}
+			if floor != nil {
+				lo = max(lo, floor(stamps[i]))
 			}
 			for b := lo; b <= stamps[i]; b++ {
 				if try(e+1, b, false) {
@@ -45,15 +54,25 @@ func TestUnalignedSearchAgreesWithABruteForce(t *testing.T) {
 		}
 		slices.Sort(stamps)
 		c := NewUnalignedChecker(limit, window, late, 100)
+		c.UseAnchors()
+		for i := rng.IntN(3); i > 0; i-- {
+			c.NoteUnjudged(900+int64(rng.IntN(int(3*window)+100)), int64(rng.IntN(int(window)))-1)
+		}
 		for _, s := range stamps {
 			c.Admit(s)
 		}
 		c.Finish()
-		for _, w := range c.state.searches {
+		floor := func(first int64) int64 { return c.anchorFloor(c.notes, first) }
+		for i, w := range c.state.searches {
 			want := feasible(stamps, w.capacity, c.rangeMs, c.spacingMs)
 			if (w.failed == 0) != want {
 				t.Fatalf("round %d: stamps %v capacity %d window %d late %d (R %d P %d): search failed %d times, brute force feasible %v",
 					round, stamps, w.capacity, window, late, c.rangeMs, c.spacingMs, w.failed, want)
+			}
+			a := c.state.anchored[i]
+			if want := feasibleFrom(stamps, a.capacity, c.rangeMs, c.spacingMs, floor); (a.failed == 0) != want {
+				t.Fatalf("round %d: stamps %v notes %v capacity %d window %d late %d: anchored search failed %d times, brute force feasible %v",
+					round, stamps, c.notes, a.capacity, window, late, a.failed, want)
 			}
 		}
 	}
@@ -66,8 +85,11 @@ func TestUnalignedSearchAgreesWithABruteForce(t *testing.T) {
 // byExpiry: the window ends when its key expires on the server's clock (SET NX EX), else when a
 // call's own time passes the anchor kept in the state.
 func firstHitRun(rng *rand.Rand, limit, window int64, skew, rtt float64, byExpiry, offByOne bool, idle func(ms float64) bool) CheckResult {
-	lateMs := int64(math.Ceil(2*skew + 1 + rtt))
+	// Λ covers the skew and half the round trips, at most: the slower calls are left out (and
+	// noted), and may be the ones that opened a window.
+	lateMs := int64(math.Ceil(2*skew + 1 + rtt*rng.Float64()))
 	c := NewUnalignedChecker(limit, window, lateMs, 5000)
+	c.UseAnchors() // every call is this one's: those left out are noted
 	type call struct {
 		arrive, stamp, late float64
 	}
@@ -94,7 +116,12 @@ func firstHitRun(rng *rand.Rand, limit, window int64, skew, rtt float64, byExpir
 		count++
 		if cl.late <= float64(lateMs) {
 			c.Admit(int64(math.Floor(cl.stamp)))
+		} else {
+			c.NoteUnjudged(int64(math.Floor(cl.stamp)), int64(math.Ceil(cl.late)))
 		}
+	}
+	if !c.anchors {
+		panic("a note came after the admits it precedes were settled")
 	}
 	return c.Finish()
 }
@@ -104,10 +131,10 @@ func firstHitRun(rng *rand.Rand, limit, window int64, skew, rtt float64, byExpir
 // rounded to the millisecond.
 func TestUnalignedCheckerNeverBlamesAFirstHitWindow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for round := 0; round < 300; round++ {
+	for round := 0; round < 1000; round++ {
 		limit := int64(1 + rng.IntN(20))
 		window := int64(20 + rng.IntN(200))
-		skew, rtt := rng.Float64()*5, rng.Float64()*8
+		skew, rtt := rng.Float64()*5, rng.Float64()*40
 		gapAt, gapLen := rng.Float64()*6*float64(window), rng.Float64()*2.5*float64(window)
 		idle := func(ms float64) bool { return ms >= gapAt && ms < gapAt+gapLen }
 		for _, byExpiry := range []bool{false, true} {
@@ -187,5 +214,49 @@ func TestUnalignedCheckerPeakIsWhatIsProven(t *testing.T) {
 	}
 	if got := c.Finish(); got.Overshoot == 0 {
 		t.Fatalf("six per window for six windows in a row, limit 5: %+v, want an overshoot", got)
+	}
+}
+
+// Anchored at their openers, windows cannot shift to absorb an extra admit: one too many per
+// window is proven by the second window of six with a limit of 5, where windows free to start
+// anywhere needed six of them (TestUnalignedCheckerPeakIsWhatIsProven). An unjudged call that may
+// have opened a window lets it start there.
+func TestAnchoredWindowsProveOneTooManySooner(t *testing.T) {
+	start := int64(1_700_000_000_000)
+	c := NewUnalignedChecker(5, 1000, 10, 5000)
+	c.UseAnchors()
+	for w := int64(0); w < 2; w++ {
+		for i := int64(0); i < 6; i++ {
+			c.Admit(start + w*1001 + i)
+		}
+	}
+	if got := c.Finish(); got.Overshoot == 0 {
+		t.Fatalf("six per window for two windows, limit 5, anchored: %+v, want an overshoot", got)
+	}
+	// The same admits, but a call that failed about a window before the first window's admits may
+	// have opened a window then, and the first burst may be split between that one and the next:
+	// not proven in two windows.
+	c = NewUnalignedChecker(5, 1000, 10, 5000)
+	c.UseAnchors()
+	c.NoteUnjudged(start-990, -1)
+	for w := int64(0); w < 2; w++ {
+		for i := int64(0); i < 6; i++ {
+			c.Admit(start + w*1001 + i)
+		}
+	}
+	if got := c.Finish(); got.Overshoot != 0 {
+		t.Fatalf("an unjudged call a window before: %+v, want no overshoot proven", got)
+	}
+	// A note that comes after later admits were settled turns the anchors off: no evidence.
+	c = NewUnalignedChecker(5, 1000, 10, 50)
+	c.UseAnchors()
+	for w := int64(0); w < 2; w++ {
+		for i := int64(0); i < 6; i++ {
+			c.Admit(start + w*1001 + i)
+		}
+	}
+	c.NoteUnjudged(start, 0)
+	if got := c.Finish(); got.Overshoot != 0 || c.anchors {
+		t.Fatalf("a late note: %+v (anchors %v), want the anchored proof withdrawn", got, c.anchors)
 	}
 }
