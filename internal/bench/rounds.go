@@ -52,6 +52,15 @@ func (s *strategyState) roundConns() int {
 	return 0
 }
 
+// connWorkers is the workers connection conn (of conns) runs: worker w runs on w mod conns.
+func connWorkers(conn, conns, workers int) []int {
+	var indexes []int
+	for w := conn; w < workers; w += conns {
+		indexes = append(indexes, w)
+	}
+	return indexes
+}
+
 // worker is one of a connection's workers between rounds.
 type worker struct {
 	index, next int // its number among the strategy's workers; the key counter (work's i)

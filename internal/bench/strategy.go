@@ -186,12 +186,20 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 	}
 	s.begin = begin
 	s.beginMs = s.cfg.Now().UnixMilli()
+	// A log, a low-water slot and a lane of trace rings per worker, or per connection when its
+	// workers run in rounds.
+	conns := s.roundConns()
 	s.recorders = make([]*trace.Recorder, s.cfg.Workers)
 	for w := range s.recorders {
-		s.recorders[w] = trace.NewRecorder(begin, w, s.cfg.Workers, s.cfg.NoTrace)
+		if conns == 0 {
+			s.recorders[w] = trace.NewRecorder(begin, w, s.cfg.Workers, s.cfg.NoTrace)
+		}
 	}
-	// A log and a low-water slot per worker, or per connection when its workers run in rounds.
-	conns := s.roundConns()
+	for c := range conns {
+		for _, rec := range trace.NewRecorders(begin, connWorkers(c, conns, s.cfg.Workers), s.cfg.Workers, s.cfg.NoTrace) {
+			s.recorders[rec.Worker()] = rec
+		}
+	}
 	loggers := s.cfg.Workers
 	if conns > 0 {
 		loggers = conns
@@ -220,10 +228,7 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 		// Worker w runs on connection w mod conns (rounds.go).
 		s.live.Store(int32(conns))
 		for c := 0; c < conns; c++ {
-			var indexes []int
-			for w := c; w < s.cfg.Workers; w += conns {
-				indexes = append(indexes, w)
-			}
+			indexes := connWorkers(c, conns, s.cfg.Workers)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

@@ -2,9 +2,11 @@
 // first overshoot happened: which requests, which command got which reply from Redis, when.
 //
 // Recording is cheap by construction: each worker owns one Recorder, allocated once, that holds
-// the decision being made and two small rings of finished ones (admitted, refused) of
-// fixed-size records. A reply is kept as Redis sent it but as integers or a few bytes, and is
-// formatted only when a trace is published (Publish), once per run. The limiter's steps report
+// the decision being made, and files it in two rings of finished ones (admitted, refused) of
+// fixed-size records: its own, or its lane's, which the workers one goroutine runs share
+// (NewRecorders), so their decisions are filed one slot after another. A reply is kept as Redis
+// sent it but as integers or a few bytes, and is formatted only when a trace is published
+// (Publish), once per run. The limiter's steps report
 // each command they send (limiter: read, decide, write), so what is kept is a decision's own
 // calls, however the calls reach the connection.
 package trace
@@ -19,9 +21,10 @@ import (
 
 // Sizes of what a Recorder keeps. A decision of naive, multi or watch sends at most eight
 // commands of its own (watch: a retried decision keeps its last attempt); the rings keep the
-// latest decisions of one worker, enough for a checker that settles a horizon late at the
-// default load; the refused ring, once the refusal judges hold it (HoldUnjudged), keeps the
-// earliest refusals they have not judged yet instead. A trace says how many it no longer found.
+// latest decisions of one worker (of a lane's workers, so many times these), enough for a
+// checker that settles a horizon late at the default load; the refused ring, once the refusal
+// judges hold it (HoldUnjudged), keeps the earliest refusals they have not judged yet instead.
+// A trace says how many it no longer found.
 const (
 	MaxSteps   = 8
 	AdmitRing  = 64
@@ -285,11 +288,11 @@ type ring struct {
 	sent []int64
 	next uint64 // plain: records ever kept
 	// held: the records kept are recs[head:tail], oldest first (a worker's decisions are sent
-	// one after another). Judged ones are dropped from the front, and the rest moved back to
-	// the front once as many are dropped as are left (compactAfter at least): the judges keep
-	// up, so a few slots at the front are used over and over and stay in the cache, where a
-	// turn around the whole ring would write each record into memory the cache has long given
-	// up.
+	// one after another, a lane's round after round, a round's calls sent at one time). Judged
+	// ones are dropped from the front, and the rest moved back to the front once as many are
+	// dropped as are left (compactAfter at least): the judges keep up, so a few slots at the
+	// front are used over and over and stay in the cache, where a turn around the whole ring
+	// would write each record into memory the cache has long given up.
 	head, tail int
 }
 
@@ -355,33 +358,53 @@ type JudgedMark struct{ us atomic.Int64 }
 // Set says that every refusal sent before us (µs since begin) has been judged.
 func (m *JudgedMark) Set(us int64) { m.us.Store(us) }
 
-// Recorder is one worker's recording: only that worker records; the engine reads the rings,
-// under mu, once per run (when it publishes the first overshoot or false refusal).
+// Recorder is one worker's recording: only that worker records into cur, and files it in its
+// lane's rings; the engine reads the rings, under the lane's lock, once per run (when it
+// publishes the first overshoot or false refusal).
 type Recorder struct {
 	begin   time.Time
 	worker  int32
 	off     bool
 	workers uint64
 	seq     uint64 // decisions begun
+	lane    *lane
 
+	cur Record // the decision being made: the worker's alone, so no lock
+}
+
+// lane is the rings one or more recorders file into, under one lock: the recorders of the
+// workers one goroutine runs (a connection's, in rounds), whose decisions then go into
+// consecutive slots, in the cache, where rings of their own would each have been written a
+// turn after the slot's last write, in memory the cache had long given up.
+type lane struct {
 	mu       sync.Mutex
 	admitted ring
 	refused  ring
 	// judged, once the refusal judges hold the refused ring (HoldUnjudged): it keeps the
 	// refusals sent at or after judged's mark (not judged yet) rather than the latest.
 	judged *JudgedMark
-
-	cur Record // the decision being made: the worker's alone, so no lock
 }
 
-// NewRecorder makes the recorder of worker (of workers); times are µs since begin. Off, it
-// only names requests (Begin) and keeps nothing: for measuring what recording costs.
+// NewRecorder makes the recorder of worker (of workers), with rings of its own; times are µs
+// since begin. Off, it only names requests (Begin) and keeps nothing: for measuring what
+// recording costs.
 func NewRecorder(begin time.Time, worker, workers int, off bool) *Recorder {
-	r := &Recorder{begin: begin, worker: int32(worker), workers: uint64(workers), off: off}
+	return NewRecorders(begin, []int{worker}, workers, off)[0]
+}
+
+// NewRecorders makes the recorders of workers (of all workers), whose decisions are recorded
+// one after another by one goroutine: they file into one lane, whose rings are as large as
+// theirs would be together.
+func NewRecorders(begin time.Time, workers []int, all int, off bool) []*Recorder {
+	l := &lane{}
 	if !off {
-		r.admitted, r.refused = newRing(AdmitRing), newRing(RefuseRing)
+		l.admitted, l.refused = newRing(AdmitRing*len(workers)), newRing(RefuseRing*len(workers))
 	}
-	return r
+	recs := make([]*Recorder, len(workers))
+	for i, w := range workers {
+		recs[i] = &Recorder{begin: begin, worker: int32(w), workers: uint64(all), off: off, lane: l}
+	}
+	return recs
 }
 
 // Since is now in µs since the run began, on the monotonic clock. A nil Recorder records
@@ -447,16 +470,17 @@ func (r *Recorder) Keep(admitted bool, stampMs, sentUs, repliedUs int64, late ti
 		return
 	}
 	r.cur.StampMs, r.cur.SentUs, r.cur.RepliedUs, r.cur.LateNs = stampMs, sentUs, repliedUs, int64(late)
-	r.mu.Lock()
+	l := r.lane
+	l.mu.Lock()
 	switch {
 	case admitted:
-		r.admitted.keep(&r.cur)
-	case r.judged != nil:
-		r.refused.keepUnjudged(&r.cur, r.judged.us.Load())
+		l.admitted.keep(&r.cur)
+	case l.judged != nil:
+		l.refused.keepUnjudged(&r.cur, l.judged.us.Load())
 	default:
-		r.refused.keep(&r.cur)
+		l.refused.keep(&r.cur)
 	}
-	r.mu.Unlock()
+	l.mu.Unlock()
 }
 
 // HoldUnjudged makes the refused ring keep the refusals the refusal judges have not judged
@@ -465,24 +489,60 @@ func (r *Recorder) Keep(admitted bool, stampMs, sentUs, repliedUs int64, late ti
 // is the earliest refusal proven wrong, judged a pass after it was answered, however many
 // refusals the worker made meanwhile: the ring keeps what can still become it, not what was
 // judged right already.
-func (r *Recorder) HoldUnjudged(judged *JudgedMark) { r.judged = judged }
+func (r *Recorder) HoldUnjudged(judged *JudgedMark) {
+	r.lane.mu.Lock()
+	r.lane.judged = judged
+	r.lane.mu.Unlock()
+}
 
 // Admitted appends to out the admitted records still kept that match.
 func (r *Recorder) Admitted(out []Record, match func(*Record) bool) []Record {
-	return r.find(&r.admitted, false, out, match)
+	return r.find(false, out, match)
+}
+
+// AdmittedOf appends to out the admitted records of recs still kept that match, reading each
+// lane's ring once however many of recs file into it (a lane's ring holds its every worker's
+// records, and one pass per recorder would read it once per worker).
+func AdmittedOf(recs []*Recorder, out []Record, match func(*Record) bool) []Record {
+	workers := make(map[int32]bool, len(recs))
+	lanes := make(map[*lane]bool, len(recs))
+	for _, r := range recs {
+		workers[r.worker] = true
+	}
+	for _, r := range recs {
+		if lanes[r.lane] {
+			continue // read already
+		}
+		lanes[r.lane] = true
+		l := r.lane
+		l.mu.Lock()
+		kept := l.admitted.kept(false)
+		for i := range kept {
+			if rec := &kept[i]; workers[rec.Worker] && match(rec) {
+				out = append(out, *rec)
+			}
+		}
+		l.mu.Unlock()
+	}
+	return out
 }
 
 // Refused appends to out the refused records still kept that match.
 func (r *Recorder) Refused(out []Record, match func(*Record) bool) []Record {
-	return r.find(&r.refused, r.judged != nil, out, match)
+	return r.find(true, out, match)
 }
 
-func (r *Recorder) find(g *ring, held bool, out []Record, match func(*Record) bool) []Record {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	recs := g.kept(held)
+// find appends to out the worker's records of the lane's admitted or refused ring that match.
+func (r *Recorder) find(refused bool, out []Record, match func(*Record) bool) []Record {
+	l := r.lane
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	recs := l.admitted.kept(false)
+	if refused {
+		recs = l.refused.kept(l.judged != nil)
+	}
 	for i := range recs {
-		if rec := &recs[i]; match(rec) {
+		if rec := &recs[i]; rec.Worker == r.worker && match(rec) {
 			out = append(out, *rec)
 		}
 	}

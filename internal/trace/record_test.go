@@ -99,6 +99,56 @@ func TestRecordersNameRequestsApartAndKeepTheLatest(t *testing.T) {
 	}
 }
 
+// Recorders sharing a lane find their own records only, and the lane keeps as many of each
+// worker's latest decisions as rings of their own would.
+func TestRecordersOfALaneKeepTheirOwn(t *testing.T) {
+	recs := NewRecorders(time.Now(), []int{1, 4, 7}, 9, false)
+	for i := 0; i < AdmitRing+10; i++ {
+		for _, r := range recs {
+			r.Begin(int(r.Worker()))
+			r.Keep(true, int64(i), 0, 0, 0)
+		}
+	}
+	for _, r := range recs {
+		kept := r.Admitted(nil, func(*Record) bool { return true })
+		if len(kept) != AdmitRing {
+			t.Fatalf("worker %d: kept %d, want the ring's %d", r.Worker(), len(kept), AdmitRing)
+		}
+		for _, rec := range kept {
+			if int(rec.Worker) != r.Worker() || int(rec.Key) != r.Worker() || rec.StampMs < 10 {
+				t.Fatalf("worker %d found %+v", r.Worker(), rec)
+			}
+		}
+	}
+}
+
+// AdmittedOf reads what several recorders kept, each lane once: every record of theirs, and
+// none of a worker of the lane that is not among them.
+func TestAdmittedOfReadsTheRecordersOfEachLane(t *testing.T) {
+	begin := time.Now()
+	laneA := NewRecorders(begin, []int{0, 2}, 4, false)
+	laneB := NewRecorders(begin, []int{1, 3}, 4, false)
+	for _, r := range append(append([]*Recorder{}, laneA...), laneB...) {
+		for i := 0; i < 3; i++ {
+			r.Begin(r.Worker())
+			r.Keep(true, int64(i), 0, 0, 0)
+		}
+	}
+	all := func(*Record) bool { return true }
+	if got := AdmittedOf(append(append([]*Recorder{}, laneA...), laneB...), nil, all); len(got) != 12 {
+		t.Fatalf("found %d records of the four workers, want 12", len(got))
+	}
+	got := AdmittedOf([]*Recorder{laneA[1], laneB[0]}, nil, all)
+	for _, rec := range got {
+		if rec.Worker != 2 && rec.Worker != 1 {
+			t.Fatalf("found a record of worker %d, not asked for", rec.Worker)
+		}
+	}
+	if len(got) != 6 {
+		t.Fatalf("found %d records of workers 2 and 1, want 6", len(got))
+	}
+}
+
 // Held for the refusal judges, the refused ring keeps the refusals not yet judged: once full
 // it drops a new refusal rather than overwrite one the judges have not seen, and once they
 // have judged some (the mark moves) new refusals take those places, oldest first. Unheld, it
@@ -166,8 +216,8 @@ func TestAHeldRingKeepsTheUnjudgedInAFewSlots(t *testing.T) {
 				t.Fatalf("at %d: the %dth refusal kept was sent at %d, want %d", us, i, rec.SentUs, mark+int64(i))
 			}
 		}
-		if r.refused.tail > 2*7+compactAfter {
-			t.Fatalf("at %d: the ring's %d slots in use, for %d refusals", us, r.refused.tail, len(kept))
+		if r.lane.refused.tail > 2*7+compactAfter {
+			t.Fatalf("at %d: the ring's %d slots in use, for %d refusals", us, r.lane.refused.tail, len(kept))
 		}
 	}
 }
