@@ -54,7 +54,9 @@ func StartSentinel(t testing.TB, opts SentinelOptions) *SentinelSet {
 	s.Nodes = append(s.Nodes, StartNoCleanup(t, append([]string{"replicaof 127.0.0.1 " + strconv.Itoa(master.Port)}, extra...)...))
 	conf := []string{
 		fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2", s.Name, master.Port),
-		"sentinel down-after-milliseconds " + s.Name + " 2000",
+		// Every failover the tests make is asked for (SENTINEL FAILOVER); a master slow to
+		// answer on a starved machine must not be failed over on its own mid-test.
+		"sentinel down-after-milliseconds " + s.Name + " 10000",
 		"sentinel failover-timeout " + s.Name + " 10000",
 		"sentinel parallel-syncs " + s.Name + " 1",
 	}
