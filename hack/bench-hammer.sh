@@ -266,11 +266,11 @@ print(*out)' "$masters")"
   args=()
   for cand in "${candidates[@]}"; do args+=("$cand" "${crb[$cand]}" "${cc[$cand]}"); done
   pinned=""; [ -n "${spin[*]}" ] && pinned=", servers on cores ${spin[2]}, clients on ${cpin[2]}"
-  python3 - "$(cut -d' ' -f1-3 /proc/loadavg)" "${CLUSTER_WORKERS:-800}" "$pinned" "$masters" "${args[@]}" <<'PY'
+  python3 - "$(cut -d' ' -f1-3 /proc/loadavg)" "${CLUSTER_WORKERS:-800} in flight on ${CLUSTER_CONNS:-8} connections" "$pinned" "$masters" "${args[@]}" <<'PY'
 import statistics, sys
 rows = lambda a: [[float(x) for x in r.split()] for r in a.split(";") if r]
 med = lambda rs, i: statistics.median(r[i] for r in rs)
-print(f"cluster: {sys.argv[4]} masters, fixed_window EVALSHA, every call rejected, {sys.argv[2]} in flight on 256 keys, against")
+print(f"cluster: {sys.argv[4]} masters, fixed_window EVALSHA, every call rejected, {sys.argv[2]} (the hammer), 256 keys, against")
 print(f"redis-benchmark --cluster -c 50 -P 16 in interleaved pairs, medians (load average at the end: {sys.argv[1]}){sys.argv[3]}:")
 print(f"  {'candidate':<14} {'ratio':>6} {'pairs':>11}  {'calls/s':>9} {'servers on-CPU':>14} {'client µs/call':>14}  "
       f"{'servers µs/call':>15}  rb: client, servers µs/call  client CPU / rb's (pairs; target <= 2)")
