@@ -15,7 +15,8 @@
 #   ONLY=cluster make bench-hammer # only the cluster's fast-path candidates (CLUSTER_PAIRS=3,
 #                                  # CANDIDATES='hammer rueidis-multi' for some of them,
 #                                  # CLUSTER_WORKERS=256 for fewer calls in flight, PIN=1 for
-#                                  # the servers on cores of their own)
+#                                  # the servers on cores of their own, MASTERS=6 or 12 for a
+#                                  # larger cluster: default 3)
 #
 # Both clients send EVALSHA of concurrency_acquire with the same number of connections to the
 # same server, one after the other. Machines are shared and noisy: read the ratio, not the numbers.
@@ -131,7 +132,8 @@ fw_sha=$($bin scripts load fixed_window --addr 127.0.0.1:$port -o tsv | awk 'NR=
 # secs+2, so start-up and clean-up count on neither side. The on-CPU share is the server's CPU time over that wall
 # time: the server is the bottleneck when it is near 1, whatever the host's speed does meanwhile.
 # The client's CPU per call (user+system, the same span) is what each client costs the machine:
-# on a machine whose cores the client and the server share, the steadier figure.
+# on a machine whose cores the client and the server share, the steadier figure; the hammer's,
+# with every check on, against redis-benchmark's in the same pair (issue 42: at most 2x).
 pairs=${PAIRS:-9}
 rpid=$(cat "$dir/redis.pid")
 # The servers measured: the single node, or (the cluster section) every master, their counters summed.
@@ -186,12 +188,15 @@ pair() {
   if (( i % 2 )); then pa+=("$("${ca[@]}")"); pb+=("$("$@")")
   else pb+=("$("$@")"); pa+=("$("${ca[@]}")"); fi
 }
-# Cluster (issue 33): a 3-master cluster on loopback ports, each master in its own session as
-# the single node is, and the candidate fast paths for the load against redis-benchmark --cluster
-# -c 50 -P 16, in CLUSTER_PAIRS interleaved pairs each (default 3), measured as above with every
-# master's counters summed (the on-CPU share is of all three servers: up to the cores there are).
-# The candidates: the hammer as it is (--cluster: go-redis's ClusterClient pipelines) and the
-# prototypes of hack/loadproto (internal/wire with slot routing, rueidis's DoMulti rounds and
+# Cluster (issues 33, 42): a cluster of MASTERS masters (default 3) on loopback ports, each
+# master in its own session as the single node is, and the candidate fast paths for the load
+# against redis-benchmark --cluster -c 50 -P 16, in CLUSTER_PAIRS interleaved pairs each (default
+# 3), measured as above with every master's counters summed (the on-CPU share is of all the
+# servers: up to the cores there are). Each candidate's client CPU per call is set against
+# redis-benchmark's in the same pair (issue 42's target: at most 2x, every check on), and the
+# hammer's says how many decisions one client core proves a second.
+# The candidates: the hammer (--cluster: rueidis rounds), the hammer through go-redis's
+# ClusterClient pipelines (--no-direct) and the prototypes of hack/loadproto (internal/wire with slot routing, rueidis's DoMulti rounds and
 # auto-pipelining, go-redis's pipelines and AutoPipeline), all at 800 calls in flight on 256 keys
 # (CLUSTER_WORKERS), redis-benchmark's own: 50 connections of 16. Fewer in flight make smaller
 # batches, which cost each server more per call (more reads and writes per call).
@@ -199,10 +204,11 @@ pair() {
 # ONLY=cluster runs only this.
 if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = cluster ]; then
   go build -o "$dir/loadproto" ./hack/loadproto
+  masters=${MASTERS:-3}
   read -r -a cports <<<"$(python3 -c '
-import socket
+import socket, sys
 out = []
-while len(out) < 3:
+while len(out) < int(sys.argv[1]):
     s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close()
     if p + 10000 > 65535: continue
     b = socket.socket()
@@ -210,7 +216,7 @@ while len(out) < 3:
     except OSError: continue
     finally: b.close()
     out.append(p)
-print(*out)')"
+print(*out)' "$masters")"
   # PIN=1: the masters share the first half of the cores and each client runs on the other
   # half (taskset), as servers on hosts of their own would: the clients no longer compete with
   # the servers for CPU, and the ratio says whether the client keeps the servers busy.
@@ -260,21 +266,25 @@ print(*out)')"
   args=()
   for cand in "${candidates[@]}"; do args+=("$cand" "${crb[$cand]}" "${cc[$cand]}"); done
   pinned=""; [ -n "${spin[*]}" ] && pinned=", servers on cores ${spin[2]}, clients on ${cpin[2]}"
-  python3 - "$(cut -d' ' -f1-3 /proc/loadavg)" "${CLUSTER_WORKERS:-800}" "$pinned" "${args[@]}" <<'PY'
+  python3 - "$(cut -d' ' -f1-3 /proc/loadavg)" "${CLUSTER_WORKERS:-800} in flight on ${CLUSTER_CONNS:-8} connections" "$pinned" "$masters" "${args[@]}" <<'PY'
 import statistics, sys
 rows = lambda a: [[float(x) for x in r.split()] for r in a.split(";") if r]
 med = lambda rs, i: statistics.median(r[i] for r in rs)
-print(f"cluster: 3 masters, fixed_window EVALSHA, every call rejected, {sys.argv[2]} in flight on 256 keys, against")
+print(f"cluster: {sys.argv[4]} masters, fixed_window EVALSHA, every call rejected, {sys.argv[2]} (the hammer), 256 keys, against")
 print(f"redis-benchmark --cluster -c 50 -P 16 in interleaved pairs, medians (load average at the end: {sys.argv[1]}){sys.argv[3]}:")
 print(f"  {'candidate':<14} {'ratio':>6} {'pairs':>11}  {'calls/s':>9} {'servers on-CPU':>14} {'client µs/call':>14}  "
-      f"{'servers µs/call':>15}  rb: client, servers µs/call")
-a = sys.argv[4:]
+      f"{'servers µs/call':>15}  rb: client, servers µs/call  client CPU / rb's (pairs; target <= 2)")
+a = sys.argv[5:]
 for name, rb, c in zip(a[0::3], a[1::3], a[2::3]):
     rb, c = rows(rb), rows(c)
     ratios = [x[0] / y[0] for x, y in zip(c, rb)]
+    cpu = [x[3] / y[3] for x, y in zip(c, rb)]
     print(f"  {name:<14} {statistics.median(ratios):6.3f} {min(ratios):5.2f}-{max(ratios):4.2f}  {med(c,0):9,.0f} "
           f"{100*med(c,1):13.1f}% {med(c,3):14.2f}  {1e6*med(c,1)/med(c,0):15.2f}  "
-          f"{med(rb,3):.2f}, {1e6*med(rb,1)/med(rb,0):.2f}")
+          f"{med(rb,3):.2f}, {1e6*med(rb,1)/med(rb,0):.2f}{'':>16}{statistics.median(cpu):.2f} ({min(cpu):.2f}-{max(cpu):.2f})")
+    if name == "hammer":
+        print(f"    one client core proves about {1e6/med(c,3):,.0f} decisions/s (every check on); "
+              f"redis-benchmark's sends {1e6/med(rb,3):,.0f} calls/s")
 PY
   for p in "${cports[@]}"; do kill "$(cat "$dir/c$p/pid")" 2>/dev/null || true; done
   sports=("$port"); spids=("$rpid")
@@ -329,6 +339,10 @@ for title, rb, ham, rbname, hname in (
     target = 0.95 if title == "pipelined" else 0.90
     print(f"    ratio hammer / redis-benchmark: median {statistics.median(ratios):.3f} "
           f"(pairs {min(ratios):.2f}-{max(ratios):.2f}; target >= {target})")
+    cpu = [h[3] / r[3] for h, r in zip(ham, rb)]
+    print(f"    client CPU per call hammer / redis-benchmark: median {statistics.median(cpu):.2f} "
+          f"(pairs {min(cpu):.2f}-{max(cpu):.2f}; target <= 2); one client core proves about "
+          f"{1e6/med(ham,3):,.0f} decisions/s")
 client = {"pipelined": med(hp, 3), "default": med(hd, 3)}
 print("  evidence per decision (BenchmarkEvidence), as a share of the hammer's client CPU per call "
       f"(pipelined {client['pipelined']:.2f} µs, default {client['default']:.2f} µs):")

@@ -11,7 +11,7 @@ import (
 // BenchmarkEvidence is what each evidence feature costs per decision, recorded as the engine
 // records it and read every 100ms of the stream as the engine's tick reads it: a call every 25µs
 // (40,000 decisions a second), the limit 20. Side by side with the client's whole CPU per
-// decision (BenchmarkHotPath's cpu-µs/op, make bench-hammer's client µs/call) it is each
+// decision (BenchmarkHotPath's cpu-µs/decision, make bench-hammer's client µs/call) it is each
 // feature's share; make bench-hammer prints them together.
 func BenchmarkEvidence(b *testing.B) {
 	const callEveryUs, tickUs = 25, 100_000

@@ -44,10 +44,7 @@ func (s *strategyState) traceFirst(key int, m overshoot.Moment) {
 				(m.LateMs == 0 || time.Duration(r.LateNs) <= time.Duration(m.LateMs)*time.Millisecond) // as lateBucket.AdmitLate
 		}
 	}
-	var recs []trace.Record
-	for _, rec := range s.recorders {
-		recs = rec.Admitted(recs, match)
-	}
+	recs := trace.AdmittedOf(s.recorders, nil, match)
 	ov := &trace.Overshoot{Limit: s.cfg.Limit, ThisProcess: s.run.Admits != nil || s.run.Witness != nil}
 	count := m.Count
 	expected := count

@@ -2,8 +2,11 @@ package bench
 
 import (
 	"context"
+	"math"
+	"sync/atomic"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -49,6 +52,15 @@ func (s *strategyState) roundConns() int {
 	return 0
 }
 
+// connWorkers is the workers connection conn (of conns) runs: worker w runs on w mod conns.
+func connWorkers(conn, conns, workers int) []int {
+	var indexes []int
+	for w := conn; w < workers; w += conns {
+		indexes = append(indexes, w)
+	}
+	return indexes
+}
+
 // worker is one of a connection's workers between rounds.
 type worker struct {
 	index, next int // its number among the strategy's workers; the key counter (work's i)
@@ -59,13 +71,15 @@ type worker struct {
 	c           decisionCall
 }
 
-// rounds runs workers (numbered as in work) on one connection until ctx ends, the run's bounds
-// are reached or the schedule closes, then releases what they still hold.
-func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, schedule <-chan time.Time) {
+// rounds runs workers (numbered as in work) on connection conn until ctx ends, the run's
+// bounds are reached or the schedule closes, then releases what they still hold.
+func (s *strategyState) rounds(ctx context.Context, e *Engine, conn int, indexes []int, schedule <-chan time.Time) {
 	ws := make([]worker, len(indexes))
 	for i, w := range indexes {
 		ws[i] = worker{index: w, next: w, skew: workerSkew(s.cfg, w)}
+		ws[i].c.entered = math.MaxInt64
 	}
+	round := &roundBatch{slot: conn, inFlight: math.MaxInt64}
 	batch := limiter.NewBatch(s.run.Limiter)
 	defer batch.Close()
 	rctx, cancel := releaseContext(ctx, s.cfg.Horizon)
@@ -109,7 +123,7 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 		}
 		acquires := len(calls)
 		if !hold {
-			s.gather(ctx, ws, &calls, &who, now, wake, schedule)
+			s.gather(ctx, round, ws, &calls, &who, now, wake, schedule)
 		}
 		if len(calls) == 0 {
 			if !wake.IsZero() {
@@ -123,9 +137,7 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 		}
 		stampedAt := time.Now()
 		clock := s.cfg.Now()
-		for j := acquires; j < len(calls); j++ {
-			s.entering(ws[who[j]].index)
-		}
+		round.entering(s, ws, who[acquires:])
 		sentAt := time.Now() // after entering (refusal.LowWater.Enter)
 		for j := acquires; j < len(calls); j++ {
 			w := &ws[who[j]]
@@ -150,8 +162,107 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, indexes []int, sc
 			pause, release := s.settle(ctx, &w.c, calls[j].Decision, calls[j].Err, repliedAt)
 			w.until, w.holding = repliedAt.Add(pause), release
 		}
+		round.done(s, ws)
 	}
 	s.releaseAll(ctx, batch, ws)
+	round.done(s, ws)
+}
+
+// roundBatch is what a connection's round hands the strategy's shared state at once, once
+// the round is settled: its calls for the refusal judges (under one lock of the connection's
+// log), its calls still in flight (one store of the connection's low-water slot), its counts
+// (one add to each counter) and its latencies (one lock of the histogram). Per decision, these
+// were a lock, two stores and several adds on cache lines the other connections' goroutines
+// keep taking back.
+type roundBatch struct {
+	slot     int             // the connection's log and low-water slot
+	inFlight int64           // what the slot says: the earliest entered of the calls not judged
+	calls    []refusal.Keyed // judged this round
+	counts   [4]roundCount   // the counters added to this round
+	lat      []roundLatency  // this round's latencies, equal ones together
+}
+
+type roundCount struct {
+	counter *atomic.Int64
+	n       int64
+}
+
+type roundLatency struct {
+	d time.Duration
+	n int64
+}
+
+// entering marks the calls of ws at who in flight from now, before the time they are sent at
+// is read (refusal.LowWater.Enter says why).
+func (r *roundBatch) entering(s *strategyState, ws []worker, who []int) {
+	if s.logs == nil || len(who) == 0 {
+		return
+	}
+	at := s.sinceUs()
+	for _, i := range who {
+		ws[i].c.entered = at
+	}
+	if at < r.inFlight {
+		r.inFlight = at
+		s.inFlight.Enter(r.slot, at)
+	}
+}
+
+// judged takes c for the refusal judges, and ends its call in flight.
+func (r *roundBatch) judged(c *decisionCall) {
+	r.calls = append(r.calls, refusal.Keyed{Key: c.keyIndex, Call: c.judged})
+	c.entered = math.MaxInt64
+}
+
+func (r *roundBatch) count(counter *atomic.Int64) {
+	for i := range r.counts {
+		if rc := &r.counts[i]; rc.counter == counter || rc.counter == nil {
+			rc.counter = counter
+			rc.n++
+			return
+		}
+	}
+	counter.Add(1) // more counters than a round keeps: at once
+}
+
+func (r *roundBatch) latency(d time.Duration) {
+	if n := len(r.lat); n > 0 && r.lat[n-1].d == d {
+		r.lat[n-1].n++
+		return
+	}
+	r.lat = append(r.lat, roundLatency{d: d, n: 1})
+}
+
+// done hands the round's calls to the judges, then moves the connection's low-water slot to
+// the earliest call of ws still in flight (a call is logged before its slot leaves it), and
+// adds the round's counts and latencies.
+func (r *roundBatch) done(s *strategyState, ws []worker) {
+	if s.logs != nil {
+		s.logs[r.slot].RecordAll(r.calls)
+		r.calls = r.calls[:0]
+		earliest := int64(math.MaxInt64)
+		for i := range ws {
+			earliest = min(earliest, ws[i].c.entered)
+		}
+		if earliest != r.inFlight {
+			r.inFlight = earliest
+			s.inFlight.Enter(r.slot, earliest)
+		}
+	}
+	for i := range r.counts {
+		if rc := &r.counts[i]; rc.counter != nil {
+			rc.counter.Add(rc.n)
+			*rc = roundCount{}
+		}
+	}
+	if len(r.lat) > 0 {
+		s.histMu.Lock()
+		for _, l := range r.lat {
+			s.hist.RecordValues(max(histMin, min(histMax, l.d.Microseconds())), l.n) //nolint:errcheck // clamped into range
+		}
+		s.histMu.Unlock()
+		r.lat = r.lat[:0]
+	}
 }
 
 // releaseContext is the context of the rounds that carry releases: the run's, except that the
@@ -168,7 +279,7 @@ func releaseContext(ctx context.Context, horizon time.Duration) (context.Context
 // request bound, and in an open loop a scheduled start, waiting for the first only when no
 // call is due otherwise, and then no later than wake (a hold's end: a release is due). A
 // worker's scheduled start is kept in its call's started until sent.
-func (s *strategyState) gather(ctx context.Context, ws []worker, calls *[]limiter.Call, who *[]int, now, wake time.Time, schedule <-chan time.Time) {
+func (s *strategyState) gather(ctx context.Context, round *roundBatch, ws []worker, calls *[]limiter.Call, who *[]int, now, wake time.Time, schedule <-chan time.Time) {
 	for i := range ws {
 		w := &ws[i]
 		if w.done || w.holding || now.Before(w.until) {
@@ -206,7 +317,8 @@ func (s *strategyState) gather(ctx context.Context, ws []worker, calls *[]limite
 			markDone(ws)
 			return
 		}
-		w.c = decisionCall{worker: w.index, keyIndex: w.next % len(s.keys), skew: w.skew, started: scheduled}
+		w.c = decisionCall{worker: w.index, keyIndex: w.next % len(s.keys), skew: w.skew, started: scheduled,
+			round: round, entered: math.MaxInt64}
 		w.c.id = s.recorders[w.index].Begin(w.c.keyIndex)
 		w.next += s.cfg.Workers
 		*calls = append(*calls, limiter.Call{Key: s.keys[w.c.keyIndex], Trace: s.recorders[w.index]})

@@ -81,6 +81,9 @@ type strategyState struct {
 	masters  *masterWatch // concurrency on a target that can fail over: judged while its masters are unchanged
 	nextKey  int          // the key the next tick judges first (engine loop only)
 
+	// judgedMark tells the workers' recorders which refusals are judged (trace.HoldUnjudged).
+	judgedMark trace.JudgedMark
+
 	// tick state, touched only by the engine's loop
 	lastAttempts int64
 }
@@ -183,23 +186,37 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 	}
 	s.begin = begin
 	s.beginMs = s.cfg.Now().UnixMilli()
+	// A log, a low-water slot and a lane of trace rings per worker, or per connection when its
+	// workers run in rounds.
+	conns := s.roundConns()
 	s.recorders = make([]*trace.Recorder, s.cfg.Workers)
 	for w := range s.recorders {
-		s.recorders[w] = trace.NewRecorder(begin, w, s.cfg.Workers, s.cfg.NoTrace)
+		if conns == 0 {
+			s.recorders[w] = trace.NewRecorder(begin, w, s.cfg.Workers, s.cfg.NoTrace)
+		}
+	}
+	for c := range conns {
+		for _, rec := range trace.NewRecorders(begin, connWorkers(c, conns, s.cfg.Workers), s.cfg.Workers, s.cfg.NoTrace) {
+			s.recorders[rec.Worker()] = rec
+		}
+	}
+	loggers := s.cfg.Workers
+	if conns > 0 {
+		loggers = conns
 	}
 	if s.cfg.SharedKeys && s.run.RefusalsUnjudged == "" && s.run.Calls != nil {
 		// Judged elsewhere, over every process's calls: this process only logs its own.
-		s.inFlight = refusal.NewLowWater(s.cfg.Workers)
-		s.logs = make([]refusal.Log, s.cfg.Workers)
+		s.inFlight = refusal.NewLowWater(loggers)
+		s.logs = make([]refusal.Log, loggers)
 		s.run.Calls.Start(begin, s.judgeSpec())
 	}
 	if !s.cfg.SharedKeys && s.run.RefusalsUnjudged == "" {
 		for _, rec := range s.recorders {
-			rec.HoldUnjudged() // the first false reject's request stays in its ring until judged
+			rec.HoldUnjudged(&s.judgedMark) // the first false reject's request stays in its ring until judged
 		}
 		spec := s.judgeSpec()
-		s.inFlight = refusal.NewLowWater(s.cfg.Workers)
-		s.logs = make([]refusal.Log, s.cfg.Workers)
+		s.inFlight = refusal.NewLowWater(loggers)
+		s.logs = make([]refusal.Log, loggers)
 		scratch := &refusal.Scratch{}
 		for range s.keys {
 			r := refusal.New(spec)
@@ -207,18 +224,15 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 			s.refusals = append(s.refusals, r)
 		}
 	}
-	if conns := s.roundConns(); conns > 0 {
+	if conns > 0 {
 		// Worker w runs on connection w mod conns (rounds.go).
 		s.live.Store(int32(conns))
 		for c := 0; c < conns; c++ {
-			var indexes []int
-			for w := c; w < s.cfg.Workers; w += conns {
-				indexes = append(indexes, w)
-			}
+			indexes := connWorkers(c, conns, s.cfg.Workers)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s.rounds(ctx, e, indexes, schedule)
+				s.rounds(ctx, e, c, indexes, schedule)
 				if s.live.Add(-1) == 0 {
 					s.finished.Store(int64(time.Since(begin)))
 				}
@@ -371,6 +385,11 @@ type decisionCall struct {
 	// HeldChecker's.
 	id     uint64
 	judged refusal.Call // what the refusal judges are told of it
+	// round, for a call of a connection's round, takes its counts and its record for the
+	// judges with the round's others (rounds.go), and entered is when it went in flight
+	// (math.MaxInt64 once judged); nil for a worker's own call.
+	round   *roundBatch
+	entered int64
 }
 
 // entering marks worker's call in flight for the refusal judges, before the time it is sent at
@@ -384,6 +403,10 @@ func (s *strategyState) entering(worker int) {
 // judged hands c to the refusal judges and ends its worker's call in flight.
 func (s *strategyState) judged(c *decisionCall) {
 	if s.logs == nil {
+		return
+	}
+	if c.round != nil {
+		c.round.judged(c)
 		return
 	}
 	s.logs[c.worker].Record(c.keyIndex, c.judged)
@@ -431,10 +454,14 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		noteUnjudged(check, stamp, -1)
 		return 0, false
 	}
-	s.attempts.Add(1)
-	s.record(latency)
+	s.count(c, &s.attempts)
+	if c.round != nil {
+		c.round.latency(latency)
+	} else {
+		s.record(latency)
+	}
 	if err != nil {
-		s.errs.Add(1)
+		s.count(c, &s.errs)
 		s.countError(classifyDecision(err, limiter.Strategy(s.run.Name)), err.Error())
 		s.judged(c)
 		noteUnjudged(check, stamp, -1) // it may have run, and admitted
@@ -446,15 +473,17 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		}
 		return pause + s.cfg.ErrorBackoff, false
 	}
-	s.retries.Add(int64(d.Retries))
+	if d.Retries > 0 {
+		s.retries.Add(int64(d.Retries))
+	}
 	if !d.Allowed {
-		s.rejected.Add(1)
+		s.count(c, &s.rejected)
 		s.recorders[c.worker].Keep(false, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness)
 		c.judged.Outcome = refusal.Refused
 		s.judged(c)
 		return 0, false
 	}
-	s.admitted.Add(1)
+	s.count(c, &s.admitted)
 	c.judged.Outcome = refusal.Admitted
 	releases := s.cfg.Limiter.Describe().Releases
 	if !releases {
@@ -656,6 +685,15 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	}
 }
 
+// count adds one of c's counts: to counter, or with the rest of its round's.
+func (s *strategyState) count(c *decisionCall, counter *atomic.Int64) {
+	if c.round != nil {
+		c.round.count(counter)
+		return
+	}
+	counter.Add(1)
+}
+
 func (s *strategyState) record(latency time.Duration) {
 	us := max(histMin, min(histMax, latency.Microseconds()))
 	s.histMu.Lock()
@@ -854,9 +892,7 @@ func (s *strategyState) judgePass(final bool) {
 	if first != nil {
 		s.refusedRequest(first.ID) // found now, before the ring moves on; kept by id
 	}
-	for _, rec := range s.recorders {
-		rec.Judged(judged)
-	}
+	s.judgedMark.Set(judged)
 }
 
 // passCalls hands every logged call to the strategy's CallSink with the low-water mark they

@@ -27,8 +27,10 @@ type Call struct {
 	// Acquire records them through its context.
 	Trace *trace.Recorder
 
-	// what the call sent, kept for reading its reply and for calling it again on NOSCRIPT
+	// what the call sent, kept for reading its reply and for calling it again on NOSCRIPT: its
+	// reply is cmd's, or reply's when a scriptQueuer took the call
 	cmd      *redis.Cmd
+	reply    scriptReply
 	keys     []string
 	args     []any
 	member   string
@@ -91,10 +93,37 @@ type queuer interface {
 }
 
 // scriptQueuer is a queuer that takes a script's call whole: call is the command and its first
-// argument (EVALSHA and the SHA1, EVAL and the source, FCALL and the function), then the keys
-// and the args, as EVALSHA sha numkeys keys... args... sends them.
+// argument (EVALSHA and the SHA1, EVAL and the source, FCALL and the function), then the keys and
+// the args, as EVALSHA sha numkeys keys... args... sends them; its reply is read into out.
 type scriptQueuer interface {
-	Script(ctx context.Context, call [2]string, keys []string, args []any) *redis.Cmd
+	Script(ctx context.Context, call [2]string, keys []string, args []any, out *scriptReply)
+}
+
+// scriptReply is a script call's reply as a scriptQueuer read it, decoded once: an array of
+// integers (every shipped script's reply) straight into the trace's own record, which the
+// decision reads too; any other reply, or any reply at all when full (a contract's expression
+// reads the whole of it), as go-redis's Cmd.Result gives it.
+type scriptReply struct {
+	full bool        // asked for before the call is queued: val holds the reply, whatever it is
+	ints bool        // rec holds the reply, an array of integers (the first trace.MaxInts kept)
+	rec  trace.Reply // the reply when ints
+	val  any
+	err  error
+}
+
+func (r *scriptReply) set(v any, err error) { r.ints, r.val, r.err = false, v, err }
+
+func (r *scriptReply) setInts(n int, first []int64) {
+	r.ints, r.val, r.err = true, nil, nil
+	r.rec.SetInts(n, first)
+}
+
+// result is the call's reply as go-redis gives it (cmd's, when the call went through one).
+func (c *Call) result() (any, error) {
+	if c.cmd != nil {
+		return c.cmd.Result()
+	}
+	return c.reply.val, c.reply.err
 }
 
 // NewBatch returns a batch for lim, or nil when lim's decisions take more than one command
@@ -147,6 +176,7 @@ func (b *Batch) Do(ctx context.Context, calls []Call) {
 	for i := range calls {
 		c := &calls[i]
 		c.Err, c.cmd, c.release, c.step = nil, nil, releaseCall{}, nil
+		c.reply.full = false
 		b.lim.queue(ctx, q, c, &b.scratch[i])
 	}
 	sent := time.Now()
@@ -192,34 +222,60 @@ func (b *Batch) connect(ctx context.Context) (*wire.Conn, error) {
 
 // wireQueue is a round on a wire connection: each command queued is appended to the
 // connection's buffer, and its reply (or the round's error) is set on a *redis.Cmd of its own,
-// reused round after round, so that settle reads it as it reads go-redis's.
+// reused round after round, so that settle reads it as it reads go-redis's; a script's call
+// (Script) is read into its scriptReply instead.
 type wireQueue struct {
 	conn *wire.Conn
 	err  error // the connection could not be had: every command's error
 	cmds []*redis.Cmd
-	n    int // commands queued this round
+	outs []*scriptReply // each command's scriptReply (Script), or nil (Do)
+	n    int            // commands queued this round
 	sent []bool
 }
 
 func (q *wireQueue) reset(conn *wire.Conn, err error) { q.conn, q.err, q.n = conn, err, 0 }
 
-func (q *wireQueue) Do(ctx context.Context, args ...any) *redis.Cmd {
-	if q.n == len(q.cmds) {
-		q.cmds, q.sent = append(q.cmds, redis.NewCmd(ctx)), append(q.sent, false)
+// slot is the round's next command: its place, and whether it can be sent.
+func (q *wireQueue) slot(out *scriptReply) (i int, ok bool) {
+	if q.n == len(q.sent) {
+		q.cmds, q.outs, q.sent = append(q.cmds, nil), append(q.outs, nil), append(q.sent, false)
 	}
-	cmd := q.cmds[q.n]
+	i = q.n
 	q.n++
+	q.outs[i], q.sent[i] = out, false
+	return i, q.err == nil
+}
+
+func (q *wireQueue) Do(ctx context.Context, args ...any) *redis.Cmd {
+	i, ok := q.slot(nil)
+	if q.cmds[i] == nil {
+		q.cmds[i] = redis.NewCmd(ctx)
+	}
+	cmd := q.cmds[i]
 	cmd.SetVal(nil)
 	cmd.SetErr(q.err)
-	q.sent[q.n-1] = false
-	if q.err == nil {
+	if ok {
 		if err := q.conn.Append(args...); err != nil {
 			cmd.SetErr(err)
 		} else {
-			q.sent[q.n-1] = true
+			q.sent[i] = true
 		}
 	}
 	return cmd
+}
+
+// Script queues a script's call without boxing its keys (wire.Conn.AppendScript), its reply
+// read as an array of integers when it is one (wire.Conn.ReadInts).
+func (q *wireQueue) Script(_ context.Context, call [2]string, keys []string, args []any, out *scriptReply) {
+	i, ok := q.slot(out)
+	out.set(nil, q.err)
+	if ok {
+		if err := q.conn.AppendScript(call[0], call[1], keys, args); err != nil {
+			out.set(nil, err)
+		} else {
+			q.sent[i] = true
+		}
+	}
 }
 
 // exec writes the round's commands and reads their replies in order; a failure of the
@@ -229,17 +285,39 @@ func (q *wireQueue) exec(ctx context.Context) {
 		return
 	}
 	err := q.conn.Flush(ctx)
-	for i, cmd := range q.cmds[:q.n] {
+	var first [trace.MaxInts]int64
+	for i := range q.n {
 		if !q.sent[i] {
 			continue
 		}
+		out, cmd := q.outs[i], q.cmds[i]
 		if err != nil {
-			cmd.SetErr(err)
+			if out != nil {
+				out.set(nil, err)
+			} else {
+				cmd.SetErr(err)
+			}
 			continue
 		}
-		v, rerr := q.conn.Read()
-		cmd.SetVal(v)
-		cmd.SetErr(rerr)
+		var rerr error
+		switch {
+		case out == nil:
+			var v any
+			v, rerr = q.conn.Read()
+			cmd.SetVal(v)
+			cmd.SetErr(rerr)
+		case out.full:
+			var v any
+			v, rerr = q.conn.Read()
+			out.set(v, rerr)
+		default:
+			n, ints, v, e := q.conn.ReadInts(first[:])
+			if rerr = e; ints {
+				out.setInts(n, first[:])
+			} else {
+				out.set(v, rerr)
+			}
+		}
 		if rerr != nil && q.conn.Err() != nil {
 			err = rerr
 		}
@@ -269,7 +347,7 @@ func (s *scripted) queue(ctx context.Context, p queuer, c *Call, sc *scratch) {
 	c.keys, c.args = sc.keys, sc.argv
 	c.step = c.Trace.Step(s.strategy.callOp(), trace.Call)
 	if sq, ok := p.(scriptQueuer); ok {
-		c.cmd = sq.Script(ctx, s.callText, c.keys, c.args)
+		sq.Script(ctx, s.callText, c.keys, c.args, &c.reply)
 		return
 	}
 	// As s.send would send it (EVALSHA sha numkeys keys... args...), into the reused list.
@@ -291,7 +369,15 @@ func (s *scripted) settle(ctx context.Context, c *Call, loads uint64) {
 		}
 		return
 	}
-	reply, err := c.cmd.Result()
+	if c.cmd == nil && c.reply.ints {
+		// An array of integers, decoded once: the step keeps the record the decision reads.
+		if c.step != nil {
+			c.step.Reply = c.reply.rec // its times are its round's (Do)
+		}
+		c.Decision, c.Err = s.intsDecision(&c.reply.rec, c.member)
+		return
+	}
+	reply, err := c.result()
 	reply, err = s.recover(ctx, c.keys, c.args, reply, err, loads)
 	recordReply(c.step, reply, err, 0, 0) // its times are its round's (Do)
 	c.Decision, c.Err = s.decision(reply, err, c.member)
@@ -307,7 +393,8 @@ func (c *contracted) queue(ctx context.Context, p queuer, call *Call, sc *scratc
 	call.contract, call.keys, call.args = c.expand(call.Key, call.Now)
 	call.step = call.Trace.Step(Custom.callOp(), trace.Call)
 	if sq, ok := p.(scriptQueuer); ok {
-		call.cmd = sq.Script(ctx, [2]string{"EVALSHA", c.script.Hash()}, call.keys, call.args)
+		call.reply.full = true // the contract reads the whole reply
+		sq.Script(ctx, [2]string{"EVALSHA", c.script.Hash()}, call.keys, call.args, &call.reply)
 		return
 	}
 	sc.cmd = appendEvalSha(sc.cmd[:0], c.script.Hash(), call.keys, call.args)
@@ -329,7 +416,7 @@ func (c *contracted) settle(ctx context.Context, call *Call, _ uint64) {
 		call.Err = c.releaseErr(ctx, call.release)
 		return
 	}
-	reply, err := call.cmd.Result()
+	reply, err := call.result()
 	if rediserr.IsNoScript(err) {
 		reply, err = c.script.Eval(ctx, c.rdb, call.keys, call.args...).Result()
 	}

@@ -10,19 +10,22 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
+	"github.com/limitctl/limitctl/internal/trace"
 	"github.com/limitctl/limitctl/internal/wire"
 )
 
 // sharedQueue is a round on a rueidis client (Config.Shared): each command queued is built as
 // rueidis's, its keys named so that the client routes it to their master, and the round is
 // one DoMulti; each reply (or its error) is set on a *redis.Cmd of its own, reused round after
-// round, so that settle reads it as it reads go-redis's.
+// round, so that settle reads it as it reads go-redis's, or a script's call's (Script) read into
+// its scriptReply.
 type sharedQueue struct {
 	client  SharedClient
 	timeout time.Duration // each round's bound: the go-redis client's read timeout
 	cmds    []*redis.Cmd
 	built   rueidis.Commands
-	sent    []int // the index in cmds of each command built
+	sent    []int          // the index in cmds of each command built (Do)
+	outs    []*scriptReply // each command built's scriptReply (Script), or nil (Do)
 	n       int
 	strs    []string
 	// numbers are the integers last written at each argument position, with their text: a
@@ -38,7 +41,7 @@ type formatted struct {
 }
 
 func (q *sharedQueue) reset(client SharedClient, timeout time.Duration) {
-	q.client, q.timeout, q.n, q.built, q.sent = client, timeout, 0, q.built[:0], q.sent[:0]
+	q.client, q.timeout, q.n, q.built, q.sent, q.outs = client, timeout, 0, q.built[:0], q.sent[:0], q.outs[:0]
 }
 
 // next is the round's next command, cleared, with args written as text into q.strs (from is
@@ -52,16 +55,25 @@ func (q *sharedQueue) next(ctx context.Context, args []any, from int) (cmd *redi
 	q.n++
 	cmd.SetVal(nil)
 	cmd.SetErr(nil)
+	if !q.texts(args, from) {
+		cmd.SetErr(wire.ErrUnsupportedArg)
+		return cmd, false
+	}
+	return cmd, true
+}
+
+// texts writes args as text into q.strs (from is the position of the first in the numbers'
+// cache); false when an argument is of a type go-redis's writer refuses.
+func (q *sharedQueue) texts(args []any, from int) bool {
 	q.strs = q.strs[:0]
 	for i, a := range args {
 		s, ok := q.arg(from+i, a)
 		if !ok {
-			cmd.SetErr(wire.ErrUnsupportedArg)
-			return cmd, false
+			return false
 		}
 		q.strs = append(q.strs, s)
 	}
-	return cmd, true
+	return true
 }
 
 func (q *sharedQueue) Do(ctx context.Context, args ...any) *redis.Cmd {
@@ -82,24 +94,26 @@ func (q *sharedQueue) Do(ctx context.Context, args ...any) *redis.Cmd {
 	}
 	rest := q.strs[len(tokens)+len(keys):]
 	q.built = append(q.built, q.client.B().Arbitrary(tokens...).Keys(keys...).Args(rest...).Build())
-	q.sent = append(q.sent, q.n-1)
+	q.sent, q.outs = append(q.sent, q.n-1), append(q.outs, nil)
 	return cmd
 }
 
 // Script queues a script's call (EVALSHA sha, EVAL source or FCALL name; then the keys and
 // args) as Do would queue its go-redis arguments, without boxing each key into an any and
 // parsing the command back out of them: the shape the load's hot path sends on every decision.
-func (q *sharedQueue) Script(ctx context.Context, call [2]string, keys []string, args []any) *redis.Cmd {
-	cmd, ok := q.next(ctx, args, len(keys)) // positions apart from Do's: its args start at the command
-	if !ok {
-		return cmd
+// Its reply is read into out: an array of integers without building it as go-redis's.
+func (q *sharedQueue) Script(_ context.Context, call [2]string, keys []string, args []any, out *scriptReply) {
+	// Argument positions apart from Do's, whose args start at the command.
+	if !q.texts(args, len(keys)) {
+		out.set(nil, wire.ErrUnsupportedArg)
+		return
 	}
+	out.set(nil, nil)
 	// The first key routes the call (as Do routes it); a call with no keys goes to any master.
 	numkeys, _ := q.arg(len(keys)+len(args), len(keys))
 	q.built = append(q.built,
 		q.client.B().Arbitrary(call[0], call[1], numkeys).Keys(keys[:min(1, len(keys))]...).Args(keys[min(1, len(keys)):]...).Args(q.strs...).Build())
-	q.sent = append(q.sent, q.n-1)
-	return cmd
+	q.sent, q.outs = append(q.sent, -1), append(q.outs, out)
 }
 
 // exec sends the round's commands in one DoMulti, bounded by the timeout, and sets each reply.
@@ -112,25 +126,51 @@ func (q *sharedQueue) exec(ctx context.Context) {
 		ctx, cancel = context.WithTimeout(ctx, q.timeout)
 		defer cancel()
 	}
-	for len(q.arrays) < len(q.cmds) {
+	for len(q.arrays) < len(q.built) {
 		q.arrays = append(q.arrays, reusedArray{})
 	}
 	for i, res := range q.client.DoMulti(ctx, q.built...) {
-		cmd := q.cmds[q.sent[i]]
+		out := q.outs[i]
 		m, err := res.ToMessage()
 		if err != nil {
-			cmd.SetErr(goRedisError(err))
-			continue
+			err = goRedisError(err)
 		}
-		var v any
-		if m.IsArray() {
-			v, err = q.arrays[q.sent[i]].fill(&m)
-		} else {
-			v, err = goRedisReply(&m)
+		switch {
+		case out == nil:
+			cmd := q.cmds[q.sent[i]]
+			if err != nil {
+				cmd.SetErr(err)
+				continue
+			}
+			v, err := q.arrays[i].reply(&m)
+			cmd.SetVal(v)
+			cmd.SetErr(err)
+		case err != nil:
+			out.set(nil, err)
+		case !out.full && setInts(out, &m):
+		default:
+			out.set(q.arrays[i].reply(&m))
 		}
-		cmd.SetVal(v)
-		cmd.SetErr(err)
 	}
+}
+
+// setInts reads m into out when it is an array of integers (scriptReply), and says whether it was.
+func setInts(out *scriptReply, m *rueidis.RedisMessage) bool {
+	if !m.IsArray() {
+		return false
+	}
+	elems, _ := m.ToArray()
+	var first [trace.MaxInts]int64
+	for i := range elems {
+		if !elems[i].IsInt64() {
+			return false
+		}
+		if i < len(first) {
+			first[i], _ = elems[i].AsInt64()
+		}
+	}
+	out.setInts(len(elems), first[:])
+	return true
 }
 
 // reusedArray is a command slot's array reply, kept from round to round: a script's reply is
@@ -141,6 +181,14 @@ func (q *sharedQueue) exec(ctx context.Context) {
 type reusedArray struct {
 	vals  []any
 	boxed any // vals as an any, boxed once
+}
+
+// reply is m as goRedisReply gives it, an array in the slot's array when its length is the same.
+func (r *reusedArray) reply(m *rueidis.RedisMessage) (any, error) {
+	if !m.IsArray() {
+		return goRedisReply(m)
+	}
+	return r.fill(m)
 }
 
 // fill is an array reply m as goRedisReply gives it, in the slot's array when its length is

@@ -34,7 +34,8 @@ var concurrency = Description{
 		return &concurrencyStep{cfg: b.cfg, key: key, now: now.UnixMilli(), member: b.ids.id(), underWatch: underWatch}
 	},
 	args: func(c Config, keys []string, argv []any, key string, now time.Time, member string) ([]string, []any) {
-		return append(keys[:0], key), append(argv[:0], c.Limit, now.UnixMilli(), ms(c.StaleAfter), member)
+		old := argv[:cap(argv)]
+		return append(keys[:0], key), append(argv[:0], reboxed(old, 0, c.Limit), reboxed(old, 1, now.UnixMilli()), reboxed(old, 2, ms(c.StaleAfter)), reboxedText(old, 3, member))
 	},
 	replyLen: 2,
 }

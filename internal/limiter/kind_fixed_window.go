@@ -27,7 +27,8 @@ var fixedWindow = Description{
 		return &fixedWindowStep{cfg: b.cfg, key: WindowKey(key, now, b.cfg.Window)}
 	},
 	args: func(c Config, keys []string, argv []any, key string, now time.Time, _ string) ([]string, []any) {
-		return append(keys[:0], WindowKey(key, now, c.Window)), append(argv[:0], c.Limit, ms(c.Window))
+		oldKeys, old := keys[:cap(keys)], argv[:cap(argv)]
+		return append(keys[:0], windowKeyAgain(oldKeys, key, now, c.Window)), append(argv[:0], reboxed(old, 0, c.Limit), reboxed(old, 1, ms(c.Window)))
 	},
 	replyLen: 3,
 	readReply: func(d Decision, vals [maxReplyLen]int64) Decision {
@@ -43,6 +44,19 @@ func WindowKey(key string, now time.Time, window time.Duration) string {
 	// One allocation, the name itself: the hammer names a window on every decision.
 	var buf [96]byte
 	return string(strconv.AppendInt(append(append(buf[:0], key...), ':'), now.UnixMilli()/w*w, 10))
+}
+
+// windowKeyAgain is WindowKey(key, now, window), the one in old[0] when it names it already
+// (a batch's call in the same place, on the same key and window, as a run on a few keys
+// makes): named without allocating it again.
+func windowKeyAgain(old []string, key string, now time.Time, window time.Duration) string {
+	w := window.Milliseconds()
+	var buf [96]byte
+	name := strconv.AppendInt(append(append(buf[:0], key...), ':'), now.UnixMilli()/w*w, 10)
+	if len(old) > 0 && old[0] == string(name) {
+		return old[0]
+	}
+	return string(name)
 }
 
 // isWindowStart recognises what WindowKey appends to a key: a window start in milliseconds.

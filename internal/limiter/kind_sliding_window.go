@@ -25,7 +25,8 @@ var slidingWindow = Description{
 		return &slidingWindowStep{cfg: b.cfg, key: key, now: now.UnixMilli(), member: b.ids.id(), underWatch: underWatch}
 	},
 	args: func(c Config, keys []string, argv []any, key string, now time.Time, member string) ([]string, []any) {
-		return append(keys[:0], key), append(argv[:0], c.Limit, now.UnixMilli(), ms(c.Window), member)
+		old := argv[:cap(argv)]
+		return append(keys[:0], key), append(argv[:0], reboxed(old, 0, c.Limit), reboxed(old, 1, now.UnixMilli()), reboxed(old, 2, ms(c.Window)), reboxedText(old, 3, member))
 	},
 	replyLen: 2,
 }

@@ -50,7 +50,8 @@ var tokenBucket = Description{
 		return &tokenBucketStep{cfg: b.cfg, key: key, now: now.UnixMilli()}
 	},
 	args: func(c Config, keys []string, argv []any, key string, now time.Time, _ string) ([]string, []any) {
-		return append(keys[:0], key), append(argv[:0], formatFloat(c.Rate), c.Burst, now.UnixMilli(), c.Cost)
+		old := argv[:cap(argv)]
+		return append(keys[:0], key), append(argv[:0], reboxedText(old, 0, formatFloat(c.Rate)), reboxed(old, 1, c.Burst), reboxed(old, 2, now.UnixMilli()), reboxed(old, 3, c.Cost))
 	},
 	replyLen: 3,
 	readReply: func(d Decision, vals [maxReplyLen]int64) Decision {

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/trace"
 	"github.com/limitctl/limitctl/scripts"
 )
 
@@ -238,15 +239,32 @@ func (d *Description) OwnsSuffix(suffix string) bool {
 // scriptReply decodes the shipped script's reply into a decision.
 func (d *Description) scriptReply(reply any) (Decision, error) {
 	var buf [maxReplyLen]int64
-	vals, err := int64s(&buf, reply, d.replyLen)
-	if err != nil {
+	if _, err := int64s(&buf, reply, d.replyLen); err != nil {
 		return Decision{}, fmt.Errorf("%s script reply: %w", d.Kind, err)
 	}
+	return d.fromReply(buf), nil
+}
+
+// scriptInts decodes the shipped script's reply, an array of integers as a Batch recorded it
+// (scriptReply), into a decision, as scriptReply decodes the same array.
+func (d *Description) scriptInts(reply *trace.Reply) (Decision, error) {
+	if int(reply.Len) < d.replyLen {
+		return Decision{}, fmt.Errorf("%s script reply: %w", d.Kind, shortReply(d.replyLen, int(reply.Len)))
+	}
+	var buf [maxReplyLen]int64
+	for i := range d.replyLen {
+		buf[i] = reply.Int(i)
+	}
+	return d.fromReply(buf), nil
+}
+
+// fromReply is the decision the script's reply's first replyLen integers say.
+func (d *Description) fromReply(vals [maxReplyLen]int64) Decision {
 	dec := Decision{Allowed: vals[0] == 1, Count: vals[1]}
 	if d.readReply != nil {
-		dec = d.readReply(dec, buf)
+		dec = d.readReply(dec, vals)
 	}
-	return dec, nil
+	return dec
 }
 
 // validLimit is the check every kind makes of its limit.

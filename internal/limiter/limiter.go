@@ -228,3 +228,26 @@ func (s *idSource) id() string {
 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+// reboxed is n as an argument, the one in old[i] when it holds n already: a limit, a window or
+// the millisecond of a round's calls repeat call after call in a batch's reused lists, and
+// boxing an integer above 255 again would allocate on every decision.
+func reboxed(old []any, i int, n int64) any {
+	if i < len(old) {
+		if v, ok := old[i].(int64); ok && v == n {
+			return old[i]
+		}
+	}
+	return n
+}
+
+// reboxedText is s as an argument, the one in old[i] when it holds s already (a rate's text,
+// the same call after call).
+func reboxedText(old []any, i int, s string) any {
+	if i < len(old) {
+		if v, ok := old[i].(string); ok && v == s {
+			return old[i]
+		}
+	}
+	return s
+}

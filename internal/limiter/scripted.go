@@ -74,6 +74,19 @@ func (s *scripted) decision(reply any, err error, member string) (Decision, erro
 	return d, nil
 }
 
+// intsDecision reads the script's reply, an array of integers recorded once (scriptReply),
+// as the decision of a call that added member.
+func (s *scripted) intsDecision(reply *trace.Reply, member string) (Decision, error) {
+	d, err := s.kind.scriptInts(reply)
+	if err != nil {
+		return Decision{}, err
+	}
+	if d.Allowed {
+		d.Member = member
+	}
+	return d, nil
+}
+
 // callOp is the command a script strategy's decision sends (EVALSHA falls back to EVAL only
 // after a NOSCRIPT, and its reply is the same script's).
 func (s Strategy) callOp() string {
@@ -148,7 +161,7 @@ func int64s(vals *[maxReplyLen]int64, reply any, n int) ([]int64, error) {
 		return nil, fmt.Errorf("want an array of %d integers, got %s", n, describe(reply))
 	}
 	if len(arr) < n {
-		return nil, fmt.Errorf("want an array of %d integers, got %d elements", n, len(arr))
+		return nil, shortReply(n, len(arr))
 	}
 	out := vals[:n]
 	for i := 0; i < n; i++ {
@@ -159,6 +172,11 @@ func int64s(vals *[maxReplyLen]int64, reply any, n int) ([]int64, error) {
 		out[i] = v
 	}
 	return out, nil
+}
+
+// shortReply is the error of a reply of fewer integers than the n the decision reads.
+func shortReply(n, got int) error {
+	return fmt.Errorf("want an array of %d integers, got %d elements", n, got)
 }
 
 func describe(v any) string {

@@ -2,9 +2,11 @@
 // first overshoot happened: which requests, which command got which reply from Redis, when.
 //
 // Recording is cheap by construction: each worker owns one Recorder, allocated once, that holds
-// the decision being made and two small rings of finished ones (admitted, refused) of
-// fixed-size records. A reply is kept as Redis sent it but as integers or a few bytes, and is
-// formatted only when a trace is published (Publish), once per run. The limiter's steps report
+// the decision being made, and files it in two rings of finished ones (admitted, refused) of
+// fixed-size records: its own, or its lane's, which the workers one goroutine runs share
+// (NewRecorders), so their decisions are filed one slot after another. A reply is kept as Redis
+// sent it but as integers or a few bytes, and is formatted only when a trace is published
+// (Publish), once per run. The limiter's steps report
 // each command they send (limiter: read, decide, write), so what is kept is a decision's own
 // calls, however the calls reach the connection.
 package trace
@@ -19,9 +21,10 @@ import (
 
 // Sizes of what a Recorder keeps. A decision of naive, multi or watch sends at most eight
 // commands of its own (watch: a retried decision keeps its last attempt); the rings keep the
-// latest decisions of one worker, enough for a checker that settles a horizon late at the
-// default load; the refused ring, once the refusal judges hold it (HoldUnjudged), keeps the
-// earliest refusals they have not judged yet instead. A trace says how many it no longer found.
+// latest decisions of one worker (of a lane's workers, so many times these), enough for a
+// checker that settles a horizon late at the default load; the refused ring, once the refusal
+// judges hold it (HoldUnjudged), keeps the earliest refusals they have not judged yet instead.
+// A trace says how many it no longer found.
 const (
 	MaxSteps   = 8
 	AdmitRing  = 64
@@ -69,6 +72,12 @@ type Reply struct {
 // int is the i-th integer of an Int or Ints reply.
 func (r *Reply) int(i int) int64 { return int64(binary.LittleEndian.Uint64(r.Data[8*i:])) }
 
+// MaxInts is how many integers of an array an Ints reply keeps.
+const MaxInts = arrayInts
+
+// Int is the i-th integer of an Ints reply (i below MaxInts and Len), or an Int reply's (0).
+func (r *Reply) Int(i int) int64 { return r.int(i) }
+
 func (r *Reply) setInt(i int, n int64) { binary.LittleEndian.PutUint64(r.Data[8*i:], uint64(n)) }
 
 // SetInt records an integer reply.
@@ -99,6 +108,15 @@ func (r *Reply) SetArray(elems []any) {
 		if i < arrayInts {
 			r.setInt(i, n)
 		}
+	}
+}
+
+// SetInts records an array of length integers whose first ones (up to MaxInts) are first:
+// what SetArray records of such an array, for a reader that decoded it without boxing.
+func (r *Reply) SetInts(length int, first []int64) {
+	*r = Reply{Kind: Ints, Len: uint8(min(length, 255)), Cut: length > arrayInts}
+	for i, n := range first[:min(len(first), length, arrayInts)] {
+		r.setInt(i, n)
 	}
 }
 
@@ -261,58 +279,132 @@ type Record struct {
 	Steps     [MaxSteps]Step
 }
 
-// ring keeps the latest n records in a fixed array.
+// ring keeps records in a fixed array: the latest n (plain), or, held for the refusal judges
+// (HoldUnjudged), those not judged yet.
 type ring struct {
 	recs []Record
-	next uint64 // records ever kept
+	// sent is each record's SentUs apart: whether a held ring may drop its oldest is read
+	// there, a few bytes a slot, not in the record (half a kilobyte).
+	sent []int64
+	next uint64 // plain: records ever kept
+	// held: the records kept are recs[head:tail], oldest first (a worker's decisions are sent
+	// one after another, a lane's round after round, a round's calls sent at one time). Judged
+	// ones are dropped from the front, and the rest moved back to the front once as many are
+	// dropped as are left (compactAfter at least): the judges keep up, so a few slots at the
+	// front are used over and over and stay in the cache, where a turn around the whole ring
+	// would write each record into memory the cache has long given up.
+	head, tail int
 }
+
+func newRing(n int) ring { return ring{recs: make([]Record, n), sent: make([]int64, n)} }
 
 // keep copies rec's fields and its N steps only (every reader stops at N): a script's
 // decision is one step of eight, and the rest of the slot need not be written.
 func (r *ring) keep(rec *Record) {
-	dst := &r.recs[r.next%uint64(len(r.recs))]
-	dst.ID, dst.Worker, dst.Key, dst.StampMs = rec.ID, rec.Worker, rec.Key, rec.StampMs
-	dst.SentUs, dst.RepliedUs, dst.LateNs = rec.SentUs, rec.RepliedUs, rec.LateNs
-	dst.Retries, dst.N, dst.Cut = rec.Retries, rec.N, rec.Cut
-	copy(dst.Steps[:rec.N], rec.Steps[:rec.N])
+	i := int(r.next % uint64(len(r.recs)))
+	copyRecord(&r.recs[i], rec)
+	r.sent[i] = rec.SentUs
 	r.next++
 }
 
-// oldest is the record the next keep overwrites, or nil while the ring has room.
-func (r *ring) oldest() *Record {
-	if r.next < uint64(len(r.recs)) {
-		return nil
+// keepUnjudged keeps rec in a held ring, once the records sent before judged (µs) are dropped:
+// in place of none of the others, so it is dropped when they fill the ring.
+func (r *ring) keepUnjudged(rec *Record, judged int64) {
+	for r.head < r.tail && r.sent[r.head] < judged {
+		r.head++
 	}
-	return &r.recs[r.next%uint64(len(r.recs))]
+	switch {
+	case r.head == r.tail:
+		r.head, r.tail = 0, 0
+	case r.head >= max(r.tail-r.head, compactAfter) || r.tail == len(r.recs) && r.head > 0:
+		for i := r.head; i < r.tail; i++ {
+			copyRecord(&r.recs[i-r.head], &r.recs[i])
+			r.sent[i-r.head] = r.sent[i]
+		}
+		r.head, r.tail = 0, r.tail-r.head
+	case r.tail == len(r.recs):
+		return // full of refusals not judged yet
+	}
+	copyRecord(&r.recs[r.tail], rec)
+	r.sent[r.tail] = rec.SentUs
+	r.tail++
 }
 
-// Recorder is one worker's recording: only that worker records; the engine reads the rings,
-// under mu, once per run (when it publishes the first overshoot or false refusal).
+// compactAfter is the fewest records a held ring drops before it moves the rest to the front:
+// a few records copied now and then, each a handful of cache lines the ring goes on using.
+const compactAfter = 4
+
+// kept is the records the ring holds.
+func (r *ring) kept(held bool) []Record {
+	if held {
+		return r.recs[r.head:r.tail]
+	}
+	return r.recs[:min(r.next, uint64(len(r.recs)))]
+}
+
+// copyRecord copies src's fields and its N steps only (every reader stops at N).
+func copyRecord(dst, src *Record) {
+	dst.ID, dst.Worker, dst.Key, dst.StampMs = src.ID, src.Worker, src.Key, src.StampMs
+	dst.SentUs, dst.RepliedUs, dst.LateNs = src.SentUs, src.RepliedUs, src.LateNs
+	dst.Retries, dst.N, dst.Cut = src.Retries, src.N, src.Cut
+	copy(dst.Steps[:src.N], src.Steps[:src.N])
+}
+
+// JudgedMark is how far the refusal judges have got: every refusal sent before it (µs since
+// the run began) has been judged. One mark serves all of a strategy's recorders, moved by one
+// store a pass.
+type JudgedMark struct{ us atomic.Int64 }
+
+// Set says that every refusal sent before us (µs since begin) has been judged.
+func (m *JudgedMark) Set(us int64) { m.us.Store(us) }
+
+// Recorder is one worker's recording: only that worker records into cur, and files it in its
+// lane's rings; the engine reads the rings, under the lane's lock, once per run (when it
+// publishes the first overshoot or false refusal).
 type Recorder struct {
 	begin   time.Time
 	worker  int32
+	off     bool
 	workers uint64
 	seq     uint64 // decisions begun
-	off     bool
-	cur     Record // the decision being made: the worker's alone, so no lock
+	lane    *lane
 
+	cur Record // the decision being made: the worker's alone, so no lock
+}
+
+// lane is the rings one or more recorders file into, under one lock: the recorders of the
+// workers one goroutine runs (a connection's, in rounds), whose decisions then go into
+// consecutive slots, in the cache, where rings of their own would each have been written a
+// turn after the slot's last write, in memory the cache had long given up.
+type lane struct {
 	mu       sync.Mutex
 	admitted ring
 	refused  ring
-	// hold: refusals are judged, and the refused ring keeps those sent at or after judged (µs
-	// since begin: not judged yet) rather than the latest (HoldUnjudged, Judged).
-	hold   bool
-	judged atomic.Int64
+	// judged, once the refusal judges hold the refused ring (HoldUnjudged): it keeps the
+	// refusals sent at or after judged's mark (not judged yet) rather than the latest.
+	judged *JudgedMark
 }
 
-// NewRecorder makes the recorder of worker (of workers); times are µs since begin. Off, it
-// only names requests (Begin) and keeps nothing: for measuring what recording costs.
+// NewRecorder makes the recorder of worker (of workers), with rings of its own; times are µs
+// since begin. Off, it only names requests (Begin) and keeps nothing: for measuring what
+// recording costs.
 func NewRecorder(begin time.Time, worker, workers int, off bool) *Recorder {
-	r := &Recorder{begin: begin, worker: int32(worker), workers: uint64(workers), off: off}
+	return NewRecorders(begin, []int{worker}, workers, off)[0]
+}
+
+// NewRecorders makes the recorders of workers (of all workers), whose decisions are recorded
+// one after another by one goroutine: they file into one lane, whose rings are as large as
+// theirs would be together.
+func NewRecorders(begin time.Time, workers []int, all int, off bool) []*Recorder {
+	l := &lane{}
 	if !off {
-		r.admitted, r.refused = ring{recs: make([]Record, AdmitRing)}, ring{recs: make([]Record, RefuseRing)}
+		l.admitted, l.refused = newRing(AdmitRing*len(workers)), newRing(RefuseRing*len(workers))
 	}
-	return r
+	recs := make([]*Recorder, len(workers))
+	for i, w := range workers {
+		recs[i] = &Recorder{begin: begin, worker: int32(w), workers: uint64(all), off: off, lane: l}
+	}
+	return recs
 }
 
 // Since is now in µs since the run began, on the monotonic clock. A nil Recorder records
@@ -378,48 +470,79 @@ func (r *Recorder) Keep(admitted bool, stampMs, sentUs, repliedUs int64, late ti
 		return
 	}
 	r.cur.StampMs, r.cur.SentUs, r.cur.RepliedUs, r.cur.LateNs = stampMs, sentUs, repliedUs, int64(late)
-	r.mu.Lock()
-	if admitted {
-		r.admitted.keep(&r.cur)
-	} else if old := r.refused.oldest(); !r.hold || old == nil || old.SentUs < r.judged.Load() {
-		r.refused.keep(&r.cur)
+	l := r.lane
+	l.mu.Lock()
+	switch {
+	case admitted:
+		l.admitted.keep(&r.cur)
+	case l.judged != nil:
+		l.refused.keepUnjudged(&r.cur, l.judged.us.Load())
+	default:
+		l.refused.keep(&r.cur)
 	}
-	r.mu.Unlock()
+	l.mu.Unlock()
 }
 
 // HoldUnjudged makes the refused ring keep the refusals the refusal judges have not judged
-// yet: once full, a refusal is kept only in place of one they judged (sent before the mark of
-// Judged), and is dropped otherwise. The first false reject is the earliest refusal proven
-// wrong, judged a pass after it was answered, however many refusals the worker made meanwhile:
-// the ring keeps what can still become it, not what was judged right already.
-func (r *Recorder) HoldUnjudged() { r.hold = true }
-
-// Judged says that every refusal sent before us (µs since begin) has been judged.
-func (r *Recorder) Judged(us int64) {
-	if r != nil {
-		r.judged.Store(us)
-	}
+// yet, as judged says how far they got: a refusal is kept in place of those they judged
+// (sent before its mark), and is dropped when the others fill the ring. The first false reject
+// is the earliest refusal proven wrong, judged a pass after it was answered, however many
+// refusals the worker made meanwhile: the ring keeps what can still become it, not what was
+// judged right already.
+func (r *Recorder) HoldUnjudged(judged *JudgedMark) {
+	r.lane.mu.Lock()
+	r.lane.judged = judged
+	r.lane.mu.Unlock()
 }
 
 // Admitted appends to out the admitted records still kept that match.
 func (r *Recorder) Admitted(out []Record, match func(*Record) bool) []Record {
-	return r.find(&r.admitted, out, match)
+	return r.find(false, out, match)
+}
+
+// AdmittedOf appends to out the admitted records of recs still kept that match, reading each
+// lane's ring once however many of recs file into it (a lane's ring holds its every worker's
+// records, and one pass per recorder would read it once per worker).
+func AdmittedOf(recs []*Recorder, out []Record, match func(*Record) bool) []Record {
+	workers := make(map[int32]bool, len(recs))
+	lanes := make(map[*lane]bool, len(recs))
+	for _, r := range recs {
+		workers[r.worker] = true
+	}
+	for _, r := range recs {
+		if lanes[r.lane] {
+			continue // read already
+		}
+		lanes[r.lane] = true
+		l := r.lane
+		l.mu.Lock()
+		kept := l.admitted.kept(false)
+		for i := range kept {
+			if rec := &kept[i]; workers[rec.Worker] && match(rec) {
+				out = append(out, *rec)
+			}
+		}
+		l.mu.Unlock()
+	}
+	return out
 }
 
 // Refused appends to out the refused records still kept that match.
 func (r *Recorder) Refused(out []Record, match func(*Record) bool) []Record {
-	return r.find(&r.refused, out, match)
+	return r.find(true, out, match)
 }
 
-func (r *Recorder) find(g *ring, out []Record, match func(*Record) bool) []Record {
-	if len(g.recs) == 0 {
-		return out
+// find appends to out the worker's records of the lane's admitted or refused ring that match.
+func (r *Recorder) find(refused bool, out []Record, match func(*Record) bool) []Record {
+	l := r.lane
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	recs := l.admitted.kept(false)
+	if refused {
+		recs = l.refused.kept(l.judged != nil)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := min(g.next, uint64(len(g.recs)))
-	for i := uint64(0); i < n; i++ {
-		if rec := &g.recs[i]; match(rec) {
+	for i := range recs {
+		if rec := &recs[i]; rec.Worker == r.worker && match(rec) {
 			out = append(out, *rec)
 		}
 	}

@@ -23,12 +23,30 @@ func TestRepliesArePublishedAsRedisSentThem(t *testing.T) {
 		{func(r *Reply) { r.SetText(Error, "NOSCRIPT No matching script") }, `{"error":"NOSCRIPT No matching script"}`},
 		{func(r *Reply) { r.SetText(Bulk, "abcdefghijklmnopqrstuvwxyz0123456789") }, `"abcdefghijklmnopqrstuvwxyz012345…"`},
 		{func(*Reply) {}, `null`},
+		{func(r *Reply) { r.SetInts(2, []int64{1, 21}) }, `[1,21]`},
+		{func(r *Reply) { r.SetInts(5, []int64{1, 2, 3, 4}) }, `"{1, 2, 3, 4, …}"`},
 	}
 	for _, c := range cases {
 		var r Reply
 		c.set(&r)
 		if got := string(r.JSON()); got != c.want {
 			t.Errorf("got %s, want %s", got, c.want)
+		}
+	}
+}
+
+// An array of integers decoded without boxing is recorded as SetArray records the same array.
+func TestIntsAreRecordedAsTheirArray(t *testing.T) {
+	for _, ints := range [][]int64{{}, {1}, {0, 7, -2}, {1, 2, 3, 4}, {1, 2, 3, 4, 5, 6}} {
+		elems := make([]any, len(ints))
+		for i, n := range ints {
+			elems[i] = n
+		}
+		var boxed, decoded Reply
+		boxed.SetArray(elems)
+		decoded.SetInts(len(ints), ints)
+		if boxed != decoded {
+			t.Errorf("%v: SetInts %+v, SetArray %+v", ints, decoded, boxed)
 		}
 	}
 }
@@ -81,13 +99,64 @@ func TestRecordersNameRequestsApartAndKeepTheLatest(t *testing.T) {
 	}
 }
 
+// Recorders sharing a lane find their own records only, and the lane keeps as many of each
+// worker's latest decisions as rings of their own would.
+func TestRecordersOfALaneKeepTheirOwn(t *testing.T) {
+	recs := NewRecorders(time.Now(), []int{1, 4, 7}, 9, false)
+	for i := 0; i < AdmitRing+10; i++ {
+		for _, r := range recs {
+			r.Begin(int(r.Worker()))
+			r.Keep(true, int64(i), 0, 0, 0)
+		}
+	}
+	for _, r := range recs {
+		kept := r.Admitted(nil, func(*Record) bool { return true })
+		if len(kept) != AdmitRing {
+			t.Fatalf("worker %d: kept %d, want the ring's %d", r.Worker(), len(kept), AdmitRing)
+		}
+		for _, rec := range kept {
+			if int(rec.Worker) != r.Worker() || int(rec.Key) != r.Worker() || rec.StampMs < 10 {
+				t.Fatalf("worker %d found %+v", r.Worker(), rec)
+			}
+		}
+	}
+}
+
+// AdmittedOf reads what several recorders kept, each lane once: every record of theirs, and
+// none of a worker of the lane that is not among them.
+func TestAdmittedOfReadsTheRecordersOfEachLane(t *testing.T) {
+	begin := time.Now()
+	laneA := NewRecorders(begin, []int{0, 2}, 4, false)
+	laneB := NewRecorders(begin, []int{1, 3}, 4, false)
+	for _, r := range append(append([]*Recorder{}, laneA...), laneB...) {
+		for i := 0; i < 3; i++ {
+			r.Begin(r.Worker())
+			r.Keep(true, int64(i), 0, 0, 0)
+		}
+	}
+	all := func(*Record) bool { return true }
+	if got := AdmittedOf(append(append([]*Recorder{}, laneA...), laneB...), nil, all); len(got) != 12 {
+		t.Fatalf("found %d records of the four workers, want 12", len(got))
+	}
+	got := AdmittedOf([]*Recorder{laneA[1], laneB[0]}, nil, all)
+	for _, rec := range got {
+		if rec.Worker != 2 && rec.Worker != 1 {
+			t.Fatalf("found a record of worker %d, not asked for", rec.Worker)
+		}
+	}
+	if len(got) != 6 {
+		t.Fatalf("found %d records of workers 2 and 1, want 6", len(got))
+	}
+}
+
 // Held for the refusal judges, the refused ring keeps the refusals not yet judged: once full
 // it drops a new refusal rather than overwrite one the judges have not seen, and once they
-// have judged some (Judged) new refusals take those places, oldest first. Unheld, it keeps the
-// latest.
+// have judged some (the mark moves) new refusals take those places, oldest first. Unheld, it
+// keeps the latest.
 func TestTheRefusedRingHoldsWhatIsNotJudgedYet(t *testing.T) {
 	held, plain := NewRecorder(time.Now(), 0, 1, false), NewRecorder(time.Now(), 0, 1, false)
-	held.HoldUnjudged()
+	var judged JudgedMark
+	held.HoldUnjudged(&judged)
 	sentOf := func(r *Recorder) (lo, hi int64) {
 		lo = 1 << 62
 		for _, rec := range r.Refused(nil, func(*Record) bool { return true }) {
@@ -110,7 +179,7 @@ func TestTheRefusedRingHoldsWhatIsNotJudgedYet(t *testing.T) {
 	if lo, hi := sentOf(plain); lo != RefuseRing || hi != 2*RefuseRing-1 {
 		t.Fatalf("unheld: refusals sent %d-%d kept, want the latest", lo, hi)
 	}
-	held.Judged(10) // the refusals sent at 0-9 are judged: ten places for new ones
+	judged.Set(10) // the refusals sent at 0-9 are judged: ten places for new ones
 	keep(2*RefuseRing, 2*RefuseRing+20)
 	kept := held.Refused(nil, func(*Record) bool { return true })
 	if lo, _ := sentOf(held); len(kept) != RefuseRing || lo != 10 {
@@ -124,6 +193,32 @@ func TestTheRefusedRingHoldsWhatIsNotJudgedYet(t *testing.T) {
 	}
 	if newer != 10 {
 		t.Fatalf("%d of the 20 new refusals kept in the 10 judged places, want 10", newer)
+	}
+}
+
+// While the judges keep up, a held ring keeps every refusal not judged yet in a few slots at
+// its front, used over and over, and never one the judges are done with.
+func TestAHeldRingKeepsTheUnjudgedInAFewSlots(t *testing.T) {
+	var judged JudgedMark
+	r := NewRecorder(time.Now(), 0, 1, false)
+	r.HoldUnjudged(&judged)
+	for us := int64(0); us < 10*RefuseRing; us++ {
+		mark := us - us%7 // judged up to a few refusals ago, in steps
+		judged.Set(mark)
+		r.Begin(0)
+		r.Keep(false, 0, us, us+1, 0)
+		kept := r.Refused(nil, func(*Record) bool { return true })
+		if int64(len(kept)) != us-mark+1 {
+			t.Fatalf("at %d: %d refusals kept, want the %d sent from the mark %d on", us, len(kept), us-mark+1, mark)
+		}
+		for i, rec := range kept {
+			if rec.SentUs != mark+int64(i) {
+				t.Fatalf("at %d: the %dth refusal kept was sent at %d, want %d", us, i, rec.SentUs, mark+int64(i))
+			}
+		}
+		if r.lane.refused.tail > 2*7+compactAfter {
+			t.Fatalf("at %d: the ring's %d slots in use, for %d refusals", us, r.lane.refused.tail, len(kept))
+		}
 	}
 }
 

@@ -73,6 +73,7 @@ type Conn struct {
 	opt     *redis.Options
 	broken  error
 	resp3   bool
+	ints    []int64 // an array of integers being read (ReadInts)
 	// the deadlines armed on the socket (zero: none)
 	wdl, rdl time.Time
 }
@@ -209,6 +210,28 @@ func (c *Conn) Append(args ...any) error {
 	return nil
 }
 
+// AppendScript adds a script's call as Append(name, first, len(keys), keys..., args...) would:
+// EVALSHA and the SHA1, EVAL and the source, FCALL and the function, then the keys and the
+// args, without boxing each key into an argument of its own.
+func (c *Conn) AppendScript(name, first string, keys []string, args []any) error {
+	start := len(c.buf)
+	c.buf = appendHeader(c.buf, '*', 3+len(keys)+len(args))
+	c.buf = appendBulk(appendBulk(c.buf, name), first)
+	c.buf = appendInt(c.buf, int64(len(keys)))
+	for _, k := range keys {
+		c.buf = appendBulk(c.buf, k)
+	}
+	for _, a := range args {
+		var ok bool
+		if c.buf, ok = appendArg(c.buf, a); !ok {
+			c.buf = c.buf[:start]
+			return fmt.Errorf("%w: %T", ErrUnsupportedArg, a)
+		}
+	}
+	c.pending++
+	return nil
+}
+
 // Flush writes the buffered commands, then arms the read deadline for their replies.
 func (c *Conn) Flush(ctx context.Context) error {
 	if c.broken != nil {
@@ -294,12 +317,97 @@ func (c *Conn) Read() (any, error) {
 	}
 }
 
+// ReadInts reads the next reply as Read does, except an array whose elements are all integers
+// (every shipped script's reply), which is not built: ints says it was one, n is its length,
+// and its first elements (as many as first holds) are written to first.
+func (c *Conn) ReadInts(first []int64) (n int, ints bool, v any, err error) {
+	if c.broken != nil {
+		return 0, false, nil, c.broken
+	}
+	if c.pending == 0 {
+		return 0, false, nil, errors.New("wire: no reply is due")
+	}
+	for {
+		var push bool
+		n, ints, v, push, err = c.replyInts(first)
+		if _, isReply := err.(ReplyError); err != nil && err != redis.Nil && !isReply {
+			return 0, false, nil, c.fail(err)
+		}
+		if push {
+			continue
+		}
+		c.pending--
+		return n, ints, v, err
+	}
+}
+
+// replyInts reads one reply as reply does, an array of integers into first (ReadInts).
+func (c *Conn) replyInts(first []int64) (n int, ints bool, v any, push bool, err error) {
+	line, err := c.line()
+	if err != nil {
+		return 0, false, nil, false, err
+	}
+	if line[0] != '*' {
+		v, push, err = c.replyOf(line)
+		return 0, false, v, push, err
+	}
+	size, err := parseInt(line[1:])
+	if err != nil || size < 0 {
+		v, push, err = c.replyOf(line)
+		return 0, false, v, push, err
+	}
+	c.ints = c.ints[:0]
+	for i := range int(size) {
+		elem, err := c.line()
+		if err != nil {
+			return 0, false, nil, false, err
+		}
+		if elem[0] == ':' {
+			if x, err := parseInt(elem[1:]); err == nil {
+				c.ints = append(c.ints, x)
+				continue
+			}
+		}
+		// Not an integer: the array as Read gives it, its integers so far boxed.
+		arr := make([]any, size)
+		for j, x := range c.ints {
+			arr[j] = x
+		}
+		if err := c.element(arr, i, elem); err != nil {
+			return 0, false, nil, false, err
+		}
+		for j := i + 1; j < len(arr); j++ {
+			line, err := c.line()
+			if err != nil {
+				return 0, false, nil, false, err
+			}
+			if err := c.element(arr, j, line); err != nil {
+				return 0, false, nil, false, err
+			}
+		}
+		return 0, false, arr, false, nil
+	}
+	copy(first, c.ints)
+	if cap(c.ints) > maxKeptInts {
+		c.ints = nil // a long array once: its memory goes back
+	}
+	return int(size), true, nil, false, nil
+}
+
+// maxKeptInts bounds the integers a Conn keeps room for between replies (ReadInts).
+const maxKeptInts = 1024
+
 // reply reads one reply; push says it was a RESP3 push message.
 func (c *Conn) reply() (v any, push bool, err error) {
 	line, err := c.line()
 	if err != nil {
 		return nil, false, err
 	}
+	return c.replyOf(line)
+}
+
+// replyOf reads the reply whose first line is line.
+func (c *Conn) replyOf(line []byte) (v any, push bool, err error) {
 	// line is the reader's buffer: valid only until the next read, which a bulk string or an
 	// aggregate's elements make, so its type is taken now.
 	kind := line[0]
@@ -389,19 +497,31 @@ func (c *Conn) reply() (v any, push bool, err error) {
 func (c *Conn) elements(n int) ([]any, error) {
 	arr := make([]any, n)
 	for i := range arr {
-		v, _, err := c.reply()
-		reply, isReply := err.(ReplyError) // wire's own: never wrapped (errors.As would allocate)
-		switch {
-		case err == redis.Nil:
-		case isReply:
-			arr[i] = reply
-		case err != nil:
+		line, err := c.line()
+		if err != nil {
 			return nil, err
-		default:
-			arr[i] = v
+		}
+		if err := c.element(arr, i, line); err != nil {
+			return nil, err
 		}
 	}
 	return arr, nil
+}
+
+// element reads the array element whose first line is line into arr[i].
+func (c *Conn) element(arr []any, i int, line []byte) error {
+	v, _, err := c.replyOf(line)
+	reply, isReply := err.(ReplyError) // wire's own: never wrapped (errors.As would allocate)
+	switch {
+	case err == redis.Nil:
+	case isReply:
+		arr[i] = reply
+	case err != nil:
+		return err
+	default:
+		arr[i] = v
+	}
+	return nil
 }
 
 // pairs reads n key-value pairs as a map's.

@@ -154,6 +154,60 @@ func TestRepliesReadAsGoRedisReadsThem(t *testing.T) {
 	}
 }
 
+// ReadInts reads every reply as Read does, and an array of integers (a shipped script's reply)
+// into the caller's integers: the same commands, sent twice in one pipeline (the second time
+// through AppendScript when a script's), give the same reply both ways.
+func TestReadIntsReadsEveryReplyAsReadDoes(t *testing.T) {
+	srv := redistest.Shared(t)
+	ctx := context.Background()
+	scripts := []string{ // the first four are arrays of integers
+		"return {1, 0, -2}", "return {}", "return {7}", "return {1, 2, 3, 4, 5, 6}",
+		"return {1, 'two', 3}", "return {1, 2, 3, 4, 5, 'six'}", "return {1, {2}}", "return {1, false, 3}",
+		"return {1, redis.error_reply('INNER bad')}", "return 42", "return 'text'", "return nil",
+		"return redis.error_reply('MYERR went wrong')", "redis.setresp(3); return {map={a=1}}",
+		"redis.setresp(3); return {double=2.5}",
+	}
+	for _, proto := range []int{2, 3} {
+		c := dialT(t, &redis.Options{Addr: srv.Addr, Protocol: proto, DisableIdentity: true})
+		for _, script := range scripts {
+			if err := c.Append("eval", script, 1, "wire:{t}:k", "arg"); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.AppendScript("EVAL", script, []string{"wire:{t}:k"}, []any{"arg"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			want := outcomeOf(c.Read())
+			var first [4]int64
+			n, ints, v, err := c.ReadInts(first[:])
+			got := outcomeOf(v, err)
+			if ints {
+				arr := make([]any, n)
+				for i := range arr {
+					arr[i] = first[min(i, len(first)-1)]
+				}
+				if n > len(first) { // only the first are kept: compare those
+					want.Val = want.Val.([]any)[:len(first)]
+					arr = arr[:len(first)]
+				}
+				got.Val = arr
+			}
+			if isInts := script == scripts[0] || script == scripts[1] || script == scripts[2] || script == scripts[3]; ints != isInts {
+				t.Errorf("RESP%d %q: read as integers %v, want %v", proto, script, ints, isInts)
+			}
+			want.Val, got.Val = normal(want.Val), normal(got.Val)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("RESP%d %q:\n got %#v (ints %v)\nwant %#v", proto, script, got, ints, want)
+			}
+		}
+		if v, err := c.Call(ctx, "ping"); v != "PONG" || err != nil {
+			t.Fatalf("RESP%d after the replies: %v, %v", proto, v, err)
+		}
+	}
+}
+
 // A pipeline: commands appended together go out in one write, and their replies come back in
 // order, each its own, an error reply among them breaking nothing.
 func TestPipelinedRepliesComeBackInOrder(t *testing.T) {

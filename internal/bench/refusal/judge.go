@@ -422,18 +422,14 @@ func (r *Judge) found(g *rejectGroup, counted int64, tokens float64, abandoned i
 	}
 }
 
-// Log is one worker's decisions since the judges last took them: only that worker adds
-// to it, so recording never waits for another worker (and the logs sit on cache lines apart).
+// Log is one worker's decisions since the judges last took them (or, in rounds, one
+// connection's): only that worker adds to it, so recording never waits for another worker
+// (and the logs sit on cache lines apart).
 type Log struct {
 	mu    sync.Mutex
-	calls []keyedCall
-	spare []keyedCall
+	calls []Keyed
+	spare []Keyed
 	_     [64]byte
-}
-
-type keyedCall struct {
-	key  int
-	call Call
 }
 
 // Record adds a decision on key; a nil log (refusals not judged) ignores it.
@@ -442,7 +438,23 @@ func (l *Log) Record(key int, c Call) {
 		return
 	}
 	l.mu.Lock()
-	l.calls = append(l.calls, keyedCall{key, c})
+	l.calls = append(l.calls, Keyed{key, c})
+	l.mu.Unlock()
+}
+
+// Keyed is a decision on a key, as RecordAll takes them.
+type Keyed struct {
+	Key  int
+	Call Call
+}
+
+// RecordAll adds decisions at once (a round's, under one lock); a nil log ignores them.
+func (l *Log) RecordAll(calls []Keyed) {
+	if l == nil || len(calls) == 0 {
+		return
+	}
+	l.mu.Lock()
+	l.calls = append(l.calls, calls...)
 	l.mu.Unlock()
 }
 
@@ -453,7 +465,7 @@ func (l *Log) DrainTo(keys []*Judge) {
 	l.calls = l.spare[:0]
 	l.mu.Unlock()
 	for _, kc := range calls {
-		keys[kc.key].Record(kc.call)
+		keys[kc.Key].Record(kc.Call)
 	}
 	l.spare = calls[:0]
 }
@@ -465,7 +477,7 @@ func (l *Log) Drain(to func(key int, c Call)) {
 	l.calls = l.spare[:0]
 	l.mu.Unlock()
 	for _, kc := range calls {
-		to(kc.key, kc.call)
+		to(kc.Key, kc.Call)
 	}
 	l.spare = calls[:0]
 }
