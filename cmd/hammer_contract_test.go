@@ -66,7 +66,7 @@ func TestHammerJSONCarriesContractAndClock(t *testing.T) {
 	script := filepath.Join("..", "testdata", "limiters", "fixed_window_first_hit.lua")
 	r := run(t, "--addr", srv.Addr, "hammer", "--limiter", "fixed-window", "--strategies", "lua,custom", "--script", script,
 		"--script-keys", "{key}", "--script-args", "{cost} {window_s}", "--script-allowed", "reply[1] <= 20", "--duration", "1500ms",
-		"--assert", "custom.overshoot==0", "-o", "json").wantExit(t, ExitOK)
+		"--assert", "custom.overshoot==0", "-o", "json")
 	var doc struct {
 		SchemaVersion int     `json:"schema_version"`
 		Profile       string  `json:"profile"`
@@ -76,10 +76,17 @@ func TestHammerJSONCarriesContractAndClock(t *testing.T) {
 			Clock    string            `json:"clock"`
 			Contract map[string]string `json:"contract"`
 			Errors   int64             `json:"errors"`
+			Verdict  string            `json:"verdict"`
 		} `json:"strategies"`
 	}
 	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
-		t.Fatalf("%v\n%s", err, r.out)
+		t.Fatalf("exit %d: %v\n%s", r.code, err, r.out)
+	}
+	// A window on the server's whole seconds, 1.5s long, is weakly judged: on a busy machine its
+	// power may be no better than the limit (not judged, exit 3). That is the verdict's business;
+	// this test reads the fields.
+	if notJudged := len(doc.Strategies) == 2 && doc.Strategies[1].Verdict == "not judged"; r.code != ExitOK && !(notJudged && r.code == ExitCheckFailed) {
+		t.Fatalf("exit %d, want 0 (or 3 when custom is not judged)\n%s\n%s", r.code, r.out, r.errOut)
 	}
 	if doc.SchemaVersion != 1 || doc.Profile != "bursty" || doc.SkewMs != 5 || len(doc.Strategies) != 2 { // a window limiter's default skew
 		t.Fatalf("run fields: %+v", doc)
