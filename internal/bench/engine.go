@@ -243,6 +243,13 @@ func (e *Engine) Run(ctx context.Context, snapshots chan<- Snapshot) (Summary, e
 	var lastStats *map[string]CmdStat
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
+	// timeUp advances the run's active clock to now and ends the load once its time is up.
+	timeUp := func(now time.Time) {
+		clock.advance(now, e.paused.Load())
+		if cfg.Duration > 0 && clock.active >= cfg.Duration {
+			stopLoad()
+		}
+	}
 
 loop:
 	for {
@@ -259,15 +266,9 @@ loop:
 			}
 			// A pass that ran long (a limiter answering faster than the judges keep up) must
 			// not keep the load going past its time: the run ends on time whatever the judging.
-			clock.advance(time.Now(), e.paused.Load())
-			if cfg.Duration > 0 && clock.active >= cfg.Duration {
-				stopLoad()
-			}
+			timeUp(time.Now())
 		case now := <-ticker.C:
-			clock.advance(now, e.paused.Load())
-			if cfg.Duration > 0 && clock.active >= cfg.Duration {
-				stopLoad()
-			}
+			timeUp(now)
 			if st := latestStats.Load(); st != nil && st != lastStats {
 				serverUsec = attributeServerTime(cfg.Strategies, statsBefore, *st, runs)
 				lastStats = st
