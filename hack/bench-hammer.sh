@@ -16,7 +16,8 @@
 #                                  # CANDIDATES='hammer rueidis-multi' for some of them,
 #                                  # CLUSTER_WORKERS=256 for fewer calls in flight, PIN=1 for
 #                                  # the servers on cores of their own, MASTERS=6 or 12 for a
-#                                  # larger cluster: default 3)
+#                                  # larger cluster: default 3, CLUSTER_KEYS=1 for every call
+#                                  # on one master: default 256)
 #
 # Both clients send EVALSHA of concurrency_acquire with the same number of connections to the
 # same server, one after the other. Machines are shared and noisy: read the ratio, not the numbers.
@@ -245,7 +246,7 @@ print(*out)' "$masters")"
   }
   ham_cluster() { # args: [flags...]
     measure kill "${cpin[@]}" $bin --addr "127.0.0.1:${cports[0]}" --cluster hammer --strategies lua --limiter fixed-window --limit 0 \
-      --workers "${CLUSTER_WORKERS:-800}" --conns "${CLUSTER_CONNS:-8}" --keys 256 --profile steady --skew 0 \
+      --workers "${CLUSTER_WORKERS:-800}" --conns "${CLUSTER_CONNS:-8}" --keys "${CLUSTER_KEYS:-256}" --profile steady --skew 0 \
       --duration "$(( secs + 60 ))s" --tui off -o json "$@"
   }
   proto() { measure kill "${cpin[@]}" "$dir/loadproto" -addr "127.0.0.1:${cports[0]}" -mode "$1" -workers "${CLUSTER_WORKERS:-800}" -conns "${CLUSTER_CONNS:-8}" -keys 256 -duration "$(( secs + 60 ))s"; }

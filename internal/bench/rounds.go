@@ -32,7 +32,15 @@ import (
 //     open loop) until the round's last reply was read, which includes the other calls' turns;
 //   - a worker's hold, think time and error backoff keep it out of the rounds until they are
 //     over (the others go on), and its release is recorded before the round that sends it, as
-//     decide records it before sending.
+//     decide records it before sending;
+//   - on a cluster a round's acquires go to the keys of one master (limiter.Batch.Groups), the
+//     next round's to the next master's: which key a call goes to is the load's choice, made
+//     before it is sent, and each call carries its key (keyIndex) into every checker, which
+//     judge each key on the calls sent to it, whoever sent them and in whatever order, so the
+//     choice changes what is judged but not how. Each key is still called as often: a
+//     connection's rounds visit the groups in turn, each for as many rounds as it has keys,
+//     and a worker walks each group's keys as work walks all of them. With one group (a
+//     single node, anything but a cluster) a worker's keys are work's, in work's order.
 
 // roundConns is how many connections run rounds for the strategy: 0 when its workers are
 // goroutines of their own. Without Conns a limiter whose batches bypass go-redis
@@ -63,7 +71,8 @@ func connWorkers(conn, conns, workers int) []int {
 
 // worker is one of a connection's workers between rounds.
 type worker struct {
-	index, next int // its number among the strategy's workers; the key counter (work's i)
+	index int   // its number among the strategy's workers
+	turns []int // its acquires so far on each group's keys (work's i, in the group)
 	skew        time.Duration
 	until       time.Time // out of the rounds until then: its hold, think time or backoff
 	holding     bool      // admitted: its release is due at until
@@ -76,7 +85,7 @@ type worker struct {
 func (s *strategyState) rounds(ctx context.Context, e *Engine, conn int, indexes []int, schedule <-chan time.Time) {
 	ws := make([]worker, len(indexes))
 	for i, w := range indexes {
-		ws[i] = worker{index: w, next: w, skew: workerSkew(s.cfg, w)}
+		ws[i] = worker{index: w, turns: make([]int, len(s.groups)), skew: workerSkew(s.cfg, w)}
 		ws[i].c.entered = math.MaxInt64
 	}
 	round := &roundBatch{slot: conn, inFlight: math.MaxInt64}
@@ -86,6 +95,9 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, conn int, indexes
 	defer cancel()
 	calls := make([]limiter.Call, 0, len(ws))
 	who := make([]int, 0, len(ws)) // the worker of each call
+	// The connection's place among the keys (s.byPlace): its rounds' acquires go to that key's
+	// group, the place moving on by one a round; the connections start spread over the keys.
+	place := conn * len(s.byPlace) / max(1, s.roundConns())
 	for ctx.Err() == nil {
 		if e.paused.Load() && !anyHolding(ws) && !e.waitIfPaused(ctx) {
 			break
@@ -123,7 +135,8 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, conn int, indexes
 		}
 		acquires := len(calls)
 		if !hold {
-			s.gather(ctx, round, ws, &calls, &who, now, wake, schedule)
+			s.gather(ctx, round, ws, s.byPlace[place], &calls, &who, now, wake, schedule)
+			place = (place + 1) % len(s.byPlace)
 		}
 		if len(calls) == 0 {
 			if !wake.IsZero() {
@@ -275,11 +288,12 @@ func releaseContext(ctx context.Context, horizon time.Duration) (context.Context
 	return rctx, func() { stop(); cancel() }
 }
 
-// gather adds the acquire of every ready worker of ws to calls: each takes its turn at the
-// request bound, and in an open loop a scheduled start, waiting for the first only when no
+// gather adds the acquire of every ready worker of ws to calls, each on its next key of group
+// g: each takes its turn at the request bound, and in an open loop a scheduled start, waiting for the first only when no
 // call is due otherwise, and then no later than wake (a hold's end: a release is due). A
 // worker's scheduled start is kept in its call's started until sent.
-func (s *strategyState) gather(ctx context.Context, round *roundBatch, ws []worker, calls *[]limiter.Call, who *[]int, now, wake time.Time, schedule <-chan time.Time) {
+func (s *strategyState) gather(ctx context.Context, round *roundBatch, ws []worker, g int, calls *[]limiter.Call, who *[]int, now, wake time.Time, schedule <-chan time.Time) {
+	keys := s.groups[g]
 	for i := range ws {
 		w := &ws[i]
 		if w.done || w.holding || now.Before(w.until) {
@@ -317,10 +331,11 @@ func (s *strategyState) gather(ctx context.Context, round *roundBatch, ws []work
 			markDone(ws)
 			return
 		}
-		w.c = decisionCall{worker: w.index, keyIndex: w.next % len(s.keys), skew: w.skew, started: scheduled,
+		key := keys[(w.index+w.turns[g]*s.cfg.Workers)%len(keys)]
+		w.turns[g]++
+		w.c = decisionCall{worker: w.index, keyIndex: key, skew: w.skew, started: scheduled,
 			round: round, entered: math.MaxInt64}
 		w.c.id = s.recorders[w.index].Begin(w.c.keyIndex)
-		w.next += s.cfg.Workers
 		*calls = append(*calls, limiter.Call{Key: s.keys[w.c.keyIndex], Trace: s.recorders[w.index]})
 		*who = append(*who, i)
 	}

@@ -4,16 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/redisconn"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
@@ -304,6 +309,99 @@ func TestRoundsOnACluster(t *testing.T) {
 	if lua.Errors != 0 || lua.Overshoot != 0 || lua.Rejected == 0 {
 		t.Fatalf("lua on a cluster, 4 connections: %d errors %v, overshoot %d, %d rejected; want none, none and contended",
 			lua.Errors, lua.ErrorSamples, lua.Overshoot, lua.Rejected)
+	}
+}
+
+// byMaster is a shared rueidis client that records, for each DoMulti, the masters its
+// EVALSHA calls went to, and how many calls each slot had.
+type byMaster struct {
+	limiter.SharedClient
+	masterOf func(slot uint16) string
+	mu       sync.Mutex
+	rounds   int
+	spread   []string // a round whose calls went to several masters: their addresses
+	perSlot  map[uint16]int
+}
+
+func (b *byMaster) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+	masters := map[string]bool{}
+	b.mu.Lock()
+	for i := range multi {
+		if c := &multi[i]; c.Commands()[0] == "EVALSHA" {
+			masters[b.masterOf(c.Slot())] = true
+			b.perSlot[c.Slot()]++
+		}
+	}
+	if len(masters) > 0 {
+		b.rounds++
+	}
+	if len(masters) > 1 {
+		b.spread = append(b.spread, fmt.Sprint(slices.Sorted(maps.Keys(masters))))
+	}
+	b.mu.Unlock()
+	return b.SharedClient.DoMulti(ctx, multi...)
+}
+
+// On a cluster through rueidis (the hammer's path there) each round's acquires go to one
+// master, the connections' rounds taking the masters in turn, so that a round costs one write
+// and one read however many masters there are; every key is still called about as often as
+// the others (each master's share of the rounds is its share of the keys), and the evidence
+// holds: the shipped script is contended and never overshoots.
+func TestRoundsOnAClusterSendEachRoundToOneMaster(t *testing.T) {
+	cluster := redistest.SharedCluster(t)
+	cc := cluster.Client(t)
+	ctx := context.Background()
+	slots, err := cc.ClusterSlots(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, timeout, err := redisconn.Shared(cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Close()
+	seen := &byMaster{SharedClient: shared, perSlot: map[uint16]int{}, masterOf: func(slot uint16) string {
+		for _, s := range slots {
+			if int(slot) >= s.Start && int(slot) <= s.End {
+				return s.Nodes[0].Addr
+			}
+		}
+		return "none"
+	}}
+	cfg := engineConfig(t, cc, limiter.SlidingWindow)
+	lim, err := limiter.New(limiter.SlidingWindow, limiter.Lua, cc,
+		limiter.Config{Limit: 20, Window: time.Second, Shared: seen, SharedTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Strategies = []bench.StrategyRun{{Name: "lua", Limiter: lim}}
+	cfg.Conns, cfg.KeyCount = 4, 12
+	id := time.Now().UnixNano()
+	// Each key its own hash tag, so the twelve spread over the masters.
+	cfg.KeyFor = func(s string, i int) string { return fmt.Sprintf("t:{%s.%d:%s:%d}", t.Name(), id, s, i) }
+	sum, err := bench.New(cfg).Run(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lua := sum.Strategies[0]
+	if lua.Errors != 0 || lua.Overshoot != 0 || lua.Rejected == 0 {
+		t.Fatalf("lua on a cluster, 4 connections: %d errors %v, overshoot %d, %d rejected; want none, none and contended",
+			lua.Errors, lua.ErrorSamples, lua.Overshoot, lua.Rejected)
+	}
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	if len(seen.spread) > 0 {
+		t.Errorf("%d of %d rounds went to several masters, the first to %s; want each to one", len(seen.spread), seen.rounds, seen.spread[0])
+	}
+	masters := map[string]bool{}
+	low, high := math.MaxInt, 0
+	for slot, n := range seen.perSlot {
+		masters[seen.masterOf(slot)] = true
+		low, high = min(low, n), max(high, n)
+	}
+	if len(seen.perSlot) != cfg.KeyCount || len(masters) < 2 || low*3 < high {
+		t.Errorf("calls per key from %d to %d over %d keys on %d masters; want all %d keys called, on several masters, about as often",
+			low, high, len(seen.perSlot), len(masters), cfg.KeyCount)
 	}
 }
 

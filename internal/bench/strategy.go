@@ -33,6 +33,10 @@ type strategyState struct {
 	cfg  Config
 	run  StrategyRun
 	keys []string
+	// groups are the indexes of keys by the master serving them (limiter.Batch.Groups), for
+	// the rounds, and byPlace the group of each key in their order, groups one after another.
+	groups  [][]int
+	byPlace []int
 
 	attempts, admitted, rejected, errs, retries atomic.Int64
 	failOpen, failClosed, issued, releaseErrs   atomic.Int64
@@ -226,6 +230,13 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 	}
 	if conns > 0 {
 		// Worker w runs on connection w mod conns (rounds.go).
+		s.groups = limiter.NewBatch(s.run.Limiter).Groups(ctx, s.keys, s.cfg.Now())
+		s.byPlace = s.byPlace[:0]
+		for g, keys := range s.groups {
+			for range keys {
+				s.byPlace = append(s.byPlace, g)
+			}
+		}
 		s.live.Store(int32(conns))
 		for c := 0; c < conns; c++ {
 			indexes := connWorkers(c, conns, s.cfg.Workers)

@@ -76,6 +76,8 @@ type batched interface {
 	// settle reads c's reply once the pipeline ran; loads is scriptcache.LibraryLoads from
 	// before it was sent.
 	settle(ctx context.Context, c *Call, loads uint64)
+	// route is the first key of the acquire on key at now, which routes it on a cluster (Groups).
+	route(key string, now time.Time) string
 }
 
 // scratch is the lists of one call of a batch, kept for the next round's call in its place:

@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
 
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
@@ -180,5 +182,80 @@ return {1, n, 7, 7}`
 	}
 	if want := []bool{true, false, false, true, true, false, false, true}; !slices.Equal(got, want) {
 		t.Fatalf("allowed round after round %v, want %v", got, want)
+	}
+}
+
+// Groups parts the keys by the master their calls go to, for every script strategy and kind
+// and for a contract whose KEYS are templates of the key: each key in one group, the keys of
+// a group on one master, no master in two groups. Anything but a cluster is one group of
+// every key in order: go-redis's pipelines, a connection of the batch's own, and a rueidis
+// client of a single node, which has no cluster to ask about.
+func TestGroupsPartTheKeysByMaster(t *testing.T) {
+	cluster := redistest.SharedCluster(t)
+	cc := cluster.Client(t)
+	shared := sharedOn(t, cc)
+	ctx := context.Background()
+	keys := clusterKeys(t, 24)
+	now := time.Now()
+	for _, c := range batchCases() {
+		t.Run(fmt.Sprintf("%s/%s", c.k, c.s), func(t *testing.T) {
+			cfg := bigConfig(c.k, c.s)
+			cfg.Shared, cfg.SharedTimeout = shared.Shared, shared.SharedTimeout
+			if c.s == limiter.Custom {
+				// KEYS built from the key, as libraries name theirs: the key's hash tag kept.
+				spec := contract.Spec{Keys: "{key}:tokens {key}:ts"}
+				var err error
+				if cfg.Contract, err = contract.Compile(spec, limiter.DefaultContract(c.k)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			lim, err := limiter.New(c.k, c.s, cc, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			groups := limiter.NewBatch(lim).Groups(ctx, keys, now)
+			masterOf := map[string]int{} // a master's group
+			seen := make([]bool, len(keys))
+			for g, group := range groups {
+				for _, i := range group {
+					if seen[i] {
+						t.Fatalf("key %d is in two groups: %v", i, groups)
+					}
+					seen[i] = true
+					m, err := cc.MasterForKey(ctx, keys[i])
+					if err != nil {
+						t.Fatal(err)
+					}
+					addr := m.Options().Addr
+					if was, ok := masterOf[addr]; ok && was != g {
+						t.Fatalf("master %s serves keys of groups %d and %d: %v", addr, was, g, groups)
+					}
+					masterOf[addr] = g
+				}
+			}
+			if slices.Contains(seen, false) || len(groups) != len(masterOf) || len(groups) < 2 {
+				t.Fatalf("groups %v of %d keys on %d masters; want every key once, a group per master, and several", groups, len(keys), len(masterOf))
+			}
+		})
+	}
+	single := redistest.Start(t)
+	rdb := single.Client(t)
+	lone, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{single.Addr}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lone.Close()
+	for name, cfg := range map[string]limiter.Config{
+		"pipelines": {}, "direct": {Direct: rdb.Options()}, "rueidis": {Shared: lone, SharedTimeout: time.Second},
+	} {
+		cfg.Limit, cfg.Window = 10, time.Second
+		lim, err := limiter.New(limiter.FixedWindow, limiter.Lua, rdb, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := [][]int{{0, 1, 2, 3, 4, 5}}
+		if got := limiter.NewBatch(lim).Groups(ctx, keys[:6], now); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: groups %v; want %v", name, got, want)
+		}
 	}
 }
