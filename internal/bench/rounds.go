@@ -71,13 +71,13 @@ func connWorkers(conn, conns, workers int) []int {
 
 // worker is one of a connection's workers between rounds.
 type worker struct {
-	index int   // its number among the strategy's workers
-	turns []int // its acquires so far on each group's keys (work's i, in the group)
-	skew        time.Duration
-	until       time.Time // out of the rounds until then: its hold, think time or backoff
-	holding     bool      // admitted: its release is due at until
-	done        bool      // sends no more acquires (the request bound, the schedule closed)
-	c           decisionCall
+	index   int   // its number among the strategy's workers
+	turns   []int // its acquires so far on each group's keys (work's i, in the group)
+	skew    time.Duration
+	until   time.Time // out of the rounds until then: its hold, think time or backoff
+	holding bool      // admitted: its release is due at until
+	done    bool      // sends no more acquires (the request bound, the schedule closed)
+	c       decisionCall
 }
 
 // rounds runs workers (numbered as in work) on connection conn until ctx ends, the run's
