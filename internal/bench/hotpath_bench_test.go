@@ -3,8 +3,10 @@ package bench_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -113,11 +115,17 @@ func gcWork() gcTotals {
 // load: redis-benchmark's own 800 calls in flight, 50 connections of 16): "rueidis" sends the
 // rounds through the strategy's rueidis client (redisconn.Shared, the fast path), "go-redis"
 // through go-redis's ClusterClient pipelines (hammer --no-direct). Its keys are 256, each of
-// its own hash tag, so the calls spread over the masters. The same metrics; run it as:
+// its own hash tag, so the calls spread over the masters: 3, or LIMITCTL_BENCH_MASTERS (6, 12:
+// a larger cluster, whose rounds each go to one master). The same metrics; run it as:
 //
 //	go test -run '^$' -bench BenchmarkHotPathCluster -benchtime 200000x ./internal/bench/
+//	LIMITCTL_BENCH_MASTERS=12 go test -run '^$' -bench 'BenchmarkHotPathCluster/rejected/rueidis$' -benchtime 600000x ./internal/bench/
 func BenchmarkHotPathCluster(b *testing.B) {
-	cluster := redistest.StartCluster(b, 3, 0)
+	masters := 3
+	if n, err := strconv.Atoi(os.Getenv("LIMITCTL_BENCH_MASTERS")); err == nil && n >= 3 {
+		masters = n
+	}
+	cluster := redistest.StartCluster(b, masters, 0)
 	for _, load := range []struct {
 		name  string
 		limit int64
