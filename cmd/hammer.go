@@ -144,9 +144,9 @@ round's sending (or, with --rate, the call's scheduled start) until the round's 
 so it includes the other calls' turns in the pipeline; it is not one round trip. Use the
 default to measure latency, --conns (e.g. --workers 256 --conns 8; on a cluster --workers 800
 --conns 8, as many calls in flight as redis-benchmark -c 50 -P 16) to measure what the server
-can take. On a cluster a round's calls go to the keys of one master, the next round's to the
-next master's (a round costs the client one write and one read however many masters there
-are): with --keys over the masters (each key its own hash tag), --conns at least the number of
+can take. On a cluster a round's acquires go to the keys of one master, the next round's to
+the next master's (a round costs the client one write and one read however many masters there
+are; a concurrency limiter's releases go to their own keys' masters): with --keys over the masters (each key its own hash tag), --conns at least the number of
 masters keeps every one of them busy. naive's single commands are pipelined over the N connections as they come; watch
 and multi hold a connection per transaction, so their workers share the N without pipelining.
 

@@ -224,6 +224,9 @@ func (e *Engine) Run(ctx context.Context, snapshots chan<- Snapshot) (Summary, e
 		close(pollDone)
 	}
 
+	for _, r := range runs {
+		r.groupKeys(loadCtx)
+	}
 	start := time.Now()
 	if masters != nil {
 		masters.start(loadCtx, start)

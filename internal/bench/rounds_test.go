@@ -312,16 +312,24 @@ func TestRoundsOnACluster(t *testing.T) {
 	}
 }
 
-// byMaster is a shared rueidis client that records, for each DoMulti, the masters its
-// EVALSHA calls went to, and how many calls each slot had.
+// byMaster is a cluster's shared rueidis client that records, for each DoMulti, the masters
+// its EVALSHA calls went to, and how many calls each key had.
 type byMaster struct {
-	limiter.SharedClient
+	*rueidisCluster
 	masterOf func(slot uint16) string
 	mu       sync.Mutex
 	rounds   int
 	spread   []string // a round whose calls went to several masters: their addresses
-	perSlot  map[uint16]int
+	perKey   map[string]int
 }
+
+// rueidisCluster is what the rounds ask of a cluster's rueidis client, its mode among it.
+type rueidisCluster struct {
+	redisconn.SharedClient
+	mode rueidis.ClientMode
+}
+
+func (c *rueidisCluster) Mode() rueidis.ClientMode { return c.mode }
 
 func (b *byMaster) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
 	masters := map[string]bool{}
@@ -329,7 +337,7 @@ func (b *byMaster) DoMulti(ctx context.Context, multi ...rueidis.Completed) []ru
 	for i := range multi {
 		if c := &multi[i]; c.Commands()[0] == "EVALSHA" {
 			masters[b.masterOf(c.Slot())] = true
-			b.perSlot[c.Slot()]++
+			b.perKey[c.Commands()[3]]++ // EVALSHA sha numkeys key...
 		}
 	}
 	if len(masters) > 0 {
@@ -339,7 +347,7 @@ func (b *byMaster) DoMulti(ctx context.Context, multi ...rueidis.Completed) []ru
 		b.spread = append(b.spread, fmt.Sprint(slices.Sorted(maps.Keys(masters))))
 	}
 	b.mu.Unlock()
-	return b.SharedClient.DoMulti(ctx, multi...)
+	return b.rueidisCluster.DoMulti(ctx, multi...)
 }
 
 // On a cluster through rueidis (the hammer's path there) each round's acquires go to one
@@ -360,7 +368,7 @@ func TestRoundsOnAClusterSendEachRoundToOneMaster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer shared.Close()
-	seen := &byMaster{SharedClient: shared, perSlot: map[uint16]int{}, masterOf: func(slot uint16) string {
+	seen := &byMaster{rueidisCluster: &rueidisCluster{shared, rueidis.ClientModeCluster}, perKey: map[string]int{}, masterOf: func(slot uint16) string {
 		for _, s := range slots {
 			if int(slot) >= s.Start && int(slot) <= s.End {
 				return s.Nodes[0].Addr
@@ -377,7 +385,8 @@ func TestRoundsOnAClusterSendEachRoundToOneMaster(t *testing.T) {
 	cfg.Strategies = []bench.StrategyRun{{Name: "lua", Limiter: lim}}
 	cfg.Conns, cfg.KeyCount = 4, 12
 	id := time.Now().UnixNano()
-	// Each key its own hash tag, so the twelve spread over the masters.
+	// Each key its own hash tag, so the twelve spread over the masters (several of them on one
+	// slot only count as one master's keys).
 	cfg.KeyFor = func(s string, i int) string { return fmt.Sprintf("t:{%s.%d:%s:%d}", t.Name(), id, s, i) }
 	sum, err := bench.New(cfg).Run(ctx, nil)
 	if err != nil {
@@ -395,13 +404,23 @@ func TestRoundsOnAClusterSendEachRoundToOneMaster(t *testing.T) {
 	}
 	masters := map[string]bool{}
 	low, high := math.MaxInt, 0
-	for slot, n := range seen.perSlot {
-		masters[seen.masterOf(slot)] = true
+	for i := range cfg.KeyCount {
+		slot, err := cc.ClusterKeySlot(ctx, cfg.KeyFor("lua", i)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		masters[seen.masterOf(uint16(slot))] = true
+		n := seen.perKey[cfg.KeyFor("lua", i)]
 		low, high = min(low, n), max(high, n)
 	}
-	if len(seen.perSlot) != cfg.KeyCount || len(masters) < 2 || low*3 < high {
-		t.Errorf("calls per key from %d to %d over %d keys on %d masters; want all %d keys called, on several masters, about as often",
-			low, high, len(seen.perSlot), len(masters), cfg.KeyCount)
+	// About as often: each key's calls are its workers' in their connections' rounds on its
+	// master, and connections keep about the same pace, but a 2-core machine is not fair.
+	if len(seen.perKey) != cfg.KeyCount || low == 0 || low*4 < high {
+		t.Errorf("calls per key from %d to %d over %d keys on %d masters; want all %d keys called about as often",
+			low, high, len(seen.perKey), len(masters), cfg.KeyCount)
+	}
+	if len(masters) < 2 {
+		t.Logf("the %d keys fell on one master: nothing was grouped", cfg.KeyCount)
 	}
 }
 

@@ -176,6 +176,22 @@ func limitsOf(cfg Config) overshoot.Limits {
 	return overshoot.Limits{Evidence: cfg.Limiter.Describe().Evidence, Limit: cfg.Limit, Window: cfg.Window, Rate: cfg.Rate, Skew: cfg.Skew}
 }
 
+// groupKeys groups the keys by the master serving them for the rounds (limiter.Batch.Groups),
+// before the run's clock starts: on a cluster it asks the topology, a round trip.
+func (s *strategyState) groupKeys(ctx context.Context) {
+	var batch *limiter.Batch // nil: one group of every key
+	if s.roundConns() > 0 {
+		batch = limiter.NewBatch(s.run.Limiter)
+	}
+	s.groups = batch.Groups(ctx, s.keys, s.cfg.Now())
+	s.byPlace = s.byPlace[:0]
+	for g, keys := range s.groups {
+		for range keys {
+			s.byPlace = append(s.byPlace, g)
+		}
+	}
+}
+
 // start launches the workers (and, for an open loop, the scheduler that paces them).
 func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup, begin time.Time) {
 	var schedule chan time.Time
@@ -230,13 +246,6 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 	}
 	if conns > 0 {
 		// Worker w runs on connection w mod conns (rounds.go).
-		s.groups = limiter.NewBatch(s.run.Limiter).Groups(ctx, s.keys, s.cfg.Now())
-		s.byPlace = s.byPlace[:0]
-		for g, keys := range s.groups {
-			for range keys {
-				s.byPlace = append(s.byPlace, g)
-			}
-		}
 		s.live.Store(int32(conns))
 		for c := 0; c < conns; c++ {
 			indexes := connWorkers(c, conns, s.cfg.Workers)

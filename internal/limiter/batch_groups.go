@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/limitctl/limitctl/internal/contract"
 )
 
@@ -59,14 +61,20 @@ func (b *Batch) Groups(ctx context.Context, keys []string, now time.Time) [][]in
 	return groups
 }
 
-// slotMasters is each hash slot's master (host:port) as CLUSTER SLOTS answers through the
-// shared client, or nil when it does not (not a cluster, or the call failed).
+// slotMasters is each hash slot's master (its node id, or host:port without one) as CLUSTER
+// SLOTS answers through the shared client, or nil when it does not (the call failed) or the
+// client is not a cluster's (a master found through Sentinels is not asked: its ACL may not
+// allow the command, and a refusal would be logged on it every run).
 func (b *Batch) slotMasters(ctx context.Context) []string {
-	if b.sq.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, b.sq.timeout)
-		defer cancel()
+	if m, ok := b.shared.(interface{ Mode() rueidis.ClientMode }); !ok || m.Mode() != rueidis.ClientModeCluster {
+		return nil
 	}
+	timeout := b.sq.timeout
+	if timeout <= 0 {
+		timeout = 3 * time.Second // bounded even when the rounds are not: go-redis's default
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	ranges, err := b.shared.DoMulti(ctx, b.shared.B().ClusterSlots().Build())[0].ToArray()
 	if err != nil || len(ranges) == 0 {
 		return nil
@@ -83,12 +91,18 @@ func (b *Batch) slotMasters(ctx context.Context) []string {
 		if err1 != nil || err2 != nil || err3 != nil || len(node) < 2 || start < 0 || end > slotMask || start > end {
 			return nil
 		}
-		host, err1 := node[0].ToString()
-		port, err2 := node[1].AsInt64()
-		if err1 != nil || err2 != nil {
-			return nil
+		var addr string // the node id (since Redis 4), or host:port
+		if len(node) > 2 {
+			addr, _ = node[2].ToString()
 		}
-		addr := host + ":" + strconv.FormatInt(port, 10)
+		if addr == "" {
+			host, err1 := node[0].ToString()
+			port, err2 := node[1].AsInt64()
+			if err1 != nil || err2 != nil {
+				return nil
+			}
+			addr = host + ":" + strconv.FormatInt(port, 10)
+		}
 		for s := start; s <= end; s++ {
 			masters[s] = addr
 		}
