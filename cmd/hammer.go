@@ -146,9 +146,11 @@ default to measure latency, --conns (e.g. --workers 256 --conns 8; on a cluster 
 --conns 8, as many calls in flight as redis-benchmark -c 50 -P 16) to measure what the server
 can take. On a cluster a round's acquires go to the keys of one master, the next round's to
 the next master's (a round costs the client one write and one read however many masters there
-are; a concurrency limiter's releases go to their own keys' masters): with --keys over the masters (each key its own hash tag), --conns at least the number of
-masters keeps every one of them busy. naive's single commands are pipelined over the N connections as they come; watch
-and multi hold a connection per transaction, so their workers share the N without pipelining.
+are; a concurrency limiter's releases go to their own keys' masters): with --keys over the
+masters (each key its own hash tag), --conns at least the number of masters keeps every one
+of them busy. naive's single commands are pipelined over the N connections as they come;
+watch and multi hold a connection per transaction, so their workers share the N without
+pipelining.
 
 Exit codes: 0 passed, 1 runtime error, 2 bad usage, 3 a check failed (an assertion, a verdict),
 4 lint refused the --script before any load (the message names the rules and lines: fix them,

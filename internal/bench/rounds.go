@@ -289,9 +289,9 @@ func releaseContext(ctx context.Context, horizon time.Duration) (context.Context
 }
 
 // gather adds the acquire of every ready worker of ws to calls, each on its next key of group
-// g: each takes its turn at the request bound, and in an open loop a scheduled start, waiting for the first only when no
-// call is due otherwise, and then no later than wake (a hold's end: a release is due). A
-// worker's scheduled start is kept in its call's started until sent.
+// g: each takes its turn at the request bound, and in an open loop a scheduled start, waiting
+// for the first only when no call is due otherwise, and then no later than wake (a hold's end:
+// a release is due). A worker's scheduled start is kept in its call's started until sent.
 func (s *strategyState) gather(ctx context.Context, round *roundBatch, ws []worker, g int, calls *[]limiter.Call, who *[]int, now, wake time.Time, schedule <-chan time.Time) {
 	keys := s.groups[g]
 	for i := range ws {
