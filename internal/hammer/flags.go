@@ -50,8 +50,8 @@ type Flags struct {
 	ScriptReleaseFile, ScriptReleaseKeys, ScriptReleaseArgs string
 	// WindowStart (--window-start) is where a custom fixed window's windows start.
 	WindowStart string
-	Profile                                                 string
-	Skew                                                    time.Duration
+	Profile     string
+	Skew        time.Duration
 
 	// ScriptSetup are the --script-setup and --script-setup-file values in the order given.
 	ScriptSetup []contract.SetupLine

@@ -72,6 +72,7 @@ import (
 //   - a window opened by a call, its start rounded down to a whole second, for W whole seconds:
 //     the next is opened by a call at or after a_j + W, itself a whole second, so its rounded start
 //     is too.
+//
 // It grows no looser than that: the same rounded window at W = 1.5s is no correct limiter (a
 // window can end 0.5s early, so 2c admits fit in 1s), and the model proves it whenever the admits
 // pin the windows down; where they do not, the power (CaughtFrom) says how much it could not see.
