@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/idna"
+
 	"github.com/limitctl/limitctl/internal/exitcode"
 )
 
@@ -166,10 +168,16 @@ func New(spec Spec, opts Options) (*Target, error) {
 		return nil, usage("%v", err)
 	}
 	t.https = u.Scheme == "https"
-	t.addr = u.Host
-	if u.Port() == "" {
-		t.addr = net.JoinHostPort(u.Hostname(), map[bool]string{true: "443", false: "80"}[t.https])
+	// The address as the transport dials it: the port made explicit, a non-ASCII host in
+	// its ASCII form.
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = map[bool]string{true: "443", false: "80"}[t.https]
 	}
+	if host, err = idna.Lookup.ToASCII(host); err != nil {
+		return nil, usage("%q: the host %q: %v", spec.URL, u.Hostname(), err)
+	}
+	t.addr = net.JoinHostPort(host, port)
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -183,7 +191,7 @@ func New(spec Spec, opts Options) (*Target, error) {
 // fixed text: only then is every request sent where the user said.
 func (t *Target) parseURL(raw, run string, usage func(string, ...any) error) (*url.URL, error) {
 	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok || (scheme != "http" && scheme != "https") {
+	if scheme = strings.ToLower(scheme); !ok || (scheme != "http" && scheme != "https") {
 		return nil, usage("%q is not an http:// or https:// URL", raw)
 	}
 	tpl, err := parseTemplate("--http", raw, run)
@@ -255,7 +263,7 @@ func (t *Target) newTransport(conns int, timeout time.Duration) *http.Transport 
 // dial connects to the target's address and to no other: a redirect is never followed (the
 // client is the transport alone), but this holds whatever asks.
 func (t *Target) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	if addr != t.addr {
+	if !strings.EqualFold(addr, t.addr) {
 		return nil, fmt.Errorf("refusing to dial %s: load goes only to %s", addr, t.addr)
 	}
 	return t.dialer.DialContext(ctx, network, addr)

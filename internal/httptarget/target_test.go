@@ -277,6 +277,20 @@ func TestTheClientDialsOnlyTheTargetsAddress(t *testing.T) {
 	}
 }
 
+func TestTheAddressIsTheOneTheTransportDials(t *testing.T) {
+	for _, c := range []struct{ url, addr string }{
+		{"http://127.0.0.1/a", "127.0.0.1:80"},
+		{"HTTPS://Example.COM/a", "example.com:443"}, // the transport dials Example.COM: the same host
+		{"http://[::1]:8080/", "[::1]:8080"},
+		{"http://bücher.example/", "xn--bcher-kva.example:80"},
+	} {
+		tg := newTarget(t, Spec{URL: c.url}, Options{})
+		if tg.Addr() != c.addr {
+			t.Errorf("%s: address %s; want %s", c.url, tg.Addr(), c.addr)
+		}
+	}
+}
+
 func TestPreflightNamesTheAddressThatRefuses(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
