@@ -78,11 +78,7 @@ func endpoints(t *testing.T) []endpoint {
 	app := limitapp.StartOn(t, redistest.Shared(t).Client(t), evidenceConfig)
 	var eps []endpoint
 	for _, r := range limitapp.Routes() {
-		want := r.Want
-		if want == limitapp.TooStrict {
-			want = limitapp.Exact // too strict is the refusal judges' to find: it never overshoots
-		}
-		eps = append(eps, endpoint{string(r.Pattern), app.URL(r.Pattern), r.Kind, want})
+		eps = append(eps, endpoint{string(r.Pattern), app.URL(r.Pattern), r.Kind, r.Want})
 	}
 	pp := limitapp.StartPerProcess(t, evidenceConfig)
 	return append(eps, endpoint{"two processes, a count in memory", pp.URL(), limiter.FixedWindow, limitapp.Overshoot})
@@ -110,13 +106,15 @@ func TestRealEndpointsAreJudgedByTheirEvidence(t *testing.T) {
 				load(t, tg, key, c, 5*evidenceConfig.Window)
 				res = c.Finish()
 				k, judged = c.(overshoot.Prober).CaughtFrom(10 * limit)
-				if res.Overshoot > 0 || ep.want == limitapp.Exact && judged && k < limit {
+				// Too strict is the refusal judges' to find: its blocks leave few admits, so the
+				// evidence of overshoot is weak, and only a blame would be wrong.
+				if res.Overshoot > 0 || ep.want == limitapp.TooStrict || ep.want == limitapp.Exact && judged && k < limit {
 					break
 				}
 			}
 			t.Logf("peak %d overshoot %d unjudged %d, caught from %d (%v)", res.Peak, res.Overshoot, res.Unjudged, k, judged)
 			switch {
-			case ep.want == limitapp.Exact && res.Overshoot > 0:
+			case ep.want != limitapp.Overshoot && res.Overshoot > 0:
 				t.Errorf("a correct endpoint blamed: %+v", res)
 			case ep.want == limitapp.Exact && !(judged && k < limit):
 				t.Errorf("10 attempts never judged it: caught from %d (%v) against a limit of %d", k, judged, limit)

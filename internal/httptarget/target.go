@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 
@@ -174,8 +175,10 @@ func New(spec Spec, opts Options) (*Target, error) {
 	if port == "" {
 		port = map[bool]string{true: "443", false: "80"}[t.https]
 	}
-	if host, err = idna.Lookup.ToASCII(host); err != nil {
-		return nil, usage("%q: the host %q: %v", spec.URL, u.Hostname(), err)
+	if strings.IndexFunc(host, func(r rune) bool { return r >= utf8.RuneSelf }) >= 0 {
+		if host, err = idna.Lookup.ToASCII(host); err != nil {
+			return nil, usage("%q: the host %q: %v", spec.URL, u.Hostname(), err)
+		}
 	}
 	t.addr = net.JoinHostPort(host, port)
 	timeout := opts.Timeout

@@ -280,7 +280,7 @@ func TestTheClientDialsOnlyTheTargetsAddress(t *testing.T) {
 func TestTheAddressIsTheOneTheTransportDials(t *testing.T) {
 	for _, c := range []struct{ url, addr string }{
 		{"http://127.0.0.1/a", "127.0.0.1:80"},
-		{"HTTPS://Example.COM/a", "example.com:443"}, // the transport dials Example.COM: the same host
+		{"HTTPS://Example.COM/a", "Example.COM:443"},
 		{"http://[::1]:8080/", "[::1]:8080"},
 		{"http://bücher.example/", "xn--bcher-kva.example:80"},
 	} {
