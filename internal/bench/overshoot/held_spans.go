@@ -13,12 +13,13 @@ import (
 //
 // The promise: an admitted request's slot is taken at some instant a, held at least D after a,
 // and released before the response is sent. (A handler that acquires, works or sleeps D,
-// releases, then answers keeps it; so does one that holds longer.)
+// releases, then answers keeps it; so does one that holds longer. One whose limiter reclaims
+// slots sooner than D, a stale-after below the hold, does not: it may drop a slot still held.)
 //
 // Prove it. Let s be an instant before the request's first byte left the client and r one after
 // the response's first byte arrived (httptarget's GotConn and GotFirstResponseByte). The
-// endpoint cannot take the slot before it has the request, so a >= s. It answers no sooner than D after a, and the
-// answer arrives after it is sent, so a + D <= r, that is a <= r - D. The slot is held over
+// endpoint cannot take the slot before it has the request, so a >= s. It answers no sooner
+// than D after a, and the answer arrives after it is sent, so a + D <= r, that is a <= r - D. The slot is held over
 // [a, a + D] for some a in [s, r - D]; every such interval contains [r - D, s + D] (its start
 // a <= r - D, its end a + D >= s + D). So the request certainly holds its slot over
 // [r - D, s + D], an interval that is not empty when r - s <= 2D. A correct limiter holds at
