@@ -1,6 +1,13 @@
 // Package httptarget drives a limiter as it is deployed: an HTTP endpoint, called as a
 // limiter is, whose response is read as an admit, a refusal or an error, with the instants
 // that bound when the endpoint decided.
+//
+// Its shape follows limiter.Limiter so the engine can drive it as one more strategy: Acquire
+// takes the key and, in place of the client's clock (which an endpoint never reads), a Call
+// naming the worker and its sequence number for the placeholders. There is no Release: the
+// endpoint releases its own slots. The Decision carries the instants the evidence is judged by
+// (Sent, Received: the endpoint's own clock is unseen, as a script's TIME is), measured inside
+// the client where they are tightest, rather than around the call by the engine.
 package httptarget
 
 import (
