@@ -101,6 +101,12 @@ type clock struct {
 	now, read, window, stale string
 	// wholeSeconds: the time is whole seconds, so a window or stale time must be too.
 	wholeSeconds bool
+	// fixedOnly: only a fixed window is correct on this clock. A script that reads TIME and keeps
+	// its whole seconds is exact in real time only where its windows are whole seconds of the
+	// epoch or of a start it keeps; a sliding log, a bucket's refill or a stale time counted in
+	// whole seconds the hammer cannot know of (the contract passes no {now_s_int}) is up to a
+	// second short.
+	fixedOnly bool
 	// second is one second in the clock's unit, as Lua.
 	second string
 }
@@ -117,7 +123,7 @@ var clocks = []clock{
 	{name: "time-s", read: "local t = redis.call('TIME')\nlocal now = tonumber(t[1]) + tonumber(t[2]) / 1000000",
 		window: "{window_s}", stale: "{stale_after_s}", second: "1"},
 	{name: "time-s-int", read: "local now = tonumber(redis.call('TIME')[1])", window: "{window_s}", stale: "{stale_after_s}",
-		second: "1", wholeSeconds: true},
+		second: "1", wholeSeconds: true, fixedOnly: true},
 }
 
 // params are a limiter's drawn parameters.
@@ -169,7 +175,9 @@ type family struct {
 	build     func(c clock, p params) Limiter
 }
 
-func (f family) runsOn(c clock) bool { return f.onlyNoTime == (c.name == "none") }
+func (f family) runsOn(c clock) bool {
+	return f.onlyNoTime == (c.name == "none") && (!c.fixedOnly || f.kind == limiter.FixedWindow)
+}
 
 func (f family) fits(w time.Duration) bool { return f.maxWindow == 0 || w <= f.maxWindow }
 
