@@ -5,7 +5,7 @@ GO        ?= go
 BIN       ?= limitctl
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build docs test test-short vet fuzz redis-server bench bench-hammer clean verify-power verify-power-cluster
+.PHONY: all build docs test test-short vet fuzz redis-server load-tools bench bench-hammer clean verify-power verify-power-cluster
 
 all: build
 
@@ -38,17 +38,34 @@ redis-server:
 	@redis-server --sentinel 2>&1 </dev/null | grep -q 'Sentinel needs config file' || \
 	  { echo "this redis-server has no Sentinel mode (redis-server CONF --sentinel); install Redis >= 6 from your package manager" >&2; exit 1; }
 
+# The load tools whose records `judge` reads, which the tests run for real against loopback
+# servers: vegeta, built from the Go module proxy into GOBIN (GOPATH/bin when unset) unless that
+# pinned version is there already (go version -m names the module a binary was built from).
+# About 30 s on a clean machine (download and build); the timeout bounds a proxy that hangs.
+# k6 is not installed: the module is AGPL, which this project's module list rules out, and Debian
+# does not package it, so its format is tested on lines shaped as its source writes them.
+VEGETA_VERSION := v12.13.0
+GOBIN_DIR = $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
+
+load-tools:
+	@if ! $(GO) version -m "$(GOBIN_DIR)/vegeta" 2>/dev/null | \
+	    grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/tsenart/vegeta/v12[[:space:]]+$(VEGETA_VERSION)([[:space:]]|$$)"; then \
+	  echo "installing vegeta $(VEGETA_VERSION) into $(GOBIN_DIR)"; \
+	  timeout 600 $(GO) install github.com/tsenart/vegeta/v12@$(VEGETA_VERSION); \
+	fi
+	@echo "vegeta $(VEGETA_VERSION) in $(GOBIN_DIR)"
+
 vet:
 	$(GO) vet ./...
 
-test: redis-server vet
+test: redis-server load-tools vet
 	$(GO) test -race -timeout 30m ./...
 	$(MAKE) --no-print-directory fuzz
 
 # The inner loop: the same suite with -short, which skips the slowest tests (clusters,
 # failovers, killed servers, the README's every command, the bad-input matrix) and the fuzzing.
 # A few minutes less than make test, which stays the one that runs everything.
-test-short: redis-server vet
+test-short: redis-server load-tools vet
 	$(GO) test -race -short -timeout 10m ./...
 
 # Each fuzz target for a bounded time (FUZZTIME): the linter, URL and flag resolution, password
