@@ -30,7 +30,7 @@ type refusingServer struct {
 }
 
 func newRefusingServer(t *testing.T) *refusingServer {
-	s := &refusingServer{handled: map[string]int64{}}
+	s := &refusingServer{handled: map[string]int64{}, began: time.Now()}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		at := s.began.Add(time.Since(s.began)).UnixNano()
 		s.mu.Lock()
@@ -87,7 +87,6 @@ func attack(t *testing.T, s *refusingServer, rate int) vegetaRun {
 		}
 		return out
 	}
-	s.began = time.Now()
 	run("attack", "-targets", targets, "-rate", fmt.Sprintf("%d/s", rate), "-duration", "1s", "-output", bin)
 	r := vegetaRun{json: filepath.Join(dir, "results.json"), csv: filepath.Join(dir, "results.csv")}
 	run("encode", "--to", "json", "--output", r.json, bin)
