@@ -49,19 +49,25 @@ func (d *vegetaCSV) next(rec *Record) error {
 	if err == io.EOF {
 		return io.EOF
 	}
-	line, _ := d.r.FieldPos(0)
-	d.lines.line = int64(line)
+	var perr *csv.ParseError
+	if err == nil {
+		line, _ := d.r.FieldPos(0)
+		d.lines.line = int64(line)
+	} else if errors.As(err, &perr) {
+		d.lines.line, err = int64(perr.StartLine), perr.Err
+	}
 	d.stats.Lines++
+	// vegeta ends every record with a newline: a last one without it was cut, even where the
+	// cut left twelve fields (inside the headers' base64).
+	if err == nil && d.src.eof && d.r.InputOffset() == d.src.n && d.src.last != '\n' {
+		err = errors.New("the file ends inside this record")
+	}
 	if err == nil {
 		err = d.parse(fields, rec)
 	}
 	if err != nil {
-		var perr *csv.ParseError
-		if errors.As(err, &perr) {
-			d.lines.line, err = int64(perr.StartLine), perr.Err
-		}
-		// encoding/csv has read to the end when the last record is the broken one.
-		d.lines.cut = d.src.eof && d.src.last != '\n'
+		// The broken record was cut when the file ends with it, without a newline.
+		d.lines.cut = d.src.eof && d.r.InputOffset() == d.src.n && d.src.last != '\n'
 		return d.bad(err)
 	}
 	return nil
@@ -140,6 +146,7 @@ func (d *vegetaCSV) readHeaders(b64 string, rec *Record) error {
 // broken last CSV record can be told cut (no final newline) from malformed.
 type tailReader struct {
 	r    io.Reader
+	n    int64 // bytes passed on
 	last byte
 	eof  bool
 }
@@ -148,6 +155,7 @@ func (t *tailReader) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
 	if n > 0 {
 		t.last = p[n-1]
+		t.n += int64(n)
 	}
 	if err == io.EOF {
 		t.eof = true
