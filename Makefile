@@ -69,7 +69,8 @@ test-short: redis-server load-tools vet
 	$(GO) test -race -short -timeout 10m ./...
 
 # Each fuzz target for a bounded time (FUZZTIME): the linter, URL and flag resolution, password
-# redaction and assert expressions must never panic. The seed corpora also run in go test.
+# redaction, assert expressions and record files must never panic; the records' JSON scanner
+# reads what encoding/json reads. The seed corpora also run in go test.
 FUZZTIME ?= 10s
 # (hack/fuzz.sh runs a target once more when Go's fuzzer ends on its deadline without an input.)
 fuzz:
@@ -77,6 +78,8 @@ fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzResolve ./internal/redisconn/
 	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzRedact ./internal/redisconn/
 	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzParseAssertion ./internal/bench/verdict/
+	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzScannerAgreesWithEncodingJSON ./internal/history/
+	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzRead ./internal/history/
 
 # One decision of each limiter x strategy against a real redis-server.
 bench: redis-server
