@@ -28,10 +28,9 @@ func read(t *testing.T, opts history.Options, inputs ...history.Input) ([]histor
 		return nil, nil, err
 	}
 	var recs []history.Record
-	var rec history.Record
-	for r.Next(&rec) {
-		c := rec
-		c.Headers = append([]string(nil), rec.Headers...)
+	for r.Next() {
+		c := *r.Record()
+		c.Headers = append([]string(nil), c.Headers...)
 		recs = append(recs, c)
 	}
 	return recs, r, r.Err()

@@ -46,6 +46,7 @@ type Reader struct {
 	returned bool  // a record has been returned
 	lastKey  int64 // the start of the last record returned
 	recent   []fingerprint
+	rec      *Record
 }
 
 // Open opens the named files ("-" is standard input); a gzip file (k6 writes one for a name
@@ -237,9 +238,9 @@ func closeAll(cs []io.Closer) error {
 	return errors.Join(errs...)
 }
 
-// Next fills rec with the next record in time order and reports whether there was one; false
-// at the end or on an error (Err). rec's Headers slice is reused from call to call.
-func (r *Reader) Next(rec *Record) bool {
+// Next moves to the next record in time order and reports whether there was one; false at
+// the end or on an error (Err).
+func (r *Reader) Next() bool {
 	for r.err == nil {
 		var head *stream
 		for _, s := range r.streams {
@@ -261,8 +262,9 @@ func (r *Reader) Next(rec *Record) bool {
 			return false
 		}
 		key := head.headKey()
-		head.pop(rec)
+		rec := head.pop()
 		rec.File = head.file
+		r.rec = rec
 		stats := &r.files[head.file].Stats
 		if r.duplicate(key, rec) {
 			stats.Duplicates++
@@ -283,6 +285,9 @@ func (r *Reader) Next(rec *Record) bool {
 	}
 	return false
 }
+
+// Record is the record Next moved to, valid until the next call to Next.
+func (r *Reader) Record() *Record { return r.rec }
 
 // anyPending reports whether a stream still has records to give (after a skipped bad line).
 func (r *Reader) anyPending() bool {

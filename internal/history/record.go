@@ -193,8 +193,9 @@ const (
 	// DefaultReorderWindow is vegeta's default request timeout (30 s) and k6's (60 s): a
 	// request in flight longer was cut short by the tool and ends as an error.
 	DefaultReorderWindow = 60 * time.Second
-	// DefaultReorderMax holds about 20 MB of records per file.
-	DefaultReorderMax = 1 << 18
+	// DefaultReorderMax holds about 15 MB of records per file: the whole window up to 1,000
+	// requests a second, 6 s of it at 10,000.
+	DefaultReorderMax = 1 << 16
 )
 
 // Stats count what a file held.

@@ -115,6 +115,13 @@ func (s *scanner) rawString() (raw []byte, escaped bool, err error) {
 	}
 	start := s.i
 	for s.i < len(s.b) {
+		// Most of a line is plain string bytes: pass them with one table look-up each.
+		for s.i < len(s.b) && !stringSpecial[s.b[s.i]] {
+			s.i++
+		}
+		if s.i >= len(s.b) {
+			break
+		}
 		c := s.b[s.i]
 		switch {
 		case c == '"':
@@ -140,14 +147,22 @@ func (s *scanner) rawString() (raw []byte, escaped bool, err error) {
 				s.i++
 				return nil, false, s.fail("bad escape")
 			}
-		case c < 0x20:
+		default: // a control character
 			return nil, false, s.fail("control character in a string")
-		default:
-			s.i++
 		}
 	}
 	return nil, false, s.fail("unterminated string")
 }
+
+// stringSpecial marks the bytes that end a string's plain run: the quote, the backslash and
+// the control characters JSON forbids in a string.
+var stringSpecial = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 func isHex4(b []byte) bool {
 	for _, c := range b {

@@ -131,8 +131,8 @@ func FuzzRead(f *testing.F) {
 			if err != nil {
 				return
 			}
-			var rec Record
-			for r.Next(&rec) {
+			for r.Next() {
+				rec := r.Record()
 				if rec.Flags&(StartUnknown|EndUnknown|Backwards) == 0 && rec.EndNs < rec.StartNs {
 					t.Fatalf("record at line %d ends before it starts: %+v", rec.Line, rec)
 				}

@@ -1,9 +1,14 @@
 package history
 
-import "io"
+import (
+	"io"
+	"sort"
+)
 
-// stream is one file's records put back in time order within a bounded window: a min-heap of
-// the records read but not yet returned, by start (then by the order they were read).
+// stream is one file's records put back in time order within a bounded window: the records
+// read but not yet returned, kept sorted by start (then by the order they were read). A tool
+// writes nearly in order, so a record mostly goes at the end of the queue, or a few places
+// before it: cheaper than a heap's log n moves for every record.
 type stream struct {
 	file   int
 	dec    decoder
@@ -11,18 +16,34 @@ type stream struct {
 	max    int
 	done   bool
 
-	slab   []Record // the records held; heap and free index it
-	keys   []int64  // each slot's sort key: its start, or the newest start seen for one unknown
-	order  []int64  // each slot's place in the file's order, to keep ties stable
-	heap   []int32
+	// The records held, in chunks so that growing never copies them; queue (sorted, from
+	// queue[head]) and free index them by slot.
+	chunks [][]held
+	slots  int32
+	queue  []int32
+	head   int
 	free   []int32
+	popped int32 // the slot last returned, freed at the next pop: Record points into it
 	read   int64
 	newest int64 // the latest start read
 	seen   bool  // a start has been read
 }
 
+// held is a record in the window.
+type held struct {
+	rec   Record
+	key   int64 // its start, or the newest start read for one unknown
+	order int64 // its place in the file's order, to keep ties stable
+}
+
+const chunkBits = 12
+
+func (s *stream) at(slot int32) *held {
+	return &s.chunks[slot>>chunkBits][slot&(1<<chunkBits-1)]
+}
+
 func newStream(file int, dec decoder, opts Options) *stream {
-	return &stream{file: file, dec: dec, window: int64(opts.ReorderWindow), max: opts.ReorderMax}
+	return &stream{file: file, dec: dec, window: int64(opts.ReorderWindow), max: opts.ReorderMax, popped: -1}
 }
 
 // fill reads records until the earliest held one can be returned: the window has passed it,
@@ -30,8 +51,8 @@ func newStream(file int, dec decoder, opts Options) *stream {
 func (s *stream) fill() error {
 	for !s.done && !s.ripe() {
 		slot := s.alloc()
-		rec := &s.slab[slot]
-		if err := s.dec.next(rec); err != nil {
+		h := s.at(slot)
+		if err := s.dec.next(&h.rec); err != nil {
 			s.free = append(s.free, slot)
 			if err == io.EOF {
 				s.done = true
@@ -39,93 +60,78 @@ func (s *stream) fill() error {
 			}
 			return err
 		}
-		key := rec.StartNs
-		if rec.Flags&StartUnknown != 0 {
+		key := h.rec.StartNs
+		if h.rec.Flags&StartUnknown != 0 {
 			key = s.newest // no start to order it by: it goes out with the records read with it
 		} else if !s.seen || key > s.newest {
 			s.newest, s.seen = key, true
 		}
-		s.keys[slot], s.order[slot] = key, s.read
+		h.key, h.order = key, s.read
 		s.read++
-		s.push(slot)
+		s.insert(slot)
 	}
 	return nil
 }
 
+func (s *stream) held() int { return len(s.queue) - s.head }
+
 // ripe reports whether the earliest held record can be returned before reading more.
 func (s *stream) ripe() bool {
-	if len(s.heap) == 0 {
+	if s.held() == 0 {
 		return false
 	}
-	return len(s.heap) >= s.max || s.newest-s.keys[s.heap[0]] > s.window
+	return s.held() >= s.max || s.newest-s.headKey() > s.window
 }
 
 // ready reports whether the stream has a record to return (after fill).
-func (s *stream) ready() bool { return len(s.heap) > 0 }
+func (s *stream) ready() bool { return s.held() > 0 }
 
-func (s *stream) headKey() int64 { return s.keys[s.heap[0]] }
+func (s *stream) headKey() int64 { return s.at(s.queue[s.head]).key }
 
-// pop moves the earliest record into rec (rec keeps its own Headers backing array).
-func (s *stream) pop(rec *Record) {
-	slot := s.heap[0]
-	last := len(s.heap) - 1
-	s.heap[0] = s.heap[last]
-	s.heap = s.heap[:last]
-	if last > 0 {
-		s.down(0)
+// pop returns the earliest record, valid until the next pop.
+func (s *stream) pop() *Record {
+	if s.popped >= 0 {
+		s.free = append(s.free, s.popped)
 	}
-	held := &s.slab[slot]
-	headers := append(rec.Headers[:0], held.Headers...)
-	*rec = *held
-	rec.Headers = headers
-	s.free = append(s.free, slot)
+	s.popped = s.queue[s.head]
+	s.head++
+	return &s.at(s.popped).rec
 }
 
-// alloc returns a free slot, growing the slab up to the window's bound.
+// alloc returns a free slot, adding a chunk when every one is taken (at most the window's
+// bound, plus the one last returned).
 func (s *stream) alloc() int32 {
 	if n := len(s.free); n > 0 {
 		slot := s.free[n-1]
 		s.free = s.free[:n-1]
 		return slot
 	}
-	s.slab = append(s.slab, Record{})
-	s.keys = append(s.keys, 0)
-	s.order = append(s.order, 0)
-	return int32(len(s.slab) - 1)
+	slot := s.slots
+	if int(slot>>chunkBits) == len(s.chunks) {
+		s.chunks = append(s.chunks, make([]held, 1<<chunkBits))
+	}
+	s.slots++
+	return slot
 }
 
 func (s *stream) less(a, b int32) bool {
-	ka, kb := s.keys[a], s.keys[b]
-	return ka < kb || ka == kb && s.order[a] < s.order[b]
+	ha, hb := s.at(a), s.at(b)
+	return ha.key < hb.key || ha.key == hb.key && ha.order < hb.order
 }
 
-func (s *stream) push(slot int32) {
-	s.heap = append(s.heap, slot)
-	i := len(s.heap) - 1
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !s.less(s.heap[i], s.heap[parent]) {
-			break
-		}
-		s.heap[i], s.heap[parent] = s.heap[parent], s.heap[i]
-		i = parent
+// insert puts slot in its place in the queue, searching back from the end.
+func (s *stream) insert(slot int32) {
+	if s.head > 0 && s.head >= len(s.queue)/2 {
+		n := copy(s.queue, s.queue[s.head:])
+		s.queue, s.head = s.queue[:n], 0
 	}
-}
-
-func (s *stream) down(i int) {
-	n := len(s.heap)
-	for {
-		child := 2*i + 1
-		if child >= n {
-			return
-		}
-		if right := child + 1; right < n && s.less(s.heap[right], s.heap[child]) {
-			child = right
-		}
-		if !s.less(s.heap[child], s.heap[i]) {
-			return
-		}
-		s.heap[i], s.heap[child] = s.heap[child], s.heap[i]
-		i = child
+	q := s.queue[s.head:]
+	pos := len(q)
+	if pos > 0 && s.less(slot, q[pos-1]) {
+		pos = sort.Search(len(q), func(i int) bool { return s.less(slot, q[i]) })
 	}
+	s.queue = append(s.queue, 0)
+	q = s.queue[s.head:]
+	copy(q[pos+1:], q[pos:])
+	q[pos] = slot
 }

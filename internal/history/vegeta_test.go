@@ -108,10 +108,9 @@ func readAll(t *testing.T, opts history.Options, paths ...string) ([]history.Rec
 	}
 	t.Cleanup(func() { r.Close() })
 	var recs []history.Record
-	var rec history.Record
-	for r.Next(&rec) {
-		c := rec
-		c.Headers = append([]string(nil), rec.Headers...)
+	for r.Next() {
+		c := *r.Record()
+		c.Headers = append([]string(nil), c.Headers...)
 		recs = append(recs, c)
 	}
 	if err := r.Err(); err != nil {
