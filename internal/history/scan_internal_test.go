@@ -146,3 +146,19 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+func TestHasSpecialFindsEachSpecialByteAnywhere(t *testing.T) {
+	for c := range 256 {
+		for pos := range 8 {
+			word := []byte("abcdefgh")
+			word[pos] = byte(c)
+			x := uint64(0)
+			for i := 7; i >= 0; i-- {
+				x = x<<8 | uint64(word[i])
+			}
+			if got, want := hasSpecial(x), stringSpecial[c] || c < 0x20; got != want {
+				t.Fatalf("byte %#x at %d: hasSpecial %v, want %v", c, pos, got, want)
+			}
+		}
+	}
+}
