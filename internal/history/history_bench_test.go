@@ -5,11 +5,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/limitctl/limitctl/internal/history"
+	"github.com/limitctl/limitctl/internal/loadtools"
 )
 
 // benchRecords is how many records each benchmark file holds: a run of 100k requests at 10k/s,
@@ -126,4 +130,45 @@ func BenchmarkEncodingJSONVegeta(b *testing.B) {
 		}
 	}
 	reportRate(b, n, processCPU(b)-cpu)
+}
+
+// BenchmarkAgainstVegetaEncode reads the same file as `vegeta encode` does (vegeta's own
+// decoder, writing to /dev/null) and reports both CPU costs a record and their ratio: how many
+// times vegeta's CPU this package spends (under 1 is faster). hack/bench-history.sh prints it.
+func BenchmarkAgainstVegetaEncode(b *testing.B) {
+	vegeta := loadtools.Vegeta(b)
+	for _, enc := range []string{"json", "csv"} {
+		b.Run(enc, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "results."+enc)
+			if err := os.WriteFile(path, benchFile("vegeta-"+enc), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			var ours, theirs float64
+			var n int64
+			for b.Loop() {
+				cmd := exec.Command(vegeta, "encode", "--to", "json", "--output", os.DevNull, path)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("vegeta encode: %v\n%s", err, out)
+				}
+				theirs += (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+
+				before := processCPU(b)
+				r, err := history.Open([]string{path}, history.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for r.Next() {
+					n++
+				}
+				if err := r.Err(); err != nil {
+					b.Fatal(err)
+				}
+				r.Close()
+				ours += processCPU(b) - before
+			}
+			b.ReportMetric(ours*1e9/float64(n), "cpu-ns/record")
+			b.ReportMetric(theirs*1e9/float64(n), "vegeta-cpu-ns/record")
+			b.ReportMetric(ours/theirs, "ratio")
+		})
+	}
 }
