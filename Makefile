@@ -88,6 +88,12 @@ bench: redis-server
 clean:
 	rm -rf $(BIN) dist/ build/
 
+# Reading the records load tools write (vegeta JSON and CSV, k6, limitctl), in CPU time on one
+# core, and against `vegeta encode` reading the same vegeta file.
+.PHONY: bench-history
+bench-history: load-tools
+	GO=$(GO) hack/bench-history.sh
+
 # hammer vs redis-benchmark throughput (same server, same connections) and hammer RSS 10s vs 60s.
 bench-hammer: redis-server
 	hack/bench-hammer.sh
