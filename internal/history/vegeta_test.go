@@ -2,6 +2,7 @@ package history_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -26,7 +27,7 @@ type refusingServer struct {
 	calls   atomic.Int64
 	began   time.Time
 	mu      sync.Mutex
-	handled map[string]int64 // X-Vegeta-Seq -> Unix ns
+	handled map[string]int64 // X-Vegeta-Attack/X-Vegeta-Seq -> Unix ns
 }
 
 func newRefusingServer(t *testing.T) *refusingServer {
@@ -34,7 +35,7 @@ func newRefusingServer(t *testing.T) *refusingServer {
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		at := s.began.Add(time.Since(s.began)).UnixNano()
 		s.mu.Lock()
-		s.handled[r.Header.Get("X-Vegeta-Seq")] = at
+		s.handled[r.Header.Get("X-Vegeta-Attack")+"/"+r.Header.Get("X-Vegeta-Seq")] = at
 		s.mu.Unlock()
 		w.Header().Set("X-Key", r.URL.Query().Get("key"))
 		if s.calls.Add(1)%2 == 0 {
@@ -64,40 +65,56 @@ type vegetaReport struct {
 	} `json:"latencies"`
 }
 
-// attack runs vegeta against s for a second at rate requests a second, over two URLs.
-func attack(t *testing.T, s *refusingServer, rate int) vegetaRun {
+// attack runs vegeta against s for a second at rate requests a second, over two URLs, as the
+// attack named name.
+func attack(t *testing.T, s *refusingServer, name string, rate int) vegetaRun {
 	t.Helper()
-	vegeta := loadtools.Vegeta(t)
-	dir := t.TempDir()
-	targets := filepath.Join(dir, "targets.txt")
-	body := fmt.Sprintf("GET %s/limited?key=a\n\nGET %s/limited?key=b&x=1\n", s.URL, s.URL)
-	if err := os.WriteFile(targets, []byte(body), 0o644); err != nil {
+	run, err := runAttack(loadtools.Vegeta(t), t.TempDir(), s, name, rate)
+	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "results.bin")
-	run := func(args ...string) []byte {
-		t.Helper()
+	return run
+}
+
+// runAttack is attack for any goroutine: its failure is an error.
+func runAttack(vegeta, dir string, s *refusingServer, name string, rate int) (vegetaRun, error) {
+	targets := filepath.Join(dir, name+"-targets.txt")
+	body := fmt.Sprintf("GET %s/limited?key=a\n\nGET %s/limited?key=b&x=1\n", s.URL, s.URL)
+	if err := os.WriteFile(targets, []byte(body), 0o644); err != nil {
+		return vegetaRun{}, err
+	}
+	bin := filepath.Join(dir, name+".bin")
+	run := func(args ...string) ([]byte, error) {
 		out, err := exec.Command(vegeta, args...).Output()
 		if err != nil {
 			var stderr []byte
 			if ee, ok := err.(*exec.ExitError); ok {
 				stderr = ee.Stderr
 			}
-			t.Fatalf("vegeta %v: %v\n%s", args, err, stderr)
+			return nil, fmt.Errorf("vegeta %v: %v\n%s", args, err, stderr)
 		}
-		return out
+		return out, nil
 	}
-	run("attack", "-targets", targets, "-rate", fmt.Sprintf("%d/s", rate), "-duration", "1s", "-output", bin)
-	r := vegetaRun{json: filepath.Join(dir, "results.json"), csv: filepath.Join(dir, "results.csv")}
-	run("encode", "--to", "json", "--output", r.json, bin)
-	run("encode", "--to", "csv", "--output", r.csv, bin)
-	if err := json.Unmarshal(run("report", "-type", "json", bin), &r.report); err != nil {
-		t.Fatal(err)
+	r := vegetaRun{json: filepath.Join(dir, name+".json"), csv: filepath.Join(dir, name+".csv")}
+	var report []byte
+	var err error
+	for _, args := range [][]string{
+		{"attack", "-name", name, "-targets", targets, "-rate", fmt.Sprintf("%d/s", rate), "-duration", "1s", "-output", bin},
+		{"encode", "--to", "json", "--output", r.json, bin},
+		{"encode", "--to", "csv", "--output", r.csv, bin},
+		{"report", "-type", "json", bin},
+	} {
+		if report, err = run(args...); err != nil {
+			return r, err
+		}
+	}
+	if err := json.Unmarshal(report, &r.report); err != nil {
+		return r, err
 	}
 	if r.report.Requests == 0 {
-		t.Fatal("vegeta sent no request")
+		return r, errors.New("vegeta sent no request")
 	}
-	return r
+	return r, nil
 }
 
 func readAll(t *testing.T, opts history.Options, paths ...string) ([]history.Record, *history.Reader) {
@@ -121,7 +138,7 @@ func readAll(t *testing.T, opts history.Options, paths ...string) ([]history.Rec
 
 func TestVegetaRecordsReadAsVegetaReportsThem(t *testing.T) {
 	s := newRefusingServer(t)
-	run := attack(t, s, 200)
+	run := attack(t, s, "one", 200)
 	for _, tc := range []struct {
 		name, path string
 		csv        bool
@@ -167,7 +184,7 @@ func TestVegetaRecordsReadAsVegetaReportsThem(t *testing.T) {
 				// The server handled the request between the bounds (1 ms for the two
 				// processes' clock anchors).
 				s.mu.Lock()
-				at, ok := s.handled[strconv.FormatInt(rec.Seq, 10)]
+				at, ok := s.handled["one/"+strconv.FormatInt(rec.Seq, 10)]
 				s.mu.Unlock()
 				if !ok {
 					t.Fatalf("seq %d: the server saw no such request", rec.Seq)
@@ -202,5 +219,66 @@ func TestVegetaRecordsReadAsVegetaReportsThem(t *testing.T) {
 				t.Fatalf("stats %+v", st)
 			}
 		})
+	}
+}
+
+func TestTwoVegetaAttacksAtOnceMergeInTimeOrder(t *testing.T) {
+	s := newRefusingServer(t)
+	vegeta, dir := loadtools.Vegeta(t), t.TempDir()
+	var runs [2]vegetaRun
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, name := range []string{"a", "b"} {
+		wg.Go(func() { runs[i], errs[i] = runAttack(vegeta, dir, s, name, 150) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs[:]...); err != nil {
+		t.Fatal(err)
+	}
+	// Each attack numbers its requests from 0: the same seqs, different requests.
+	recs, r := readAll(t, history.Options{}, runs[0].json, runs[1].csv)
+	if want := runs[0].report.Requests + runs[1].report.Requests; len(recs) != want {
+		t.Fatalf("%d records, the attacks sent %d", len(recs), want)
+	}
+	perFile := [2]int{}
+	for i, rec := range recs {
+		if i > 0 && rec.StartNs < recs[i-1].StartNs {
+			t.Fatalf("record %d (file %d line %d) out of time order", i, rec.File, rec.Line)
+		}
+		perFile[rec.File]++
+	}
+	if perFile[0] != runs[0].report.Requests || perFile[1] != runs[1].report.Requests {
+		t.Fatalf("records per file %v", perFile)
+	}
+	if st := r.Stats(); st.Duplicates != 0 || st.NotJudged() != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	// Both interleave: the attacks ran at once.
+	switches := 0
+	for i := 1; i < len(recs); i++ {
+		if recs[i].File != recs[i-1].File {
+			switches++
+		}
+	}
+	if switches < 10 {
+		t.Fatalf("the two attacks' records alternate only %d times", switches)
+	}
+
+	// The same file twice (its JSON and its CSV): every record of the second is a duplicate.
+	recs, r = readAll(t, history.Options{}, runs[0].json, runs[0].csv)
+	if len(recs) != runs[0].report.Requests || r.Files()[1].Stats.Duplicates != int64(runs[0].report.Requests) {
+		t.Fatalf("%d records, files %+v", len(recs), r.Files())
+	}
+
+	// A file cut inside its last line: every whole record read, the cut one counted.
+	data, err := os.ReadFile(runs[1].json)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.json")
+	os.WriteFile(cut, data[:len(data)-40], 0o644)
+	recs, r = readAll(t, history.Options{}, cut)
+	if len(recs) != runs[1].report.Requests-1 || r.Stats().Truncated != 1 {
+		t.Fatalf("%d records of %d, stats %+v", len(recs), runs[1].report.Requests, r.Stats())
 	}
 }
