@@ -36,6 +36,15 @@ type Input struct {
 // come can start before them, and the files' heads are merged. A record that starts before one
 // already returned (beyond the window) is returned flagged Late; one identical to a record
 // returned at the same start (the same file given twice) is dropped and counted a duplicate.
+// Every record is returned with its Flags: a judge counts those in NotJudged and judges the
+// rest. Stats and Files count what each file held as it is read.
+//
+//	r, err := history.Open(paths, opts)
+//	for r.Next() {
+//		rec := r.Record()
+//		...
+//	}
+//	err = r.Err()
 type Reader struct {
 	opts    Options
 	files   []File
