@@ -53,7 +53,7 @@ load-tools:
 	@if ! $(GO) version -m "$(GOBIN_DIR)/vegeta" 2>/dev/null | \
 	    grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/tsenart/vegeta/v12[[:space:]]+$(VEGETA_VERSION)([[:space:]]|$$)"; then \
 	  echo "installing vegeta $(VEGETA_VERSION) into $(GOBIN_DIR)"; \
-	  timeout 600 $(GO) install github.com/tsenart/vegeta/v12@$(VEGETA_VERSION); \
+	  $$(command -v timeout >/dev/null && echo timeout 600) $(GO) install github.com/tsenart/vegeta/v12@$(VEGETA_VERSION); \
 	fi
 	@echo "vegeta $(VEGETA_VERSION) in $(GOBIN_DIR)"
 

@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// Vegeta is the path of the vegeta binary: on PATH, or in GOBIN (GOPATH/bin when unset). A test
-// that needs it fails when it is missing, since `make load-tools` can always install it.
+// Vegeta is the path of the vegeta binary: the one `make load-tools` pinned in GOBIN (GOPATH/bin
+// when unset), else one on PATH. A test that needs it fails when it is missing, since `make
+// load-tools` can always install it.
 func Vegeta(t testing.TB) string {
 	t.Helper()
 	return find(t, "vegeta")
@@ -18,13 +19,9 @@ func Vegeta(t testing.TB) string {
 
 func find(t testing.TB, name string) string {
 	t.Helper()
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	out, err := exec.Command("go", "env", "GOBIN", "GOPATH").Output()
-	if err == nil {
+	var dirs []string
+	if out, err := exec.Command("go", "env", "GOBIN", "GOPATH").Output(); err == nil {
 		lines := strings.Split(string(out), "\n") // GOBIN's line is empty when it is unset
-		var dirs []string
 		if gobin := strings.TrimSpace(lines[0]); gobin != "" {
 			dirs = append(dirs, gobin)
 		}
@@ -33,12 +30,14 @@ func find(t testing.TB, name string) string {
 				dirs = append(dirs, filepath.Join(gopath, "bin"))
 			}
 		}
-		for _, dir := range dirs {
-			p := filepath.Join(dir, name)
-			if _, err := exec.LookPath(p); err == nil {
-				return p
-			}
+	}
+	for _, dir := range dirs {
+		if p, err := exec.LookPath(filepath.Join(dir, name)); err == nil {
+			return p
 		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
 	}
 	t.Fatalf("%s is not installed: run `make load-tools` (make test runs it)", name)
 	return ""
