@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -170,5 +171,19 @@ func BenchmarkAgainstVegetaEncode(b *testing.B) {
 			b.ReportMetric(theirs*1e9/float64(n), "vegeta-cpu-ns/record")
 			b.ReportMetric(ours/theirs, "ratio")
 		})
+	}
+}
+
+// BenchmarkCallWriter is what `hammer --record` adds to each call: one line appended.
+func BenchmarkCallWriter(b *testing.B) {
+	cw := must(history.NewCallWriter(io.Discard, history.RunHeader{RunID: "r", Limiter: "fixed-window", Limit: 10}))
+	c := history.Call{Seq: 1, Strategy: "lua", Worker: 12, Key: "limitctl:run:17", SentUs: 1234567, ReceivedUs: 1234890,
+		Decision: "admit", Reply: "1"}
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Seq++
+		if err := cw.Write(&c); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
