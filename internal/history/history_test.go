@@ -147,7 +147,12 @@ func TestMissingBoundsAreFlaggedNeverGuessed(t *testing.T) {
 		`{"seq":2,"code":200,"timestamp":"2026-12-06T21:41:00Z","url":"u"}` + "\n" +
 		`{"seq":3,"timestamp":"2026-12-06T21:41:00Z","latency":7,"url":"u"}` + "\n" +
 		`{"seq":4,"code":200,"timestamp":"2026-12-06T21:41:00Z","latency":-7,"url":"u"}` + "\n"
-	recs, r := mustRead(t, history.Options{}, input("v.json", []byte(vj)))
+	// vegeta's CSV of a result never timed: what UnixNano gives for Go's zero time.
+	recs, r := mustRead(t, history.Options{}, input("v.csv", []byte("-6795364578871345152,0,0,0,0,err,,,0,GET,http://x/,\n")))
+	if len(recs) != 1 || recs[0].Flags != history.StartUnknown || !r.Files()[0].CSV {
+		t.Fatalf("zero time in CSV: %+v", recs)
+	}
+	recs, r = mustRead(t, history.Options{}, input("v.json", []byte(vj)))
 	want := []history.Flags{0, history.StartUnknown, history.EndUnknown, history.StatusUnknown, history.Backwards}
 	got := map[int64]history.Flags{}
 	for _, rec := range recs {

@@ -164,14 +164,14 @@ func (r *Reader) decoderFor(f *File, c *fileCtx) (decoder, error) {
 
 // detect tells a format from a file's first line: vegeta's JSON starts with "attack" (easyjson
 // writes its fields in order) or holds its fields, k6's has a "type" of Metric or Point, a
-// limitctl file's header names its format; a line that starts with a digit is vegeta's CSV.
+// limitctl file's header names its format; a line that starts with a number is vegeta's CSV.
 func detect(first []byte) (Format, bool) {
 	line := bytes.TrimSpace(first)
 	switch {
 	case len(line) == 0:
 		return FormatAuto, false
-	case '0' <= line[0] && line[0] <= '9':
-		return FormatVegeta, true
+	case '0' <= line[0] && line[0] <= '9' || line[0] == '-' && len(line) > 1 && '0' <= line[1] && line[1] <= '9':
+		return FormatVegeta, true // a Unix time in ns; negative: Go's zero time
 	case line[0] != '{':
 		return FormatAuto, false
 	}
