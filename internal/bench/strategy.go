@@ -123,8 +123,10 @@ func (s *strategyState) newEvidence(i int) *overshoot.Evidence {
 		StaleAfter: s.cfg.StaleAfter, StaleUnit: s.run.Refusals.StaleUnit, Now: s.cfg.Now,
 		Witness: s.run.Witness, Shared: s.run.Admits,
 		// Every call on the key is this process's, and settle tells the evidence of each one that
-		// may have admitted unjudged: windows can be anchored at their openers.
-		AnchorAtOpeners: !s.run.AdmitAt && s.run.Admits == nil,
+		// may have admitted unjudged: windows can be anchored at their openers, where the contract
+		// says they start there, or the power can say what that would have proven.
+		OpenersSeen:     !s.run.AdmitAt && s.run.Admits == nil,
+		AnchorAtOpeners: s.run.FirstHitWindows,
 		History:         s.history,
 		OnFirstOver:     func(m overshoot.Moment) { s.traceFirst(i, m) },
 	})

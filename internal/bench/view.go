@@ -22,6 +22,25 @@ func (s *strategyState) caughtFrom() *int64 {
 	return &best
 }
 
+// caughtFromFirstHit is the power windows anchored at their openers would have had, where the
+// verdict did not judge by them (overshoot.Evidence.CaughtFromAnchored); nil where it is no
+// better than the verdict's own, or was not measured.
+func (s *strategyState) caughtFromFirstHit(verdict int64) *int64 {
+	if s.run.FirstHitWindows {
+		return nil
+	}
+	best := int64(0)
+	for _, ev := range s.evidence {
+		if k, ok := ev.CaughtFromAnchored(PowerSearched(s.cfg.Limit)); ok && (best == 0 || k < best) {
+			best = k
+		}
+	}
+	if best == 0 || verdict != 0 && best >= verdict {
+		return nil
+	}
+	return &best
+}
+
 // allowances name what widens the strategy's evidence, for saying why admits went unjudged:
 // the workers' skew, the server's clock, the lateness the evidence allows for.
 func (s *strategyState) allowances() string {
@@ -74,6 +93,7 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 	}
 	if final {
 		v.CaughtFrom = s.caughtFrom()
+		v.CaughtFromFirstHit = s.caughtFromFirstHit(*v.CaughtFrom)
 	}
 	v.FirstOvershoot = s.firstOver.Load()
 	v.Allowances = s.allowances()

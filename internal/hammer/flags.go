@@ -48,8 +48,10 @@ type Flags struct {
 	// ScriptAdmitAt (--script-admit-at) reads from the reply when the caller may go.
 	ScriptAdmitAt                                           string
 	ScriptReleaseFile, ScriptReleaseKeys, ScriptReleaseArgs string
-	Profile                                                 string
-	Skew                                                    time.Duration
+	// WindowStart (--window-start) is where a custom fixed window's windows start.
+	WindowStart string
+	Profile     string
+	Skew        time.Duration
 
 	// ScriptSetup are the --script-setup and --script-setup-file values in the order given.
 	ScriptSetup []contract.SetupLine
@@ -313,7 +315,7 @@ func (fl Flags) checkNumbers(kind *limiter.Description) error {
 // contract compiles the custom script's calling contract (nil without a script).
 func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) {
 	releaseFlags := []string{"script-release", "script-release-file", "script-release-keys", "script-release-args"}
-	for _, name := range append([]string{"script-keys", "script-args", "script-allowed", "script-admit-at", "clock"}, releaseFlags...) {
+	for _, name := range append([]string{"script-keys", "script-args", "script-allowed", "script-admit-at", "clock", "window-start"}, releaseFlags...) {
 		if fl.Given(name) && fl.Script == "" {
 			return nil, exitcode.Usagef("--%s describes a custom script: give --script FILE.lua", name)
 		}
@@ -329,6 +331,9 @@ func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) 
 			return nil, exitcode.Usagef("--%s applies only to %s", name, limiter.Phrase(limiter.KindsWhere(func(d *limiter.Description) bool { return d.Releases })))
 		}
 	}
+	if fl.Given("window-start") && kind.Evidence != limiter.FixedWindowEvidence {
+		return nil, exitcode.Usagef("--window-start applies only to fixed-window: where its windows start")
+	}
 	src, err := scripts.ReadFile(fl.Script)
 	if err != nil {
 		return nil, err
@@ -340,7 +345,8 @@ func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) 
 			limiter.Phrase(limiter.KindsWhere(func(d *limiter.Description) bool { return !d.Releases })))
 	}
 	spec := contract.Spec{Keys: fl.ScriptKeys, Args: fl.ScriptArgs, Allowed: fl.ScriptAllowed, Release: fl.ScriptRelease, Clock: fl.Clock, AdmitAt: fl.ScriptAdmitAt,
-		ReadsTime: lint.ReadsTime([]byte(src)), ReleaseFile: fl.ScriptReleaseFile, ReleaseKeys: fl.ScriptReleaseKeys, ReleaseArgs: fl.ScriptReleaseArgs}
+		ReadsTime: lint.ReadsTime([]byte(src)), ReleaseFile: fl.ScriptReleaseFile, ReleaseKeys: fl.ScriptReleaseKeys, ReleaseArgs: fl.ScriptReleaseArgs,
+		WindowStart: contract.WindowStart(fl.WindowStart)}
 	if fl.Given("script-args") && strings.TrimSpace(fl.ScriptArgs) == "" {
 		spec.Args = " " // given empty: a script that takes no ARGV, not the shipped contract
 	}

@@ -36,8 +36,11 @@ type Spec struct {
 	Witness func(key string) Checker
 	// Shared judges the windows and bucket on stamps with every process's admits (nil: this one's).
 	Shared *SharedAdmits
-	// AnchorAtOpeners anchors windows of unknown alignment at their openers (UseAnchors): the
-	// caller tells Unjudged of every call that may have admitted unjudged. Never with Shared.
+	// OpenersSeen: every call on Key is this process's, and each that may have admitted unjudged
+	// is told to Unjudged, so the windows' openers are known (never with Shared).
+	OpenersSeen bool
+	// AnchorAtOpeners judges windows of unknown alignment anchored at their openers (UseAnchors;
+	// needs OpenersSeen); otherwise the openers are only noted, for CaughtFromAnchored.
 	AnchorAtOpeners bool
 	History         *HistoryBudget // what the evidence keeps to state its power (nil: its own)
 	OnFirstOver     func(Moment)   // told once what was behind the first overshoot (nil: not told)
@@ -76,9 +79,10 @@ type Evidence struct {
 	held     HeldChecker      // the concurrency witness, or nil
 	late     LateAdmitter     // the bucket's tiers on stamps, or nil
 	interval IntervalAdmitter // evidence on the calls' intervals, or nil
-	anchors  Anchorer         // the unaligned fixed window anchored at its openers, or nil
+	anchors  Anchorer         // the unaligned fixed window noting its openers, or nil
 	tick     interface{ TakeTickPeak() int64 }
 	probe    Prober
+	anchored AnchoredProber
 	spec     Spec
 	tooLate  atomic.Int64 // admits left out as TooLate
 }
@@ -92,8 +96,13 @@ func NewEvidence(s Spec) *Evidence {
 	e.interval, _ = e.check.(IntervalAdmitter)
 	e.tick, _ = e.check.(interface{ TakeTickPeak() int64 })
 	e.probe, _ = e.check.(Prober)
-	if a, ok := e.check.(Anchorer); ok && s.AnchorAtOpeners && s.Shared == nil {
-		a.UseAnchors()
+	e.anchored, _ = e.check.(AnchoredProber)
+	if a, ok := e.check.(Anchorer); ok && s.OpenersSeen && s.Shared == nil {
+		if s.AnchorAtOpeners {
+			a.UseAnchors()
+		} else {
+			a.NoteOpeners()
+		}
 		e.anchors = a
 	}
 	if r, ok := e.check.(Reporter); ok && s.OnFirstOver != nil {
@@ -105,7 +114,8 @@ func NewEvidence(s Spec) *Evidence {
 
 // checker is the checker the spec calls for. The held evidence is the witness on any Timing
 // today; a concurrency limiter judged over its calls' intervals (an HTTP target's promised hold D:
-// an admit certainly holds its slot over [Replied - D, Sent + D]) is its case for OnServerClock.
+// an admit certainly holds its slot over [Replied - D, Sent + D], HeldSpans) is its case for
+// OnServerClock, which Admit then feeds as any IntervalAdmitter.
 func (e *Evidence) checker() Checker {
 	s := e.spec
 	if s.Evidence == limiter.HeldEvidence {
@@ -185,7 +195,7 @@ func (e *Evidence) isTooLate(c Call) bool {
 
 // Unjudged tells the evidence of a call that may have admitted and is not judged (it failed, or
 // came too late), stamped c.StampMs and at most c.Late late: windows anchored at their openers
-// must know of every call that may have opened one.
+// must know of every call that may have opened one (Spec.OpenersSeen).
 func (e *Evidence) Unjudged(c Call) {
 	if e.anchors == nil {
 		return
@@ -233,4 +243,13 @@ func (e *Evidence) CaughtFrom(maxK int64) (k int64, ok bool) {
 		return 0, false
 	}
 	return e.probe.CaughtFrom(maxK)
+}
+
+// CaughtFromAnchored is the power windows anchored at their openers would have had (AnchoredProber);
+// ok is false when none up to maxK, or the evidence has no such windows or no complete notes.
+func (e *Evidence) CaughtFromAnchored(maxK int64) (k int64, ok bool) {
+	if e.anchored == nil {
+		return 0, false
+	}
+	return e.anchored.CaughtFromAnchored(maxK)
 }

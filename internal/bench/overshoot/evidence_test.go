@@ -11,13 +11,14 @@ import (
 func nothing() {}
 
 // Six admits per window for two windows, limit 5, on a fixed window of unknown alignment: proven
-// only when the spec lets the evidence anchor windows at their openers, and not when an unjudged
-// call a window before may have opened one (TestAnchoredWindowsProveOneTooManySooner).
+// only when the spec anchors windows at their openers, and not when an unjudged call a window
+// before may have opened one (TestAnchoredWindowsProveOneTooManySooner). Where they are only
+// noted, the power of anchored windows is still stated; where the openers are not seen, it is not.
 func TestEvidenceAnchorsWindowsOnlyWhenTheSpecSaysSo(t *testing.T) {
 	start := int64(1_700_000_000_000)
-	judge := func(anchor bool, unjudgedAt int64) CheckResult {
+	judge := func(seen, anchor bool, unjudgedAt int64) *Evidence {
 		ev := NewEvidence(Spec{Limits: Limits{Evidence: limiter.FixedWindowEvidence, Limit: 5, Window: time.Second},
-			Clock: Clock{LateMs: 10}, Horizon: 4 * time.Second, AnchorAtOpeners: anchor})
+			Clock: Clock{LateMs: 10}, Horizon: 4 * time.Second, OpenersSeen: seen, AnchorAtOpeners: anchor})
 		if unjudgedAt != 0 {
 			ev.Unjudged(Call{StampMs: unjudgedAt, Late: -1})
 		}
@@ -28,16 +29,27 @@ func TestEvidenceAnchorsWindowsOnlyWhenTheSpecSaysSo(t *testing.T) {
 				}
 			}
 		}
-		return ev.Finish()
+		return ev
 	}
-	if got := judge(true, 0); got.Overshoot == 0 {
+	if got := judge(true, true, 0).Finish(); got.Overshoot == 0 {
 		t.Errorf("anchored: %+v, want an overshoot", got)
 	}
-	if got := judge(false, 0); got.Overshoot != 0 {
-		t.Errorf("not anchored: %+v, want none proven", got)
-	}
-	if got := judge(true, start-990); got.Overshoot != 0 {
+	if got := judge(true, true, start-990).Finish(); got.Overshoot != 0 {
 		t.Errorf("anchored, an unjudged call a window before: %+v, want none proven", got)
+	}
+	noted := judge(true, false, 0)
+	if got := noted.Finish(); got.Overshoot != 0 {
+		t.Errorf("openers noted, not anchored: %+v, want none proven", got)
+	}
+	if _, ok := noted.CaughtFromAnchored(10); !ok {
+		t.Error("openers noted: no power stated for anchored windows")
+	}
+	unseen := judge(false, true, 0)
+	if got := unseen.Finish(); got.Overshoot != 0 {
+		t.Errorf("openers unseen: %+v, want none proven (never anchored)", got)
+	}
+	if k, ok := unseen.CaughtFromAnchored(10); ok {
+		t.Errorf("openers unseen: anchored power %d stated", k)
 	}
 }
 
