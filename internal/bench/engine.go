@@ -402,7 +402,7 @@ func (c *activeClock) advance(now time.Time, paused bool) {
 	c.last = now
 }
 
-// snapshot builds the tick's view; final settles the checkers and marks the run done.
+// snapshot builds the tick's view; final settles the evidence and marks the run done.
 func (e *Engine) snapshot(runs []*strategyState, active, sinceTick time.Duration, serverUsec []*float64, final bool) Snapshot {
 	cfg := e.cfg
 	s := Snapshot{
