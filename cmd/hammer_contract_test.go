@@ -95,9 +95,12 @@ func TestHammerJSONCarriesContractAndClock(t *testing.T) {
 	if lua.Clock != "client" || lua.Contract != nil {
 		t.Errorf("lua: clock %q contract %v; want client and no contract", lua.Clock, lua.Contract)
 	}
-	want := map[string]string{"keys": "{key}", "args": "{cost} {window_s}", "allowed": "reply[1] <= 20"}
-	if custom.Clock != "server" || len(custom.Contract) != 3 || custom.Contract["keys"] != want["keys"] ||
-		custom.Contract["args"] != want["args"] || custom.Contract["allowed"] != want["allowed"] || custom.Errors != 0 {
+	// A fixed window's contract says where its windows start: nothing in these templates names a
+	// window, so any.
+	want := map[string]string{"keys": "{key}", "args": "{cost} {window_s}", "allowed": "reply[1] <= 20", "window_start": "any"}
+	if custom.Clock != "server" || len(custom.Contract) != 4 || custom.Contract["keys"] != want["keys"] ||
+		custom.Contract["args"] != want["args"] || custom.Contract["allowed"] != want["allowed"] ||
+		custom.Contract["window_start"] != want["window_start"] || custom.Errors != 0 {
 		t.Errorf("custom: clock %q contract %v errors %d; want server and %v", custom.Clock, custom.Contract, custom.Errors, want)
 	}
 }
