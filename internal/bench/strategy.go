@@ -227,6 +227,8 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 
 // intervalStamps reports whether the admits are judged as intervals of the stamps' clock and
 // the real one: a sliding window on a monotone virtual clock (overshoot/clock_evidence.go).
-func (s *strategyState) intervalStamps() bool {
-	return s.run.MonotoneTime && !s.run.ServerClock && s.cfg.Limiter.Describe().Evidence == limiter.SlidingWindowEvidence
+func (s *strategyState) intervalStamps() bool { return intervalStamps(s.cfg, s.run) }
+
+func intervalStamps(cfg Config, run StrategyRun) bool {
+	return run.MonotoneTime && !run.ServerClock && cfg.Limiter.Describe().Evidence == limiter.SlidingWindowEvidence
 }

@@ -107,6 +107,10 @@ type StrategySnapshot struct {
 	// windows anchored at the calls that opened them would have had (--window-start first-hit),
 	// where it is better than CaughtFrom; nil otherwise.
 	CaughtFromFirstHit *int64
+	// Unbounded, of Unjudged, are the admits (and the answers not known to be refusals) whose
+	// records bound no time of decision: a start or an end unknown, out of time order (judge
+	// reads them from a load tool's records; the engine times every call itself).
+	Unbounded int64
 }
 
 // PowerSearched is how large an overshoot per window the power is searched up to: twice the

@@ -43,17 +43,20 @@ func (s *strategyState) caughtFromFirstHit(verdict int64) *int64 {
 
 // allowances name what widens the strategy's evidence, for saying why admits went unjudged:
 // the workers' skew, the server's clock, the lateness the evidence allows for.
-func (s *strategyState) allowances() string {
+func (s *strategyState) allowances() string { return Allowances(s.cfg, s.run) }
+
+// Allowances name what widens the evidence of run's admits under cfg (StrategySnapshot.Allowances).
+func Allowances(cfg Config, run StrategyRun) string {
 	var parts []string
-	if s.cfg.Skew > 0 {
-		parts = append(parts, "skew ±"+human.Latency(s.cfg.Skew))
+	if cfg.Skew > 0 {
+		parts = append(parts, "skew ±"+human.Latency(cfg.Skew))
 	}
-	switch {
-	case s.run.ServerClock:
+	switch clock := overshoot.ClockFor(limitsOf(cfg), run.EpochAligned); {
+	case run.ServerClock:
 		parts = append(parts, "the server's clock (each admit judged over its call's interval)")
-	case s.clock.LateMs > 0:
-		parts = append(parts, fmt.Sprintf("a lateness bound of %dms", s.clock.LateMs))
-	case s.windowed():
+	case clock.LateMs > 0:
+		parts = append(parts, fmt.Sprintf("a lateness bound of %dms", clock.LateMs))
+	case cfg.Limiter.Describe().Evidence.Windowed():
 		parts = append(parts, "calls answered a window or more after their time")
 	}
 	return strings.Join(parts, " and ")

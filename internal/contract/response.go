@@ -20,8 +20,12 @@ const (
 	responsePrefix = "local status, header = ...\nreturn (\n"
 )
 
-// readsHeader finds the word header (the table) in an expression.
-var readsHeader = regexp.MustCompile(`\bheader\b`)
+// readsHeader finds the word header (the table) in an expression; namedHeader a read of it
+// by a name written out (header['Retry-After'], header["X-Key"], header.Status).
+var (
+	readsHeader = regexp.MustCompile(`\bheader\b`)
+	namedHeader = regexp.MustCompile(`\bheader\s*(?:\[\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*\]|\.([A-Za-z_][A-Za-z0-9_]*))`)
+)
 
 // Response is a compiled --http-admitted or --http-refused expression. It is safe for
 // concurrent use.
@@ -44,6 +48,17 @@ func CompileResponse(flag, expr string) (*Response, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// HeaderNames are the headers the expression reads, by the names written in it; ok is false
+// when it reads one by a name computed as it runs (header[k]), which a reader of recorded
+// responses cannot know to keep.
+func (r *Response) HeaderNames() (names []string, ok bool) {
+	reads := len(readsHeader.FindAllStringIndex(r.expr, -1))
+	for _, m := range namedHeader.FindAllStringSubmatch(r.expr, -1) {
+		names = append(names, m[1]+m[2]+m[3])
+	}
+	return names, len(names) == reads
 }
 
 // ByStatus reports whether the expression's value depends on the status code alone, so a

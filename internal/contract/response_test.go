@@ -130,3 +130,27 @@ func TestResponseIsSafeForConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestResponseNamesTheHeadersItReads(t *testing.T) {
+	for _, c := range []struct {
+		expr  string
+		names []string
+		ok    bool
+	}{
+		{DefaultHTTPRefused, nil, true},
+		{`status == 429 or header['Retry-After'] ~= nil`, []string{"Retry-After"}, true},
+		{`header["X-RateLimit-Remaining"] == "0" and header.Status == "x"`, []string{"X-RateLimit-Remaining", "Status"}, true},
+		{`header[ 'a' ] ~= nil`, []string{"a"}, true},
+		{`header[string.lower("A")] ~= nil`, nil, false},
+		{`header['A'] ~= nil or header[k] ~= nil`, []string{"A"}, false},
+	} {
+		r, err := CompileResponse("--refused", c.expr)
+		if err != nil {
+			t.Fatalf("%s: %v", c.expr, err)
+		}
+		names, ok := r.HeaderNames()
+		if ok != c.ok || strings.Join(names, ",") != strings.Join(c.names, ",") {
+			t.Errorf("%s: %q %v, want %q %v", c.expr, names, ok, c.names, c.ok)
+		}
+	}
+}

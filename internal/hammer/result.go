@@ -40,6 +40,9 @@ func (r Result) Strategies() []StrategyResult {
 	for i, st := range r.Summary.Strategies {
 		out[i] = StrategyResult{StrategySnapshot: st, Clock: ClockOf(r.Options, limiter.Strategy(st.Name)),
 			TimeAnswered: TimeAnswered(r.Options, limiter.Strategy(st.Name))}
+		if r.Recorded != nil {
+			out[i].Clock, out[i].TimeAnswered = r.Recorded.clock(st.Name), false
+		}
 		if i < len(r.Verdicts) {
 			out[i].Verdict = r.Verdicts[i]
 		}
@@ -195,11 +198,21 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		Failures      []string                  `json:"failures"`
 		KeysDeleted   int64                     `json:"keys_deleted"`
 		CleanupErrors []string                  `json:"cleanup_errors"`
+		// Records are the files judge read (limitctl judge), absent for a run.
+		Records []recordedFile `json:"records,omitempty"`
 	}{
 		s.RunID, s.Target, s.Limiter, s.Limit, s.Workers, s.Conns, s.Processes, math.Round(s.Duration.Seconds()*1000) / 1000,
 		s.Interrupted, profile, ms(r.Options.Skew), r.Strategies(), assertions, r.Passed(), nonNil(r.Failures),
-		r.KeysDeleted, nonNil(r.CleanupWarnings),
+		r.KeysDeleted, nonNil(r.CleanupWarnings), r.recordedFiles(),
 	})
+}
+
+// recordedFiles are the files judge read, nil for a run.
+func (r Result) recordedFiles() []recordedFile {
+	if r.Recorded == nil {
+		return nil
+	}
+	return r.Recorded.files()
 }
 
 // ms is a duration JSON writes in milliseconds with three decimals (the microsecond).
@@ -252,6 +265,15 @@ func (r Result) ShapeLines() []string {
 	interrupted := ""
 	if s.Interrupted {
 		interrupted = " (interrupted)"
+	}
+	if r.Recorded != nil {
+		var records int64
+		for _, f := range r.Recorded.Files {
+			records += f.Stats.Records
+		}
+		head := fmt.Sprintf("%s limiter, limit %d, judged from %s %s over %s%s", s.Limiter, s.Limit, human.Count(records),
+			human.Plural(records, "record", "records"), human.Elapsed(s.Duration), interrupted)
+		return append([]string{head}, r.Recorded.lines()...)
 	}
 	lines := []string{fmt.Sprintf("%s limiter, limit %d, %d workers per strategy%s, %s%s", s.Limiter, s.Limit, s.Workers, conns,
 		human.Elapsed(s.Duration), interrupted)}

@@ -37,6 +37,8 @@ type Result struct {
 	CleanupWarnings []string
 	// WatchErr is the watcher's own failure (the dashboard), if any.
 	WatchErr error
+	// Recorded is what judge read, when the calls were judged from records; nil for a run.
+	Recorded *Recorded
 }
 
 // Err is the run's verdict as an error with its exit code, to return once the result has been

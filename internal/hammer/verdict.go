@@ -54,6 +54,9 @@ type Rules struct {
 	Shared bool
 	// Assertions are the --assert thresholds as given; Judge adds the implied checks.
 	Assertions []verdict.Assertion
+	// Recorded: the calls are judged from their records (judge), where a verdict that proves
+	// the limiter wrong (OVERSHOOT, TOO STRICT) fails the run by itself.
+	Recorded bool
 }
 
 // Rules are the rules a run of o is judged by.
@@ -99,6 +102,13 @@ func Judge(r Rules, sum bench.Summary) Judgement {
 			continue // the implied check adds nothing to a strategy whose decisions failed: they say why
 		}
 		j.Failures = append(j.Failures, "assertion failed: "+DescribeAssertion(a))
+	}
+	if r.Recorded {
+		for i, v := range j.Verdicts {
+			if v.Tone() == verdict.ToneBad {
+				j.Failures = append(j.Failures, fmt.Sprintf("%s: %s proven", sum.Strategies[i].Name, v.Word))
+			}
+		}
 	}
 	if !r.ErrorsAsked {
 		for _, st := range sum.Strategies {

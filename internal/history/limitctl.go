@@ -34,6 +34,10 @@ type RunHeader struct {
 	HoldUs       int64  `json:"hold_us,omitempty"`
 	StaleAfterUs int64  `json:"stale_after_us,omitempty"`
 	WindowStart  string `json:"window_start,omitempty"` // any, epoch or first-hit
+	// SkewUs is how far the workers' clocks were set apart (±), HorizonUs the calls' timeout:
+	// what the evidence on the stamps allowed for.
+	SkewUs    int64 `json:"skew_us,omitempty"`
+	HorizonUs int64 `json:"horizon_us,omitempty"`
 
 	Strategies []RecordedStrategy `json:"strategies"`
 }
@@ -41,13 +45,41 @@ type RunHeader struct {
 // RecordedStrategy is one strategy of the run.
 type RecordedStrategy struct {
 	Name   string `json:"name"`
-	Target string `json:"target"` // redis or http
+	Target string `json:"target"` // TargetRedis or TargetHTTP
 	URL    string `json:"url,omitempty"`
 	Method string `json:"method,omitempty"`
 	// FreshKeys: every call named a key of this run only ({key}), so the limiter held no
 	// state from before it and refusals can be judged.
 	FreshKeys bool `json:"fresh_keys,omitempty"`
+
+	// How the hammer judged a Redis strategy's calls, so that judge judges them by the same
+	// rules (an HTTP strategy's are judged over their calls' intervals).
+	Clock        string `json:"clock,omitempty"`           // client, virtual or server: whose time the script used
+	EpochAligned bool   `json:"epoch_aligned,omitempty"`   // a fixed window's windows start at multiples of the window
+	FirstHit     bool   `json:"first_hit,omitempty"`       // ... at the call that opened each (--window-start first-hit)
+	AdmitAt      bool   `json:"admit_at,omitempty"`        // each admit judged at the time its schedule answered
+	QuantumUs    int64  `json:"time_quantum_us,omitempty"` // how finely the script was told the time
+	// StaleUnitUs, NoStaleAfter, NoRelease and RefillStepUs are what the refusal judges
+	// allowed the limiter (the unit it was told stale-after in, none told, a release by expiry,
+	// a bucket refilled in steps).
+	StaleUnitUs  int64 `json:"stale_unit_us,omitempty"`
+	NoStaleAfter bool  `json:"no_stale_after,omitempty"`
+	NoRelease    bool  `json:"no_release,omitempty"`
+	RefillStepUs int64 `json:"refill_step_us,omitempty"`
+	// RefusalsUnjudged says why its refusals prove nothing (its contract's), when they do not.
+	RefusalsUnjudged string `json:"refusals_unjudged,omitempty"`
+	// Shared: its evidence held other processes' calls too (--witness redis); this file holds
+	// this process's only.
+	Shared bool `json:"shared,omitempty"`
+	// BeginUs is the run's start on the stamps' clock (Unix µs).
+	BeginUs int64 `json:"begin_us,omitempty"`
 }
+
+// What a strategy called.
+const (
+	TargetRedis = "redis" // a script or commands on Redis
+	TargetHTTP  = "http"  // an HTTP endpoint (hammer --http)
+)
 
 // Call is one call of the run: a line after the header.
 type Call struct {
@@ -68,6 +100,25 @@ type Call struct {
 	ReleaseSentUs     int64 `json:"release_sent_us,omitempty"`
 	ReleaseReceivedUs int64 `json:"release_received_us,omitempty"`
 	Abandoned         bool  `json:"abandoned,omitempty"`
+
+	// What the evidence of a Redis strategy was told of the call (absent for an HTTP one):
+	// NowUs is the time the limiter was given (the worker's clock, its skew included; Unix
+	// µs), StampHiUs the latest TIME the virtual clock may have answered it. An admit was
+	// judged at JudgedMs (Unix ms; its time as the script could know it, or the time its
+	// schedule answered), at most LateUs late, and over [JudgedSentUs, JudgedReceivedUs] where
+	// that differs from its call's (a sliding window on the virtual clock: both clocks').
+	NowUs            int64 `json:"now_us,omitempty"`
+	StampHiUs        int64 `json:"stamp_hi_us,omitempty"`
+	JudgedMs         int64 `json:"judged_ms,omitempty"`
+	LateUs           int64 `json:"late_us,omitempty"`
+	JudgedSentUs     int64 `json:"judged_sent_us,omitempty"`
+	JudgedReceivedUs int64 `json:"judged_received_us,omitempty"`
+	// ErrorKind classifies an error (timeout, reply, ...); ReleaseError is a release's that
+	// failed (the slot held until stale-after). Cut: sent as the run ended, its reply never
+	// read: no decision, though it may have run.
+	ErrorKind    string `json:"error_kind,omitempty"`
+	ReleaseError string `json:"release_error,omitempty"`
+	Cut          bool   `json:"cut,omitempty"`
 }
 
 // CallWriter writes a `hammer --record` file: the header, then one line per call.
@@ -126,6 +177,21 @@ func (cw *CallWriter) Write(c *Call) error {
 	if c.Abandoned {
 		b = append(b, `,"abandoned":true`...)
 	}
+	b = appendInt(b, `,"now_us":`, c.NowUs)
+	b = appendInt(b, `,"stamp_hi_us":`, c.StampHiUs)
+	b = appendInt(b, `,"judged_ms":`, c.JudgedMs)
+	b = appendInt(b, `,"late_us":`, c.LateUs)
+	b = appendInt(b, `,"judged_sent_us":`, c.JudgedSentUs)
+	b = appendInt(b, `,"judged_received_us":`, c.JudgedReceivedUs)
+	if c.ErrorKind != "" {
+		b = appendField(b, "error_kind", c.ErrorKind)
+	}
+	if c.ReleaseError != "" {
+		b = appendField(b, "release_error", c.ReleaseError)
+	}
+	if c.Cut {
+		b = append(b, `,"cut":true`...)
+	}
 	b = append(b, "}\n"...)
 	cw.buf = b
 	_, err := cw.w.Write(b)
@@ -134,6 +200,14 @@ func (cw *CallWriter) Write(c *Call) error {
 
 // Flush writes what is buffered.
 func (cw *CallWriter) Flush() error { return cw.w.Flush() }
+
+// appendInt appends a number field unless it is 0 (omitted, as encoding/json's omitempty).
+func appendInt(b []byte, field string, v int64) []byte {
+	if v == 0 {
+		return b
+	}
+	return strconv.AppendInt(append(b, field...), v, 10)
+}
 
 func appendField(b []byte, name, value string) []byte {
 	b = append(append(append(b, `,"`...), name...), `":`...)
@@ -228,7 +302,7 @@ func (d *limitctlCalls) next(rec *Record) error {
 func (d *limitctlCalls) parse(line []byte, rec *Record) error {
 	d.prepare(rec, len(d.wanted))
 	var hasSent, hasReceived, hasDecision bool
-	var sentUs, receivedUs, releaseSentUs, releaseReceivedUs int64
+	var sentUs, receivedUs, releaseSentUs, releaseReceivedUs, judgedSentUs, judgedReceivedUs int64
 	var key []byte
 	d.s.reset(line)
 	err := d.s.object(func(name []byte) error {
@@ -273,6 +347,34 @@ func (d *limitctlCalls) parse(line []byte, rec *Record) error {
 			releaseSentUs, err = d.s.int()
 		case "release_received_us":
 			releaseReceivedUs, err = d.s.int()
+		case "error":
+			if v, err = d.s.str(); err == nil {
+				rec.Error = d.intern.get(v)
+			}
+		case "error_kind":
+			if v, err = d.s.str(); err == nil {
+				rec.ErrorKind = d.intern.get(v)
+			}
+		case "release_error":
+			if v, err = d.s.str(); err == nil {
+				rec.ReleaseError = d.intern.get(v)
+			}
+		case "abandoned":
+			rec.Abandoned, err = d.s.bool()
+		case "cut":
+			rec.Cut, err = d.s.bool()
+		case "now_us":
+			rec.NowUs, err = d.s.int()
+		case "stamp_hi_us":
+			rec.StampHiUs, err = d.s.int()
+		case "judged_ms":
+			rec.JudgedMs, err = d.s.int()
+		case "late_us":
+			rec.LateUs, err = d.s.int()
+		case "judged_sent_us":
+			judgedSentUs, err = d.s.int()
+		case "judged_received_us":
+			judgedReceivedUs, err = d.s.int()
 		default:
 			_, err = d.s.skip()
 		}
@@ -300,6 +402,9 @@ func (d *limitctlCalls) parse(line []byte, rec *Record) error {
 	}
 	if releaseSentUs != 0 && releaseReceivedUs >= releaseSentUs {
 		rec.ReleaseStartNs, rec.ReleaseEndNs = base+releaseSentUs*1000, base+releaseReceivedUs*1000
+	}
+	if judgedSentUs != 0 || judgedReceivedUs != 0 {
+		rec.JudgedStartNs, rec.JudgedEndNs = base+judgedSentUs*1000, base+judgedReceivedUs*1000
 	}
 	rec.URL = d.urls[rec.Strategy]
 	switch d.keyBy.By {

@@ -37,10 +37,22 @@ type Record struct {
 	// (0 when it recorded none).
 	ReleaseStartNs, ReleaseEndNs int64
 	// Strategy, Worker and Reply are a limitctl file's: the hammer's strategy, its worker, and
-	// a Redis call's reply as text.
-	Strategy string
-	Worker   int
-	Reply    string
+	// a Redis call's reply as text; Error and ErrorKind an error's message and kind,
+	// ReleaseError a failed release's.
+	Strategy     string
+	Worker       int
+	Reply        string
+	Error        string
+	ErrorKind    string
+	ReleaseError string
+	// Abandoned: a concurrency admit never released on purpose. Cut: sent as the run ended,
+	// its reply never read (no decision).
+	Abandoned, Cut bool
+	// What a limitctl file's Redis call told its evidence (Call's fields of the same names):
+	// the time it was given, the virtual clock's bound on it, and for an admit the time it was
+	// judged at, how late, and (JudgedStartNs, JudgedEndNs, 0 when its own) the interval.
+	NowUs, StampHiUs, JudgedMs, LateUs int64
+	JudgedStartNs, JudgedEndNs         int64
 	// File is the index of the record's file in Reader.Files; Line the line it starts on
 	// (1-based; a k6 request's http_reqs point; a limitctl file's header is line 1).
 	File int

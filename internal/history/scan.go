@@ -327,6 +327,17 @@ func (s *scanner) skip() ([]byte, error) {
 	return s.b[start:s.i], err
 }
 
+// bool reads true or false.
+func (s *scanner) bool() (bool, error) {
+	switch {
+	case s.literal("true"):
+		return true, nil
+	case s.literal("false"):
+		return false, nil
+	}
+	return false, s.fail("expected true or false")
+}
+
 func (s *scanner) literal(word string) bool {
 	if s.i+len(word) <= len(s.b) && string(s.b[s.i:s.i+len(word)]) == word {
 		s.i += len(word)

@@ -28,6 +28,11 @@ const (
 // newJudge compiles the decision expressions ("" the defaults). Decisions that both hold for
 // a status are refused here when the expressions read the status alone.
 func newJudge(admitted, refused string) (judge, error) {
+	return newJudgeOf("--http-admitted", admitted, "--http-refused", refused)
+}
+
+// newJudgeOf is newJudge whose messages name the flags given.
+func newJudgeOf(admittedFlag, admitted, refusedFlag, refused string) (judge, error) {
 	if admitted == "" {
 		admitted = contract.DefaultHTTPAdmitted
 	}
@@ -36,10 +41,10 @@ func newJudge(admitted, refused string) (judge, error) {
 	}
 	var j judge
 	var err error
-	if j.admitted, err = contract.CompileResponse("--http-admitted", admitted); err != nil {
+	if j.admitted, err = contract.CompileResponse(admittedFlag, admitted); err != nil {
 		return j, err
 	}
-	if j.refused, err = contract.CompileResponse("--http-refused", refused); err != nil {
+	if j.refused, err = contract.CompileResponse(refusedFlag, refused); err != nil {
 		return j, err
 	}
 	j.byStatus = j.admitted.ByStatus() && j.refused.ByStatus()
@@ -49,8 +54,8 @@ func newJudge(admitted, refused string) (judge, error) {
 	for status := 100; status < len(j.outcomes); status++ {
 		o := j.evaluate(status, nil)
 		if o == outBoth {
-			return j, fmt.Errorf("--http-admitted %q and --http-refused %q both hold for status %d; a response is one or the other",
-				admitted, refused, status)
+			return j, fmt.Errorf("%s %q and %s %q both hold for status %d; a response is one or the other",
+				admittedFlag, admitted, refusedFlag, refused, status)
 		}
 		j.outcomes[status] = o
 	}
@@ -97,4 +102,32 @@ func (j *judge) decide(status int, lookup func(string) (string, bool)) (bool, er
 		return false, &CallError{Kind: ErrExpression, Status: status, Err: err}
 	}
 	return false, &CallError{Kind: ErrStatus, Status: status}
+}
+
+// Decisions reads responses as --http-admitted and --http-refused say: the hammer's HTTP
+// targets read each response by it, and judge each recorded one, so both read a status alike.
+type Decisions struct{ j judge }
+
+// NewDecisions compiles the decision expressions ("" the defaults), named in messages as
+// --admitted and --refused; two that both hold for a status are refused.
+func NewDecisions(admitted, refused string) (*Decisions, error) {
+	j, err := newJudgeOf("--admitted", admitted, "--refused", refused)
+	if err != nil {
+		return nil, err
+	}
+	return &Decisions{j}, nil
+}
+
+// Headers are the response headers the expressions read, by the names written in them; ok is
+// false when one is read by a name computed as it runs.
+func (d *Decisions) Headers() (names []string, ok bool) {
+	a, okA := d.j.admitted.HeaderNames()
+	r, okR := d.j.refused.HeaderNames()
+	return append(a, r...), okA && okR
+}
+
+// Decide reads one response, its headers by lookup (nil: none): allowed, refused (false, nil),
+// or a *CallError saying why it is neither.
+func (d *Decisions) Decide(status int, lookup func(string) (string, bool)) (bool, error) {
+	return d.j.decide(status, lookup)
 }

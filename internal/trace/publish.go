@@ -49,6 +49,10 @@ type Request struct {
 	Retries int       `json:"retries,omitempty"`
 	Steps   []StepOut `json:"steps"`
 	Cut     bool      `json:"steps_cut,omitempty"` // more steps were sent than kept
+	// File and Line name a request judge read from a load tool's records: the file and the
+	// line its record starts on.
+	File string `json:"file,omitempty"`
+	Line int64  `json:"line,omitempty"`
 }
 
 // StepOut is a step as published: the command, its reply as JSON (a number, a string as

@@ -121,8 +121,11 @@ func Judge(st bench.StrategySnapshot, kind limiter.Kind, limit int64, d time.Dur
 	if st.RefusalsUnjudged != "" && st.Rejected > 0 {
 		v.Text += "; refusals not judged: " + st.RefusalsUnjudged
 	}
-	if st.Unjudged > 0 {
-		v.Text += fmt.Sprintf(", %s %s too late to judge", human.Count(st.Unjudged), human.Plural(st.Unjudged, "admit", "admits"))
+	if late := st.Unjudged - st.Unbounded; late > 0 {
+		v.Text += fmt.Sprintf(", %s %s too late to judge", human.Count(late), human.Plural(late, "admit", "admits"))
+	}
+	if st.Unbounded > 0 {
+		v.Text += fmt.Sprintf(", %s %s not judged (no start or end in time order)", human.Count(st.Unbounded), human.Plural(st.Unbounded, "admit", "admits"))
 	}
 	if st.ReleaseErrors > 0 {
 		v.Text += fmt.Sprintf(", %s %s failed", human.Count(st.ReleaseErrors), human.Plural(st.ReleaseErrors, "release", "releases"))

@@ -1,0 +1,234 @@
+package judge
+
+import (
+	"container/heap"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/history"
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+// A hammer --record file's Redis strategy is judged again by the rules its run judged it by:
+// its header names the strategy's clock, alignment, time quantum and allowances (the engine's
+// bench.StrategyRun), and each call what its evidence was told (the time it was given, the
+// time an admit was judged at, how late, over which interval; its refusal judges' outcome,
+// release and stamps). The evidence is the engine's own (bench.EvidenceSpec, bench.RefusalSpec),
+// fed in the order the calls were sent. The concurrency witness counts a request from its
+// acquire's reply until its release was sent, so its admits and releases are told in the
+// order of those instants: each record's two events wait in a queue until no record still to
+// come can have an earlier one (every later record was sent later).
+
+// replay is a recorded Redis strategy's judging.
+type replay struct {
+	g       *group
+	cfg     bench.Config
+	run     bench.StrategyRun
+	held    bool       // the concurrency witness: admits and releases told in time order
+	events  eventQueue // the witness's events not told yet
+	now     time.Time  // the witness's clock: the instant of the event being told
+	beginUs int64      // the run's start on the stamps' clock
+}
+
+func newReplay(g *group, s *history.RecordedStrategy, h *history.RunHeader) (*replay, error) {
+	l := g.j.lim
+	rp := &replay{g: g, held: l.kind.Describe().Evidence == limiter.HeldEvidence, beginUs: s.BeginUs}
+	us := func(n int64) time.Duration { return time.Duration(n) * time.Microsecond }
+	rp.cfg = bench.Config{Limiter: l.kind, Limit: l.limit, Window: l.window, Rate: l.rate, StaleAfter: l.staleAfter,
+		Skew: us(h.SkewUs), Horizon: us(h.HorizonUs), Now: func() time.Time { return rp.now }}
+	rp.run = bench.StrategyRun{Name: s.Name, ServerClock: s.Clock == string(contract.ServerClock),
+		MonotoneTime: s.Clock == string(contract.VirtualClock), EpochAligned: s.EpochAligned, FirstHitWindows: s.FirstHit,
+		TimeQuantum: us(s.QuantumUs), AdmitAt: s.AdmitAt, RefusalsUnjudged: s.RefusalsUnjudged,
+		Refusals: refusal.Rules{RefillStep: us(s.RefillStepUs), StaleUnit: us(s.StaleUnitUs), NoStaleAfter: s.NoStaleAfter, NoRelease: s.NoRelease}}
+	if s.Clock != "" {
+		g.clock = contract.Clock(s.Clock)
+	} else {
+		g.clock = contract.ClientClock
+	}
+	switch {
+	case s.RefusalsUnjudged != "":
+		g.why = s.RefusalsUnjudged
+	case s.Shared:
+		g.why = bench.RefusalsShared
+	}
+	return rp, nil
+}
+
+// spec is key's evidence: the engine's, on the replay's clock.
+func (rp *replay) spec(key string, onFirst func(overshoot.Moment)) overshoot.Spec {
+	s := bench.EvidenceSpec(rp.cfg, rp.run, key)
+	s.History, s.OnFirstOver = rp.g.j.budget, onFirst
+	return s
+}
+
+// refusalSpec is what the strategy's refusal judges are built from.
+func (rp *replay) refusalSpec() refusal.Spec { return bench.RefusalSpec(rp.cfg, rp.run, rp.beginUs) }
+
+// add judges one recorded call, placed in time, decided out.
+func (rp *replay) add(rec *history.Record, out outcome) {
+	rp.tell(rec.StartNs)
+	g := rp.g
+	i := g.key(rec.Key)
+	id := g.newID()
+	c := rp.refusalCall(rec, id, out)
+	if g.refusals != nil {
+		g.refusals.add(i, c)
+	}
+	if rec.ReleaseError != "" {
+		g.st.ReleaseErrors++
+		g.sampleError("release: " + rec.ReleaseError)
+	}
+	switch out {
+	case refused:
+		g.j.kept.add(rp.entry(i, id, rec, false))
+		return
+	case failed, unknown:
+		g.evidence[i].Unjudged(overshoot.Call{StampMs: rp.stampMs(rec), Late: -1}) // it may have run, and admitted
+		return
+	}
+	if rec.Abandoned {
+		g.st.Abandoned++
+	}
+	call := overshoot.Call{ID: id, Now: time.UnixMicro(rec.NowUs), StampMs: rec.JudgedMs, Late: time.Duration(rec.LateUs) * time.Microsecond,
+		LatestUs: c.StampHi, Sent: g.j.since(rec.StartNs), Replied: g.j.since(rec.EndNs), Abandoned: rec.Abandoned}
+	if rec.JudgedStartNs != 0 || rec.JudgedEndNs != 0 {
+		call.Sent, call.Replied = g.j.since(rec.JudgedStartNs), g.j.since(rec.JudgedEndNs)
+	}
+	if rec.JudgedMs == 0 {
+		call.StampMs = rp.stampMs(rec)
+	}
+	keep := func() { g.j.kept.add(rp.entry(i, id, rec, true)) }
+	if !rp.held {
+		g.evidence[i].Admit(call, keep)
+		return
+	}
+	heap.Push(&rp.events, event{at: rec.EndNs, key: i, call: call, keep: keep})
+	if rec.ReleaseStartNs != 0 && !rec.Abandoned {
+		heap.Push(&rp.events, event{at: rec.ReleaseStartNs, key: i, call: overshoot.Call{ID: id}, release: true})
+	}
+}
+
+// cut tells the judges of a call sent as the run ended whose reply was never read: no
+// decision, but it may have run, and admitted.
+func (rp *replay) cut(rec *history.Record) {
+	if rec.Flags&history.NotJudged != 0 {
+		if rp.g.refusals != nil {
+			rp.g.refusals.stop(rp.g.j.describe(rec) + " could not be placed in time (" + rec.Flags.String() + ")")
+		}
+		return
+	}
+	rp.tell(rec.StartNs)
+	i := rp.g.key(rec.Key)
+	id := rp.g.newID()
+	if rp.g.refusals != nil {
+		rp.g.refusals.add(i, rp.refusalCall(rec, id, unknown))
+	}
+	rp.g.evidence[i].Unjudged(overshoot.Call{StampMs: rp.stampMs(rec), Late: -1})
+}
+
+// refusalCall is what the refusal judges are told of a call, as the engine told them.
+func (rp *replay) refusalCall(rec *history.Record, id uint64, out outcome) refusal.Call {
+	j := rp.g.j
+	c := refusal.Call{ID: id, Sent: j.since(rec.StartNs).Microseconds(), Replied: ceilMicros(j.since(rec.EndNs)), Outcome: refusal.Unknown}
+	if rp.run.ServerClock {
+		c.StampLo, c.StampHi = c.Sent, c.Replied
+	} else {
+		c.StampLo = rec.NowUs
+		c.StampHi = max(c.StampLo, rec.StampHiUs)
+	}
+	switch out {
+	case refused:
+		c.Outcome = refusal.Refused
+	case admitted:
+		c.Outcome, c.Abandoned = refusal.Admitted, rec.Abandoned
+		if rec.ReleaseEndNs != 0 {
+			c.Released = ceilMicros(j.since(rec.ReleaseEndNs))
+			c.ReleaseOK = rec.ReleaseError == "" && !rp.run.Refusals.NoRelease
+		}
+	}
+	return c
+}
+
+// stampMs is the time a call was given, as the script could know it (ms).
+func (rp *replay) stampMs(rec *history.Record) int64 {
+	return overshoot.Stamp(rp.run.TimeQuantum, time.UnixMicro(rec.NowUs)).UnixMilli()
+}
+
+// entry is what the ring keeps of a replayed call.
+func (rp *replay) entry(i int, id uint64, rec *history.Record, admit bool) entry {
+	e := rp.g.entry(i, id, rec, admit)
+	e.stampMs, e.lateNs = rec.JudgedMs, rec.LateUs*1000
+	return e
+}
+
+// tell gives the witness every event before t (ns): no record still to come has an earlier one.
+func (rp *replay) tell(t int64) {
+	for len(rp.events) > 0 && rp.events[0].at < t {
+		rp.tellNext()
+	}
+}
+
+func (rp *replay) tellNext() {
+	e := heap.Pop(&rp.events).(event)
+	rp.now = time.Unix(0, e.at)
+	ev := rp.g.evidence[e.key]
+	if e.release {
+		ev.Release(e.call.ID)
+		return
+	}
+	ev.Admit(e.call, e.keep)
+}
+
+// finish tells the witness what is left.
+func (rp *replay) finish() {
+	for len(rp.events) > 0 {
+		rp.tellNext()
+	}
+}
+
+// snapshot adds what the engine says of the strategy besides its evidence's numbers: what
+// widened the evidence, and what windows anchored at their openers would have proven, where
+// better than the verdict's power.
+func (rp *replay) snapshot(st *bench.StrategySnapshot, power int64) {
+	st.Allowances = bench.Allowances(rp.cfg, rp.run)
+	if rp.run.FirstHitWindows {
+		return
+	}
+	best := int64(0)
+	for _, ev := range rp.g.evidence {
+		if k, ok := ev.CaughtFromAnchored(bench.PowerSearched(rp.cfg.Limit)); ok && (best == 0 || k < best) {
+			best = k
+		}
+	}
+	if best != 0 && (power == 0 || best < power) {
+		st.CaughtFromFirstHit = &best
+	}
+}
+
+// event is an admit (at its reply) or a release (at its sending) the witness is told.
+type event struct {
+	at      int64 // ns
+	key     int
+	call    overshoot.Call
+	keep    func()
+	release bool
+}
+
+// eventQueue is a min-heap of events by instant.
+type eventQueue []event
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	return q[i].at < q[j].at || q[i].at == q[j].at && q[i].release && !q[j].release
+}
+func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *eventQueue) Push(x any)   { *q = append(*q, x.(event)) }
+func (q *eventQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
+}
