@@ -65,11 +65,10 @@ The token bucket uses --limit as its burst and refills --limit tokens per --wind
 bucket limiters have no slot: there --hold is a think time after each admitted request, 0
 unless given, so the load runs as fast as the server answers.
 
-Abandoned requests (concurrency): --abandon 0.002 (the default) never releases one admitted
-request in 500, evenly spread over each worker's admits, as a client that crashed holding its
-slot. Each holds its slot for stale-after, 500 holds at the defaults, so a correct limiter
-holds about as many abandoned requests as live ones and the live load still contends it; more
-would leave the live load few slots. A correct limiter reclaims a member stale-after past its
+Abandoned requests (concurrency): by default clients crash, each holding half the limit's
+slots when it dies (half a second in, then every three stale-afters): those requests are
+never released, and a correct limiter reclaims them while the live load contends the other
+half; --abandon RATIO instead abandons that share of admits, evenly spread. A correct limiter reclaims a member stale-after past its
 start (--stale-after, default 100 x hold rounded up to a whole second, at least 1s, so a 5s run
 sees several reclaims, and at least two units of a script's clock when its contract tells it the
 time or its stale time only in whole seconds or by a window's index: {now_s}, {now_s_int},
@@ -187,7 +186,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.DurationVar(&opts.flags.Hold, "hold", 0, "concurrency: how long an admitted request holds its slot (default 2ms); window and bucket limiters: a think time after each admit (default 0)")
 	fl.DurationVar(&opts.flags.Window, "window", time.Second, "window of the window limiters; the token bucket refills --limit per window")
 	fl.DurationVar(&opts.flags.StaleAfter, "stale-after", 0, "concurrency: members older than this are reclaimed as abandoned; at least 1ms and longer than --hold (default 100 x hold rounded up to a whole second, at least 1s, and at least two units of a whole-second script clock)")
-	fl.Float64Var(&opts.flags.Abandon, "abandon", 0, "concurrency: the share of admitted requests never released, as by a crashed client, 0 (none) up to 0.5 (default 0.002)")
+	fl.Float64Var(&opts.flags.Abandon, "abandon", 0, "concurrency: the share of admitted requests never released, evenly spread, 0 (none) up to 0.5 (default: clients crash holding half the limit's slots, every three stale-afters)")
 	fl.Float64Var(&opts.flags.Rate, "rate", 0, "open loop: decisions per second per strategy, latency timed from each scheduled start (default: closed loop)")
 	fl.IntVar(&opts.flags.Conns, "conns", 0, "connections per strategy, shared by its workers with their calls pipelined (default 0: one per worker; see Details below)")
 	fl.IntVar(&opts.flags.Keys, "keys", 1, "limiter keys per strategy (spread over cluster slots by hash tags)")

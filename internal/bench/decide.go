@@ -111,7 +111,13 @@ func (s *strategyState) stamping(c *decisionCall) {
 // abandons Config.Abandon of its admits, one whenever its credit of Abandon per admit makes a
 // whole one, so they are evenly spaced and the share is exact over any run.
 func (s *strategyState) abandons(worker int) bool {
-	if s.cfg.Abandon <= 0 || s.run.NoAbandon {
+	if s.run.NoAbandon {
+		return false
+	}
+	if s.cfg.Crashes.Every > 0 {
+		return s.crashed()
+	}
+	if s.cfg.Abandon <= 0 {
 		return false
 	}
 	credit := &s.abandonCredit[worker]
@@ -120,6 +126,26 @@ func (s *strategyState) abandons(worker int) bool {
 	}
 	*credit--
 	return true
+}
+
+// crashed reports whether the request just admitted is one a crashed client holds: when a crash
+// is due (Config.Crashes), the next Size admits, whichever workers made them, are never released,
+// taken together as a process that dies holding its slots. A limiter that never reclaims is then
+// left with that many slots stale at once, and its refusals with few live requests beside them:
+// proven too strict once stale-after has passed, on a clock of whole seconds as on milliseconds.
+func (s *strategyState) crashed() bool {
+	since := int64(time.Since(s.begin))
+	for next := s.nextCrash.Load(); since >= next; next = s.nextCrash.Load() {
+		if s.nextCrash.CompareAndSwap(next, next+int64(s.cfg.Crashes.Every)) {
+			s.crashLeft.Add(s.cfg.Crashes.Size)
+		}
+	}
+	for left := s.crashLeft.Load(); left > 0; left = s.crashLeft.Load() {
+		if s.crashLeft.CompareAndSwap(left, left-1) {
+			return true
+		}
+	}
+	return false
 }
 
 // releasing records that c's request no longer holds its slot: before its release is sent, so

@@ -31,6 +31,9 @@ type strategyState struct {
 	// abandonCredit is each worker's share of an abandon so far (abandons); only its worker,
 	// or the connection whose rounds run it, touches it.
 	abandonCredit []float64
+	// crashLeft is how many of the next admits a crash still abandons, nextCrash when the next
+	// crash comes (since begin; Config.Crashes).
+	crashLeft, nextCrash atomic.Int64
 
 	// live counts running workers; finished is when the last one stopped (since begin), so a
 	// strategy that got through its --requests early is not rated over the others' time.
@@ -94,6 +97,7 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 		// evenly), so the workers' abandons are spread over the run, not taken together.
 		s.abandonCredit[w] = math.Mod(float64(w)*0.6180339887498949, 1)
 	}
+	s.nextCrash.Store(int64(min(cfg.Crashes.Every/6, 500*time.Millisecond)))
 	for i := 0; i < cfg.KeyCount; i++ {
 		s.keys = append(s.keys, cfg.KeyFor(run.Name, i))
 		s.evidence = append(s.evidence, s.newEvidence(i))

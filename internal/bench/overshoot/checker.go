@@ -320,13 +320,19 @@ func (w *Witness) Finish() CheckResult { return w.Result() }
 
 // SlidingChecker checks "at most limit admits in any window of window ms", the sliding-window
 // invariant, over the admitted now values. It also serves the fixed window when aligned.
+//
+// The sliding families it holds on client time (internal/corpus makes each): a log counted after
+// the call's own now less a window and pruned two windows back (the shipped script), a list of the
+// last limit times checked at the call's now (a moving window), told the time to the ms or finer,
+// or in whole seconds (judged at whole seconds). A log pruned at exactly now - window is not among
+// them: a call whose now is older than one that already ran finds members of its own window
+// pruned and admits past the limit of its window (buggy/sliding_window_prune_exact.lua), which the
+// default load's skewed clocks expose. A log pruned by the server's own clock, or by the virtual
+// clock's TIME that never goes back per key, is judged over intervals (IntervalChecker).
 type SlidingChecker struct {
 	limit, window int64
-	// span is the window the admits are judged over, window less the lateness the evidence
-	// allows (ClockFor); phantoms and thinning go by window, the limiter's own.
-	span    int64
-	aligned bool // fixed window: windows start at multiples of window
-	log     *admitLog
+	aligned       bool // fixed window: windows start at multiples of window
+	log           *admitLog
 	// settled state, guarded by log.mu
 	hist         tally.Queue // sliding: the settled admits of the last window
 	windowIndex  int64       // aligned: the window sum counts
@@ -346,16 +352,8 @@ func (c *SlidingChecker) OnFirstOver(report func(Moment)) {
 // NewSlidingChecker checks any window of windowMs (sliding) or only aligned windows (fixed).
 // horizonMs is how late an admit may be recorded after a newer one (the request timeout).
 func NewSlidingChecker(limit, windowMs, horizonMs int64, aligned bool) *SlidingChecker {
-	c := &SlidingChecker{limit: limit, window: windowMs, span: windowMs, aligned: aligned, windowIndex: math.MinInt64}
+	c := &SlidingChecker{limit: limit, window: windowMs, aligned: aligned, windowIndex: math.MinInt64}
 	c.log = newAdmitLog(horizonMs, c.settle)
-	return c
-}
-
-// newLateSliding checks a sliding window of windowMs whose admits are at most lateMs late:
-// at most limit in any span of windowMs - lateMs (ClockFor says why).
-func newLateSliding(limit, windowMs, lateMs, horizonMs int64) *SlidingChecker {
-	c := NewSlidingChecker(limit, windowMs, horizonMs, false)
-	c.span = max(1, windowMs-lateMs)
 	return c
 }
 
@@ -365,8 +363,8 @@ func (c *SlidingChecker) settle(ms, n int64) {
 			c.windowIndex, c.sum = w, 0 // a new fixed window starts counting from zero
 		}
 	} else {
-		for c.hist.Len() > 0 && c.hist.Front().Ms <= ms-c.span {
-			c.sum -= c.hist.PopFront().N // left the window (t-span, t]
+		for c.hist.Len() > 0 && c.hist.Front().Ms <= ms-c.window {
+			c.sum -= c.hist.PopFront().N // left the window (t-window, t]
 		}
 		c.hist.Add(ms, n)
 	}
@@ -376,7 +374,7 @@ func (c *SlidingChecker) settle(ms, n int64) {
 		c.events += min(n, c.sum-c.limit)
 		if report := c.onOver; report != nil {
 			c.onOver = nil
-			from := ms - c.span + 1
+			from := ms - c.window + 1
 			if c.aligned {
 				from = c.windowIndex * c.window
 			}
@@ -437,11 +435,11 @@ func (c *SlidingChecker) Result() CheckResult {
 		for i := 0; i < pending.Len(); i++ {
 			p := pending.At(i)
 			sum += p.N
-			leave(p.Ms - c.span)
+			leave(p.Ms - c.window)
 			observe(p.N)
 		}
 		if c.log.started {
-			leave(c.log.newest - c.span)
+			leave(c.log.newest - c.window)
 		}
 	}
 	res.Current = sum

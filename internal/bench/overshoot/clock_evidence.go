@@ -37,19 +37,6 @@ type Clock struct {
 // lateTiers is how many lateness tiers the bucket's evidence keeps, each twice the last.
 const lateTiers = 4
 
-// The sliding window. A correct log prunes what is a window old by the newest time it has seen,
-// which another caller's clock may have set: a call stamped t reaches Redis when the newest time
-// seen, M, is at most t + λ (λ its lateness, as the bucket's below), drops the entries at or before
-// M - W, counts the rest and admits while they are fewer than the limit c. The families it must
-// hold: a sorted set pruned by each call's own now, a list of the last c times (a moving window),
-// either on any clock told to the millisecond or finer or in whole seconds, with callers' clocks
-// and sends reordered. Take any span of W - Λ holding judged admits, and i the one of them that
-// reached Redis last: every other reached it before i, with a stamp after x - W + Λ (x the span's
-// end), so after M_i - W (M_i <= t_i + Λ <= x + Λ): i counted them all, so they are at most c - 1.
-// So at most c judged admits lie in any span of W - Λ; an admit later than Λ is left out, which
-// only removes evidence. (Pruned by each call's own now alone, the log would be exact over W;
-// libraries prune by the call's now, and the newest call's prune is the one every later call sees.)
-//
 // ClockFor is the evidence of one strategy's admits; shared (--witness redis) evidence has
 // no lateness of its own to go by, and judges every bucket admit in the widest tier.
 //
@@ -82,8 +69,8 @@ func ClockFor(l Limits, epochAligned bool) Clock {
 			tier *= 2
 		}
 		ev.LateMs = ev.BucketTiers[lateTiers-1]
-	case kind == limiter.FixedWindowEvidence && !ev.Aligned, kind == limiter.SlidingWindowEvidence:
-		ev.LateMs = windowLateMs(l)
+	case kind == limiter.FixedWindowEvidence && !ev.Aligned:
+		ev.LateMs = unalignedLateMs(l)
 	}
 	return ev
 }
@@ -104,8 +91,6 @@ func ClientChecker(l Limits, ev Clock, horizonMs int64) Checker {
 	switch {
 	case kind == limiter.FixedWindowEvidence && !ev.Aligned:
 		return NewUnalignedChecker(l.Limit, l.Window.Milliseconds(), ev.LateMs, horizonMs)
-	case kind == limiter.SlidingWindowEvidence && ev.LateMs > 0:
-		return newLateSliding(l.Limit, l.Window.Milliseconds(), ev.LateMs, horizonMs)
 	case kind == limiter.BucketEvidence:
 		b := &lateBucket{tiers: ev.BucketTiers}
 		for _, tier := range ev.BucketTiers {

@@ -273,7 +273,7 @@ func (c *SlidingChecker) CaughtFrom(maxK int64) (int64, bool) {
 	}
 	thinned := keptCounts(counts, thin(counts, c.limit, c.window))
 	return weakest(maxK, func(place func(k int64, i, n int) int64, k int64) bool {
-		fresh := &SlidingChecker{limit: c.limit, window: c.window, span: c.span, aligned: c.aligned, windowIndex: math.MinInt64}
+		fresh := &SlidingChecker{limit: c.limit, window: c.window, aligned: c.aligned, windowIndex: math.MinInt64}
 		for _, e := range withPhantoms(thinned, c.window, k, place) {
 			fresh.settle(e.Ms, e.N)
 		}

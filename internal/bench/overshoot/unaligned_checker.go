@@ -455,10 +455,10 @@ func (c *UnalignedChecker) Finish() CheckResult {
 	return c.Result()
 }
 
-// windowLateMs is Λ for the unaligned fixed window's and the sliding window's evidence: the skew
-// between any two worker clocks, a millisecond of rounding, and a round-trip budget (a hundredth
-// of the window, at least 10ms). An admit later than that is left out of this evidence.
-func windowLateMs(l Limits) int64 {
+// unalignedLateMs is Λ for the unaligned fixed window's evidence: the skew between any two
+// worker clocks, a millisecond of rounding, and a round-trip budget (a hundredth of the window,
+// at least 10ms). An admit later than that is left out of this evidence.
+func unalignedLateMs(l Limits) int64 {
 	budget := max(10*1000, l.Window.Microseconds()/100)
 	return int64(math.Ceil(float64(2*l.Skew.Microseconds()+1000+budget) / 1000))
 }
