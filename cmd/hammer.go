@@ -222,6 +222,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.StringVar(&opts.flags.OnError, "on-error", "closed", "when Redis errors or times out: open (admit) or closed (reject); counted apart")
 	fl.StringVar(&opts.tui, "tui", "auto", "live dashboard: auto (when stdin and stdout are terminals), on, off")
 	fl.StringVar(&opts.report, "report", "", "write a self-contained HTML report to this file")
+	fl.StringVar(&opts.flags.Record, "record", "", "write every call of the run to this file, one JSON line each, for limitctl judge")
 	fl.StringVar(&opts.junit, "junit", "", "write a JUnit XML report to this file for CI (a test case per assertion and per strategy's verdict)")
 	fl.StringVar(&opts.flags.Prefix, "prefix", "limitctl", "key prefix")
 	fl.StringVar(&opts.flags.RunID, "run-id", "", "share keys with other hammer processes that pass the same id (default: random); with --witness redis they prove overshoot together; only the last of them to finish deletes the keys")

@@ -80,6 +80,16 @@ type decisionCall struct {
 	// held evidence's (overshoot.Call).
 	id     uint64
 	judged refusal.Call // what the refusal judges are told of it
+	// What a recorded run (record.go) keeps of it beyond judged: an admit's evidence (the time
+	// it was judged at, how late, over which interval), its release's sending, why it failed,
+	// and whether it was cut off at the run's end.
+	judgedMs                  int64
+	late                      time.Duration
+	judgedSent, judgedReplied time.Duration
+	releaseSentUs             int64
+	errKind, errMsg           string
+	releaseErr                string
+	cut                       bool
 	// round, for a call of a connection's round, takes its counts and its record for the
 	// judges with the round's others (rounds.go), and entered is when it went in flight
 	// (math.MaxInt64 once judged); nil for a worker's own call.
@@ -150,17 +160,24 @@ func (s *strategyState) crashed() bool {
 
 // releasing records that c's request no longer holds its slot: before its release is sent, so
 // the witness never over-counts.
-func (s *strategyState) releasing(c *decisionCall) { s.evidence[c.keyIndex].Release(c.id) }
+func (s *strategyState) releasing(c *decisionCall) {
+	s.evidence[c.keyIndex].Release(c.id)
+	if s.callLogs != nil {
+		c.releaseSentUs = s.sinceUs() // read before the release is sent
+	}
+}
 
 // released counts c's release's outcome, and hands c to the refusal judges: a request counts
 // as held until its release was answered.
 func (s *strategyState) released(c *decisionCall, err error) {
 	if err != nil {
 		s.releaseErrs.Add(1) // not a decision: counted apart from errors and their kinds
-		s.sampleError("release: " + err.Error())
+		c.releaseErr = err.Error()
+		s.sampleError("release: " + c.releaseErr)
 	} else {
 		c.judged.ReleaseOK = !s.run.Refusals.NoRelease // released by expiry: held until stale-after
 	}
 	c.judged.Released = ceilMicros(time.Since(s.begin))
 	s.judged(c)
+	s.logCall(c)
 }

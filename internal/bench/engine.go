@@ -142,6 +142,8 @@ type Config struct {
 	// NoTrace records no decision's commands (no first_overshoot): only for measuring what the
 	// recording costs (hack/bench-hammer.sh).
 	NoTrace bool
+	// Recorder, when set, receives every finished call of the run (hammer --record, record.go).
+	Recorder CallRecorder
 }
 
 // Engine runs the load. Build one with New, run it once with Run.
@@ -246,6 +248,10 @@ func (e *Engine) Run(ctx context.Context, snapshots chan<- Snapshot) (Summary, e
 	if masters != nil {
 		masters.start(loadCtx, start)
 	}
+	var recording *recording
+	if cfg.Recorder != nil {
+		recording = startRecording(cfg.Recorder, runs, start)
+	}
 	var wg sync.WaitGroup
 	for _, r := range runs {
 		r.start(loadCtx, e, &wg, start)
@@ -304,6 +310,9 @@ loop:
 	end := time.Now()
 	clock.advance(end, e.paused.Load())
 	stopLoad()
+	if recording != nil {
+		recording.finish() // every worker has stopped: their logs hold the last calls
+	}
 	<-pollDone
 	if masters != nil {
 		masters.finish()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
 	"github.com/limitctl/limitctl/internal/redistest"
@@ -39,7 +41,8 @@ import (
 //   - gc-µs/decision: CPU time the garbage collector spent per decision (runtime/metrics), and
 //     gcs/1M-decisions: collections per million decisions.
 //
-// Run it as:
+// Run it as (LIMITCTL_BENCH_RECORD=1 records every call as hammer --record does, for the cost
+// of the recording: compare the two runs' cpu-µs/decision):
 //
 //	go test -run '^$' -bench BenchmarkHotPath -benchtime 200000x ./internal/bench/
 func BenchmarkHotPath(b *testing.B) {
@@ -167,6 +170,19 @@ func BenchmarkHotPathCluster(b *testing.B) {
 // the garbage collector's CPU and its cycles per decision.
 func runHotPath(b *testing.B, cfg bench.Config) {
 	b.Helper()
+	if os.Getenv("LIMITCTL_BENCH_RECORD") != "" {
+		// hammer --record: every call written to a file as well, what the recording costs.
+		rec, err := hammer.OpenRecordFile(filepath.Join(b.TempDir(), "run.jsonl"), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.Recorder = rec
+		defer func() {
+			if err := rec.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}()
+	}
 	before := gcWork()
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -188,7 +188,15 @@ func powerRun(t *testing.T, srv powerTarget, c powerCase, d time.Duration, stopO
 // on a cluster through rueidis (limiter.Config.Shared).
 func powerRunUntil(t *testing.T, srv powerTarget, c powerCase, d time.Duration, stop bool, caught func(bench.StrategySnapshot) bool) (bench.StrategySnapshot, time.Duration) {
 	t.Helper()
+	return powerRunRecorded(t, srv, c, d, stop, caught)
+}
+
+// powerRunRecorded is powerRunUntil, its calls recorded (hammer --record) and judged again by
+// limitctl judge, which must read the run's own verdict.
+func powerRunRecorded(t *testing.T, srv powerTarget, c powerCase, d time.Duration, stop bool, caught func(bench.StrategySnapshot) bool) (bench.StrategySnapshot, time.Duration) {
+	t.Helper()
 	cfg := defaultLoad(t, c.kind, customStrategyVia(t, srv.rdb, c.file, c.kind, c.spec, srv.transport), d)
+	recorded := recordRun(t, &cfg)
 	cfg.Leftovers = leftoversOf(srv.rdb, cfg.RunID, max(cfg.Window, cfg.StaleAfter))
 	time.Sleep(time.Duration(rand.Int64N(int64(cfg.Window))))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -217,6 +225,7 @@ func powerRunUntil(t *testing.T, srv powerTarget, c powerCase, d time.Duration, 
 	if caughtAt == 0 && caught(st) {
 		caughtAt = time.Since(start)
 	}
+	judgeAgrees(t, recorded(), st, c.kind, sum.Duration)
 	return st, caughtAt
 }
 

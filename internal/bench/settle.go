@@ -40,6 +40,8 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	if err != nil && ctx.Err() != nil {
 		s.judged(c) // not a decision, but it may have run: later refusals count it
 		ev.Unjudged(overshoot.Call{StampMs: stamp.UnixMilli(), Late: -1})
+		c.cut = true
+		s.logCall(c)
 		return 0, false
 	}
 	s.count(c, &s.attempts)
@@ -50,8 +52,10 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	}
 	if err != nil {
 		s.count(c, &s.errs)
-		s.countError(classifyDecision(err, limiter.Strategy(s.run.Name)), err.Error())
+		c.errKind, c.errMsg = classifyDecision(err, limiter.Strategy(s.run.Name)), err.Error()
+		s.countError(c.errKind, c.errMsg)
 		s.judged(c)
+		s.logCall(c)
 		ev.Unjudged(overshoot.Call{StampMs: stamp.UnixMilli(), Late: -1}) // it may have run, and admitted
 		if s.cfg.FailOpen {
 			s.failOpen.Add(1)
@@ -69,6 +73,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		s.recorders[c.worker].Keep(false, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness)
 		c.judged.Outcome = refusal.Refused
 		s.judged(c)
+		s.logCall(c)
 		return 0, false
 	}
 	s.count(c, &s.admitted)
@@ -95,15 +100,21 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	// Kept in the trace only when judged, so it shows exactly the admits the evidence counted,
 	// and before the evidence can name it behind a first overshoot (Evidence.Admit).
 	keep := func() { s.recorders[c.worker].Keep(true, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness) }
+	c.judgedMs, c.late, c.judgedSent, c.judgedReplied = call.StampMs, call.Late, call.Sent, call.Replied
+	c.d = d
 	if ev.Admit(call, keep) == overshoot.TooLate {
+		s.logCall(c)
 		return wait, false
 	}
-	c.d = d
 	if call.Abandoned {
 		s.abandoned.Add(1)
 		c.judged.Abandoned = true
 		s.judged(c)
+		s.logCall(c)
 		return wait + s.cfg.Hold, false
+	}
+	if !releases {
+		s.logCall(c)
 	}
 	return wait + s.cfg.Hold, releases
 }

@@ -79,6 +79,11 @@ type strategyState struct {
 
 	// tick state, touched only by the engine's loop
 	lastAttempts int64
+
+	// callLogs are the workers' finished calls for the run's recording (record.go; nil when
+	// it is not recorded), index the strategy's place in the run.
+	callLogs []callLog
+	index    int
 }
 
 func newStrategyState(cfg Config, run StrategyRun) *strategyState {

@@ -12,6 +12,7 @@ import (
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/lint"
+	"github.com/limitctl/limitctl/internal/outfile"
 	"github.com/limitctl/limitctl/scripts"
 )
 
@@ -56,6 +57,8 @@ type Flags struct {
 	// ScriptSetup are the --script-setup and --script-setup-file values in the order given.
 	ScriptSetup []contract.SetupLine
 
+	// Record (--record F) writes every call of the run to F for limitctl judge.
+	Record string
 	// NoTrace (hidden --no-trace) records no commands: for measuring the recording's cost.
 	NoTrace bool
 	// NoDirect (hidden --no-direct) sends the script strategies' calls through go-redis on a
@@ -183,6 +186,12 @@ func (fl Flags) Resolve() (Options, error) {
 		o.Script, o.NoLint = fl.Script, fl.NoLint
 	}
 	o.Prefix, o.RunID, o.KeepKeys = fl.Prefix, fl.RunID, fl.KeepKeys
+	if fl.Record != "" {
+		if err := outfile.CheckFlag("--record", fl.Record); err != nil {
+			return o, err
+		}
+		o.Record = fl.Record
+	}
 	return o, nil
 }
 

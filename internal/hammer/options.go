@@ -51,6 +51,8 @@ type Options struct {
 	Skew    time.Duration
 	// NoTrace: no decision's commands are recorded, so no first_overshoot (bench.Config.NoTrace).
 	NoTrace bool
+	// Record names the file every call of the run is written to (--record), for limitctl judge.
+	Record string
 	// NoDirect: a single node's script calls go through go-redis too (limiter.Config.Direct nil).
 	NoDirect bool
 	// Timeline: how a shared run's calls are published for the refusal judges (TimelineFlags).

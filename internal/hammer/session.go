@@ -205,7 +205,19 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 		return Result{}, err
 	}
 	s.startTimeline(ctx)
-	return s.load(ctx)
+	if o.Record == "" {
+		return s.load(ctx)
+	}
+	rec, err := OpenRecordFile(o.Record, s.cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	s.cfg.Recorder = rec
+	res, err := s.load(ctx)
+	if rerr := rec.Close(); err == nil && rerr != nil {
+		return res, rerr
+	}
+	return res, err
 }
 
 // openTarget connects to the user's server, or starts a throw-away one; the returned func

@@ -138,6 +138,9 @@ type Decision struct {
 	reply string
 }
 
+// ReplyText is a contracted acquire's reply as text ("" for the shipped strategies).
+func (d Decision) ReplyText() string { return d.reply }
+
 // Limiter makes decisions for one algorithm and strategy. It is safe for concurrent use.
 type Limiter interface {
 	// Acquire decides one request on key at time now.
