@@ -84,14 +84,14 @@ func (fl Flags) Resolve() (Options, error) {
 	if o.Strategies, err = fl.strategies(o.Limiter); err != nil {
 		return Options{}, err
 	}
+	if !fl.Given("hold") {
+		fl.Hold = kind.DefaultHold // before the checks: --stale-after must outlast the hold the run uses
+	}
 	if err := fl.checkNumbers(kind); err != nil {
 		return Options{}, err
 	}
 	if fl.RunID != "" && !ValidRunID(fl.RunID) {
 		return Options{}, exitcode.Usagef("--run-id must be 1-64 letters, digits, '-' or '_', got %q", fl.RunID)
-	}
-	if !fl.Given("hold") {
-		fl.Hold = kind.DefaultHold
 	}
 	o.Workers, o.Limit, o.Hold, o.Window, o.OpenRate, o.Keys, o.Conns = fl.Workers, fl.Limit, fl.Hold, fl.Window, fl.Rate, fl.Keys, fl.Conns
 	o.Duration, o.Requests = fl.Duration, fl.Requests
@@ -138,7 +138,14 @@ func (fl Flags) Resolve() (Options, error) {
 	if o.Injects, err = ParseInjects(fl.Inject, fl.HasTarget); err != nil {
 		return Options{}, err
 	}
-	if o.Contract, err = fl.contract(kind); err != nil {
+	if fl.Script != "" {
+		// Read once: the text the clock is chosen by is the text sent.
+		if o.ScriptSource, err = scripts.ReadFile(fl.Script); err != nil {
+			return Options{}, err
+		}
+		o.Script, o.NoLint = fl.Script, fl.NoLint
+	}
+	if o.Contract, err = fl.contract(kind, o.ScriptSource); err != nil {
 		return Options{}, err
 	}
 	if o.StaleAfter == 0 {
@@ -173,12 +180,6 @@ func (fl Flags) Resolve() (Options, error) {
 			return Options{}, exitcode.Usagef("--skew applies only without --script-admit-at: the times a schedule answers are on its callers' clocks, and skewed clocks make them incomparable")
 		}
 		o.Skew = 0
-	}
-	if fl.Script != "" {
-		if o.ScriptSource, err = scripts.ReadFile(fl.Script); err != nil {
-			return Options{}, err
-		}
-		o.Script, o.NoLint = fl.Script, fl.NoLint
 	}
 	o.Prefix, o.RunID, o.KeepKeys = fl.Prefix, fl.RunID, fl.KeepKeys
 	return o, nil
@@ -298,7 +299,7 @@ func (fl Flags) checkNumbers(kind *limiter.Description) error {
 		return exitcode.Usagef("--stale-after must be a whole number of milliseconds, got %s", fl.StaleAfter)
 	case kind.Releases && fl.Given("stale-after") && fl.StaleAfter <= fl.Hold:
 		return exitcode.Usagef("--stale-after %s must be longer than --hold %s: the limiter would reclaim requests still held as abandoned", fl.StaleAfter, fl.Hold)
-	case fl.Rate < 0 || fl.Rate > 10_000_000:
+	case !(fl.Rate >= 0 && fl.Rate <= 10_000_000): // NaN too, which would run a closed loop
 		return exitcode.Usagef("--rate must be 0 (closed loop) up to 10000000, got %g", fl.Rate)
 	case fl.Keys < 1 || fl.Keys > 10000:
 		return exitcode.Usagef("--keys must be 1-10000, got %d", fl.Keys)
@@ -310,10 +311,11 @@ func (fl Flags) checkNumbers(kind *limiter.Description) error {
 	return nil
 }
 
-// contract compiles the custom script's calling contract (nil without a script).
-func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) {
+// contract compiles the custom script's calling contract (nil without a script); src is the
+// script's text.
+func (fl Flags) contract(kind *limiter.Description, src string) (*contract.Contract, error) {
 	releaseFlags := []string{"script-release", "script-release-file", "script-release-keys", "script-release-args"}
-	for _, name := range append([]string{"script-keys", "script-args", "script-allowed", "script-admit-at", "clock"}, releaseFlags...) {
+	for _, name := range append([]string{"script-keys", "script-args", "script-allowed", "script-admit-at", "clock", "no-lint"}, releaseFlags...) {
 		if fl.Given(name) && fl.Script == "" {
 			return nil, exitcode.Usagef("--%s describes a custom script: give --script FILE.lua", name)
 		}
@@ -329,10 +331,6 @@ func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) 
 			return nil, exitcode.Usagef("--%s applies only to %s", name, limiter.Phrase(limiter.KindsWhere(func(d *limiter.Description) bool { return d.Releases })))
 		}
 	}
-	src, err := scripts.ReadFile(fl.Script)
-	if err != nil {
-		return nil, err
-	}
 	if fl.Given("script-admit-at") && kind.Releases {
 		// A slot that starts later has no meaning yet for a semaphore: when it is held from, and
 		// whether a release before it frees it, are the limiter's own.
@@ -347,6 +345,7 @@ func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) 
 	if fl.Given("script-keys") && strings.TrimSpace(fl.ScriptKeys) == "" {
 		spec.Keys = " " // given empty: a script that takes no KEYS, not the shipped contract
 	}
+	var err error
 	if fl.ScriptReleaseFile != "" {
 		if spec.ReleaseScript, err = scripts.ReadFile(fl.ScriptReleaseFile); err != nil {
 			return nil, err

@@ -1,8 +1,15 @@
 package hammer
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"github.com/limitctl/limitctl/internal/contract"
 )
 
 // The default stale-after is never finer than the script's clock: two of its units when the
@@ -49,4 +56,42 @@ func TestDefaultStaleAfterIsTwoUnitsOfAWholeSecondClock(t *testing.T) {
 func withStale(fl Flags, d time.Duration) Flags {
 	fl.StaleAfter = d
 	return fl
+}
+
+// The script is read once: the text whose TIME calls choose the clock is the text sent. The
+// kernel tells every opening of the file (inotify, with its closing between two, so that no two
+// events in a row are alike and coalesced).
+func TestTheScriptIsReadOnce(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "script.lua")
+	os.WriteFile(script, []byte("local t = redis.call('TIME')\nreturn {1, 0}\n"), 0o644)
+	fd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
+	if err != nil {
+		t.Skip("no inotify here:", err)
+	}
+	defer syscall.Close(fd)
+	if _, err := syscall.InotifyAddWatch(fd, script, syscall.IN_OPEN|syscall.IN_CLOSE_NOWRITE); err != nil {
+		t.Fatal(err)
+	}
+	fl := Flags{Limiter: "fixed-window", Workers: 4, Limit: 20, Duration: time.Second, Window: time.Second, Keys: 1,
+		Witness: "local", OnError: "closed", Embedded: "auto", Prefix: "limitctl", Script: script, ScriptKeys: "{key}", ScriptArgs: "{limit} {window_ms}"}
+	o, err := fl.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := 0
+	buf := make([]byte, 4096)
+	n, _ := syscall.Read(fd, buf) // the events are queued before the read that caused them returns
+	for off := 0; off+syscall.SizeofInotifyEvent <= n; {
+		ev := (*syscall.InotifyEvent)(unsafe.Pointer(&buf[off]))
+		if ev.Mask&syscall.IN_OPEN != 0 {
+			opened++
+		}
+		off += syscall.SizeofInotifyEvent + int(ev.Len)
+	}
+	if opened != 1 {
+		t.Errorf("the script was opened %d times, want once", opened)
+	}
+	if o.Contract.Clock != contract.VirtualClock || !strings.Contains(o.ScriptSource, "TIME") {
+		t.Errorf("clock %s, source %q: want virtual, chosen by the text that is sent", o.Contract.Clock, o.ScriptSource)
+	}
 }
