@@ -121,15 +121,11 @@ func (o *inspectOptions) validate(c *cobra.Command) error {
 // runInspect reads the keys once, or every --watch interval: live on a terminal, a fresh
 // report each interval otherwise.
 func runInspect(ctx context.Context, f *Factory, o *inspectOptions) error {
-	format, err := f.Format()
+	format, rdb, clock, err := openLiveKeys(ctx, f, o.keyFlags.clock)
 	if err != nil {
 		return err
 	}
-	rdb, _, err := f.Client(ctx)
-	if err != nil {
-		return err
-	}
-	o.inspect.Clock = o.keyFlags.clock.Clock(rdb, f.Now)
+	o.inspect.Clock = clock
 	read := func(ctx context.Context) (printable, error) {
 		if o.members == "" {
 			return keys.InspectPatterns(ctx, rdb, o.args, o.inspect)
