@@ -34,6 +34,8 @@ type hammerOptions struct {
 	tui    string
 	report string
 	junit  string
+	// printLimiter: write the limiter file the flags state instead of running.
+	printLimiter bool
 }
 
 // newHammerCmd binds the hammer's flags; runF runs the resolved options (runHammer, or a
@@ -174,11 +176,20 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 			if err := opts.resolve(c, f); err != nil {
 				return err
 			}
+			if opts.printLimiter {
+				file, err := opts.run.LimiterFile()
+				if err == nil {
+					_, err = f.IO.Out.Write(file)
+				}
+				return err
+			}
 			return runF(c.Context(), f, opts)
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&opts.flags.Limiter, "limiter", string(limiter.Concurrency), "limiter: "+human.Or(limiter.Names(limiter.Kinds())))
+	fl.StringVarP(&opts.flags.LimiterFile, "limiter-file", "f", "", "read the limiter under test from this YAML file; flags given override its fields (limitctl help limiter-file)")
+	fl.BoolVar(&opts.printLimiter, "print-limiter", false, "write the limiter file these flags state, and run nothing")
+	fl.StringVar(&opts.flags.Kind, "limiter", string(limiter.Concurrency), "limiter: "+human.Or(limiter.Names(limiter.Kinds())))
 	fl.StringSliceVar(&opts.flags.Strategies, "strategies", []string{"naive", "lua"}, "strategies to run side by side: naive, multi, watch, lua, eval, function, lua-ts-member, custom")
 	fl.IntVar(&opts.flags.Workers, "workers", 64, "concurrent workers per strategy")
 	fl.Int64Var(&opts.flags.Limit, "limit", 20, "the limit: in-flight requests, requests per window, or the bucket's burst")
@@ -191,19 +202,19 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	fl.Float64Var(&opts.flags.Rate, "rate", 0, "open loop: decisions per second per strategy, latency timed from each scheduled start (default: closed loop)")
 	fl.IntVar(&opts.flags.Conns, "conns", 0, "connections per strategy, shared by its workers with their calls pipelined (default 0: one per worker; see Details below)")
 	fl.IntVar(&opts.flags.Keys, "keys", 1, "limiter keys per strategy (spread over cluster slots by hash tags)")
-	fl.StringVar(&opts.flags.Script, "script", "", "a Lua script to run as strategy custom (its contract: --script-keys, --script-args, --script-allowed; default the limiter's shipped one)")
+	fl.StringVar(&opts.flags.Script.File, "script", "", "a Lua script to run as strategy custom (its contract: --script-keys, --script-args, --script-allowed; default the limiter's shipped one)")
 	fl.BoolVar(&opts.flags.NoLint, "no-lint", false, "run a --script even when lint finds errors")
-	fl.StringVar(&opts.flags.ScriptKeys, "script-keys", "", "the script's KEYS as a template, e.g. '{key}:{window_index} {key}:{prev_window_index}' (default: the limiter's shipped contract)")
-	fl.StringVar(&opts.flags.ScriptArgs, "script-args", "", "the script's ARGV as a template, e.g. '{limit} {now_ms} {window_ms} \"\"' (default: the limiter's shipped contract)")
-	fl.StringVar(&opts.flags.ScriptAllowed, "script-allowed", "", "Lua expression over reply, true when admitted, e.g. 'reply == 0' (default: reply[1] == 1)")
-	fl.StringVar(&opts.flags.ScriptAdmitAt, "script-admit-at", "", "a schedule: Lua expression over reply giving when the caller may go, in epoch ms, e.g. 'tonumber(reply[2])' (each admit counts at that time)")
-	fl.StringVar(&opts.flags.ScriptRelease, "script-release", "", "concurrency: the release as a command template, or none (default: ZREM {key} {member})")
-	fl.StringVar(&opts.flags.ScriptReleaseFile, "script-release-file", "", "concurrency: the release as a script of its own, called with --script-release-keys and --script-release-args")
-	fl.StringVar(&opts.flags.ScriptReleaseKeys, "script-release-keys", "", "the release script's KEYS as a template; {reply} is the acquire's reply (default: {key})")
-	fl.StringVar(&opts.flags.ScriptReleaseArgs, "script-release-args", "", "the release script's ARGV as a template (default: {member})")
-	fl.Var(setupFlag{contract.FlagSetup, &opts.flags.ScriptSetup}, "script-setup", "a command run on every key of the run before its load, as a template, e.g. 'SET {key} {limit} NX' (repeatable; with --script-setup-file, in the order given)")
-	fl.Var(setupFlag{contract.FlagSetupFile, &opts.flags.ScriptSetup}, "script-setup-file", "a script run on every key of the run before its load, in redis-cli --eval's syntax with placeholders: 'init.lua {key} , {limit}' (repeatable)")
-	fl.StringVar(&opts.flags.Clock, "clock", "", "whose clock the script uses: client (passed as {now_*}), virtual (it reads TIME, which the hammer answers with each call's own time, never going back per key) or server (it reads the server's TIME) (default: client when a {now_*} or window placeholder is passed, else virtual when the script reads TIME, else server)")
+	fl.StringVar(&opts.flags.Script.Keys, "script-keys", "", "the script's KEYS as a template, e.g. '{key}:{window_index} {key}:{prev_window_index}' (default: the limiter's shipped contract)")
+	fl.StringVar(&opts.flags.Script.Args, "script-args", "", "the script's ARGV as a template, e.g. '{limit} {now_ms} {window_ms} \"\"' (default: the limiter's shipped contract)")
+	fl.StringVar(&opts.flags.Script.Allowed, "script-allowed", "", "Lua expression over reply, true when admitted, e.g. 'reply == 0' (default: reply[1] == 1)")
+	fl.StringVar(&opts.flags.Script.AdmitAt, "script-admit-at", "", "a schedule: Lua expression over reply giving when the caller may go, in epoch ms, e.g. 'tonumber(reply[2])' (each admit counts at that time)")
+	fl.StringVar(&opts.flags.Script.Release, "script-release", "", "concurrency: the release as a command template, or none (default: ZREM {key} {member})")
+	fl.StringVar(&opts.flags.Script.ReleaseFile, "script-release-file", "", "concurrency: the release as a script of its own, called with --script-release-keys and --script-release-args")
+	fl.StringVar(&opts.flags.Script.ReleaseKeys, "script-release-keys", "", "the release script's KEYS as a template; {reply} is the acquire's reply (default: {key})")
+	fl.StringVar(&opts.flags.Script.ReleaseArgs, "script-release-args", "", "the release script's ARGV as a template (default: {member})")
+	fl.Var(setupFlag{contract.FlagSetup, &opts.flags.Script.Setup}, "script-setup", "a command run on every key of the run before its load, as a template, e.g. 'SET {key} {limit} NX' (repeatable; with --script-setup-file, in the order given)")
+	fl.Var(setupFlag{contract.FlagSetupFile, &opts.flags.Script.Setup}, "script-setup-file", "a script run on every key of the run before its load, in redis-cli --eval's syntax with placeholders: 'init.lua {key} , {limit}' (repeatable)")
+	fl.StringVar(&opts.flags.Script.Clock, "clock", "", "whose clock the script uses: client (passed as {now_*}), virtual (it reads TIME, which the hammer answers with each call's own time, never going back per key) or server (it reads the server's TIME) (default: client when a {now_*} or window placeholder is passed, else virtual when the script reads TIME, else server)")
 	fl.StringVar(&opts.flags.Profile, "profile", "", "load shape: steady, or bursty (idle spells of 1.1 to 2.2 windows after 2 windows of load, so refill and expiry bugs surface) (default bursty for the window and bucket limiters, steady for concurrency)")
 	fl.BoolVar(&opts.flags.NoTrace, "no-trace", false, "record no command of any decision (no first_overshoot): for measuring what the recording costs")
 	_ = fl.MarkHidden("no-trace")
@@ -218,7 +229,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	}
 	fl.DurationVar(&opts.flags.Skew, "skew", 0, "offset each worker's clock by a fixed amount within ±skew, as app servers' clocks disagree (default 5ms; the token bucket's 1-5ms, a 50th of a token's refill time)")
 	fl.StringVar(&opts.flags.Witness, "witness", "local", "evidence: local (in-process) or redis (shared by the hammer processes of one --run-id: the concurrency witness, and the windows' and buckets' admitted times)")
-	fl.StringArrayVar(&opts.flags.Asserts, "assert", nil, "threshold that must hold, e.g. 'lua.overshoot==0' (repeatable; exit 3 if one fails)")
+	fl.StringArrayVar(&opts.flags.Assert, "assert", nil, "threshold that must hold, e.g. 'lua.overshoot==0' (repeatable; exit 3 if one fails)")
 	fl.StringVar(&opts.flags.OnError, "on-error", "closed", "when Redis errors or times out: open (admit) or closed (reject); counted apart")
 	fl.StringVar(&opts.tui, "tui", "auto", "live dashboard: auto (when stdin and stdout are terminals), on, off")
 	fl.StringVar(&opts.report, "report", "", "write a self-contained HTML report to this file")
@@ -240,6 +251,7 @@ Assertions (k6-style; a failed one exits 3): strategy.metric OP value, with OP o
 	c.RegisterFlagCompletionFunc("profile", fixedCompletion(bench.ProfileSteady, bench.ProfileBursty))
 	c.RegisterFlagCompletionFunc("script", luaFiles)
 	c.MarkFlagFilename("report", "html")
+	c.MarkFlagFilename("limiter-file", "yaml", "yml")
 	c.MarkFlagFilename("junit", "xml")
 	return c
 }

@@ -11,48 +11,38 @@ import (
 	"github.com/limitctl/limitctl/internal/embedded"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/limiterfile"
 	"github.com/limitctl/limitctl/internal/lint"
 	"github.com/limitctl/limitctl/scripts"
 )
 
 // Flags are a hammer run as the command line gives it, before anything is checked: cmd binds
 // its flags here, and Resolve checks every value (a usage error names the flag) and turns them
-// into the run's Options, before anything connects or sends load.
+// into the run's Options, before anything connects or sends load. The limiter under test
+// (limiterfile.Limiter) may come from a file (LimiterFile, -f), under the flags given.
 type Flags struct {
-	Limiter    string
+	limiterfile.Limiter
+	// LimiterFile is the limiter file (-f): its fields fill in the flags not given.
+	LimiterFile string
+
 	Strategies []string
 	Workers    int
-	Limit      int64
 	Duration   time.Duration
 	Requests   int64
-	Hold       time.Duration
-	Window     time.Duration
-	StaleAfter time.Duration
 	Abandon    float64
 	Rate       float64
 	Keys       int
 	Conns      int
-	Script     string
 	NoLint     bool
 	Witness    string
-	Asserts    []string
 	OnError    string
 	Prefix     string
 	RunID      string
 	KeepKeys   bool
 	Embedded   string
 	Inject     []string
-
-	// The custom script's calling contract and the load shape.
-	ScriptKeys, ScriptArgs, ScriptAllowed, ScriptRelease, Clock string
-	// ScriptAdmitAt (--script-admit-at) reads from the reply when the caller may go.
-	ScriptAdmitAt                                           string
-	ScriptReleaseFile, ScriptReleaseKeys, ScriptReleaseArgs string
-	Profile                                                 string
-	Skew                                                    time.Duration
-
-	// ScriptSetup are the --script-setup and --script-setup-file values in the order given.
-	ScriptSetup []contract.SetupLine
+	Profile    string
+	Skew       time.Duration
 
 	// NoTrace (hidden --no-trace) records no commands: for measuring the recording's cost.
 	NoTrace bool
@@ -76,8 +66,16 @@ func (fl Flags) Resolve() (Options, error) {
 		fl.Given = func(string) bool { return false }
 	}
 	var o Options
+	if fl.LimiterFile != "" {
+		file, err := limiterfile.Read(fl.LimiterFile)
+		if err != nil {
+			return Options{}, err
+		}
+		fl.Given = file.Layer(&fl.Limiter, fl.Given)
+	}
+	o.Stated, o.stated = fl.Limiter, fl.Given
 	var err error
-	if o.Limiter, err = limiter.ParseKind(fl.Limiter); err != nil {
+	if o.Limiter, err = limiter.ParseKind(fl.Kind); err != nil {
 		return Options{}, exitcode.Usagef("--limiter: %v", err)
 	}
 	kind := o.Limiter.Describe()
@@ -128,7 +126,7 @@ func (fl Flags) Resolve() (Options, error) {
 	for i, s := range o.Strategies {
 		names[i] = string(s)
 	}
-	for _, expr := range fl.Asserts {
+	for _, expr := range fl.Assert {
 		a, err := verdict.ParseAssertion(expr, names)
 		if err != nil {
 			return Options{}, exitcode.Usagef("--assert: %v", err)
@@ -138,12 +136,12 @@ func (fl Flags) Resolve() (Options, error) {
 	if o.Injects, err = ParseInjects(fl.Inject, fl.HasTarget); err != nil {
 		return Options{}, err
 	}
-	if fl.Script != "" {
+	if fl.Script.File != "" {
 		// Read once: the text the clock is chosen by is the text sent.
-		if o.ScriptSource, err = scripts.ReadFile(fl.Script); err != nil {
+		if o.ScriptSource, err = scripts.ReadFile(fl.Script.File); err != nil {
 			return Options{}, err
 		}
-		o.Script, o.NoLint = fl.Script, fl.NoLint
+		o.Script, o.NoLint = fl.Script.File, fl.NoLint
 	}
 	if o.Contract, err = fl.contract(kind, o.ScriptSource); err != nil {
 		return Options{}, err
@@ -237,7 +235,7 @@ func (fl Flags) abandon(kind *limiter.Description) (float64, error) {
 // exactly when a script is given (the only one by default then).
 func (fl Flags) strategies(k limiter.Kind) ([]limiter.Strategy, error) {
 	given := fl.Strategies
-	if fl.Script != "" && !fl.Given("strategies") {
+	if fl.Script.File != "" && !fl.Given("strategies") {
 		given = []string{string(limiter.Custom)}
 	}
 	var out []limiter.Strategy
@@ -259,8 +257,8 @@ func (fl Flags) strategies(k limiter.Kind) ([]limiter.Strategy, error) {
 	if len(out) == 0 {
 		return nil, exitcode.Usagef("--strategies: give at least one strategy")
 	}
-	if seen[limiter.Custom] != (fl.Script != "") {
-		if fl.Script == "" {
+	if seen[limiter.Custom] != (fl.Script.File != "") {
+		if fl.Script.File == "" {
 			return nil, exitcode.Usagef("strategy custom needs --script FILE.lua")
 		}
 		return nil, exitcode.Usagef("--script runs as strategy custom: add custom to --strategies")
@@ -316,14 +314,14 @@ func (fl Flags) checkNumbers(kind *limiter.Description) error {
 func (fl Flags) contract(kind *limiter.Description, src string) (*contract.Contract, error) {
 	releaseFlags := []string{"script-release", "script-release-file", "script-release-keys", "script-release-args"}
 	for _, name := range append([]string{"script-keys", "script-args", "script-allowed", "script-admit-at", "clock", "no-lint"}, releaseFlags...) {
-		if fl.Given(name) && fl.Script == "" {
+		if fl.Given(name) && fl.Script.File == "" {
 			return nil, exitcode.Usagef("--%s describes a custom script: give --script FILE.lua", name)
 		}
 	}
-	if len(fl.ScriptSetup) > 0 && fl.Script == "" {
-		return nil, exitcode.Usagef("%s sets up a custom script's state: give --script FILE.lua", fl.ScriptSetup[0].Flag)
+	if len(fl.Script.Setup) > 0 && fl.Script.File == "" {
+		return nil, exitcode.Usagef("%s sets up a custom script's state: give --script FILE.lua", fl.Script.Setup[0].Flag)
 	}
-	if fl.Script == "" {
+	if fl.Script.File == "" {
 		return nil, nil
 	}
 	for _, name := range releaseFlags {
@@ -337,17 +335,17 @@ func (fl Flags) contract(kind *limiter.Description, src string) (*contract.Contr
 		return nil, exitcode.Usagef("--script-admit-at applies only to %s: a concurrency limiter's later slot has no meaning the evidence can hold it to",
 			limiter.Phrase(limiter.KindsWhere(func(d *limiter.Description) bool { return !d.Releases })))
 	}
-	spec := contract.Spec{Keys: fl.ScriptKeys, Args: fl.ScriptArgs, Allowed: fl.ScriptAllowed, Release: fl.ScriptRelease, Clock: fl.Clock, AdmitAt: fl.ScriptAdmitAt,
-		ReadsTime: lint.ReadsTime([]byte(src)), ReleaseFile: fl.ScriptReleaseFile, ReleaseKeys: fl.ScriptReleaseKeys, ReleaseArgs: fl.ScriptReleaseArgs}
-	if fl.Given("script-args") && strings.TrimSpace(fl.ScriptArgs) == "" {
+	spec := fl.Script
+	spec.ReadsTime = lint.ReadsTime([]byte(src))
+	if fl.Given("script-args") && strings.TrimSpace(spec.Args) == "" {
 		spec.Args = " " // given empty: a script that takes no ARGV, not the shipped contract
 	}
-	if fl.Given("script-keys") && strings.TrimSpace(fl.ScriptKeys) == "" {
+	if fl.Given("script-keys") && strings.TrimSpace(spec.Keys) == "" {
 		spec.Keys = " " // given empty: a script that takes no KEYS, not the shipped contract
 	}
 	var err error
-	if fl.ScriptReleaseFile != "" {
-		if spec.ReleaseScript, err = scripts.ReadFile(fl.ScriptReleaseFile); err != nil {
+	if spec.ReleaseFile != "" {
+		if spec.ReleaseScript, err = scripts.ReadFile(spec.ReleaseFile); err != nil {
 			return nil, err
 		}
 	}
@@ -355,13 +353,9 @@ func (fl Flags) contract(kind *limiter.Description, src string) (*contract.Contr
 	if err != nil {
 		return nil, exitcode.Usagef("%v", err)
 	}
-	if ct.Setup, err = setupSteps(fl.ScriptSetup); err != nil {
+	if ct.Setup, err = setupSteps(spec.Setup); err != nil {
 		return nil, err
 	}
-	for _, step := range ct.Setup {
-		ct.Spec.Setup = append(ct.Spec.Setup, step.String())
-	}
-	ct.Given.Setup = ct.Spec.Setup
 	return ct, nil
 }
 

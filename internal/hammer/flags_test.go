@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/limiterfile"
 )
 
 // The default stale-after is never finer than the script's clock: two of its units when the
@@ -17,9 +18,9 @@ import (
 // a request held for the default hold is never dropped by rounding. A stale-after given is used
 // as given.
 func TestDefaultStaleAfterIsTwoUnitsOfAWholeSecondClock(t *testing.T) {
-	apisix := Flags{Script: "../../testdata/limiters/concurrency_deadlines_whole_seconds.lua",
-		ScriptKeys: "{key}", ScriptArgs: "{limit} {stale_after_s} {window_index} {member}", ScriptAllowed: "reply[1] == 1",
-		ScriptRelease: "ZREM {key} {member}"}
+	apisix := Flags{Limiter: limiterfile.Limiter{Script: contract.Spec{File: "../../testdata/limiters/concurrency_deadlines_whole_seconds.lua",
+		Keys: "{key}", Args: "{limit} {stale_after_s} {window_index} {member}", Allowed: "reply[1] == 1",
+		Release: "ZREM {key} {member}"}}}
 	for _, c := range []struct {
 		name   string
 		fl     Flags
@@ -35,7 +36,7 @@ func TestDefaultStaleAfterIsTwoUnitsOfAWholeSecondClock(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fl := c.fl
-			fl.Limiter, fl.Workers, fl.Limit, fl.Duration, fl.Window, fl.Hold = "concurrency", 64, 20, 5*time.Second, c.window, 2*time.Millisecond
+			fl.Kind, fl.Workers, fl.Limit, fl.Duration, fl.Window, fl.Hold = "concurrency", 64, 20, 5*time.Second, c.window, 2*time.Millisecond
 			fl.Witness, fl.OnError, fl.Embedded, fl.Prefix, fl.Strategies, fl.Keys = "local", "closed", "auto", "limitctl", []string{"lua"}, 1
 			given := map[string]bool{}
 			for _, g := range c.given {
@@ -72,8 +73,9 @@ func TestTheScriptIsReadOnce(t *testing.T) {
 	if _, err := syscall.InotifyAddWatch(fd, script, syscall.IN_OPEN|syscall.IN_CLOSE_NOWRITE); err != nil {
 		t.Fatal(err)
 	}
-	fl := Flags{Limiter: "fixed-window", Workers: 4, Limit: 20, Duration: time.Second, Window: time.Second, Keys: 1,
-		Witness: "local", OnError: "closed", Embedded: "auto", Prefix: "limitctl", Script: script, ScriptKeys: "{key}", ScriptArgs: "{limit} {window_ms}"}
+	fl := Flags{Limiter: limiterfile.Limiter{Kind: "fixed-window", Limit: 20, Window: time.Second,
+		Script: contract.Spec{File: script, Keys: "{key}", Args: "{limit} {window_ms}"}},
+		Workers: 4, Duration: time.Second, Keys: 1, Witness: "local", OnError: "closed", Embedded: "auto", Prefix: "limitctl"}
 	o, err := fl.Resolve()
 	if err != nil {
 		t.Fatal(err)
