@@ -173,7 +173,40 @@ func TestEveryLimiterFileFieldIsAHammerFlag(t *testing.T) {
 	c := newHammerCmd(NewFactory(nil, Build{}), nil)
 	for _, name := range limiterfile.Flags() {
 		if c.Flags().Lookup(name) == nil {
-			t.Errorf("the limiter file's %s stands for --%s, which hammer does not have", limiterfile.Field(name), name)
+			t.Errorf("the limiter file's %s stands for --%s, which hammer does not have", limiterfile.FieldOf(name), name)
 		}
+	}
+}
+
+// Every limiter file the docs run (docs/examples) states the same run as the flags in its
+// "# As flags:" line, and so does what --print-limiter writes for those flags.
+func TestEveryExampleLimiterFileRoundTrips(t *testing.T) {
+	t.Chdir("..") // the flags name testdata/ from the repository's root
+	files, _ := filepath.Glob(filepath.Join("docs", "examples", "*.yaml"))
+	if len(files) < 17 {
+		t.Fatalf("%d example limiter files, want one per example of five or more contract flags (17)", len(files))
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			text, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, line, found := strings.Cut(string(text), "\n# As flags: ")
+			if !found {
+				t.Fatalf("%s has no '# As flags:' line", file)
+			}
+			line, _, _ = strings.Cut(line, "\n")
+			args := shellWords(line)
+			printedAndReadBack(t, args)
+			direct, code, _, errOut := hammerParsed(t, args...)
+			fromFile, fcode, _, ferrOut := hammerParsed(t, "-f", file)
+			if code != ExitOK || fcode != ExitOK {
+				t.Fatalf("flags: exit %d %s; the file: exit %d %s", code, errOut, fcode, ferrOut)
+			}
+			if want, got := statedRun(t, direct.run), statedRun(t, fromFile.run); want != got {
+				t.Errorf("%s states\n%s\nits flags\n%s", file, got, want)
+			}
+		})
 	}
 }

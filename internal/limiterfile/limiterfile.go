@@ -333,6 +333,21 @@ func leaves() []leafField {
 	return out
 }
 
+// A Field is one field of the file: its name ("script.keys") and the flags it stands for.
+type Field struct {
+	Path  string
+	Flags []string
+}
+
+// Fields are the file's fields in the schema's order.
+func Fields() []Field {
+	var out []Field
+	for _, lf := range leaves() {
+		out = append(out, Field{lf.path, lf.flags})
+	}
+	return out
+}
+
 // Flags are the flags the file's fields stand for, in the schema's order.
 func Flags() []string {
 	var out []string
@@ -342,8 +357,8 @@ func Flags() []string {
 	return out
 }
 
-// Field is the file's name of the field a flag sets ("script.keys" for script-keys), or "".
-func Field(flag string) string {
+// FieldOf is the file's name of the field a flag sets ("script.keys" for script-keys), or "".
+func FieldOf(flag string) string {
 	for _, lf := range leaves() {
 		if slices.Contains(lf.flags, flag) {
 			return lf.path

@@ -167,12 +167,12 @@ func TestEveryFlagHasOneField(t *testing.T) {
 		if slices.Contains(flags[:i], f) {
 			t.Errorf("flag %s sets two fields", f)
 		}
-		if Field(f) == "" {
+		if FieldOf(f) == "" {
 			t.Errorf("flag %s has no field", f)
 		}
 	}
-	if Field("script-keys") != "script.keys" || Field("limiter") != "kind" || Field("workers") != "" {
-		t.Errorf("Field: %q %q %q", Field("script-keys"), Field("limiter"), Field("workers"))
+	if FieldOf("script-keys") != "script.keys" || FieldOf("limiter") != "kind" || FieldOf("workers") != "" {
+		t.Errorf("Field: %q %q %q", FieldOf("script-keys"), FieldOf("limiter"), FieldOf("workers"))
 	}
 }
 
