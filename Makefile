@@ -5,7 +5,7 @@ GO        ?= go
 BIN       ?= limitctl
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build docs test test-short vet fuzz redis-server bench bench-hammer clean verify-power verify-power-cluster
+.PHONY: all build docs test test-short vet fuzz redis-server load-tools bench bench-hammer clean verify-power verify-power-cluster verify-soundness
 
 all: build
 
@@ -38,21 +38,41 @@ redis-server:
 	@redis-server --sentinel 2>&1 </dev/null | grep -q 'Sentinel needs config file' || \
 	  { echo "this redis-server has no Sentinel mode (redis-server CONF --sentinel); install Redis >= 6 from your package manager" >&2; exit 1; }
 
+# The load tools whose records `judge` reads, which the tests run for real against loopback
+# servers: vegeta, built from the Go module proxy into GOBIN (GOPATH/bin when unset) unless that
+# pinned version is there already (go version -m names the module a binary was built from).
+# From nothing (no module or build cache) it took 3 min 18 s on the 2 shared cores (76 s of CPU),
+# 26 s with Go's build cache warm, nothing once installed; the timeout bounds a proxy that hangs.
+# k6 is not installed: its module is AGPL, which the module list this project may use rules out,
+# and Debian does not package it, so its format is tested on lines written as its source writes
+# them (internal/history/gen_test.go).
+VEGETA_VERSION := v12.13.0
+GOBIN_DIR = $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
+
+load-tools:
+	@if ! $(GO) version -m "$(GOBIN_DIR)/vegeta" 2>/dev/null | \
+	    grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/tsenart/vegeta/v12[[:space:]]+$(VEGETA_VERSION)([[:space:]]|$$)"; then \
+	  echo "installing vegeta $(VEGETA_VERSION) into $(GOBIN_DIR)"; \
+	  $$(command -v timeout >/dev/null && echo timeout 600) $(GO) install github.com/tsenart/vegeta/v12@$(VEGETA_VERSION); \
+	fi
+	@echo "vegeta $(VEGETA_VERSION) in $(GOBIN_DIR)"
+
 vet:
 	$(GO) vet ./...
 
-test: redis-server vet
+test: redis-server load-tools vet
 	$(GO) test -race -timeout 30m ./...
 	$(MAKE) --no-print-directory fuzz
 
 # The inner loop: the same suite with -short, which skips the slowest tests (clusters,
 # failovers, killed servers, the README's every command, the bad-input matrix) and the fuzzing.
 # A few minutes less than make test, which stays the one that runs everything.
-test-short: redis-server vet
+test-short: redis-server load-tools vet
 	$(GO) test -race -short -timeout 10m ./...
 
 # Each fuzz target for a bounded time (FUZZTIME): the linter, URL and flag resolution, password
-# redaction and assert expressions must never panic. The seed corpora also run in go test.
+# redaction, assert expressions and record files must never panic; the records' JSON scanner
+# reads what encoding/json reads. The seed corpora also run in go test.
 FUZZTIME ?= 10s
 # (hack/fuzz.sh runs a target once more when Go's fuzzer ends on its deadline without an input.)
 fuzz:
@@ -60,6 +80,8 @@ fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzResolve ./internal/redisconn/
 	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzRedact ./internal/redisconn/
 	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzParseAssertion ./internal/bench/verdict/
+	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzScannerAgreesWithEncodingJSON ./internal/history/
+	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/fuzz.sh FuzzRead ./internal/history/
 
 # One decision of each limiter x strategy against a real redis-server.
 bench: redis-server
@@ -67,6 +89,12 @@ bench: redis-server
 
 clean:
 	rm -rf $(BIN) dist/ build/
+
+# Reading the records load tools write (vegeta JSON and CSV, k6, limitctl), in CPU time on one
+# core, and against `vegeta encode` reading the same vegeta file.
+.PHONY: bench-history
+bench-history: load-tools
+	GO=$(GO) hack/bench-history.sh
 
 # hammer vs redis-benchmark throughput (same server, same connections) and hammer RSS 10s vs 60s.
 bench-hammer: redis-server
@@ -107,6 +135,13 @@ PASSES ?= idle loaded
 RUN ?=
 verify-power: redis-server
 	GO=$(GO) POWER_RUNS=$(POWER_RUNS) PASSES="$(PASSES)" RUN="$(RUN)" hack/verify-power.sh
+
+# Soundness: every correct limiter internal/corpus makes (each kind's families on every clock, unit
+# and TTL) hammered under every load profile and skew, idle and beside two busy loops: none may
+# be blamed (OVERSHOOT, TOO STRICT or LEAKS in any run). make test runs a sample at the defaults.
+# About 40 minutes a pass; LIMITCTL_SOUNDNESS_SEED (printed by each pass) repeats a corpus.
+verify-soundness: redis-server
+	GO=$(GO) POWER_RUNS=1 PASSES="$(PASSES)" RUN="$(RUN)" SUITE=soundness hack/verify-power.sh
 
 # The same on a 3-master cluster, the scripts' calls through rueidis as the hammer's there.
 verify-power-cluster: redis-server

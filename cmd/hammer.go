@@ -92,6 +92,7 @@ evidence, http, exit-codes, connections.`,
 	fl.StringVar(&opts.flags.Script.Allowed, "script-allowed", "", "`EXPR` over reply, true when admitted (reply[1] == 1)")
 	fl.StringVar(&opts.flags.Script.AdmitAt, "script-admit-at", "", "`EXPR` over reply: when the caller may go, in epoch ms")
 	fl.StringVar(&opts.flags.Script.Clock, "clock", "", "the script's `CLOCK`: client, virtual or server (by its contract)")
+	fl.StringVar((*string)(&opts.flags.Script.WindowStart), "window-start", "", "fixed-window: where its windows `START`: any, first-hit or epoch")
 	fl.StringVar(&opts.flags.Script.Release, "script-release", "", "concurrency: the release `COMMAND`, or none (ZREM {key} {member})")
 	fl.StringVar(&opts.flags.Script.ReleaseFile, "script-release-file", "", "concurrency: the release as a script `FILE` of its own")
 	fl.StringVar(&opts.flags.Script.ReleaseKeys, "script-release-keys", "", "the release script's `KEYS` as a template ({key})")

@@ -97,7 +97,7 @@ func TestHammerJSONCarriesContractAndClock(t *testing.T) {
 	}
 	// The contract is the limiter file's script as the run resolved it (limiterfile): the file, the
 	// templates, the reply's rule and the clock.
-	want := map[string]string{"file": script, "keys": "{key}", "args": "{cost} {window_s}", "allowed": "reply[1] <= 20", "clock": "server"}
+	want := map[string]string{"file": script, "keys": "{key}", "args": "{cost} {window_s}", "allowed": "reply[1] <= 20", "clock": "server", "window_start": "any"}
 	if custom.Clock != "server" || len(custom.Contract) != len(want) || custom.Contract["keys"] != want["keys"] || custom.Contract["file"] != want["file"] ||
 		custom.Contract["args"] != want["args"] || custom.Contract["allowed"] != want["allowed"] || custom.Contract["clock"] != want["clock"] || custom.Errors != 0 {
 		t.Errorf("custom: clock %q contract %v errors %d; want server and %v", custom.Clock, custom.Contract, custom.Errors, want)

@@ -14,7 +14,7 @@ import (
 var hammerFlagGroups = []helptopic.Group{
 	{Name: "Limiter", Topic: "limiter-file", Flags: []string{"limiter-file", "print-limiter", "limiter", "limit", "window", "hold", "stale-after", "assert"}},
 	{Name: "Custom script", Topic: "contract", Flags: []string{"script", "script-keys", "script-args", "script-allowed", "script-admit-at", "clock",
-		"script-release", "script-release-file", "script-release-keys", "script-release-args", "script-setup", "script-setup-file", "no-lint"}},
+		"window-start", "script-release", "script-release-file", "script-release-keys", "script-release-args", "script-setup", "script-setup-file", "no-lint"}},
 	{Name: "Load", Topic: "connections", Flags: []string{"strategies", "workers", "duration", "requests", "rate", "conns", "keys", "profile", "skew",
 		"abandon", "on-error", "inject", "embedded"}},
 	{Name: "HTTP target", Topic: "http", Flags: []string{}},

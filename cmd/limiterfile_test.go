@@ -129,6 +129,8 @@ func TestPrintLimiterRoundTrips(t *testing.T) {
 			"--script-keys", "{key}", "--script-args", "{cost}", "--script-allowed", "reply == 1", "--script-release", "INCRBY {key} {cost}"},
 		{"--limiter", "fixed-window", "--script", "testdata/limiters/fixed_window_no_keys.lua", "--script-keys", "", "--script-args", "{key} {limit} {window_ms}",
 			"--clock", "server", "--script-allowed", "reply[1] == 1"},
+		{"--limiter", "fixed-window", "--script", "testdata/limiters/fixed_window_first_hit.lua", "--script-keys", "{key}",
+			"--script-args", "{cost} {window_s}", "--window-start", "first-hit", "--script-allowed", "reply[1] <= {limit}"},
 		{"--limiter", "token-bucket", "--window", "2s", "--script", "testdata/limiters/reserve_slots.lua", "--script-keys", "{key}",
 			"--script-args", "{now_ms} {window_ms} {limit}", "--script-admit-at", "tonumber(reply)"},
 	} {

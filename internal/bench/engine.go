@@ -32,6 +32,11 @@ type StrategyRun struct {
 	// scripts' keys); otherwise their alignment is unknown and judged as such (a window opened
 	// by the first hit is not an overshoot). Only the fixed window on client time reads it.
 	EpochAligned bool
+	// FirstHitWindows: the contract states that a fixed window starts at the call that opened it
+	// (--window-start first-hit), so its evidence anchors windows at their openers. Otherwise a
+	// window of unknown alignment is judged by the model every correct one fits, and the power
+	// says what anchoring would have seen (StrategySnapshot.CaughtFromFirstHit).
+	FirstHitWindows bool
 	// MonotoneTime: the virtual clock answers the strategy's TIME monotonically per key (each
 	// call's first TIME is the greater of its stamp and the key's mark, limiter.TimeKey), so a
 	// call's time is known only within [its stamp, the highest stamp sent on its key before its

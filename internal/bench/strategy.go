@@ -151,8 +151,13 @@ func (s *strategyState) newChecker(key string) overshoot.Checker {
 	}
 	if a, ok := local.(overshoot.Anchorer); ok && !s.run.AdmitAt {
 		// Every call on the key is this process's, and settle notes each one that may have
-		// admitted unjudged: windows can be anchored at their openers.
-		a.UseAnchors()
+		// admitted unjudged: windows can be anchored at their openers, where the contract says
+		// they start there, or the power can say what that would have proven.
+		if s.run.FirstHitWindows {
+			a.UseAnchors()
+		} else {
+			a.NoteOpeners()
+		}
 	}
 	return local
 }
@@ -167,6 +172,27 @@ func (s *strategyState) caughtFrom() *int64 {
 				best = k
 			}
 		}
+	}
+	return &best
+}
+
+// caughtFromFirstHit is the power windows anchored at their openers would have had, where the
+// verdict did not judge by them (overshoot.AnchoredProber); nil where it is no better than the
+// verdict's own, or was not measured.
+func (s *strategyState) caughtFromFirstHit(verdict int64) *int64 {
+	if s.run.FirstHitWindows {
+		return nil
+	}
+	best := int64(0)
+	for _, c := range s.checkers {
+		if p, ok := c.(overshoot.AnchoredProber); ok {
+			if k, ok := p.CaughtFromAnchored(PowerSearched(s.cfg.Limit)); ok && (best == 0 || k < best) {
+				best = k
+			}
+		}
+	}
+	if best == 0 || verdict != 0 && best >= verdict {
+		return nil
 	}
 	return &best
 }
@@ -795,6 +821,7 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 	}
 	if final {
 		v.CaughtFrom = s.caughtFrom()
+		v.CaughtFromFirstHit = s.caughtFromFirstHit(*v.CaughtFrom)
 	}
 	v.FirstOvershoot = s.firstOver.Load()
 	v.Allowances = s.allowances()

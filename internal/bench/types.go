@@ -103,6 +103,10 @@ type StrategySnapshot struct {
 	// evidence would have proven; 0 when none up to PowerSearched(limit) would have been. Nil
 	// when it was not measured (live ticks).
 	CaughtFrom *int64
+	// CaughtFromFirstHit, for a fixed window judged with its alignment unknown, is the power
+	// windows anchored at the calls that opened them would have had (--window-start first-hit),
+	// where it is better than CaughtFrom; nil otherwise.
+	CaughtFromFirstHit *int64
 }
 
 // PowerSearched is how large an overshoot per window the power is searched up to: twice the

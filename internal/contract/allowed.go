@@ -92,11 +92,14 @@ type expression struct {
 type allowedState struct {
 	L  *lua.LState
 	fn *lua.LFunction
+	// header is a response expression's header table, made on its first use; lookup answers
+	// its reads during one evaluation (response.go).
+	header *lua.LTable
+	lookup func(name string) (string, bool)
 }
 
 // compile compiles expr into e. A syntax error names the flag and the column.
 func (e *expression) compile(flag, expr, example string, strict bool) error {
-	e.flag, e.expr = flag, expr
 	if strings.TrimSpace(expr) == "" {
 		return &Error{Flag: flag, Msg: "empty expression; want a Lua expression over reply, e.g. " + example}
 	}
@@ -104,7 +107,16 @@ func (e *expression) compile(flag, expr, example string, strict bool) error {
 	if err != nil {
 		return err
 	}
-	src := allowedPrefix + body + "\n)"
+	e.perCall = perCall
+	return e.compileBody(flag, expr, allowedPrefix, body)
+}
+
+// compileBody compiles body (expr with its placeholders made locals) as the return value of a
+// function whose arguments prefix names. prefix is two lines, as allowedPrefix, so a position
+// Lua reports maps back to the flag's value.
+func (e *expression) compileBody(flag, expr, prefix, body string) error {
+	e.flag, e.expr = flag, expr
+	src := prefix + body + "\n)"
 	chunk, err := parse.Parse(strings.NewReader(src), flag)
 	if err != nil {
 		return allowedSyntaxError(flag, expr, err)
@@ -113,7 +125,7 @@ func (e *expression) compile(flag, expr, example string, strict bool) error {
 	if err != nil {
 		return &Error{Flag: flag, Msg: "cannot compile: " + strings.TrimSpace(err.Error())}
 	}
-	e.proto, e.perCall = proto, perCall
+	e.proto = proto
 	e.pool.New = func() any { return e.newState() }
 	return nil
 }
@@ -241,7 +253,7 @@ func (a *Allowed) eval(reply any, statics []lua.LValue, v *values) (bool, error)
 	return false, fmt.Errorf("%s %q gave a %s, not true or false (reply is %s)", a.flag, a.expr, ret.Type(), shape(reply))
 }
 
-var luaPosition = regexp.MustCompile(`^--script-[a-z-]+:\d+: `)
+var luaPosition = regexp.MustCompile(`^--[a-z-]+:\d+: `)
 
 // luaMessage is the runtime error without the chunk's position and stack trace.
 func luaMessage(err error) string {

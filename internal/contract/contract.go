@@ -38,6 +38,8 @@ const (
 	FlagAllowed = "--script-allowed"
 	FlagRelease = "--script-release"
 	FlagClock   = "--clock"
+	// FlagWindowStart says where a fixed window's windows start (WindowStart).
+	FlagWindowStart = "--window-start"
 	// The release as a script of its own, with its KEYS and ARGV templates.
 	FlagReleaseFile = "--script-release-file"
 	FlagReleaseKeys = "--script-release-keys"
@@ -80,12 +82,34 @@ type Spec struct {
 	// Setup are the set-up steps in the order given across both flags; Contract.Setup holds
 	// them compiled.
 	Setup []SetupLine `yaml:"setup" json:"setup,omitempty" flag:"script-setup,script-setup-file"`
+	// WindowStart (--window-start) is where a fixed window's windows start, as the limiter's
+	// contract states it; "" is epoch when the templates name windows by the epoch's multiples,
+	// else any.
+	WindowStart WindowStart `yaml:"window-start" json:"window_start,omitempty" flag:"window-start"`
 
 	// ReadsTime says the script reads TIME (lint.ReadsTime): given no {now_*}, its clock is
 	// then virtual by default, else server.
 	ReadsTime     bool   `yaml:"-" json:"-"`
 	ReleaseScript string `yaml:"-" json:"-"`
 }
+
+// WindowStart is where a fixed window's windows start: what the contract lets the evidence
+// assume (SPEC section 11).
+type WindowStart string
+
+const (
+	// AnyStart assumes nothing: windows at least a window apart, wherever they begin (epoch-aligned,
+	// a grid phased by its first hit, opened by the first call after the last ended, or at a whole
+	// second below it). The default where the contract names no window index.
+	AnyStart WindowStart = "any"
+	// FirstHitStart: a window starts at the call that opened it, the first after the last ended.
+	FirstHitStart WindowStart = "first-hit"
+	// EpochStart: windows start at multiples of the window from the epoch, as {window_index} implies.
+	EpochStart WindowStart = "epoch"
+)
+
+// WindowStarts are the values --window-start takes.
+var WindowStarts = []WindowStart{AnyStart, FirstHitStart, EpochStart}
 
 // RefusalsUnjudged says why refusals under this contract prove nothing, or "" when they are
 // judged. A limiter that answers a later slot may have given one to a call it refuses, or
@@ -220,8 +244,33 @@ func Compile(spec, defaults Spec) (*Contract, error) {
 		return nil, &Error{Flag: FlagClock, Msg: fmt.Sprintf("want client, server or virtual, got %q", spec.Clock)}
 	}
 	spec.Clock = string(c.Clock)
+	if spec.WindowStart, err = c.windowStart(spec.WindowStart); err != nil {
+		return nil, err
+	}
 	c.Spec = spec
 	return c, nil
+}
+
+// windowStart resolves a given --window-start: "" is epoch where the templates name windows by
+// the epoch's multiples, else any. first-hit beside such a template is a contradiction: its keys
+// or arguments name each window by the epoch.
+func (c *Contract) windowStart(given WindowStart) (WindowStart, error) {
+	named := c.namesEpochWindows()
+	switch given {
+	case "":
+		if named {
+			return EpochStart, nil
+		}
+		return AnyStart, nil
+	case FirstHitStart:
+		if named {
+			return "", &Error{Flag: FlagWindowStart, Msg: "first-hit, but the contract passes {window_index}, {prev_window_index} or {window_start_ms}, which name windows by the epoch"}
+		}
+		return given, nil
+	case AnyStart, EpochStart:
+		return given, nil
+	}
+	return "", &Error{Flag: FlagWindowStart, Msg: fmt.Sprintf("want any, first-hit or epoch, got %q", given)}
 }
 
 // compileReleaseScript parses the release script's templates. A release key is the run's own
@@ -281,11 +330,18 @@ func (c *Contract) ReleaseUsesReply() bool {
 	return false
 }
 
-// EpochAligned reports whether the contract names a fixed window by the epoch's multiples of
-// the window ({window_index}, {prev_window_index} or {window_start_ms}), so the script's
-// windows are aligned; otherwise a fixed window's alignment is unknown (it may open at the first
-// hit).
-func (c *Contract) EpochAligned() bool {
+// EpochAligned reports whether a fixed window's windows start at the epoch's multiples of the
+// window: the contract names windows so ({window_index}, {prev_window_index} or
+// {window_start_ms}), or says so (--window-start epoch). Otherwise their alignment is unknown
+// (WindowStart any), or each starts at the call that opened it (first-hit).
+func (c *Contract) EpochAligned() bool { return c.Spec.WindowStart == EpochStart }
+
+// FirstHitWindows reports whether the contract states that a fixed window starts at the call that
+// opened it (--window-start first-hit), so the evidence may anchor windows at their openers.
+func (c *Contract) FirstHitWindows() bool { return c.Spec.WindowStart == FirstHitStart }
+
+// namesEpochWindows reports whether the templates name a fixed window by the epoch's multiples.
+func (c *Contract) namesEpochWindows() bool {
 	window := func(p placeholder) bool { return p == phWindowIndex || p == phPrevWindowIndex || p == phWindowStartMs }
 	return c.Keys.uses(window) || c.Args.uses(window)
 }

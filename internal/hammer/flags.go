@@ -313,7 +313,7 @@ func (fl Flags) checkNumbers(kind *limiter.Description) error {
 // script's text.
 func (fl Flags) contract(kind *limiter.Description, src string) (*contract.Contract, error) {
 	releaseFlags := []string{"script-release", "script-release-file", "script-release-keys", "script-release-args"}
-	for _, name := range append([]string{"script-keys", "script-args", "script-allowed", "script-admit-at", "clock", "no-lint"}, releaseFlags...) {
+	for _, name := range append([]string{"script-keys", "script-args", "script-allowed", "script-admit-at", "clock", "window-start", "no-lint"}, releaseFlags...) {
 		if fl.Given(name) && fl.Script.File == "" {
 			return nil, exitcode.Usagef("--%s describes a custom script: give --script FILE.lua", name)
 		}
@@ -328,6 +328,9 @@ func (fl Flags) contract(kind *limiter.Description, src string) (*contract.Contr
 		if fl.Given(name) && !kind.Releases {
 			return nil, exitcode.Usagef("--%s applies only to %s", name, limiter.Phrase(limiter.KindsWhere(func(d *limiter.Description) bool { return d.Releases })))
 		}
+	}
+	if fl.Given("window-start") && kind.Evidence != limiter.FixedWindowEvidence {
+		return nil, exitcode.Usagef("--window-start applies only to fixed-window: where its windows start")
 	}
 	if fl.Given("script-admit-at") && kind.Releases {
 		// A slot that starts later has no meaning yet for a semaphore: when it is held from, and

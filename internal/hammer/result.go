@@ -48,6 +48,9 @@ func (r Result) Strategies() []StrategyResult {
 			if !r.Options.Limiter.Describe().Releases {
 				spec.Release = ""
 			}
+			if r.Options.Limiter.Describe().Evidence != limiter.FixedWindowEvidence {
+				spec.WindowStart = "" // only a fixed window's windows start anywhere
+			}
 			out[i].Contract = &spec
 		}
 	}
@@ -106,6 +109,9 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		// held over the limit at once) this run's evidence would have proven; null when none up
 		// to twice the limit would have been.
 		CaughtFrom *int64 `json:"caught_from"`
+		// CaughtFromFirstHit is the power windows anchored at the calls that opened them
+		// would have had (--window-start first-hit), where better than caught_from; else null.
+		CaughtFromFirstHit *int64 `json:"caught_from_first_hit"`
 		// Leaks are the keys left without a TTL or with one far too long; null when the run's
 		// keys were not read. LargestKey is the largest set, sorted set, list or stream left.
 		Leaks        *bench.Leaks   `json:"leaks"`
@@ -117,7 +123,7 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		s.Name, s.Attempts, s.Admitted, s.Rejected, s.Errors, s.ErrorsByKind, s.Retries, s.Peak, s.Overshoot, s.OvershootEvent,
 		s.ThroughputPerS(), latency{ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max)}, s.ServerUsecPerCall,
 		s.FailOpenAdmits, s.FailClosedRejects, s.ReleaseErrors, s.Abandoned, s.Contended, samples, s.Unjudged, s.FirstOvershoot,
-		s.judgedFalseRejects(), s.FirstFalseReject, s.RefusalsUnjudged, s.Verdict.Word, s.Verdict.Text, s.caughtFrom(), s.Leaks, s.LargestKey, s.Clock, s.TimeAnswered, s.Contract,
+		s.judgedFalseRejects(), s.FirstFalseReject, s.RefusalsUnjudged, s.Verdict.Word, s.Verdict.Text, s.caughtFrom(), s.CaughtFromFirstHit, s.Leaks, s.LargestKey, s.Clock, s.TimeAnswered, s.Contract,
 	})
 }
 

@@ -321,6 +321,7 @@ func (s *session) build(runID string) error {
 		// many, and no refusal could be blamed on it. It abandons only when asked.
 		run.NoAbandon = run.Refusals.NoStaleAfter && !o.AbandonGiven
 		if st == limiter.Custom && o.Contract != nil {
+			run.FirstHitWindows = o.Contract.FirstHitWindows()
 			run.AdmitAt = o.Contract.AdmitAt != nil
 			run.RefusalsUnjudged = o.Contract.Spec.RefusalsUnjudged()
 		}

@@ -166,22 +166,17 @@ func (f *File) leaf(node *yaml.Node, v reflect.Value, path string) error {
 	if node.Tag == "!!null" {
 		return f.errorf(node, "%s: no value (write '' for an empty one, or leave the field out)", path)
 	}
-	switch v.Addr().Interface().(type) {
+	switch ptr := v.Addr().Interface().(type) {
 	case *[]contract.SetupLine:
-		return f.setup(node, v.Addr().Interface().(*[]contract.SetupLine), path)
+		return f.setup(node, ptr, path)
 	case *time.Duration:
-		if err := node.Decode(v.Addr().Interface()); err != nil {
+		if err := node.Decode(ptr); err != nil {
 			return f.errorf(node, "%s: want a duration such as 250ms, 1s or 1m, got %q", path, node.Value)
 		}
 	case *int64:
-		if err := node.Decode(v.Addr().Interface()); err != nil {
+		if err := node.Decode(ptr); err != nil {
 			return f.errorf(node, "%s: want a whole number, got %q", path, node.Value)
 		}
-	case *string:
-		if node.Kind != yaml.ScalarNode {
-			return f.errorf(node, "%s: want a string (quote it: '...')", path)
-		}
-		v.SetString(node.Value)
 	case *[]string:
 		if node.Kind != yaml.SequenceNode {
 			return f.errorf(node, "%s: want a list (- item, one a line)", path)
@@ -193,9 +188,15 @@ func (f *File) leaf(node *yaml.Node, v reflect.Value, path string) error {
 			}
 			items = append(items, item.Value)
 		}
-		v.Set(reflect.ValueOf(items))
+		*ptr = items
 	default:
-		panic(fmt.Sprintf("limiterfile: no reader for %s (%s)", path, v.Type()))
+		if v.Kind() != reflect.String { // a string, or a type of one (contract.WindowStart)
+			panic(fmt.Sprintf("limiterfile: no reader for %s (%s)", path, v.Type()))
+		}
+		if node.Kind != yaml.ScalarNode {
+			return f.errorf(node, "%s: want a string (quote it: '...')", path)
+		}
+		v.SetString(node.Value)
 	}
 	return nil
 }
@@ -300,6 +301,9 @@ func encode(value any) (*yaml.Node, error) {
 		return n, nil
 	case time.Duration:
 		return n, n.Encode(v.String())
+	}
+	if r := reflect.ValueOf(value); r.Kind() == reflect.String {
+		return n, n.Encode(r.String()) // a type of string as its text
 	}
 	return n, n.Encode(value)
 }

@@ -39,6 +39,7 @@ script:
   allowed: reply[1] == 1
   admit-at: reply[2]
   clock: client
+  window-start: first-hit
   release: ZREM {key} {member}
   release-file: /abs/release.lua
   release-keys: '{key}'
@@ -56,7 +57,7 @@ assert:
 	}
 	want := Limiter{Kind: "concurrency", Limit: 7, Window: 250 * time.Millisecond, Hold: 5 * time.Millisecond, StaleAfter: 2 * time.Second,
 		Script: contract.Spec{File: filepath.Join(dir, "acquire.lua"), Keys: "{key}", Args: "{limit} {now_ms}", Allowed: "reply[1] == 1",
-			AdmitAt: "reply[2]", Clock: "client", Release: "ZREM {key} {member}", ReleaseFile: "/abs/release.lua", ReleaseKeys: "{key}", ReleaseArgs: "{member}",
+			AdmitAt: "reply[2]", Clock: "client", WindowStart: contract.FirstHitStart, Release: "ZREM {key} {member}", ReleaseFile: "/abs/release.lua", ReleaseKeys: "{key}", ReleaseArgs: "{member}",
 			Setup: []contract.SetupLine{{Flag: contract.FlagSetup, Text: "SET {key}:cfg {limit} NX"}, {Flag: contract.FlagSetupFile, Text: filepath.Join(dir, "init.lua") + " {key} , {limit}"}}},
 		Assert: []string{"custom.overshoot==0", "custom.p99<5ms"}}
 	if !reflect.DeepEqual(f.Limiter, want) {
@@ -128,7 +129,7 @@ func TestLayerPutsTheFileUnderTheFlags(t *testing.T) {
 // set-up steps of both kinds.
 func TestMarshalRoundTrips(t *testing.T) {
 	l := Limiter{Kind: "concurrency", Limit: 7, Window: 1500 * time.Millisecond, Hold: 5 * time.Millisecond, StaleAfter: time.Minute,
-		Script: contract.Spec{File: "acquire.lua", Keys: "", Args: "{limit} \"\" {now_ms}", Allowed: "reply[1] == 1", Clock: "virtual",
+		Script: contract.Spec{File: "acquire.lua", Keys: "", Args: "{limit} \"\" {now_ms}", Allowed: "reply[1] == 1", Clock: "virtual", WindowStart: contract.EpochStart,
 			Release: "none", Setup: []contract.SetupLine{{Flag: contract.FlagSetupFile, Text: "init.lua {key} , {limit}"}, {Flag: contract.FlagSetup, Text: "SET {key}:x 1"}}},
 		Assert: []string{"custom.overshoot==0"}}
 	all := func(string) bool { return true }

@@ -281,10 +281,44 @@ func (c *SlidingChecker) CaughtFrom(maxK int64) (int64, bool) {
 	})
 }
 
-// CaughtFrom implements Prober.
+// CaughtFrom implements Prober: the power of the windows the verdict judged by (anchored at
+// their openers too, where the contract says so).
 func (c *UnalignedChecker) CaughtFrom(maxK int64) (int64, bool) {
 	c.log.mu.Lock()
-	counts, notes := c.log.history.counts, c.notesFor()
+	notes := c.notesFor()
+	c.log.mu.Unlock()
+	return c.caughtFrom(maxK, notes)
+}
+
+// AnchoredProber is a checker that can state the power a sharper model the contract did not
+// claim would have had: windows anchored at the calls that opened them (--window-start
+// first-hit), for a fixed window judged with its alignment unknown.
+type AnchoredProber interface {
+	// CaughtFromAnchored is CaughtFrom with windows anchored at their openers; ok is false when
+	// none up to maxK would have been proven, or the run kept no complete notes of its openers.
+	CaughtFromAnchored(maxK int64) (int64, bool)
+}
+
+var _ AnchoredProber = (*UnalignedChecker)(nil)
+
+// CaughtFromAnchored implements AnchoredProber.
+func (c *UnalignedChecker) CaughtFromAnchored(maxK int64) (int64, bool) {
+	c.log.mu.Lock()
+	var notes []unjudgedNote
+	if c.noting {
+		notes = append([]unjudgedNote{}, c.notes...)
+	}
+	c.log.mu.Unlock()
+	if notes == nil {
+		return 0, false
+	}
+	return c.caughtFrom(maxK, notes)
+}
+
+// caughtFrom is the power of the plain windows, and of the anchored ones by notes unless nil.
+func (c *UnalignedChecker) caughtFrom(maxK int64, notes []unjudgedNote) (int64, bool) {
+	c.log.mu.Lock()
+	counts := c.log.history.counts
 	if notes != nil {
 		notes = append([]unjudgedNote{}, notes...)
 	}

@@ -62,10 +62,24 @@ import (
 // capacity proven too small); below the limit (limit-1 to limit-8, then -16, -32, ...) it says how
 // near the limit a window certainly came.
 //
-// Anchored windows (UseAnchors). The model above lets a window start anywhere its spacing allows,
-// so after an idle spell, or over a run of few windows, a correct limiter's evidence leaves room
-// for several admits too many per window. But a window is opened by a call: the first call that
-// finds no window open, which a correct limiter admits (its count starts at 0, the cost is 1).
+// Anchored windows (UseAnchors), only where the contract says so (--window-start first-hit). The
+// model above holds every correct fixed window whose alignment is unknown (SPEC section 11), since
+// each keeps windows at least W apart, each holding at most the limit:
+//   - epoch-aligned windows: back to back at multiples of W;
+//   - a grid phased by its first hit and kept while the key lives: back to back from that hit, so
+//     after an idle spell the first call lands anywhere inside a window that began before it;
+//   - a window opened by the first call after the last one ended: the next starts W or more later;
+//   - a window opened by a call, its start rounded down to a whole second, for W whole seconds:
+//     the next is opened by a call at or after a_j + W, itself a whole second, so its rounded start
+//     is too.
+//
+// It grows no looser than that: the same rounded window at W = 1.5s is no correct limiter (a
+// window can end 0.5s early, so 2c admits fit in 1s), and the model proves it whenever the admits
+// pin the windows down; where they do not, the power (CaughtFrom) says how much it could not see.
+//
+// A sharper model holds only the third family: a window begins where the call that opened it was
+// sent. That opener is the first call that finds no window open, which a correct limiter admits
+// (its count starts at 0, the cost is 1).
 // That opener's stamp t_o is at most a_j + Λ = b_j + 2Λ (on the client's clock it is the anchor
 // itself; a window ended by expiry is opened by a call stamped up to Λ after it; on the virtual
 // clock TIME is at or after the stamp), and at least a_j - λ_o, λ_o how late the opener may have
@@ -80,10 +94,14 @@ import (
 // the earliest such note at or before t_f: b_j >= min(t_f, u) - 3Λ. The bound never falls as t_f
 // rises (a note joins only once t_f passes its stamp, and leaves once t_f passes its reach), so
 // the least feasible k still gives the least start, and the search adds only
-// max(..., min(t_f, u) - 3Λ) to it. An unjudged stamp must be noted before any admit after it
-// is settled; one noted later turns the anchored searches off for the rest of the run (their
-// failures are then no evidence), as does a run whose calls it cannot all see (other processes
-// sharing the keys, or a schedule's times: UseAnchors is not called).
+// max(..., min(t_f, u) - 3Λ) to it. It blames a grid or an epoch-aligned window, whose windows
+// began before the calls that opened them for the key, so it judges only where the contract
+// states first-hit windows (UseAnchors). Elsewhere the notes are still kept (NoteOpeners), so the
+// power can say what the sharper model would have proven (CaughtFromAnchored), never judging by it.
+// An unjudged stamp must be noted before any admit after it is settled; one noted later turns
+// the anchored searches and the notes off for the rest of the run (their failures are then no
+// evidence), as does a run whose calls it cannot all see (other processes sharing the keys, or a
+// schedule's times: neither UseAnchors nor NoteOpeners is called).
 type UnalignedChecker struct {
 	limit       int64
 	windowMs    int64 // W
@@ -94,10 +112,11 @@ type UnalignedChecker struct {
 	state       unalignedState // settled, guarded by log.mu
 	capacityIdx int            // the search at the limit, in state.searches (and state.anchored)
 	onOver      func(Moment)
-	// anchors: the anchored searches run (UseAnchors) and still hold (no unjudged stamp came
-	// late); notes are the unjudged stamps, ascending, kept for re-judging (within budget).
-	anchors bool
-	notes   []unjudgedNote
+	// anchors: the anchored searches run and judge (UseAnchors) and still hold (no unjudged
+	// stamp came late); noting: the unjudged stamps are kept (UseAnchors or NoteOpeners) and
+	// still complete. notes are those stamps, ascending, kept for re-judging (within budget).
+	anchors, noting bool
+	notes           []unjudgedNote
 }
 
 // unjudgedNote is a call that may have admitted unjudged: its stamp, and the latest first judged
@@ -107,7 +126,12 @@ type unjudgedNote struct{ at, reach int64 }
 // Anchorer is a checker that can anchor its windows at the calls that opened them, given every
 // call that may have admitted unjudged (the unaligned fixed window).
 type Anchorer interface {
+	// UseAnchors judges with windows anchored at their openers too: the contract says a window
+	// starts at the call that opened it (--window-start first-hit).
 	UseAnchors()
+	// NoteOpeners keeps what anchoring needs without judging by it, so the power can state what
+	// windows anchored at their openers would have proven (AnchoredProber).
+	NoteOpeners()
 	// NoteUnjudged records a call stamped nowMs that may have admitted and is not judged, at most
 	// lateMs late when it reached Redis (negative: unknown, at most the call timeout).
 	NoteUnjudged(nowMs, lateMs int64)
@@ -123,10 +147,20 @@ func (c *UnalignedChecker) UseAnchors() {
 	if c.log.started {
 		return // too late: the searches so far had no notes
 	}
-	c.anchors = true
+	c.anchors, c.noting = true, true
 	c.state.anchored = make([]windowSearch, len(c.state.searches))
 	for i, w := range c.state.searches {
 		c.state.anchored[i] = windowSearch{capacity: w.capacity}
+	}
+}
+
+// NoteOpeners makes c keep every call the caller notes (NoteUnjudged) for CaughtFromAnchored,
+// judging by plain windows alone. Like UseAnchors, no process but this one sends to the key.
+func (c *UnalignedChecker) NoteOpeners() {
+	c.log.mu.Lock()
+	defer c.log.mu.Unlock()
+	if !c.log.started {
+		c.noting = true
 	}
 }
 
@@ -134,20 +168,20 @@ func (c *UnalignedChecker) UseAnchors() {
 func (c *UnalignedChecker) NoteUnjudged(nowMs, lateMs int64) {
 	c.log.mu.Lock()
 	defer c.log.mu.Unlock()
-	if !c.anchors {
+	if !c.noting {
 		return
 	}
 	if c.log.started && nowMs <= c.log.settled {
 		// An admit at or after it may have been settled without it: the anchored searches may
 		// have bounded a window by a stamp later than its opener's.
-		c.anchors = false
+		c.anchors, c.noting = false, false
 		return
 	}
 	if c.log.history.budget == nil {
 		c.log.history.budget = budgetOr(nil)
 	}
 	if !c.log.history.budget.take() {
-		c.anchors = false // a note that cannot be kept cannot be gone without
+		c.anchors, c.noting = false, false // a note that cannot be kept cannot be gone without
 		return
 	}
 	if lateMs < 0 || lateMs > c.lookbackMs {

@@ -260,3 +260,179 @@ func TestAnchoredWindowsProveOneTooManySooner(t *testing.T) {
 		t.Fatalf("a late note: %+v (anchors %v), want the anchored proof withdrawn", got, c.anchors)
 	}
 }
+
+// windowFamily is a correct fixed window's way of placing its windows (SPEC section 11): the
+// model of unknown alignment must hold every one of them.
+type windowFamily string
+
+const (
+	epochWindows    windowFamily = "epoch-aligned"
+	gridWindows     windowFamily = "a grid phased by its first hit"
+	firstHitWindows windowFamily = "opened by the first call after the last ended"
+	roundedWindows  windowFamily = "opened by a call, its start rounded down to a whole unit"
+)
+
+var windowFamilies = []windowFamily{epochWindows, gridWindows, firstHitWindows, roundedWindows}
+
+// familyLoad is one simulated run: a limiter of a family, its window and limit, the unit its
+// rounded starts use, the workers' skew and round trip (ms), the idle spells, and whether the
+// window ends by its key's expiry on the server's clock (else by the time in the calls).
+type familyLoad struct {
+	family     windowFamily
+	limit      int64
+	window     float64
+	unit       float64
+	skew, rtt  float64
+	byExpiry   bool
+	idle       func(ms float64) bool
+	anchored   bool // judge with windows anchored at their openers (--window-start first-hit)
+	extraEvery int  // 0, or admit one more than the limit in every window (a buggy limiter)
+}
+
+// familyRun feeds a checker what the engine would from a correct (or, with extraEvery, buggy)
+// limiter of the load's family: the admits stamped in whole ms, those later than the checker's Λ
+// left out and noted, as in firstHitRun.
+func familyRun(rng *rand.Rand, l familyLoad) CheckResult {
+	lateMs := int64(math.Ceil(2*l.skew + 1 + l.rtt*rng.Float64()))
+	c := NewUnalignedChecker(l.limit, int64(l.window), lateMs, 5000)
+	if l.anchored {
+		c.UseAnchors()
+	} else {
+		c.NoteOpeners()
+	}
+	type call struct{ arrive, stamp, late float64 }
+	var calls []call
+	origin := 1e6 + rng.Float64()*l.window*5 // the epoch's phase against the run
+	for real := origin; real < origin+14*l.window; real += 0.05 + rng.Float64()*0.3 {
+		if l.idle(real - origin) {
+			continue
+		}
+		offset := -l.skew + rng.Float64()*2*l.skew
+		d := rng.Float64() * l.rtt
+		stamp := real + offset
+		calls = append(calls, call{arrive: real + d, stamp: stamp, late: stamp - math.Floor(stamp) + d + l.skew - offset})
+	}
+	slices.SortFunc(calls, func(a, b call) int { return int(math.Copysign(1, a.arrive-b.arrive)) })
+	counts := map[int64]*int64{} // epoch: a counter per window index
+	start, close, expires, tick, count := math.Inf(-1), math.Inf(-1), math.Inf(-1), int64(0), int64(0)
+	for _, cl := range calls {
+		var used *int64
+		switch l.family {
+		case epochWindows:
+			i := int64(math.Floor(cl.stamp / l.window))
+			if counts[i] == nil {
+				counts[i] = new(int64)
+			}
+			used = counts[i]
+		case gridWindows:
+			if cl.arrive >= expires { // the key expired: a new grid from this call
+				start, tick, count = cl.stamp, 0, 0
+			}
+			if t := int64(math.Max(0, math.Floor((cl.stamp-start)/l.window))); t > tick {
+				tick, count = t, 0
+			}
+			used = &count
+		case firstHitWindows, roundedWindows:
+			if l.byExpiry && cl.arrive >= expires || !l.byExpiry && cl.stamp >= close {
+				start = cl.stamp
+				if l.family == roundedWindows {
+					start = math.Floor(cl.stamp/l.unit) * l.unit
+				}
+				close, expires, count = start+l.window, cl.arrive+(start+l.window-cl.stamp), 0
+			}
+			used = &count
+		}
+		allowed := *used < l.limit || l.extraEvery > 0 && *used == l.limit
+		if !allowed {
+			continue
+		}
+		*used++
+		if l.family == gridWindows {
+			expires = cl.arrive + 3*l.window // renewed by every admit: the grid lives on
+		}
+		if cl.late <= float64(lateMs) {
+			c.Admit(int64(math.Floor(cl.stamp)))
+		} else {
+			c.NoteUnjudged(int64(math.Floor(cl.stamp)), int64(math.Ceil(cl.late)))
+		}
+	}
+	return c.Finish()
+}
+
+// randomFamilyLoad is a load on a limiter of family f: a limit of 1 to 20, a window of 5 to 20
+// units of 10 to 20ms (whole units for the rounded family), skewed clocks, round trips up to
+// 40ms, an idle spell anywhere of up to 2.5 windows.
+func randomFamilyLoad(rng *rand.Rand, f windowFamily) familyLoad {
+	unit := float64(10 + rng.IntN(11))
+	l := familyLoad{family: f, limit: int64(1 + rng.IntN(20)), unit: unit, window: unit * float64(5+rng.IntN(16)),
+		skew: rng.Float64() * 5, rtt: rng.Float64() * 40, byExpiry: rng.IntN(2) == 0}
+	gapAt, gapLen := rng.Float64()*6*l.window, rng.Float64()*2.5*l.window
+	l.idle = func(ms float64) bool { return ms >= gapAt && ms < gapAt+gapLen }
+	return l
+}
+
+// The model of unknown alignment, the default, blames no correct fixed window of any family,
+// whether its window ends by the time in the calls or by its key's expiry, with skewed clocks,
+// late calls, idle spells and stamps rounded to the millisecond.
+func TestUnalignedCheckerNeverBlamesACorrectFixedWindowOfAnyFamily(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, f := range windowFamilies {
+		for round := 0; round < 400; round++ {
+			l := randomFamilyLoad(rng, f)
+			if got := familyRun(rng, l); got.Overshoot != 0 {
+				t.Fatalf("%s, round %d: limit %d window %.0f unit %.0f skew %.2f rtt %.2f by expiry %v: blamed, %+v",
+					f, round, l.limit, l.window, l.unit, l.skew, l.rtt, l.byExpiry, got)
+			}
+		}
+	}
+}
+
+// Windows anchored at their openers hold only the first-hit family: a grid's first call after an
+// idle spell lands inside a window that began before it, and the anchored model blames it. That
+// is why it judges only where the contract says so (--window-start first-hit).
+func TestAnchoredWindowsBlameAGrid(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	blamed := 0
+	for round := 0; round < 200; round++ {
+		l := randomFamilyLoad(rng, gridWindows)
+		l.anchored, l.limit, l.skew, l.rtt = true, 10+int64(rng.IntN(10)), 0.5, 1
+		if familyRun(rng, l).Overshoot > 0 {
+			blamed++
+		}
+	}
+	if blamed == 0 {
+		t.Fatal("the anchored model never blamed a correct grid in 200 runs: is the grid simulated?")
+	}
+	t.Logf("anchored windows blamed a correct grid in %d of 200 runs", blamed)
+}
+
+// The model grows no looser than the families: a window opened by a call at its whole unit is
+// correct only for windows of whole units. At one and a half units a window can end half a unit
+// early, and a full window's admits follow a unit after the last; the model proves it in some
+// runs. And a limiter of any family that admits one more than the limit is caught in some runs.
+func TestUnalignedCheckerCatchesWhatNoFamilyAllows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, tc := range []struct {
+		name string
+		set  func(*familyLoad)
+	}{
+		{"rounded start, 1.5 units", func(l *familyLoad) { l.family, l.window = roundedWindows, 1.5*l.unit }},
+		{"grid, one too many", func(l *familyLoad) { l.family, l.extraEvery = gridWindows, 1 }},
+		{"epoch, one too many", func(l *familyLoad) { l.family, l.extraEvery = epochWindows, 1 }},
+	} {
+		caught := 0
+		for round := 0; round < 100; round++ {
+			l := randomFamilyLoad(rng, firstHitWindows)
+			l.idle = func(float64) bool { return false }
+			l.limit, l.skew, l.rtt = 2+int64(rng.IntN(4)), 0.5, 1
+			tc.set(&l)
+			if familyRun(rng, l).Overshoot > 0 {
+				caught++
+			}
+		}
+		if caught == 0 {
+			t.Errorf("%s: never caught in 100 runs", tc.name)
+		}
+		t.Logf("%s: caught in %d of 100 runs", tc.name, caught)
+	}
+}

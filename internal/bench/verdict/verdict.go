@@ -103,7 +103,7 @@ func Judge(st bench.StrategySnapshot, kind limiter.Kind, limit int64, d time.Dur
 	case !st.Contended:
 		v = Verdict{NoEvidence, peak + ": the limit was never reached, so nothing was tested"}
 	case WhyNotJudged(st, kind, limit) != "":
-		v = Verdict{NotJudged, peak + ": " + WhyNotJudged(st, kind, limit)}
+		v = Verdict{NotJudged, peak + ": " + WhyNotJudged(st, kind, limit) + firstHitHint(st)}
 	default:
 		v = Verdict{Exact, fmt.Sprintf("%s, 0 events, 0 false rejects", peak)}
 		if st.NoRefusalJudged {
@@ -113,6 +113,7 @@ func Judge(st bench.StrategySnapshot, kind limiter.Kind, limit int64, d time.Dur
 			v.Text += fmt.Sprintf("; exact as far as seen: an overshoot under +%s %s would not be proven here",
 				human.Count(*st.CaughtFrom), perWindow(kind))
 		}
+		v.Text += firstHitHint(st)
 		if st.Errors > 0 {
 			v.Text += fmt.Sprintf(" (%s %s)", human.Count(st.Errors), human.Plural(st.Errors, "error", "errors"))
 		}
@@ -207,6 +208,17 @@ func PowerText(st bench.StrategySnapshot, kind limiter.Kind, limit int64) string
 	}
 	return fmt.Sprintf("an overshoot of +%s %s would have been proven by this run's evidence",
 		human.Count(*st.CaughtFrom), perWindow(kind))
+}
+
+// firstHitHint tells, where it is so, that windows anchored at the calls that opened them would
+// have seen more than the model every correct fixed window fits: what --window-start first-hit
+// would prove, if the limiter's contract says so.
+func firstHitHint(st bench.StrategySnapshot) string {
+	if st.CaughtFromFirstHit == nil {
+		return ""
+	}
+	return fmt.Sprintf("; with --window-start first-hit (if each window starts at the call that opens it) from +%s",
+		human.Count(*st.CaughtFromFirstHit))
 }
 
 // perWindow is how an overshoot of the kind is counted: admits over the limit in one window,

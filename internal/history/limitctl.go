@@ -1,0 +1,312 @@
+package history
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+)
+
+// RecordFormat names a `hammer --record` file in its header's "format".
+const RecordFormat = "limitctl-record"
+
+// RecordSchemaVersion is the schema this package writes and the newest it reads. A field added
+// is a contract from then on: add, never rename.
+const RecordSchemaVersion = 1
+
+// RunHeader is the first line of a `hammer --record` file: the run, and the limiter its calls
+// are judged against, so that `judge F` can judge them again with no flags.
+type RunHeader struct {
+	Format        string `json:"format"` // RecordFormat
+	SchemaVersion int    `json:"schema_version"`
+	Version       string `json:"limitctl_version,omitempty"`
+	RunID         string `json:"run_id"`
+	// StartedUnixNs is the wall clock at the run's clock zero; a call's sent_us and received_us
+	// count from it on the run's monotonic clock.
+	StartedUnixNs int64 `json:"started_unix_ns"`
+
+	Limiter      string `json:"limiter"` // the kind: concurrency, fixed-window, sliding-window, token-bucket
+	Limit        int64  `json:"limit"`   // token bucket: the burst
+	WindowUs     int64  `json:"window_us,omitempty"`
+	HoldUs       int64  `json:"hold_us,omitempty"`
+	StaleAfterUs int64  `json:"stale_after_us,omitempty"`
+	WindowStart  string `json:"window_start,omitempty"` // any, epoch or first-hit
+
+	Strategies []RecordedStrategy `json:"strategies"`
+}
+
+// RecordedStrategy is one strategy of the run.
+type RecordedStrategy struct {
+	Name   string `json:"name"`
+	Target string `json:"target"` // redis or http
+	URL    string `json:"url,omitempty"`
+	Method string `json:"method,omitempty"`
+	// FreshKeys: every call named a key of this run only ({key}), so the limiter held no
+	// state from before it and refusals can be judged.
+	FreshKeys bool `json:"fresh_keys,omitempty"`
+}
+
+// Call is one call of the run: a line after the header.
+type Call struct {
+	Seq      int64  `json:"seq"` // per strategy, from 0, in the order the calls were sent
+	Strategy string `json:"strategy"`
+	Worker   int    `json:"worker"`
+	Key      string `json:"key"`
+	// SentUs is read before the call's first byte is written, ReceivedUs after its reply (or
+	// its error) was read: microseconds on the run's clock.
+	SentUs     int64  `json:"sent_us"`
+	ReceivedUs int64  `json:"received_us"`
+	Decision   string `json:"decision"`         // admit, refuse or error
+	Status     int    `json:"status,omitempty"` // an HTTP call's status
+	Reply      string `json:"reply,omitempty"`  // a Redis call's reply, as text
+	Error      string `json:"error,omitempty"`
+	// ReleaseSentUs and ReleaseReceivedUs bound a concurrency admit's release; absent while
+	// it was held to the end or abandoned.
+	ReleaseSentUs     int64 `json:"release_sent_us,omitempty"`
+	ReleaseReceivedUs int64 `json:"release_received_us,omitempty"`
+	Abandoned         bool  `json:"abandoned,omitempty"`
+}
+
+// CallWriter writes a `hammer --record` file: the header, then one line per call.
+type CallWriter struct {
+	w   *bufio.Writer
+	buf []byte
+}
+
+// NewCallWriter writes h (its Format and SchemaVersion filled in) and returns the writer of
+// the calls. Flush when done.
+func NewCallWriter(w io.Writer, h RunHeader) (*CallWriter, error) {
+	h.Format, h.SchemaVersion = RecordFormat, RecordSchemaVersion
+	line, err := json.Marshal(h)
+	if err != nil {
+		return nil, err
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	bw.Write(line)
+	if err := bw.WriteByte('\n'); err != nil {
+		return nil, err
+	}
+	return &CallWriter{w: bw}, nil
+}
+
+// Write appends c as one line (by hand: a hot path of the hammer).
+func (cw *CallWriter) Write(c *Call) error {
+	b := append(cw.buf[:0], `{"seq":`...)
+	b = strconv.AppendInt(b, c.Seq, 10)
+	b = appendField(b, "strategy", c.Strategy)
+	b = append(b, `,"worker":`...)
+	b = strconv.AppendInt(b, int64(c.Worker), 10)
+	b = appendField(b, "key", c.Key)
+	b = append(b, `,"sent_us":`...)
+	b = strconv.AppendInt(b, c.SentUs, 10)
+	b = append(b, `,"received_us":`...)
+	b = strconv.AppendInt(b, c.ReceivedUs, 10)
+	b = appendField(b, "decision", c.Decision)
+	if c.Status != 0 {
+		b = append(b, `,"status":`...)
+		b = strconv.AppendInt(b, int64(c.Status), 10)
+	}
+	if c.Reply != "" {
+		b = appendField(b, "reply", c.Reply)
+	}
+	if c.Error != "" {
+		b = appendField(b, "error", c.Error)
+	}
+	if c.ReleaseSentUs != 0 {
+		b = append(b, `,"release_sent_us":`...)
+		b = strconv.AppendInt(b, c.ReleaseSentUs, 10)
+	}
+	if c.ReleaseReceivedUs != 0 {
+		b = append(b, `,"release_received_us":`...)
+		b = strconv.AppendInt(b, c.ReleaseReceivedUs, 10)
+	}
+	if c.Abandoned {
+		b = append(b, `,"abandoned":true`...)
+	}
+	b = append(b, "}\n"...)
+	cw.buf = b
+	_, err := cw.w.Write(b)
+	return err
+}
+
+// Flush writes what is buffered.
+func (cw *CallWriter) Flush() error { return cw.w.Flush() }
+
+func appendField(b []byte, name, value string) []byte {
+	b = append(append(append(b, `,"`...), name...), `":`...)
+	return appendJSONString(b, value)
+}
+
+// appendJSONString quotes s as JSON does (invalid UTF-8 becomes U+FFFD, as encoding/json
+// writes it).
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+			i++
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			i++
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = append(b, `\ufffd`...)
+			} else {
+				b = append(b, s[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return append(b, '"')
+}
+
+// readRunHeader reads a limitctl file's first line.
+func readRunHeader(line []byte) (*RunHeader, error) {
+	var h RunHeader
+	if err := json.Unmarshal(line, &h); err != nil {
+		return nil, fmt.Errorf("the header: %v", err)
+	}
+	switch {
+	case h.Format != RecordFormat:
+		return nil, fmt.Errorf(`the header's "format" is %q, not %q`, h.Format, RecordFormat)
+	case h.SchemaVersion < 1:
+		return nil, errors.New(`the header has no "schema_version"`)
+	case h.SchemaVersion > RecordSchemaVersion:
+		return nil, fmt.Errorf("schema_version %d is newer than this limitctl reads (%d): upgrade limitctl",
+			h.SchemaVersion, RecordSchemaVersion)
+	}
+	return &h, nil
+}
+
+// limitctlCalls reads the calls after a limitctl file's header.
+type limitctlCalls struct {
+	*fileCtx
+	s      scanner
+	header *RunHeader
+	urls   map[string]string // strategy name -> its URL, for --key-by url
+}
+
+func newLimitctlCalls(c *fileCtx, h *RunHeader) *limitctlCalls {
+	urls := make(map[string]string, len(h.Strategies))
+	for _, s := range h.Strategies {
+		urls[s.Name] = s.URL
+	}
+	return &limitctlCalls{fileCtx: c, header: h, urls: urls}
+}
+
+func (d *limitctlCalls) next(rec *Record) error {
+	for {
+		line, err := d.lines.next()
+		if err != nil {
+			return err
+		}
+		d.stats.Lines++
+		if d.lines.line == 1 {
+			d.stats.Other++ // the header, read when the file was opened
+			continue
+		}
+		if blank(line) {
+			continue
+		}
+		if err := d.parse(line, rec); err != nil {
+			return d.bad(err)
+		}
+		return nil
+	}
+}
+
+func (d *limitctlCalls) parse(line []byte, rec *Record) error {
+	d.prepare(rec, len(d.wanted))
+	var hasSent, hasReceived, hasDecision bool
+	var sentUs, receivedUs, releaseSentUs, releaseReceivedUs int64
+	var key []byte
+	d.s.reset(line)
+	err := d.s.object(func(name []byte) error {
+		var err error
+		var v []byte
+		switch string(name) {
+		case "seq":
+			rec.Seq, err = d.s.int()
+		case "strategy":
+			if v, err = d.s.str(); err == nil {
+				rec.Strategy = d.intern.get(v)
+			}
+		case "worker":
+			var w int64
+			w, err = d.s.int()
+			rec.Worker = int(w)
+		case "key":
+			key, err = d.s.str()
+		case "sent_us":
+			sentUs, err = d.s.int()
+			hasSent = true
+		case "received_us":
+			receivedUs, err = d.s.int()
+			hasReceived = true
+		case "decision":
+			if v, err = d.s.str(); err == nil {
+				var ok bool
+				if rec.Decision, ok = parseDecision(v); !ok {
+					err = fmt.Errorf("decision %q: want admit, refuse or error", v)
+				}
+				hasDecision = true
+			}
+		case "status":
+			var st int64
+			st, err = d.s.int()
+			rec.Status = int(st)
+		case "reply":
+			if v, err = d.s.str(); err == nil {
+				rec.Reply = d.intern.get(v)
+			}
+		case "release_sent_us":
+			releaseSentUs, err = d.s.int()
+		case "release_received_us":
+			releaseReceivedUs, err = d.s.int()
+		default:
+			_, err = d.s.skip()
+		}
+		return err
+	})
+	if err == nil {
+		err = d.s.end()
+	}
+	if err != nil {
+		return err
+	}
+	if !hasDecision {
+		return errors.New(`a call needs a "decision"`)
+	}
+	base := d.header.StartedUnixNs
+	switch {
+	case !hasSent:
+		rec.Flags |= StartUnknown
+	case !hasReceived:
+		rec.Flags |= EndUnknown
+	case receivedUs < sentUs:
+		rec.Flags |= Backwards
+	default:
+		rec.StartNs, rec.EndNs = base+sentUs*1000, base+receivedUs*1000
+	}
+	if releaseSentUs != 0 && releaseReceivedUs >= releaseSentUs {
+		rec.ReleaseStartNs, rec.ReleaseEndNs = base+releaseSentUs*1000, base+releaseReceivedUs*1000
+	}
+	rec.URL = d.urls[rec.Strategy]
+	switch d.keyBy.By {
+	case KeyByNone:
+		rec.Key = d.intern.get(key)
+	default:
+		d.setKey(rec)
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package limitapp
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// checkThenUpdate: GET, decide here, INCR. Between the GET and the INCR another request's GET
+// reads the same count: both pass.
+func (a *App) checkThenUpdate(ctx context.Context, key string) (bool, error) {
+	k := redisKey(CheckThenUpdate, key)
+	n, err := a.Redis.Get(ctx, k).Int64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return false, err
+	}
+	if n >= a.cfg.Limit {
+		return false, nil
+	}
+	count, err := a.Redis.Incr(ctx, k).Result()
+	if err == nil && count == 1 {
+		err = a.Redis.PExpire(ctx, k, a.cfg.Window).Err()
+	}
+	return err == nil, err
+}
+
+// incrFirst: INCR, then PEXPIRE on the first hit, and the decision by the count INCR returned.
+// Correct: each admit's INCR returned a count no higher than the limit in its window (the
+// window lasts from the first INCR to the expiry PEXPIRE set, a little longer than Window).
+func (a *App) incrFirst(ctx context.Context, key string) (bool, error) {
+	k := redisKey(IncrFirst, key)
+	n, err := a.Redis.Incr(ctx, k).Result()
+	if err == nil && n == 1 {
+		err = a.Redis.PExpire(ctx, k, a.cfg.Window).Err()
+	}
+	return err == nil && n <= a.cfg.Limit, err
+}
+
+// windowIndex is the epoch-aligned window now falls in, by the application's clock.
+func (a *App) windowIndex(now time.Time) int64 { return now.UnixMilli() / a.cfg.Window.Milliseconds() }
+
+// gateway is Kong's Redis policy before 3.4: the window's count is read as the request
+// arrives, and the request added to it after the response was sent (Kong's log phase), with
+// INCRBY and EXPIRE in one pipeline. Every request read before the first INCRBY landed passes.
+func (a *App) gateway(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	k := redisKey(Gateway, r.PathValue("key"), strconv.FormatInt(a.windowIndex(time.Now()), 10))
+	n, err := a.Redis.Get(ctx, k).Int64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		answer(w, false, err)
+		return
+	}
+	if n >= a.cfg.Limit {
+		answer(w, false, nil)
+		return
+	}
+	answer(w, true, nil)
+	w.(http.Flusher).Flush()                                                      // the response has gone: only now is the request counted
+	a.Redis.Pipelined(context.WithoutCancel(ctx), func(p redis.Pipeliner) error { //nolint:errcheck // as Kong, a failed count is lost
+		p.IncrBy(ctx, k, 1)
+		p.PExpire(ctx, k, a.cfg.Window)
+		return nil
+	})
+}
+
+// firstHit opens a window at the first hit: SET NX PX (the window's end) and INCR in one
+// MULTI, so no INCR lands on a key without its expiry.
+func (a *App) firstHit(ctx context.Context, key string) (bool, error) {
+	k := redisKey(FirstHit, key)
+	var incr *redis.IntCmd
+	_, err := a.Redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.SetNX(ctx, k, 0, a.cfg.Window)
+		incr = p.Incr(ctx, k)
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return incr.Val() <= a.cfg.Limit, nil
+}
+
+// epoch counts in the epoch-aligned window of the application's clock: INCR and PEXPIRE (two
+// windows, so the key outlives its window) in one MULTI.
+func (a *App) epoch(ctx context.Context, key string) (bool, error) {
+	k := redisKey(Epoch, key, strconv.FormatInt(a.windowIndex(time.Now()), 10))
+	var incr *redis.IntCmd
+	_, err := a.Redis.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		incr = p.Incr(ctx, k)
+		p.PExpire(ctx, k, 2*a.cfg.Window)
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return incr.Val() <= a.cfg.Limit, nil
+}
+
+// blockThreeScript: a client blocked is refused; otherwise a first-hit window counts it, and
+// one over the limit blocks the client for three windows. KEYS: counter, block. ARGV: window
+// ms, limit.
+var blockThreeScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+if n > tonumber(ARGV[2]) then
+  redis.call('SET', KEYS[2], 1, 'PX', 3 * tonumber(ARGV[1]))
+  return 0
+end
+return 1`)
+
+func (a *App) blockThree(ctx context.Context, key string) (bool, error) {
+	n, err := blockThreeScript.Run(ctx, a.Redis, []string{redisKey(BlockThree, key), redisKey(BlockThree, key, "block")}, a.cfg.Window.Milliseconds(), a.cfg.Limit).Int64()
+	return n == 1, err
+}
+
+// slidingLogScript admits when fewer than limit admits fall in the last window, by Redis TIME
+// in µs (the script's own clock, so concurrent handlers cannot score out of order). KEYS: the
+// log. ARGV: window µs, limit, member, expiry ms.
+var slidingLogScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[1]))
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], string.format('%.0f', now), ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1`)
+
+func (a *App) slidingLog(ctx context.Context, key string) (bool, error) {
+	n, err := slidingLogScript.Run(ctx, a.Redis, []string{redisKey(SlidingLog, key)},
+		a.cfg.Window.Microseconds(), a.cfg.Limit, a.member(), a.cfg.Window.Milliseconds()+1000).Int64()
+	return n == 1, err
+}
+
+// bucketScript is a token bucket of burst tokens refilled at rate per µs, on Redis TIME, its
+// state written as decimal text (a Lua number given to redis.call keeps only 14 digits).
+// KEYS: the bucket. ARGV: burst, rate per µs, expiry ms.
+var bucketScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local burst, rate = tonumber(ARGV[1]), tonumber(ARGV[2])
+local v = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+local tokens, ts = tonumber(v[1]) or burst, tonumber(v[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - ts) * rate)
+local ok = 0
+if tokens >= 1 then tokens, ok = tokens - 1, 1 end
+redis.call('HSET', KEYS[1], 'tokens', string.format('%.9f', tokens), 'ts', string.format('%.0f', now))
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return ok`)
+
+func (a *App) bucket(ctx context.Context, key string) (bool, error) {
+	rate := float64(a.cfg.Limit) / float64(a.cfg.Window.Microseconds())
+	n, err := bucketScript.Run(ctx, a.Redis, []string{redisKey(Bucket, key)},
+		a.cfg.Limit, strconv.FormatFloat(rate, 'g', -1, 64), 2*a.cfg.Window.Milliseconds()+1000).Int64()
+	return n == 1, err
+}
+
+// member names one admit in a sorted set, apart from every other.
+func (a *App) member() string { return strconv.FormatUint(a.seq.Add(1), 10) }
