@@ -65,17 +65,12 @@ func printedAndReadBack(t *testing.T, args []string) string {
 	if code != ExitOK || printed != nil || file == "" {
 		t.Fatalf("--print-limiter: exit %d, ran %v\n%s%s", code, printed != nil, file, errOut)
 	}
+	// Saved anywhere: its paths are as on the command line, relative to where limitctl runs.
 	path := filepath.Join(t.TempDir(), "limiter.yaml")
 	if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The file's paths are as the current folder names them: read it from here.
-	local := "printed-" + filepath.Base(t.TempDir()) + ".yaml"
-	if err := os.Rename(path, local); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Remove(local)
-	back, code, _, errOut := hammerParsed(t, append([]string{"-f", local}, runFlags(args)...)...)
+	back, code, _, errOut := hammerParsed(t, append([]string{"-f", path}, runFlags(args)...)...)
 	if code != ExitOK || back == nil {
 		t.Fatalf("-f of the printed file: exit %d\n%s\n%s", code, errOut, file)
 	}
@@ -139,27 +134,23 @@ func TestPrintLimiterRoundTrips(t *testing.T) {
 }
 
 // A flag given on the command line overrides the file's field; the file fills in the rest, and
-// a script the file names is found beside it.
+// a script the file names is found as a flag's would be, from where limitctl runs.
 func TestLimiterFileUnderTheFlags(t *testing.T) {
 	dir := t.TempDir()
-	script, err := os.ReadFile(filepath.Join("..", "testdata", "limiters", "fixed_window_first_hit.lua"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "limiter.lua"), script, 0o644)
+	script := filepath.Join("..", "testdata", "limiters", "fixed_window_first_hit.lua")
 	file := filepath.Join(dir, "limiter.yaml")
-	os.WriteFile(file, []byte("kind: fixed-window\nlimit: 100\nwindow: 2s\nscript:\n  file: limiter.lua\n  keys: '{key}'\n  args: '{cost} {window_s}'\nassert:\n  - custom.overshoot==0\n"), 0o644)
+	os.WriteFile(file, []byte("kind: fixed-window\nlimit: 100\nwindow: 2s\nscript:\n  file: "+script+"\n  keys: '{key}'\n  args: '{cost} {window_s}'\nassert:\n  - custom.overshoot==0\n"), 0o644)
 	got, code, _, errOut := hammerParsed(t, "-f", file, "--limit", "50", "--assert", "custom.errors==0", "--workers", "8")
 	if code != ExitOK || got == nil {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	o := got.run
-	if o.Limiter != "fixed-window" || o.Limit != 50 || o.Window.String() != "2s" || o.Workers != 8 || o.Script != filepath.Join(dir, "limiter.lua") ||
+	if o.Limiter != "fixed-window" || o.Limit != 50 || o.Window.String() != "2s" || o.Workers != 8 || o.Script != script ||
 		o.Contract == nil || o.Contract.Spec.Args != "{cost} {window_s}" || len(o.Assertions) != 1 || o.Assertions[0].Expr != "custom.errors==0" {
 		t.Errorf("layered run: %s", statedRun(t, o))
 	}
 	// A field the file gets wrong is a usage error naming the file and its line, before anything runs.
-	os.WriteFile(file, []byte("kind: fixed-window\nscript:\n  file: limiter.lua\n  allowd: reply == 1\n"), 0o644)
+	os.WriteFile(file, []byte("kind: fixed-window\nscript:\n  file: "+script+"\n  allowd: reply == 1\n"), 0o644)
 	if got, code, _, errOut := hammerParsed(t, "-f", file); code != ExitUsage || got != nil || !strings.Contains(errOut, file+":4: unknown field allowd in script; did you mean allowed?") {
 		t.Errorf("a misspelt field: exit %d, ran %v\n%s", code, got != nil, errOut)
 	}

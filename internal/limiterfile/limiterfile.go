@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -45,8 +44,9 @@ type File struct {
 }
 
 // Read reads the limiter file at path. An unknown or misspelt field, or a value of the wrong
-// kind, is a usage error naming the file, the line and the field. A script's relative path is
-// taken from the file's folder, as the file is kept beside the scripts it names.
+// kind, is a usage error naming the file, the line and the field. Paths in it are as on the
+// command line (relative to the folder limitctl runs in), so that --print-limiter's output works
+// wherever it is saved.
 func Read(path string) (*File, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
@@ -71,47 +71,7 @@ func Read(path string) (*File, error) {
 	if err := f.read(doc.Content[0], reflect.ValueOf(&f.Limiter).Elem(), ""); err != nil {
 		return nil, err
 	}
-	dir := filepath.Dir(path)
-	s := &f.Limiter.Script
-	s.File, s.ReleaseFile = rebase(dir, s.File), rebase(dir, s.ReleaseFile)
-	for i, line := range s.Setup {
-		if line.Flag == contract.FlagSetupFile {
-			s.Setup[i].Text = rebaseFirstWord(dir, line.Text)
-		}
-	}
 	return f, nil
-}
-
-// rebase is path p, which a file in dir names, as the current folder names it.
-func rebase(dir, p string) string {
-	if p == "" || filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(dir, p)
-}
-
-// rebaseFirstWord rebases the script a set-up step names with its first word ('init.lua {key} ,
-// {limit}'), plain or in double quotes; a word with placeholders or escapes is left as it is.
-func rebaseFirstWord(dir, text string) string {
-	rest := strings.TrimLeft(text, " \t")
-	word, tail, quoted := rest, "", strings.HasPrefix(rest, `"`)
-	if quoted {
-		end := strings.IndexByte(rest[1:], '"')
-		if end < 0 {
-			return text
-		}
-		word, tail = rest[1:end+1], rest[end+2:]
-	} else if i := strings.IndexAny(rest, " \t"); i >= 0 {
-		word, tail = rest[:i], rest[i:]
-	}
-	if strings.ContainsAny(word, `"\{}`) {
-		return text
-	}
-	word = rebase(dir, word)
-	if quoted || strings.ContainsAny(word, " \t") {
-		word = `"` + word + `"`
-	}
-	return word + tail
 }
 
 // yamlLine is how the YAML parser names a line: "line 3: did not find expected key".
@@ -251,7 +211,7 @@ func (f *File) Layer(l *Limiter, changed func(flag string) bool) func(flag strin
 // the command line or a field of a file read), in the schema's order.
 func Marshal(l Limiter, given func(flag string) bool) ([]byte, error) {
 	root := &yaml.Node{Kind: yaml.MappingNode,
-		HeadComment: "The limiter under test: limitctl hammer -f FILE. A flag given on the command line\noverrides the field; a script's path is relative to this file."}
+		HeadComment: "The limiter under test: limitctl hammer -f FILE (limitctl help limiter-file).\nA flag given on the command line overrides its field."}
 	v := reflect.ValueOf(l)
 	sections := map[string]*yaml.Node{"": root}
 	for _, lf := range leaves() {
