@@ -18,10 +18,12 @@ var families = []family{
 	// Sliding windows: a log of admits, in a sorted set or a list.
 	{kind: limiter.SlidingWindow, name: "log", build: slidingLog},
 	{kind: limiter.SlidingWindow, name: "list", maxWindow: 5 * limiterSecond, build: slidingList},
-	// Token buckets: continuous refill, GCRA, refill in steps.
+	// Token buckets: continuous refill, GCRA. (A refill in steps, upstash's, is no bucket of
+	// rate per second: a step that lands after the burst was spent hands out the whole step at
+	// once, up to one step more than burst + rate*T in an interval T, which the evidence rightly
+	// proves.)
 	{kind: limiter.TokenBucket, name: "continuous", build: bucketContinuous},
 	{kind: limiter.TokenBucket, name: "gcra", build: bucketGCRA},
-	{kind: limiter.TokenBucket, name: "steps", build: bucketSteps},
 	// Concurrency: start times, or deadlines, in a sorted set.
 	{kind: limiter.Concurrency, name: "starts", maxWindow: 5 * limiterSecond, build: concurrencyStarts},
 	{kind: limiter.Concurrency, name: "deadlines", maxWindow: 5 * limiterSecond, build: concurrencyDeadlines},
@@ -249,26 +251,6 @@ func bucketGCRA(c clock, p params) Limiter {
 		expire(p, "KEYS[1]", "2 * win_ms"))
 	ret, allowed := reply(p)
 	return otherLimiter(limiter.TokenBucket, "gcra", c, p, &s, ret, allowed)
-}
-
-// bucketSteps: a quarter of the burst added every quarter window (upstash's refill in steps),
-// counted from the last step, capped at the burst.
-func bucketSteps(c clock, p params) Limiter {
-	var s script
-	bucketHead(&s, c)
-	s.add("local step, refill = win / 4, limit / 4")
-	s.add("local state = redis.call('HMGET', KEYS[1], 'tokens', 'refilled')")
-	s.add("local tokens, refilled = tonumber(state[1]), tonumber(state[2])")
-	s.add("if tokens == nil or refilled == nil then tokens, refilled = limit, now end")
-	s.add("local steps = math.floor((now - refilled) / step)")
-	s.add("if steps > 0 then\n  tokens = math.min(limit, tokens + steps * refill)\n  refilled = refilled + steps * step\nend")
-	s.add("local ok, count = 0, 0")
-	s.add("if tokens >= 1 then\n  tokens = tokens - 1\n  ok = 1\nend")
-	s.add("count = limit - math.floor(tokens)")
-	s.add("redis.call('HSET', KEYS[1], 'tokens', num(tokens), 'refilled', num(refilled))")
-	s.add("%s", expire(p, "KEYS[1]", "2 * win_ms"))
-	ret, allowed := reply(p)
-	return otherLimiter(limiter.TokenBucket, "steps", c, p, &s, ret, allowed)
 }
 
 func concurrencyLimiter(fam string, c clock, p params, s *script) Limiter {
