@@ -109,7 +109,7 @@ evidence, http, exit-codes, connections.`,
 	fl.IntVar(&opts.flags.Keys, "keys", 1, "`N` limiter keys per strategy, each its own hash tag")
 	fl.StringVar(&opts.flags.Profile, "profile", "", "the load's `SHAPE`: steady, or bursty (the windows' and bucket's)")
 	fl.DurationVar(&opts.flags.Skew, "skew", 0, "skew workers' clocks within ±`D` (default 5ms; bucket 1-5ms)")
-	fl.Float64Var(&opts.flags.Abandon, "abandon", 0, "concurrency: the `SHARE` of admits never released (0.002)")
+	fl.Float64Var(&opts.flags.Abandon, "abandon", 0, "concurrency: the `SHARE` of admits never released (default: crashes)")
 	fl.StringVar(&opts.flags.OnError, "on-error", "closed", "on a Redis error: `MODE` open admits, closed refuses (counted apart)")
 	fl.StringArrayVar(&opts.flags.Inject, "inject", nil, "a fault `EVENT`: flush-scripts@2s, pause@3s:500ms, kill@4s, restart@5s")
 	fl.StringVar(&opts.flags.Embedded, "embedded", "auto", "the server without a target: `KIND` auto, redis-server or memory")

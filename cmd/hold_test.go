@@ -49,7 +49,7 @@ func TestHoldDefaultsPerLimiter(t *testing.T) {
 		}
 	}
 	// The concurrency default still sets the reclaim horizon: 100 x hold, rounded up to a whole
-	// second, at least 1s; and abandons its default share of admits, which the windows do not.
+	// second, at least 1s; and abandons as clients crash (no share given), which the windows do not.
 	for _, c := range []struct {
 		hold, stale string
 		want        time.Duration
@@ -59,8 +59,11 @@ func TestHoldDefaultsPerLimiter(t *testing.T) {
 		if c.stale != "" {
 			args = append(args, "--stale-after", c.stale)
 		}
-		if o := hammerOptionsFor(t, args...).run; o.StaleAfter != c.want || o.StaleAfterGiven != (c.stale != "") || o.Abandon != hammer.DefaultAbandon {
-			t.Errorf("hammer %v: stale-after %s (given %v), abandon %g; want %s and %g", args, o.StaleAfter, o.StaleAfterGiven, o.Abandon, c.want, hammer.DefaultAbandon)
+		if o := hammerOptionsFor(t, args...).run; o.StaleAfter != c.want || o.StaleAfterGiven != (c.stale != "") || o.Abandon != 0 || o.AbandonGiven {
+			t.Errorf("hammer %v: stale-after %s (given %v), abandon %g (given %v); want %s and crashes", args, o.StaleAfter, o.StaleAfterGiven, o.Abandon, o.AbandonGiven, c.want)
+		}
+		if got, want := hammer.DefaultCrashes(20, c.want), max(time.Second, 3*c.want); got.Every != want || got.Size != 10 {
+			t.Errorf("crashes at stale-after %s: %+v, want every %s, 10 requests", c.want, got, want)
 		}
 	}
 	if o := hammerOptionsFor(t, "--abandon", "0").run; o.Abandon != 0 {

@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/limitctl/limitctl/internal/limiter"
 )
@@ -34,5 +36,38 @@ func TestAbandonsAreEvenlySpacedPerWorker(t *testing.T) {
 	if s := newStrategyState(Config{Workers: 1, KeyCount: 1, KeyFor: func(string, int) string { return "k" }, Limiter: limiter.Concurrency, Limit: 1},
 		StrategyRun{Name: "lua"}); s.abandons(0) {
 		t.Error("abandoned with Abandon 0")
+	}
+}
+
+// A crash abandons the next Size admits together, whichever workers make them, once it is due: the
+// first a sixth of its period into the run (at most half a second), then one every period.
+func TestCrashesAbandonSeveralAdmitsTogether(t *testing.T) {
+	s := newStrategyState(Config{Crashes: Crashes{Every: 60 * time.Millisecond, Size: 3}, Workers: 4, KeyCount: 1,
+		KeyFor: func(string, int) string { return "k" }, Limiter: limiter.Concurrency, Limit: 5}, StrategyRun{Name: "lua"})
+	s.begin = time.Now()
+	if s.abandons(0) {
+		t.Fatal("abandoned before the first crash was due")
+	}
+	for time.Since(s.begin) < 10*time.Millisecond {
+		time.Sleep(time.Millisecond) // the clock the schedule reads, not a wait for another goroutine
+	}
+	var got []bool
+	for i := 0; i < 5; i++ {
+		got = append(got, s.abandons(i%4))
+	}
+	if want := []bool{true, true, true, false, false}; !slices.Equal(got, want) {
+		t.Fatalf("admits after the first crash: %v, want the next 3 abandoned, then none", got)
+	}
+	for time.Since(s.begin) < 70*time.Millisecond {
+		time.Sleep(time.Millisecond)
+	}
+	n := 0
+	for i := 0; i < 10; i++ {
+		if s.abandons(i % 4) {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Fatalf("the second crash abandoned %d admits, want 3", n)
 	}
 }

@@ -12,13 +12,16 @@ import (
 // one admit under a limit of 5 is no overshoot to any of them.
 func TestEveryKindHasAChecker(t *testing.T) {
 	for _, k := range limiter.Kinds() {
-		cfg := Config{Limiter: k, Limit: 5, Window: time.Second, Rate: 5, StaleAfter: time.Second, Horizon: time.Second}
+		cfg := Config{Limiter: k, Limit: 5, Window: time.Second, Rate: 5, StaleAfter: time.Second, Horizon: time.Second,
+			KeyCount: 1, KeyFor: func(string, int) string { return "k" }, Now: time.Now}
 		for _, serverClock := range []bool{false, true} {
-			run := StrategyRun{ServerClock: serverClock}
-			s := &strategyState{cfg: cfg, run: run, ev: overshoot.ClockFor(limitsOf(cfg), run.EpochAligned)}
-			c := s.newChecker("k")
-			c.Admit(1000)
-			if r := c.Finish(); r.Overshoot != 0 || r.OvershootEvent != 0 {
+			s := newStrategyState(cfg, StrategyRun{ServerClock: serverClock})
+			ev := s.evidence[0]
+			now := time.UnixMilli(1000)
+			if got := ev.Admit(overshoot.Call{ID: 1, Now: now, StampMs: now.UnixMilli(), Sent: time.Second, Replied: time.Second}, func() {}); got != overshoot.Judged {
+				t.Errorf("%s (server clock %v): one admit on time was not judged (%d)", k, serverClock, got)
+			}
+			if r := ev.Finish(); r.Overshoot != 0 || r.OvershootEvent != 0 {
 				t.Errorf("%s (server clock %v): one admit judged %+v", k, serverClock, r)
 			}
 		}

@@ -12,6 +12,13 @@ import (
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
+// Crashes is a schedule of crashed clients: every Every (the first a sixth of it into the run, at
+// most half a second) the next Size admits of each strategy are never released.
+type Crashes struct {
+	Every time.Duration
+	Size  int64
+}
+
 // StrategyRun is one strategy the hammer drives, with its limiter already built.
 type StrategyRun struct {
 	Name    string
@@ -98,7 +105,10 @@ type Config struct {
 	StaleAfter time.Duration
 	// Abandon is the share of admitted concurrency requests never released, as a crashed
 	// client's (0: none): each worker abandons that share of its admits, evenly spaced.
-	Abandon  float64
+	Abandon float64
+	// Crashes, when Every is set, abandons instead as clients crash: several requests of a
+	// client at once, as a process dies holding its slots (decide.go, crashes).
+	Crashes  Crashes
 	OpenRate float64 // decisions per second per strategy (open loop); 0 is closed loop
 	KeyFor   func(strategy string, i int) string
 	KeyCount int
@@ -402,7 +412,7 @@ func (c *activeClock) advance(now time.Time, paused bool) {
 	c.last = now
 }
 
-// snapshot builds the tick's view; final settles the checkers and marks the run done.
+// snapshot builds the tick's view; final settles the evidence and marks the run done.
 func (e *Engine) snapshot(runs []*strategyState, active, sinceTick time.Duration, serverUsec []*float64, final bool) Snapshot {
 	cfg := e.cfg
 	s := Snapshot{

@@ -126,7 +126,7 @@ func defaultLoad(t *testing.T, kind limiter.Kind, run bench.StrategyRun, d time.
 	return bench.Config{
 		Profile: bench.DefaultProfile(kind), Skew: bench.DefaultSkew(kind, 20, time.Second),
 		RunID: id, Limiter: kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, StaleAfter: stale,
-		Abandon: hammer.DefaultAbandon, Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
+		Crashes: hammer.DefaultCrashes(20, stale), Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
 		KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s.%s}:%s:%d", t.Name(), id, s, i) },
 		Strategies: []bench.StrategyRun{run},
 	}

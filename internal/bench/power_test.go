@@ -108,6 +108,24 @@ var strictScripts = []powerCase{
 	{"strict/concurrency_no_stale_cleanup.lua", limiter.Concurrency, contract.Spec{}},
 	{"strict/concurrency_deadlines_never_dropped.lua", limiter.Concurrency, contract.Spec{Keys: "{key}:in_progress {key}:backlog",
 		Args: "{member} {limit} {stale_after_s} {now_s}", Allowed: "reply == 0", Release: "ZREM {key}:in_progress {member}"}},
+	// The sixth release: APISIX's limit-conn, deadlines on whole seconds, never dropped; abandoned as
+	// clients crash, caught within the hammer's default run of 10s (strictRunLength).
+	{"strict/concurrency_deadlines_whole_seconds_never_dropped.lua", limiter.Concurrency, contract.Spec{Keys: "{key}",
+		Args: "{limit} {stale_after_s} {window_index} {member}", Allowed: "reply[1] == 1", Release: "ZREM {key} {member}"}},
+}
+
+// strictRunLength is how long a too-strict script may take to be caught: 5s, but the hammer's
+// default 10s for a concurrency limit on whole seconds, whose stale-after is two of them, so a
+// crash's requests are certainly stale only some 3s after it.
+func strictRunLength(t *testing.T, c powerCase) time.Duration {
+	ct, err := contract.Compile(c.spec, limiter.DefaultContract(c.kind))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.kind == limiter.Concurrency && ct.NowQuantum(time.Second) >= time.Second {
+		return 10 * time.Second
+	}
+	return 5 * time.Second
 }
 
 func correctScripts() []powerCase {
@@ -281,16 +299,17 @@ func TestPowerCatchesEveryTooStrictClass(t *testing.T) {
 		t.Run(c.file, func(t *testing.T) {
 			caught := 0
 			var slowest time.Duration
+			d := strictRunLength(t, c)
 			for i := 0; i < runs; i++ {
-				st, at := powerRunUntil(t, srv, c, 5*time.Second, true, func(s bench.StrategySnapshot) bool { return s.FalseRejects > 0 })
+				st, at := powerRunUntil(t, srv, c, d, true, func(s bench.StrategySnapshot) bool { return s.FalseRejects > 0 })
 				if st.Errors > 0 {
 					t.Fatalf("run %d: %d decisions errored: %v", i+1, st.Errors, st.ErrorsByKind)
 				}
-				word := verdict.Judge(st, c.kind, 20, 5*time.Second).Word
+				word := verdict.Judge(st, c.kind, 20, d).Word
 				t.Logf("run %d: caught at %s, %d false rejects (%s), first %+v", i+1, at.Round(10*time.Millisecond), st.FalseRejects, word, st.FirstFalseReject)
 				// A script too strict may leak as well ("TOO STRICT, LEAKS": the clamp that drops the
 				// TTL does both), read from what the run left since the power runs read it.
-				if at > 0 && at <= 5500*time.Millisecond && strings.Contains(word, verdict.TooStrict) {
+				if at > 0 && at <= d+500*time.Millisecond && strings.Contains(word, verdict.TooStrict) {
 					caught++
 					slowest = max(slowest, at)
 				}
@@ -315,7 +334,7 @@ func TestPowerBlamesNoShippedScript(t *testing.T) {
 				cfg := bench.Config{
 					Profile: bench.DefaultProfile(k), Skew: bench.DefaultSkew(k, 20, time.Second),
 					RunID: run, Limiter: k, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, StaleAfter: defaultStaleAfter,
-					Abandon: hammer.DefaultAbandon, Duration: 5 * time.Second, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
+					Crashes: hammer.DefaultCrashes(20, defaultStaleAfter), Duration: 5 * time.Second, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
 					KeyFor: func(s string, i int) string { return fmt.Sprintf("p:{%s}:%s:%d", run, s, i) },
 				}
 				cfg.Leftovers = leftoversOf(srv.rdb, run, max(cfg.Window, cfg.StaleAfter))

@@ -98,10 +98,10 @@ type StrategySnapshot struct {
 	// Allowances name what widens the evidence's bounds (skew, the server's clock, lateness),
 	// for saying why admits went unjudged; empty when nothing does.
 	Allowances string
-	// CaughtFrom is the evidence's power (overshoot.Prober), in the final snapshot: the smallest
-	// overshoot per window (for concurrency, held over the limit at once) that this run's
-	// evidence would have proven; 0 when none up to PowerSearched(limit) would have been. Nil
-	// when it was not measured (live ticks).
+	// CaughtFrom is the evidence's power (overshoot.Evidence.CaughtFrom), in the final snapshot:
+	// the smallest overshoot per window (for concurrency, held over the limit at once) that this
+	// run's evidence would have proven; 0 when none up to PowerSearched(limit) would have been.
+	// Nil when it was not measured (live ticks).
 	CaughtFrom *int64
 	// CaughtFromFirstHit, for a fixed window judged with its alignment unknown, is the power
 	// windows anchored at the calls that opened them would have had (--window-start first-hit),

@@ -183,13 +183,17 @@ func (fl Flags) Resolve() (Options, error) {
 	return o, nil
 }
 
-// DefaultAbandon is the share of admitted concurrency requests a run abandons unless --abandon
-// says otherwise: one in 500. An abandoned request holds its slot for stale-after, 500 holds at
-// the defaults, so in a correct limiter about as many slots are held by abandoned requests as
-// by live ones at any time: the live load still contends the limit, and one that never
-// reclaims still counts its first abandoned requests a second later (caught within 2s of a
-// default run). A larger share would leave the live load a few slots between the abandoned.
-const DefaultAbandon = 0.002
+// DefaultCrashes is how a run abandons concurrency requests unless --abandon says otherwise: as
+// clients crash, each holding half the limit's slots (rounded up) when it dies, the first half a
+// second in and then every three stale-afters (at least a second apart). A correct limiter holds a
+// crash's requests for stale-after, so the live load still contends the other half of the limit;
+// one that never reclaims is left with half its slots stale at once and few live requests beside
+// them, so its refusals are proven wrong once stale-after (and a unit of its clock) has passed,
+// within a default run on a clock of whole seconds as on milliseconds. (One request in 500,
+// evenly spread, left too few slots both stale and certainly unreclaimed at a refusal.)
+func DefaultCrashes(limit int64, staleAfter time.Duration) bench.Crashes {
+	return bench.Crashes{Every: max(time.Second, 3*staleAfter), Size: max(1, (limit+1)/2)}
+}
 
 // MaxAbandon is the most --abandon may be: beyond half, the load is mostly crashes.
 const MaxAbandon = 0.5
@@ -214,8 +218,17 @@ func DefaultStaleAfterFor(hold, unit time.Duration) time.Duration {
 	return max(DefaultStaleAfter(hold), (2*unit + time.Second - 1).Truncate(time.Second))
 }
 
-// abandon is the share of admits to abandon: --abandon, or DefaultAbandon for a limiter whose
-// requests hold a slot; given on a limiter that holds nothing, a usage error.
+// crashes is how the run abandons as clients crash: DefaultCrashes for a limiter whose requests
+// hold a slot, unless --abandon gave a share.
+func (o Options) crashes() bench.Crashes {
+	if o.AbandonGiven || !o.Limiter.Describe().Releases {
+		return bench.Crashes{}
+	}
+	return DefaultCrashes(o.Limit, o.StaleAfter)
+}
+
+// abandon is the share of admits to abandon: --abandon, or 0 where the run abandons as clients
+// crash (DefaultCrashes); given on a limiter that holds nothing, a usage error.
 func (fl Flags) abandon(kind *limiter.Description) (float64, error) {
 	given := fl.Given("abandon")
 	switch {
@@ -224,7 +237,7 @@ func (fl Flags) abandon(kind *limiter.Description) (float64, error) {
 	case !kind.Releases:
 		return 0, nil
 	case !given:
-		return DefaultAbandon, nil
+		return 0, nil // DefaultCrashes instead
 	case fl.Abandon < 0 || fl.Abandon > MaxAbandon || fl.Abandon != fl.Abandon:
 		return 0, exitcode.Usagef("--abandon must be 0 (none) up to %g, got %g", MaxAbandon, fl.Abandon)
 	}

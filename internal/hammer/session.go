@@ -253,6 +253,7 @@ func (s *session) build(runID string) error {
 		ServerStats: func(ctx context.Context) (map[string]bench.CmdStat, error) {
 			return bench.CommandStats(ctx, s.rdb)
 		},
+		Crashes: o.crashes(),
 	}
 	leakTTL := bench.LeakTTL(max(o.Window, o.StaleAfter))
 	s.cfg.Leftovers = func(ctx context.Context) (map[string]bench.Leftovers, error) {

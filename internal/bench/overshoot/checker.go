@@ -320,6 +320,15 @@ func (w *Witness) Finish() CheckResult { return w.Result() }
 
 // SlidingChecker checks "at most limit admits in any window of window ms", the sliding-window
 // invariant, over the admitted now values. It also serves the fixed window when aligned.
+//
+// The sliding families it holds on client time (internal/corpus makes each): a log counted after
+// the call's own now less a window and pruned two windows back (the shipped script), a list of the
+// last limit times checked at the call's now (a moving window), told the time to the ms or finer,
+// or in whole seconds (judged at whole seconds). A log pruned at exactly now - window is not among
+// them: a call whose now is older than one that already ran finds members of its own window
+// pruned and admits past the limit of its window (buggy/sliding_window_prune_exact.lua), which the
+// default load's skewed clocks expose. A log pruned by the server's own clock, or by the virtual
+// clock's TIME that never goes back per key, is judged over intervals (IntervalChecker).
 type SlidingChecker struct {
 	limit, window int64
 	aligned       bool // fixed window: windows start at multiples of window

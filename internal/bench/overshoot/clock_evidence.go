@@ -196,7 +196,7 @@ func Lateness(quantum time.Duration, now time.Time, ahead time.Duration) time.Du
 //     any time in [t_i, t_i + λ_i];
 //   - an epoch-aligned fixed window counts the admit in the window of t_i, which is T_i's only
 //     when [t_i, H_i] lies in one window (both rounded as the script rounds: Stamp); an
-//     admit whose span crosses a window's end is left out (strategyState.straddles), which only
+//     admit whose span crosses a window's end is left out (Evidence.isTooLate), which only
 //     removes evidence;
 //   - a sliding window judges, with the IntervalChecker, the union of [t_i, H_i] and the real
 //     interval [s_i, r_i] in which Redis ran the call (sent to replied), each from the run's

@@ -1,0 +1,202 @@
+package bench
+
+import (
+	"time"
+
+	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/trace"
+)
+
+// judgeSpec is what the strategy's refusal judges are built from.
+func (s *strategyState) judgeSpec() refusal.Spec {
+	return refusal.Spec{
+		Kind: s.cfg.Limiter, Limit: s.cfg.Limit, Aligned: s.run.EpochAligned, Base: s.cfg.Now().UnixMicro(),
+		Window: s.cfg.Window.Microseconds(), RatePerSec: s.cfg.Rate, StaleAfter: s.cfg.StaleAfter.Microseconds(),
+		Server: s.run.ServerClock, Monotone: s.run.MonotoneTime, Skew: s.cfg.Skew.Microseconds(), Horizon: s.cfg.Horizon.Microseconds(),
+		Quantum: s.run.TimeQuantum, Rules: s.run.Refusals,
+	}
+}
+
+// startRefusals sets up the refusal judges (or, in a run whose keys other processes share,
+// the sink of the calls judged elsewhere) with loggers logs: one per worker, or per connection
+// whose workers run in rounds.
+func (s *strategyState) startRefusals(begin time.Time, loggers int) {
+	if s.cfg.SharedKeys && s.run.RefusalsUnjudged == "" && s.run.Calls != nil {
+		// Judged elsewhere, over every process's calls: this process only logs its own.
+		s.inFlight = refusal.NewLowWater(loggers)
+		s.logs = make([]refusal.Log, loggers)
+		s.run.Calls.Start(begin, s.judgeSpec())
+	}
+	if !s.cfg.SharedKeys && s.run.RefusalsUnjudged == "" {
+		for _, rec := range s.recorders {
+			rec.HoldUnjudged(&s.judgedMark) // the first false reject's request stays in its ring until judged
+		}
+		spec := s.judgeSpec()
+		s.inFlight = refusal.NewLowWater(loggers)
+		s.logs = make([]refusal.Log, loggers)
+		scratch := &refusal.Scratch{}
+		for range s.keys {
+			r := refusal.New(spec)
+			r.ShareScratch(scratch) // judged one key after another on the engine's loop
+			s.refusals = append(s.refusals, r)
+		}
+	}
+}
+
+// sinceUs is the run's monotonic clock in µs.
+func (s *strategyState) sinceUs() int64 { return time.Since(s.begin).Microseconds() }
+
+// entering marks worker's call in flight for the refusal judges, before the time it is sent at
+// is read (refusal.LowWater.Enter says why).
+func (s *strategyState) entering(worker int) {
+	if s.logs != nil {
+		s.inFlight.Enter(worker, s.sinceUs())
+	}
+}
+
+// judged hands c to the refusal judges and ends its worker's call in flight.
+func (s *strategyState) judged(c *decisionCall) {
+	if s.logs == nil {
+		return
+	}
+	if c.round != nil {
+		c.round.judged(c)
+		return
+	}
+	s.logs[c.worker].Record(c.keyIndex, c.judged)
+	s.inFlight.Leave(c.worker)
+}
+
+// judgeRefusals judges every key's refusals decided before the low-water mark (all of them at
+// the end) and adds what they found to v.
+func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
+	if s.refusals == nil {
+		s.passCalls(final)
+		v.RefusalsUnjudged, v.NoRefusalJudged = RefusalsShared, true
+		if s.run.RefusalsUnjudged != "" {
+			v.RefusalsUnjudged = s.run.RefusalsUnjudged
+		}
+		return
+	}
+	s.judgePass(final)
+	if s.masters != nil {
+		v.RefusalsUnjudged = s.masters.reason()
+		v.NoRefusalJudged = v.RefusalsUnjudged != "" && s.masters.confirmed.Load() == 0
+	}
+	for _, r := range s.refusals {
+		v.FalseRejects += r.Count
+		if r.First != nil && (v.FirstFalseReject == nil || r.First.SentMs < v.FirstFalseReject.SentMs) {
+			v.FirstFalseReject = r.First
+		}
+		if r.Worst != nil && (v.Tightest == nil || r.Worst.Room() < v.Tightest.Room()) {
+			v.Tightest = r.Worst
+		}
+	}
+	if v.FirstFalseReject != nil {
+		first, tightest := *v.FirstFalseReject, *v.Tightest
+		first.Request = s.refusedRequest(first.ID)
+		v.FirstFalseReject, v.Tightest = &first, &tightest // copies: the snapshot is read elsewhere
+	}
+}
+
+// judgePass judges every key's refusals decided before the low-water mark (all of them when
+// final), tells the workers' recorders which refusals are judged, and looks up the first false
+// reject's request while its worker's ring still holds it. The engine runs it every judging
+// tick (judgeEvery) and at each snapshot, on its loop.
+func (s *strategyState) judgePass(final bool) {
+	if s.refusals == nil {
+		s.passCalls(final)
+		return
+	}
+	mark := int64(refusal.Forever)
+	if !final {
+		mark = s.inFlight.Mark(s.sinceUs())
+	}
+	// Every call sent before the mark is in a worker's log by now: hand them to their keys.
+	for i := range s.logs {
+		s.logs[i].DrainTo(s.refusals)
+	}
+	stopped := false
+	if s.masters != nil {
+		confirmed := s.masters.confirmed.Load()
+		mark = min(mark, confirmed)
+		// The masters changed and everything up to the last confirmation is in: this is the
+		// last batch that can judge anything.
+		stopped = s.masters.reason() != "" && mark == confirmed
+	}
+	// With many keys each pass judges some of them in turn, so a key's batch holds more calls:
+	// what a batch costs beyond its calls (sorting what the key keeps, settling it) is paid
+	// once per key every few passes, not every pass.
+	judge := min(len(s.refusals), keysJudgedPerTick)
+	if final || stopped {
+		judge = len(s.refusals)
+	}
+	for n := 0; n < judge; n++ {
+		r := s.refusals[s.nextKey]
+		s.nextKey = (s.nextKey + 1) % len(s.refusals)
+		r.JudgeBefore(mark)
+		if stopped {
+			r.Close() // the masters changed: nothing later will be judged, so nothing is kept
+		}
+	}
+	judged := int64(refusal.Forever)
+	var first *refusal.FalseReject
+	for _, r := range s.refusals {
+		judged = min(judged, r.UnjudgedFrom(mark))
+		if r.First != nil && (first == nil || r.First.SentMs < first.SentMs) {
+			first = r.First
+		}
+	}
+	if first != nil {
+		s.refusedRequest(first.ID) // found now, before the ring moves on; kept by id
+	}
+	s.judgedMark.Set(judged)
+}
+
+// passCalls hands every logged call to the strategy's CallSink with the low-water mark they
+// are complete to (all of them when final), on the engine's loop.
+func (s *strategyState) passCalls(final bool) {
+	if s.logs == nil {
+		return
+	}
+	mark := int64(refusal.Forever)
+	if !final {
+		mark = s.inFlight.Mark(s.sinceUs())
+	}
+	for i := range s.logs {
+		s.logs[i].Drain(s.run.Calls.Add)
+	}
+	s.run.Calls.Mark(mark)
+}
+
+// refusedRequest is the refused request id with its commands, from its worker's ring of
+// refusals, looked up once per id (engine loop only); nil when the ring had moved on.
+func (s *strategyState) refusedRequest(id uint64) *trace.Request {
+	if id == s.refusedID {
+		return s.refused
+	}
+	s.refusedID, s.refused = id, nil
+	if id == 0 || len(s.recorders) == 0 {
+		return nil
+	}
+	worker := int((id - 1) % uint64(len(s.recorders)))
+	recs := s.recorders[worker].Refused(nil, func(r *trace.Record) bool { return r.ID == id })
+	if reqs, _ := trace.Requests(recs); len(reqs) == 1 {
+		s.refused = &reqs[0]
+	}
+	return s.refused
+}
+
+// judgeEvery is how often the engine judges refusals between snapshots: a refusal proven wrong
+// is found within a few of these of its reply, while its worker's ring still holds its request
+// (a ring holds RefuseRing refusals not yet judged: a worker would have to be refused that
+// many times before its key's turn to be judged for the first false reject's request to be
+// lost; with more than keysJudgedPerTick keys a key's turn comes every few passes).
+const judgeEvery = 10 * time.Millisecond
+
+// keysJudgedPerTick bounds the keys whose refusals one judging pass judges.
+const keysJudgedPerTick = 256
+
+// RefusalsShared is why a run with a run id does not judge refusals; a strategy's
+// RefusalsUnjudged says it, or why its refusals from some moment on were not judged.
+const RefusalsShared = "other processes may share the run's keys (--run-id), so what they hold or admit is unknown here"

@@ -1,0 +1,139 @@
+package bench
+
+import (
+	"context"
+	"time"
+
+	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/bench/tally"
+	"github.com/limitctl/limitctl/internal/limiter"
+)
+
+// settle records an acquire answered at repliedAt (read after its reply): the decision, its
+// latency and its evidence. pause is how long the worker then waits (its hold or think time,
+// or its backoff after an error); release says the limiter must release c.d once it has (and
+// the call is judged once the release is answered, by released).
+func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.Decision, err error, repliedAt time.Time) (pause time.Duration, release bool) {
+	ev := s.evidence[c.keyIndex]
+	c.repliedMono = repliedAt.Sub(s.begin)
+	latency := repliedAt.Sub(c.started)
+	c.judged = refusal.Call{ID: c.id, Sent: c.sentMono.Microseconds(), Replied: ceilMicros(c.repliedMono), Outcome: refusal.Unknown}
+	ahead := repliedAt.Sub(c.stampedAt) + s.cfg.Skew - c.skew
+	if s.run.ServerClock {
+		c.judged.StampLo, c.judged.StampHi = c.judged.Sent, c.judged.Replied
+	} else {
+		c.judged.StampLo = c.now.UnixMicro()
+		c.judged.StampHi = c.judged.StampLo
+		if s.sentHigh != nil {
+			// Read after the reply: the script's TIME lies in [stamp, this] (overshoot/clock_evidence.go).
+			c.judged.StampHi = max(c.judged.StampLo, s.sentHigh[c.keyIndex].Load())
+			ahead = max(ahead, time.Duration(c.judged.StampHi-c.judged.StampLo)*time.Microsecond)
+		}
+	}
+	// The longest the request can have taken to reach Redis after its now (in ms, as sent), by
+	// the most advanced worker clock (up to Skew ahead of this one's), by which another call may
+	// already have pruned the log or started the window's counter; on a monotone virtual clock,
+	// also how far past its stamp its TIME can have been answered.
+	stamp := overshoot.Stamp(s.run.TimeQuantum, c.now)
+	lateness := overshoot.Lateness(s.run.TimeQuantum, c.now, ahead)
+	if err != nil && ctx.Err() != nil {
+		s.judged(c) // not a decision, but it may have run: later refusals count it
+		ev.Unjudged(overshoot.Call{StampMs: stamp.UnixMilli(), Late: -1})
+		return 0, false
+	}
+	s.count(c, &s.attempts)
+	if c.round != nil {
+		c.round.latency(latency)
+	} else {
+		s.record(latency)
+	}
+	if err != nil {
+		s.count(c, &s.errs)
+		s.countError(classifyDecision(err, limiter.Strategy(s.run.Name)), err.Error())
+		s.judged(c)
+		ev.Unjudged(overshoot.Call{StampMs: stamp.UnixMilli(), Late: -1}) // it may have run, and admitted
+		if s.cfg.FailOpen {
+			s.failOpen.Add(1)
+			pause = s.cfg.Hold
+		} else {
+			s.failClosed.Add(1)
+		}
+		return pause + s.cfg.ErrorBackoff, false
+	}
+	if d.Retries > 0 {
+		s.retries.Add(int64(d.Retries))
+	}
+	if !d.Allowed {
+		s.count(c, &s.rejected)
+		s.recorders[c.worker].Keep(false, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness)
+		c.judged.Outcome = refusal.Refused
+		s.judged(c)
+		return 0, false
+	}
+	s.count(c, &s.admitted)
+	c.judged.Outcome = refusal.Admitted
+	releases := s.cfg.Limiter.Describe().Releases
+	if !releases {
+		s.judged(c)
+	}
+	var wait time.Duration
+	if s.run.AdmitAt && !d.AdmitAt.IsZero() {
+		stamp, lateness, wait = admitAtEvidence(c.now, d.AdmitAt, lateness)
+	}
+	call := overshoot.Call{ID: c.id, Now: c.now, StampMs: stamp.UnixMilli(), Late: lateness, LatestUs: c.judged.StampHi,
+		Sent: c.sentMono, Replied: c.repliedMono}
+	if s.sentHigh != nil && s.intervalStamps() {
+		// The virtual clock's TIME lies in [stamp, highest stamp sent before the reply], and the
+		// call ran in [sent, replied] of the real clock the key's TTLs run on: judged over both
+		// (overshoot/clock_evidence.go).
+		call.Sent, call.Replied = min(call.Sent, s.sinceBegin(c.judged.StampLo)), max(call.Replied, s.sinceBegin(c.judged.StampHi))
+	}
+	// Never released, as by a client that crashed: held until stale-after reclaims it, for the
+	// witness and the refusal judges alike. The worker goes on after its hold.
+	call.Abandoned = releases && s.abandons(c.worker)
+	// Kept in the trace only when judged, so it shows exactly the admits the evidence counted,
+	// and before the evidence can name it behind a first overshoot (Evidence.Admit).
+	keep := func() { s.recorders[c.worker].Keep(true, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness) }
+	if ev.Admit(call, keep) == overshoot.TooLate {
+		return wait, false
+	}
+	c.d = d
+	if call.Abandoned {
+		s.abandoned.Add(1)
+		c.judged.Abandoned = true
+		s.judged(c)
+		return wait + s.cfg.Hold, false
+	}
+	return wait + s.cfg.Hold, releases
+}
+
+// admitAtEvidence is how an admit the limiter scheduled for at (a call stamped now, as late as
+// lateness allows) is judged, and how long its caller waits for it.
+//
+// The stamp is at, to the millisecond below: the limiter's own promise, which a correct
+// schedule keeps within the window or bucket it enforces. Rounding down is sound for the
+// windows: two stamps less than a window apart once floored (at most window-1 ms) were less than
+// a window apart before; a fixed window's index is the same for at and its floor. For the
+// bucket, the lateness carries what the floor took off (under 1ms) and, for a time before
+// the call's own now, how far before: a schedule that answers the past decided it with a view
+// as late as the call's, so the bucket's lateness tiers allow for a refill over that span, as
+// they do for a late call. A time after now needs nothing more than the call's lateness. The
+// windows' rule (a call a window or more late is no evidence) reads the same lateness.
+func admitAtEvidence(now, at time.Time, lateness time.Duration) (stamp time.Time, late, wait time.Duration) {
+	stamp = time.UnixMilli(tally.FloorDiv(at.UnixMicro(), 1000))
+	late = lateness + at.Sub(stamp)
+	if at.Before(now) {
+		late += now.Sub(at)
+	}
+	wait = min(max(0, at.Sub(now)), MaxAdmitWait)
+	return stamp, late, wait
+}
+
+// sinceBegin is a stamp (µs) as a time since the run's start on the stamps' clock.
+func (s *strategyState) sinceBegin(stampUs int64) time.Duration {
+	return time.Duration(stampUs-s.beginMs*1000) * time.Microsecond
+}
+
+// ceilMicros is d in µs, rounded up: a reply is never taken for earlier than it came.
+func ceilMicros(d time.Duration) int64 { return int64((d + time.Microsecond - 1) / time.Microsecond) }
