@@ -305,8 +305,8 @@ func TestFirstOvershootOfEveryKindAccountsForItsCount(t *testing.T) {
 					if st.FirstOvershoot != nil {
 						t.Fatalf("no overshoot, yet a trace: %+v", st.FirstOvershoot)
 					}
-					if attempt == 3 {
-						t.Fatal("naive never overshot in 3 one-second runs")
+					if attempt == 20 {
+						t.Fatal("naive never overshot in 20 one-second runs") // a busy machine may need several
 					}
 					continue
 				}

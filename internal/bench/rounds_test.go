@@ -199,7 +199,10 @@ func TestRoundsReleaseEvenAsTheRunEnds(t *testing.T) {
 	admin := srv.Client(t)
 	for _, c := range roundModes {
 		t.Run(c.String(), func(t *testing.T) {
-			for run := range 20 {
+			for run, judged := 0, 0; judged < 20; run++ {
+				if run == 200 {
+					t.Fatalf("only %d of 200 runs of 100ms admitted anything", judged)
+				}
 				var cfg bench.Config
 				if c.direct {
 					cfg, _ = directConfig(t, srv, limiter.Concurrency, c.conns)
@@ -213,7 +216,11 @@ func TestRoundsReleaseEvenAsTheRunEnds(t *testing.T) {
 					t.Fatal(err)
 				}
 				lua := sum.Strategies[0]
-				if lua.Admitted == 0 || lua.ReleaseErrors != 0 {
+				if lua.Admitted == 0 && lua.ReleaseErrors == 0 {
+					continue // a busy machine ran no worker in 100ms: nothing to release, run again
+				}
+				judged++
+				if lua.ReleaseErrors != 0 {
 					t.Fatalf("run %d: %d admitted, %d release errors %v", run, lua.Admitted, lua.ReleaseErrors, lua.ErrorSamples)
 				}
 				if n, err := admin.ZCard(context.Background(), cfg.KeyFor("lua", 0)).Result(); err != nil || n != 0 {

@@ -36,7 +36,17 @@ import (
 //     low-water mark of the workers' calls in flight), so no call that can have run before it is
 //     missing from the evidence.
 //
-// outRefused calls outnumber admitted ones ten to one under contention, so they are kept as groups
+// The correct families every judge must hold, each made by internal/corpus and hammered by cmd's
+// soundness test (none may be blamed, idle or loaded, under every profile and skew): fixed windows
+// of any alignment (epoch in the key or in the state, a grid phased by its first hit, the first hit
+// by time or by expiry, a start rounded to a whole second), counting refused calls or not; sliding
+// logs counted at the call's now and lists of the last limit times; buckets refilled continuously
+// (never backwards) or by GCRA, and, for refusals only, in steps of up to a window (a bucket that
+// refills later holds fewer tokens: refusing then is its right); concurrency sets scored by start
+// or by deadline that reclaim at stale-after; told the time in ms, µs, ns, seconds or whole
+// seconds, or reading TIME on the virtual clock.
+//
+// Refused calls outnumber admitted ones ten to one under contention, so they are kept as groups
 // (per millisecond of their stamp, or of their sending), each judged as one call that could have
 // run anywhere in the union of its members' intervals with the least favourable of their stamps:
 // whatever a group proves holds for every member. Each key keeps only what later decisions can
