@@ -152,8 +152,8 @@ func TestReadmeWorkflowPassesActionlint(t *testing.T) {
 		t.Fatal("the README shows no workflow")
 	}
 	for _, flow := range flows {
-		if !strings.Contains(flow, "uses: limitctl/limitctl@") || !strings.Contains(flow, "hammer --script") || !strings.Contains(flow, "lint -o github") {
-			t.Errorf("the README's workflow should use the action for hammer --script and lint -o github:\n%s", flow)
+		if !strings.Contains(flow, "uses: limitctl/limitctl@") || !strings.Contains(flow, "hammer -f ") || !strings.Contains(flow, "lint -o github") {
+			t.Errorf("the README's workflow should use the action for hammer -f (the limiter file) and lint -o github:\n%s", flow)
 		}
 		if findings := actionlint(t, regexp.MustCompile(`uses: limitctl/limitctl@\S+`).ReplaceAllString(flow, "uses: ./")); findings != "" {
 			t.Errorf("actionlint:\n%s\n%s", findings, flow)
@@ -239,10 +239,10 @@ func TestPreCommitHookLintsLuaFiles(t *testing.T) {
 	}
 }
 
-// The README tells how to use the hook.
+// The CI page tells how to use the hook.
 func TestReadmeShowsThePreCommitHook(t *testing.T) {
-	readme, _ := os.ReadFile("README.md")
-	if !strings.Contains(string(readme), "repo: https://github.com/limitctl/limitctl") || !strings.Contains(string(readme), "id: limitctl-lint") {
-		t.Error("README lacks the .pre-commit-config.yaml lines for limitctl-lint")
+	doc, _ := os.ReadFile(filepath.Join("docs", "ci.md"))
+	if !strings.Contains(string(doc), "repo: https://github.com/limitctl/limitctl") || !strings.Contains(string(doc), "id: limitctl-lint") {
+		t.Error("docs/ci.md lacks the .pre-commit-config.yaml lines for limitctl-lint")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,19 +15,22 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/limiterfile"
 	"github.com/limitctl/limitctl/internal/redistest"
 	"github.com/limitctl/limitctl/scripts"
 )
 
-// readmeCommands extracts every command the README shows: the lines of ```sh blocks, and the
-// run: lines and the action's args: lines of ```yaml blocks, without their trailing comments.
-func readmeCommands(t *testing.T) []string {
+// docCommands extracts every command a Markdown file shows: the lines of ```sh blocks and, in
+// the README, the run: lines and the action's args: lines of ```yaml blocks (a workflow's
+// steps), without their trailing comments.
+func docCommands(t *testing.T, name string) []string {
 	t.Helper()
-	f, err := os.Open("README.md")
+	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	readme := name == "README.md"
 	var cmds []string
 	lang := ""
 	sc := bufio.NewScanner(f)
@@ -46,14 +51,41 @@ func readmeCommands(t *testing.T) []string {
 		switch {
 		case lang == "sh" && trimmed != "" && !strings.HasPrefix(trimmed, "#"):
 			cmds = append(cmds, stripComment(trimmed))
-		case lang == "yaml" && strings.HasPrefix(trimmed, "run: "):
+		case readme && lang == "yaml" && strings.HasPrefix(trimmed, "run: "):
 			cmds = append(cmds, stripComment(strings.TrimPrefix(trimmed, "run: ")))
-		case lang == "yaml" && strings.HasPrefix(trimmed, "args: "):
+		case readme && lang == "yaml" && strings.HasPrefix(trimmed, "args: "):
 			// A step of the GitHub Action (action.yml) runs limitctl with these arguments.
 			cmds = append(cmds, "limitctl "+stripComment(strings.TrimPrefix(trimmed, "args: ")))
 		}
 	}
 	return cmds
+}
+
+// guideFiles are the README and the docs whose commands the tests run.
+func guideFiles(t *testing.T) []string {
+	t.Helper()
+	docs, err := filepath.Glob(filepath.Join("docs", "*.md"))
+	if err != nil || len(docs) < 6 {
+		t.Fatalf("docs/*.md: %v (%d files)", err, len(docs))
+	}
+	return append([]string{"README.md"}, docs...)
+}
+
+// readmeFiles writes the files the README shows whole before the commands that use them: a
+// ```yaml block whose first line names a path under limiter/ ("# limiter/limiter.yaml: ...").
+func readmeFiles(t *testing.T, work string) {
+	t.Helper()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range regexp.MustCompile("(?s)```yaml\n(# (limiter/[^:\n]+)[^\n]*\n.*?)```").FindAllStringSubmatch(string(readme), -1) {
+		path := filepath.Join(work, block[2])
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(block[1]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // stripComment drops a trailing "  # ..." shell comment outside quotes.
@@ -72,15 +104,12 @@ func stripComment(s string) string {
 	return s
 }
 
-// TestEveryReadmeCommandRuns runs each command the README shows against a throw-away server
-// seeded with the keys the examples talk about, with the built binary as limitctl on PATH.
+// TestEveryReadmeCommandRuns runs each command the README and the docs show against a
+// throw-away server seeded with the keys the examples talk about, with the built binary as
+// limitctl on PATH.
 func TestEveryReadmeCommandRuns(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs every README command, including hammers of several seconds")
-	}
-	cmds := readmeCommands(t)
-	if len(cmds) < 8 {
-		t.Fatalf("found only %d commands in README.md: %q", len(cmds), cmds)
+		t.Skip("runs every command of the README and the docs, including hammers of several seconds")
 	}
 	root, _ := os.Getwd()
 	bin := t.TempDir()
@@ -92,22 +121,31 @@ func TestEveryReadmeCommandRuns(t *testing.T) {
 	work := t.TempDir()
 	os.MkdirAll(filepath.Join(work, "limiter"), 0o755)
 	os.WriteFile(filepath.Join(work, "limiter", "acquire.lua"), []byte(scripts.ConcurrencyAcquire), 0o644)
-	// "Verify a limiter you already have" runs the scripts in testdata/limiters by that path.
-	if err := os.Symlink(filepath.Join(root, "testdata"), filepath.Join(work, "testdata")); err != nil {
-		t.Fatal(err)
+	readmeFiles(t, work)
+	// The docs run the scripts in testdata/limiters and the limiter files in docs/examples by
+	// those paths.
+	for _, dir := range []string{"testdata", "docs"} {
+		if err := os.Symlink(filepath.Join(root, dir), filepath.Join(work, dir)); err != nil {
+			t.Fatal(err)
+		}
 	}
-
-	for _, c := range cmds {
-		t.Run(c, func(t *testing.T) {
-			out, err := readmeCommand(t, c, root, work, bin, srv).CombinedOutput()
-			for attempt := 1; err != nil && attempt < readmeAttempts && onlyNotJudged(out); attempt++ {
-				t.Logf("run %d not judged (calls too slow to be evidence on a busy machine), running it again:\n%s", attempt, out)
-				out, err = readmeCommand(t, c, root, work, bin, srv).CombinedOutput()
-			}
-			if err != nil {
-				t.Fatalf("%s: %v\n%s", c, err, out)
-			}
-		})
+	for _, file := range guideFiles(t) {
+		cmds := docCommands(t, file)
+		if file == "README.md" && len(cmds) < 8 {
+			t.Fatalf("found only %d commands in README.md: %q", len(cmds), cmds)
+		}
+		for _, c := range cmds {
+			t.Run(file+"/"+c, func(t *testing.T) {
+				out, err := readmeCommand(t, c, root, work, bin, srv).CombinedOutput()
+				for attempt := 1; err != nil && attempt < readmeAttempts && onlyNotJudged(out); attempt++ {
+					t.Logf("run %d not judged (calls too slow to be evidence on a busy machine), running it again:\n%s", attempt, out)
+					out, err = readmeCommand(t, c, root, work, bin, srv).CombinedOutput()
+				}
+				if err != nil {
+					t.Fatalf("%s: %v\n%s", c, err, out)
+				}
+			})
+		}
 	}
 }
 
@@ -184,10 +222,10 @@ func seedReadmeKeys(t *testing.T, rdb *redis.Client) {
 	rdb.HSet(ctx, "session:user42", "name", "Ada")
 }
 
-// The README's ACL table repeats docs/acl.md, whose every line cmd/acl_test.go runs against a
-// real server: each rule the README shows must be one of those, word for word.
+// docs/operations.md's ACL table repeats docs/acl.md, whose every line cmd/acl_test.go runs
+// against a real server: each rule it shows must be one of those, word for word.
 func TestReadmeACLsAreTheTestedOnes(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile(filepath.Join("docs", "operations.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,11 +246,11 @@ func TestReadmeACLsAreTheTestedOnes(t *testing.T) {
 		}
 		shown++
 		if !tested[strings.TrimSpace(line)] {
-			t.Errorf("README shows an ACL rule docs/acl.md does not test:\n%s", line)
+			t.Errorf("docs/operations.md shows an ACL rule docs/acl.md does not test:\n%s", line)
 		}
 	}
 	if shown < 6 {
-		t.Errorf("README shows %d ACL rules, want one per command that talks to Redis", shown)
+		t.Errorf("docs/operations.md shows %d ACL rules, want one per command that talks to Redis", shown)
 	}
 }
 
@@ -315,4 +353,136 @@ func TestReadmeOutputsMatchTheTool(t *testing.T) {
 			t.Errorf("want %q in both the tool's summary and the README's:\n%s", w, joined)
 		}
 	}
+}
+
+// The README is a guide: at most 400 lines, one screen per user, and it points at every help
+// topic and every page of docs/ that holds the rest, each of which exists.
+func TestTheReadmeIsAGuide(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(readme), "\n"); lines > 400 {
+		t.Errorf("README.md is %d lines, more than 400: the rest belongs in docs/", lines)
+	}
+	for _, topic := range []string{"limiter-file", "contract", "evidence", "http", "exit-codes", "connections"} {
+		if !strings.Contains(string(readme), "`"+topic+"`") && !strings.Contains(string(readme), "limitctl help "+topic) {
+			t.Errorf("README.md does not point at limitctl help %s", topic)
+		}
+	}
+	for _, doc := range []string{"contract", "evidence", "http", "operations", "benchmarks", "ci"} {
+		path := "docs/" + doc + ".md"
+		if !strings.Contains(string(readme), "]("+path+")") {
+			t.Errorf("README.md does not link %s", path)
+		}
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+}
+
+// Every example of the README and the docs that states five or more of the limiter file's
+// fields as flags has its limiter file (docs/examples, its flags in its head comment, and
+// cmd's TestEveryExampleLimiterFileRoundTrips proves they state the same run), and every file
+// there is run by a command of the docs.
+func TestEveryLongExampleHasItsLimiterFile(t *testing.T) {
+	held := map[string]bool{}
+	for _, name := range limiterfile.Flags() {
+		held[name] = true
+	}
+	files, _ := filepath.Glob(filepath.Join("docs", "examples", "*.yaml"))
+	asFlags := map[string]string{}
+	for _, file := range files {
+		text, _ := os.ReadFile(file)
+		_, line, _ := strings.Cut(string(text), "\n# As flags: ")
+		line, _, _ = strings.Cut(line, "\n")
+		asFlags[strings.Join(limiterWords(sh(line), held), "\x00")] = file
+	}
+	used := map[string]bool{}
+	for _, doc := range guideFiles(t) {
+		for _, c := range docCommands(t, doc) {
+			words := sh(c)
+			if len(words) < 2 || words[0] != "limitctl" || words[1] != "hammer" {
+				continue
+			}
+			for i, w := range words {
+				if (w == "-f" || w == "--limiter-file") && i+1 < len(words) {
+					used[words[i+1]] = true
+				}
+			}
+			lim := limiterWords(words[2:], held)
+			distinct := map[string]bool{}
+			for _, w := range lim {
+				if strings.HasPrefix(w, "--") {
+					distinct[w] = true
+				}
+			}
+			if len(distinct) < 5 || slices.Contains(words, "--print-limiter") {
+				continue
+			}
+			if asFlags[strings.Join(lim, "\x00")] == "" {
+				t.Errorf("%s: an example of %d contract flags with no limiter file in docs/examples:\n%s", doc, len(distinct), c)
+			}
+		}
+	}
+	for _, file := range files {
+		if !used[file] {
+			t.Errorf("%s is run by no command of the README or the docs", file)
+		}
+	}
+}
+
+// limiterWords are the flags of args (a hammer command's, after "hammer") that the limiter file
+// holds, each with its value.
+func limiterWords(args []string, held map[string]bool) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		name := strings.TrimLeft(args[i], "-")
+		if !strings.HasPrefix(args[i], "--") {
+			continue
+		}
+		takesValue := name != "no-lint" && name != "keep-keys" && name != "print-limiter"
+		if held[name] {
+			out = append(out, args[i])
+			if takesValue && i+1 < len(args) {
+				out = append(out, args[i+1])
+			}
+		}
+		if takesValue {
+			i++
+		}
+	}
+	return out
+}
+
+// sh splits a command line as sh does for the quoting the docs use ('...' and "..."), up to its
+// first unquoted > redirection.
+func sh(line string) []string {
+	var words []string
+	var word strings.Builder
+	inWord, quote := false, rune(0)
+	for _, r := range line {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			word.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == '>' || r == '|':
+			return words
+		case r == ' ' || r == '\t':
+			if inWord {
+				words, inWord = append(words, word.String()), false
+				word.Reset()
+			}
+		default:
+			word.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, word.String())
+	}
+	return words
 }

@@ -95,11 +95,12 @@ func TestHammerJSONCarriesContractAndClock(t *testing.T) {
 	if lua.Clock != "client" || lua.Contract != nil {
 		t.Errorf("lua: clock %q contract %v; want client and no contract", lua.Clock, lua.Contract)
 	}
-	// A fixed window's contract says where its windows start: nothing in these templates names a
-	// window, so any.
-	want := map[string]string{"keys": "{key}", "args": "{cost} {window_s}", "allowed": "reply[1] <= 20", "window_start": "any"}
-	if custom.Clock != "server" || len(custom.Contract) != 4 || custom.Contract["keys"] != want["keys"] ||
-		custom.Contract["args"] != want["args"] || custom.Contract["allowed"] != want["allowed"] ||
+	// The contract is the limiter file's script as the run resolved it (limiterfile): the file, the
+	// templates, the reply's rule, the clock, and where a fixed window's windows start (nothing in
+	// these templates names a window, so any).
+	want := map[string]string{"file": script, "keys": "{key}", "args": "{cost} {window_s}", "allowed": "reply[1] <= 20", "clock": "server", "window_start": "any"}
+	if custom.Clock != "server" || len(custom.Contract) != len(want) || custom.Contract["keys"] != want["keys"] || custom.Contract["file"] != want["file"] ||
+		custom.Contract["args"] != want["args"] || custom.Contract["allowed"] != want["allowed"] || custom.Contract["clock"] != want["clock"] ||
 		custom.Contract["window_start"] != want["window_start"] || custom.Errors != 0 {
 		t.Errorf("custom: clock %q contract %v errors %d; want server and %v", custom.Clock, custom.Contract, custom.Errors, want)
 	}

@@ -104,26 +104,19 @@ func TestHammerSurvivesAClusterFailover(t *testing.T) {
 		// A call that failed in the switch may have taken a slot: it counts as held, so no
 		// refusal after it is blamed on the limiter.
 		"--assert", "lua.false_rejects==0", "--assert", "watch.false_rejects==0", "--assert", "function.false_rejects==0")
-	waitForStderr(t, errOut, 60*time.Second, "a second of load", func(s string) bool { return strings.Contains(s, "[1s/") })
+	waitUntil(t, 60*time.Second, "a second of load", func() bool { return strings.Contains(errOut.String(), "[1s/") }, errOut)
 	replica := c.Replicas[0].Client(t)
 	if err := replica.ClusterFailover(context.Background()).Err(); err != nil {
 		t.Fatalf("CLUSTER FAILOVER: %v", err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	waitUntil(t, 5*time.Second, "the replica promoted", func() bool {
 		info, _ := replica.Info(context.Background(), "replication").Result()
-		if strings.Contains(info, "role:master") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the replica never became master")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	failedOver := time.Now()
-	waitForStderr(t, errOut, 100*time.Second, "every strategy contended, 2s past the failover", func(s string) bool {
-		return time.Since(failedOver) > 2*time.Second && progressShowsContended(s, "watch", "lua", "function")
+		return strings.Contains(info, "role:master")
 	})
+	failedOver := time.Now()
+	waitUntil(t, 100*time.Second, "every strategy contended, 2s past the failover", func() bool {
+		return time.Since(failedOver) > 2*time.Second && progressShowsContended(errOut.String(), "watch", "lua", "function")
+	}, errOut)
 	cmd.Process.Signal(syscall.SIGINT)
 	if code := waitExit(t, cmd, 30*time.Second); code != ExitInterrupted {
 		t.Fatalf("exit %d after SIGINT, want 130\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -135,18 +128,6 @@ func TestHammerSurvivesAClusterFailover(t *testing.T) {
 	for _, s := range h.Strategies {
 		if s.Admitted == 0 || !s.Contended || s.Overshoot != 0 {
 			t.Errorf("%s: admitted %d, contended %v, overshoot %d; want admits, contention and 0 overshoot", s.Name, s.Admitted, s.Contended, s.Overshoot)
-		}
-	}
-}
-
-// waitForStderr polls what a running binary has written on stderr until done says it has what
-// the test needs, failing after limit: a test acts on what the run has reached, never on a
-// rate it assumes.
-func waitForStderr(t *testing.T, errOut *syncBuffer, limit time.Duration, what string, done func(string) bool) {
-	t.Helper()
-	for deadline := time.Now().Add(limit); !done(errOut.String()); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %s\nstderr:\n%s", what, limit, errOut)
 		}
 	}
 }
@@ -227,7 +208,7 @@ func TestHammerCountsASlowServerPastTheTimeout(t *testing.T) {
 	cmd, out, errOut := startBinary(t, "--addr", srv.Addr, "--timeout", "200ms", "hammer", "--duration", "3s", "--strategies", "lua", "-o", "json")
 	// The stall must come while the load runs: after its first progress line, not after a
 	// second that a busy machine may spend starting the binary.
-	waitForStderr(t, errOut, 30*time.Second, "a progress line", func(s string) bool { return strings.Contains(s, "\n[") })
+	waitUntil(t, 30*time.Second, "a progress line", func() bool { return strings.Contains(errOut.String(), "\n[") }, errOut)
 	if err := srv.Client(t).Do(context.Background(), "DEBUG", "SLEEP", "0.8").Err(); err != nil {
 		t.Fatalf("DEBUG SLEEP: %v", err)
 	}

@@ -167,7 +167,7 @@ func TestHammerInterruptedPrintsPartialSummaryAndCleansUp(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			cmd, out, errOut := startBinary(t, "--addr", srv.Addr, "hammer", "--duration", "30s", "-o", "json")
-			time.Sleep(1500 * time.Millisecond)
+			waitUntil(t, 20*time.Second, "a second of load", func() bool { return strings.Contains(errOut.String(), "[1s/") }, errOut)
 			interrupt(t, cmd, sig, errOut)
 			var sum struct {
 				Interrupted bool `json:"interrupted"`

@@ -16,6 +16,10 @@ func TestHammerRefusesMeaninglessStaleAfter(t *testing.T) {
 		{"below a millisecond", []string{"--stale-after", "500us"}, "--stale-after must be at least 1ms"},
 		{"zero given", []string{"--stale-after", "0"}, "--stale-after must be at least 1ms"},
 		{"not longer than the hold", []string{"--stale-after", "2ms", "--hold", "2ms"}, "longer than --hold"},
+		// The concurrency limiter holds 2ms unless --hold says otherwise: the check is against that.
+		{"not longer than the default hold", []string{"--stale-after", "2ms"}, "--stale-after 2ms must be longer than --hold 2ms"},
+		{"rate not a number", []string{"--rate", "NaN"}, "--rate must be 0 (closed loop) up to 10000000, got NaN"},
+		{"no-lint without a script", []string{"--no-lint"}, "--no-lint describes a custom script: give --script FILE.lua"},
 		{"not whole milliseconds", []string{"--stale-after", "1500us"}, "--stale-after must be a whole number of milliseconds"},
 		{"abandon below 0", []string{"--abandon", "-0.1"}, "--abandon must be 0 (none) up to 0.5, got -0.1"},
 		{"abandon above half", []string{"--abandon", "0.6"}, "--abandon must be 0 (none) up to 0.5, got 0.6"},

@@ -20,23 +20,29 @@ func TestRedisWitnessAfterAKilledRunBlamesNoGhosts(t *testing.T) {
 	}
 	killed, _, errOut := startBinary(t, args("60s")...)
 	rdb := srv.Client(t)
-	deadline := time.Now().Add(20 * time.Second)
+	ctx := context.Background()
+	const set, witness = "limitctl:{ghosts}:lua", "limitctl:{ghosts}:lua:witness"
 	// Held in the limiter and in the witness: a worker writes the witness after its admit's
 	// reply, so the limiter's set can hold 10 before the witness holds any.
-	for rdb.ZCard(context.Background(), "limitctl:{ghosts}:lua").Val() < 10 ||
-		rdb.ZCard(context.Background(), "limitctl:{ghosts}:lua:witness").Val() < 10 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the first run never held 10 requests in the limiter and the witness\n%s", errOut)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitUntil(t, 20*time.Second, "10 requests held in the limiter and the witness", func() bool {
+		return rdb.ZCard(ctx, set).Val() >= 10 && rdb.ZCard(ctx, witness).Val() >= 10
+	}, errOut)
 	killed.Process.Kill()
 	killed.Wait()
-	if n := rdb.Exists(context.Background(), "limitctl:{ghosts}:lua:witness").Val(); n != 1 {
+	if n := rdb.Exists(ctx, witness).Val(); n != 1 {
 		t.Fatalf("the killed run left no witness behind; the test proves nothing")
 	}
-	// Past stale-after the limiter has forgotten the ghosts; the witness must forget them too.
-	time.Sleep(1500 * time.Millisecond)
+	// Past stale-after (1s, and half a second for the workers' skew and the clocks) the limiter
+	// has forgotten the ghosts; the witness must forget them too.
+	newest := int64(0)
+	for _, key := range []string{set, witness} {
+		for _, z := range rdb.ZRangeWithScores(ctx, key, -1, -1).Val() {
+			newest = max(newest, int64(z.Score))
+		}
+	}
+	waitUntil(t, 20*time.Second, "the server's clock past the newest ghost's stale-after", func() bool {
+		return rdb.Time(ctx).Val().UnixMilli() > newest+1500
+	})
 	r := execBinary(t, nil, append(args("2s"), "--assert", "lua.overshoot==0")...)
 	if r.code != ExitOK {
 		t.Fatalf("exit %d after a killed run's leftovers\nstdout:\n%s\nstderr:\n%s", r.code, r.out, r.errOut)
@@ -66,7 +72,7 @@ func TestSharedRunKeysAreDeletedByTheLastProcessOnly(t *testing.T) {
 			"--workers", "4", "--duration", d, "-o", "json"}
 	}
 	long, _, longErr := startBinary(t, args("4s")...)
-	time.Sleep(500 * time.Millisecond)
+	waitUntil(t, 20*time.Second, "the long run joined", func() bool { return rdb.ZCard(ctx, "limitctl:{peers}:participants").Val() == 1 }, longErr)
 	short := execBinary(t, nil, args("1s")...)
 	if short.code != ExitOK {
 		t.Fatalf("short run: exit %d\n%s", short.code, short.errOut)

@@ -2,8 +2,10 @@ package cmd
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // result is what one limitctl invocation did.
@@ -60,6 +62,18 @@ func (r result) wantOneLineError(t *testing.T, fragments ...string) {
 	for _, f := range fragments {
 		if !strings.Contains(r.errOut, f) {
 			t.Fatalf("stderr %q does not mention %q", r.errOut, f)
+		}
+	}
+}
+
+// waitUntil polls ok until it holds, failing t after limit with what it waited for and what the
+// running commands wrote (output): a test acts on the state it needs, never on a duration it
+// assumes the machine takes to reach it.
+func waitUntil(t *testing.T, limit time.Duration, what string, ok func() bool, output ...fmt.Stringer) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); !ok(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s\n%s", what, limit, output)
 		}
 	}
 }

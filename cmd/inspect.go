@@ -39,19 +39,11 @@ func newInspectCmd(f *Factory, runF func(context.Context, *Factory, *inspectOpti
 each with read-only commands: inspect never writes. An argument with *, ? or [ is a pattern;
 any other is a key name, read directly. No argument means every key.
 
-Per key: the Redis type; the kind, read from the structure (docs/kinds.md has each rule with
-an example): a sorted set whose scores are timestamps and whose members look like request ids
-is a concurrency set or a window_log (told apart by naming hints, then by how far the members
-spread against the TTL); a string holding an integer is a counter, and a sliding_counter when
-it is <id>:<window index> beside <id>:<index-1> (the estimate is shown); a string or hash
-field holding a theoretical arrival time is gcra (when it is full again is shown when the
-epoch is known); a hash with tokens and a refill time (tokens/ts, tokens/refilledAt, ...), or
-two strings <prefix>tokens and <prefix>timestamp, is a bucket. Other libraries' layouts: a list
-of timestamps is a window_log; a hash of start, end and count, or a counter beside <key>:timer,
-is a counter whose window end is shown; {<key>} beside {<key>}/-1 is a sliding_counter; held
-lock slots <name><i> are concurrency keys of one. Then the size (members, a counter's count, a bucket's whole tokens, another type's
-length); the TTL; the oldest and newest member's age; members older than --stale; MEMORY USAGE
-("-" when the server or ACL refuses it); and a detail column for what the kind adds.
+Per key: the Redis type; the kind, read from the structure (concurrency, window_log, counter,
+sliding_counter, gcra, bucket, unknown: docs/kinds.md has each rule and each library's layout,
+with an example); the size (members, a counter's count, a bucket's whole tokens); the TTL; the
+oldest and newest member's age; members older than --stale; MEMORY USAGE ("-" when the server
+or ACL refuses it); and a detail column for what the kind adds (a window's end, an estimate).
 
 Flags: NO_TTL (the key never expires: an abandoned limiter key lives forever), STALE (members
 older than --stale), OVER_LIMIT (a concurrency set, window log or counter above --limit, or a
@@ -121,15 +113,11 @@ func (o *inspectOptions) validate(c *cobra.Command) error {
 // runInspect reads the keys once, or every --watch interval: live on a terminal, a fresh
 // report each interval otherwise.
 func runInspect(ctx context.Context, f *Factory, o *inspectOptions) error {
-	format, err := f.Format()
+	format, rdb, clock, err := openLiveKeys(ctx, f, o.keyFlags.clock)
 	if err != nil {
 		return err
 	}
-	rdb, _, err := f.Client(ctx)
-	if err != nil {
-		return err
-	}
-	o.inspect.Clock = o.keyFlags.clock.Clock(rdb, f.Now)
+	o.inspect.Clock = clock
 	read := func(ctx context.Context) (printable, error) {
 		if o.members == "" {
 			return keys.InspectPatterns(ctx, rdb, o.args, o.inspect)

@@ -55,7 +55,7 @@ instead), 3 an overshoot or a refusal with room proven, 1 a file that cannot be 
   limitctl hammer --script ours.lua --record run.jsonl && limitctl judge run.jsonl --limit 15`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.flags.Files = args
+			opts.flags.Files, opts.flags.Given = args, c.Flags().Changed
 			var err error
 			if opts.run, err = opts.flags.Resolve(); err != nil {
 				return err
@@ -67,7 +67,8 @@ instead), 3 an overshoot or a refusal with room proven, 1 a file that cannot be 
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&opts.flags.Limiter, "limiter", "", "the limiter the records are judged against: "+human.Or(limiter.Names(limiter.Kinds())))
+	fl.StringVarP(&opts.flags.LimiterFile, "limiter-file", "f", "", "read the limiter from `FILE` (YAML, as hammer -f); flags given override it")
+	fl.StringVar(&opts.flags.Kind, "limiter", "", "the limiter the records are judged against: "+human.Or(limiter.Names(limiter.Kinds())))
 	fl.Int64Var(&opts.flags.Limit, "limit", 0, "the limit: requests per window, in flight at once, or the bucket's burst")
 	fl.DurationVar(&opts.flags.Window, "window", 0, "the window of the window limiters; the token bucket refills --limit per window")
 	fl.DurationVar(&opts.flags.Hold, "hold", 0, "concurrency behind HTTP: how long the endpoint holds an admitted request's slot before it answers")
@@ -80,6 +81,7 @@ instead), 3 an overshoot or a refusal with room proven, 1 a file that cannot be 
 	fl.StringVar(&opts.junit, "junit", "", "write a JUnit XML report to this file for CI (a test case per key group's verdict)")
 	c.RegisterFlagCompletionFunc("limiter", fixedCompletion(limiter.Names(limiter.Kinds())...))
 	c.RegisterFlagCompletionFunc("format", fixedCompletion(limiter.Names(history.Formats)...))
+	c.MarkFlagFilename("limiter-file", "yaml", "yml")
 	c.MarkFlagFilename("report", "html")
 	c.MarkFlagFilename("junit", "xml")
 	return c

@@ -1,9 +1,11 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/limitctl/limitctl/internal/keys"
@@ -13,6 +15,20 @@ import (
 
 // The flags of the commands on live limiter keys (inspect, purge, reset), each bound once, and
 // how purge and reset ask before they write and print what they wrote.
+
+// openLiveKeys is how inspect, purge and reset start: the output format, the client, and the
+// clock ages and cutoffs are measured by.
+func openLiveKeys(ctx context.Context, f *Factory, clock keys.ClockName) (tableprint.Format, redis.UniversalClient, keys.Clock, error) {
+	format, err := f.Format()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	rdb, _, err := f.Client(ctx)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return format, rdb, clock.Clock(rdb, f.Now), nil
+}
 
 // clockFlag is --clock: whose clock ages, cutoffs and kinds are measured against.
 type clockFlag struct {

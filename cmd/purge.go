@@ -90,15 +90,11 @@ func (o *purgeOptions) validate(c *cobra.Command, f *Factory) error {
 }
 
 func runPurge(ctx context.Context, f *Factory, o *purgeOptions) error {
-	format, err := f.Format()
+	format, rdb, clock, err := openLiveKeys(ctx, f, o.keyFlags.clock)
 	if err != nil {
 		return err
 	}
-	rdb, _, err := f.Client(ctx)
-	if err != nil {
-		return err
-	}
-	o.purge.Clock = o.keyFlags.clock.Clock(rdb, f.Now)
+	o.purge.Clock = clock
 	res, err := keys.PurgePatterns(ctx, rdb, o.args, o.purge)
 	return printWrite(f, format, res, res.TotalRemoved > 0, err)
 }

@@ -80,15 +80,11 @@ func (o *resetOptions) validate(c *cobra.Command, f *Factory) error {
 }
 
 func runReset(ctx context.Context, f *Factory, o *resetOptions) error {
-	format, err := f.Format()
+	format, rdb, clock, err := openLiveKeys(ctx, f, o.clock.clock)
 	if err != nil {
 		return err
 	}
-	rdb, _, err := f.Client(ctx)
-	if err != nil {
-		return err
-	}
-	o.reset.Clock = o.clock.clock.Clock(rdb, f.Now)
+	o.reset.Clock = clock
 	res, err := keys.ResetPatterns(ctx, rdb, o.args, o.reset)
 	return printWrite(f, format, res, res.TotalDeleted > 0, err)
 }

@@ -132,7 +132,8 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 	root.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
 	root.SetHelpTemplate(helpTemplate)
 	pf := root.PersistentFlags()
-	pf.StringVarP(&f.Conn.URL, "url", "u", "", "Redis URL: redis://[user:password@]host:port[/db], rediss://..., unix:///path, redis+sentinel://[user:password@]host:port[,host:port...]/MASTER[/db] (env REDIS_URL)")
+	pf.SortFlags = false // listed as defined: the target first, the output last
+	pf.StringVarP(&f.Conn.URL, "url", "u", "", "Redis `URL`: redis://host:port[/db], rediss://..., unix:///path or redis+sentinel://host:port/MASTER, user:password@ before the host (env REDIS_URL)")
 	pf.StringArrayVar(&f.Conn.Addrs, "addr", nil, "Redis host:port (repeat for a cluster's seed nodes)")
 	pf.BoolVar(&f.Conn.Cluster, "cluster", false, "treat the target as a Redis Cluster")
 	pf.StringVar(&f.Conn.Username, "username", "", "ACL username")
@@ -150,19 +151,21 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 	pf.StringVar(&f.Conn.TLSKey, "tls-key", "", "client private key (PEM)")
 	pf.BoolVar(&f.Conn.TLSInsecure, "tls-insecure", false, "skip verification of the server's certificate (unsafe)")
 	pf.DurationVar(&f.Conn.Timeout, "timeout", redisconn.DefaultTimeout, "bound on connecting and on every Redis call")
-	pf.VarP(&f.Output, "output", "o", "output format: "+tableprint.SayFormats(tableprint.Formats...)+" (default table on a terminal, tsv when piped)")
+	pf.VarP(&f.Output, "output", "o", "output `FORMAT`: "+tableprint.SayFormats(tableprint.Formats...)+" (default table on a terminal, tsv when piped)")
 	pf.BoolVar(&f.IO.NoColor, "no-color", false, "no colour in output (also env NO_COLOR)")
 
+	hammer := newHammerCmd(f, nil)
 	root.AddCommand(
 		newScriptsCmd(f),
 		newLintCmd(f, nil),
-		newHammerCmd(f, nil),
+		hammer,
 		newJudgeCmd(f, nil),
 		newInspectCmd(f, nil),
 		newPurgeCmd(f, nil),
 		newResetCmd(f, nil),
 		newVersionCmd(f, nil),
 	)
+	addHelpTopics(root, hammer, hammerFlagGroups)
 	root.RegisterFlagCompletionFunc("output", func(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 		return tableprint.FormatNames(append(slices.Clone(tableprint.Formats), commandOutputs(c)...)...), cobra.ShellCompDirectiveNoFileComp
 	})
@@ -212,12 +215,12 @@ func noArgs(c *cobra.Command, args []string) error {
 
 // helpTemplate leads with what a command is, how it is called, examples and flags (cobra's usage
 // block); the long explanation comes after, under Details, so a flag is found without scrolling
-// past prose (hammer's is some fifty lines).
+// past prose. A help topic (limitctl help contract) is its text alone.
 const helpTemplate = `{{with .Short}}{{.}}
 
-{{end}}{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}{{with .Long}}
+{{end}}{{if or .Runnable .HasSubCommands}}{{.UsageString}}
 Details:
-{{. | trimTrailingWhitespaces}}
+{{end}}{{with .Long}}{{. | trimTrailingWhitespaces}}
 {{end}}`
 
 // flagSuggestions are the visible flags of c (its own and inherited) that name is a typo of or

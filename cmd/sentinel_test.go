@@ -92,7 +92,7 @@ func TestHammerThroughSentinelSurvivesAFailover(t *testing.T) {
 		// fail), so errors are asked for, as --inject would.
 		"--on-error", "open", "-o", "json",
 		"--assert", "lua.overshoot==0", "--assert", "watch.overshoot==0", "--assert", "function.overshoot==0")...)
-	time.Sleep(2 * time.Second)
+	waitUntil(t, 30*time.Second, "two seconds of load", func() bool { return strings.Contains(errOut.String(), "[2s/") }, errOut)
 	// Planned: an unplanned failover of asynchronous replication can lose the old master's
 	// last admits, and then a correct limiter really admits more than its limit (README).
 	promoted := s.PlannedFailover(t)

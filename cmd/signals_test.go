@@ -43,7 +43,7 @@ func TestLongCommandsStopCleanlyOnSignals(t *testing.T) {
 			seedStale(key, 200_000)
 			// One member per script call: far longer than the test waits.
 			cmd, out, errOut := startBinary(t, "--addr", srv.Addr, "purge", key, "--older-than", "1m", "--batch", "1", "-o", "json")
-			time.Sleep(700 * time.Millisecond)
+			waitUntil(t, 20*time.Second, "the purge under way", func() bool { return rdb.ZCard(ctx, key).Val() < 200_000 }, errOut)
 			interrupt(t, cmd, sig, errOut)
 			var rep struct {
 				TotalRemoved int64 `json:"total_removed"`
@@ -60,11 +60,8 @@ func TestLongCommandsStopCleanlyOnSignals(t *testing.T) {
 		t.Run("inspect-watch/"+sig.String(), func(t *testing.T) {
 			rdb.Set(ctx, "rl:counter:watch", 3, time.Minute)
 			cmd, out, errOut := startBinary(t, "--addr", srv.Addr, "inspect", "rl:counter:*", "--watch", "200ms")
-			time.Sleep(700 * time.Millisecond)
+			waitUntil(t, 20*time.Second, "a refreshed report", func() bool { return strings.Count(out.String(), "rl:counter:watch") >= 2 }, out, errOut)
 			interrupt(t, cmd, sig, errOut)
-			if strings.Count(out.String(), "rl:counter:watch") < 2 {
-				t.Errorf("want a few refreshed reports before the signal:\n%s", out)
-			}
 		})
 	}
 }
@@ -78,13 +75,17 @@ func TestSecondSignalDuringCleanupExitsAtOnce(t *testing.T) {
 	// stops the load at once and the time goes to the clean-up.
 	cmd, _, errOut := startBinary(t, "--addr", srv.Addr, "--timeout", "8s", "hammer", "--limiter", "token-bucket", "--window", "60s", "--rate", "20", "--workers", "2",
 		"--duration", "60s", "--tui", "off")
-	time.Sleep(1500 * time.Millisecond)
-	if err := rdb.Do(context.Background(), "CLIENT", "PAUSE", 30000, "WRITE").Err(); err != nil {
+	ctx := context.Background()
+	waitUntil(t, 20*time.Second, "the load under way (lua's key written)", func() bool { return len(rdb.Keys(ctx, "limitctl:*:lua").Val()) > 0 }, errOut)
+	if err := rdb.Do(ctx, "CLIENT", "PAUSE", 30000, "WRITE").Err(); err != nil {
 		t.Fatal(err)
 	}
-	defer rdb.Do(context.Background(), "CLIENT", "UNPAUSE")
+	defer rdb.Do(ctx, "CLIENT", "UNPAUSE")
 	cmd.Process.Signal(syscall.SIGINT)
-	time.Sleep(500 * time.Millisecond)
+	// The clean-up's UNLINK waits on the paused server: the moment for the second signal.
+	waitUntil(t, 20*time.Second, "the clean-up waiting on the paused server", func() bool {
+		return regexp.MustCompile(` flags=b .* cmd=unlink `).MatchString(rdb.ClientList(ctx).Val())
+	}, errOut)
 	sent := time.Now()
 	cmd.Process.Signal(syscall.SIGINT)
 	if code := waitExit(t, cmd, 20*time.Second); code != ExitInterrupted {
@@ -119,7 +120,7 @@ func TestHangupStopsTheRunLikeSIGTERM(t *testing.T) {
 			if tc.stdout == "" {
 				m.WaitForText(15*time.Second, "RUNNING", "OVERSHOOT")
 			} else {
-				waitForFile(t, 15*time.Second, "a progress line", func() bool { return strings.Contains(errOut(), "[1s/") })
+				waitUntil(t, 15*time.Second, "a progress line", func() bool { return strings.Contains(errOut(), "[1s/") })
 			}
 			port := regexp.MustCompile(`redis-server \S+ on (127\.0\.0\.1:\d+)`).FindStringSubmatch(errOut())
 			folders, _ := filepath.Glob(filepath.Join(dir, "limitctl-redis-*"))
@@ -127,7 +128,7 @@ func TestHangupStopsTheRunLikeSIGTERM(t *testing.T) {
 				t.Fatalf("no throw-away server to watch (target line %v, folders %v)\n%s", port, folders, errOut())
 			}
 			m.Run("kill-server")
-			waitForFile(t, 20*time.Second, "the exit code", func() bool { _, err := os.Stat(filepath.Join(dir, "rc")); return err == nil })
+			waitUntil(t, 20*time.Second, "the exit code", func() bool { _, err := os.Stat(filepath.Join(dir, "rc")); return err == nil })
 			rc, _ := os.ReadFile(filepath.Join(dir, "rc"))
 			if strings.TrimSpace(string(rc)) != "130" {
 				t.Errorf("exit %s after SIGHUP, want 130\n%s", rc, errOut())
@@ -150,16 +151,6 @@ func TestHangupStopsTheRunLikeSIGTERM(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// waitForFile polls ok (a file's state) until it holds, failing after limit.
-func waitForFile(t *testing.T, limit time.Duration, what string, ok func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(limit); !ok(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not seen within %s", what, limit)
-		}
 	}
 }
 

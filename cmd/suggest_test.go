@@ -57,7 +57,7 @@ func TestConnectionErrorsSayTheAddressWasTheDefault(t *testing.T) {
 func TestEveryCommandHasExamples(t *testing.T) {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		if c.Hidden || c.Name() == "help" || strings.HasPrefix(c.Name(), "__") {
+		if c.Hidden || c.Name() == "help" || strings.HasPrefix(c.Name(), "__") || c.IsAdditionalHelpTopicCommand() {
 			return
 		}
 		if strings.TrimSpace(c.Example) == "" {
@@ -71,11 +71,11 @@ func TestEveryCommandHasExamples(t *testing.T) {
 	walk(NewRootCmd(NewFactory(streams, Build{})))
 }
 
-// hammer --help leads with what it is, its usage, examples and flags; the long explanation
-// (some fifty lines) follows under Details instead of pushing the flags off the screen.
+// hammer --help leads with what it is, its usage, examples and flags; the prose follows under
+// Details instead of pushing the flags off the screen.
 func TestHammerHelpLeadsWithUsageAndFlags(t *testing.T) {
 	help := run(t, "hammer", "--help").wantExit(t, ExitOK).out
-	usage, examples, flags := strings.Index(help, "Usage:"), strings.Index(help, "Examples:"), strings.Index(help, "\nFlags:")
+	usage, examples, flags := strings.Index(help, "Usage:"), strings.Index(help, "Examples:"), strings.Index(help, "\nFlags")
 	details, prose := strings.Index(help, "\nDetails:\n"), strings.Index(help, "Drives a limiter from many workers")
 	if !(usage >= 0 && usage < examples && examples < flags && flags < details && details < prose) {
 		t.Errorf("want Usage, Examples, Flags, then Details with the prose (at %d %d %d %d %d):\n%s", usage, examples, flags, details, prose, help)

@@ -55,30 +55,42 @@ const (
 // NoRelease is the --script-release value of limiters that release by expiry.
 const NoRelease = "none"
 
-// Spec is the contract as text: flag values, or a limiter's shipped defaults. An empty field
-// takes the default; a blank one (only spaces) is a template of no words (an empty
-// --script-keys calls the script with no KEYS: the keys it builds from ARGV are still under {key}).
+// Spec is the contract as text: what the flags, a limiter file's script (limiterfile) or a
+// limiter's shipped defaults say, and, compiled (Contract.Spec), what the JSON prints as a
+// strategy's contract. Each field names its flag (tag flag), its field in the file (tag yaml)
+// and in the JSON (tag json). An empty field takes the default; a blank one (only spaces) is a
+// template of no words (an empty --script-keys calls the script with no KEYS: the keys it builds
+// from ARGV are still under {key}).
 type Spec struct {
-	Keys, Args, Allowed, Release string
-	Clock                        string // "", client, server or virtual; "" picks by the templates and ReadsTime
-	// ReadsTime says the script reads TIME (lint.ReadsTime): given no {now_*}, its clock is
-	// then virtual by default, else server.
-	ReadsTime bool
-	// ReleaseScript is the source of --script-release-file (named ReleaseFile in messages),
-	// called with the ReleaseKeys and ReleaseArgs templates; "" releases by Release.
-	ReleaseFile, ReleaseScript string
-	ReleaseKeys, ReleaseArgs   string
-	// Setup are the set-up steps as given (Setup.String: the flag and its value), for the
-	// summary; Contract.Setup holds them compiled.
-	Setup []string
+	// File is the script's path (--script), read by the caller.
+	File    string `yaml:"file" json:"file,omitempty" flag:"script"`
+	Keys    string `yaml:"keys" json:"keys" flag:"script-keys"`
+	Args    string `yaml:"args" json:"args" flag:"script-args"`
+	Allowed string `yaml:"allowed" json:"allowed" flag:"script-allowed"`
 	// AdmitAt (--script-admit-at) reads from the reply when the caller may go, in the run's
 	// milliseconds; "" admits at the call's time. With it, Allowed defaults to true: every
 	// reply is a slot.
-	AdmitAt string
+	AdmitAt string `yaml:"admit-at" json:"admit_at,omitempty" flag:"script-admit-at"`
+	// Clock is "", client, server or virtual; "" picks by the templates and ReadsTime.
+	Clock   string `yaml:"clock" json:"clock,omitempty" flag:"clock"`
+	Release string `yaml:"release" json:"release,omitempty" flag:"script-release"`
+	// ReleaseFile is --script-release-file, whose source (ReleaseScript, read by the caller) is
+	// called with the ReleaseKeys and ReleaseArgs templates; "" releases by Release.
+	ReleaseFile string `yaml:"release-file" json:"release_file,omitempty" flag:"script-release-file"`
+	ReleaseKeys string `yaml:"release-keys" json:"release_keys,omitempty" flag:"script-release-keys"`
+	ReleaseArgs string `yaml:"release-args" json:"release_args,omitempty" flag:"script-release-args"`
+	// Setup are the set-up steps in the order given across both flags; Contract.Setup holds
+	// them compiled.
+	Setup []SetupLine `yaml:"setup" json:"setup,omitempty" flag:"script-setup,script-setup-file"`
 	// WindowStart (--window-start) is where a fixed window's windows start, as the limiter's
 	// contract states it; "" is epoch when the templates name windows by the epoch's multiples,
 	// else any.
-	WindowStart WindowStart
+	WindowStart WindowStart `yaml:"window-start" json:"window_start,omitempty" flag:"window-start"`
+
+	// ReadsTime says the script reads TIME (lint.ReadsTime): given no {now_*}, its clock is
+	// then virtual by default, else server.
+	ReadsTime     bool   `yaml:"-" json:"-"`
+	ReleaseScript string `yaml:"-" json:"-"`
 }
 
 // WindowStart is where a fixed window's windows start: what the contract lets the evidence

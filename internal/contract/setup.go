@@ -1,7 +1,9 @@
 package contract
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -14,6 +16,23 @@ const (
 // SetupLine is one --script-setup or --script-setup-file value as given; a run's lines keep the
 // order they were given in across both flags, the order they run in.
 type SetupLine struct{ Flag, Text string }
+
+// String is the line as its flag and value: --script-setup 'SET {key} {limit} NX'.
+func (l SetupLine) String() string { return fmt.Sprintf("%s '%s'", l.Flag, l.Text) }
+
+// MarshalJSON writes the line as String does, as the JSON's contract lists the set-up steps.
+func (l SetupLine) MarshalJSON() ([]byte, error) { return json.Marshal(l.String()) }
+
+// UnmarshalJSON reads what MarshalJSON wrote (a shared run's published rules).
+func (l *SetupLine) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	flag, text, _ := strings.Cut(s, " ")
+	*l = SetupLine{Flag: flag, Text: strings.TrimSuffix(strings.TrimPrefix(text, "'"), "'")}
+	return nil
+}
 
 // Setup is one compiled set-up step, run on every key of the run before its load: a command
 // template (--script-setup 'SET {key} {limit} NX'), or a script with KEYS and ARGV templates in
@@ -87,7 +106,7 @@ func ParseSetup(line SetupLine) (*Setup, error) {
 }
 
 // String is the step as given, for messages: the flag and its value.
-func (s *Setup) String() string { return fmt.Sprintf("%s '%s'", s.Line.Flag, s.Line.Text) }
+func (s *Setup) String() string { return s.Line.String() }
 
 // BoundSetup is a set-up step with the run's fixed values folded in.
 type BoundSetup struct {

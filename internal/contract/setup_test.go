@@ -12,7 +12,7 @@ import (
 func TestSetupExpandsPerKey(t *testing.T) {
 	static := Static{Limit: 5, Burst: 5, Cost: 1, RatePerS: 5, Window: time.Second, StaleAfter: 10 * time.Second}
 	now := time.UnixMilli(1_700_000_000_123)
-	cmd, err := ParseSetup(SetupLine{FlagSetup, `EVAL "return redis.call('set', KEYS[1], ARGV[1], 'NX')" 1 {key}:permits {limit}`})
+	cmd, err := ParseSetup(SetupLine{Flag: FlagSetup, Text: `EVAL "return redis.call('set', KEYS[1], ARGV[1], 'NX')" 1 {key}:permits {limit}`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestSetupExpandsPerKey(t *testing.T) {
 		t.Error("a command step expands as a script")
 	}
 
-	file, err := ParseSetup(SetupLine{FlagSetupFile, "init.lua {key}:settings {key}:clients , {now_ms} 0 reservoir {limit} interval {window_ms * 2}"})
+	file, err := ParseSetup(SetupLine{Flag: FlagSetupFile, Text: "init.lua {key}:settings {key}:clients , {now_ms} 0 reservoir {limit} interval {window_ms * 2}"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestSetupExpandsPerKey(t *testing.T) {
 		t.Errorf("keys %q args %q", keys, args)
 	}
 	// A lone ',' with nothing after it: a script of KEYS only.
-	if s, err := ParseSetup(SetupLine{FlagSetupFile, "init.lua {key} ,"}); err != nil || s.Keys.Len() != 1 || s.Args.Len() != 0 {
+	if s, err := ParseSetup(SetupLine{Flag: FlagSetupFile, Text: "init.lua {key} ,"}); err != nil || s.Keys.Len() != 1 || s.Args.Len() != 0 {
 		t.Errorf("KEYS only: %+v, %v", s, err)
 	}
 }
@@ -56,17 +56,17 @@ func TestSetupRefusals(t *testing.T) {
 		line SetupLine
 		want string
 	}{
-		{SetupLine{FlagSetup, "SET {key} {limt}"}, "--script-setup: column 11: unknown placeholder {limt}"},
-		{SetupLine{FlagSetup, ""}, "--script-setup: empty"},
-		{SetupLine{FlagSetup, "{key} 1"}, "--script-setup: column 1: the first word must be a command name"},
-		{SetupLine{FlagSetup, "SET config 1"}, "--script-setup: names no key of the run"},
-		{SetupLine{FlagSetup, "SET {key} {member}"}, "--script-setup: {member} belongs to a request"},
-		{SetupLine{FlagSetup, "SET {key} {reply}"}, "--script-setup: {reply} belongs to a request"},
-		{SetupLine{FlagSetupFile, "init.lua {key} {limit}"}, "--script-setup-file: column 23: no ',' between the KEYS and the ARGV"},
-		{SetupLine{FlagSetupFile, "init.lua {key}, {limit}"}, "--script-setup-file: column 24: no ','"},
-		{SetupLine{FlagSetupFile, "init.lua config , 1"}, "--script-setup-file: key 1 must contain {key}"},
-		{SetupLine{FlagSetupFile, "{key}.lua {key} ,"}, "--script-setup-file: column 1: the first word must be the script's file name"},
-		{SetupLine{FlagSetupFile, "init.lua {key} , {now_mss}"}, "--script-setup-file: column 18: unknown placeholder {now_mss}"},
+		{SetupLine{Flag: FlagSetup, Text: "SET {key} {limt}"}, "--script-setup: column 11: unknown placeholder {limt}"},
+		{SetupLine{Flag: FlagSetup, Text: ""}, "--script-setup: empty"},
+		{SetupLine{Flag: FlagSetup, Text: "{key} 1"}, "--script-setup: column 1: the first word must be a command name"},
+		{SetupLine{Flag: FlagSetup, Text: "SET config 1"}, "--script-setup: names no key of the run"},
+		{SetupLine{Flag: FlagSetup, Text: "SET {key} {member}"}, "--script-setup: {member} belongs to a request"},
+		{SetupLine{Flag: FlagSetup, Text: "SET {key} {reply}"}, "--script-setup: {reply} belongs to a request"},
+		{SetupLine{Flag: FlagSetupFile, Text: "init.lua {key} {limit}"}, "--script-setup-file: column 23: no ',' between the KEYS and the ARGV"},
+		{SetupLine{Flag: FlagSetupFile, Text: "init.lua {key}, {limit}"}, "--script-setup-file: column 24: no ','"},
+		{SetupLine{Flag: FlagSetupFile, Text: "init.lua config , 1"}, "--script-setup-file: key 1 must contain {key}"},
+		{SetupLine{Flag: FlagSetupFile, Text: "{key}.lua {key} ,"}, "--script-setup-file: column 1: the first word must be the script's file name"},
+		{SetupLine{Flag: FlagSetupFile, Text: "init.lua {key} , {now_mss}"}, "--script-setup-file: column 18: unknown placeholder {now_mss}"},
 	} {
 		_, err := ParseSetup(c.line)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {

@@ -11,6 +11,7 @@ import (
 	"github.com/limitctl/limitctl/internal/embedded"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/limiterfile"
 	"github.com/limitctl/limitctl/internal/lint"
 	"github.com/limitctl/limitctl/internal/outfile"
 	"github.com/limitctl/limitctl/scripts"
@@ -18,44 +19,31 @@ import (
 
 // Flags are a hammer run as the command line gives it, before anything is checked: cmd binds
 // its flags here, and Resolve checks every value (a usage error names the flag) and turns them
-// into the run's Options, before anything connects or sends load.
+// into the run's Options, before anything connects or sends load. The limiter under test
+// (limiterfile.Limiter) may come from a file (LimiterFile, -f), under the flags given.
 type Flags struct {
-	Limiter    string
+	limiterfile.Limiter
+	// LimiterFile is the limiter file (-f): its fields fill in the flags not given.
+	LimiterFile string
+
 	Strategies []string
 	Workers    int
-	Limit      int64
 	Duration   time.Duration
 	Requests   int64
-	Hold       time.Duration
-	Window     time.Duration
-	StaleAfter time.Duration
 	Abandon    float64
 	Rate       float64
 	Keys       int
 	Conns      int
-	Script     string
 	NoLint     bool
 	Witness    string
-	Asserts    []string
 	OnError    string
 	Prefix     string
 	RunID      string
 	KeepKeys   bool
 	Embedded   string
 	Inject     []string
-
-	// The custom script's calling contract and the load shape.
-	ScriptKeys, ScriptArgs, ScriptAllowed, ScriptRelease, Clock string
-	// ScriptAdmitAt (--script-admit-at) reads from the reply when the caller may go.
-	ScriptAdmitAt                                           string
-	ScriptReleaseFile, ScriptReleaseKeys, ScriptReleaseArgs string
-	// WindowStart (--window-start) is where a custom fixed window's windows start.
-	WindowStart string
-	Profile     string
-	Skew        time.Duration
-
-	// ScriptSetup are the --script-setup and --script-setup-file values in the order given.
-	ScriptSetup []contract.SetupLine
+	Profile    string
+	Skew       time.Duration
 
 	// Record (--record F) writes every call of the run to F for limitctl judge.
 	Record string
@@ -81,22 +69,30 @@ func (fl Flags) Resolve() (Options, error) {
 		fl.Given = func(string) bool { return false }
 	}
 	var o Options
+	if fl.LimiterFile != "" {
+		file, err := limiterfile.Read(fl.LimiterFile)
+		if err != nil {
+			return Options{}, err
+		}
+		fl.Given = file.Layer(&fl.Limiter, fl.Given)
+	}
+	o.Stated, o.stated = fl.Limiter, fl.Given
 	var err error
-	if o.Limiter, err = limiter.ParseKind(fl.Limiter); err != nil {
+	if o.Limiter, err = limiter.ParseKind(fl.Kind); err != nil {
 		return Options{}, exitcode.Usagef("--limiter: %v", err)
 	}
 	kind := o.Limiter.Describe()
 	if o.Strategies, err = fl.strategies(o.Limiter); err != nil {
 		return Options{}, err
 	}
+	if !fl.Given("hold") {
+		fl.Hold = kind.DefaultHold // before the checks: --stale-after must outlast the hold the run uses
+	}
 	if err := fl.checkNumbers(kind); err != nil {
 		return Options{}, err
 	}
 	if fl.RunID != "" && !ValidRunID(fl.RunID) {
 		return Options{}, exitcode.Usagef("--run-id must be 1-64 letters, digits, '-' or '_', got %q", fl.RunID)
-	}
-	if !fl.Given("hold") {
-		fl.Hold = kind.DefaultHold
 	}
 	o.Workers, o.Limit, o.Hold, o.Window, o.OpenRate, o.Keys, o.Conns = fl.Workers, fl.Limit, fl.Hold, fl.Window, fl.Rate, fl.Keys, fl.Conns
 	o.Duration, o.Requests = fl.Duration, fl.Requests
@@ -133,7 +129,7 @@ func (fl Flags) Resolve() (Options, error) {
 	for i, s := range o.Strategies {
 		names[i] = string(s)
 	}
-	for _, expr := range fl.Asserts {
+	for _, expr := range fl.Assert {
 		a, err := verdict.ParseAssertion(expr, names)
 		if err != nil {
 			return Options{}, exitcode.Usagef("--assert: %v", err)
@@ -143,7 +139,14 @@ func (fl Flags) Resolve() (Options, error) {
 	if o.Injects, err = ParseInjects(fl.Inject, fl.HasTarget); err != nil {
 		return Options{}, err
 	}
-	if o.Contract, err = fl.contract(kind); err != nil {
+	if fl.Script.File != "" {
+		// Read once: the text the clock is chosen by is the text sent.
+		if o.ScriptSource, err = scripts.ReadFile(fl.Script.File); err != nil {
+			return Options{}, err
+		}
+		o.Script, o.NoLint = fl.Script.File, fl.NoLint
+	}
+	if o.Contract, err = fl.contract(kind, o.ScriptSource); err != nil {
 		return Options{}, err
 	}
 	if o.StaleAfter == 0 {
@@ -178,12 +181,6 @@ func (fl Flags) Resolve() (Options, error) {
 			return Options{}, exitcode.Usagef("--skew applies only without --script-admit-at: the times a schedule answers are on its callers' clocks, and skewed clocks make them incomparable")
 		}
 		o.Skew = 0
-	}
-	if fl.Script != "" {
-		if o.ScriptSource, err = scripts.ReadFile(fl.Script); err != nil {
-			return Options{}, err
-		}
-		o.Script, o.NoLint = fl.Script, fl.NoLint
 	}
 	o.Prefix, o.RunID, o.KeepKeys = fl.Prefix, fl.RunID, fl.KeepKeys
 	if fl.Record != "" {
@@ -260,7 +257,7 @@ func (fl Flags) abandon(kind *limiter.Description) (float64, error) {
 // exactly when a script is given (the only one by default then).
 func (fl Flags) strategies(k limiter.Kind) ([]limiter.Strategy, error) {
 	given := fl.Strategies
-	if fl.Script != "" && !fl.Given("strategies") {
+	if fl.Script.File != "" && !fl.Given("strategies") {
 		given = []string{string(limiter.Custom)}
 	}
 	var out []limiter.Strategy
@@ -282,8 +279,8 @@ func (fl Flags) strategies(k limiter.Kind) ([]limiter.Strategy, error) {
 	if len(out) == 0 {
 		return nil, exitcode.Usagef("--strategies: give at least one strategy")
 	}
-	if seen[limiter.Custom] != (fl.Script != "") {
-		if fl.Script == "" {
+	if seen[limiter.Custom] != (fl.Script.File != "") {
+		if fl.Script.File == "" {
 			return nil, exitcode.Usagef("strategy custom needs --script FILE.lua")
 		}
 		return nil, exitcode.Usagef("--script runs as strategy custom: add custom to --strategies")
@@ -322,7 +319,7 @@ func (fl Flags) checkNumbers(kind *limiter.Description) error {
 		return exitcode.Usagef("--stale-after must be a whole number of milliseconds, got %s", fl.StaleAfter)
 	case kind.Releases && fl.Given("stale-after") && fl.StaleAfter <= fl.Hold:
 		return exitcode.Usagef("--stale-after %s must be longer than --hold %s: the limiter would reclaim requests still held as abandoned", fl.StaleAfter, fl.Hold)
-	case fl.Rate < 0 || fl.Rate > 10_000_000:
+	case !(fl.Rate >= 0 && fl.Rate <= 10_000_000): // NaN too, which would run a closed loop
 		return exitcode.Usagef("--rate must be 0 (closed loop) up to 10000000, got %g", fl.Rate)
 	case fl.Keys < 1 || fl.Keys > 10000:
 		return exitcode.Usagef("--keys must be 1-10000, got %d", fl.Keys)
@@ -334,18 +331,19 @@ func (fl Flags) checkNumbers(kind *limiter.Description) error {
 	return nil
 }
 
-// contract compiles the custom script's calling contract (nil without a script).
-func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) {
+// contract compiles the custom script's calling contract (nil without a script); src is the
+// script's text.
+func (fl Flags) contract(kind *limiter.Description, src string) (*contract.Contract, error) {
 	releaseFlags := []string{"script-release", "script-release-file", "script-release-keys", "script-release-args"}
-	for _, name := range append([]string{"script-keys", "script-args", "script-allowed", "script-admit-at", "clock", "window-start"}, releaseFlags...) {
-		if fl.Given(name) && fl.Script == "" {
+	for _, name := range append([]string{"script-keys", "script-args", "script-allowed", "script-admit-at", "clock", "window-start", "no-lint"}, releaseFlags...) {
+		if fl.Given(name) && fl.Script.File == "" {
 			return nil, exitcode.Usagef("--%s describes a custom script: give --script FILE.lua", name)
 		}
 	}
-	if len(fl.ScriptSetup) > 0 && fl.Script == "" {
-		return nil, exitcode.Usagef("%s sets up a custom script's state: give --script FILE.lua", fl.ScriptSetup[0].Flag)
+	if len(fl.Script.Setup) > 0 && fl.Script.File == "" {
+		return nil, exitcode.Usagef("%s sets up a custom script's state: give --script FILE.lua", fl.Script.Setup[0].Flag)
 	}
-	if fl.Script == "" {
+	if fl.Script.File == "" {
 		return nil, nil
 	}
 	for _, name := range releaseFlags {
@@ -356,27 +354,23 @@ func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) 
 	if fl.Given("window-start") && kind.Evidence != limiter.FixedWindowEvidence {
 		return nil, exitcode.Usagef("--window-start applies only to fixed-window: where its windows start")
 	}
-	src, err := scripts.ReadFile(fl.Script)
-	if err != nil {
-		return nil, err
-	}
 	if fl.Given("script-admit-at") && kind.Releases {
 		// A slot that starts later has no meaning yet for a semaphore: when it is held from, and
 		// whether a release before it frees it, are the limiter's own.
 		return nil, exitcode.Usagef("--script-admit-at applies only to %s: a concurrency limiter's later slot has no meaning the evidence can hold it to",
 			limiter.Phrase(limiter.KindsWhere(func(d *limiter.Description) bool { return !d.Releases })))
 	}
-	spec := contract.Spec{Keys: fl.ScriptKeys, Args: fl.ScriptArgs, Allowed: fl.ScriptAllowed, Release: fl.ScriptRelease, Clock: fl.Clock, AdmitAt: fl.ScriptAdmitAt,
-		ReadsTime: lint.ReadsTime([]byte(src)), ReleaseFile: fl.ScriptReleaseFile, ReleaseKeys: fl.ScriptReleaseKeys, ReleaseArgs: fl.ScriptReleaseArgs,
-		WindowStart: contract.WindowStart(fl.WindowStart)}
-	if fl.Given("script-args") && strings.TrimSpace(fl.ScriptArgs) == "" {
+	spec := fl.Script
+	spec.ReadsTime = lint.ReadsTime([]byte(src))
+	if fl.Given("script-args") && strings.TrimSpace(spec.Args) == "" {
 		spec.Args = " " // given empty: a script that takes no ARGV, not the shipped contract
 	}
-	if fl.Given("script-keys") && strings.TrimSpace(fl.ScriptKeys) == "" {
+	if fl.Given("script-keys") && strings.TrimSpace(spec.Keys) == "" {
 		spec.Keys = " " // given empty: a script that takes no KEYS, not the shipped contract
 	}
-	if fl.ScriptReleaseFile != "" {
-		if spec.ReleaseScript, err = scripts.ReadFile(fl.ScriptReleaseFile); err != nil {
+	var err error
+	if spec.ReleaseFile != "" {
+		if spec.ReleaseScript, err = scripts.ReadFile(spec.ReleaseFile); err != nil {
 			return nil, err
 		}
 	}
@@ -384,13 +378,9 @@ func (fl Flags) contract(kind *limiter.Description) (*contract.Contract, error) 
 	if err != nil {
 		return nil, exitcode.Usagef("%v", err)
 	}
-	if ct.Setup, err = setupSteps(fl.ScriptSetup); err != nil {
+	if ct.Setup, err = setupSteps(spec.Setup); err != nil {
 		return nil, err
 	}
-	for _, step := range ct.Setup {
-		ct.Spec.Setup = append(ct.Spec.Setup, step.String())
-	}
-	ct.Given.Setup = ct.Spec.Setup
 	return ct, nil
 }
 

@@ -12,10 +12,16 @@ import (
 	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/limiterfile"
 )
 
 // Options are a validated hammer run: Flags.Resolve turns the command line into these.
 type Options struct {
+	// Stated is the limiter under test as the user stated it, before any default: the flags
+	// given and the limiter file's fields (LimiterFile writes it); stated says which were given.
+	Stated limiterfile.Limiter
+	stated func(flag string) bool
+
 	Limiter    limiter.Kind
 	Strategies []limiter.Strategy // in display order
 	Workers    int                // per strategy
@@ -69,6 +75,16 @@ type Options struct {
 	Embedded string   // without Deps.Connect: auto, redis-server or memory
 	Injects  []Inject // fault events, in time order
 	Tick     time.Duration
+}
+
+// LimiterFile is the limiter file that states the run's limiter (hammer --print-limiter): every
+// field given by a flag or a file, and always the kind, the limit, and the window of a limiter
+// that has one.
+func (o Options) LimiterFile() ([]byte, error) {
+	windowed := !o.Limiter.Describe().Releases
+	return limiterfile.Marshal(o.Stated, func(flag string) bool {
+		return flag == "limiter" || flag == "limit" || (flag == "window" && windowed) || (o.stated != nil && o.stated(flag))
+	})
 }
 
 // Deps are what a session needs from its caller.

@@ -72,22 +72,6 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		P999 ms `json:"p999"`
 		Max  ms `json:"max"`
 	}
-	type contractSpec struct {
-		Keys    string `json:"keys"`
-		Args    string `json:"args"`
-		Allowed string `json:"allowed"`
-		Release string `json:"release,omitempty"` // concurrency only
-		// Setup are the set-up steps, each its flag and value, in the order they ran.
-		Setup []string `json:"setup,omitempty"`
-		// AdmitAt is --script-admit-at: when a reply lets the caller go.
-		AdmitAt string `json:"admit_at,omitempty"`
-		// WindowStart is where a fixed window's windows start (--window-start, resolved).
-		WindowStart string `json:"window_start,omitempty"`
-	}
-	var spec *contractSpec
-	if s.Contract != nil {
-		spec = &contractSpec{s.Contract.Keys, s.Contract.Args, s.Contract.Allowed, s.Contract.Release, s.Contract.Setup, s.Contract.AdmitAt, string(s.Contract.WindowStart)}
-	}
 	samples := s.ErrorSamples
 	if samples == nil {
 		samples = []bench.ErrorSample{}
@@ -137,12 +121,12 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		LargestKey   *bench.KeySize `json:"largest_key"`
 		Clock        contract.Clock `json:"clock"`
 		TimeAnswered bool           `json:"time_answered"`
-		Contract     *contractSpec  `json:"contract,omitempty"`
+		Contract     *contract.Spec `json:"contract,omitempty"`
 	}{
 		s.Name, s.Attempts, s.Admitted, s.Rejected, s.Errors, s.ErrorsByKind, s.Retries, s.Peak, s.Overshoot, s.OvershootEvent,
 		s.ThroughputPerS(), latency{ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max)}, s.ServerUsecPerCall,
 		s.FailOpenAdmits, s.FailClosedRejects, s.ReleaseErrors, s.Abandoned, s.Contended, samples, s.Unjudged, s.FirstOvershoot,
-		s.judgedFalseRejects(), s.FirstFalseReject, s.RefusalsUnjudged, s.Verdict.Word, s.Verdict.Text, s.caughtFrom(), s.CaughtFromFirstHit, s.Leaks, s.LargestKey, s.Clock, s.TimeAnswered, spec,
+		s.judgedFalseRejects(), s.FirstFalseReject, s.RefusalsUnjudged, s.Verdict.Word, s.Verdict.Text, s.caughtFrom(), s.CaughtFromFirstHit, s.Leaks, s.LargestKey, s.Clock, s.TimeAnswered, s.Contract,
 	})
 }
 

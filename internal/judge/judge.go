@@ -17,6 +17,7 @@ import (
 	"github.com/limitctl/limitctl/internal/httptarget"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/limiterfile"
 )
 
 // Options are one judging: the files, how they are read, and the limiter they are judged
@@ -310,19 +311,33 @@ func (j *judging) describe(rec *history.Record) string {
 	return fmt.Sprintf("%s line %d", j.files[rec.File].Name, rec.Line)
 }
 
-// Flags are judge's command line as given; Resolve checks them into Options.
+// Flags are judge's command line as given; Resolve checks them into Options. The limiter
+// (limiterfile.Limiter: its kind, limit, window and hold) may come from a limiter file
+// (LimiterFile, -f), under the flags given; a script's contract and assertions are the hammer's.
 type Flags struct {
+	limiterfile.Limiter
+	LimiterFile       string
 	Files             []string
 	Format, KeyBy     string
-	Limiter           string
-	Limit             int64
-	Window, Hold      time.Duration
 	Admitted, Refused string
 	SkipBad           bool
+	// Given reports whether a flag was given on the command line (the file fills in the rest).
+	Given func(flag string) bool
 }
 
 // Resolve checks the flags (a usage error names the flag) and returns the judging they ask for.
 func (f Flags) Resolve() (Options, error) {
+	if f.LimiterFile != "" {
+		file, err := limiterfile.Read(f.LimiterFile)
+		if err != nil {
+			return Options{}, err
+		}
+		given := f.Given
+		if given == nil {
+			given = func(string) bool { return false }
+		}
+		file.Layer(&f.Limiter, given)
+	}
 	o := Options{Files: f.Files, Limit: f.Limit, Window: f.Window, Hold: f.Hold, Admitted: f.Admitted, Refused: f.Refused, SkipBad: f.SkipBad}
 	var err error
 	switch {
@@ -333,8 +348,8 @@ func (f Flags) Resolve() (Options, error) {
 	case f.Window < 0 || f.Hold < 0:
 		return o, exitcode.Usagef("--window and --hold cannot be negative")
 	}
-	if f.Limiter != "" {
-		if o.Limiter, err = limiter.ParseKind(f.Limiter); err != nil {
+	if f.Kind != "" {
+		if o.Limiter, err = limiter.ParseKind(f.Kind); err != nil {
 			return o, exitcode.Usagef("--limiter: %v", err)
 		}
 	}

@@ -245,11 +245,7 @@ func resolve(o Options, getenv func(string) string) (*Config, error) {
 		if o.PoolSize > 0 {
 			co.PoolSize = o.PoolSize
 		}
-		co.MaxRetries = 0
-		co.Protocol, co.DisableIdentity, co.DialerRetries = 2, true, 1
-		if o.NoCheckoutProbe {
-			co.Dialer = unprobedDialer(tlsConf, o.Timeout)
-		}
+		applyPolicy(co, o.NoCheckoutProbe)
 		cfg.Multi = co
 		cfg.Target = Target{Kind: "cluster", Addr: strings.Join(co.Addrs, ",")}
 		return cfg, nil
@@ -268,14 +264,7 @@ func resolve(o Options, getenv func(string) string) (*Config, error) {
 	if o.PoolSize > 0 {
 		so.PoolSize = o.PoolSize
 	}
-	// A limiter decision must not be retried behind the caller's back: retrying a write
-	// that reached Redis would count a request twice.
-	so.MaxRetries = -1
-	// RESP2 and no CLIENT SETINFO: the fewest commands an ACL user must be allowed.
-	so.Protocol, so.DisableIdentity, so.DialerRetries = 2, true, 1
-	if o.NoCheckoutProbe {
-		so.Dialer = unprobedDialer(so.TLSConfig, o.Timeout)
-	}
+	applyPolicy(so, o.NoCheckoutProbe)
 	cfg.Single = so
 	cfg.Target = Target{Kind: "redis", Addr: so.Addr}
 	if so.Network == "unix" {
@@ -423,20 +412,61 @@ func Connect(ctx context.Context, cfg *Config) (redis.UniversalClient, Target, e
 	}
 	if cfg.Single.Network != "unix" && isClusterNode(pctx, c) {
 		c.Close()
-		co := &redis.ClusterOptions{
-			Addrs: []string{cfg.Single.Addr}, Username: cfg.Single.Username, Password: cfg.Single.Password,
-			TLSConfig: cfg.Single.TLSConfig, DialTimeout: cfg.Single.DialTimeout, ReadTimeout: cfg.Single.ReadTimeout,
-			WriteTimeout: cfg.Single.WriteTimeout, PoolSize: cfg.Single.PoolSize, MaxRetries: 0,
-			Protocol: 2, DisableIdentity: true, DialerRetries: 1,
-			// The hammer's dialer (no checkout probe) carries over to every node.
-			Dialer: cfg.Single.Dialer,
-		}
 		if cfg.Single.DB != 0 {
 			return nil, Target{}, usagef("%s is a cluster node; a cluster has only database 0, drop --db", cfg.Target.Addr)
 		}
-		return Connect(ctx, &Config{Cluster: true, Multi: co, Target: Target{Kind: "cluster", Addr: cfg.Single.Addr}, secrets: cfg.secrets})
+		return Connect(ctx, &Config{Cluster: true, Multi: clusterBehind(cfg.Single), Target: Target{Kind: "cluster", Addr: cfg.Single.Addr}, secrets: cfg.secrets})
 	}
 	return c, cfg.Target, nil
+}
+
+// clusterBehind is the cluster a single node's options reach when the node is one of a
+// cluster's: the same credentials, TLS, timeouts, pool and dialer.
+func clusterBehind(so *redis.Options) *redis.ClusterOptions {
+	co := &redis.ClusterOptions{
+		Addrs: []string{so.Addr}, Username: so.Username, Password: so.Password,
+		TLSConfig: so.TLSConfig, DialTimeout: so.DialTimeout, ReadTimeout: so.ReadTimeout,
+		WriteTimeout: so.WriteTimeout, PoolSize: so.PoolSize,
+	}
+	applyPolicy(co, false)
+	co.Dialer = so.Dialer // the hammer's (no checkout probe) carries over to every node
+	return co
+}
+
+// applyPolicy sets how every client limitctl opens talks to Redis (opts is a *redis.Options,
+// *redis.ClusterOptions or *redis.FailoverOptions: a node, a cluster, a master through
+// Sentinels, a Sentinel itself):
+//   - no retry (MaxRetries -1, which every kind of options reads as none; a cluster's 0 means
+//     none only through go-redis rewriting it to -1, a single node's 0 means three): a limiter
+//     decision re-sent behind the caller's back, after a timeout or a dropped connection, would
+//     count one request twice if the first reached Redis;
+//   - RESP2 and no CLIENT SETINFO (Protocol 2, DisableIdentity): the fewest commands an ACL user
+//     must be allowed (no HELLO 3, no CLIENT); docs/acl.md tests the rules;
+//   - one dial attempt (DialerRetries 1): a target that does not answer says so within the
+//     timeout, not after go-redis's default five attempts;
+//   - unprobed, the dialer of unprobedConn: the hammer's load, whose connections go back to the
+//     pool thousands of times a second, skips go-redis's health check at each checkout.
+func applyPolicy(opts any, unprobed bool) {
+	const noRetries, resp2, oneDial = -1, 2, 1
+	switch o := opts.(type) {
+	case *redis.Options:
+		o.MaxRetries, o.Protocol, o.DisableIdentity, o.DialerRetries = noRetries, resp2, true, oneDial
+		if unprobed {
+			o.Dialer = unprobedDialer(o.TLSConfig, o.DialTimeout)
+		}
+	case *redis.ClusterOptions:
+		o.MaxRetries, o.Protocol, o.DisableIdentity, o.DialerRetries = noRetries, resp2, true, oneDial
+		if unprobed {
+			o.Dialer = unprobedDialer(o.TLSConfig, o.DialTimeout)
+		}
+	case *redis.FailoverOptions:
+		o.MaxRetries, o.Protocol, o.DisableIdentity, o.DialerRetries = noRetries, resp2, true, oneDial
+		if unprobed {
+			o.Dialer = unprobedDialer(o.TLSConfig, o.DialTimeout)
+		}
+	default:
+		panic(fmt.Sprintf("redisconn: no client policy for %T", opts))
+	}
 }
 
 func isClusterNode(ctx context.Context, c *redis.Client) bool {

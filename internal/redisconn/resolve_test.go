@@ -254,3 +254,46 @@ func TestGlobEscapeQuotesMatchSpecialCharacters(t *testing.T) {
 		t.Errorf("GlobEscape: %q", got)
 	}
 }
+
+// Every client limitctl opens follows one policy (applyPolicy): never a retry, set explicitly
+// (a cluster's 0 means none only through go-redis's rewrite of it), RESP2 without CLIENT
+// SETINFO, one dial attempt, and the unprobed dialer exactly when the hammer asks for it.
+func TestEveryClientFollowsOnePolicy(t *testing.T) {
+	type policy struct {
+		retries, protocol, dials int
+		noIdentity, dialer       bool
+	}
+	want := func(dialer bool) policy { return policy{-1, 2, 1, true, dialer} }
+	noEnv := func(string) string { return "" }
+	for _, unprobed := range []bool{false, true} {
+		got := map[string]policy{}
+		single, err := Resolve(Options{Addrs: []string{"h:1"}, NoCheckoutProbe: unprobed}, noEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := single.Single
+		got["single node"] = policy{s.MaxRetries, s.Protocol, s.DialerRetries, s.DisableIdentity, s.Dialer != nil}
+		cluster, err := Resolve(Options{Addrs: []string{"h:1", "h:2"}, NoCheckoutProbe: unprobed}, noEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cluster.Multi
+		got["cluster"] = policy{c.MaxRetries, c.Protocol, c.DialerRetries, c.DisableIdentity, c.Dialer != nil}
+		c = clusterBehind(s)
+		got["cluster behind a node"] = policy{c.MaxRetries, c.Protocol, c.DialerRetries, c.DisableIdentity, c.Dialer != nil}
+		sentinel, err := Resolve(Options{Sentinels: []string{"h:26379"}, Master: "m", NoCheckoutProbe: unprobed}, noEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := sentinel.Failover
+		got["master through Sentinels"] = policy{f.MaxRetries, f.Protocol, f.DialerRetries, f.DisableIdentity, f.Dialer != nil}
+		n := sentinelNodeOptions(f, "h:26379")
+		got["a Sentinel"] = policy{n.MaxRetries, n.Protocol, n.DialerRetries, n.DisableIdentity, n.Dialer != nil}
+		for name, p := range got {
+			// A Sentinel is asked a question, never sent load: no unprobed dialer there.
+			if w := want(unprobed && name != "a Sentinel"); p != w {
+				t.Errorf("unprobed %v, %s: %+v, want %+v", unprobed, name, p, w)
+			}
+		}
+	}
+}

@@ -200,11 +200,17 @@ func failoverOf(c *redis.Client) (*failover, bool) {
 
 // sentinelClient is a client of one Sentinel with the Sentinels' credentials, TLS and timeouts.
 func sentinelClient(fo *redis.FailoverOptions, addr string) *redis.SentinelClient {
-	return redis.NewSentinelClient(&redis.Options{
+	return redis.NewSentinelClient(sentinelNodeOptions(fo, addr))
+}
+
+// sentinelNodeOptions are the options of a client of the Sentinel at addr.
+func sentinelNodeOptions(fo *redis.FailoverOptions, addr string) *redis.Options {
+	so := &redis.Options{
 		Addr: addr, Username: fo.SentinelUsername, Password: fo.SentinelPassword, TLSConfig: fo.TLSConfig,
 		DialTimeout: fo.DialTimeout, ReadTimeout: fo.ReadTimeout, WriteTimeout: fo.WriteTimeout,
-		MaxRetries: -1, Protocol: 2, DisableIdentity: true, DialerRetries: 1,
-	})
+	}
+	applyPolicy(so, false)
+	return so
 }
 
 // askSentinels finds the master's address as the failover client will, one Sentinel after
@@ -314,13 +320,7 @@ func resolveSentinel(o Options) (*Config, error) {
 	if o.PoolSize > 0 {
 		fo.PoolSize = o.PoolSize
 	}
-	// As for a single node: a decision is never re-sent behind the caller's back, RESP2, no
-	// CLIENT SETINFO.
-	fo.MaxRetries = -1
-	fo.Protocol, fo.DisableIdentity, fo.DialerRetries = 2, true, 1
-	if o.NoCheckoutProbe {
-		fo.Dialer = unprobedDialer(fo.TLSConfig, o.Timeout)
-	}
+	applyPolicy(fo, o.NoCheckoutProbe)
 	return &Config{Failover: fo, Target: Target{Kind: "sentinel", Addr: fo.MasterName + "@" + strings.Join(fo.SentinelAddrs, ",")}}, nil
 }
 
