@@ -21,15 +21,9 @@ func documentCompletionCmd(root *cobra.Command) {
 		// Like limitctl's other parents: an unknown shell is a usage error, not a help page.
 		c.Args = noArgs
 		c.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
-		c.Long = `Generate the shell completion script for bash, zsh, fish or powershell.
-
-Besides commands and flags, limitctl completes values: script names (scripts show, load,
-status), --limiter, --strategies (a comma-separated list: each value after the last comma),
---output, --on-error, --tui, --embedded, --witness, --score-unit, --clock and --type, and
-Lua files for lint, --script and --file.
-
-See each shell's sub-command for how to load the script, e.g.
-limitctl completion bash --help.`
+		c.Long = `Generate the shell completion script for bash, zsh, fish or powershell. Besides commands
+and flags it completes values (script names, --limiter, each of --strategies, --output, ...)
+and Lua files; each shell's sub-command says how to load it (limitctl completion bash --help).`
 		c.Example = `  source <(limitctl completion bash)
   limitctl completion zsh > "${fpath[1]}/_limitctl"
   limitctl completion fish > ~/.config/fish/completions/limitctl.fish

@@ -97,8 +97,8 @@ evidence, http, exit-codes, connections.`,
 	fl.StringVar(&opts.flags.Script.ReleaseFile, "script-release-file", "", "concurrency: the release as a script `FILE` of its own")
 	fl.StringVar(&opts.flags.Script.ReleaseKeys, "script-release-keys", "", "the release script's `KEYS` as a template ({key})")
 	fl.StringVar(&opts.flags.Script.ReleaseArgs, "script-release-args", "", "the release script's `ARGV` as a template ({member})")
-	fl.Var(setupFlag{contract.FlagSetup, &opts.flags.Script.Setup}, "script-setup", "a `COMMAND` run on every key before the load (repeatable)")
-	fl.Var(setupFlag{contract.FlagSetupFile, &opts.flags.Script.Setup}, "script-setup-file", "a script `LINE` 'F.lua KEY... , ARG...' run on every key first")
+	fl.Var(contract.SetupFlag{Flag: contract.FlagSetup, Lines: &opts.flags.Script.Setup}, "script-setup", "a `COMMAND` run on every key before the load (repeatable)")
+	fl.Var(contract.SetupFlag{Flag: contract.FlagSetupFile, Lines: &opts.flags.Script.Setup}, "script-setup-file", "a script `LINE` 'F.lua KEY... , ARG...' run on every key first")
 	fl.BoolVar(&opts.flags.NoLint, "no-lint", false, "run a --script even when lint finds errors")
 	fl.StringSliceVar(&opts.flags.Strategies, "strategies", []string{"naive", "lua"}, "the `STRATEGIES` to run side by side: "+strings.Join(limiter.Names(limiter.Strategies()), ", "))
 	fl.IntVar(&opts.flags.Workers, "workers", 64, "`N` concurrent workers per strategy")
@@ -147,25 +147,6 @@ evidence, http, exit-codes, connections.`,
 	c.MarkFlagFilename("limiter-file", "yaml", "yml")
 	c.MarkFlagFilename("junit", "xml")
 	return c
-}
-
-// setupFlag appends each value of --script-setup or --script-setup-file to one list, so the
-// set-up steps run in the order they were given across both flags.
-type setupFlag struct {
-	flag  string
-	lines *[]contract.SetupLine
-}
-
-func (v setupFlag) String() string { return "" }
-func (v setupFlag) Type() string {
-	if v.flag == contract.FlagSetupFile {
-		return "line"
-	}
-	return "command"
-}
-func (v setupFlag) Set(text string) error {
-	*v.lines = append(*v.lines, contract.SetupLine{Flag: v.flag, Text: text})
-	return nil
 }
 
 // resolve checks every flag before anything connects or sends load: the run's (hammer.Flags)
@@ -248,20 +229,7 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 	if res.KeysKept != "" {
 		fmt.Fprintf(f.IO.ErrOut, "keys kept under %s\n", res.KeysKept)
 	}
-	if err := writeHammerSummary(f, format, res); err != nil {
-		if res.Interrupted {
-			// The terminal went with the signal (SIGHUP): the run's ending is the exit code.
-			return res.Err()
-		}
-		return err
-	}
-	if recorder != nil {
-		if err := htmlreport.WriteRun(o.report, res, recorder, f.Now()); err != nil {
-			return fmt.Errorf("--report: %w", err)
-		}
-		fmt.Fprintf(f.IO.ErrOut, "report written to %s\n", o.report)
-	}
-	return checkOutcome(f, res.Err(), writeHammerCI(f, "hammer", o.junit, started, res, nil))
+	return finishHammer(f, format, "hammer", o.report, o.junit, started, res, recorder)
 }
 
 // writeHammerCI writes what CI reads of a hammer run or hammer report's merged run

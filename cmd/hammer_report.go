@@ -25,24 +25,13 @@ func newHammerReportCmd(f *Factory, runF func(context.Context, *Factory, *hammer
 	c := &cobra.Command{
 		Use:   "report --run-id ID",
 		Short: "Merged summary of every hammer process that ran with --run-id ID --witness redis",
-		Long: `Each hammer process run with --run-id ID --witness redis leaves its summary in Redis (for 24h,
-under <prefix>:report:{ID}:...). This merges them: attempts, admitted, rejected and errors summed,
-latency percentiles from the merged HDR histograms, "processes": N. Peak and overshoot are joint:
-the concurrency witness is one Redis counter every process shares, and with --witness redis the
-window and bucket limiters' admitted times are shared in Redis and every process judges all of
-them (the process that finished last saw them all). Refusals are judged over every process's calls,
-each placed on the server's clock within its process's bound against TIME ("refusals_unjudged" says
-why not, or from when not). Run the processes with --keep-keys (the first
-to finish would otherwise delete the limiter keys the others still use); the keys expire on their
-own, or delete them with redis-cli --scan --pattern '<prefix>:{ID*' | xargs redis-cli unlink.
-
-The merged run is judged as hammer judges one, by the same rules: the processes' assertions
-(--assert here replaces them), the check every --script run makes, and decisions that errored
-on more than 1% of calls. A failed check exits 3.
-
-For CI, as hammer writes them: --junit F.xml writes a JUnit report of the merged run (a test
-case per assertion and per strategy's verdict, failing exactly when the report exits 3), and
-when GITHUB_STEP_SUMMARY is set its Markdown summary is appended to that file.`,
+		Long: `Each hammer process run with --run-id ID --witness redis leaves its summary in Redis
+for 24h; this merges them (counts summed, latencies from the merged histograms, peak and
+overshoot joint) and judges the merged run as hammer judges one: the processes' assertions
+(--assert here replaces them), the checks of a --script run, refusals over every process's
+calls on the server's clock. A failed check exits 3; --junit and GITHUB_STEP_SUMMARY as
+hammer's. Run the processes with --keep-keys. Topics: limitctl help evidence, exit-codes;
+docs/many-processes.md.`,
 		Example: `  limitctl hammer report --run-id nightly-42 -o json
   limitctl hammer report --run-id nightly-42 --assert 'lua.overshoot==0' --assert 'naive.overshoot>0'
   limitctl hammer report --run-id nightly-42 --junit report.xml   # for Jenkins, GitLab, CircleCI`,
@@ -79,8 +68,5 @@ func runHammerReport(ctx context.Context, f *Factory, o *hammerReportOptions) er
 	if err != nil {
 		return checkOutcome(f, err, writeHammerCI(f, "hammer report", o.junit, started, res, err))
 	}
-	if err := writeHammerSummary(f, format, res); err != nil {
-		return err
-	}
-	return checkOutcome(f, res.Err(), writeHammerCI(f, "hammer report", o.junit, started, res, nil))
+	return finishHammer(f, format, "hammer report", "", o.junit, started, res, nil)
 }

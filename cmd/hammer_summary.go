@@ -3,10 +3,12 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/human"
+	htmlreport "github.com/limitctl/limitctl/internal/report"
 	"github.com/limitctl/limitctl/internal/tableprint"
 )
 
@@ -54,6 +56,28 @@ func writeHammerSummary(f *Factory, format tableprint.Format, res hammer.Result)
 		fmt.Fprintln(words, line)
 	}
 	return nil
+}
+
+// finishHammer prints res as hammer prints a run (hammer, hammer report, judge), writes the
+// HTML report at report ("": none; its points from rec, none when nil) and the CI files, and
+// returns the run's outcome (Result.Err).
+func finishHammer(f *Factory, format tableprint.Format, command, report, junit string, started time.Time, res hammer.Result, rec *htmlreport.Recorder) error {
+	if err := writeHammerSummary(f, format, res); err != nil {
+		if res.Interrupted {
+			return res.Err() // the terminal went with the signal (SIGHUP): the run's ending is the exit code
+		}
+		return err
+	}
+	if report != "" {
+		if rec == nil {
+			rec = htmlreport.NewRecorder(htmlreport.DefaultMaxPoints)
+		}
+		if err := htmlreport.WriteRun(report, res, rec, f.Now()); err != nil {
+			return fmt.Errorf("--report: %w", err)
+		}
+		fmt.Fprintf(f.IO.ErrOut, "report written to %s\n", report)
+	}
+	return checkOutcome(f, res.Err(), writeHammerCI(f, command, junit, started, res, nil))
 }
 
 // noteIndent is how far a note's continuation lines sit in, so that they read as one note.

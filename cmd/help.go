@@ -19,7 +19,8 @@ var hammerFlagGroups = []helptopic.Group{
 		"abandon", "on-error", "inject", "embedded"}},
 	{Name: "HTTP target", Topic: "http", Flags: []string{}},
 	{Name: "Shared run", Topic: "evidence", Flags: []string{"run-id", "witness", "evidence-max-mib"}},
-	{Name: "Output and CI", Topic: "exit-codes", Flags: []string{"output", "tui", "report", "junit", "record", "no-color", "prefix", "keep-keys"}},
+	{Name: "Output and CI", Topic: "exit-codes", Flags: []string{"output", "tui", "report", "junit", "no-color", "prefix", "keep-keys"}},
+	{Name: "Records", Topic: "records", Flags: []string{"record"}},
 	{Name: "Connection", Topic: "connections"},
 }
 

@@ -72,7 +72,7 @@ func TestEveryHammerFlagIsInAGroup(t *testing.T) {
 // every flag whose group it explains; limitctl --help lists them.
 func TestEveryHelpTopicExplainsItsFlags(t *testing.T) {
 	root := run(t, "--help").wantExit(t, ExitOK).out
-	for _, name := range []string{"limiter-file", "contract", "evidence", "http", "exit-codes", "connections"} {
+	for _, name := range []string{"limiter-file", "contract", "evidence", "http", "records", "exit-codes", "connections"} {
 		t.Run(name, func(t *testing.T) {
 			text := run(t, "help", name).wantExit(t, ExitOK).out
 			if len(text) < 500 || strings.Contains(text, "Usage:") || strings.Contains(text, "{{") {

@@ -17,6 +17,29 @@ const (
 // order they were given in across both flags, the order they run in.
 type SetupLine struct{ Flag, Text string }
 
+// SetupFlag is the value of --script-setup or --script-setup-file (a pflag.Value): each value
+// is appended to one list, so the set-up steps run in the order they were given across both.
+type SetupFlag struct {
+	Flag  string // FlagSetup or FlagSetupFile
+	Lines *[]SetupLine
+}
+
+func (v SetupFlag) String() string { return "" }
+
+// Type is what --help calls the value.
+func (v SetupFlag) Type() string {
+	if v.Flag == FlagSetupFile {
+		return "line"
+	}
+	return "command"
+}
+
+// Set appends text as a line of the flag.
+func (v SetupFlag) Set(text string) error {
+	*v.Lines = append(*v.Lines, SetupLine{Flag: v.Flag, Text: text})
+	return nil
+}
+
 // String is the line as its flag and value: --script-setup 'SET {key} {limit} NX'.
 func (l SetupLine) String() string { return fmt.Sprintf("%s '%s'", l.Flag, l.Text) }
 

@@ -47,6 +47,9 @@ func (r Result) Err() error {
 	if r.WatchErr != nil && !errors.Is(r.WatchErr, context.Canceled) {
 		return fmt.Errorf("dashboard: %w", r.WatchErr)
 	}
+	if r.Interrupted && r.Recorded != nil {
+		return &exitcode.InterruptedError{What: "judge stopped; what it read is judged above"}
+	}
 	if r.Interrupted {
 		return &exitcode.InterruptedError{What: fmt.Sprintf("hammer stopped after %s; partial summary above", human.Elapsed(r.Summary.Duration))}
 	}

@@ -32,6 +32,7 @@ var Topics = []Topic{
 	{"contract", "How your own script is called: templates, replies, release, set-up"},
 	{"evidence", "How a verdict is proven: overshoot, refusals with room, leaks, power"},
 	{"http", "Driving a limiter as it is deployed, over HTTP"},
+	{"records", "Judging what a load tool recorded: judge, hammer --record"},
 	{"exit-codes", "Exit codes, assertions, JSON errors and the CI formats"},
 	{"connections", "Reaching Redis, and the hammer's load and connections"},
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -23,8 +25,10 @@ import (
 // Options are one judging: the files, how they are read, and the limiter they are judged
 // against.
 type Options struct {
-	// Files are the record files ("-" is standard input); Inputs, when set, are read instead.
+	// Files are the record files ("-" alone is Stdin, os.Stdin when nil); Inputs, when set,
+	// are read instead.
 	Files  []string
+	Stdin  io.Reader
 	Inputs []history.Input
 	Format history.Format // FormatAuto recognises each file's
 	KeyBy  history.KeyBy
@@ -70,10 +74,17 @@ func Run(ctx context.Context, o Options) (hammer.Result, error) {
 	}
 	read := history.Options{Format: o.Format, KeyBy: o.KeyBy, Headers: headers, SkipBad: o.SkipBad}
 	var r *history.Reader
+	if o.Inputs == nil && len(o.Files) == 1 && o.Files[0] == "-" && o.Stdin != nil {
+		o.Inputs = []history.Input{{Name: "standard input", R: o.Stdin}}
+	}
 	if o.Inputs != nil {
 		r, err = history.New(o.Inputs, read)
 	} else {
 		r, err = history.Open(o.Files, read)
+	}
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		return hammer.Result{}, exitcode.Usagef("%s: %v", pathErr.Path, pathErr.Err) // a file named that cannot be opened
 	}
 	if err != nil {
 		return hammer.Result{}, err
