@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 	"time"
@@ -22,15 +23,15 @@ type CallRecorder interface {
 	Record(calls []RecordedCall)
 }
 
-// RecordedCall is one finished call: what the refusal judges were told of it (Judged: its
+// RecordedCall is one finished call: what the refusal judges were told of it (Judged: its id,
 // interval, stamps, outcome and release), and for an admit what its overshoot evidence was
-// told (the time it was judged at, how late, over which interval).
+// told (the time it was judged at, how late, over which interval). It is kept small: a worker
+// copies one for each call.
 type RecordedCall struct {
-	Strategy int    // its index in Config.Strategies
-	Worker   int    // the worker that sent it
-	Key      int    // its key's index (Config.KeyFor)
-	ID       uint64 // the request's id, unique in its strategy
-	Judged   refusal.Call
+	Judged refusal.Call
+	// Strategy is its index in Config.Strategies, Worker the worker that sent it, Key its
+	// key's index (Config.KeyFor).
+	Strategy, Worker, Key int32
 	// Cut: sent as the run ended and its reply never read; not a decision (Judged.Outcome is
 	// Unknown, as for an error).
 	Cut bool
@@ -42,11 +43,13 @@ type RecordedCall struct {
 	JudgedSentUs, JudgedRepliedUs int64
 	// ReleaseSentUs is when an admit's release was about to be sent (its slot no longer held).
 	ReleaseSentUs int64
-	Status        int    // an endpoint's response status
-	Reply         string // a script's reply, as text
-	// ErrorKind and Error say why a decision failed, ReleaseError why its release did.
-	ErrorKind, Error, ReleaseError string
+	Reply         string // a script's reply to an admit, as text
+	// Failed says why the call, or its release, failed; nil for most.
+	Failed *CallFailure
 }
+
+// CallFailure is why a recorded call failed (Kind, Error) or its release did (Release).
+type CallFailure struct{ Kind, Error, Release string }
 
 // recordEvery is how often the recording goroutine takes the workers' logs.
 const recordEvery = 20 * time.Millisecond
@@ -60,12 +63,14 @@ type callLog struct {
 
 // recording is a run's recording: its strategies' logs and the goroutine that drains them.
 type recording struct {
-	to    CallRecorder
-	runs  []*strategyState
-	stop  chan struct{}
-	done  chan struct{}
-	batch []RecordedCall
-	spare [][]RecordedCall // per log, the slice it gets back at the next take
+	to     CallRecorder
+	runs   []*strategyState
+	stop   chan struct{}
+	done   chan struct{}
+	batch  []RecordedCall   // the calls taken, log after log
+	order  []int32          // batch's indexes in the order the calls were sent
+	sorted []RecordedCall   // batch in that order
+	spare  [][]RecordedCall // per log, the slice it gets back at the next take
 }
 
 // startRecording gives every strategy its logs and starts draining them to to, from begin.
@@ -99,9 +104,11 @@ func (r *recording) finish() {
 	<-r.done
 }
 
-// take hands every log's calls to the recorder, in the order they were sent.
+// take hands every log's calls to the recorder, in the order they were sent. Each log is in
+// that order already (a worker's calls follow one another), so the logs are merged, by index:
+// the calls themselves move once.
 func (r *recording) take() {
-	r.batch = r.batch[:0]
+	r.batch, r.order = r.batch[:0], r.order[:0]
 	n := 0
 	for _, s := range r.runs {
 		for w := range s.callLogs {
@@ -118,34 +125,46 @@ func (r *recording) take() {
 	if len(r.batch) == 0 {
 		return
 	}
-	slices.SortFunc(r.batch, func(a, b RecordedCall) int {
-		switch {
-		case a.Judged.Sent < b.Judged.Sent:
-			return -1
-		case a.Judged.Sent > b.Judged.Sent:
-			return 1
-		}
-		return 0
+	for i := range r.batch {
+		r.order = append(r.order, int32(i))
+	}
+	slices.SortFunc(r.order, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(r.batch[a].Judged.Sent, r.batch[b].Judged.Sent), cmp.Compare(a, b))
 	})
-	r.to.Record(r.batch)
+	r.sorted = r.sorted[:0]
+	for _, i := range r.order {
+		r.sorted = append(r.sorted, r.batch[i])
+	}
+	r.to.Record(r.sorted)
 }
 
-// logCall logs c, once finished, when the run is recorded.
+// logCall logs c, once finished, when the run is recorded: in its round's batch (rounds.go,
+// logged once a round), else in its worker's log.
 func (s *strategyState) logCall(c *decisionCall) {
 	if s.callLogs == nil {
 		return
 	}
-	rc := RecordedCall{Strategy: s.index, Worker: c.worker, Key: c.keyIndex, ID: c.id, Judged: c.judged, Cut: c.cut,
-		NowUs: c.now.UnixMicro(), JudgedMs: c.judgedMs, LateUs: c.late.Microseconds(), ReleaseSentUs: c.releaseSentUs,
-		ErrorKind: c.errKind, Error: c.errMsg, ReleaseError: c.releaseErr}
+	rc := RecordedCall{Judged: c.judged, Strategy: int32(s.index), Worker: int32(c.worker), Key: int32(c.keyIndex), Cut: c.cut,
+		NowUs: c.now.UnixMicro(), JudgedMs: c.judgedMs, LateUs: c.late.Microseconds(), ReleaseSentUs: c.releaseSentUs}
+	if c.errKind != "" || c.releaseErr != "" {
+		rc.Failed = &CallFailure{Kind: c.errKind, Error: c.errMsg, Release: c.releaseErr}
+	}
 	if c.judged.Outcome == refusal.Admitted {
 		if sent, replied := c.judgedSent.Microseconds(), ceilMicros(c.judgedReplied); sent != c.judged.Sent || replied != c.judged.Replied {
 			rc.JudgedSentUs, rc.JudgedRepliedUs = sent, replied
 		}
 		rc.Reply = c.d.ReplyText()
 	}
-	l := &s.callLogs[c.worker]
+	if c.round != nil {
+		c.round.recorded = append(c.round.recorded, rc)
+		return
+	}
+	s.callLogs[c.worker].add(rc)
+}
+
+// add appends calls to the log.
+func (l *callLog) add(calls ...RecordedCall) {
 	l.mu.Lock()
-	l.calls = append(l.calls, rc)
+	l.calls = append(l.calls, calls...)
 	l.mu.Unlock()
 }

@@ -193,6 +193,7 @@ type roundBatch struct {
 	calls    []refusal.Keyed // judged this round
 	counts   [4]roundCount   // the counters added to this round
 	lat      []roundLatency  // this round's latencies, equal ones together
+	recorded []RecordedCall  // this round's calls for the run's recording (record.go)
 }
 
 type roundCount struct {
@@ -261,6 +262,10 @@ func (r *roundBatch) done(s *strategyState, ws []worker) {
 			r.inFlight = earliest
 			s.inFlight.Enter(r.slot, earliest)
 		}
+	}
+	if len(r.recorded) > 0 {
+		s.callLogs[r.slot].add(r.recorded...)
+		r.recorded = r.recorded[:0]
 	}
 	for i := range r.counts {
 		if rc := &r.counts[i]; rc.counter != nil {

@@ -86,11 +86,14 @@ func (w *RecordFile) Record(calls []bench.RecordedCall) {
 func (w *RecordFile) fill(rc *bench.RecordedCall) {
 	j := rc.Judged
 	c := &w.call
-	*c = history.Call{Seq: int64(rc.ID), Strategy: w.names[rc.Strategy], Worker: rc.Worker, Key: w.key(rc.Strategy, rc.Key),
-		SentUs: j.Sent, ReceivedUs: j.Replied, Decision: "error", Status: rc.Status, Reply: rc.Reply, Error: rc.Error,
-		ErrorKind: rc.ErrorKind, ReleaseSentUs: rc.ReleaseSentUs, ReleaseReceivedUs: j.Released, Abandoned: j.Abandoned,
+	*c = history.Call{Seq: int64(j.ID), Strategy: w.names[rc.Strategy], Worker: int(rc.Worker), Key: w.key(int(rc.Strategy), int(rc.Key)),
+		SentUs: j.Sent, ReceivedUs: j.Replied, Decision: "error", Reply: rc.Reply,
+		ReleaseSentUs: rc.ReleaseSentUs, ReleaseReceivedUs: j.Released, Abandoned: j.Abandoned,
 		NowUs: rc.NowUs, JudgedMs: rc.JudgedMs, LateUs: rc.LateUs, JudgedSentUs: rc.JudgedSentUs,
-		JudgedReceivedUs: rc.JudgedRepliedUs, ReleaseError: rc.ReleaseError, Cut: rc.Cut}
+		JudgedReceivedUs: rc.JudgedRepliedUs, Cut: rc.Cut}
+	if f := rc.Failed; f != nil {
+		c.ErrorKind, c.Error, c.ReleaseError = f.Kind, f.Error, f.Release
+	}
 	switch j.Outcome {
 	case refusal.Admitted:
 		c.Decision = "admit"

@@ -57,7 +57,12 @@ func benchJudge(b *testing.B, o judge.Options, input func() io.Reader, want stri
 // BenchmarkJudgeLimitctl is the whole judge path on a hammer --record file: read, replayed into
 // the run's evidence and refusal judges, judged (README's figure; hack/bench-history.sh).
 func BenchmarkJudgeLimitctl(b *testing.B) {
-	benchJudge(b, judge.Options{}, func() io.Reader { return newGenLimitctl(benchRecords) }, verdict.Exact)
+	data, err := io.ReadAll(newGenLimitctl(benchRecords))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	benchJudge(b, judge.Options{}, func() io.Reader { return bytes.NewReader(data) }, verdict.Exact)
 }
 
 // BenchmarkJudgeVegeta is the same for a vegeta JSON file judged as a fixed window behind HTTP.

@@ -23,8 +23,10 @@ type refusals struct {
 	first   *refusal.FalseReject // the earliest proven wrong, with its request once found
 }
 
-// passEvery is how many calls are recorded between passes of the judges.
-const passEvery = 4096
+// passEvery is how many calls are recorded between passes of the judges: within what a
+// judge keeps of its buffers between passes (a capacity of 1,024, which a slice grown by
+// append passes at 833 elements), so they are reused.
+const passEvery = 512
 
 func newRefusals(g *group) *refusals {
 	r := &refusals{g: g, scratch: &refusal.Scratch{}}
