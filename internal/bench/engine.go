@@ -13,7 +13,9 @@ import (
 )
 
 // Crashes is a schedule of crashed clients: every Every (the first a sixth of it into the run, at
-// most half a second) the next Size admits of each strategy are never released.
+// most half a second) the next Size admits of each strategy are never released, and once more
+// half a stale-after before a run of known duration ends, so what a crash leaves behind is
+// still there when the run reads its keys (a set without a TTL is found leaking).
 type Crashes struct {
 	Every time.Duration
 	Size  int64
