@@ -127,8 +127,12 @@ func defaultLoad(t *testing.T, kind limiter.Kind, run bench.StrategyRun, d time.
 	if s, ok := fixtureStale.Load(run.Limiter); ok {
 		stale = s.(time.Duration)
 	}
+	burst := 0.0
+	if kind == limiter.FixedWindow && !run.EpochAligned && !run.FirstHitWindows && !run.ServerClock && !run.AdmitAt {
+		burst = bench.UnalignedBurstWindows // as the hammer's (hammer.burstWindows)
+	}
 	return bench.Config{
-		Profile: bench.DefaultProfile(kind), Skew: bench.DefaultSkew(kind, 20, time.Second),
+		Profile: bench.DefaultProfile(kind), Skew: bench.DefaultSkew(kind, 20, time.Second), BurstWindows: burst,
 		RunID: id, Limiter: kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, StaleAfter: stale,
 		Crashes: hammer.DefaultCrashes(20, stale), Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
 		KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s.%s}:%s:%d", t.Name(), id, s, i) },
