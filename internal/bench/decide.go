@@ -150,6 +150,9 @@ func (s *strategyState) crashed() bool {
 			s.crashLeft.Add(s.cfg.Crashes.Size)
 		}
 	}
+	if last := s.lastCrash.Load(); last > 0 && since >= last && s.lastCrash.CompareAndSwap(last, 0) {
+		s.crashLeft.Add(s.cfg.Crashes.Size)
+	}
 	for left := s.crashLeft.Load(); left > 0; left = s.crashLeft.Load() {
 		if s.crashLeft.CompareAndSwap(left, left-1) {
 			return true

@@ -13,7 +13,9 @@ import (
 )
 
 // Crashes is a schedule of crashed clients: every Every (the first a sixth of it into the run, at
-// most half a second) the next Size admits of each strategy are never released.
+// most half a second) the next Size admits of each strategy are never released, and once more
+// half a stale-after before a run of known duration ends, so what a crash leaves behind is
+// still there when the run reads its keys (a set without a TTL is found leaking).
 type Crashes struct {
 	Every time.Duration
 	Size  int64
@@ -117,6 +119,10 @@ type Config struct {
 	// Profile shapes the load in time: ProfileSteady, or ProfileBursty (idle spells longer than
 	// the window between bursts, so refill and expiry bugs surface). "" is steady.
 	Profile string
+	// BurstWindows is how many windows a burst lasts (0: two). A fixed window of unknown
+	// alignment is pinned down only by several windows in a row (UnalignedChecker's power), so
+	// its bursts are longer (UnalignedBurstWindows).
+	BurstWindows float64
 	// Skew offsets each worker's clock by a fixed amount in [-Skew, +Skew], as app servers'
 	// clocks disagree: their now values reach Redis out of order.
 	Skew time.Duration

@@ -78,7 +78,10 @@ var buggyScripts = []powerCase{
 	{"buggy/gcra_trusts_latest_now.lua", limiter.TokenBucket, contract.Spec{}},
 	{"buggy/token_bucket_uncapped_short_ttl.lua", limiter.TokenBucket, contract.Spec{}},
 	{"buggy/gcra_server_time_one_too_many.lua", limiter.TokenBucket, contract.Spec{Args: "{burst} {limit} {window_s} {cost}", Allowed: "reply[1] > 0"}},
-	{"buggy/fixed_window_first_hit_ns_reopens.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}", Args: "{now_ns} {limit} {window_ns}", Allowed: "reply[4] == 1"}},
+	// Judged as its library documents its windows (--window-start first-hit): the model of any
+	// alignment, which must hold a grid too, lets windows shift enough to absorb most reopenings,
+	// and catches it in about 7 of 10 runs of 5s (its power line says what first-hit would see).
+	{"buggy/fixed_window_first_hit_ns_reopens.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}", Args: "{now_ns} {limit} {window_ns}", Allowed: "reply[4] == 1", WindowStart: contract.FirstHitStart}},
 	// The fifth release: lua-resty-redis-ratelimit's leaky bucket, whose clock moves only on its
 	// admits (abs(now - last)), caught by the workers' clocks alternating behind and ahead, not
 	// by a busy scheduler. Its burst is passed one short, so the library's own extra request at

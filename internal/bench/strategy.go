@@ -32,8 +32,9 @@ type strategyState struct {
 	// or the connection whose rounds run it, touches it.
 	abandonCredit []float64
 	// crashLeft is how many of the next admits a crash still abandons, nextCrash when the next
-	// crash comes (since begin; Config.Crashes).
-	crashLeft, nextCrash atomic.Int64
+	// crash comes and lastCrash when the one before the run's end does (since begin, ns; 0: none;
+	// Config.Crashes).
+	crashLeft, nextCrash, lastCrash atomic.Int64
 
 	// live counts running workers; finished is when the last one stopped (since begin), so a
 	// strategy that got through its --requests early is not rated over the others' time.
@@ -102,7 +103,11 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 		// evenly), so the workers' abandons are spread over the run, not taken together.
 		s.abandonCredit[w] = math.Mod(float64(w)*0.6180339887498949, 1)
 	}
-	s.nextCrash.Store(int64(min(cfg.Crashes.Every/6, 500*time.Millisecond)))
+	first := min(cfg.Crashes.Every/6, 500*time.Millisecond)
+	s.nextCrash.Store(int64(first))
+	if last := cfg.Duration - cfg.StaleAfter/2; cfg.Crashes.Every > 0 && cfg.Duration > 0 && last > first {
+		s.lastCrash.Store(int64(last))
+	}
 	for i := 0; i < cfg.KeyCount; i++ {
 		s.keys = append(s.keys, cfg.KeyFor(run.Name, i))
 		s.evidence = append(s.evidence, s.newEvidence(i))

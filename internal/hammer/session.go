@@ -83,6 +83,17 @@ func ClockNotes(o Options) []string {
 	return notes
 }
 
+// burstWindows is how long the bursty load's bursts last: longer for a custom fixed window judged
+// with its alignment unknown (bench.UnalignedBurstWindows), the default otherwise (0).
+func burstWindows(o Options) float64 {
+	c := o.Contract
+	if c == nil || o.Limiter.Describe().Evidence != limiter.FixedWindowEvidence || c.Clock == contract.ServerClock ||
+		c.Spec.WindowStart != contract.AnyStart || c.AdmitAt != nil {
+		return 0
+	}
+	return bench.UnalignedBurstWindows
+}
+
 // epochAligned is the fixed window's alignment as the strategy's contract implies it: the
 // shipped scripts name a window by its start, a custom script's contract says.
 func epochAligned(o Options, st limiter.Strategy) bool {
@@ -270,7 +281,7 @@ func (s *session) build(runID string) error {
 		ServerStats: func(ctx context.Context) (map[string]bench.CmdStat, error) {
 			return bench.CommandStats(ctx, s.rdb)
 		},
-		Crashes: o.crashes(),
+		Crashes: o.crashes(), BurstWindows: burstWindows(o),
 	}
 	leakTTL := bench.LeakTTL(max(o.Window, o.StaleAfter))
 	s.cfg.Leftovers = func(ctx context.Context) (map[string]bench.Leftovers, error) {

@@ -287,6 +287,10 @@ type familyLoad struct {
 	idle       func(ms float64) bool
 	anchored   bool // judge with windows anchored at their openers (--window-start first-hit)
 	extraEvery int  // 0, or admit one more than the limit in every window (a buggy limiter)
+	// quantum, when set, is the unit the limiter is told the time in ({now_s_int}: its now is the
+	// time floored to it, and a call is late by the units that turned before it reached Redis).
+	quantum float64
+	spacing float64 // the calls' mean spacing, ms (0: 0.2)
 }
 
 // familyRun feeds a checker what the engine would from a correct (or, with extraEvery, buggy)
@@ -303,14 +307,25 @@ func familyRun(rng *rand.Rand, l familyLoad) CheckResult {
 	type call struct{ arrive, stamp, late float64 }
 	var calls []call
 	origin := 1e6 + rng.Float64()*l.window*5 // the epoch's phase against the run
-	for real := origin; real < origin+14*l.window; real += 0.05 + rng.Float64()*0.3 {
+	spacing := l.spacing
+	if spacing == 0 {
+		spacing = 0.2
+	}
+	for real := origin; real < origin+14*l.window; real += spacing * (0.25 + 1.5*rng.Float64()) {
 		if l.idle(real - origin) {
 			continue
 		}
 		offset := -l.skew + rng.Float64()*2*l.skew
 		d := rng.Float64() * l.rtt
 		stamp := real + offset
-		calls = append(calls, call{arrive: real + d, stamp: stamp, late: stamp - math.Floor(stamp) + d + l.skew - offset})
+		late := stamp - math.Floor(stamp) + d + l.skew - offset
+		if q := l.quantum; q > 0 {
+			// Told whole units: its now is floored, and late by the units that turned before the
+			// most advanced clock's time at its arrival (Lateness).
+			late = math.Floor((stamp+d+l.skew-offset)/q)*q - math.Floor(stamp/q)*q
+			stamp = math.Floor(stamp/q) * q
+		}
+		calls = append(calls, call{arrive: real + d, stamp: stamp, late: late})
 	}
 	slices.SortFunc(calls, func(a, b call) int { return int(math.Copysign(1, a.arrive-b.arrive)) })
 	counts := map[int64]*int64{} // epoch: a counter per window index
@@ -369,6 +384,34 @@ func randomFamilyLoad(rng *rand.Rand, f windowFamily) familyLoad {
 	gapAt, gapLen := rng.Float64()*6*l.window, rng.Float64()*2.5*l.window
 	l.idle = func(ms float64) bool { return ms >= gapAt && ms < gapAt+gapLen }
 	return l
+}
+
+// Told the time in whole seconds ({now_s_int}), a correct fixed window of any family is judged at
+// its floored stamps, the calls a second turned for left out: never blamed, whether its window
+// ends by the time it is told or by its key's expiry on the server's clock. (Windows on the
+// seconds' grid would be sharper, but a window its key's expiry ends opens and closes between
+// the seconds, so no grid holds it.)
+func TestUnalignedCheckerHoldsEveryFamilyOnWholeSeconds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	for _, f := range windowFamilies {
+		for round := 0; round < 200; round++ {
+			l := randomFamilyLoad(rng, f)
+			l.unit, l.spacing = 1000, 4
+			l.quantum, l.window = l.unit, l.unit*float64(1+rng.IntN(3))
+			if got := familyRun(rng, l); got.Overshoot != 0 {
+				t.Fatalf("%s, round %d: limit %d window %.0f skew %.2f rtt %.2f by expiry %v: blamed, %+v",
+					f, round, l.limit, l.window, l.skew, l.rtt, l.byExpiry, got)
+			}
+			if f != firstHitWindows {
+				continue
+			}
+			// And anchored at their openers, as --window-start first-hit says of such a window.
+			if l.anchored = true; familyRun(rng, l).Overshoot != 0 {
+				t.Fatalf("%s anchored, round %d: limit %d window %.0f skew %.2f rtt %.2f by expiry %v: blamed",
+					f, round, l.limit, l.window, l.skew, l.rtt, l.byExpiry)
+			}
+		}
+	}
 }
 
 // The model of unknown alignment, the default, blames no correct fixed window of any family,
