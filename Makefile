@@ -125,7 +125,10 @@ bench-inspect: redis-server
 # refusing with room (TOO STRICT), within 5s in at least 19 of 20 runs; each correct script in
 # testdata/limiters (whatever clock its library uses) and each shipped one exact (0 overshoot,
 # 0 false rejects, 0 leaks, and evidence whose power beats the limit) in 20 of 20; each leaky one
-# in testdata/limiters/leaks caught leaving keys behind (LEAKS) in 19 of 20. hack/verify-power.sh
+# in testdata/limiters/leaks caught leaving keys behind (LEAKS) in 19 of 20; every run also
+# recorded (hammer --record) and judged again by limitctl judge, which must read the run's own
+# verdict; and vegeta's records of limitapp's routes judged (limitctl judge) OVERSHOOT on each
+# wrong one and exact on each correct one in 20 of 20 attacks (needs make load-tools). hack/verify-power.sh
 # runs it twice, on the machine as it is (idle when nothing else runs) and with two busy loops
 # beside it, and prints both figures side by side: the catch rates must not depend on a busy
 # scheduler, nor the soundness on a quiet one. About 80 minutes a pass; POWER_RUNS changes the 20,
@@ -133,7 +136,7 @@ bench-inspect: redis-server
 POWER_RUNS ?= 20
 PASSES ?= idle loaded
 RUN ?=
-verify-power: redis-server
+verify-power: redis-server load-tools
 	GO=$(GO) POWER_RUNS=$(POWER_RUNS) PASSES="$(PASSES)" RUN="$(RUN)" hack/verify-power.sh
 
 # Soundness: every correct limiter internal/corpus makes (each kind's families on every clock, unit

@@ -21,7 +21,7 @@ passes=${PASSES:-idle loaded}
 run=${RUN:-}
 suite=${SUITE:-power}
 case "$suite" in
-  power) tests=TestPower packages="./internal/bench/ ./cmd/" env=LIMITCTL_POWER=1 ;;
+  power) tests=TestPower packages="./internal/bench/ ./internal/judge/ ./cmd/" env=LIMITCTL_POWER=1 ;;
   soundness) tests=TestSoundness packages="./cmd/" env=LIMITCTL_SOUNDNESS=1 ;;
   *) echo "SUITE is power or soundness, got $suite" >&2; exit 2 ;;
 esac
