@@ -401,3 +401,45 @@ func TestVegetaReadsTheGeneratedFile(t *testing.T) {
 		}
 	}
 }
+
+// A hammer --record call keeps what its evidence was told: the time it was given, the virtual
+// clock's bound, an admit's judged time, lateness and interval, why it or its release failed,
+// and whether it was cut off at the run's end.
+func TestALimitctlCallKeepsWhatItsEvidenceWasTold(t *testing.T) {
+	var buf bytes.Buffer
+	cw := must(history.NewCallWriter(&buf, history.RunHeader{RunID: "r", StartedUnixNs: base.UnixNano(), Limiter: "sliding-window",
+		Limit: 5, WindowUs: 1e6, SkewUs: 5000, HorizonUs: 5e6, Strategies: []history.RecordedStrategy{{Name: "custom", Target: history.TargetRedis,
+			Clock: "virtual", QuantumUs: 1000, BeginUs: base.UnixMicro(), FreshKeys: true}}}))
+	calls := []history.Call{
+		{Seq: 1, Strategy: "custom", Key: "k", SentUs: 100, ReceivedUs: 300, Decision: "admit", Reply: "{1, 5}", NowUs: base.UnixMicro() + 90,
+			StampHiUs: base.UnixMicro() + 250, JudgedMs: base.UnixMilli(), LateUs: 210, JudgedSentUs: 90, JudgedReceivedUs: 300},
+		{Seq: 2, Strategy: "custom", Key: "k", SentUs: 200, ReceivedUs: 5200, Decision: "error", Error: "i/o timeout", ErrorKind: "timeout",
+			NowUs: base.UnixMicro() + 200},
+		{Seq: 3, Strategy: "custom", Key: "k", SentUs: 400, ReceivedUs: 900, Decision: "error", Cut: true, NowUs: base.UnixMicro() + 400},
+		{Seq: 4, Strategy: "custom", Key: "k", SentUs: 500, ReceivedUs: 700, Decision: "admit", ReleaseSentUs: 900, ReleaseReceivedUs: 950,
+			ReleaseError: "NOSCRIPT", NowUs: base.UnixMicro() + 500, JudgedMs: base.UnixMilli()},
+	}
+	for i := range calls {
+		cw.Write(&calls[i])
+	}
+	cw.Flush()
+	recs, r := mustRead(t, history.Options{}, input("run.jsonl", buf.Bytes()))
+	if h := r.Files()[0].Header; h.SkewUs != 5000 || h.Strategies[0].Clock != "virtual" || h.Strategies[0].QuantumUs != 1000 {
+		t.Fatalf("header %+v", h)
+	}
+	b := base.UnixNano()
+	a := recs[0]
+	if a.NowUs != calls[0].NowUs || a.StampHiUs != calls[0].StampHiUs || a.JudgedMs != base.UnixMilli() || a.LateUs != 210 ||
+		a.JudgedStartNs != b+90_000 || a.JudgedEndNs != b+300_000 || a.Reply != "{1, 5}" {
+		t.Fatalf("admit %+v", a)
+	}
+	if e := recs[1]; e.Error != "i/o timeout" || e.ErrorKind != "timeout" || e.Cut {
+		t.Fatalf("error %+v", e)
+	}
+	if c := recs[2]; !c.Cut {
+		t.Fatalf("cut %+v", c)
+	}
+	if rel := recs[3]; rel.ReleaseError != "NOSCRIPT" || rel.ReleaseStartNs != b+900_000 || rel.JudgedStartNs != 0 {
+		t.Fatalf("release %+v", rel)
+	}
+}
