@@ -133,6 +133,3 @@ func us(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
 
 // round3 keeps three decimals for display values.
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
-
-// windowed reports whether the limiter judges admits per window of their now.
-func (s *strategyState) windowed() bool { return s.cfg.Limiter.Describe().Evidence.Windowed() }
