@@ -43,8 +43,10 @@ const MaxRequests = 64
 // request's write behind the same moment was sent, and both were admitted: neither can have
 // counted the other.
 type Request struct {
-	ID      string    `json:"id"`
-	Worker  int       `json:"worker"`
+	ID     string `json:"id"`
+	Worker int    `json:"worker"`
+	// Seq, for a request to an endpoint (HTTP), is its number among its worker's ({seq}).
+	Seq     *uint64   `json:"seq,omitempty"`
 	Raced   bool      `json:"raced"`
 	Retries int       `json:"retries,omitempty"`
 	Steps   []StepOut `json:"steps"`
@@ -63,7 +65,7 @@ type StepOut struct {
 }
 
 // The phases' names in the JSON.
-var phaseNames = map[Phase]string{Prune: "prune", Check: "check", Write: "write", Expire: "expire", Call: "call"}
+var phaseNames = map[Phase]string{Prune: "prune", Check: "check", Write: "write", Expire: "expire", Call: "call", HTTPRequest: "request"}
 
 // RequestID is how a request is named: r and its id.
 func RequestID(id uint64) string { return "r" + strconv.FormatUint(id, 10) }
@@ -85,6 +87,10 @@ func Requests(recs []Record) (out []Request, omitted int64) {
 			s := &rec.Steps[j]
 			req.Steps[j] = StepOut{Op: s.Op.String(), Phase: phaseNames[s.Phase], Reply: s.Reply.JSON(),
 				SentUs: s.SentUs, RepliedUs: s.RepliedUs}
+			if s.Phase == HTTPRequest {
+				seq := rec.Seq
+				req.Seq = &seq
+			}
 		}
 		out = append(out, req)
 	}
