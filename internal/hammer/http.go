@@ -43,21 +43,6 @@ func (fl Flags) httpTargets(o *Options) error {
 		}
 		return nil
 	}
-	kind := o.Limiter.Describe()
-	switch {
-	case fl.Given("skew") && len(o.Strategies) == 0:
-		return exitcode.Usagef("--skew has no meaning for an HTTP target: the endpoint decides on its own clock, which no worker's skew reaches")
-	case kind.Releases && !fl.Given("hold"):
-		return exitcode.Usagef("--http with --limiter %s needs --hold D: what the endpoint promises (it answers an admitted request no sooner than D after it took the slot, and releases the slot before it answers)", o.Limiter)
-	case kind.Releases && fl.Hold <= 2*time.Millisecond:
-		return exitcode.Usagef("--hold %s: an HTTP target's hold must be more than 2ms (a correct endpoint's timer may fire a millisecond early, and its clock run fast)", fl.Hold)
-	case fl.RunID != "" || fl.Witness == "redis":
-		return exitcode.Usagef("--http runs in this process alone: an endpoint's evidence is not shared between processes (--run-id, --witness redis)")
-	case len(o.Strategies) == 0 && len(fl.Inject) > 0:
-		return exitcode.Usagef("--inject acts on the Redis the Redis strategies run on; an HTTP-only run has none")
-	case len(o.Strategies) == 0 && fl.Given("embedded"):
-		return exitcode.Usagef("--embedded starts a Redis for the Redis strategies; an HTTP-only run starts none")
-	}
 	taken := map[string]bool{}
 	for _, st := range o.Strategies {
 		taken[string(st)] = true
@@ -91,6 +76,21 @@ func (fl Flags) httpTargets(o *Options) error {
 		}
 		seen[same] = name
 		o.HTTP = append(o.HTTP, HTTPTarget{Spec: spec, UsesKey: t.UsesKey()})
+	}
+	kind := o.Limiter.Describe()
+	switch {
+	case fl.Given("skew") && len(o.Strategies) == 0:
+		return exitcode.Usagef("--skew has no meaning for an HTTP target: the endpoint decides on its own clock, which no worker's skew reaches")
+	case kind.Releases && !fl.Given("hold"):
+		return exitcode.Usagef("--http with --limiter %s needs --hold D: what the endpoint promises (it answers an admitted request no sooner than D after it took the slot, and releases the slot before it answers)", o.Limiter)
+	case kind.Releases && fl.Hold <= 2*time.Millisecond:
+		return exitcode.Usagef("--hold %s: an HTTP target's hold must be more than 2ms (a correct endpoint's timer may fire a millisecond early, and its clock run fast)", fl.Hold)
+	case fl.RunID != "" || fl.Witness == "redis":
+		return exitcode.Usagef("--http runs in this process alone: an endpoint's evidence is not shared between processes (--run-id, --witness redis)")
+	case len(o.Strategies) == 0 && len(fl.Inject) > 0:
+		return exitcode.Usagef("--inject acts on the Redis the Redis strategies run on; an HTTP-only run has none")
+	case len(o.Strategies) == 0 && fl.Given("embedded"):
+		return exitcode.Usagef("--embedded starts a Redis for the Redis strategies; an HTTP-only run starts none")
 	}
 	return fl.httpKeys(o)
 }
@@ -190,11 +190,17 @@ func (s *session) buildHTTP(runID string) error {
 	return nil
 }
 
-// preflightHTTP checks, before any load, that every target's address accepts a connection (no
-// request is sent: it would be decided and counted).
-func (s *session) preflightHTTP(ctx context.Context) error {
-	for _, t := range s.targets {
-		if err := t.Preflight(ctx); err != nil {
+// preflightHTTP checks, before anything starts or any load is sent, that every target's
+// address accepts a connection (no request is sent: it would be decided and counted).
+func preflightHTTP(ctx context.Context, o Options, timeout time.Duration) error {
+	for _, h := range o.HTTP {
+		t, err := httptarget.New(h.Spec, httptarget.Options{Timeout: timeout, Run: "preflight"})
+		if err != nil {
+			return err
+		}
+		err = t.Preflight(ctx)
+		t.Close()
+		if err != nil {
 			return err
 		}
 	}

@@ -168,6 +168,9 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 			deps.notice(describeContract(o))
 		}
 	}
+	if err := preflightHTTP(ctx, o, deps.Timeout); err != nil {
+		return Result{}, err // before anything starts: a Redis started for nothing would say so first
+	}
 	closeTarget, err := s.openTarget(ctx)
 	defer closeTarget()
 	defer s.closeClients()
@@ -186,8 +189,8 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if err := s.build(runID); err != nil {
 		return Result{}, err
 	}
-	if err := s.preflightHTTP(ctx); err != nil {
-		return Result{}, err
+	for _, t := range s.targets {
+		s.deps.notice(fmt.Sprintf("target: %s %s %s", t.Name(), t.Method(), t.URL()))
 	}
 	if len(o.Strategies) > 0 {
 		if err := preflight(ctx, s.rdb, o); err != nil {
@@ -389,9 +392,6 @@ func (s *session) build(runID string) error {
 	if len(o.Strategies) == 0 {
 		s.target = s.httpTargetOf()
 		s.cfg.Target = s.target
-	}
-	for _, t := range s.targets {
-		s.deps.notice(fmt.Sprintf("target: %s %s %s", t.Name(), t.Method(), t.URL()))
 	}
 	return nil
 }
