@@ -429,3 +429,24 @@ func TestPowerHTTPTargets(t *testing.T) {
 		})
 	}
 }
+
+// Two HTTP targets on the dashboard of an 80x24 terminal: a panel each, both on screen at once
+// with their answers by status, the wrong one turning OVERSHOOT while the right one holds; q ends
+// the run early with the summary, whose verdicts say the same.
+func TestDashboardShowsTwoHTTPTargetsAt80x24(t *testing.T) {
+	skipInShortMode(t)
+	app := limitapp.Start(t, httpConfig)
+	m := shell(t, 80, 24, binary(t)+" hammer --limiter fixed-window --duration 60s --http 'naive="+app.URL(limitapp.CheckThenUpdate)+
+		"' --http 'atomic="+app.URL(limitapp.IncrFirst)+"'")
+	screen := m.WaitForText(30*time.Second, "naive", "atomic", "statuses", "429", "OVERSHOOT", "http 127.0.0.1:")
+	if strings.Count(screen, "statuses") != 2 || strings.Contains(screen, "redis-server") {
+		t.Errorf("want a panel per target, each with its statuses, and no Redis:\n%s", screen)
+	}
+	m.Keys("q")
+	after := m.WaitForText(20*time.Second, "EXIT=3", "naive   OVERSHOOT")
+	for _, want := range []string{"naive   OVERSHOOT   peak", "atomic  ", "naive   how:"} {
+		if !strings.Contains(after, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, after)
+		}
+	}
+}

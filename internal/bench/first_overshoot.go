@@ -67,6 +67,9 @@ func (s *strategyState) traceFirst(key int, m overshoot.Moment) {
 		ov.Held, ov.AtMs = &count, float64(m.AtUs)/1000
 	case m.Interval:
 		ov.InWindow = &count
+		if m.Allowed > 0 {
+			ov.Allowed = &m.Allowed
+		}
 		from, to := float64(m.FromUs)/1000, float64(m.ToUs)/1000
 		ov.FromMs, ov.ToMs, ov.AtMs = &from, &to, to
 	default:

@@ -19,8 +19,12 @@ type Overshoot struct {
 	// FromMs and ToMs bound the window or interval the admits fell in, from the run's start
 	// (on the stamps' clock, or the server's interval evidence); absent for the concurrency
 	// limiter, whose moment is one instant.
-	FromMs   *float64  `json:"from_ms,omitempty"`
-	ToMs     *float64  `json:"to_ms,omitempty"`
+	FromMs *float64 `json:"from_ms,omitempty"`
+	ToMs   *float64 `json:"to_ms,omitempty"`
+	// Allowed, when the interval is longer than one window (the interval evidence's longer
+	// spans, a bucket's), is the most a correct limiter could have admitted inside it: the
+	// bound InWindow exceeded. Absent when that bound is the limit.
+	Allowed  *int64    `json:"allowed,omitempty"`
 	Requests []Request `json:"requests"`
 	// Missing counts requests behind the moment whose records the rings no longer held (a
 	// worker had moved on before the evidence settled): they are not shown, never invented.

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -185,6 +186,8 @@ func (o *Overshoot) Count() string {
 	switch {
 	case o.Held != nil:
 		return strconv.FormatInt(*o.Held, 10) + " held"
+	case o.InWindow != nil && o.Allowed != nil && o.FromMs != nil && o.ToMs != nil:
+		return fmt.Sprintf("%d in %.2fs where at most %d fit", *o.InWindow, (*o.ToMs-*o.FromMs)/1000, *o.Allowed)
 	case o.InWindow != nil:
 		return strconv.FormatInt(*o.InWindow, 10) + " in window"
 	}

@@ -18,6 +18,9 @@ type Moment struct {
 	AtUs int64
 	// LateMs, when set, is the bucket tier's bound: only admits at most that late were counted.
 	LateMs int64
+	// Allowed, when the interval spans more than one window, is the most a correct limiter
+	// could have admitted certainly inside it (Count exceeded it); 0 means the limit itself.
+	Allowed int64
 	// Shared: the count holds other processes' admits too (the joint evidence of SharedAdmits,
 	// a Redis witness), so only this process's can be shown and none is missing for it.
 	Shared bool
