@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/limitapp"
 	"github.com/limitctl/limitctl/internal/limiterfile"
 	"github.com/limitctl/limitctl/internal/redistest"
 	"github.com/limitctl/limitctl/scripts"
@@ -118,6 +119,10 @@ func TestEveryReadmeCommandRuns(t *testing.T) {
 	}
 	srv := redistest.Start(t)
 	seedReadmeKeys(t, srv.Client(t))
+	// The HTTP examples judge an application's limiters (internal/limitapp, its keys in the same
+	// Redis) at $APP, as a reader's would be at their service's address.
+	app := limitapp.StartOn(t, srv.Client(t), limitapp.Config{Limit: 20, Window: time.Second, Hold: 50 * time.Millisecond})
+	t.Setenv("APP", "http://"+app.Addr)
 	work := t.TempDir()
 	os.MkdirAll(filepath.Join(work, "limiter"), 0o755)
 	os.WriteFile(filepath.Join(work, "limiter", "acquire.lua"), []byte(scripts.ConcurrencyAcquire), 0o644)

@@ -78,6 +78,11 @@ type strategyState struct {
 	// judgedMark tells the workers' recorders which refusals are judged (trace.HoldUnjudged).
 	judgedMark trace.JudgedMark
 
+	// promised is the hold an endpoint promises (StrategyRun.Endpoint: Config.Hold, which is no
+	// pause of its workers'); statuses count its answers by status code.
+	promised time.Duration
+	statuses *statusCounts
+
 	// tick state, touched only by the engine's loop
 	lastAttempts int64
 }
@@ -85,6 +90,12 @@ type strategyState struct {
 func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 	s := &strategyState{cfg: cfg, run: run, errKinds: map[string]int64{}, history: overshoot.NewHistoryBudget(historyEntries),
 		hist: hdrhistogram.New(histMin, histMax, histSigFigs)}
+	if run.Endpoint {
+		// The hold is the endpoint's promise, which the evidence holds it to; its workers do not
+		// pause, have no clock it reads (no skew), and abandon nothing: it releases its own slots.
+		s.promised, s.statuses = cfg.Hold, &statusCounts{}
+		s.cfg.Hold, s.cfg.Skew, s.cfg.Abandon = 0, 0, 0
+	}
 	s.clock = overshoot.ClockFor(s.limits(), run.EpochAligned)
 	if run.MonotoneTime {
 		s.sentHigh = make([]atomic.Int64, cfg.KeyCount)
@@ -121,6 +132,8 @@ func (s *strategyState) newEvidence(i int) *overshoot.Evidence {
 	case s.run.AdmitAt:
 		// A schedule's answer is a time in itself, on the script's clock: judged as a stamp, never
 		// over the call's interval.
+	case s.run.Endpoint:
+		timing = overshoot.OnEndpoint
 	case s.intervalStamps():
 		timing = overshoot.OnTwoClocks
 	case s.run.ServerClock:
@@ -129,7 +142,7 @@ func (s *strategyState) newEvidence(i int) *overshoot.Evidence {
 	return overshoot.NewEvidence(overshoot.Spec{
 		Limits: s.limits(), Clock: s.clock, Timing: timing, Key: s.keys[i], Horizon: s.cfg.Horizon,
 		Quantum: s.run.TimeQuantum, Monotone: s.run.MonotoneTime,
-		StaleAfter: s.cfg.StaleAfter, StaleUnit: s.run.Refusals.StaleUnit, Now: s.cfg.Now,
+		StaleAfter: s.cfg.StaleAfter, StaleUnit: s.run.Refusals.StaleUnit, Now: s.cfg.Now, Hold: s.promised,
 		Witness: s.run.Witness, Shared: s.run.Admits,
 		// Every call on the key is this process's, and settle tells the evidence of each one that
 		// may have admitted unjudged: windows can be anchored at their openers, where the contract
@@ -223,8 +236,8 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 			// steps report to it, and no decision allocates for it.
 			calls, cancel := releaseContext(ctx, s.cfg.Horizon)
 			defer cancel()
-			if !s.cfg.NoTrace {
-				calls = trace.With(calls, s.recorders[worker])
+			if !s.cfg.NoTrace || s.run.Endpoint {
+				calls = trace.With(calls, s.recorders[worker]) // an endpoint's {worker} and {seq} too
 			}
 			s.work(ctx, calls, e, worker, schedule)
 			if s.live.Add(-1) == 0 {

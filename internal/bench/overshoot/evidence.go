@@ -18,20 +18,27 @@ const (
 	OnServerClock
 	// OnTwoClocks: a sliding window's TIME on the monotone virtual clock and its TTLs on the real one.
 	OnTwoClocks
+	// OnEndpoint: an endpoint's clock (an HTTP target's), read within [Call.Sent, Call.Replied]
+	// as OnServerClock; it holds and releases its concurrency slots itself, so they are judged by
+	// the hold it promises (Spec.Hold).
+	OnEndpoint
 )
 
 // Spec is what one key's evidence is built from.
 type Spec struct {
-	Limits                      // the kind's evidence, its numbers, the workers' skew
-	Clock      Clock            // how the evidence on stamps allows for reordering (ClockFor)
-	Timing     Timing           // what a call's time is
-	Key        string           // the limiter key (Witness, Shared)
-	Horizon    time.Duration    // the call timeout: how late an admit may come after a newer one
-	Quantum    time.Duration    // how finely the script is told the time (Stamp)
-	Monotone   bool             // the virtual clock answers TIME monotonically per key (Call.LatestUs)
-	StaleAfter time.Duration    // when the concurrency limiter reclaims a request (WitnessStale)
-	StaleUnit  time.Duration    // the unit the script is told StaleAfter in (WitnessLive)
-	Now        func() time.Time // the clock a held admit is recorded at, Skew ahead
+	Limits                   // the kind's evidence, its numbers, the workers' skew
+	Clock      Clock         // how the evidence on stamps allows for reordering (ClockFor)
+	Timing     Timing        // what a call's time is
+	Key        string        // the limiter key (Witness, Shared)
+	Horizon    time.Duration // the call timeout: how late an admit may come after a newer one
+	Quantum    time.Duration // how finely the script is told the time (Stamp)
+	Monotone   bool          // the virtual clock answers TIME monotonically per key (Call.LatestUs)
+	StaleAfter time.Duration // when the concurrency limiter reclaims a request (WitnessStale)
+	StaleUnit  time.Duration // the unit the script is told StaleAfter in (WitnessLive)
+	// Hold is what an endpoint that limits concurrency promises (OnEndpoint: --hold): it answers an admit no sooner than Hold after it took the slot, and
+	// releases it before answering (HeldSpans).
+	Hold time.Duration
+	Now  func() time.Time // the clock a held admit is recorded at, Skew ahead
 	// Witness builds a witness of Key shared with other processes (nil: this process's own).
 	Witness func(key string) Checker
 	// Shared judges the windows and bucket on stamps with every process's admits (nil: this one's).
@@ -83,6 +90,7 @@ type Evidence struct {
 	tick     interface{ TakeTickPeak() int64 }
 	probe    Prober
 	anchored AnchoredProber
+	early    interface{ Early() int64 } // the held spans, or nil
 	spec     Spec
 	tooLate  atomic.Int64 // admits left out as TooLate
 }
@@ -97,6 +105,7 @@ func NewEvidence(s Spec) *Evidence {
 	e.tick, _ = e.check.(interface{ TakeTickPeak() int64 })
 	e.probe, _ = e.check.(Prober)
 	e.anchored, _ = e.check.(AnchoredProber)
+	e.early, _ = e.check.(interface{ Early() int64 })
 	if a, ok := e.check.(Anchorer); ok && s.OpenersSeen && s.Shared == nil {
 		if s.AnchorAtOpeners {
 			a.UseAnchors()
@@ -112,13 +121,15 @@ func NewEvidence(s Spec) *Evidence {
 	return e
 }
 
-// checker is the checker the spec calls for. The held evidence is the witness on any Timing
-// today; a concurrency limiter judged over its calls' intervals (an HTTP target's promised hold D:
-// an admit certainly holds its slot over [Replied - D, Sent + D], HeldSpans) is its case for
-// OnServerClock, which Admit then feeds as any IntervalAdmitter.
+// checker is the checker the spec calls for. The held evidence is the witness, but for an
+// endpoint (OnEndpoint: it promises a hold D, and an admit certainly holds its slot over
+// [Replied - D, Sent + D]) the held spans, which Admit then feeds as any IntervalAdmitter.
 func (e *Evidence) checker() Checker {
 	s := e.spec
 	if s.Evidence == limiter.HeldEvidence {
+		if s.Timing == OnEndpoint {
+			return NewHeldSpans(s.Limit, s.Hold)
+		}
 		if s.Witness != nil {
 			return s.Witness(s.Key)
 		}
@@ -129,7 +140,7 @@ func (e *Evidence) checker() Checker {
 	switch s.Timing {
 	case OnTwoClocks:
 		return TwoClockSliding(s.Limits)
-	case OnServerClock:
+	case OnServerClock, OnEndpoint:
 		return IntervalFor(s.Limits)
 	}
 	horizonMs := s.Horizon.Milliseconds() + 1000 // the call timeout, and a second to spare
@@ -227,6 +238,15 @@ func (e *Evidence) Finish() CheckResult { return e.withTooLate(e.check.Finish())
 func (e *Evidence) withTooLate(r CheckResult) CheckResult {
 	r.Unjudged += e.tooLate.Load()
 	return r
+}
+
+// Early is how many admits came back sooner than the hold the endpoint promises (HeldSpans.Early):
+// it does not hold its slots that long, and those admits are no evidence; 0 for other evidence.
+func (e *Evidence) Early() int64 {
+	if e.early == nil {
+		return 0
+	}
+	return e.early.Early()
 }
 
 // TakeTickPeak is the highest count held at once since the last call (the witness; 0 otherwise).
