@@ -122,9 +122,13 @@ func TestEveryReadmeCommandRuns(t *testing.T) {
 	seedReadmeKeys(t, srv.Client(t))
 	// The load tests the guide judges go to $API_URL: a correct window of 10 a second behind HTTP
 	// (internal/limitapp), which vegeta (make load-tools) attacks.
-	app := limitapp.StartOn(t, srv.Client(t), limitapp.Config{Limit: 10, Window: time.Second})
-	t.Setenv("API_URL", "http://"+app.Addr+"/"+string(limitapp.Epoch))
+	api := limitapp.StartOn(t, srv.Client(t), limitapp.Config{Limit: 10, Window: time.Second})
+	t.Setenv("API_URL", "http://"+api.Addr+"/"+string(limitapp.Epoch))
 	bin = bin + ":" + filepath.Dir(loadtools.Vegeta(t))
+	// The HTTP examples judge an application's limiters (internal/limitapp, its keys in the same
+	// Redis) at $APP, as a reader's would be at their service's address.
+	app := limitapp.StartOn(t, srv.Client(t), limitapp.Config{Limit: 20, Window: time.Second, Hold: 50 * time.Millisecond})
+	t.Setenv("APP", "http://"+app.Addr)
 	work := t.TempDir()
 	os.MkdirAll(filepath.Join(work, "limiter"), 0o755)
 	os.WriteFile(filepath.Join(work, "limiter", "acquire.lua"), []byte(scripts.ConcurrencyAcquire), 0o644)

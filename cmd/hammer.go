@@ -122,6 +122,13 @@ evidence, http, exit-codes, connections.`,
 	fl.StringVar(&opts.flags.Record, "record", "", "write every call to `FILE`, a JSON line each, for limitctl judge")
 	fl.StringVar(&opts.flags.Prefix, "prefix", "limitctl", "the run's keys' `PREFIX`")
 	fl.BoolVar(&opts.flags.KeepKeys, "keep-keys", false, "leave the run's keys in Redis")
+	fl.StringArrayVar(&opts.flags.Limiter.HTTP.Targets, "http", nil, "judge the endpoint at `[NAME=]URL` as a strategy (repeatable)")
+	fl.StringVar(&opts.flags.Limiter.HTTP.Method, "http-method", "GET", "the HTTP targets' request `METHOD`")
+	fl.StringArrayVar(&opts.flags.Limiter.HTTP.Headers, "http-header", nil, "a request `HEADER` 'Name: value' (repeatable)")
+	fl.StringVar(&opts.flags.Limiter.HTTP.Body, "http-body", "", "the request `BODY`")
+	fl.StringVar(&opts.flags.Limiter.HTTP.Admitted, "http-admitted", contract.DefaultHTTPAdmitted, "`EXPR` over status and header['Name'], true for an admit")
+	fl.StringVar(&opts.flags.Limiter.HTTP.Refused, "http-refused", contract.DefaultHTTPRefused, "`EXPR` true for a refusal (else an error, never judged)")
+	fl.StringArrayVar(&opts.flags.Limiter.HTTP.Keys, "http-keys", nil, "`[NAME=]PATTERN` of its limiter's keys in --url's Redis")
 	// For measuring and testing the tool itself, never in --help.
 	fl.BoolVar(&opts.flags.NoTrace, "no-trace", false, "record no command of any decision (no first_overshoot): for measuring what the recording costs")
 	fl.BoolVar(&opts.flags.NoDirect, "no-direct", false, "send the script strategies' calls through go-redis on a single node too: for measuring what the direct connections gain")

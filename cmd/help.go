@@ -17,7 +17,7 @@ var hammerFlagGroups = []helptopic.Group{
 		"window-start", "script-release", "script-release-file", "script-release-keys", "script-release-args", "script-setup", "script-setup-file", "no-lint"}},
 	{Name: "Load", Topic: "connections", Flags: []string{"strategies", "workers", "duration", "requests", "rate", "conns", "keys", "profile", "skew",
 		"abandon", "on-error", "inject", "embedded"}},
-	{Name: "HTTP target", Topic: "http", Flags: []string{}},
+	{Name: "HTTP target", Topic: "http", Flags: []string{"http", "http-method", "http-header", "http-body", "http-admitted", "http-refused", "http-keys"}},
 	{Name: "Shared run", Topic: "evidence", Flags: []string{"run-id", "witness", "evidence-max-mib"}},
 	{Name: "Output and CI", Topic: "exit-codes", Flags: []string{"output", "tui", "report", "junit", "no-color", "prefix", "keep-keys"}},
 	{Name: "Records", Topic: "records", Flags: []string{"record"}},

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/limitapp"
+	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
@@ -145,5 +148,44 @@ func TestJudgeOfAHammerRecordReadsItsVerdictsAndRejudgesAtAnotherLimit(t *testin
 		if err != nil || !strings.Contains(string(b), "naive") {
 			t.Fatalf("%s: %v\n%.300s", p, err, b)
 		}
+	}
+}
+
+// An HTTP run recorded (hammer --http --record) and judged again reads the run's own verdict
+// for every target, each judged over its requests' intervals as the run judged it: a window's
+// check-then-update caught beside its INCR-first version exact, the naive concurrency limiter
+// caught beside the atomic one by the hold they promise. The file names each target's URL.
+func TestJudgeOfAnHTTPRecordReadsItsVerdicts(t *testing.T) {
+	skipInShortMode(t)
+	app := limitapp.Start(t, httpConfig)
+	for _, c := range []struct {
+		kind          limiter.Kind
+		naive, atomic limitapp.Pattern
+	}{
+		{limiter.FixedWindow, limitapp.CheckThenUpdate, limitapp.IncrFirst},
+		{limiter.Concurrency, limitapp.ConcurrencyNaive, limitapp.ConcurrencyAtomic},
+	} {
+		t.Run(string(c.kind), func(t *testing.T) {
+			rec := filepath.Join(t.TempDir(), "run.jsonl")
+			var ran map[string]string
+			for attempt := 1; ; attempt++ {
+				r, _, by := hammerHTTP(t, c.kind, httpRun, []string{"naive=" + app.URL(c.naive), "atomic=" + app.URL(c.atomic)}, "--record", rec)
+				ran = map[string]string{"naive": by["naive"].Verdict, "atomic": by["atomic"].Verdict}
+				if ran["naive"] == "OVERSHOOT" && ran["atomic"] == "exact" {
+					break
+				}
+				if attempt == 3 {
+					t.Fatalf("3 runs without naive caught and atomic judged exact: exit %d, %v\n%s", r.code, ran, r.errOut)
+				}
+			}
+			r, doc := judgeJSON(t, rec)
+			if got := verdictsOf(doc); r.code != ExitCheckFailed || got["naive"] != ran["naive"] || got["atomic"] != ran["atomic"] {
+				t.Fatalf("judge: exit %d, %v (the run: %v)\n%s", r.code, got, ran, r.errOut)
+			}
+			head, err := os.ReadFile(rec)
+			if err != nil || !strings.Contains(string(head[:bytes.IndexByte(head, '\n')]), app.URL(c.atomic)) {
+				t.Fatalf("the header does not name the target's URL: %v\n%.400s", err, head)
+			}
+		})
 	}
 }

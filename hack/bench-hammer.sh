@@ -10,6 +10,7 @@
 #   ONLY=pairs make bench-hammer # only the scale section's pairs
 #   PAIRS=15 ONLY=scale make bench-hammer # more pairs (default 9)
 #   ONLY=judge make bench-hammer # only the cost of judging refusals (false rejects)
+#   ONLY=http make bench-hammer  # only hammer --http against vegeta attack -rate 0 (HTTP_PAIRS=5)
 #   ONLY=trace make bench-hammer # only the recording's cost (first_overshoot on and off)
 #   ONLY=direct make bench-hammer # only direct connections against go-redis (--no-direct)
 #   ONLY=cluster make bench-hammer # only the cluster's fast-path candidates (CLUSTER_PAIRS=3,
@@ -44,6 +45,81 @@ until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
 
 field() { python3 -c "import json,sys; print(json.load(sys.stdin)['strategies'][0]['$1'])"; }
 
+# HTTP targets (issue 48): hammer --http with every check on (a fixed window whose limit is never
+# reached, so every answer is an admit judged over its [sent, received]; {key} in the URL, so every
+# refusal would be judged; every request recorded for its trace) against vegeta attack -rate 0 (the
+# load tool a user would reach for; make load-tools installs it), the same workers and connections
+# (64 each unless given), one after the other against one endpoint that answers at once: a 200
+# from nginx (one worker process, access log off). HTTP_PAIRS interleaved pairs (default 5; the order
+# flips every pair), medians: requests a second over the run, and each client's CPU (user+system,
+# /usr/bin/time) per request. vegeta writes its results to a file, as a user's run does, and is
+# reported after. ONLY=http runs only this.
+if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = http ]; then
+  vegeta=$(for d in "$(go env GOBIN)" "$(go env GOPATH | cut -d: -f1)/bin"; do [ -x "$d/vegeta" ] && echo "$d/vegeta" && break; done)
+  vegeta=${vegeta:-$(command -v vegeta || true)}
+  nginx=$(command -v nginx || echo /usr/sbin/nginx)
+  [ -x "$vegeta" ] && [ -x "$nginx" ] || { echo "missing vegeta (make load-tools) or nginx (apt-get install nginx)" >&2; exit 1; }
+  hport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  mkdir -p "$dir/nginx/logs"
+  cat >"$dir/nginx/nginx.conf" <<NGINX
+worker_processes 1;
+user root;
+pid $dir/nginx/nginx.pid;
+error_log $dir/nginx/logs/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_requests 100000000;
+  keepalive_timeout 300s;
+  client_body_temp_path $dir/nginx; proxy_temp_path $dir/nginx; fastcgi_temp_path $dir/nginx; uwsgi_temp_path $dir/nginx; scgi_temp_path $dir/nginx;
+  server { listen 127.0.0.1:$hport; location / { return 200 "ok\\n"; } }
+}
+NGINX
+  "$nginx" -p "$dir/nginx" -c "$dir/nginx/nginx.conf"
+  trap 'kill "$(cat "$dir/nginx/nginx.pid" 2>/dev/null)" 2>/dev/null; kill "$(cat "$dir/redis.pid" 2>/dev/null)" 2>/dev/null; sleep 0.2; rm -rf "$dir"' EXIT
+  until curl -fs "http://127.0.0.1:$hport/" >/dev/null 2>&1; do sleep 0.1; done
+  url="http://127.0.0.1:$hport/limit/{key}"
+  echo "GET http://127.0.0.1:$hport/limit/bench" >"$dir/targets"
+  http_hammer() { # -> "requests/s cpu_us_per_request"
+    /usr/bin/time -f '%U %S' -o "$dir/hcpu" "$bin" hammer --limiter fixed-window --limit 1000000000 --profile steady \
+      --workers "$conns" --duration "${secs}s" --http "$url" --tui off -o json 2>/dev/null >"$dir/h.json" || true
+    python3 -c "
+import json, sys
+s = json.load(open(sys.argv[1]))['strategies'][0]
+u, sy = map(float, open(sys.argv[2]).read().split()[-2:])  # after 'Command exited with non-zero status' if any
+assert s['errors'] == 0 and s['admitted'] == s['attempts'], s
+print(s['throughput_per_s'], (u + sy) * 1e6 / s['attempts'])" "$dir/h.json" "$dir/hcpu"
+  }
+  http_vegeta() { # -> "requests/s cpu_us_per_request"
+    /usr/bin/time -f '%U %S' -o "$dir/vcpu" "$vegeta" attack -rate 0 -workers "$conns" -max-workers "$conns" \
+      -connections "$conns" -max-connections "$conns" -http2=false -duration "${secs}s" -targets "$dir/targets" -output "$dir/v.bin"
+    "$vegeta" report -type json "$dir/v.bin" >"$dir/v.json"
+    python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+u, sy = map(float, open(sys.argv[2]).read().split()[-2:])  # after 'Command exited with non-zero status' if any
+assert r['success'] == 1, r['status_codes']
+print(r['rate'], (u + sy) * 1e6 / r['requests'])" "$dir/v.json" "$dir/vcpu"
+  }
+  hrows=(); vrows=()
+  for pair in $(seq 1 "${HTTP_PAIRS:-5}"); do
+    if [ $((pair % 2)) = 1 ]; then hrows+=("$(http_hammer)"); vrows+=("$(http_vegeta)")
+    else vrows+=("$(http_vegeta)"); hrows+=("$(http_hammer)"); fi
+  done
+  python3 - "$(printf '%s;' "${hrows[@]}")" "$(printf '%s;' "${vrows[@]}")" "$secs" "$conns" <<'PY'
+import statistics, sys
+rows = lambda a: [[float(x) for x in r.split()] for r in a.split(";") if r]
+h, v = rows(sys.argv[1]), rows(sys.argv[2])
+med = lambda rs, i: statistics.median(r[i] for r in rs)
+ratios = [a[0] / b[0] for a, b in zip(h, v)]
+print(f"HTTP: hammer --http (every check on) vs vegeta attack -rate 0, {sys.argv[4]} workers and connections, {sys.argv[3]}s runs, nginx answering 200:")
+print(f"  hammer {med(h,0):,.0f} req/s (pairs: {' '.join(f'{r[0]:,.0f}' for r in h)}), client CPU {med(h,1):.1f} µs/request")
+print(f"  vegeta {med(v,0):,.0f} req/s (pairs: {' '.join(f'{r[0]:,.0f}' for r in v)}), client CPU {med(v,1):.1f} µs/request")
+print(f"  ratio {statistics.median(ratios):.3f} (pairs {min(ratios):.2f}-{max(ratios):.2f}; target >= 0.9)")
+PY
+fi
+[ "${ONLY:-}" = http ] && exit 0
+
 # Recording (first_overshoot): every decision's commands recorded (the default) against none
 # (--no-trace), interleaved three times, medians: decisions/s, CPU µs per decision and peak RSS
 # of the hammer. Two shapes: the default concurrency run (naive,lua, limit 20, hold 2ms) and the
@@ -55,7 +131,7 @@ tr_run() { # args: flags... -> "decisions/s cpu_us_per_decision rss_kb"
   python3 -c "
 import json, sys
 ss = json.load(open(sys.argv[1]))['strategies']
-rss, u, sy = map(float, open(sys.argv[2]).read().split())
+rss, u, sy = map(float, open(sys.argv[2]).read().split()[-3:])  # after 'Command exited with non-zero status' if any
 print(sum(s['throughput_per_s'] for s in ss), (u + sy) * 1e6 / sum(s['attempts'] for s in ss), int(rss))" "$dir/tr.json" "$dir/tr"
 }
 if [ -z "${ONLY:-}" ] || [ "${ONLY:-}" = trace ]; then
@@ -90,7 +166,7 @@ judge_run() { # args: limiter extra-flags... -> "decisions/s cpu_us_per_decision
   python3 -c "
 import json, sys
 d = json.load(open(sys.argv[1]))
-u, sy = map(float, open(sys.argv[2]).read().split())
+u, sy = map(float, open(sys.argv[2]).read().split()[-2:])  # after 'Command exited with non-zero status' if any
 print(sum(x['throughput_per_s'] for x in d['strategies']), (u + sy) * 1e6 / sum(x['attempts'] for x in d['strategies']))" "$dir/j.json" "$dir/jcpu"
 }
 if [ -z "${ONLY:-}" ] || [ "$ONLY" = judge ]; then
@@ -366,7 +442,7 @@ kw_run() { # args: keys extra-flags... -> "rss_kb decisions/s cpu_us_per_decisio
   python3 -c "
 import json, sys
 ss = json.load(open(sys.argv[1]))['strategies']
-rss, u, sy = map(float, open(sys.argv[2]).read().split())
+rss, u, sy = map(float, open(sys.argv[2]).read().split()[-3:])  # after 'Command exited with non-zero status' if any
 print(int(rss), sum(s['throughput_per_s'] for s in ss), (u + sy) * 1e6 / sum(s['attempts'] for s in ss))" "$dir/kw.json" "$dir/kw"
 }
 all=(--strategies lua --limit 1000000000 --hold 0)
@@ -421,7 +497,7 @@ per_decision() { python3 -c "
 import json, sys
 s = open(sys.argv[1], 'rb').read().decode('utf-8', 'replace').split('\x1b[?1049l')[-1].replace('\r', '')
 d = json.loads(s[s.index('{'):s.rindex('}') + 1])
-u, sy = map(float, open(sys.argv[2]).read().split())
+u, sy = map(float, open(sys.argv[2]).read().split()[-2:])  # after 'Command exited with non-zero status' if any
 n = sum(x['attempts'] for x in d['strategies'])
 print(sum(x['throughput_per_s'] for x in d['strategies']), (u + sy) * 1e6 / n)" "$1" "$2"; }
 tui_run() {

@@ -6,6 +6,8 @@
 #   PASSES       "idle loaded" (default), or one of them
 #   CLUSTER=1    on a 3-master cluster instead of a single node
 #   RUN          a go test -run pattern under the TestPower tests (default: all of them)
+#   TEST         one of the suite's tests alone, e.g. TestPowerHTTPTargets (the HTTP targets'
+#                fixtures: make verify-power-http)
 #   SUITE        power (default), or soundness: the corpus of correct limiters (internal/corpus),
 #                every one under every profile and skew, none blamed (make verify-soundness)
 #
@@ -25,6 +27,8 @@ case "$suite" in
   soundness) tests=TestSoundness packages="./cmd/" env=LIMITCTL_SOUNDNESS=1 ;;
   *) echo "SUITE is power or soundness, got $suite" >&2; exit 2 ;;
 esac
+tests=${TEST:-$tests}
+
 out=$(mktemp -d)
 trap 'rm -rf "$out"; kill $(jobs -p) 2>/dev/null' EXIT
 
@@ -67,6 +71,7 @@ for pass in $passes; do
     echo
     echo "$pass pass, failures:"
     grep -- '--- FAIL' "$out/$pass.log"
+    grep -E '_test\.go:[0-9]+: run [0-9]+: ' "$out/$pass.log" | head -20 # the runs that missed, where a test says
   fi
 done
 exit $status

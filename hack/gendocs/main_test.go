@@ -92,7 +92,7 @@ func TestManPagePlainText(t *testing.T) {
 		t.Fatal(err)
 	}
 	hammer := manText(t, filepath.Join(out, "manpages", "limitctl-hammer.1"))
-	for _, s := range []string{"<prefix>:{<run-id>}", "lua.p99<5ms", "lua.overshoot==0"} {
+	for _, s := range []string{"'{burst} {limit} {window_s}'", "lua.overshoot==0"} {
 		if !strings.Contains(hammer, s) {
 			t.Errorf("hammer page lost %q", s)
 		}

@@ -72,3 +72,28 @@ func trimMessage(msg string) string {
 	}
 	return msg
 }
+
+// statusCounts counts an endpoint's answers by status code (100-599; any other in one slot).
+type statusCounts struct{ n [600]atomic.Int64 }
+
+func (c *statusCounts) add(status int) {
+	if status >= 100 && status < len(c.n) {
+		c.n[status].Add(1)
+	} else if status != 0 {
+		c.n[0].Add(1)
+	}
+}
+
+// counts are the codes seen with their counts (0 for a status out of range); nil for no counter.
+func (c *statusCounts) counts() map[int]int64 {
+	if c == nil {
+		return nil
+	}
+	out := map[int]int64{}
+	for code := range c.n {
+		if n := c.n[code].Load(); n > 0 {
+			out[code] = n
+		}
+	}
+	return out
+}

@@ -54,6 +54,13 @@ func (s *strategyState) decide(ctx, calls context.Context, worker, keyIndex int,
 	}
 	if release {
 		s.releasing(&c)
+		if s.run.Endpoint {
+			// The endpoint released the slot before it answered: held no later than its reply.
+			c.judged.Released, c.judged.ReleaseOK = c.judged.Replied, true
+			s.judged(&c)
+			s.logCall(&c)
+			return
+		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Horizon)
 		s.released(&c, s.run.Limiter.Release(rctx, s.keys[keyIndex], c.d))
 		cancel()

@@ -66,6 +66,16 @@ type StrategyRun struct {
 	// RefusalsUnjudged, when set, says why this strategy's refusals prove nothing (its
 	// contract's RefusalsUnjudged): they are not judged, and false_rejects is null.
 	RefusalsUnjudged string
+	// Endpoint: the limiter is reached as its users reach it (an HTTP endpoint, --http), not
+	// called on Redis. It decides on a clock the hammer does not see, between the instants it
+	// measures itself (limiter.Decision.Sent, Replied), so every kind is judged over them
+	// (ServerClock), the concurrency limiter by the hold it promises (Config.Hold: its promise,
+	// never a pause of the worker's); it reads no worker's clock (no skew), releases its own
+	// slots before it answers, abandons none, and counts its answers by status.
+	Endpoint bool
+	// NoKeys: the strategy's keys are not read after the load (an endpoint whose limiter's keys
+	// were not named, --http-keys), so its leaks stay unknown (nil), not none.
+	NoKeys bool
 	// Calls, in a run whose keys other processes share (Config.SharedKeys), receives every
 	// call the refusal judges would see, for judges that see every process's (hammer's
 	// timeline); nil sends them nowhere.
@@ -360,6 +370,9 @@ func (e *Engine) addLeftovers(ctx context.Context, strategies []StrategySnapshot
 	found, err := e.cfg.Leftovers(ctx)
 	for i := range strategies {
 		st := &strategies[i]
+		if e.cfg.Strategies[i].NoKeys {
+			continue
+		}
 		if err != nil {
 			st.LeftoversUnread = "could not read the run's keys: " + trimMessage(err.Error())
 			continue

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"time"
+
 	"github.com/limitctl/limitctl/internal/bench/overshoot"
 	"github.com/limitctl/limitctl/internal/bench/refusal"
 )
@@ -10,10 +12,14 @@ import (
 // budget, the first overshoot's trace): what judge replays a recorded run's calls against.
 func EvidenceSpec(cfg Config, run StrategyRun, key string) overshoot.Spec {
 	limits := limitsOf(cfg)
+	var promised time.Duration
+	if run.Endpoint {
+		promised = cfg.Hold
+	}
 	return overshoot.Spec{
 		Limits: limits, Clock: overshoot.ClockFor(limits, run.EpochAligned), Timing: timingOf(cfg, run), Key: key,
 		Horizon: cfg.Horizon, Quantum: run.TimeQuantum, Monotone: run.MonotoneTime,
-		StaleAfter: cfg.StaleAfter, StaleUnit: run.Refusals.StaleUnit, Now: cfg.Now,
+		StaleAfter: cfg.StaleAfter, StaleUnit: run.Refusals.StaleUnit, Now: cfg.Now, Hold: promised,
 		// Every call on the key is this process's, and each that may have admitted unjudged is
 		// told to the evidence: windows can be anchored at their openers, where the contract
 		// says they start there, or the power can say what that would have proven.
@@ -28,6 +34,8 @@ func timingOf(cfg Config, run StrategyRun) overshoot.Timing {
 	case run.AdmitAt:
 		// A schedule's answer is a time in itself, on the script's clock: judged as a stamp, never
 		// over the call's interval.
+	case run.Endpoint:
+		return overshoot.OnEndpoint
 	case intervalStamps(cfg, run):
 		return overshoot.OnTwoClocks
 	case run.ServerClock:

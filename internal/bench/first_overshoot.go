@@ -62,8 +62,14 @@ func (s *strategyState) traceFirst(key int, m overshoot.Moment) {
 				ov.AtMs = max(ov.AtMs, float64(r.RepliedUs)/1000)
 			}
 		}
+	case m.Interval && m.AtUs > 0:
+		// Held spans: the requests certainly held at one instant, not admits in a window.
+		ov.Held, ov.AtMs = &count, float64(m.AtUs)/1000
 	case m.Interval:
 		ov.InWindow = &count
+		if m.Allowed > 0 {
+			ov.Allowed = &m.Allowed
+		}
 		from, to := float64(m.FromUs)/1000, float64(m.ToUs)/1000
 		ov.FromMs, ov.ToMs, ov.AtMs = &from, &to, to
 	default:

@@ -44,6 +44,8 @@ type RecordedCall struct {
 	// ReleaseSentUs is when an admit's release was about to be sent (its slot no longer held).
 	ReleaseSentUs int64
 	Reply         string // a script's reply to an admit, as text
+	// Status is an endpoint's response status (StrategyRun.Endpoint), 0 without a response.
+	Status int32
 	// Failed says why the call, or its release, failed; nil for most.
 	Failed *CallFailure
 }
@@ -146,6 +148,9 @@ func (s *strategyState) logCall(c *decisionCall) {
 	}
 	rc := RecordedCall{Judged: c.judged, Strategy: int32(s.index), Worker: int32(c.worker), Key: int32(c.keyIndex), Cut: c.cut,
 		NowUs: c.now.UnixMicro(), JudgedMs: c.judgedMs, LateUs: c.late.Microseconds(), ReleaseSentUs: c.releaseSentUs}
+	if s.run.Endpoint {
+		rc.Status = int32(c.d.Status)
+	}
 	if c.errKind != "" || c.releaseErr != "" {
 		rc.Failed = &CallFailure{Kind: c.errKind, Error: c.errMsg, Release: c.releaseErr}
 	}

@@ -18,7 +18,15 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	ev := s.evidence[c.keyIndex]
 	c.repliedMono = repliedAt.Sub(s.begin)
 	latency := repliedAt.Sub(c.started)
+	if !d.Sent.IsZero() {
+		// The limiter measured its own instants (an endpoint): tighter than the engine's.
+		c.sentMono = d.Sent.Sub(s.begin)
+	}
+	if !d.Replied.IsZero() {
+		c.repliedMono = d.Replied.Sub(s.begin)
+	}
 	c.judged = refusal.Call{ID: c.id, Sent: c.sentMono.Microseconds(), Replied: ceilMicros(c.repliedMono), Outcome: refusal.Unknown}
+	c.d = d
 	ahead := repliedAt.Sub(c.stampedAt) + s.cfg.Skew - c.skew
 	if s.run.ServerClock {
 		c.judged.StampLo, c.judged.StampHi = c.judged.Sent, c.judged.Replied
@@ -45,6 +53,12 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		return 0, false
 	}
 	s.count(c, &s.attempts)
+	if s.statuses != nil {
+		s.statuses.add(d.Status)
+		if d.Retried {
+			s.retriedFirst(c)
+		}
+	}
 	if c.round != nil {
 		c.round.latency(latency)
 	} else {
@@ -59,7 +73,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		ev.Unjudged(overshoot.Call{StampMs: stamp.UnixMilli(), Late: -1}) // it may have run, and admitted
 		if s.cfg.FailOpen {
 			s.failOpen.Add(1)
-			pause = s.cfg.Hold
+			pause = s.cfg.Hold // 0 for an endpoint, which holds its own
 		} else {
 			s.failClosed.Add(1)
 		}
@@ -101,7 +115,6 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	// and before the evidence can name it behind a first overshoot (Evidence.Admit).
 	keep := func() { s.recorders[c.worker].Keep(true, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness) }
 	c.judgedMs, c.late, c.judgedSent, c.judgedReplied = call.StampMs, call.Late, call.Sent, call.Replied
-	c.d = d
 	if ev.Admit(call, keep) == overshoot.TooLate {
 		s.logCall(c)
 		return wait, false
@@ -117,6 +130,19 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		s.logCall(c)
 	}
 	return wait + s.cfg.Hold, releases
+}
+
+// retriedFirst tells the refusal judges of the first attempt of c, a request sent again after
+// its connection was closed under it: the endpoint may have decided it too, and admitted it,
+// unseen. It counts as a call that may have admitted (refusal.Unknown), so no refusal is proven
+// wrong for want of it; the overshoot evidence, which it can only have strengthened, leaves it out.
+func (s *strategyState) retriedFirst(c *decisionCall) {
+	if s.logs == nil {
+		return
+	}
+	first := c.judged
+	first.Outcome = refusal.Unknown
+	s.logs[c.worker].Record(c.keyIndex, first)
 }
 
 // admitAtEvidence is how an admit the limiter scheduled for at (a call stamped now, as late as

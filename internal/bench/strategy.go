@@ -78,6 +78,11 @@ type strategyState struct {
 	// judgedMark tells the workers' recorders which refusals are judged (trace.HoldUnjudged).
 	judgedMark trace.JudgedMark
 
+	// promised is the hold an endpoint promises (StrategyRun.Endpoint: Config.Hold, which is no
+	// pause of its workers'); statuses count its answers by status code.
+	promised time.Duration
+	statuses *statusCounts
+
 	// tick state, touched only by the engine's loop
 	lastAttempts int64
 
@@ -90,6 +95,12 @@ type strategyState struct {
 func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 	s := &strategyState{cfg: cfg, run: run, errKinds: map[string]int64{}, history: overshoot.NewHistoryBudget(historyEntries),
 		hist: hdrhistogram.New(histMin, histMax, histSigFigs)}
+	if run.Endpoint {
+		// The hold is the endpoint's promise, which the evidence holds it to; its workers do not
+		// pause, have no clock it reads (no skew), and abandon nothing: it releases its own slots.
+		s.promised, s.statuses = cfg.Hold, &statusCounts{}
+		s.cfg.Hold, s.cfg.Skew, s.cfg.Abandon = 0, 0, 0
+	}
 	s.clock = overshoot.ClockFor(s.limits(), run.EpochAligned)
 	if run.MonotoneTime {
 		s.sentHigh = make([]atomic.Int64, cfg.KeyCount)
@@ -119,31 +130,14 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 // an entry (overshoot.HistoryBudget).
 const historyEntries = 1 << 22
 
-// newEvidence is the evidence of key i (s.keys[i]).
+// newEvidence is the evidence of key i (s.keys[i]): EvidenceSpec's, with the run's own hooks
+// (a witness or admits shared with other processes, the power's budget, the first overshoot's
+// trace) and, for an endpoint, the hold it promised (s.cfg's is no pause of its workers).
 func (s *strategyState) newEvidence(i int) *overshoot.Evidence {
-	timing := overshoot.OnStamps
-	switch {
-	case s.run.AdmitAt:
-		// A schedule's answer is a time in itself, on the script's clock: judged as a stamp, never
-		// over the call's interval.
-	case s.intervalStamps():
-		timing = overshoot.OnTwoClocks
-	case s.run.ServerClock:
-		timing = overshoot.OnServerClock
-	}
-	return overshoot.NewEvidence(overshoot.Spec{
-		Limits: s.limits(), Clock: s.clock, Timing: timing, Key: s.keys[i], Horizon: s.cfg.Horizon,
-		Quantum: s.run.TimeQuantum, Monotone: s.run.MonotoneTime,
-		StaleAfter: s.cfg.StaleAfter, StaleUnit: s.run.Refusals.StaleUnit, Now: s.cfg.Now,
-		Witness: s.run.Witness, Shared: s.run.Admits,
-		// Every call on the key is this process's, and settle tells the evidence of each one that
-		// may have admitted unjudged: windows can be anchored at their openers, where the contract
-		// says they start there, or the power can say what that would have proven.
-		OpenersSeen:     !s.run.AdmitAt && s.run.Admits == nil,
-		AnchorAtOpeners: s.run.FirstHitWindows,
-		History:         s.history,
-		OnFirstOver:     func(m overshoot.Moment) { s.traceFirst(i, m) },
-	})
+	spec := EvidenceSpec(s.cfg, s.run, s.keys[i])
+	spec.Hold, spec.Witness, spec.Shared, spec.History = s.promised, s.run.Witness, s.run.Admits, s.history
+	spec.OnFirstOver = func(m overshoot.Moment) { s.traceFirst(i, m) }
+	return overshoot.NewEvidence(spec)
 }
 
 // limits is what the strategy's evidence is built from.
@@ -228,8 +222,8 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 			// steps report to it, and no decision allocates for it.
 			calls, cancel := releaseContext(ctx, s.cfg.Horizon)
 			defer cancel()
-			if !s.cfg.NoTrace {
-				calls = trace.With(calls, s.recorders[worker])
+			if !s.cfg.NoTrace || s.run.Endpoint {
+				calls = trace.With(calls, s.recorders[worker]) // an endpoint's {worker} and {seq} too
 			}
 			s.work(ctx, calls, e, worker, schedule)
 			if s.live.Add(-1) == 0 {

@@ -39,6 +39,12 @@ type StrategySnapshot struct {
 	FailClosedRejects int64
 	// ReleaseErrors counts releases (ZREM) that failed: not decisions, so not in Errors.
 	ReleaseErrors int64
+	// Statuses count an endpoint's answers by status code, admits, refusals and errors alike
+	// (StrategyRun.Endpoint; 0 for a status out of 100-599); nil for a Redis strategy.
+	Statuses map[int]int64
+	// Early counts an endpoint's admits answered sooner after they were sent than the hold it
+	// promises (concurrency): it does not hold its slots that long, and they are no evidence.
+	Early int64
 	// Abandoned counts admitted requests never released on purpose, as a crashed client's
 	// (Config.Abandon): a correct limiter reclaims them after stale-after.
 	Abandoned int64

@@ -78,6 +78,7 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 	}
 	v.ErrorSamples = append([]ErrorSample(nil), s.errSamples...)
 	s.errMu.Unlock()
+	v.Statuses = s.statuses.counts()
 	for _, ev := range s.evidence {
 		var r overshoot.CheckResult
 		if final {
@@ -90,6 +91,7 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 		v.OvershootEvent += r.OvershootEvent
 		v.Current = max(v.Current, r.Current)
 		v.Unjudged += r.Unjudged
+		v.Early += ev.Early()
 		if !final {
 			v.TickPeak = max(v.TickPeak, ev.TakeTickPeak())
 		}

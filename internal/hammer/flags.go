@@ -125,10 +125,10 @@ func (fl Flags) Resolve() (Options, error) {
 	if fl.Given("embedded") && fl.HasTarget {
 		return Options{}, exitcode.Usagef("--embedded applies only without --url/--addr/REDIS_URL")
 	}
-	names := make([]string, len(o.Strategies))
-	for i, s := range o.Strategies {
-		names[i] = string(s)
+	if err := fl.httpTargets(&o); err != nil {
+		return Options{}, err
 	}
+	names := o.Names()
 	for _, expr := range fl.Assert {
 		a, err := verdict.ParseAssertion(expr, names)
 		if err != nil {
@@ -172,8 +172,8 @@ func (fl Flags) Resolve() (Options, error) {
 	if m := fl.Timeline.MaxMiB; m < 0 || math.IsNaN(m) || math.IsInf(m, 0) {
 		return Options{}, exitcode.Usagef("--evidence-max-mib must be 0 (no bound) or more, got %v", m)
 	}
-	if !fl.Given("skew") {
-		o.Skew = bench.DefaultSkew(o.Limiter, o.Limit, o.Window)
+	if !fl.Given("skew") && len(o.Strategies) > 0 {
+		o.Skew = bench.DefaultSkew(o.Limiter, o.Limit, o.Window) // an HTTP-only run's workers have no clock the endpoint reads
 	}
 	if fl.Given("script-admit-at") {
 		// A schedule's times are on its callers' clocks: skewed ones make them incomparable.
@@ -257,8 +257,11 @@ func (fl Flags) abandon(kind *limiter.Description) (float64, error) {
 // exactly when a script is given (the only one by default then).
 func (fl Flags) strategies(k limiter.Kind) ([]limiter.Strategy, error) {
 	given := fl.Strategies
-	if fl.Script.File != "" && !fl.Given("strategies") {
+	switch {
+	case fl.Script.File != "" && !fl.Given("strategies"):
 		given = []string{string(limiter.Custom)}
+	case len(fl.Limiter.HTTP.Targets) > 0 && !fl.Given("strategies"):
+		return nil, nil // the HTTP targets alone
 	}
 	var out []limiter.Strategy
 	seen := map[limiter.Strategy]bool{}

@@ -44,6 +44,10 @@ type Options struct {
 	Conns int
 
 	// Script names the custom strategy's file (for messages); ScriptSource is its text.
+	// HTTP are the endpoints driven as strategies after the Redis ones (--http), each with the
+	// keys its limiter writes when they are to be read (--http-keys).
+	HTTP []HTTPTarget
+
 	Script       string
 	ScriptSource string
 	NoLint       bool // run a custom script even when lint finds errors

@@ -173,6 +173,9 @@ func preflight(ctx context.Context, rdb redis.UniversalClient, o Options) error 
 // leaves its keys behind. Only refusals (refused) and a set-up step that fails stop the run
 // here; any other error is the run's to count.
 func (s *session) probe(ctx context.Context) error {
+	if len(s.opts.Strategies) == 0 {
+		return nil // HTTP targets alone: nothing is written in Redis, and what --http-keys reads is the limiter's
+	}
 	if err := s.keys.ProbeRead(ctx, s.rdb); refused(err, false) {
 		return fmt.Errorf("what the run leaves behind could not be read at its end: %s (grant SCAN, TYPE and PTTL)", human.FirstLine(err.Error()))
 	}
@@ -200,6 +203,9 @@ func (s *session) probeDecisions(ctx context.Context) error {
 		}
 	}
 	for _, st := range s.cfg.Strategies {
+		if st.Endpoint {
+			continue // a request would be decided and counted: its address was checked (preflightHTTP)
+		}
 		key := s.keys.Probe(st.Name)
 		d, err := st.Limiter.Acquire(ctx, key, s.deps.Now())
 		if err == nil {

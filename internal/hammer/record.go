@@ -1,6 +1,7 @@
 package hammer
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/history"
+	"github.com/limitctl/limitctl/internal/httptarget"
 	"github.com/limitctl/limitctl/scripts"
 )
 
@@ -30,7 +32,7 @@ type RecordFile struct {
 
 // OpenRecordFile creates path and returns the recorder of cfg's run into it (Config.Recorder);
 // Close it once the run is over.
-func OpenRecordFile(path string, cfg bench.Config) (*RecordFile, error) {
+func OpenRecordFile(path string, cfg bench.Config, targets ...httptarget.Spec) (*RecordFile, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("--record: %w", scripts.UnwrapPathError(err))
@@ -56,6 +58,15 @@ func OpenRecordFile(path string, cfg bench.Config) (*RecordFile, error) {
 			NoRelease: run.Refusals.NoRelease, RefillStepUs: us(run.Refusals.RefillStep), RefusalsUnjudged: run.RefusalsUnjudged,
 			Shared: shared,
 		})
+		if run.Endpoint {
+			rs := &w.header.Strategies[len(w.header.Strategies)-1]
+			rs.Target = history.TargetHTTP
+			for _, t := range targets {
+				if t.Name == run.Name {
+					rs.URL, rs.Method = t.URL, cmp.Or(t.Method, "GET")
+				}
+			}
+		}
 	}
 	return w, nil
 }
@@ -90,7 +101,7 @@ func (w *RecordFile) fill(rc *bench.RecordedCall) {
 		SentUs: j.Sent, ReceivedUs: j.Replied, Decision: "error", Reply: rc.Reply,
 		ReleaseSentUs: rc.ReleaseSentUs, ReleaseReceivedUs: j.Released, Abandoned: j.Abandoned,
 		NowUs: rc.NowUs, JudgedMs: rc.JudgedMs, LateUs: rc.LateUs, JudgedSentUs: rc.JudgedSentUs,
-		JudgedReceivedUs: rc.JudgedRepliedUs, Cut: rc.Cut}
+		JudgedReceivedUs: rc.JudgedRepliedUs, Cut: rc.Cut, Status: int(rc.Status)}
 	if f := rc.Failed; f != nil {
 		c.ErrorKind, c.Error, c.ReleaseError = f.Kind, f.Error, f.Release
 	}

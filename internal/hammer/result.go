@@ -1,6 +1,7 @@
 package hammer
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -32,6 +33,8 @@ type StrategyResult struct {
 	TimeAnswered bool
 	// Contract is how the custom script was called and its reply read; nil for the others.
 	Contract *contract.Spec
+	// HTTP is the endpoint an HTTP target's strategy called (--http); nil for the others.
+	HTTP *HTTPTarget
 }
 
 // Strategies are the run's strategies in display order, each with its verdict.
@@ -45,6 +48,9 @@ func (r Result) Strategies() []StrategyResult {
 		}
 		if i < len(r.Verdicts) {
 			out[i].Verdict = r.Verdicts[i]
+		}
+		if t := r.Options.httpTarget(st.Name); t != nil {
+			out[i].HTTP, out[i].Clock = t, contract.ServerClock // the endpoint decides on its own clock
 		}
 		if c := r.Options.Contract; c != nil && st.Name == string(limiter.Custom) {
 			spec := c.Spec
@@ -75,6 +81,14 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 	samples := s.ErrorSamples
 	if samples == nil {
 		samples = []bench.ErrorSample{}
+	}
+	type httpTarget struct {
+		URL    string `json:"url"`
+		Method string `json:"method"`
+	}
+	var target *httpTarget
+	if s.HTTP != nil {
+		target = &httpTarget{s.HTTP.URL, strings.ToUpper(cmp.Or(s.HTTP.Method, "GET"))}
 	}
 	l := s.Latency
 	return tableprint.Marshal(struct {
@@ -122,12 +136,38 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		Clock        contract.Clock `json:"clock"`
 		TimeAnswered bool           `json:"time_answered"`
 		Contract     *contract.Spec `json:"contract,omitempty"`
+		// Target is the endpoint an HTTP target's strategy called; Statuses count its answers
+		// by status code ("0" for one out of 100-599); Early its admits answered sooner than the
+		// hold it promises (concurrency). Absent for a Redis strategy.
+		Target   *httpTarget   `json:"target,omitempty"`
+		Statuses map[int]int64 `json:"statuses,omitempty"`
+		Early    *int64        `json:"early,omitempty"`
 	}{
 		s.Name, s.Attempts, s.Admitted, s.Rejected, s.Errors, s.ErrorsByKind, s.Retries, s.Peak, s.Overshoot, s.OvershootEvent,
 		s.ThroughputPerS(), latency{ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max)}, s.ServerUsecPerCall,
 		s.FailOpenAdmits, s.FailClosedRejects, s.ReleaseErrors, s.Abandoned, s.Contended, samples, s.Unjudged, s.FirstOvershoot,
 		s.judgedFalseRejects(), s.FirstFalseReject, s.RefusalsUnjudged, s.Verdict.Word, s.Verdict.Text, s.caughtFrom(), s.CaughtFromFirstHit, s.Leaks, s.LargestKey, s.Clock, s.TimeAnswered, s.Contract,
+		target, s.statuses(), s.early(),
 	})
+}
+
+// statuses are an HTTP target's answers by status code, {} when it got none; nil for a Redis strategy.
+func (s StrategyResult) statuses() map[int]int64 {
+	if s.HTTP == nil {
+		return nil
+	}
+	if s.Statuses == nil {
+		return map[int]int64{}
+	}
+	return s.Statuses
+}
+
+// early is an HTTP concurrency target's admits answered sooner than its hold; nil otherwise.
+func (s StrategyResult) early() *int64 {
+	if s.HTTP == nil {
+		return nil
+	}
+	return &s.Early
 }
 
 // caughtFrom is the power as the JSON gives it: null where none was found (or none measured).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/hammer/runkeys"
 	"github.com/limitctl/limitctl/internal/hammer/timeline"
+	"github.com/limitctl/limitctl/internal/httptarget"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
@@ -125,13 +127,14 @@ type session struct {
 	target     bench.Target
 	keys       runkeys.Scheme
 	cfg        bench.Config
-	witnessKey func(string) string // nil without the Redis witness
-	closers    []func()            // the strategies' own clients (--conns)
-	peers      *participation      // this process's entry in a run shared by id; nil once left
-	custom     limiter.Limiter     // the user's script, for its single hit (hitOnce); nil without one
-	onceKey    string              // the single hit's key: one per process in a run shared by id
-	process    string              // this process's name among a shared run's
-	timeline   *timeline.Publisher // publishes this process's calls for hammer report; nil when not shared
+	witnessKey func(string) string  // nil without the Redis witness
+	closers    []func()             // the strategies' own clients (--conns)
+	peers      *participation       // this process's entry in a run shared by id; nil once left
+	custom     limiter.Limiter      // the user's script, for its single hit (hitOnce); nil without one
+	onceKey    string               // the single hit's key: one per process in a run shared by id
+	process    string               // this process's name among a shared run's
+	timeline   *timeline.Publisher  // publishes this process's calls for hammer report; nil when not shared
+	targets    []*httptarget.Target // the HTTP targets (--http), in the order of their strategies
 	// interrupted is the context a signal cancels (not the dashboard's stop): once it has
 	// ended, nothing more is sent but the clean-up.
 	interrupted context.Context
@@ -181,6 +184,9 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 			deps.notice(describeContract(o))
 		}
 	}
+	if err := preflightHTTP(ctx, o, deps.Timeout); err != nil {
+		return Result{}, err // before anything starts: a Redis started for nothing would say so first
+	}
 	closeTarget, err := s.openTarget(ctx)
 	defer closeTarget()
 	defer s.closeClients()
@@ -199,8 +205,13 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if err := s.build(runID); err != nil {
 		return Result{}, err
 	}
-	if err := preflight(ctx, s.rdb, o); err != nil {
-		return Result{}, err
+	for _, t := range s.targets {
+		s.deps.notice(fmt.Sprintf("target: %s %s %s", t.Name(), t.Method(), t.URL()))
+	}
+	if len(o.Strategies) > 0 {
+		if err := preflight(ctx, s.rdb, o); err != nil {
+			return Result{}, err
+		}
 	}
 	if o.RunID != "" {
 		// A given id may be shared: register, so no other process deletes the keys under us.
@@ -222,7 +233,11 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if o.Record == "" {
 		return s.load(ctx)
 	}
-	rec, err := OpenRecordFile(o.Record, s.cfg)
+	var specs []httptarget.Spec
+	for _, h := range o.HTTP {
+		specs = append(specs, h.Spec)
+	}
+	rec, err := OpenRecordFile(o.Record, s.cfg, specs...)
 	if err != nil {
 		return Result{}, err
 	}
@@ -241,13 +256,23 @@ func (s *session) openTarget(ctx context.Context) (func(), error) {
 	if s.opts.Conns > 0 {
 		poolSize = 16 // the workers have their strategies' own clients
 	}
+	switch {
+	case !s.opts.needsRedis():
+		return func() {}, nil // HTTP targets alone: no Redis at all
+	case len(s.opts.Strategies) == 0 && s.deps.Connect == nil:
+		return func() {}, exitcode.Usagef("--http-keys reads the limiter's own keys: give its Redis with --url or --addr")
+	}
 	if s.deps.Connect != nil {
 		rdb, target, err := s.deps.Connect(ctx, poolSize)
 		if err != nil {
 			return func() {}, err
 		}
 		s.rdb, s.target = rdb, target
-		s.deps.notice(fmt.Sprintf("target: %s %s", target.Kind, target.Addr))
+		if len(s.opts.Strategies) == 0 {
+			s.deps.notice(fmt.Sprintf("limiter keys: %s %s (--http-keys)", target.Kind, target.Addr))
+		} else {
+			s.deps.notice(fmt.Sprintf("target: %s %s", target.Kind, target.Addr))
+		}
 		return func() {}, nil
 	}
 	spawned, err := embedded.Start(s.opts.Embedded)
@@ -275,13 +300,21 @@ func (s *session) build(runID string) error {
 	s.cfg = bench.Config{
 		RunID: runID, Target: s.target, Limiter: o.Limiter, Limit: o.Limit, Window: o.Window,
 		Rate: float64(o.Limit) / o.Window.Seconds(), Workers: o.Workers, Conns: o.Conns, Duration: o.Duration,
-		Requests: o.Requests, Hold: o.Hold, StaleAfter: o.StaleAfter, Abandon: o.Abandon, OpenRate: o.OpenRate, KeyCount: o.Keys, KeyFor: s.keys.Key,
+		Requests: o.Requests, Hold: o.Hold, StaleAfter: o.StaleAfter, Abandon: o.Abandon, OpenRate: o.OpenRate, KeyCount: o.Keys,
 		FailOpen: o.FailOpen, Horizon: s.deps.Timeout, Now: s.deps.Now, Tick: o.Tick, SharedKeys: o.RunID != "",
 		ErrorBackoff: 10 * time.Millisecond, Profile: o.Profile, Skew: o.Skew, NoTrace: o.NoTrace,
-		ServerStats: func(ctx context.Context) (map[string]bench.CmdStat, error) {
+	}
+	if len(o.Strategies) > 0 {
+		s.cfg.ServerStats = func(ctx context.Context) (map[string]bench.CmdStat, error) {
 			return bench.CommandStats(ctx, s.rdb)
-		},
-		Crashes: o.crashes(), BurstWindows: burstWindows(o),
+		}
+	}
+	s.cfg.Crashes, s.cfg.BurstWindows = o.crashes(), burstWindows(o)
+	s.cfg.KeyFor = func(strategy string, i int) string {
+		if s.opts.httpTarget(strategy) != nil {
+			return s.keys.Identity(i) // an endpoint's {key}: a client identity
+		}
+		return s.keys.Key(strategy, i)
 	}
 	leakTTL := bench.LeakTTL(max(o.Window, o.StaleAfter))
 	s.cfg.Leftovers = func(ctx context.Context) (map[string]bench.Leftovers, error) {
@@ -289,10 +322,24 @@ func (s *session) build(runID string) error {
 			// Ctrl-C: clean up and stop, rather than send one more decision and read every key.
 			return nil, errors.New("the run was interrupted")
 		}
-		s.hitOnce(ctx)
-		return s.keys.Leftovers(ctx, s.rdb, leakTTL)
+		found := map[string]bench.Leftovers{}
+		if len(o.Strategies) > 0 {
+			s.hitOnce(ctx)
+			var err error
+			if found, err = s.keys.Leftovers(ctx, s.rdb, leakTTL); err != nil {
+				return nil, err
+			}
+		}
+		if app := s.appKeys(); len(app.Patterns) > 0 {
+			theirs, err := app.Leftovers(ctx, s.rdb, leakTTL)
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(found, theirs)
+		}
+		return found, nil
 	}
-	if s.deps.Connect != nil || injectsRestart(o.Injects) {
+	if len(o.Strategies) > 0 && (s.deps.Connect != nil || injectsRestart(o.Injects)) {
 		// A server of the user's may fail over, and a restarted one comes back from nothing or a
 		// snapshot: either may lose a release it acknowledged.
 		s.cfg.Masters = func(ctx context.Context) (string, error) { return bench.MasterFingerprint(ctx, s.rdb) }
@@ -370,6 +417,13 @@ func (s *session) build(runID string) error {
 			}
 		}
 		s.cfg.Strategies = append(s.cfg.Strategies, run)
+	}
+	if err := s.buildHTTP(runID); err != nil {
+		return err
+	}
+	if len(o.Strategies) == 0 {
+		s.target = s.httpTargetOf()
+		s.cfg.Target = s.target
 	}
 	return nil
 }
@@ -451,7 +505,7 @@ func (s *session) load(ctx context.Context) (Result, error) {
 			cancel()
 			last = true
 		}
-		res.KeysKept = s.keys.Describe()
+		res.KeysKept = s.keptKeys()
 	} else {
 		var rep runkeys.CleanupReport
 		rep, last = s.cleanup()
@@ -495,7 +549,13 @@ func (s *session) cleanup() (rep runkeys.CleanupReport, last bool) {
 			s.keys.Describe(), others, s.keys.RunID))
 		return runkeys.CleanupReport{}, false
 	}
-	rep = s.keys.Cleanup(s.rdb, s.deps.Timeout)
+	if len(s.opts.Strategies) > 0 {
+		rep = s.keys.Cleanup(s.rdb, s.deps.Timeout)
+	}
+	if app := s.appKeys(); len(app.Patterns) > 0 {
+		theirs := app.Cleanup(s.rdb, s.deps.Timeout)
+		rep.Deleted, rep.Failed, rep.Warnings = rep.Deleted+theirs.Deleted, rep.Failed+theirs.Failed, append(rep.Warnings, theirs.Warnings...)
+	}
 	for _, w := range rep.Warnings {
 		s.deps.notice("warning: " + w)
 	}

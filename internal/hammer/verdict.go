@@ -16,7 +16,8 @@ import (
 const MaxErrorRate = verdict.MaxErrorRate
 
 // ImpliedChecks are the assertions a run with --script makes when no --assert bounds the
-// custom strategy's metric: a limiter script is hammered to verify it, so a run in which it
+// custom strategy's metric (and a run with --http on each target: NAME for custom, the leaks
+// check only where --http-keys names the target's keys): a limiter is hammered to verify it, so a run in which it
 // overshot, never reached its limit, was not judged, refused while it certainly had room, or
 // left keys that never expire must not pass. An --assert on custom.overshoot (or
 // custom.overshoot_events) replaces the first, one on custom.false_rejects the second, e.g. the
@@ -57,6 +58,16 @@ type Rules struct {
 	// Recorded: the calls are judged from their records (judge), where a verdict that proves
 	// the limiter wrong (OVERSHOOT, TOO STRICT) fails the run by itself.
 	Recorded bool
+	// HTTP are the run's HTTP targets, each checked as a --script run's custom strategy is.
+	HTTP []ImpliedHTTP `json:",omitempty"`
+}
+
+// ImpliedHTTP is what an HTTP target's implied checks need: its name, whether its refusals are
+// judged (every request names {key}) and whether its limiter's keys are read (--http-keys).
+type ImpliedHTTP struct {
+	Name           string
+	RefusalsJudged bool
+	KeysRead       bool
 }
 
 // Rules are the rules a run of o is judged by.
@@ -66,6 +77,9 @@ func (o Options) Rules() Rules {
 	if o.Contract != nil {
 		given := o.Contract.Given
 		r.Contract = &given
+	}
+	for _, t := range o.HTTP {
+		r.HTTP = append(r.HTTP, ImpliedHTTP{Name: t.Name, RefusalsJudged: t.UsesKey, KeysRead: t.KeysPattern != ""})
 	}
 	return r
 }
@@ -98,7 +112,7 @@ func Judge(r Rules, sum bench.Summary) Judgement {
 		j.Verdicts = append(j.Verdicts, verdict.Judge(st, sum.Limiter, sum.Limit, sum.Duration))
 	}
 	for _, a := range j.Assertions {
-		if a.Passed || (a.Implied && (a.Reason == verdict.NotContended || a.Actual == nil) && customErred(sum)) {
+		if a.Passed || (a.Implied && (a.Reason == verdict.NotContended || a.Actual == nil) && erred(sum, a.Expr)) {
 			continue // the implied check adds nothing to a strategy whose decisions failed: they say why
 		}
 		j.Failures = append(j.Failures, "assertion failed: "+DescribeAssertion(a))
@@ -142,24 +156,32 @@ func (r Rules) tooManyErrors(st bench.StrategySnapshot) string {
 // assertions are r's assertions plus each of ImpliedChecks that no assertion on the custom
 // strategy replaces, when the user's script ran as strategy custom (one of strategies).
 func (r Rules) assertions(strategies []string) []verdict.Assertion {
-	if !r.Script || !slices.Contains(strategies, string(limiter.Custom)) {
-		return r.Assertions
+	subjects := r.HTTP
+	if r.Script && slices.Contains(strategies, string(limiter.Custom)) {
+		refusals := !r.Shared && (r.Contract == nil || r.Contract.RefusalsUnjudged() == "")
+		subjects = append([]ImpliedHTTP{{Name: string(limiter.Custom), RefusalsJudged: refusals, KeysRead: true}}, subjects...)
 	}
 	out := r.Assertions
-	for _, implied := range ImpliedChecks {
-		replaced := implied.Refusal && (r.Shared || r.Contract != nil && r.Contract.RefusalsUnjudged() != "")
-		for _, a := range r.Assertions {
-			replaced = replaced || (a.Strategy == string(limiter.Custom) && slices.Contains(implied.Metrics, a.Metric))
-		}
-		if replaced {
+	for _, subject := range subjects {
+		if !slices.Contains(strategies, subject.Name) {
 			continue
 		}
-		a, err := verdict.ParseAssertion(implied.Expr, []string{string(limiter.Custom)})
-		if err != nil {
-			panic("implied check: " + err.Error()) // a constant that parses
+		for _, implied := range ImpliedChecks {
+			replaced := implied.Refusal && !subject.RefusalsJudged || implied.Expr == "custom.leaks==0" && !subject.KeysRead
+			for _, a := range r.Assertions {
+				replaced = replaced || (a.Strategy == subject.Name && slices.Contains(implied.Metrics, a.Metric))
+			}
+			if replaced {
+				continue
+			}
+			expr := subject.Name + strings.TrimPrefix(implied.Expr, string(limiter.Custom))
+			a, err := verdict.ParseAssertion(expr, []string{subject.Name})
+			if err != nil {
+				panic("implied check: " + err.Error()) // a constant that parses
+			}
+			a.Implied = true
+			out = append(slices.Clip(out), a)
 		}
-		a.Implied = true
-		out = append(slices.Clip(out), a)
 	}
 	return out
 }
@@ -182,11 +204,13 @@ func Evaluate(assertions []verdict.Assertion, sum bench.Summary) []verdict.Asser
 	return results
 }
 
-// customErred reports whether the custom strategy's decisions failed more often than
-// MaxErrorRate: they fail the run, or were asked for (--on-error open, --inject).
-func customErred(sum bench.Summary) bool {
+// erred reports whether the decisions of the strategy an implied check names (its expression's
+// strategy) failed more often than MaxErrorRate: they fail the run, or were asked for
+// (--on-error open, --inject).
+func erred(sum bench.Summary, expr string) bool {
+	name, _, _ := strings.Cut(expr, ".")
 	for _, st := range sum.Strategies {
-		if st.Name == string(limiter.Custom) && verdict.TooManyErrors(st) {
+		if st.Name == name && verdict.TooManyErrors(st) {
 			return true
 		}
 	}
@@ -198,8 +222,13 @@ func customErred(sum bench.Summary) bool {
 func DescribeAssertion(r verdict.AssertionResult) string {
 	d := r.Expr + " (" + AssertionDetail(r) + ")"
 	if r.Implied {
-		metric, _, _ := strings.Cut(strings.TrimPrefix(r.Expr, "custom."), "==")
-		d += fmt.Sprintf(", the check every --script run makes; to accept a bound, say so with --assert 'custom.%s<=N'", metric)
+		strategy, rest, _ := strings.Cut(r.Expr, ".")
+		metric, _, _ := strings.Cut(rest, "==")
+		flag := "--script"
+		if strategy != string(limiter.Custom) {
+			flag = "--http"
+		}
+		d += fmt.Sprintf(", the check every %s run makes; to accept a bound, say so with --assert '%s.%s<=N'", flag, strategy, metric)
 	}
 	return d
 }

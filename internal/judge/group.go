@@ -94,7 +94,7 @@ func (g *group) spec(i int, key string) overshoot.Spec {
 	l := g.j.lim
 	return overshoot.Spec{
 		Limits: overshoot.Limits{Evidence: l.kind.Describe().Evidence, Limit: l.limit, Window: l.window, Rate: l.rate},
-		Timing: overshoot.OnServerClock, Key: key, Hold: l.hold, History: g.j.budget, OnFirstOver: onFirst,
+		Timing: overshoot.OnEndpoint, Key: key, Hold: l.hold, History: g.j.budget, OnFirstOver: onFirst,
 	}
 }
 

@@ -35,11 +35,15 @@ type replay struct {
 
 func newReplay(g *group, s *history.RecordedStrategy, h *history.RunHeader) (*replay, error) {
 	l := g.j.lim
-	rp := &replay{g: g, held: l.kind.Describe().Evidence == limiter.HeldEvidence, beginUs: s.BeginUs}
+	endpoint := s.Target == history.TargetHTTP
+	rp := &replay{g: g, held: l.kind.Describe().Evidence == limiter.HeldEvidence && !endpoint, beginUs: s.BeginUs}
 	us := func(n int64) time.Duration { return time.Duration(n) * time.Microsecond }
 	rp.cfg = bench.Config{Limiter: l.kind, Limit: l.limit, Window: l.window, Rate: l.rate, StaleAfter: l.staleAfter,
 		Skew: us(h.SkewUs), Horizon: us(h.HorizonUs), Now: func() time.Time { return rp.now }}
-	rp.run = bench.StrategyRun{Name: s.Name, ServerClock: s.Clock == string(contract.ServerClock),
+	if endpoint {
+		rp.cfg.Hold, rp.cfg.Skew = l.hold, 0 // the hold it promised (the run's, or --hold's)
+	}
+	rp.run = bench.StrategyRun{Name: s.Name, Endpoint: endpoint, ServerClock: s.Clock == string(contract.ServerClock),
 		MonotoneTime: s.Clock == string(contract.VirtualClock), EpochAligned: s.EpochAligned, FirstHitWindows: s.FirstHit,
 		TimeQuantum: us(s.QuantumUs), AdmitAt: s.AdmitAt, RefusalsUnjudged: s.RefusalsUnjudged,
 		Refusals: refusal.Rules{RefillStep: us(s.RefillStepUs), StaleUnit: us(s.StaleUnitUs), NoStaleAfter: s.NoStaleAfter, NoRelease: s.NoRelease}}

@@ -43,6 +43,10 @@ const (
 	// Epoch counts in epoch-aligned windows of the application's clock (INCR and PEXPIRE in
 	// one MULTI on a key named by the window's index).
 	Epoch Pattern = "window/epoch"
+	// EpochNoTTL counts in epoch-aligned windows, a key per window, and never sets a TTL: its
+	// decisions are right, and every window's key stays in Redis for ever (an INCR whose EXPIRE
+	// never came: alisaifee/limits#14, spring-cloud-zuul-ratelimit#162).
+	EpochNoTTL Pattern = "window/epoch-no-ttl"
 	// BlockThree is an atomic first-hit window that, once a client exceeds it, refuses that
 	// client for three windows: never too generous, too strict.
 	BlockThree Pattern = "window/block-three"
@@ -70,6 +74,9 @@ const (
 	Exact     Want = "exact"
 	Overshoot Want = "OVERSHOOT"
 	TooStrict Want = "TOO STRICT"
+	// Leaks: correct on the limit's both sides, and its keys never expire (exact, LEAKS where
+	// its keys are read).
+	Leaks Want = "LEAKS"
 )
 
 // Route describes a pattern: the limiter kind it is judged as, and the verdict it earns.
@@ -87,6 +94,7 @@ func Routes() []Route {
 		{Gateway, limiter.FixedWindow, Overshoot},
 		{FirstHit, limiter.FixedWindow, Exact},
 		{Epoch, limiter.FixedWindow, Exact},
+		{EpochNoTTL, limiter.FixedWindow, Leaks},
 		{BlockThree, limiter.FixedWindow, TooStrict},
 		{SlidingLog, limiter.SlidingWindow, Exact},
 		{Bucket, limiter.TokenBucket, Exact},
@@ -155,6 +163,7 @@ func StartOn(t testing.TB, rdb *redis.Client, cfg Config) *App {
 		Gateway:           http.HandlerFunc(a.gateway),
 		FirstHit:          decider(a.firstHit),
 		Epoch:             decider(a.epoch),
+		EpochNoTTL:        decider(a.epochNoTTL),
 		BlockThree:        decider(a.blockThree),
 		SlidingLog:        decider(a.slidingLog),
 		Bucket:            decider(a.bucket),

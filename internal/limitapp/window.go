@@ -99,6 +99,12 @@ func (a *App) epoch(ctx context.Context, key string) (bool, error) {
 	return incr.Val() <= a.cfg.Limit, nil
 }
 
+// epochNoTTL is epoch without the PEXPIRE: the same decisions, and a key per window left for ever.
+func (a *App) epochNoTTL(ctx context.Context, key string) (bool, error) {
+	n, err := a.Redis.Incr(ctx, redisKey(EpochNoTTL, key, strconv.FormatInt(a.windowIndex(time.Now()), 10))).Result()
+	return err == nil && n <= a.cfg.Limit, err
+}
+
 // blockThreeScript: a client blocked is refused; otherwise a first-hit window counts it, and
 // one over the limit blocks the client for three windows. KEYS: counter, block. ARGV: window
 // ms, limit.

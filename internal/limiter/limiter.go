@@ -131,6 +131,16 @@ type Decision struct {
 	// Member is the sorted-set member added for this request (concurrency, sliding window);
 	// Release removes it.
 	Member string
+	// Sent and Replied, when not zero, are instants the limiter measured itself around its
+	// decision (an HTTP endpoint: before the request's first byte left, after the response's
+	// first byte arrived), tighter than the caller's own around the call, which they replace.
+	Sent, Replied time.Time
+	// Status is an HTTP endpoint's response status, set on an error too when there was a
+	// response; 0 for a Redis limiter.
+	Status int
+	// Retried: the request was sent again after the connection it went out on was closed under
+	// it, so the limiter may have decided (and counted) it twice.
+	Retried bool
 	// acquiredAt is the now of the acquire, for a release template that passes the time.
 	acquiredAt time.Time
 	// reply is a contracted acquire's reply as text, for a release template's {reply} (the slot

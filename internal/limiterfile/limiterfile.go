@@ -33,7 +33,22 @@ type Limiter struct {
 	Hold       time.Duration `yaml:"hold" flag:"hold"`
 	StaleAfter time.Duration `yaml:"stale-after" flag:"stale-after"`
 	Script     contract.Spec `yaml:"script"`
+	HTTP       HTTP          `yaml:"http"`
 	Assert     []string      `yaml:"assert" flag:"assert"`
+}
+
+// HTTP is the limiter as it is deployed, behind HTTP (hammer --http): each target a strategy,
+// every one's requests made and read the same way (limitctl help http).
+type HTTP struct {
+	Targets  []string `yaml:"targets" flag:"http"` // [NAME=]URL each
+	Method   string   `yaml:"method" flag:"http-method"`
+	Headers  []string `yaml:"headers" flag:"http-header"` // 'Name: value' each
+	Body     string   `yaml:"body" flag:"http-body"`
+	Admitted string   `yaml:"admitted" flag:"http-admitted"`
+	Refused  string   `yaml:"refused" flag:"http-refused"`
+	// Keys are [NAME=]PATTERN each: the SCAN pattern (it may use {key}) of the keys a target's
+	// limiter writes in the Redis given with --url/--addr.
+	Keys []string `yaml:"keys" flag:"http-keys"`
 }
 
 // A File is a limiter file read: the limiter it states and which fields it gives.

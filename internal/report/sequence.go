@@ -101,11 +101,19 @@ func drawSequence(lanes []trace.Request, caption, label string) template.HTML {
 		}
 		fmt.Fprintf(&b, `<g class="lane" data-request="%s"><rect x="%d" y="8" width="%d" height="34" rx="6" fill="`+hexLane+`" stroke="%s"/>`, esc(r.ID), x-seqLaneW/2+12, seqLaneW-24, colour)
 		fmt.Fprintf(&b, `<text x="%d" y="24" text-anchor="middle" font-weight="700" fill="%s">%s%s</text>`, x, colour, esc(r.ID), esc(tag))
-		fmt.Fprintf(&b, `<text x="%d" y="37" text-anchor="middle" fill="`+hexAxis+`">worker %d</text>`, x, r.Worker)
+		who := fmt.Sprintf("worker %d", r.Worker)
+		if r.Seq != nil {
+			who += fmt.Sprintf(" · seq %d", *r.Seq)
+		}
+		fmt.Fprintf(&b, `<text x="%d" y="37" text-anchor="middle" fill="`+hexAxis+`">%s</text>`, x, esc(who))
 		fmt.Fprintf(&b, `<line x1="%d" y1="42" x2="%d" y2="%d" stroke="`+hexLifeline+`" stroke-dasharray="4 4"/></g>`, x, x, bottom)
 	}
-	fmt.Fprintf(&b, `<g class="lane redis"><rect x="%d" y="8" width="%d" height="34" rx="6" fill="`+hexRedisFill+`" stroke="`+hexRedis+`"/><text x="%d" y="30" text-anchor="middle" font-weight="700" fill="`+hexRedis+`">Redis</text>`,
-		redisX-seqRedisW/2+16, seqRedisW-32, redisX)
+	server := "Redis"
+	if len(lanes) > 0 && lanes[0].Seq != nil {
+		server = "endpoint" // an HTTP target's requests: the limiter decided behind it
+	}
+	fmt.Fprintf(&b, `<g class="lane redis"><rect x="%d" y="8" width="%d" height="34" rx="6" fill="`+hexRedisFill+`" stroke="`+hexRedis+`"/><text x="%d" y="30" text-anchor="middle" font-weight="700" fill="`+hexRedis+`">%s</text>`,
+		redisX-seqRedisW/2+16, seqRedisW-32, redisX, server)
 	fmt.Fprintf(&b, `<line x1="%d" y1="42" x2="%d" y2="%d" stroke="`+hexRedisLine+`" stroke-width="3"/></g>`, redisX, redisX, bottom)
 	// Events: one row each, the time on the left.
 	for n, e := range events {

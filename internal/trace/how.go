@@ -20,10 +20,19 @@ func (o *Overshoot) HowTokens() []string {
 	var tokens []string
 	for _, e := range events {
 		t := e.Request + " " + e.Op
+		if e.Seq != nil {
+			t = fmt.Sprintf("%s seq %d %s", e.Request, *e.Seq, e.Op)
+		}
 		if e.Reply != "" {
 			t += " → " + e.Reply
 		}
-		// From the first event shown: the gaps are the story.
+		// From the first event shown: the gaps are the story. A request to an endpoint was
+		// decided somewhere between its sending and its reply: both are told.
+		if e.Phase == "request" {
+			tokens = append(tokens, fmt.Sprintf("%s (sent +%.2fms, answered +%.2fms)", t,
+				float64(e.AtUs-events[0].AtUs)/1000, float64(e.EndUs-events[0].AtUs)/1000))
+			continue
+		}
 		tokens = append(tokens, fmt.Sprintf("%s (+%.2fms)", t, float64(e.AtUs-events[0].AtUs)/1000))
 	}
 	result := fmt.Sprintf("→ %s at %.2fs, limit %s", o.Count(), o.AtMs/1000, strconv.FormatInt(o.Limit, 10))

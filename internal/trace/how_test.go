@@ -53,3 +53,17 @@ func TestWrapNeverRunsPastTheWidth(t *testing.T) {
 		}
 	}
 }
+
+// A count over an interval longer than one window is told with the bound it broke, not as
+// "in window" beside the per-window limit (which would read as a far larger overshoot).
+func TestCountOverSeveralWindowsSaysWhatFit(t *testing.T) {
+	n, allowed, from, to := int64(93), int64(80), 1050.0, 4048.0
+	one := &Overshoot{InWindow: &n, Limit: 20}
+	if got := one.Count(); got != "93 in window" {
+		t.Errorf("one window: %q", got)
+	}
+	span := &Overshoot{InWindow: &n, Allowed: &allowed, FromMs: &from, ToMs: &to, Limit: 20}
+	if got := span.Count(); got != "93 in 3.00s where at most 80 fit" {
+		t.Errorf("a span of windows: %q", got)
+	}
+}

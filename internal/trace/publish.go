@@ -19,8 +19,12 @@ type Overshoot struct {
 	// FromMs and ToMs bound the window or interval the admits fell in, from the run's start
 	// (on the stamps' clock, or the server's interval evidence); absent for the concurrency
 	// limiter, whose moment is one instant.
-	FromMs   *float64  `json:"from_ms,omitempty"`
-	ToMs     *float64  `json:"to_ms,omitempty"`
+	FromMs *float64 `json:"from_ms,omitempty"`
+	ToMs   *float64 `json:"to_ms,omitempty"`
+	// Allowed, when the interval is longer than one window (the interval evidence's longer
+	// spans, a bucket's), is the most a correct limiter could have admitted inside it: the
+	// bound InWindow exceeded. Absent when that bound is the limit.
+	Allowed  *int64    `json:"allowed,omitempty"`
 	Requests []Request `json:"requests"`
 	// Missing counts requests behind the moment whose records the rings no longer held (a
 	// worker had moved on before the evidence settled): they are not shown, never invented.
@@ -43,8 +47,10 @@ const MaxRequests = 64
 // request's write behind the same moment was sent, and both were admitted: neither can have
 // counted the other.
 type Request struct {
-	ID      string    `json:"id"`
-	Worker  int       `json:"worker"`
+	ID     string `json:"id"`
+	Worker int    `json:"worker"`
+	// Seq, for a request to an endpoint (HTTP), is its number among its worker's ({seq}).
+	Seq     *uint64   `json:"seq,omitempty"`
 	Raced   bool      `json:"raced"`
 	Retries int       `json:"retries,omitempty"`
 	Steps   []StepOut `json:"steps"`
@@ -67,7 +73,7 @@ type StepOut struct {
 }
 
 // The phases' names in the JSON.
-var phaseNames = map[Phase]string{Prune: "prune", Check: "check", Write: "write", Expire: "expire", Call: "call"}
+var phaseNames = map[Phase]string{Prune: "prune", Check: "check", Write: "write", Expire: "expire", Call: "call", HTTPRequest: "request"}
 
 // RequestID is how a request is named: r and its id.
 func RequestID(id uint64) string { return "r" + strconv.FormatUint(id, 10) }
@@ -89,6 +95,10 @@ func Requests(recs []Record) (out []Request, omitted int64) {
 			s := &rec.Steps[j]
 			req.Steps[j] = StepOut{Op: s.Op.String(), Phase: phaseNames[s.Phase], Reply: s.Reply.JSON(),
 				SentUs: s.SentUs, RepliedUs: s.RepliedUs}
+			if s.Phase == HTTPRequest {
+				seq := rec.Seq
+				req.Seq = &seq
+			}
 		}
 		out = append(out, req)
 	}

@@ -38,11 +38,12 @@ type Phase uint8
 
 // The phases. The how-lines show the checks and the writes; the JSON shows every step.
 const (
-	Prune  Phase = iota + 1 // forgets old state (ZREMRANGEBYSCORE)
-	Check                   // reads the count the decision is made on (ZCARD, ZCOUNT, GET, HGET)
-	Write                   // takes the room (ZADD, INCR, HSET)
-	Expire                  // sets the key's lifetime (PEXPIRE)
-	Call                    // a script call: check and write in one, inside Redis
+	Prune       Phase = iota + 1 // forgets old state (ZREMRANGEBYSCORE)
+	Check                        // reads the count the decision is made on (ZCARD, ZCOUNT, GET, HGET)
+	Write                        // takes the room (ZADD, INCR, HSET)
+	Expire                       // sets the key's lifetime (PEXPIRE)
+	Call                         // a script call: check and write in one, inside Redis
+	HTTPRequest                  // a request to an endpoint (HTTP): decided out of sight, its reply the status
 )
 
 // ReplyKind is the RESP type of a reply.
@@ -205,10 +206,28 @@ const (
 	OpEvalSHA
 	OpEval
 	OpFCall
+	// An endpoint's request by its method (HTTPRequest phase); OpHTTP for a method not named here.
+	OpHTTP
+	OpHTTPGet
+	OpHTTPHead
+	OpHTTPPost
+	OpHTTPPut
+	OpHTTPPatch
+	OpHTTPDelete
 )
 
 var opNames = [...]string{"COMMAND", "ZREMRANGEBYSCORE", "ZCARD", "ZCOUNT", "ZADD", "PEXPIRE", "GET", "INCR", "HGET",
-	"HSET", "WATCH", "EVALSHA", "EVAL", "FCALL"}
+	"HSET", "WATCH", "EVALSHA", "EVAL", "FCALL", "HTTP", "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}
+
+// HTTPOp is the code of an endpoint's request by its method (upper case).
+func HTTPOp(method string) Op {
+	for op := OpHTTPGet; op <= OpHTTPDelete; op++ {
+		if opNames[op] == method {
+			return op
+		}
+	}
+	return OpHTTP
+}
 
 // String is the command's name as Redis documents it.
 func (o Op) String() string {
@@ -267,6 +286,7 @@ type Step struct {
 // as the evidence took them), and its steps.
 type Record struct {
 	ID        uint64
+	Seq       uint64 // the worker's count of decisions before this one (an endpoint's {seq})
 	Worker    int32
 	Key       int32
 	StampMs   int64
@@ -344,7 +364,7 @@ func (r *ring) kept(held bool) []Record {
 
 // copyRecord copies src's fields and its N steps only (every reader stops at N).
 func copyRecord(dst, src *Record) {
-	dst.ID, dst.Worker, dst.Key, dst.StampMs = src.ID, src.Worker, src.Key, src.StampMs
+	dst.ID, dst.Seq, dst.Worker, dst.Key, dst.StampMs = src.ID, src.Seq, src.Worker, src.Key, src.StampMs
 	dst.SentUs, dst.RepliedUs, dst.LateNs = src.SentUs, src.RepliedUs, src.LateNs
 	dst.Retries, dst.N, dst.Cut = src.Retries, src.N, src.Cut
 	copy(dst.Steps[:src.N], src.Steps[:src.N])
@@ -433,6 +453,7 @@ func (r *Recorder) Worker() int { return int(r.worker) }
 // the other workers'), so no counter is shared between workers.
 func (r *Recorder) Begin(key int) uint64 {
 	id := r.seq*r.workers + uint64(r.worker) + 1
+	r.cur.Seq = r.seq
 	r.seq++
 	r.cur.ID, r.cur.Worker, r.cur.Key, r.cur.N, r.cur.Cut, r.cur.Retries = id, r.worker, int32(key), 0, false, 0
 	return id
@@ -447,9 +468,21 @@ func (r *Recorder) Retry() {
 	r.cur.Retries++
 }
 
+// Seq is the number of the decision being made among its worker's, from 0 (Begin's count):
+// an endpoint's {seq}. A nil Recorder reads 0.
+func (r *Recorder) Seq() uint64 {
+	if r == nil {
+		return 0
+	}
+	return r.cur.Seq
+}
+
 // Step returns the next step of the decision, the command op (named as go-redis names it), to
 // fill in, or nil when none is recorded (a nil or off Recorder, or the decision's steps are full).
-func (r *Recorder) Step(op string, phase Phase) *Step {
+func (r *Recorder) Step(op string, phase Phase) *Step { return r.StepOp(opOf(op), phase) }
+
+// StepOp is Step for a command known by its code (an endpoint's request: HTTPOp).
+func (r *Recorder) StepOp(op Op, phase Phase) *Step {
 	if r == nil || r.off {
 		return nil
 	}
@@ -459,7 +492,7 @@ func (r *Recorder) Step(op string, phase Phase) *Step {
 	}
 	s := &r.cur.Steps[r.cur.N]
 	r.cur.N++
-	s.Op, s.Phase, s.Reply, s.SentUs, s.RepliedUs = opOf(op), phase, Reply{}, 0, 0
+	s.Op, s.Phase, s.Reply, s.SentUs, s.RepliedUs = op, phase, Reply{}, 0, 0
 	return s
 }
 

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,7 +15,11 @@ type Event struct {
 	Op      string
 	Phase   string
 	Reply   string // empty for a write: the how-lines show what was seen, and when the writes went
-	AtUs    int64  // µs since the run's start: a check's or write's sending, a call's reply
+	AtUs    int64  // µs since the run's start: a check's or write's sending, a call's reply, a request's sending
+	// EndUs is a request's reply (an endpoint decided between AtUs and EndUs), and Seq its
+	// number among its worker's; zero otherwise.
+	EndUs int64
+	Seq   *uint64
 }
 
 // Timeline picks the few events that tell how the overshoot happened, in time order: the race as
@@ -34,11 +39,13 @@ func (o *Overshoot) Timeline(shown int) []Event {
 				if s.Op == "WATCH" {
 					continue
 				}
-				out = append(out, Event{r.ID, s.Op, s.Phase, ReplyText(s.Reply), s.SentUs})
+				out = append(out, Event{Request: r.ID, Op: s.Op, Phase: s.Phase, Reply: ReplyText(s.Reply), AtUs: s.SentUs})
 			case "call":
-				out = append(out, Event{r.ID, s.Op, s.Phase, ReplyText(s.Reply), s.RepliedUs})
+				out = append(out, Event{Request: r.ID, Op: s.Op, Phase: s.Phase, Reply: ReplyText(s.Reply), AtUs: s.RepliedUs})
+			case "request":
+				out = append(out, Event{Request: r.ID, Op: s.Op, Phase: s.Phase, Reply: ReplyText(s.Reply), AtUs: s.SentUs, EndUs: s.RepliedUs, Seq: r.Seq})
 			case "write":
-				out = append(out, Event{r.ID, s.Op, s.Phase, "", s.SentUs})
+				out = append(out, Event{Request: r.ID, Op: s.Op, Phase: s.Phase, AtUs: s.SentUs})
 				break steps // the first write took the room; the rest add nothing here
 			}
 		}
@@ -179,6 +186,8 @@ func (o *Overshoot) Count() string {
 	switch {
 	case o.Held != nil:
 		return strconv.FormatInt(*o.Held, 10) + " held"
+	case o.InWindow != nil && o.Allowed != nil && o.FromMs != nil && o.ToMs != nil:
+		return fmt.Sprintf("%d in %.2fs where at most %d fit", *o.InWindow, (*o.ToMs-*o.FromMs)/1000, *o.Allowed)
 	case o.InWindow != nil:
 		return strconv.FormatInt(*o.InWindow, 10) + " in window"
 	}

@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 
 	"charm.land/lipgloss/v2"
@@ -202,7 +204,21 @@ func (m Model) statLines(s bench.StrategySnapshot, width int) []statLine {
 		st.label.Render("  p99.9 ") + st.value.Render(human.Latency(s.Latency.P999))
 
 	server := label("server") + st.dim.Render("n/a")
-	if s.ServerUsecPerCall != nil {
+	switch {
+	case s.Statuses != nil:
+		// An endpoint's answers by status code, the commonest first, as many as fit.
+		server = label("statuses")
+		for i, code := range statusOrder(s.Statuses) {
+			part := st.label.Render(strconv.Itoa(code)+" ") + st.value.Render(human.Count(s.Statuses[code]))
+			if i > 0 {
+				part = st.dim.Render("  ") + part
+			}
+			if lipgloss.Width(server)+lipgloss.Width(part) > width {
+				break
+			}
+			server += part
+		}
+	case s.ServerUsecPerCall != nil:
 		server = label("server") + st.value.Render(human.ServerUsec(s.ServerUsecPerCall, "")) +
 			st.label.Render(" µs/call")
 	}
@@ -331,4 +347,17 @@ func (m Model) series(name string, w int, pick func(*history) *ring[float64]) ([
 func (m Model) limit() int64 {
 	_, _, limit, _ := m.facts()
 	return limit
+}
+
+// statusOrder are the status codes counted, the commonest first (the lower code of equals).
+func statusOrder(counts map[int]int64) []int {
+	codes := make([]int, 0, len(counts))
+	for code := range counts {
+		codes = append(codes, code)
+	}
+	sort.Slice(codes, func(i, j int) bool {
+		a, b := counts[codes[i]], counts[codes[j]]
+		return a > b || a == b && codes[i] < codes[j]
+	})
+	return codes
 }

@@ -20,6 +20,10 @@ const (
 	OnServerClock
 	// OnTwoClocks: a sliding window's TIME on the monotone virtual clock and its TTLs on the real one.
 	OnTwoClocks
+	// OnEndpoint: an endpoint's clock (an HTTP target's), read within [Call.Sent, Call.Replied]
+	// as OnServerClock; it holds and releases its concurrency slots itself, so they are judged by
+	// the hold it promises (Spec.Hold).
+	OnEndpoint
 )
 
 // Spec is what one key's evidence is built from.
@@ -33,8 +37,7 @@ type Spec struct {
 	Monotone   bool          // the virtual clock answers TIME monotonically per key (Call.LatestUs)
 	StaleAfter time.Duration // when the concurrency limiter reclaims a request (WitnessStale)
 	StaleUnit  time.Duration // the unit the script is told StaleAfter in (WitnessLive)
-	// Hold is what a concurrency limiter on a clock unseen promises (OnServerClock: an HTTP
-	// endpoint's --hold): it answers an admit no sooner than Hold after it took the slot, and
+	// Hold is what an endpoint that limits concurrency promises (OnEndpoint: --hold): it answers an admit no sooner than Hold after it took the slot, and
 	// releases it before answering (HeldSpans).
 	Hold time.Duration
 	Now  func() time.Time // the clock a held admit is recorded at, Skew ahead
@@ -120,14 +123,13 @@ func NewEvidence(s Spec) *Evidence {
 	return e
 }
 
-// checker is the checker the spec calls for. The held evidence is the witness, but on a clock
-// the caller does not see (OnServerClock: an HTTP endpoint that promises a hold D, where an admit
-// certainly holds its slot over [Replied - D, Sent + D]) the held spans, which Admit then feeds
-// as any IntervalAdmitter.
+// checker is the checker the spec calls for. The held evidence is the witness, but for an
+// endpoint (OnEndpoint: it promises a hold D, and an admit certainly holds its slot over
+// [Replied - D, Sent + D]) the held spans, which Admit then feeds as any IntervalAdmitter.
 func (e *Evidence) checker() Checker {
 	s := e.spec
 	if s.Evidence == limiter.HeldEvidence {
-		if s.Timing == OnServerClock && s.Hold > 0 {
+		if s.Timing == OnEndpoint {
 			return NewHeldSpans(s.Limit, s.Hold)
 		}
 		if s.Witness != nil {
@@ -140,7 +142,7 @@ func (e *Evidence) checker() Checker {
 	switch s.Timing {
 	case OnTwoClocks:
 		return TwoClockSliding(s.Limits)
-	case OnServerClock:
+	case OnServerClock, OnEndpoint:
 		return IntervalFor(s.Limits)
 	}
 	horizonMs := s.Horizon.Milliseconds() + 1000 // the call timeout, and a second to spare

@@ -150,7 +150,7 @@ func (c *HeldSpans) settleNext() {
 		c.events++
 		if report := c.onOver; report != nil {
 			c.onOver = nil
-			report(Moment{Count: n, Interval: true, FromUs: x - c.hold, ToUs: x + c.hold})
+			report(Moment{Count: n, Interval: true, FromUs: x - c.hold, ToUs: x + c.hold, AtUs: x})
 		}
 	}
 }

@@ -193,7 +193,7 @@ func (c *IntervalChecker) judgeNext() {
 		if p > c.limit && c.onOver != nil {
 			report := c.onOver
 			c.onOver = nil
-			report(Moment{Count: count, Interval: true, FromUs: x, ToUs: y})
+			report(Moment{Count: count, Interval: true, FromUs: x, ToUs: y, Allowed: c.allowedIn(ch)})
 		}
 		over = over || p > c.limit
 	}
@@ -230,6 +230,18 @@ func (c *IntervalChecker) peakFor(ch *spanCheck, count int64) int64 {
 		}
 		return 0
 	}
+}
+
+// allowedIn is the most admits a correct limiter could place certainly inside one of ch's
+// spans; 0 for a single window, whose bound is the limit.
+func (c *IntervalChecker) allowedIn(ch *spanCheck) int64 {
+	switch {
+	case c.invariant == BucketInvariant:
+		return c.limit + int64(math.Floor(ch.bound+1e-9))
+	case ch.pieces > 1:
+		return ch.pieces * c.limit
+	}
+	return 0
 }
 
 func (c *IntervalChecker) publish() {

@@ -146,9 +146,17 @@ func TestIntervalCheckerCatchesTwiceTheLimit(t *testing.T) {
 			// seen once, alone, cannot be told from two correct windows meeting: it takes two
 			// windows in a row, which steady load gives.)
 			calls := simulate(seed, 5*w, 2000, false, c.decide)
-			got := judge(NewIntervalChecker(c.inv, testLimitI, testWindowI, rate), calls)
+			checker := NewIntervalChecker(c.inv, testLimitI, testWindowI, rate)
+			var first *Moment
+			checker.OnFirstOver(func(m Moment) { first = &m })
+			got := judge(checker, calls)
 			if got.Overshoot == 0 {
 				t.Fatalf("%s seed %d: a limiter admitting twice its limit was not caught (peak %d, %d admits)", c.name, seed, got.Peak, len(calls))
+			}
+			// The first overshoot's count broke the bound it is told with: the limit for one
+			// window, Allowed for a longer span.
+			if first == nil || first.Count <= max(first.Allowed, testLimitI) {
+				t.Fatalf("%s seed %d: the first overshoot %+v does not exceed its bound", c.name, seed, first)
 			}
 		}
 	}

@@ -13,8 +13,14 @@ type Moment struct {
 	Interval bool
 	FromUs   int64
 	ToUs     int64
+	// AtUs, for the held spans (an endpoint's concurrency), is the instant at which Count
+	// requests certainly held their slots at once (the middle of [FromUs, ToUs]); 0 otherwise.
+	AtUs int64
 	// LateMs, when set, is the bucket tier's bound: only admits at most that late were counted.
 	LateMs int64
+	// Allowed, when the interval spans more than one window, is the most a correct limiter
+	// could have admitted certainly inside it (Count exceeded it); 0 means the limit itself.
+	Allowed int64
 	// Shared: the count holds other processes' admits too (the joint evidence of SharedAdmits,
 	// a Redis witness), so only this process's can be shown and none is missing for it.
 	Shared bool
@@ -36,4 +42,5 @@ var (
 	_ Reporter = (*lateBucket)(nil)
 	_ Reporter = (*sharedChecker)(nil)
 	_ Reporter = (*RedisWitness)(nil)
+	_ Reporter = (*HeldSpans)(nil)
 )

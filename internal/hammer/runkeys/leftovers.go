@@ -59,6 +59,22 @@ const (
 // a shared run still under load) leave a key without a TTL for the moment between them, which
 // is no leak; a key still without one a quarter of a second later was left so.
 func (k Scheme) Leftovers(ctx context.Context, rdb redis.UniversalClient, leakTTL time.Duration) (map[string]bench.Leftovers, error) {
+	var scans []ownedScan
+	for _, pattern := range k.patterns() {
+		scans = append(scans, ownedScan{pattern, k.StrategyOf})
+	}
+	return readOwned(ctx, rdb, scans, leakTTL)
+}
+
+// ownedScan is a SCAN pattern and whose each key it finds is (ok false: no strategy's).
+type ownedScan struct {
+	pattern string
+	owner   func(key string) (strategy string, ok bool)
+}
+
+// readOwned reads the keys scans find on every master into what each strategy's keys hold, as
+// Leftovers says. A key two scans find is read once per strategy that owns it.
+func readOwned(ctx context.Context, rdb redis.UniversalClient, scans []ownedScan, leakTTL time.Duration) (map[string]bench.Leftovers, error) {
 	masters, err := redisconn.Masters(ctx, rdb)
 	if err != nil {
 		return nil, err
@@ -68,11 +84,22 @@ func (k Scheme) Leftovers(ctx context.Context, rdb redis.UniversalClient, leakTT
 	for _, m := range masters {
 		var batch []string
 		var owners []string
-		for _, pattern := range k.patterns() {
-			iter := m.Scan(ctx, 0, pattern, 1000).Iterator()
+		// Several patterns may find one key: each strategy reads it once. (One pattern's repeats,
+		// which SCAN may return, only repeat a size; the suspects drop them.)
+		var seen map[[2]string]bool
+		if len(scans) > 1 {
+			seen = map[[2]string]bool{}
+		}
+		for _, scan := range scans {
+			iter := m.Scan(ctx, 0, scan.pattern, 1000).Iterator()
 			for iter.Next(ctx) {
 				key := iter.Val()
-				if st, ok := k.StrategyOf(key); ok {
+				st, ok := scan.owner(key)
+				if ok && seen != nil {
+					ok = !seen[[2]string{st, key}]
+					seen[[2]string{st, key}] = true
+				}
+				if ok {
 					batch, owners = append(batch, key), append(owners, st)
 				}
 				if len(batch) == leftoverBatch {
@@ -103,8 +130,8 @@ func (k Scheme) Leftovers(ctx context.Context, rdb redis.UniversalClient, leakTT
 	return found, nil
 }
 
-// suspectSet holds the keys that seemed to leak when first read, each once (SCAN may return a key
-// twice); past maxSuspects a key is counted as first read, so memory stays bounded.
+// suspectSet holds the keys that seemed to leak when first read, each once per strategy (SCAN may
+// return a key twice); past maxSuspects a key is counted as first read, so memory stays bounded.
 type suspectSet struct {
 	list []suspect
 	seen map[string]bool
@@ -112,13 +139,14 @@ type suspectSet struct {
 
 // add keeps s to be read again, or past maxSuspects counts it in found as it was first read.
 func (ss *suspectSet) add(s suspect, found map[string]bench.Leftovers) {
-	if ss.seen[s.state.Key] {
+	id := s.owner + "\x00" + s.state.Key
+	if ss.seen[id] {
 		return
 	}
 	if ss.seen == nil {
 		ss.seen = map[string]bool{}
 	}
-	ss.seen[s.state.Key] = true
+	ss.seen[id] = true
 	if len(ss.list) < maxSuspects {
 		ss.list = append(ss.list, s)
 		return

@@ -247,6 +247,11 @@ type CleanupReport struct {
 // KEYS; UNLINK only what Owns), bounded in time, also after an interrupt. Every UNLINK that
 // failed is counted and reported, never swallowed.
 func (k Scheme) Cleanup(rdb redis.UniversalClient, timeout time.Duration) CleanupReport {
+	return unlinkMatching(rdb, timeout, k.patterns(), k.Owns)
+}
+
+// unlinkMatching deletes, on every master, the keys the patterns find that owns accepts.
+func unlinkMatching(rdb redis.UniversalClient, timeout time.Duration, patterns []string, owns func(string) bool) CleanupReport {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second+timeout)
 	defer cancel()
 	var rep CleanupReport
@@ -288,10 +293,10 @@ func (k Scheme) Cleanup(rdb redis.UniversalClient, timeout time.Duration) Cleanu
 			}
 			batch = batch[:0]
 		}
-		for _, pattern := range k.patterns() {
+		for _, pattern := range patterns {
 			iter := m.Scan(ctx, 0, pattern, 1000).Iterator()
 			for iter.Next(ctx) {
-				if key := iter.Val(); k.Owns(key) {
+				if key := iter.Val(); owns(key) {
 					batch = append(batch, key)
 				}
 				if len(batch) == 500 {
