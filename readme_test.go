@@ -127,7 +127,7 @@ func TestEveryReadmeCommandRuns(t *testing.T) {
 	bin = bin + ":" + filepath.Dir(loadtools.Vegeta(t))
 	// The HTTP examples judge an application's limiters (internal/limitapp, its keys in the same
 	// Redis) at $APP, as a reader's would be at their service's address.
-	app := limitapp.StartOn(t, srv.Client(t), limitapp.Config{Limit: 20, Window: time.Second, Hold: 50 * time.Millisecond})
+	app := limitapp.StartOn(t, srv.Client(t), limitapp.Config{Limit: 20, Window: time.Second, Hold: 200 * time.Millisecond})
 	t.Setenv("APP", "http://"+app.Addr)
 	work := t.TempDir()
 	os.MkdirAll(filepath.Join(work, "limiter"), 0o755)
@@ -148,8 +148,8 @@ func TestEveryReadmeCommandRuns(t *testing.T) {
 		for _, c := range cmds {
 			t.Run(file+"/"+c, func(t *testing.T) {
 				out, err := readmeCommand(t, c, root, work, bin, srv).CombinedOutput()
-				for attempt := 1; err != nil && attempt < readmeAttempts && onlyNotJudged(out); attempt++ {
-					t.Logf("run %d not judged (calls too slow to be evidence on a busy machine), running it again:\n%s", attempt, out)
+				for attempt := 1; err != nil && attempt < readmeAttempts && (onlyNotJudged(out) || onlyUnseen(out)); attempt++ {
+					t.Logf("run %d not judged, or its catch unseen (calls too slow to be evidence on a busy machine), running it again:\n%s", attempt, out)
 					out, err = readmeCommand(t, c, root, work, bin, srv).CombinedOutput()
 				}
 				if err != nil {
@@ -173,6 +173,23 @@ func onlyNotJudged(out []byte) bool {
 	}
 	for _, fault := range []string{"OVERSHOOT", "TOO STRICT", "LEAKS", "decisions failed"} {
 		if strings.Contains(s, fault) {
+			return false
+		}
+	}
+	return true
+}
+
+// onlyUnseen reports whether a hammer's output failed only because an example's expected
+// catch (an assertion 'NAME.overshoot>0') was not seen, its verdict exact only as far as the
+// evidence saw: a wrong limiter missed on a busy machine, which a run again may catch. Any
+// other failed assertion or proven fault is a failure.
+func onlyUnseen(out []byte) bool {
+	s := string(out)
+	if !strings.Contains(s, "as far as seen") || !onlyNotJudged([]byte(strings.ReplaceAll(s, "as far as seen", "not judged"))) {
+		return false
+	}
+	for _, line := range strings.Split(s, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "FAIL  ") && !strings.Contains(line, ".overshoot>0") {
 			return false
 		}
 	}

@@ -28,11 +28,9 @@ import (
 // hammerOptions are the hammer's flags: the run's as given (flags, which hammer.Flags.Resolve
 // checks into run) and how its result is shown.
 type hammerOptions struct {
-	flags  hammer.Flags
-	run    hammer.Options // resolved before runF
-	tui    string
-	report string
-	junit  string
+	flags              hammer.Flags
+	run                hammer.Options // resolved before runF
+	tui, report, junit string
 	// printLimiter: write the limiter file the flags state instead of running.
 	printLimiter bool
 }
@@ -142,13 +140,12 @@ evidence, http, exit-codes, connections.`,
 	c.AddCommand(newHammerReportCmd(f, nil))
 	c.RegisterFlagCompletionFunc("limiter", fixedCompletion(limiter.Names(limiter.Kinds())...))
 	c.RegisterFlagCompletionFunc("strategies", listCompletion(hammerStrategies))
-	c.RegisterFlagCompletionFunc("on-error", fixedCompletion("open", "closed"))
-	c.RegisterFlagCompletionFunc("tui", fixedCompletion("auto", "on", "off"))
-	c.RegisterFlagCompletionFunc("witness", fixedCompletion("local", "redis"))
-	c.RegisterFlagCompletionFunc("embedded", fixedCompletion("auto", "redis-server", "memory"))
-	c.RegisterFlagCompletionFunc("clock", fixedCompletion("client", "virtual", "server"))
+	for name, values := range map[string][]string{"on-error": {"open", "closed"}, "tui": {"auto", "on", "off"}, "witness": {"local", "redis"},
+		"embedded": {"auto", "redis-server", "memory"}, "clock": {"client", "virtual", "server"}} {
+		c.RegisterFlagCompletionFunc(name, fixedCompletion(values...))
+	}
 	c.RegisterFlagCompletionFunc("script-release-file", luaFiles)
-	c.RegisterFlagCompletionFunc("profile", fixedCompletion(bench.ProfileSteady, bench.ProfileBursty))
+	c.RegisterFlagCompletionFunc("profile", fixedCompletion(limiter.ProfileSteady, limiter.ProfileBursty))
 	c.RegisterFlagCompletionFunc("script", luaFiles)
 	c.MarkFlagFilename("report", "html")
 	c.MarkFlagFilename("limiter-file", "yaml", "yml")
@@ -186,8 +183,7 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 	run := o.run
 	dashboard := o.tui == "on" || (o.tui == "auto" && f.IO.StdinTTY && f.IO.StdoutTTY && format != tableprint.FormatJSON)
 	if dashboard {
-		// Five frames a second read as live; each costs a couple of milliseconds of rendering
-		// that the load would otherwise get.
+		// Five frames a second read as live, at a few milliseconds of rendering each.
 		run.Tick = 200 * time.Millisecond
 	}
 	var recorder *htmlreport.Recorder
@@ -222,10 +218,8 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 		}
 	}
 	if run.Conns > 0 && f.Getenv("GOGC") == "" {
-		// The fast mode's client allocates ~500 bytes a decision: at the default target it
-		// collects about 145 times per million decisions, 15-25% of its CPU (BenchmarkHotPath),
-		// which a server on the same machine would otherwise get. Four times the target collects
-		// a quarter as often for a few MiB more of heap (a GOGC the user set stands).
+		// The fast mode allocates ~500 bytes a decision: GC took 15-25% of its CPU (BenchmarkHotPath).
+		// Four times the target collects a quarter as often for a few MiB of heap (a GOGC set stands).
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
 	started := f.Now()

@@ -70,7 +70,7 @@ func reclaimRun(t *testing.T, rdb redis.UniversalClient, direct *redis.Options, 
 	cfg := bench.Config{
 		RunID: "test", Limiter: limiter.Concurrency, Limit: 20, Workers: 32, Conns: conns, Duration: d,
 		Hold: 2 * time.Millisecond, StaleAfter: stale, Abandon: share, KeyCount: 1, Horizon: 5 * time.Second,
-		Skew:   bench.DefaultSkew(limiter.Concurrency, 20, time.Second),
+		Skew:   limiter.DefaultSkew(limiter.Concurrency, 20, time.Second),
 		KeyFor: func(s string, i int) string { return fmt.Sprintf("t:{%s.%d}:%s:%d", t.Name(), attempt, s, i) },
 	}
 	for _, s := range []limiter.Strategy{limiter.Lua, limiter.Eval, limiter.Function} {

@@ -81,7 +81,7 @@ func timeLog(t *testing.T, srv *redistest.Server, mode *roundMode, skew time.Dur
 	}
 	run := bench.StrategyRun{Name: "custom", Limiter: lim, MonotoneTime: !noMark}
 	cfg := defaultLoad(t, limiter.SlidingWindow, run, d)
-	cfg.Limit, cfg.Skew, cfg.Hold, cfg.Profile = 1_000_000, skew, 0, bench.ProfileSteady
+	cfg.Limit, cfg.Skew, cfg.Hold, cfg.Profile = 1_000_000, skew, 0, limiter.ProfileSteady
 	if mode != nil {
 		cfg.Conns = mode.conns
 	}

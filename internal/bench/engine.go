@@ -10,6 +10,7 @@ import (
 	"github.com/limitctl/limitctl/internal/bench/overshoot"
 	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
 // Crashes is a schedule of crashed clients: every Every (the first a sixth of it into the run, at
@@ -126,7 +127,7 @@ type Config struct {
 	KeyCount int
 	// FailOpen admits when Redis errors or times out; otherwise such a decision is a reject.
 	FailOpen bool
-	// Profile shapes the load in time: ProfileSteady, or ProfileBursty (idle spells longer than
+	// Profile shapes the load in time: limiter.ProfileSteady, or limiter.ProfileBursty (idle spells longer than
 	// the window between bursts, so refill and expiry bugs surface). "" is steady.
 	Profile string
 	// BurstWindows is how many windows a burst lasts (0: two). A fixed window of unknown
@@ -144,7 +145,7 @@ type Config struct {
 	Tick       time.Duration // snapshot interval (100ms if zero)
 	Now        func() time.Time
 	// ServerStats reads INFO commandstats (summed over masters); nil when unavailable.
-	ServerStats func(ctx context.Context) (map[string]CmdStat, error)
+	ServerStats func(ctx context.Context) (map[string]redisconn.CmdStat, error)
 	// Masters reads a fingerprint of the target's masters (their replication ids), so the
 	// concurrency limiter's refusals are judged only while the run is on the masters it began
 	// on (master_watch.go); nil when the target cannot fail over (an embedded server, unless
@@ -246,7 +247,7 @@ func (e *Engine) Run(ctx context.Context, snapshots chan<- Snapshot) (Summary, e
 	// delays neither the snapshots nor the stop. The baseline is bounded tighter still, since
 	// the load waits for it.
 	statsBefore := e.readStats(ctx, statsWaitTimeout)
-	var latestStats atomic.Pointer[map[string]CmdStat]
+	var latestStats atomic.Pointer[map[string]redisconn.CmdStat]
 	pollDone := make(chan struct{})
 	if cfg.ServerStats != nil && statsBefore != nil {
 		go func() {
@@ -280,7 +281,7 @@ func (e *Engine) Run(ctx context.Context, snapshots chan<- Snapshot) (Summary, e
 	clock := activeClock{start: start}
 	lastTick := start
 	var serverUsec []*float64
-	var lastStats *map[string]CmdStat
+	var lastStats *map[string]redisconn.CmdStat
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	// timeUp advances the run's active clock to now and ends the load once its time is up.
@@ -393,7 +394,7 @@ const (
 
 // pollStats reads the server's command stats about once a second until ctx ends, publishing
 // each answer; a read that times out is skipped.
-func (e *Engine) pollStats(ctx context.Context, latest *atomic.Pointer[map[string]CmdStat]) {
+func (e *Engine) pollStats(ctx context.Context, latest *atomic.Pointer[map[string]redisconn.CmdStat]) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -408,7 +409,7 @@ func (e *Engine) pollStats(ctx context.Context, latest *atomic.Pointer[map[strin
 	}
 }
 
-func (e *Engine) readStats(ctx context.Context, timeout time.Duration) map[string]CmdStat {
+func (e *Engine) readStats(ctx context.Context, timeout time.Duration) map[string]redisconn.CmdStat {
 	if e.cfg.ServerStats == nil {
 		return nil
 	}

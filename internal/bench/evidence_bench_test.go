@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/limitctl/limitctl/internal/bench/overshoot"
 )
 

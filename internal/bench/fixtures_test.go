@@ -3,11 +3,12 @@ package bench_test
 import (
 	"context"
 	"fmt"
-	"github.com/redis/go-redis/v9"
 	"os"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/contract"
@@ -132,7 +133,7 @@ func defaultLoad(t *testing.T, kind limiter.Kind, run bench.StrategyRun, d time.
 		burst = bench.UnalignedBurstWindows // as the hammer's (hammer.burstWindows)
 	}
 	return bench.Config{
-		Profile: bench.DefaultProfile(kind), Skew: bench.DefaultSkew(kind, 20, time.Second), BurstWindows: burst,
+		Profile: limiter.DefaultProfile(kind), Skew: limiter.DefaultSkew(kind, 20, time.Second), BurstWindows: burst,
 		RunID: id, Limiter: kind, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, StaleAfter: stale,
 		Crashes: hammer.DefaultCrashes(20, stale), Duration: d, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
 		KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s.%s}:%s:%d", t.Name(), id, s, i) },

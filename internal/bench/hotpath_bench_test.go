@@ -15,7 +15,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/hammer"
+	"github.com/limitctl/limitctl/internal/hammer/recordfile"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
 	"github.com/limitctl/limitctl/internal/redistest"
@@ -172,7 +172,7 @@ func runHotPath(b *testing.B, cfg bench.Config) {
 	b.Helper()
 	if os.Getenv("LIMITCTL_BENCH_RECORD") != "" {
 		// hammer --record: every call written to a file as well, what the recording costs.
-		rec, err := hammer.OpenRecordFile(filepath.Join(b.TempDir(), "run.jsonl"), cfg)
+		rec, err := recordfile.Open(filepath.Join(b.TempDir(), "run.jsonl"), cfg)
 		if err != nil {
 			b.Fatal(err)
 		}

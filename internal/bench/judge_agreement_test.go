@@ -9,7 +9,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/bench/verdict"
-	"github.com/limitctl/limitctl/internal/hammer"
+	"github.com/limitctl/limitctl/internal/hammer/recordfile"
 	"github.com/limitctl/limitctl/internal/judge"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
@@ -23,7 +23,7 @@ import (
 func recordRun(t *testing.T, cfg *bench.Config) (done func() string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "run.jsonl")
-	rec, err := hammer.OpenRecordFile(path, *cfg)
+	rec, err := recordfile.Open(path, *cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

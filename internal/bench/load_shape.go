@@ -7,27 +7,6 @@ import (
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
-// The load shapes of --profile.
-const (
-	ProfileSteady = "steady"
-	ProfileBursty = "bursty"
-)
-
-// DefaultProfile is the load shape a limiter is hammered with unless --profile says otherwise:
-// bursty where its description asks for it (limiter.Description.Bursty says why).
-func DefaultProfile(k limiter.Kind) string {
-	if k.Describe().Bursty {
-		return ProfileBursty
-	}
-	return ProfileSteady
-}
-
-// DefaultSkew is how far the workers' clocks disagree unless --skew says otherwise, for a limit
-// per window (limiter.Description.Skew says why).
-func DefaultSkew(k limiter.Kind, limit int64, window time.Duration) time.Duration {
-	return k.Describe().Skew(limit, window)
-}
-
 // A bursty cycle: load for burstWindows windows (two: every burst holds a whole window with its
 // boundaries, where a counter that expires with its window lets a late request through), then an
 // idle spell, each longer than a window (a bucket refills completely) and of a different length
@@ -67,7 +46,7 @@ func burstCycles(window time.Duration, windows float64) (burst time.Duration, id
 // idleSpell reports whether elapsed (since the run began) falls in an idle spell, and when
 // that spell ends.
 func idleSpell(cfg Config, elapsed time.Duration) (until time.Duration, idle bool) {
-	if cfg.Profile != ProfileBursty || cfg.Window <= 0 {
+	if cfg.Profile != limiter.ProfileBursty || cfg.Window <= 0 {
 		return 0, false
 	}
 	burst, idles, period := burstCycles(cfg.Window, cfg.BurstWindows)

@@ -9,7 +9,7 @@ import (
 
 // The idle spells between bursts vary in length.
 func TestIdleSpellsVaryInLength(t *testing.T) {
-	cfg := Config{Profile: ProfileBursty, Window: time.Second}
+	cfg := Config{Profile: limiter.ProfileBursty, Window: time.Second}
 	var spells []time.Duration
 	for elapsed := time.Duration(0); elapsed < 25*time.Second; elapsed += time.Millisecond {
 		if until, idle := idleSpell(cfg, elapsed); idle {
@@ -43,7 +43,7 @@ func TestDefaultSkewReordersEveryLimiter(t *testing.T) {
 		{limiter.TokenBucket, 1000, time.Second, time.Millisecond},      // at least a millisecond
 		{limiter.TokenBucket, 2, time.Second, 5 * time.Millisecond},     // at most 5ms
 	} {
-		if got := DefaultSkew(c.kind, c.limit, c.window); got != c.want {
+		if got := limiter.DefaultSkew(c.kind, c.limit, c.window); got != c.want {
 			t.Errorf("%s limit %d per %s: skew %s, want %s", c.kind, c.limit, c.window, got, c.want)
 		}
 	}

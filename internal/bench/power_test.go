@@ -344,7 +344,7 @@ func TestPowerBlamesNoShippedScript(t *testing.T) {
 			for i := 0; i < runs; i++ {
 				run := fmt.Sprintf("%d", time.Now().UnixNano())
 				cfg := bench.Config{
-					Profile: bench.DefaultProfile(k), Skew: bench.DefaultSkew(k, 20, time.Second),
+					Profile: limiter.DefaultProfile(k), Skew: limiter.DefaultSkew(k, 20, time.Second),
 					RunID: run, Limiter: k, Limit: 20, Window: time.Second, Rate: 20, Workers: 64, StaleAfter: defaultStaleAfter,
 					Crashes: hammer.DefaultCrashes(20, defaultStaleAfter), Duration: 5 * time.Second, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
 					KeyFor: func(s string, i int) string { return fmt.Sprintf("p:{%s}:%s:%d", run, s, i) },

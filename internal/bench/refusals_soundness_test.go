@@ -29,8 +29,8 @@ type loadShape struct {
 }
 
 var loadShapes = []loadShape{
-	{"steady", func(c *bench.Config) { c.Profile = bench.ProfileSteady }},
-	{"bursty", func(c *bench.Config) { c.Profile = bench.ProfileBursty }},
+	{"steady", func(c *bench.Config) { c.Profile = limiter.ProfileSteady }},
+	{"bursty", func(c *bench.Config) { c.Profile = limiter.ProfileBursty }},
 	{"skew 5ms", func(c *bench.Config) { c.Skew = 5 * time.Millisecond }},
 	{"open loop", func(c *bench.Config) { c.OpenRate = 8000 }},
 	{"8 keys", func(c *bench.Config) { c.KeyCount, c.Limit, c.Rate = 8, 4, 4 }},
@@ -53,7 +53,7 @@ func TestShippedScriptsAreNeverBlamedForARefusal(t *testing.T) {
 				cfg := bench.Config{
 					RunID: "test", Limiter: k, Limit: 20, Window: time.Second, Rate: 20, Workers: 64,
 					Duration: soundnessDuration(), Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
-					StaleAfter: 10 * time.Second, Profile: bench.DefaultProfile(k), Skew: bench.DefaultSkew(k, 20, time.Second),
+					StaleAfter: 10 * time.Second, Profile: limiter.DefaultProfile(k), Skew: limiter.DefaultSkew(k, 20, time.Second),
 					KeyFor: func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
 				}
 				shape.set(&cfg)
@@ -143,7 +143,7 @@ func TestAnOptimisticLimiterThatGivesUpRefusesWithRoom(t *testing.T) {
 			cfg := bench.Config{
 				RunID: "test", Limiter: k, Limit: 20, Window: time.Second, Workers: 64, StaleAfter: 10 * time.Second,
 				Duration: 2 * time.Second, Hold: 2 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
-				Profile: bench.DefaultProfile(k), Skew: bench.DefaultSkew(k, 20, time.Second),
+				Profile: limiter.DefaultProfile(k), Skew: limiter.DefaultSkew(k, 20, time.Second),
 				KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
 				Strategies: []bench.StrategyRun{{Name: "watch-3", Limiter: givingUp{w}}},
 			}

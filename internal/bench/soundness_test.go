@@ -14,6 +14,7 @@ import (
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/bench/overshoot"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/redisconn"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
@@ -108,9 +109,9 @@ func TestSlowServerStatsDelayNeitherSnapshotsNorTheStop(t *testing.T) {
 	cfg := engineConfig(t, rdb, limiter.Concurrency, limiter.Lua)
 	cfg.Workers, cfg.Tick = 4, 100*time.Millisecond
 	var calls atomic.Int32
-	cfg.ServerStats = func(ctx context.Context) (map[string]bench.CmdStat, error) {
+	cfg.ServerStats = func(ctx context.Context) (map[string]redisconn.CmdStat, error) {
 		if calls.Add(1) == 1 {
-			return map[string]bench.CmdStat{}, nil // the baseline answers
+			return map[string]redisconn.CmdStat{}, nil // the baseline answers
 		}
 		<-ctx.Done() // then the server is too busy to answer INFO
 		return nil, ctx.Err()
@@ -222,7 +223,7 @@ func TestAtomicWindowScriptsShowNoOvershootUnderTheDefaultSkew(t *testing.T) {
 					t.Fatal(err)
 				}
 				cfg := bench.Config{
-					RunID: "test", Limiter: k, Limit: 5, Window: window, Workers: 16, Skew: bench.DefaultSkew(k, 5, window),
+					RunID: "test", Limiter: k, Limit: 5, Window: window, Workers: 16, Skew: limiter.DefaultSkew(k, 5, window),
 					Duration: 700 * time.Millisecond, KeyCount: 1, Horizon: 5 * time.Second,
 					KeyFor:     func(s string, i int) string { return fmt.Sprintf("t:{%s}:%s:%d", t.Name(), s, i) },
 					Strategies: []bench.StrategyRun{{Name: "lua", Limiter: lim, EpochAligned: true}},

@@ -11,6 +11,7 @@ import (
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/human"
+	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // HammerJUnit is a hammer run as JUnit XML: a suite "limitctl hammer" ("limitctl hammer report"
@@ -76,7 +77,7 @@ func HammerJUnit(res hammer.Result, started time.Time, version string) ([]byte, 
 		{"limit", strconv.FormatInt(s.Limit, 10)},
 		{"workers", strconv.Itoa(s.Workers)},
 		{"duration_s", strconv.FormatFloat(s.Duration.Seconds(), 'f', 3, 64)},
-		{"profile", cmp.Or(res.Options.Profile, bench.ProfileSteady)},
+		{"profile", cmp.Or(res.Options.Profile, limiter.ProfileSteady)},
 		{"strategies", strings.Join(strategyNames(res), ",")},
 	}
 	if s.Processes > 0 {

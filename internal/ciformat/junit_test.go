@@ -248,7 +248,7 @@ func resultOf(t *testing.T, sum bench.Summary, failures []string, exprs ...strin
 	}
 	j := hammer.Judge(hammer.Rules{Limiter: sum.Limiter, Assertions: asserts}, sum)
 	j.Failures = failures
-	return hammer.Result{Summary: sum, Judgement: j, Options: hammer.Options{Profile: bench.ProfileSteady}}
+	return hammer.Result{Summary: sum, Judgement: j, Options: hammer.Options{Profile: limiter.ProfileSteady}}
 }
 
 func TestHammerJUnitHasACasePerAssertionAndPerVerdict(t *testing.T) {

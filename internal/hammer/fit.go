@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -52,7 +53,7 @@ func describeContract(o Options) string {
 		}
 	}
 	if n := len(o.Contract.Setup); n > 0 {
-		line += fmt.Sprintf(", set up by %d %s on every key before the load", n, plural(n, "step", "steps"))
+		line += fmt.Sprintf(", set up by %d %s on every key before the load", n, human.Plural(n, "step", "steps"))
 	}
 	line += ", clock " + c.Clock
 	if o.Contract.Clock.AnswersTime() {

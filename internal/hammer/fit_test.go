@@ -53,7 +53,7 @@ func TestShippedContractThatDoesNotFitFailsWithAHint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options{Limiter: limiter.TokenBucket, Limit: 20, Window: time.Second, Profile: bench.ProfileBursty,
+	o := Options{Limiter: limiter.TokenBucket, Limit: 20, Window: time.Second, Profile: limiter.ProfileBursty,
 		Strategies: []limiter.Strategy{limiter.Custom}, ScriptSource: "return 1", Contract: shipped}
 	sum := func(st bench.StrategySnapshot) bench.Summary {
 		st.Name = "custom"

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/hammer/inject"
+
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/contract"
@@ -136,7 +138,7 @@ func (fl Flags) Resolve() (Options, error) {
 		}
 		o.Assertions = append(o.Assertions, a)
 	}
-	if o.Injects, err = ParseInjects(fl.Inject, fl.HasTarget); err != nil {
+	if o.Injects, err = inject.Parse(fl.Inject, fl.HasTarget); err != nil {
 		return Options{}, err
 	}
 	if fl.Script.File != "" {
@@ -158,8 +160,8 @@ func (fl Flags) Resolve() (Options, error) {
 	}
 	switch fl.Profile {
 	case "":
-		o.Profile = bench.DefaultProfile(o.Limiter)
-	case bench.ProfileSteady, bench.ProfileBursty:
+		o.Profile = limiter.DefaultProfile(o.Limiter)
+	case limiter.ProfileSteady, limiter.ProfileBursty:
 		o.Profile = fl.Profile
 	default:
 		return Options{}, exitcode.Usagef("--profile must be steady or bursty, got %q", fl.Profile)
@@ -173,7 +175,7 @@ func (fl Flags) Resolve() (Options, error) {
 		return Options{}, exitcode.Usagef("--evidence-max-mib must be 0 (no bound) or more, got %v", m)
 	}
 	if !fl.Given("skew") && len(o.Strategies) > 0 {
-		o.Skew = bench.DefaultSkew(o.Limiter, o.Limit, o.Window) // an HTTP-only run's workers have no clock the endpoint reads
+		o.Skew = limiter.DefaultSkew(o.Limiter, o.Limit, o.Window) // an HTTP-only run's workers have no clock the endpoint reads
 	}
 	if fl.Given("script-admit-at") {
 		// A schedule's times are on its callers' clocks: skewed ones make them incomparable.

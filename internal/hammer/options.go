@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/hammer/inject"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
@@ -55,7 +57,7 @@ type Options struct {
 	// the limiter's shipped contract.
 	Contract *contract.Contract
 
-	// Profile and Skew shape the load (bench.ProfileSteady or ProfileBursty; each worker's
+	// Profile and Skew shape the load (limiter.ProfileSteady or ProfileBursty; each worker's
 	// clock offset within ±Skew).
 	Profile string
 	Skew    time.Duration
@@ -76,8 +78,8 @@ type Options struct {
 	RunID    string // empty: a random one
 	KeepKeys bool
 
-	Embedded string   // without Deps.Connect: auto, redis-server or memory
-	Injects  []Inject // fault events, in time order
+	Embedded string         // without Deps.Connect: auto, redis-server or memory
+	Injects  []inject.Event // fault events, in time order
 	Tick     time.Duration
 }
 

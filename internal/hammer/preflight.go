@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -61,70 +60,14 @@ func lintScript(o Options, notice func(string)) error {
 				warnings = append(warnings, d)
 			}
 		}
-		if line := warningsLine(f.name, warnings); line != "" {
+		if line := lint.WarningsLine(f.name, warnings); line != "" {
 			notice(line)
 		}
 		if block && !o.NoLint {
-			return lintRefusal(f.name, diags)
+			return lint.Refusal(f.name, diags)
 		}
 	}
 	return nil
-}
-
-// lintRefusal is the error of a script lint stopped before any load (exit 4): the rules that
-// blocked, where, and the two ways on (a suppression above each line, or --no-lint).
-func lintRefusal(file string, diags []lint.Diagnostic) error {
-	var rules []string
-	lines := map[string][]string{}
-	for _, d := range diags {
-		if d.Severity != lint.SeverityError || d.Rule == lint.RuleSyntax {
-			continue
-		}
-		if !slices.Contains(rules, d.Rule) {
-			rules = append(rules, d.Rule)
-		}
-		lines[d.Rule] = append(lines[d.Rule], fmt.Sprint(d.Line))
-	}
-	found := make([]string, len(rules))
-	for i, r := range rules {
-		found[i] = fmt.Sprintf("%s (%s %s)", r, plural(len(lines[r]), "line", "lines"), strings.Join(lines[r], ", "))
-	}
-	return &exitcode.LintRefusedError{Msg: fmt.Sprintf("lint refused %s before any load: %s; fix it, silence a line with '-- limitctl:ignore %s' on the line above it, or pass --no-lint",
-		file, strings.Join(found, ", "), strings.Join(rules, ", "))}
-}
-
-// warningsLine is the one line the lint warnings before a run come to: how many, of which rules,
-// and the command that lists them.
-func warningsLine(file string, warnings []lint.Diagnostic) string {
-	if len(warnings) == 0 {
-		return ""
-	}
-	var rules []string
-	for _, d := range warnings {
-		if !slices.Contains(rules, d.Rule) {
-			rules = append(rules, d.Rule)
-		}
-	}
-	return fmt.Sprintf("lint: %d %s in %s (%s); limitctl lint %s lists them", len(warnings), plural(len(warnings), "warning", "warnings"),
-		file, strings.Join(rules, ", "), shellQuote(file))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// shellQuote quotes a path for a command line the user may copy, when it needs quoting.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '+' || r == ':' || r == '@' ||
-			'0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z')
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // preflight loads what the strategies call by name, so the first decisions are not all

@@ -12,6 +12,7 @@ import (
 	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/history"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/tableprint"
@@ -44,7 +45,7 @@ func (r Result) Strategies() []StrategyResult {
 		out[i] = StrategyResult{StrategySnapshot: st, Clock: ClockOf(r.Options, limiter.Strategy(st.Name)),
 			TimeAnswered: TimeAnswered(r.Options, limiter.Strategy(st.Name))}
 		if r.Recorded != nil {
-			out[i].Clock, out[i].TimeAnswered = r.Recorded.clock(st.Name), false
+			out[i].Clock, out[i].TimeAnswered = r.Recorded.Clock(st.Name), false
 		}
 		if i < len(r.Verdicts) {
 			out[i].Verdict = r.Verdicts[i]
@@ -192,7 +193,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 	s := r.Summary
 	profile := r.Options.Profile
 	if profile == "" {
-		profile = bench.ProfileSteady
+		profile = limiter.ProfileSteady
 	}
 	nonNil := func(xs []string) []string {
 		if xs == nil {
@@ -223,7 +224,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		KeysDeleted   int64                     `json:"keys_deleted"`
 		CleanupErrors []string                  `json:"cleanup_errors"`
 		// Records are the files judge read (limitctl judge), absent for a run.
-		Records []recordedFile `json:"records,omitempty"`
+		Records []history.FileJSON `json:"records,omitempty"`
 	}{
 		s.RunID, s.Target, s.Limiter, s.Limit, s.Workers, s.Conns, s.Processes, math.Round(s.Duration.Seconds()*1000) / 1000,
 		s.Interrupted, profile, ms(r.Options.Skew), r.Strategies(), assertions, r.Passed(), nonNil(r.Failures),
@@ -232,11 +233,11 @@ func (r Result) MarshalJSON() ([]byte, error) {
 }
 
 // recordedFiles are the files judge read, nil for a run.
-func (r Result) recordedFiles() []recordedFile {
+func (r Result) recordedFiles() []history.FileJSON {
 	if r.Recorded == nil {
 		return nil
 	}
-	return r.Recorded.files()
+	return r.Recorded.JSON()
 }
 
 // ms is a duration JSON writes in milliseconds with three decimals (the microsecond).
@@ -297,7 +298,7 @@ func (r Result) ShapeLines() []string {
 		}
 		head := fmt.Sprintf("%s limiter, limit %d, judged from %s %s over %s%s", s.Limiter, s.Limit, human.Count(records),
 			human.Plural(records, "record", "records"), human.Elapsed(s.Duration), interrupted)
-		return append([]string{head}, r.Recorded.lines()...)
+		return append([]string{head}, r.Recorded.Lines()...)
 	}
 	lines := []string{fmt.Sprintf("%s limiter, limit %d, %d workers per strategy%s, %s%s", s.Limiter, s.Limit, s.Workers, conns,
 		human.Elapsed(s.Duration), interrupted)}

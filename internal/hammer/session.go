@@ -9,6 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/hammer/inject"
+	"github.com/limitctl/limitctl/internal/history"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
@@ -16,6 +19,7 @@ import (
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/embedded"
 	"github.com/limitctl/limitctl/internal/exitcode"
+	"github.com/limitctl/limitctl/internal/hammer/recordfile"
 	"github.com/limitctl/limitctl/internal/hammer/runkeys"
 	"github.com/limitctl/limitctl/internal/hammer/timeline"
 	"github.com/limitctl/limitctl/internal/httptarget"
@@ -40,7 +44,7 @@ type Result struct {
 	// WatchErr is the watcher's own failure (the dashboard), if any.
 	WatchErr error
 	// Recorded is what judge read, when the calls were judged from records; nil for a run.
-	Recorded *Recorded
+	Recorded *history.Recorded
 }
 
 // Err is the run's verdict as an error with its exit code, to return once the result has been
@@ -237,7 +241,7 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	for _, h := range o.HTTP {
 		specs = append(specs, h.Spec)
 	}
-	rec, err := OpenRecordFile(o.Record, s.cfg, specs...)
+	rec, err := recordfile.Open(o.Record, s.cfg, specs...)
 	if err != nil {
 		return Result{}, err
 	}
@@ -305,8 +309,8 @@ func (s *session) build(runID string) error {
 		ErrorBackoff: 10 * time.Millisecond, Profile: o.Profile, Skew: o.Skew, NoTrace: o.NoTrace,
 	}
 	if len(o.Strategies) > 0 {
-		s.cfg.ServerStats = func(ctx context.Context) (map[string]bench.CmdStat, error) {
-			return bench.CommandStats(ctx, s.rdb)
+		s.cfg.ServerStats = func(ctx context.Context) (map[string]redisconn.CmdStat, error) {
+			return redisconn.CommandStats(ctx, s.rdb)
 		}
 	}
 	s.cfg.Crashes, s.cfg.BurstWindows = o.crashes(), burstWindows(o)
@@ -339,7 +343,7 @@ func (s *session) build(runID string) error {
 		}
 		return found, nil
 	}
-	if len(o.Strategies) > 0 && (s.deps.Connect != nil || injectsRestart(o.Injects)) {
+	if len(o.Strategies) > 0 && (s.deps.Connect != nil || inject.Restarts(o.Injects)) {
 		// A server of the user's may fail over, and a restarted one comes back from nothing or a
 		// snapshot: either may lose a release it acknowledged.
 		s.cfg.Masters = func(ctx context.Context) (string, error) { return bench.MasterFingerprint(ctx, s.rdb) }
@@ -478,7 +482,7 @@ func (s *session) load(ctx context.Context) (Result, error) {
 		}
 		watchDone <- err
 	}()
-	stopInjects := startInjects(runCtx, s.opts.Injects, s.rdb, s.spawned, s.deps.notice)
+	stopInjects := inject.Start(runCtx, s.opts.Injects, s.rdb, s.spawned, s.deps.notice)
 	summary, runErr := engine.Run(runCtx, snapshots)
 	if stopped.Load() && ctx.Err() == nil {
 		summary.Interrupted = false

@@ -132,32 +132,6 @@ func TestRunRefusesACustomScriptLintFails(t *testing.T) {
 	}
 }
 
-func TestParseInjects(t *testing.T) {
-	evs, err := ParseInjects([]string{"restart@5s, flush-scripts@2s", "pause@3s:500ms"}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []Inject{{Kind: "flush-scripts", At: 2 * time.Second}, {Kind: "pause", At: 3 * time.Second, For: 500 * time.Millisecond}, {Kind: "restart", At: 5 * time.Second}}
-	if len(evs) != len(want) {
-		t.Fatalf("%+v", evs)
-	}
-	for i := range want {
-		if evs[i] != want[i] {
-			t.Errorf("event %d: %+v, want %+v", i, evs[i], want[i])
-		}
-	}
-	for _, bad := range []string{"flush-scripts", "pause@1s", "pause@1s:2m", "kill@1s:1s", "boom@1s", "flush-scripts@-1s"} {
-		if _, err := ParseInjects([]string{bad}, false); err == nil {
-			t.Errorf("%q accepted", bad)
-		} else if c, ok := err.(exitcode.Coder); !ok || c.ExitCode() != exitcode.Usage {
-			t.Errorf("%q: %v is not a usage error", bad, err)
-		}
-	}
-	if _, err := ParseInjects([]string{"kill@1s"}, true); err == nil {
-		t.Error("kill accepted against the user's server")
-	}
-}
-
 // --evidence-max-mib in bytes: 0 is no bound, a positive bound never rounds down to none, and one
 // beyond an int64 is none.
 func TestEvidenceBoundInBytes(t *testing.T) {

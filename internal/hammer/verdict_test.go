@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/hammer/inject"
+
 	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/limiter"
@@ -104,7 +106,7 @@ func TestErrorsOnMoreThanOnePercentFailTheRun(t *testing.T) {
 		t.Errorf("--on-error open: %v", res.Err())
 	}
 	o.FailOpen = false
-	o.Injects = []Inject{{Kind: "flush-scripts", At: time.Hour}}
+	o.Injects = []inject.Event{{Kind: "flush-scripts", At: time.Hour}}
 	if res := run(o); res.Err() != nil {
 		t.Errorf("with --inject: %v", res.Err())
 	}

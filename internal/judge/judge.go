@@ -312,7 +312,7 @@ func (j *judging) result(files []history.File, interrupted bool) hammer.Result {
 		sum.Strategies = append(sum.Strategies, g.finish())
 		clocks[g.name] = g.clock
 	}
-	res := hammer.Result{Summary: sum, Interrupted: interrupted, Recorded: &hammer.Recorded{Files: files, Clocks: clocks}}
+	res := hammer.Result{Summary: sum, Interrupted: interrupted, Recorded: &history.Recorded{Files: files, Clocks: clocks}}
 	res.Judgement = hammer.Judge(hammer.Rules{Limiter: j.lim.kind, ErrorsAsked: true, Recorded: true}, sum)
 	return res
 }

@@ -1,4 +1,4 @@
-package hammer
+package history
 
 import (
 	"fmt"
@@ -6,30 +6,29 @@ import (
 	"strings"
 
 	"github.com/limitctl/limitctl/internal/contract"
-	"github.com/limitctl/limitctl/internal/history"
 	"github.com/limitctl/limitctl/internal/human"
 )
 
-// Recorded is what a Result judged from records (limitctl judge) read: the files with what
+// Recorded is what a hammer Result judged from records (limitctl judge) read: the files with what
 // each held, and whose clock each strategy's limiter decided on.
 type Recorded struct {
-	Files []history.File
+	Files []File
 	// Clocks are each strategy's limiter's clock by name: server (a clock the records do not
 	// show, each admit judged between its request's start and end: every HTTP record) unless
 	// a hammer --record file says otherwise.
 	Clocks map[string]contract.Clock
 }
 
-// clock is the named strategy's clock.
-func (r *Recorded) clock(name string) contract.Clock {
+// Clock is the named strategy's clock.
+func (r *Recorded) Clock(name string) contract.Clock {
 	if c, ok := r.Clocks[name]; ok {
 		return c
 	}
 	return contract.ServerClock
 }
 
-// recordedFile is a file as the JSON gives it.
-type recordedFile struct {
+// FileJSON is a file as the JSON gives it.
+type FileJSON struct {
 	File       string `json:"file"`
 	Format     string `json:"format"`
 	Lines      int64  `json:"lines"`
@@ -41,25 +40,26 @@ type recordedFile struct {
 	FirstLate  int64  `json:"first_late_line,omitempty"`
 }
 
-func (r *Recorded) files() []recordedFile {
-	out := make([]recordedFile, len(r.Files))
+// JSON is each file read, as the JSON gives it.
+func (r *Recorded) JSON() []FileJSON {
+	out := make([]FileJSON, len(r.Files))
 	for i, f := range r.Files {
 		s := f.Stats
-		out[i] = recordedFile{File: f.Name, Format: formatName(f), Lines: s.Lines, Records: s.Records,
+		out[i] = FileJSON{File: f.Name, Format: formatName(f), Lines: s.Lines, Records: s.Records,
 			NotJudged: s.NotJudged(), Bad: s.Bad, Duplicates: s.Duplicates, Truncated: s.Truncated > 0, FirstLate: s.FirstLate}
 	}
 	return out
 }
 
-func formatName(f history.File) string {
-	if f.Format == history.FormatVegeta && f.CSV {
+func formatName(f File) string {
+	if f.Format == FormatVegeta && f.CSV {
 		return "vegeta-csv"
 	}
 	return string(f.Format)
 }
 
-// lines say what each file held that was not judged, under the run's shape line.
-func (r *Recorded) lines() []string {
+// Lines say what each file held that was not judged, under the run's shape line.
+func (r *Recorded) Lines() []string {
 	var out []string
 	for _, f := range r.Files {
 		s := f.Stats

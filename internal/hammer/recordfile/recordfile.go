@@ -1,4 +1,5 @@
-package hammer
+// Package recordfile writes a hammer run's --record file: every call as its evidence saw it.
+package recordfile
 
 import (
 	"cmp"
@@ -14,11 +15,11 @@ import (
 	"github.com/limitctl/limitctl/scripts"
 )
 
-// RecordFile writes a run's calls to its --record file (history.CallWriter): the header,
+// File writes a run's calls to its --record file (history.CallWriter): the header,
 // naming the limiter and how each strategy's calls were judged, then one line per call as the
 // engine recorded it (a bench.CallRecorder), so that limitctl judge judges the run again by
 // its rules.
-type RecordFile struct {
+type File struct {
 	path   string
 	f      *os.File
 	w      *history.CallWriter
@@ -30,15 +31,15 @@ type RecordFile struct {
 	call   history.Call
 }
 
-// OpenRecordFile creates path and returns the recorder of cfg's run into it (Config.Recorder);
+// Open creates path and returns the recorder of cfg's run into it (Config.Recorder);
 // Close it once the run is over.
-func OpenRecordFile(path string, cfg bench.Config, targets ...httptarget.Spec) (*RecordFile, error) {
+func Open(path string, cfg bench.Config, targets ...httptarget.Spec) (*File, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("--record: %w", scripts.UnwrapPathError(err))
 	}
 	us := func(d time.Duration) int64 { return d.Microseconds() }
-	w := &RecordFile{path: path, f: f, keyFor: cfg.KeyFor, keys: make([][]string, len(cfg.Strategies))}
+	w := &File{path: path, f: f, keyFor: cfg.KeyFor, keys: make([][]string, len(cfg.Strategies))}
 	w.header = history.RunHeader{RunID: cfg.RunID, Limiter: string(cfg.Limiter), Limit: cfg.Limit, WindowUs: us(cfg.Window),
 		HoldUs: us(cfg.Hold), StaleAfterUs: us(cfg.StaleAfter), SkewUs: us(cfg.Skew), HorizonUs: us(cfg.Horizon)}
 	for _, run := range cfg.Strategies {
@@ -72,7 +73,7 @@ func OpenRecordFile(path string, cfg bench.Config, targets ...httptarget.Spec) (
 }
 
 // Begin writes the header, the run's clock zero in it.
-func (w *RecordFile) Begin(begin time.Time) {
+func (w *File) Begin(begin time.Time) {
 	w.header.StartedUnixNs = begin.UnixNano()
 	for i := range w.header.Strategies {
 		w.header.Strategies[i].BeginUs = begin.UnixMicro()
@@ -81,7 +82,7 @@ func (w *RecordFile) Begin(begin time.Time) {
 }
 
 // Record writes a batch of calls, one line each; the first failure is kept for Close.
-func (w *RecordFile) Record(calls []bench.RecordedCall) {
+func (w *File) Record(calls []bench.RecordedCall) {
 	if w.err != nil {
 		return
 	}
@@ -94,7 +95,7 @@ func (w *RecordFile) Record(calls []bench.RecordedCall) {
 }
 
 // fill makes w.call the line of rc.
-func (w *RecordFile) fill(rc *bench.RecordedCall) {
+func (w *File) fill(rc *bench.RecordedCall) {
 	j := rc.Judged
 	c := &w.call
 	*c = history.Call{Seq: int64(j.ID), Strategy: w.names[rc.Strategy], Worker: int(rc.Worker), Key: w.key(int(rc.Strategy), int(rc.Key)),
@@ -120,7 +121,7 @@ func (w *RecordFile) fill(rc *bench.RecordedCall) {
 }
 
 // key is strategy s's key i by name.
-func (w *RecordFile) key(s, i int) string {
+func (w *File) key(s, i int) string {
 	for len(w.keys[s]) <= i {
 		w.keys[s] = append(w.keys[s], w.keyFor(w.names[s], len(w.keys[s])))
 	}
@@ -128,7 +129,7 @@ func (w *RecordFile) key(s, i int) string {
 }
 
 // Close writes what is buffered and closes the file: the first failure to write, if any.
-func (w *RecordFile) Close() error {
+func (w *File) Close() error {
 	err := w.err
 	if err == nil && w.w != nil {
 		err = w.w.Flush()

@@ -1,4 +1,6 @@
-package hammer
+// Package inject causes the faults --inject names at their points of a run: scripts flushed,
+// the server paused, killed or restarted.
+package inject
 
 import (
 	"context"
@@ -16,18 +18,18 @@ import (
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
-// Inject is a fault the hammer causes at a point of the run, so people can watch the
+// Event is a fault the hammer causes at a point of the run, so people can watch the
 // strategies live through it: flush-scripts@2s, pause@3s:500ms, kill@4s, restart@5s.
-type Inject struct {
+type Event struct {
 	Kind string
 	At   time.Duration
 	For  time.Duration // pause: how long
 }
 
-// ParseInjects reads --inject values (each may hold several, comma-separated) into events in
+// Parse reads --inject values (each may hold several, comma-separated) into events in
 // time order. kill and restart need the spawned server, so they are refused with a target.
-func ParseInjects(specs []string, hasTarget bool) ([]Inject, error) {
-	var out []Inject
+func Parse(specs []string, hasTarget bool) ([]Event, error) {
+	var out []Event
 	for _, spec := range specs {
 		for _, one := range strings.Split(spec, ",") {
 			one = strings.TrimSpace(one)
@@ -35,7 +37,7 @@ func ParseInjects(specs []string, hasTarget bool) ([]Inject, error) {
 			if !ok {
 				return nil, exitcode.Usagef("--inject %q: want EVENT@TIME, e.g. flush-scripts@2s", one)
 			}
-			ev := Inject{Kind: kind}
+			ev := Event{Kind: kind}
 			at, arg, hasArg := strings.Cut(when, ":")
 			var err error
 			if ev.At, err = time.ParseDuration(at); err != nil || ev.At < 0 {
@@ -66,8 +68,8 @@ func ParseInjects(specs []string, hasTarget bool) ([]Inject, error) {
 	return out, nil
 }
 
-// injectsRestart reports whether the events kill or restart the server.
-func injectsRestart(events []Inject) bool {
+// Restarts reports whether the events kill or restart the server.
+func Restarts(events []Event) bool {
 	for _, ev := range events {
 		if ev.Kind == "kill" || ev.Kind == "restart" {
 			return true
@@ -76,9 +78,9 @@ func injectsRestart(events []Inject) bool {
 	return false
 }
 
-// startInjects fires the events at their times from the run's start; the returned func waits
+// Start fires the events at their times from the run's start; the returned func waits
 // for the injector to stop. Each event reports one line to notice.
-func startInjects(ctx context.Context, events []Inject, rdb redis.UniversalClient, spawned *embedded.Server, notice func(string)) func() {
+func Start(ctx context.Context, events []Event, rdb redis.UniversalClient, spawned *embedded.Server, notice func(string)) func() {
 	if len(events) == 0 {
 		return func() {}
 	}
@@ -102,7 +104,7 @@ func startInjects(ctx context.Context, events []Inject, rdb redis.UniversalClien
 	return func() { cancel(); wg.Wait() }
 }
 
-func fire(ctx context.Context, ev Inject, rdb redis.UniversalClient, spawned *embedded.Server) string {
+func fire(ctx context.Context, ev Event, rdb redis.UniversalClient, spawned *embedded.Server) string {
 	switch ev.Kind {
 	case "flush-scripts":
 		nodes, release, err := redisconn.AllNodes(ctx, rdb)

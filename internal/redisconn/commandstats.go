@@ -1,16 +1,13 @@
-package bench
+package redisconn
 
 import (
 	"bufio"
 	"context"
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
 // CmdStat is one line of INFO commandstats: how often a command ran and for how long in total.
@@ -50,7 +47,7 @@ func ParseCommandStats(info string) map[string]CmdStat {
 
 // CommandStats sums INFO commandstats over every master of the target.
 func CommandStats(ctx context.Context, rdb redis.UniversalClient) (map[string]CmdStat, error) {
-	masters, err := redisconn.Masters(ctx, rdb)
+	masters, err := Masters(ctx, rdb)
 	if err != nil {
 		return nil, err
 	}
@@ -74,37 +71,3 @@ func CommandStats(ctx context.Context, rdb redis.UniversalClient) (map[string]Cm
 }
 
 var errNoStats = errors.New("the server reports no commandstats")
-
-// attributeServerTime gives each strategy Redis's time per decision over the run: the usec its
-// own commands took, divided by its decisions. A strategy whose commands another running strategy
-// also sends (or runs inside a script) cannot be told apart, and gets nil rather than a guess.
-func attributeServerTime(strategies []StrategyRun, before, after map[string]CmdStat, runs []*strategyState) []*float64 {
-	out := make([]*float64, len(strategies))
-	if before == nil || after == nil {
-		return out
-	}
-	for i, s := range strategies {
-		shared := false
-		for j, other := range strategies {
-			if i == j {
-				continue
-			}
-			for _, c := range s.Commands {
-				if slices.Contains(other.Commands, c) || slices.Contains(other.Inner, c) {
-					shared = true
-				}
-			}
-		}
-		decisions := runs[i].attempts.Load()
-		if shared || decisions == 0 {
-			continue
-		}
-		var usec int64
-		for _, c := range s.Commands {
-			usec += after[c].Usec - before[c].Usec
-		}
-		v := round3(float64(usec) / float64(decisions))
-		out[i] = &v
-	}
-	return out
-}
