@@ -19,6 +19,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/limitctl/limitctl/internal/limiterfile"
 )
 
 // yamlBlock is one ```yaml block of a Markdown file, with the line it starts on.
@@ -335,6 +337,29 @@ func checkWorkflow(t *testing.T, doc string) (commands int, err error) {
 	return commands, errors.Join(errs...)
 }
 
+// checkLimiterFileShown checks a limiter file the docs show under its path ("# docs/examples/F"
+// first, the rest of block): the file reads as a limiter file, and the docs show its every line
+// but its leading comments, as it is.
+func checkLimiterFileShown(t *testing.T, block yamlBlock, shown string) {
+	t.Helper()
+	name, body, _ := strings.Cut(shown, "\n")
+	path := filepath.Join("..", "docs", "examples", name)
+	if _, err := limiterfile.Read(path); err != nil {
+		t.Errorf("%s:%d: %s: %v", block.file, block.line, path, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	for len(lines) > 0 && strings.HasPrefix(lines[0], "#") {
+		lines = lines[1:]
+	}
+	if want := strings.Join(lines, "\n"); body != want {
+		t.Errorf("%s:%d shows %s otherwise than it is:\n%s\nthe file:\n%s", block.file, block.line, path, body, want)
+	}
+}
+
 // Every Kubernetes manifest the docs show is one the API server would take as written (each
 // field known to its type), runs the image the release builds, and passes limitctl flags it has;
 // so does every limitctl command of a workflow they show.
@@ -347,6 +372,10 @@ func TestDocsManifestsDecodeStrictlyAndParseAsLimitctl(t *testing.T) {
 	manifests, containers, commands := 0, 0, 0
 	for _, file := range files {
 		for _, block := range markdownYAML(t, file) {
+			if shown, ok := strings.CutPrefix(block.text, "# docs/examples/"); ok {
+				checkLimiterFileShown(t, block, shown)
+				continue
+			}
 			for i, doc := range yamlDocuments(block.text) {
 				n, ok, err := checkManifest(t, doc, image)
 				if !ok && err == nil {

@@ -54,7 +54,7 @@ deleted at the end, also on Ctrl-C, unless --keep-keys. Your own script runs as
 strategy custom (--script), called by the contract you describe (keep it in a
 limiter file, -f); it must show 0 overshoot, 0 false rejects and 0 leaks, and a
 failed --assert exits 3. Topics: limitctl help limiter-file, contract,
-evidence, http, exit-codes, connections.`,
+evidence, http, records, exit-codes, connections.`,
 		Example: `  limitctl hammer --strategies naive,lua --assert 'lua.overshoot==0'
   limitctl hammer --script ours.lua --junit hammer.xml
   limitctl hammer --script gcra.lua --script-args '{burst} {limit} {window_s}' \

@@ -19,8 +19,10 @@ import (
 // hammer --http as a user runs it.
 
 // httpConfig is the limit every route of the tests' app enforces, and the hammer is told: the
-// hammer's default limit and window; httpRun is how long each run lasts.
-var httpConfig = limitapp.Config{Limit: 20, Window: time.Second, Hold: 50 * time.Millisecond}
+// hammer's default limit and window; httpRun is how long each run lasts. A concurrency route
+// holds each request 200 ms: an admit is evidence only when its call took less than twice the
+// hold, which a busy 2-core machine's latencies (p99 about 350 ms beside the suite) stay within.
+var httpConfig = limitapp.Config{Limit: 20, Window: time.Second, Hold: 200 * time.Millisecond}
 
 const httpRun = 5 * time.Second
 
@@ -444,7 +446,7 @@ func TestDashboardShowsTwoHTTPTargetsAt80x24(t *testing.T) {
 	}
 	m.Keys("q")
 	after := m.WaitForText(20*time.Second, "EXIT=3", "naive   OVERSHOOT")
-	for _, want := range []string{"naive   OVERSHOOT   peak", "atomic  ", "naive   how:"} {
+	for _, want := range []string{"naive   OVERSHOOT", "atomic  ", "naive   how:"} {
 		if !strings.Contains(after, want) {
 			t.Errorf("the summary lacks %q:\n%s", want, after)
 		}

@@ -19,8 +19,7 @@ var hammerFlagGroups = []helptopic.Group{
 		"abandon", "on-error", "inject", "embedded"}},
 	{Name: "HTTP target", Topic: "http", Flags: []string{"http", "http-method", "http-header", "http-body", "http-admitted", "http-refused", "http-keys"}},
 	{Name: "Shared run", Topic: "evidence", Flags: []string{"run-id", "witness", "evidence-max-mib"}},
-	{Name: "Output and CI", Topic: "exit-codes", Flags: []string{"output", "tui", "report", "junit", "no-color", "prefix", "keep-keys"}},
-	{Name: "Records", Topic: "records", Flags: []string{"record"}},
+	{Name: "Output and CI", Topic: "exit-codes", Flags: []string{"output", "tui", "report", "junit", "no-color", "prefix", "keep-keys", "record"}},
 	{Name: "Connection", Topic: "connections"},
 }
 

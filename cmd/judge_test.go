@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,7 +155,8 @@ func TestJudgeOfAHammerRecordReadsItsVerdictsAndRejudgesAtAnotherLimit(t *testin
 // An HTTP run recorded (hammer --http --record) and judged again reads the run's own verdict
 // for every target, each judged over its requests' intervals as the run judged it: a window's
 // check-then-update caught beside its INCR-first version exact, the naive concurrency limiter
-// caught beside the atomic one by the hold they promise. The file names each target's URL.
+// caught beside the atomic one by the hold they promise, a token bucket exact with its refusals
+// judged by the run's rules. The file names each target's URL.
 func TestJudgeOfAnHTTPRecordReadsItsVerdicts(t *testing.T) {
 	skipInShortMode(t)
 	app := limitapp.Start(t, httpConfig)
@@ -164,23 +166,40 @@ func TestJudgeOfAnHTTPRecordReadsItsVerdicts(t *testing.T) {
 	}{
 		{limiter.FixedWindow, limitapp.CheckThenUpdate, limitapp.IncrFirst},
 		{limiter.Concurrency, limitapp.ConcurrencyNaive, limitapp.ConcurrencyAtomic},
+		{limiter.TokenBucket, "", limitapp.Bucket}, // its refusals judged as refilled in steps or not
 	} {
 		t.Run(string(c.kind), func(t *testing.T) {
 			rec := filepath.Join(t.TempDir(), "run.jsonl")
+			targets, want := []string{"atomic=" + app.URL(c.atomic)}, map[string]string{"atomic": "exact"}
+			if c.naive != "" {
+				targets, want["naive"] = append(targets, "naive="+app.URL(c.naive)), "OVERSHOOT"
+			}
 			var ran map[string]string
+			var falseRejects map[string]int64
 			for attempt := 1; ; attempt++ {
-				r, _, by := hammerHTTP(t, c.kind, httpRun, []string{"naive=" + app.URL(c.naive), "atomic=" + app.URL(c.atomic)}, "--record", rec)
-				ran = map[string]string{"naive": by["naive"].Verdict, "atomic": by["atomic"].Verdict}
-				if ran["naive"] == "OVERSHOOT" && ran["atomic"] == "exact" {
+				r, _, by := hammerHTTP(t, c.kind, httpRun, targets, "--record", rec)
+				ran, falseRejects = map[string]string{}, map[string]int64{}
+				for name := range want {
+					ran[name] = by[name].Verdict
+					if fr := by[name].FalseRejects; fr != nil {
+						falseRejects[name] = *fr
+					}
+				}
+				if maps.Equal(ran, want) {
 					break
 				}
 				if attempt == 3 {
-					t.Fatalf("3 runs without naive caught and atomic judged exact: exit %d, %v\n%s", r.code, ran, r.errOut)
+					t.Fatalf("3 runs without %v: exit %d, %v\n%s", want, r.code, ran, r.errOut)
 				}
 			}
 			r, doc := judgeJSON(t, rec)
-			if got := verdictsOf(doc); r.code != ExitCheckFailed || got["naive"] != ran["naive"] || got["atomic"] != ran["atomic"] {
+			if got := verdictsOf(doc); !maps.Equal(got, ran) || (r.code == ExitCheckFailed) != (c.naive != "") {
 				t.Fatalf("judge: exit %d, %v (the run: %v)\n%s", r.code, got, ran, r.errOut)
+			}
+			for _, st := range doc.Strategies {
+				if st.FalseRejects == nil || *st.FalseRejects != falseRejects[st.Name] {
+					t.Errorf("judge: %s's false rejects %v, the run's %d", st.Name, st.FalseRejects, falseRejects[st.Name])
+				}
 			}
 			head, err := os.ReadFile(rec)
 			if err != nil || !strings.Contains(string(head[:bytes.IndexByte(head, '\n')]), app.URL(c.atomic)) {

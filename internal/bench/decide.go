@@ -57,6 +57,7 @@ func (s *strategyState) decide(ctx, calls context.Context, worker, keyIndex int,
 		if s.run.Endpoint {
 			// The endpoint released the slot before it answered: held no later than its reply.
 			c.judged.Released, c.judged.ReleaseOK = c.judged.Replied, true
+			c.releaseSentUs = c.judged.Replied
 			s.judged(&c)
 			s.logCall(&c)
 			return

@@ -33,8 +33,9 @@ type RecordedCall struct {
 	// key's index (Config.KeyFor).
 	Strategy, Worker, Key int32
 	// Cut: sent as the run ended and its reply never read; not a decision (Judged.Outcome is
-	// Unknown, as for an error).
-	Cut bool
+	// Unknown, as for an error). FirstAttempt: the first attempt of an endpoint's request sent
+	// again (retriedFirst), told only to the refusal judges.
+	Cut, FirstAttempt bool
 	// NowUs is the time the limiter was given (the worker's clock, its skew included).
 	NowUs int64
 	// An admit's evidence: judged at JudgedMs (epoch ms) at most LateUs late, over

@@ -143,6 +143,10 @@ func (s *strategyState) retriedFirst(c *decisionCall) {
 	first := c.judged
 	first.Outcome = refusal.Unknown
 	s.logs[c.worker].Record(c.keyIndex, first)
+	if s.callLogs != nil {
+		s.callLogs[c.worker].add(RecordedCall{Judged: first, Strategy: int32(s.index), Worker: int32(c.worker), Key: int32(c.keyIndex),
+			NowUs: c.now.UnixMicro(), FirstAttempt: true})
+	}
 }
 
 // admitAtEvidence is how an admit the limiter scheduled for at (a call stamped now, as late as

@@ -101,7 +101,7 @@ type Call struct {
 	ReleaseReceivedUs int64 `json:"release_received_us,omitempty"`
 	Abandoned         bool  `json:"abandoned,omitempty"`
 
-	// What the evidence of a Redis strategy was told of the call (absent for an HTTP one):
+	// What the evidence was told of the call (for an HTTP target, the interval alone counts):
 	// NowUs is the time the limiter was given (the worker's clock, its skew included; Unix
 	// µs), StampHiUs the latest TIME the virtual clock may have answered it. An admit was
 	// judged at JudgedMs (Unix ms; its time as the script could know it, or the time its
@@ -115,10 +115,13 @@ type Call struct {
 	JudgedReceivedUs int64 `json:"judged_received_us,omitempty"`
 	// ErrorKind classifies an error (timeout, reply, ...); ReleaseError is a release's that
 	// failed (the slot held until stale-after). Cut: sent as the run ended, its reply never
-	// read: no decision, though it may have run.
+	// read: no decision, though it may have run. FirstAttempt: an endpoint's request sent again
+	// after its connection closed under it; this line is its first attempt, which may have been
+	// decided (and admitted): no decision of its own, told only to the refusal judges.
 	ErrorKind    string `json:"error_kind,omitempty"`
 	ReleaseError string `json:"release_error,omitempty"`
 	Cut          bool   `json:"cut,omitempty"`
+	FirstAttempt bool   `json:"first_attempt,omitempty"`
 }
 
 // CallWriter writes a `hammer --record` file: the header, then one line per call.
@@ -191,6 +194,9 @@ func (cw *CallWriter) Write(c *Call) error {
 	}
 	if c.Cut {
 		b = append(b, `,"cut":true`...)
+	}
+	if c.FirstAttempt {
+		b = append(b, `,"first_attempt":true`...)
 	}
 	b = append(b, "}\n"...)
 	cw.buf = b
@@ -368,6 +374,8 @@ func (d *limitctlCalls) parse(line []byte, rec *Record) error {
 			rec.Abandoned, err = d.s.bool()
 		case "cut":
 			rec.Cut, err = d.s.bool()
+		case "first_attempt":
+			rec.FirstAttempt, err = d.s.bool()
 		case "now_us":
 			rec.NowUs, err = d.s.int()
 		case "stamp_hi_us":

@@ -46,8 +46,9 @@ type Record struct {
 	ErrorKind    string
 	ReleaseError string
 	// Abandoned: a concurrency admit never released on purpose. Cut: sent as the run ended,
-	// its reply never read (no decision).
-	Abandoned, Cut bool
+	// its reply never read (no decision). FirstAttempt: the first attempt of a request sent
+	// again (Call.FirstAttempt), no decision of its own.
+	Abandoned, Cut, FirstAttempt bool
 	// What a limitctl file's Redis call told its evidence (Call's fields of the same names):
 	// the time it was given, the virtual clock's bound on it, and for an admit the time it was
 	// judged at, how late, and (JudgedStartNs, JudgedEndNs, 0 when its own) the interval.

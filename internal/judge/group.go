@@ -53,13 +53,11 @@ func newGroup(j *judging, name string, recorded *history.RecordedStrategy, heade
 		hist: hdrhistogram.New(histMin, histMax, histSigFigs), why: refusalsUnknownState}
 	g.st.Name = name
 	if recorded != nil {
-		if recorded.Target != history.TargetHTTP {
-			rp, err := newReplay(g, recorded, header)
-			if err != nil {
-				return nil, err
-			}
-			g.replay = rp
+		rp, err := newReplay(g, recorded, header)
+		if err != nil {
+			return nil, err
 		}
+		g.replay = rp
 		if recorded.FreshKeys {
 			g.why = ""
 		}
@@ -152,8 +150,8 @@ func (g *group) lookup(rec *history.Record) func(string) (string, bool) {
 // add judges one record of the group.
 func (g *group) add(rec *history.Record) {
 	out, kind, msg := g.decision(rec)
-	if g.replay != nil && rec.Cut {
-		g.replay.cut(rec) // sent as the run ended: no decision, but it may have run
+	if g.replay != nil && (rec.Cut || rec.FirstAttempt) {
+		g.replay.cut(rec) // sent as the run ended, or again: no decision, but it may have run
 		return
 	}
 	bounded := rec.Flags&history.NotJudged == 0

@@ -111,6 +111,9 @@ func (g *group) traceFirst(i int, m overshoot.Moment) {
 		}
 	case m.Interval:
 		ov.InWindow = &count
+		if m.Allowed > 0 {
+			ov.Allowed = &m.Allowed
+		}
 		from, to := float64(m.FromUs)/1000, float64(m.ToUs)/1000
 		ov.FromMs, ov.ToMs, ov.AtMs = &from, &to, to
 	default:

@@ -12,9 +12,10 @@ import (
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
-// A hammer --record file's Redis strategy is judged again by the rules its run judged it by:
-// its header names the strategy's clock, alignment, time quantum and allowances (the engine's
-// bench.StrategyRun), and each call what its evidence was told (the time it was given, the
+// A hammer --record file's strategy, Redis or HTTP, is judged again by the rules its run judged
+// it by: its header names the strategy's target, clock, alignment, time quantum and allowances
+// (the engine's bench.StrategyRun; an HTTP target's evidence is its requests' intervals and the
+// hold it promised), and each call what its evidence was told (the time it was given, the
 // time an admit was judged at, how late, over which interval; its refusal judges' outcome,
 // release and stamps). The evidence is the engine's own (bench.EvidenceSpec, bench.RefusalSpec),
 // fed in the order the calls were sent. The concurrency witness counts a request from its
@@ -22,7 +23,7 @@ import (
 // order of those instants: each record's two events wait in a queue until no record still to
 // come can have an earlier one (every later record was sent later).
 
-// replay is a recorded Redis strategy's judging.
+// replay is a recorded strategy's judging.
 type replay struct {
 	g       *group
 	cfg     bench.Config
@@ -115,8 +116,8 @@ func (rp *replay) add(rec *history.Record, out outcome) {
 	}
 }
 
-// cut tells the judges of a call sent as the run ended whose reply was never read: no
-// decision, but it may have run, and admitted.
+// cut tells the judges of a call sent as the run ended whose reply was never read, or of the
+// first attempt of a request sent again: no decision, but it may have run, and admitted.
 func (rp *replay) cut(rec *history.Record) {
 	if rec.Flags&history.NotJudged != 0 {
 		if rp.g.refusals != nil {
@@ -130,7 +131,9 @@ func (rp *replay) cut(rec *history.Record) {
 	if rp.g.refusals != nil {
 		rp.g.refusals.add(i, rp.refusalCall(rec, id, unknown))
 	}
-	rp.g.evidence[i].Unjudged(overshoot.Call{StampMs: rp.stampMs(rec), Late: -1})
+	if !rec.FirstAttempt { // left out of the evidence by the run (its retry's own answer is told)
+		rp.g.evidence[i].Unjudged(overshoot.Call{StampMs: rp.stampMs(rec), Late: -1})
+	}
 }
 
 // refusalCall is what the refusal judges are told of a call, as the engine told them.

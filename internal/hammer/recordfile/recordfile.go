@@ -102,7 +102,7 @@ func (w *File) fill(rc *bench.RecordedCall) {
 		SentUs: j.Sent, ReceivedUs: j.Replied, Decision: "error", Reply: rc.Reply,
 		ReleaseSentUs: rc.ReleaseSentUs, ReleaseReceivedUs: j.Released, Abandoned: j.Abandoned,
 		NowUs: rc.NowUs, JudgedMs: rc.JudgedMs, LateUs: rc.LateUs, JudgedSentUs: rc.JudgedSentUs,
-		JudgedReceivedUs: rc.JudgedRepliedUs, Cut: rc.Cut, Status: int(rc.Status)}
+		JudgedReceivedUs: rc.JudgedRepliedUs, Cut: rc.Cut, FirstAttempt: rc.FirstAttempt, Status: int(rc.Status)}
 	if f := rc.Failed; f != nil {
 		c.ErrorKind, c.Error, c.ReleaseError = f.Kind, f.Error, f.Release
 	}
