@@ -46,6 +46,17 @@ script:
   setup:
     - command: SET {key}:cfg {limit} NX
     - file: init.lua {key} , {limit}
+http:
+  targets:
+    - api=http://127.0.0.1:3000/limited/{key}
+  method: POST
+  headers:
+    - 'X-Client: {key}'
+  body: '{"client": "{key}"}'
+  admitted: status == 200
+  refused: status == 429 or status == 503
+  keys:
+    - api=rl:{key}*
 assert:
   - custom.overshoot==0
   - custom.p99<5ms
@@ -58,6 +69,8 @@ assert:
 		Script: contract.Spec{File: "acquire.lua", Keys: "{key}", Args: "{limit} {now_ms}", Allowed: "reply[1] == 1",
 			AdmitAt: "reply[2]", Clock: "client", WindowStart: contract.FirstHitStart, Release: "ZREM {key} {member}", ReleaseFile: "/abs/release.lua", ReleaseKeys: "{key}", ReleaseArgs: "{member}",
 			Setup: []contract.SetupLine{{Flag: contract.FlagSetup, Text: "SET {key}:cfg {limit} NX"}, {Flag: contract.FlagSetupFile, Text: "init.lua {key} , {limit}"}}},
+		HTTP: HTTP{Targets: []string{"api=http://127.0.0.1:3000/limited/{key}"}, Method: "POST", Headers: []string{"X-Client: {key}"},
+			Body: `{"client": "{key}"}`, Admitted: "status == 200", Refused: "status == 429 or status == 503", Keys: []string{"api=rl:{key}*"}},
 		Assert: []string{"custom.overshoot==0", "custom.p99<5ms"}}
 	if !reflect.DeepEqual(f.Limiter, want) {
 		t.Errorf("read\n%+v\nwant\n%+v", f.Limiter, want)
@@ -72,7 +85,7 @@ assert:
 func TestReadRefusesWhatItCannotTake(t *testing.T) {
 	for _, tc := range []struct{ name, text, want string }{
 		{"a misspelt field", "kind: fixed-window\nlimt: 3\n", "limiter.yaml:2: unknown field limt in the file; did you mean limit?"},
-		{"a load flag", "workers: 64\n", "limiter.yaml:1: unknown field workers in the file (the file holds kind, limit, window, hold, stale-after, script, assert; the load, the target and the outputs stay flags)"},
+		{"a load flag", "workers: 64\n", "limiter.yaml:1: unknown field workers in the file (the file holds kind, limit, window, hold, stale-after, script, http, assert; the load, the target and the outputs stay flags)"},
 		{"a misspelt script field", "script:\n  file: a.lua\n  keyz: '{key}'\n", "limiter.yaml:3: unknown field keyz in script; did you mean keys?"},
 		{"a set-up step of neither kind", "script:\n  setup:\n    - run: SET {key} 1\n", "limiter.yaml:3: unknown field run in a set-up step"},
 		{"a set-up step as a string", "script:\n  setup:\n    - SET {key} 1\n", "limiter.yaml:3: script.setup: want a list of steps"},
