@@ -101,3 +101,15 @@ func TestEveryHelpTopicExplainsItsFlags(t *testing.T) {
 		}
 	}
 }
+
+// limitctl help NAME is a command's help or a topic; a name that is neither is one line and exit
+// 2, so a script that asks for a topic can tell it does not exist.
+func TestHelpOfAnUnknownNameIsAUsageError(t *testing.T) {
+	r := run(t, "help", "nosuch").wantExit(t, ExitUsage)
+	if !strings.Contains(r.errOut, `unknown help topic "nosuch"`) || strings.Count(strings.TrimSpace(r.errOut), "\n") > 0 || r.out != "" {
+		t.Errorf("stdout %q, stderr %q", r.out, r.errOut)
+	}
+	if out := run(t, "help", "hammer", "report").wantExit(t, ExitOK).out; !strings.Contains(out, "--run-id") {
+		t.Errorf("help hammer report:\n%s", out)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/limitctl/limitctl/internal/embedded"
+	"github.com/limitctl/limitctl/internal/helptopic"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/iostreams"
 	"github.com/limitctl/limitctl/internal/redisconn"
@@ -148,6 +149,7 @@ mistakes, and manages the atomic scripts it ships (scripts).`,
 		newResetCmd(f, nil),
 		newVersionCmd(f, nil),
 	)
+	root.SetHelpCommand(helptopic.Command())
 	addHelpTopics(root, hammer, hammerFlagGroups)
 	root.RegisterFlagCompletionFunc("output", func(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 		return tableprint.FormatNames(append(slices.Clone(tableprint.Formats), commandOutputs(c)...)...), cobra.ShellCompDirectiveNoFileComp
