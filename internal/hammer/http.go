@@ -153,10 +153,10 @@ func (o Options) needsRedis() bool {
 	return len(o.Strategies) > 0 || slices.ContainsFunc(o.HTTP, func(t HTTPTarget) bool { return t.KeysPattern != "" })
 }
 
-// httpRefusalRules are what an endpoint's limiter may rightly do, as far as the hammer knows
+// HTTPRefusalRules are what an endpoint's limiter may rightly do, as far as the hammer knows
 // nothing of it: a bucket may refill in steps of up to a window, and a concurrency slot whose
 // request failed may be held for ever (its stale-after is the endpoint's own).
-func httpRefusalRules(kind *limiter.Description, window time.Duration) refusal.Rules {
+func HTTPRefusalRules(kind *limiter.Description, window time.Duration) refusal.Rules {
 	var r refusal.Rules
 	if kind.Evidence == limiter.BucketEvidence {
 		r.RefillStep = window
@@ -181,7 +181,7 @@ func (s *session) buildHTTP(runID string) error {
 		s.closers = append(s.closers, t.Close)
 		s.targets = append(s.targets, t)
 		run := bench.StrategyRun{Name: h.Name, Limiter: t.Limiter(), Endpoint: true, ServerClock: true,
-			TimeQuantum: time.Millisecond, NoAbandon: true, Refusals: httpRefusalRules(kind, o.Window), NoKeys: h.KeysPattern == ""}
+			TimeQuantum: time.Millisecond, NoAbandon: true, Refusals: HTTPRefusalRules(kind, o.Window), NoKeys: h.KeysPattern == ""}
 		if !t.UsesKey() {
 			run.RefusalsUnjudged = RefusalsUnknownState
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/limitctl/limitctl/internal/bench/overshoot"
 	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/history"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
@@ -44,13 +45,22 @@ func newReplay(g *group, s *history.RecordedStrategy, h *history.RunHeader) (*re
 	if endpoint {
 		rp.cfg.Hold, rp.cfg.Skew = l.hold, 0 // the hold it promised (the run's, or --hold's)
 	}
-	rp.run = bench.StrategyRun{Name: s.Name, Endpoint: endpoint, ServerClock: s.Clock == string(contract.ServerClock),
+	// An endpoint decides on a clock the records do not show: its evidence is each request's
+	// interval, whatever the header says of its clock.
+	rp.run = bench.StrategyRun{Name: s.Name, Endpoint: endpoint, ServerClock: endpoint || s.Clock == string(contract.ServerClock),
 		MonotoneTime: s.Clock == string(contract.VirtualClock), EpochAligned: s.EpochAligned, FirstHitWindows: s.FirstHit,
 		TimeQuantum: us(s.QuantumUs), AdmitAt: s.AdmitAt, RefusalsUnjudged: s.RefusalsUnjudged,
 		Refusals: refusal.Rules{RefillStep: us(s.RefillStepUs), StaleUnit: us(s.StaleUnitUs), NoStaleAfter: s.NoStaleAfter, NoRelease: s.NoRelease}}
-	if s.Clock != "" {
+	if endpoint {
+		// As the run judged it (hammer's buildHTTP), at the window judged now.
+		rp.run.TimeQuantum, rp.run.Refusals = time.Millisecond, hammer.HTTPRefusalRules(l.kind.Describe(), l.window)
+	}
+	switch {
+	case endpoint:
+		g.clock = contract.ServerClock
+	case s.Clock != "":
 		g.clock = contract.Clock(s.Clock)
-	} else {
+	default:
 		g.clock = contract.ClientClock
 	}
 	switch {
