@@ -66,16 +66,9 @@ func (s *strategyState) traceFirst(key int, m overshoot.Moment) {
 		// Held spans: the requests certainly held at one instant, not admits in a window.
 		ov.Held, ov.AtMs = &count, float64(m.AtUs)/1000
 	case m.Interval:
-		ov.InWindow = &count
-		if m.Allowed > 0 {
-			ov.Allowed = &m.Allowed
-		}
-		from, to := float64(m.FromUs)/1000, float64(m.ToUs)/1000
-		ov.FromMs, ov.ToMs, ov.AtMs = &from, &to, to
+		ov.InSpan(count, m.Allowed, float64(m.FromUs)/1000, float64(m.ToUs)/1000)
 	default:
-		ov.InWindow = &count
-		from, to := float64(m.FromMs-s.beginMs), float64(m.ToMs-s.beginMs)
-		ov.FromMs, ov.ToMs, ov.AtMs = &from, &to, to
+		ov.InSpan(count, 0, float64(m.FromMs-s.beginMs), float64(m.ToMs-s.beginMs))
 	}
 	if m.Shared && m.Held == nil {
 		expected = int64(len(recs)) // the others' admits are in their rings, not missing from ours

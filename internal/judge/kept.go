@@ -110,17 +110,10 @@ func (g *group) traceFirst(i int, m overshoot.Moment) {
 			ov.AtMs = float64(m.FromUs+m.ToUs) / 2000 // the instant the spans shared
 		}
 	case m.Interval:
-		ov.InWindow = &count
-		if m.Allowed > 0 {
-			ov.Allowed = &m.Allowed
-		}
-		from, to := float64(m.FromUs)/1000, float64(m.ToUs)/1000
-		ov.FromMs, ov.ToMs, ov.AtMs = &from, &to, to
+		ov.InSpan(count, m.Allowed, float64(m.FromUs)/1000, float64(m.ToUs)/1000)
 	default:
-		ov.InWindow = &count
 		begin := g.j.base / 1e6
-		from, to := float64(m.FromMs-begin), float64(m.ToMs-begin)
-		ov.FromMs, ov.ToMs, ov.AtMs = &from, &to, to
+		ov.InSpan(count, 0, float64(m.FromMs-begin), float64(m.ToMs-begin))
 	}
 	ov.Missing = max(0, count-int64(len(found)))
 	if m.Held != nil {

@@ -39,6 +39,15 @@ type Overshoot struct {
 	DroppedHeld *DroppedHeld `json:"dropped_held,omitempty"`
 }
 
+// InSpan says the moment was count admits certainly within [fromMs, toMs] (from the run's
+// start), where a correct limiter admits at most allowed (0: the limit, one window's).
+func (o *Overshoot) InSpan(count, allowed int64, fromMs, toMs float64) {
+	o.InWindow, o.FromMs, o.ToMs, o.AtMs = &count, &fromMs, &toMs, toMs
+	if allowed > 0 {
+		o.Allowed = &allowed
+	}
+}
+
 // MaxRequests bounds the requests a published trace lists.
 const MaxRequests = 64
 
