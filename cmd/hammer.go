@@ -102,6 +102,8 @@ evidence, http, records, exit-codes, connections.`,
 	fl.IntVar(&opts.flags.Workers, "workers", 64, "`N` concurrent workers per strategy")
 	fl.DurationVar(&opts.flags.Duration, "duration", 10*time.Second, "how long to run (pauses excluded)")
 	fl.Int64Var(&opts.flags.Requests, "requests", 0, "stop after `N` decisions per strategy, not after --duration")
+	fl.DurationVar(&opts.flags.MaxDuration, "max-duration", 0, "load on while the evidence is too thin to judge, up to `D` (default 3×--duration)")
+	fl.Int64Var(&opts.flags.MaxRequests, "max-requests", 0, "with --requests: load on while the evidence is thin, up to `N` (default 3×)")
 	fl.Float64Var(&opts.flags.Rate, "rate", 0, "open loop: `R` decisions a second per strategy (default closed)")
 	fl.IntVar(&opts.flags.Conns, "conns", 0, "`N` connections per strategy, calls pipelined (0: one a worker)")
 	fl.IntVar(&opts.flags.Keys, "keys", 1, "`N` limiter keys per strategy, each its own hash tag")
