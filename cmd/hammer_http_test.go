@@ -476,3 +476,67 @@ func TestDashboardShowsTwoHTTPTargetsAt80x24(t *testing.T) {
 		}
 	}
 }
+
+// An HTTP target is judged while the run goes, as a Redis strategy is: 3.5s into a 10s run at
+// 120x40, by the run's own clock on the dashboard, the panel of a route that checks a window's
+// count and updates it apart reads OVERSHOOT with a peak above the limit, beside its atomic twin.
+func TestDashboardShowsAnHTTPTargetsOvershootWhileItRuns(t *testing.T) {
+	skipInShortMode(t)
+	app := limitapp.Start(t, httpConfig)
+	m := shell(t, 120, 40, binary(t)+" hammer --limiter fixed-window --duration 10s --http 'naive="+app.URL(limitapp.MemoryCheckThenUpdate)+
+		"' --http 'atomic="+app.URL(limitapp.GoLimiterMemory)+"'")
+	screen := m.WaitForText(30*time.Second, "naive", "atomic", "OVERSHOOT", "RUNNING")
+	elapsed, ok := dashboardElapsed(screen)
+	if !ok {
+		t.Fatalf("no elapsed time on the dashboard:\n%s", screen)
+	}
+	if elapsed > 3500*time.Millisecond {
+		t.Errorf("OVERSHOOT shown first at %s of the run, want by 3.5s:\n%s", elapsed, screen)
+	}
+	if peak, ok := panelPeak(screen, "naive"); !ok || peak <= httpConfig.Limit {
+		t.Errorf("naive's panel shows peak %d (found %v) with its OVERSHOOT, want above %d:\n%s", peak, ok, httpConfig.Limit, screen)
+	}
+	m.Keys("q")
+	m.WaitForText(20*time.Second, "EXIT=3", "naive   OVERSHOOT")
+}
+
+// dashboardElapsed is the run's elapsed time the dashboard's progress line shows ("3.4s / 10.0s").
+func dashboardElapsed(screen string) (time.Duration, bool) {
+	for _, line := range strings.Split(screen, "\n") {
+		before, _, ok := strings.Cut(line, " / ")
+		if !ok || !strings.Contains(line, "RUNNING") {
+			continue
+		}
+		fields := strings.Fields(before)
+		d, err := time.ParseDuration(fields[len(fields)-1])
+		return d, err == nil
+	}
+	return 0, false
+}
+
+// panelPeak is the peak the panel of strategy name shows: panels stand side by side in the
+// order of their titles, each line of them holding one "peak N" a panel.
+func panelPeak(screen, name string) (int64, bool) {
+	var titles, peaks []string
+	for _, line := range strings.Split(screen, "\n") {
+		for _, f := range strings.Split(line, "╮") {
+			if _, title, ok := strings.Cut(f, "╭─ "); ok {
+				titles = append(titles, strings.Fields(title)[0])
+			}
+		}
+		for rest := line; ; {
+			_, after, ok := strings.Cut(rest, "peak ")
+			if !ok {
+				break
+			}
+			peaks, rest = append(peaks, strings.Fields(after)[0]), after
+		}
+	}
+	for i, title := range titles {
+		if title == name && i < len(peaks) {
+			n, err := strconv.ParseInt(strings.ReplaceAll(peaks[i], ",", ""), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
