@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
@@ -131,5 +132,22 @@ func TestARunOfRequestsLoadsOnByHalfItsBoundAtATime(t *testing.T) {
 				t.Errorf("extension %+v, want to 400 decisions, not capped", x)
 			}
 		})
+	}
+}
+
+// The evidence's power is judged on every admit logged, those still within the lateness horizon
+// too: a window of a minute, two seconds into a run, has settled nothing yet, and is not taken
+// for a strategy with no evidence (it would load on to its cap for nothing).
+func TestThePowerMidRunCountsAdmitsNotYetSettled(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	cfg := engineConfig(t, rdb, limiter.SlidingWindow, limiter.Lua)
+	cfg.Window, cfg.Duration, cfg.MaxDuration = time.Minute, 2*time.Second, 6*time.Second
+	cfg.Unjudged = func(st bench.StrategySnapshot) string { return verdict.LoadOnFor(st, cfg.Limiter, cfg.Limit) }
+	sum, err := bench.New(cfg).Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := sum.Extended; x != nil {
+		t.Errorf("loaded on to %s: %s", x.To, x.Why)
 	}
 }
