@@ -315,11 +315,9 @@ func (s *session) build(runID string) error {
 		}
 	}
 	s.cfg.Crashes, s.cfg.BurstWindows = o.crashes(), burstWindows(o)
-	if o.RunID == "" {
-		// A run shared by id ends when its processes agreed it would: each of them loading on
-		// alone would not thicken the evidence they judge together.
-		s.cfg.Unjudged = func(st bench.StrategySnapshot) string { return verdict.LoadOnFor(st, o.Limiter, o.Limit) }
-	}
+	// Every run loads on while its own verdict could only be "not judged", a process of a run
+	// shared by id too: its calls join the shared timeline, so loading on thickens that as well.
+	s.cfg.Unjudged = func(st bench.StrategySnapshot) string { return verdict.LoadOnFor(st, o.Limiter, o.Limit) }
 	s.cfg.KeyFor = func(strategy string, i int) string {
 		if s.opts.httpTarget(strategy) != nil {
 			return s.keys.Identity(i) // an endpoint's {key}: a client identity
