@@ -206,7 +206,7 @@ func (j *judge) threshold(limit int64, cur, prev []item, slack int64) (proof, bo
 				p.d = minD
 			case previous >= r:
 				t := it.hi - j.w + ceilDiv(j.w*r, previous) + 1 // a µs to spare for members that weigh in doubles
-				alive := maxRan + j.w + slack - j.ttl // s must be above it
+				alive := maxRan + j.w + slack - j.ttl           // s must be above it
 				if t > alive {
 					p.d = 2 * t
 				} else {
