@@ -65,8 +65,8 @@ type run struct {
 }
 
 // newRun is a contended load of about windows windows: bursts of one to four windows at a few
-// times to twenty times the limit per window, apart by idle spells of a third of a window to two
-// and a half, on the epoch's scale of µs.
+// times to twenty times the limit per window, each opened by a clump of up to twice the limit at
+// once, apart by idle spells of a third of a window to two and a half, on the epoch's scale of µs.
 func newRun(rng *rand.Rand, windowUs, limit int64, timing Timing, windows int64) run {
 	r := run{windowUs: windowUs, limit: limit, timing: timing, errorRate: 0.01,
 		skewUs: []int64{0, 5000, 20000}[rng.IntN(3)], rttUs: []int64{200, 2000, 10000}[rng.IntN(3)]}
@@ -84,6 +84,10 @@ func newRun(rng *rand.Rand, windowUs, limit int64, timing Timing, windows int64)
 	for t < end {
 		burst := t + windowUs + rng.Int64N(3*windowUs)
 		perWindow := limit * []int64{3, 6, 20}[rng.IntN(3)]
+		for range rng.Int64N(2 * limit) { // a clump of callers let go at once, as a burst starts
+			r.sends = append(r.sends, t)
+			r.workers = append(r.workers, offsets[rng.IntN(len(offsets))])
+		}
 		for t < burst && t < end {
 			r.sends = append(r.sends, t)
 			r.workers = append(r.workers, offsets[rng.IntN(len(offsets))])

@@ -1,7 +1,9 @@
 package slidingcounter
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -49,6 +51,9 @@ type judge struct {
 	epoch  bool
 	chunks [][]cell
 	slack  []int64
+	// scratch for threshold, reused
+	byRan, byHi []item
+	his         []int64
 }
 
 // cell is a set of window starts s over which the admits certainly in [s, s+W) (cur) and those
@@ -161,18 +166,19 @@ func (j *judge) threshold(limit int64, cur, prev []item, slack int64) (proof, bo
 		return proof{}, false
 	}
 	if int64(len(cur)) > limit {
-		his := make([]int64, len(cur))
-		for i, it := range cur {
-			his[i] = it.hi
+		j.his = j.his[:0]
+		for _, it := range cur {
+			j.his = append(j.his, it.hi)
 		}
-		sort.Slice(his, func(a, b int) bool { return his[a] < his[b] })
-		return proof{d: minD, admitted: limit + 1, at: his[limit]}, true
+		slices.Sort(j.his)
+		return proof{d: minD, admitted: limit + 1, at: j.his[limit]}, true
 	}
-	byRan := append([]item(nil), cur...)
-	sort.Slice(byRan, func(a, b int) bool { return byRan[a].ranLo > byRan[b].ranLo })
+	byRan := append(j.byRan[:0], cur...)
+	slices.SortFunc(byRan, func(a, b item) int { return cmp.Compare(b.ranLo, a.ranLo) })
 	var best proof
 	found := false
-	var byHi []item // the admits of cur with ranLo >= a, by hi
+	byHi := j.byHi[:0] // the admits of cur with ranLo >= a, by hi
+	defer func() { j.byRan, j.byHi = byRan, byHi }()
 	for i := 0; i < len(byRan); {
 		a := byRan[i].ranLo
 		for ; i < len(byRan) && byRan[i].ranLo == a; i++ {

@@ -2,6 +2,8 @@ package slidingcounter
 
 import (
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -24,15 +26,21 @@ func randomCorrect(rng *rand.Rand) (member, run) {
 	case 2:
 		m.phaseUs, m.rephase = rng.Int64N(windowUs), true
 	}
-	m.ttlUs = 2*windowUs + rng.Int64N(1_000_001)
+	m.ttlUs = 2 * windowUs // the least a correct member keeps a counter; upstash adds a second
+	if rng.IntN(2) == 0 {
+		m.ttlUs += rng.Int64N(1_000_001)
+	}
 	timing := Timing(rng.IntN(2))
 	return m, newRun(rng, windowUs, []int64{5, 10, 20}[rng.IntN(3)], timing, 12)
 }
 
 func TestNoCorrectMemberIsBlamedForAnOvershootOrAFalseReject(t *testing.T) {
-	seeds := 400
+	seeds := 150
+	if n, err := strconv.Atoi(os.Getenv("SLIDINGCOUNTER_SEEDS")); err == nil {
+		seeds = n
+	}
 	if testing.Short() {
-		seeds = 100
+		seeds = 50
 	}
 	admits, refusals := 0, 0
 	for seed := range seeds {
