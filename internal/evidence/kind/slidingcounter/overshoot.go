@@ -51,9 +51,7 @@ type judge struct {
 	epoch  bool
 	chunks [][]cell
 	slack  []int64
-	// scratch for threshold, reused
-	byRan, byHi []item
-	his         []int64
+	byRan, byHi []item // threshold's scratch, reused
 }
 
 // cell is a set of window starts s over which the admits certainly in [s, s+W) (cur) and those
@@ -166,12 +164,19 @@ func (j *judge) threshold(limit int64, cur, prev []item, slack int64) (proof, bo
 		return proof{}, false
 	}
 	if int64(len(cur)) > limit {
-		j.his = j.his[:0]
+		// All of cur prove it at once (R <= 0 whatever the weight): told with all of prev that
+		// ran before the first of them.
+		first, at := int64(math.MaxInt64), int64(math.MinInt64)
 		for _, it := range cur {
-			j.his = append(j.his, it.hi)
+			first, at = min(first, it.ranLo), max(at, it.hi)
 		}
-		slices.Sort(j.his)
-		return proof{d: minD, admitted: limit + 1, at: j.his[limit]}, true
+		p := proof{d: minD, admitted: int64(len(cur)), at: at}
+		for _, it := range prev {
+			if it.ranHi < first {
+				p.previous++
+			}
+		}
+		return p, true
 	}
 	byRan := append(j.byRan[:0], cur...)
 	slices.SortFunc(byRan, func(a, b item) int { return cmp.Compare(b.ranLo, a.ranLo) })
