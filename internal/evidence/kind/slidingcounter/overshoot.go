@@ -46,11 +46,11 @@ func Check(s Spec, ds []Decision) Result {
 // over which the admits certainly in a window, and those certainly in it or the one before, stay
 // the same.
 type judge struct {
-	spec   Spec
-	w, ttl int64
-	epoch  bool
-	chunks [][]cell
-	slack  []int64
+	spec        Spec
+	w, ttl      int64
+	epoch       bool
+	chunks      [][]cell
+	slack       []int64
 	byRan, byHi []item // threshold's scratch, reused
 }
 
