@@ -46,7 +46,7 @@ func (b bug) String() string {
 type member struct {
 	rounding rounding
 	phaseUs  int64 // window k is [phase + k·W, phase + (k+1)·W) on its clock
-	rephase  bool  // a new phase, at the deciding call's clock, after a window with no write
+	rephase  bool  // a new phase, at the deciding call's clock, once its state is gone: two windows with no write
 	unitUs   int64 // the clock it reads is rounded down to this: 1000 (ms) or 1e6 (whole seconds)
 	ttlUs    int64 // a counter lives this long after its first write, on the server's clock
 	bug      bug
@@ -168,7 +168,7 @@ func (m member) simulate(rng *rand.Rand, r run) []Decision {
 			incr(pending[0].window, pending[0].at)
 			pending = pending[1:]
 		}
-		if m.rephase && lastWrite != math.MinInt64 && c.ran-lastWrite >= w {
+		if m.rephase && lastWrite != math.MinInt64 && c.ran-lastWrite >= 2*w {
 			phase, counters = c.clock, map[int64]*counter{}
 		}
 		k := floorDiv(c.clock-phase, w)

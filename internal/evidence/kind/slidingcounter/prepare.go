@@ -26,11 +26,12 @@ const driftWindows = 16
 // looser than a tenth of the window, and all of them when the clocks' allowances leave no window
 // to judge in.
 //
-// Chunks. Epoch-aligned windows are one chunk. At any alignment a member may take a new phase after
-// an idle spell (families in doc.go), so the admits are cut where one may have begun: a member
-// re-phases only after no admit ran for G = W - 0.1% - 1ms - Λ - 2·slack (the least idle spell of
-// a window, measured on a key's TTL or on its own clock, which reads up to Λ + 2·slack apart from
-// the run's; Λ is the widest [ranLo, ranHi] judged). If A ran before the spell and B after, then in ranLo order A comes
+// Chunks. Epoch-aligned windows are one chunk. At any alignment a member keeps its phase while its
+// state lives (its counters are read by the window indices its phase gives), and may take a new one
+// once it is gone (families in doc.go), so the admits are cut where one may have begun: a member
+// re-phases only after no admit ran for G = 2W - 0.2% - 1ms - Λ - 2·slack (two windows, measured on
+// a key's TTL or on its own clock, which reads up to Λ + 2·slack apart from the run's; Λ is the
+// widest [ranLo, ranHi] judged). If A ran before the spell and B after, then in ranLo order A comes
 // first (an a in A ran G before any b in B, and each ran within Λ of its ranLo), and the gap
 // between A's latest ranHi and B's earliest ranLo is at least G - 2Λ: a cut there separates every
 // such A from its B. Cutting where no member re-phased only loses evidence. Timed decisions are
@@ -70,7 +71,7 @@ func (s Spec) prepare(ds []Decision) (chunks []chunk, unjudged int64) {
 	for _, d := range admits {
 		widest = max(widest, d.RanHiUs-d.RanLoUs)
 	}
-	cutGap := w - w/1000 - 1000 - 3*widest - 2*slack
+	cutGap := 2*w - 2*w/1000 - 1000 - 3*widest - 2*slack
 	var cur *chunk
 	start, ranHi := int64(0), int64(0)
 	for _, d := range admits {

@@ -15,8 +15,8 @@ type Alignment uint8
 
 const (
 	// AnyAlignment: the windows may begin anywhere (a grid phased by the limiter's start or a key's
-	// first hit), the same phase kept while the limiter's state lives, a new one possible after an
-	// idle spell of a window.
+	// first hit), the same phase kept while the limiter's state lives, a new one possible once it is
+	// gone (no write for two windows).
 	AnyAlignment Alignment = iota
 	// EpochAligned: window k is [k·W, (k+1)·W) on the limiter's clock, as a contract that names the
 	// window by {window_index} says. Only for stamped decisions: the server's epoch is not the run's.
