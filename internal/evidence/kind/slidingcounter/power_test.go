@@ -80,8 +80,8 @@ func TestEveryBugClassIsCaughtAtItsStatedRate(t *testing.T) {
 	}
 }
 
-// TestPowerOfCorrectMembersRuns states the power (CaughtFrom) of correct members' runs: the
-// phantom overshoot per window the evidence would have proven.
+// A correct member's run must be judged with a power better than the limit (SPEC section 10:
+// otherwise not judged); the figures are logged.
 func TestPowerOfACorrectMembersRunIsBetterThanTheLimit(t *testing.T) {
 	const runs = 20
 	for _, st := range settings {
@@ -98,5 +98,8 @@ func TestPowerOfACorrectMembersRunIsBetterThanTheLimit(t *testing.T) {
 		}
 		sort.Slice(ks, func(a, b int) bool { return ks[a] < ks[b] })
 		t.Logf("%s: power over %d runs: best +%d, median +%d, worst +%d (limit 10)", st.name, runs, ks[0], ks[len(ks)/2], ks[len(ks)-1])
+		if worst := ks[len(ks)-1]; worst >= 10 {
+			t.Errorf("%s: a correct member's run proven only to +%d; want better than the limit, 10", st.name, worst)
+		}
 	}
 }

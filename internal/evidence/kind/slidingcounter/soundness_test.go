@@ -35,12 +35,12 @@ func randomCorrect(rng *rand.Rand) (member, run) {
 }
 
 func TestNoCorrectMemberIsBlamedForAnOvershootOrAFalseReject(t *testing.T) {
-	seeds := 150
+	seeds := 100
 	if n, err := strconv.Atoi(os.Getenv("SLIDINGCOUNTER_SEEDS")); err == nil {
 		seeds = n
 	}
 	if testing.Short() {
-		seeds = 50
+		seeds = 40
 	}
 	admits, refusals := 0, 0
 	for seed := range seeds {
