@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 )
 
 // A scheduled admit is stamped at its slot floored to the ms; the lateness carries the floor's

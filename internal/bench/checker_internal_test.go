@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 )
 
 // BenchmarkEvidence is what each evidence feature costs per decision, recorded as the engine

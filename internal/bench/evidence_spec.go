@@ -3,8 +3,8 @@ package bench
 import (
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 )
 
 // EvidenceSpec is the overshoot evidence of one key of run under cfg as the engine builds it,

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 

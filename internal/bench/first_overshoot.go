@@ -3,7 +3,7 @@ package bench
 import (
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 )
 
 // A run can be recorded (hammer --record): every finished call as its evidence saw it, so that

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
-	"github.com/limitctl/limitctl/internal/bench/tally"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/tally"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 

@@ -7,8 +7,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/trace"
 )

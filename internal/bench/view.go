@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/human"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/hammer/runkeys"
 	"github.com/limitctl/limitctl/internal/httptarget"

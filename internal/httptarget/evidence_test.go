@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/httptarget"
 	"github.com/limitctl/limitctl/internal/limitapp"
 	"github.com/limitctl/limitctl/internal/limiter"

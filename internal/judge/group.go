@@ -7,8 +7,8 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/history"
 	"github.com/limitctl/limitctl/internal/httptarget"
 	"github.com/limitctl/limitctl/internal/trace"

@@ -2,7 +2,7 @@ package judge
 
 import (
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/history"
 )
 

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 )
 
 // A flush is what a process publishes of one strategy every flushInterval: the calls added

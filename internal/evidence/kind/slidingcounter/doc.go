@@ -64,7 +64,7 @@
 // Result.Peak is the least limit a floored member of the same window could have had and admitted
 // every judged admit (searched up to 4×L+1); Overshoot is Peak - L when positive. For a correct,
 // contended run Peak is at most L: the limit the evidence shows was reached. CaughtFrom is the
-// power (as internal/bench/overshoot/power.go): thin the admits to what the floored member on epoch
+// power (as internal/evidence/overshoot/power.go): thin the admits to what the floored member on epoch
 // windows admits of them, add k phantom admits per window (on its first admit, its last, or spread),
 // and bisect for the least k proven, the weakest placement's. Simulated correct members' runs of 12
 // windows at a limit of 10 are proven to +1 stamped or timed (power_test.go).

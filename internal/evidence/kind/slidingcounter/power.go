@@ -6,7 +6,7 @@ import "sort"
 // admits over a correct member's, in every window, would have been proven an overshoot; ok is false
 // when none up to maxK would have been.
 //
-// As for every kind (internal/bench/overshoot/power.go): the judged admits are first thinned to
+// As for every kind (internal/evidence/overshoot/power.go): the judged admits are first thinned to
 // what the most permissive member, on windows from the epoch, admits of them in the order they ran
 // (each at the middle of its clock's and its run's bounds, which the rule allows, so the thinned
 // admits are never blamed); then k phantoms are added in every epoch window that holds a thinned

@@ -4,7 +4,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/limitctl/limitctl/internal/bench/tally"
+	"github.com/limitctl/limitctl/internal/evidence/tally"
 )
 
 // UnalignedChecker judges a fixed window whose alignment is unknown (a custom script's calls

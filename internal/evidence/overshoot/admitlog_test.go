@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/limitctl/limitctl/internal/bench/tally"
+	"github.com/limitctl/limitctl/internal/evidence/tally"
 )
 
 func TestWindowCheckersKeepOnlyMillisecondsWithAdmits(t *testing.T) {

@@ -3,7 +3,7 @@ package overshoot
 import (
 	"sync"
 
-	"github.com/limitctl/limitctl/internal/bench/tally"
+	"github.com/limitctl/limitctl/internal/evidence/tally"
 )
 
 // admitLog collects admitted now values and settles each millisecond that saw admits, in time

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/tally"
+	"github.com/limitctl/limitctl/internal/evidence/tally"
 )
 
 // A verdict states its power (SPEC section 10): the smallest overshoot this run's evidence would

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/tally"
+	"github.com/limitctl/limitctl/internal/evidence/tally"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
