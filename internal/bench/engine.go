@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/limiter"
@@ -89,7 +90,7 @@ type StrategyRun struct {
 // the run is over and every call has been).
 type CallSink interface {
 	Start(begin time.Time, spec refusal.Spec)
-	Add(key int, c refusal.Call)
+	Add(d evidence.Decision)
 	Mark(lowWater int64)
 }
 

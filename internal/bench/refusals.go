@@ -1,10 +1,9 @@
 package bench
 
 import (
-	"time"
-
 	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/trace"
+	"time"
 )
 
 // judgeSpec is what the strategy's refusal judges are built from.
@@ -63,7 +62,7 @@ func (s *strategyState) judged(c *decisionCall) {
 		c.round.judged(c)
 		return
 	}
-	s.logs[c.worker].Record(c.keyIndex, c.judged)
+	s.logs[c.worker].Record(c.judged)
 	s.inFlight.Leave(c.worker)
 }
 

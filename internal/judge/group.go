@@ -8,6 +8,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/history"
 	"github.com/limitctl/limitctl/internal/httptarget"
@@ -106,9 +107,9 @@ const (
 	unknown // the record does not say (a status unknown): it may have admitted
 )
 
-// decision reads rec's answer: a hammer --record call's own decision, else its status by the
+// answer reads rec's answer: a hammer --record call's own decision, else its status by the
 // --admitted and --refused expressions; for a failure, its kind and message.
-func (g *group) decision(rec *history.Record) (outcome, string, string) {
+func (g *group) answer(rec *history.Record) (outcome, string, string) {
 	switch {
 	case rec.Decision == history.Admit:
 		return admitted, "", ""
@@ -149,7 +150,7 @@ func (g *group) lookup(rec *history.Record) func(string) (string, bool) {
 
 // add judges one record of the group.
 func (g *group) add(rec *history.Record) {
-	out, kind, msg := g.decision(rec)
+	out, kind, msg := g.answer(rec)
 	if g.replay != nil && (rec.Cut || rec.FirstAttempt) {
 		g.replay.cut(rec) // sent as the run ended, or again: no decision, but it may have run
 		return
@@ -188,24 +189,33 @@ func (g *group) add(rec *history.Record) {
 		return
 	}
 	i := g.key(rec.Key)
-	id := g.newID()
-	if g.refusals != nil {
-		g.refusals.record(i, rec, out, id)
+	d := g.decision(rec, i, out)
+	switch out {
+	case refused:
+		g.j.kept.add(g.entry(i, d.ID, rec, false))
+	case admitted:
+		g.evidence[i].Admit(d, func() { g.j.kept.add(g.entry(i, d.ID, rec, true)) })
 	}
-	if out != admitted {
-		if out == refused {
-			g.j.kept.add(g.entry(i, id, rec, false))
-		}
-		return
-	}
-	call := overshoot.Call{ID: id, Sent: g.j.since(rec.StartNs), Replied: g.j.since(rec.EndNs)}
-	g.evidence[i].Admit(call, func() { g.j.kept.add(g.entry(i, id, rec, true)) })
 }
 
-// newID numbers a call of the group, as the engine's request ids.
-func (g *group) newID() uint64 {
+// decision is what the evidence is told of rec, a call on key i answered out: numbered as the
+// engine numbers its requests, its interval on the records' clock, which bounds the decision
+// on a clock they do not show, and for a hammer --record call what its run's evidence was told.
+func (g *group) decision(rec *history.Record, i int, out outcome) evidence.Decision {
 	g.nextID++
-	return g.nextID
+	d := evidence.Decision{ID: g.nextID, Key: int32(i), SentUs: g.j.since(rec.StartNs).Microseconds(),
+		RepliedUs: ceilMicros(g.j.since(rec.EndNs)), Outcome: evidence.Unknown, LateUs: -1}
+	d.ClockLoUs, d.ClockHiUs = d.SentUs, d.RepliedUs
+	switch out {
+	case admitted:
+		d.Outcome = evidence.Admitted
+	case refused:
+		d.Outcome = evidence.Refused
+	}
+	if g.replay != nil {
+		g.replay.recorded(rec, &d)
+	}
+	return d
 }
 
 // sampleError keeps the first distinct messages, as the engine does.

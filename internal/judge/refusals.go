@@ -2,8 +2,8 @@ package judge
 
 import (
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/refusal"
-	"github.com/limitctl/limitctl/internal/history"
 )
 
 // refusals judges a group's refusals, where the limiter's state before the run is known: every
@@ -29,15 +29,7 @@ type refusals struct {
 const passEvery = 512
 
 func newRefusals(g *group) *refusals {
-	r := &refusals{g: g, scratch: &refusal.Scratch{}}
-	if g.replay != nil {
-		r.spec = g.replay.refusalSpec()
-	} else {
-		l := g.j.lim
-		r.spec = refusal.Spec{Kind: l.kind, Limit: l.limit, Window: l.window.Microseconds(), RatePerSec: l.rate,
-			Server: true, Base: g.j.base / 1000}
-	}
-	return r
+	return &refusals{g: g, scratch: &refusal.Scratch{}, spec: g.replay.refusalSpec()}
 }
 
 // addKey adds the judge of a new limiter key.
@@ -47,28 +39,13 @@ func (r *refusals) addKey() {
 	r.judges = append(r.judges, j)
 }
 
-// record tells the judges of an HTTP record's call on key i: an endpoint decided it on its
-// own clock somewhere in [start, end], and holds no slot past its answer.
-func (r *refusals) record(i int, rec *history.Record, out outcome, id uint64) {
-	c := refusal.Call{ID: id, Sent: r.g.j.since(rec.StartNs).Microseconds(), Replied: ceilMicros(r.g.j.since(rec.EndNs)),
-		Outcome: refusal.Unknown}
-	c.StampLo, c.StampHi = c.Sent, c.Replied
-	switch out {
-	case admitted:
-		c.Outcome, c.Released, c.ReleaseOK = refusal.Admitted, c.Replied, true
-	case refused:
-		c.Outcome = refusal.Refused
-	}
-	r.add(i, c)
-}
-
-// add records c on key i, and passes the judges every passEvery calls.
-func (r *refusals) add(i int, c refusal.Call) {
+// add records d, and passes the judges every passEvery calls.
+func (r *refusals) add(d evidence.Decision) {
 	if r.stopped != "" {
 		return
 	}
-	r.judges[i].Record(c)
-	r.mark = max(r.mark, c.Sent)
+	r.judges[d.Key].Record(d)
+	r.mark = max(r.mark, d.SentUs)
 	if r.since++; r.since >= passEvery {
 		r.pass(r.mark)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/hammer"
@@ -87,10 +88,9 @@ func (rp *replay) add(rec *history.Record, out outcome) {
 	rp.tell(rec.StartNs)
 	g := rp.g
 	i := g.key(rec.Key)
-	id := g.newID()
-	c := rp.refusalCall(rec, id, out)
+	d := g.decision(rec, i, out)
 	if g.refusals != nil {
-		g.refusals.add(i, c)
+		g.refusals.add(d)
 	}
 	if rec.ReleaseError != "" {
 		g.st.ReleaseErrors++
@@ -98,31 +98,23 @@ func (rp *replay) add(rec *history.Record, out outcome) {
 	}
 	switch out {
 	case refused:
-		g.j.kept.add(rp.entry(i, id, rec, false))
+		g.j.kept.add(rp.entry(i, d.ID, rec, false))
 		return
 	case failed, unknown:
-		g.evidence[i].Unjudged(overshoot.Call{StampMs: rp.stampMs(rec), Late: -1}) // it may have run, and admitted
+		g.evidence[i].Unjudged(d) // it may have run, and admitted
 		return
 	}
 	if rec.Abandoned {
 		g.st.Abandoned++
 	}
-	call := overshoot.Call{ID: id, Now: time.UnixMicro(rec.NowUs), StampMs: rec.JudgedMs, Late: time.Duration(rec.LateUs) * time.Microsecond,
-		LatestUs: c.StampHi, Sent: g.j.since(rec.StartNs), Replied: g.j.since(rec.EndNs), Abandoned: rec.Abandoned}
-	if rec.JudgedStartNs != 0 || rec.JudgedEndNs != 0 {
-		call.Sent, call.Replied = g.j.since(rec.JudgedStartNs), g.j.since(rec.JudgedEndNs)
-	}
-	if rec.JudgedMs == 0 {
-		call.StampMs = rp.stampMs(rec)
-	}
-	keep := func() { g.j.kept.add(rp.entry(i, id, rec, true)) }
+	keep := func() { g.j.kept.add(rp.entry(i, d.ID, rec, true)) }
 	if !rp.held {
-		g.evidence[i].Admit(call, keep)
+		g.evidence[i].Admit(d, keep)
 		return
 	}
-	heap.Push(&rp.events, event{at: rec.EndNs, key: i, call: call, keep: keep})
+	heap.Push(&rp.events, event{at: rec.EndNs, d: d, keep: keep})
 	if rec.ReleaseStartNs != 0 && !rec.Abandoned {
-		heap.Push(&rp.events, event{at: rec.ReleaseStartNs, key: i, call: overshoot.Call{ID: id}, release: true})
+		heap.Push(&rp.events, event{at: rec.ReleaseStartNs, d: d, release: true})
 	}
 }
 
@@ -137,36 +129,38 @@ func (rp *replay) cut(rec *history.Record) {
 	}
 	rp.tell(rec.StartNs)
 	i := rp.g.key(rec.Key)
-	id := rp.g.newID()
+	d := rp.g.decision(rec, i, unknown)
 	if rp.g.refusals != nil {
-		rp.g.refusals.add(i, rp.refusalCall(rec, id, unknown))
+		rp.g.refusals.add(d)
 	}
 	if !rec.FirstAttempt { // left out of the evidence by the run (its retry's own answer is told)
-		rp.g.evidence[i].Unjudged(overshoot.Call{StampMs: rp.stampMs(rec), Late: -1})
+		rp.g.evidence[i].Unjudged(d)
 	}
 }
 
-// refusalCall is what the refusal judges are told of a call, as the engine told them.
-func (rp *replay) refusalCall(rec *history.Record, id uint64, out outcome) refusal.Call {
+// recorded adds to d what a hammer --record call told its run's evidence: the time its limiter
+// was given (on a clock of the run's own), and for an admit the time it was judged at, how
+// late, over which interval, and its release.
+func (rp *replay) recorded(rec *history.Record, d *evidence.Decision) {
 	j := rp.g.j
-	c := refusal.Call{ID: id, Sent: j.since(rec.StartNs).Microseconds(), Replied: ceilMicros(j.since(rec.EndNs)), Outcome: refusal.Unknown}
-	if rp.run.ServerClock {
-		c.StampLo, c.StampHi = c.Sent, c.Replied
-	} else {
-		c.StampLo = rec.NowUs
-		c.StampHi = max(c.StampLo, rec.StampHiUs)
+	d.NowUs, d.AtMs = rec.NowUs, rp.stampMs(rec)
+	if !rp.run.ServerClock {
+		d.ClockLoUs, d.ClockHiUs = rec.NowUs, max(rec.NowUs, rec.StampHiUs)
 	}
-	switch out {
-	case refused:
-		c.Outcome = refusal.Refused
-	case admitted:
-		c.Outcome, c.Abandoned = refusal.Admitted, rec.Abandoned
-		if rec.ReleaseEndNs != 0 {
-			c.Released = ceilMicros(j.since(rec.ReleaseEndNs))
-			c.ReleaseOK = rec.ReleaseError == "" && !rp.run.Refusals.NoRelease
-		}
+	if d.Outcome != evidence.Admitted {
+		return
 	}
-	return c
+	d.Abandoned, d.LateUs = rec.Abandoned, rec.LateUs
+	if rec.JudgedMs != 0 {
+		d.AtMs = rec.JudgedMs
+	}
+	if rec.JudgedStartNs != 0 || rec.JudgedEndNs != 0 {
+		d.SpanSentUs, d.SpanRepliedUs = j.since(rec.JudgedStartNs).Microseconds(), ceilMicros(j.since(rec.JudgedEndNs))
+	}
+	if rec.ReleaseEndNs != 0 {
+		d.ReleasedUs = ceilMicros(j.since(rec.ReleaseEndNs))
+		d.ReleaseOK = rec.ReleaseError == "" && !rp.run.Refusals.NoRelease
+	}
 }
 
 // stampMs is the time a call was given, as the script could know it (ms).
@@ -191,12 +185,12 @@ func (rp *replay) tell(t int64) {
 func (rp *replay) tellNext() {
 	e := heap.Pop(&rp.events).(event)
 	rp.now = time.Unix(0, e.at)
-	ev := rp.g.evidence[e.key]
+	ev := rp.g.evidence[e.d.Key]
 	if e.release {
-		ev.Release(e.call.ID)
+		ev.Release(e.d.ID)
 		return
 	}
-	ev.Admit(e.call, e.keep)
+	ev.Admit(e.d, e.keep)
 }
 
 // finish tells the witness what is left.
@@ -228,8 +222,7 @@ func (rp *replay) snapshot(st *bench.StrategySnapshot, power int64) {
 // event is an admit (at its reply) or a release (at its sending) the witness is told.
 type event struct {
 	at      int64 // ns
-	key     int
-	call    overshoot.Call
+	d       evidence.Decision
 	keep    func()
 	release bool
 }

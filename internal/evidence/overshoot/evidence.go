@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/tally"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
@@ -34,7 +35,7 @@ type Spec struct {
 	Key        string        // the limiter key (Witness, Shared)
 	Horizon    time.Duration // the call timeout: how late an admit may come after a newer one
 	Quantum    time.Duration // how finely the script is told the time (Stamp)
-	Monotone   bool          // the virtual clock answers TIME monotonically per key (Call.LatestUs)
+	Monotone   bool          // the virtual clock answers TIME monotonically per key (Decision.ClockHiUs)
 	StaleAfter time.Duration // when the concurrency limiter reclaims a request (WitnessStale)
 	StaleUnit  time.Duration // the unit the script is told StaleAfter in (WitnessLive)
 	// Hold is what an endpoint that limits concurrency promises (OnEndpoint: --hold): it answers an admit no sooner than Hold after it took the slot, and
@@ -53,18 +54,6 @@ type Spec struct {
 	AnchorAtOpeners bool
 	History         *HistoryBudget // what the evidence keeps to state its power (nil: its own)
 	OnFirstOver     func(Moment)   // told once what was behind the first overshoot (nil: not told)
-}
-
-// Call is one decision as the evidence judges it.
-type Call struct {
-	ID      uint64        // the request, as Release names it (held evidence)
-	Now     time.Time     // the caller's clock when the call was stamped, its skew included
-	StampMs int64         // the time it is judged at (Stamp, or the time its schedule answered)
-	Late    time.Duration // how late after StampMs it may have reached the limiter; negative: unknown
-	// LatestUs (Monotone) is the highest stamp sent on the key before the reply: TIME's bound.
-	LatestUs      int64
-	Sent, Replied time.Duration // since the run began: when the call was sent and its reply read
-	Abandoned     bool          // admitted and never to be released, as by a crashed client
 }
 
 // Outcome is what the evidence did with an admit.
@@ -156,17 +145,18 @@ func (e *Evidence) checker() Checker {
 // Admit judges one admitted call. kept is called once the call is known to be judged: before
 // any checker can name it behind a first overshoot, or, for the interval evidence (which judges
 // a call only a lag after the newest reply), once it was taken.
-func (e *Evidence) Admit(c Call, kept func()) Outcome {
+func (e *Evidence) Admit(d evidence.Decision, kept func()) Outcome {
 	if e.interval != nil {
-		if !e.interval.AdmitInterval(c.Sent, c.Replied) {
+		sent, replied := d.Span()
+		if !e.interval.AdmitInterval(time.Duration(sent)*time.Microsecond, time.Duration(replied)*time.Microsecond) {
 			return LeftOut
 		}
 		kept()
 		return Judged
 	}
-	if e.isTooLate(c) {
+	if e.isTooLate(d) {
 		e.tooLate.Add(1)
-		e.Unjudged(c)
+		e.Unjudged(d)
 		return TooLate
 	}
 	kept()
@@ -174,50 +164,51 @@ func (e *Evidence) Admit(c Call, kept func()) Outcome {
 	case e.held != nil:
 		// Recorded as of the most advanced worker clock (up to Skew ahead of this one): a call
 		// decided by it may already have reclaimed a held request as abandoned.
-		e.held.AdmitHeld(c.ID, c.Now.UnixMilli(), e.spec.Now().Add(e.spec.Skew).UnixMilli())
-		if c.Abandoned {
-			e.held.AbandonHeld(c.ID) // held until stale-after reclaims it
+		e.held.AdmitHeld(d.ID, tally.FloorDiv(d.NowUs, 1000), e.spec.Now().Add(e.spec.Skew).UnixMilli())
+		if d.Abandoned {
+			e.held.AbandonHeld(d.ID) // held until stale-after reclaims it
 		}
 	case e.late != nil:
-		e.late.AdmitLate(c.StampMs, c.Late)
+		e.late.AdmitLate(d.AtMs, time.Duration(d.LateUs)*time.Microsecond)
 	default:
-		e.check.Admit(c.StampMs)
+		e.check.Admit(d.AtMs)
 	}
 	return Judged
 }
 
-// isTooLate reports whether c is no evidence either way. The window scripts are exact for a
+// isTooLate reports whether d is no evidence either way. The window scripts are exact for a
 // request that reaches Redis within one window of its now (the log keeps two windows, a counter
 // lives two); a later one may rightly see an emptier window. The bucket's and the unaligned
 // fixed window's evidence allow for a bounded lateness (Clock.LateMs). On the monotone virtual
 // clock an epoch-aligned window's admit whose TIME may lie in a later window than its stamp's
 // (its span straddles a window's end) is in a window unknown (clock_evidence.go).
-func (e *Evidence) isTooLate(c Call) bool {
+func (e *Evidence) isTooLate(d evidence.Decision) bool {
 	s := e.spec
-	if s.Evidence.Windowed() && c.Late >= s.Window || s.Clock.LateMs > 0 && c.Late > time.Duration(s.Clock.LateMs)*time.Millisecond {
+	late := time.Duration(d.LateUs) * time.Microsecond
+	if s.Evidence.Windowed() && late >= s.Window || s.Clock.LateMs > 0 && late > time.Duration(s.Clock.LateMs)*time.Millisecond {
 		return true
 	}
 	if !s.Monotone || !s.Clock.Aligned || s.Evidence != limiter.FixedWindowEvidence {
 		return false
 	}
 	w := max(1, s.Window.Milliseconds())
-	lo := Stamp(s.Quantum, c.Now).UnixMilli()
-	hi := Stamp(s.Quantum, time.UnixMicro(c.LatestUs)).UnixMilli()
+	lo := Stamp(s.Quantum, time.UnixMicro(d.NowUs)).UnixMilli()
+	hi := Stamp(s.Quantum, time.UnixMicro(d.ClockHiUs)).UnixMilli()
 	return tally.FloorDiv(lo, w) != tally.FloorDiv(hi, w)
 }
 
 // Unjudged tells the evidence of a call that may have admitted and is not judged (it failed, or
-// came too late), stamped c.StampMs and at most c.Late late: windows anchored at their openers
-// must know of every call that may have opened one (Spec.OpenersSeen).
-func (e *Evidence) Unjudged(c Call) {
+// came too late), stamped d.AtMs and at most d.LateUs late (-1: unknown): windows anchored at
+// their openers must know of every call that may have opened one (Spec.OpenersSeen).
+func (e *Evidence) Unjudged(d evidence.Decision) {
 	if e.anchors == nil {
 		return
 	}
 	lateMs := int64(-1)
-	if c.Late >= 0 {
-		lateMs = (c.Late + time.Millisecond - 1).Milliseconds()
+	if d.LateUs >= 0 {
+		lateMs = (d.LateUs + 999) / 1000
 	}
-	e.anchors.NoteUnjudged(c.StampMs, lateMs)
+	e.anchors.NoteUnjudged(d.AtMs, lateMs)
 }
 
 // Release records that request id no longer holds its slot, before its release is sent, so the

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -20,11 +21,11 @@ func TestEvidenceAnchorsWindowsOnlyWhenTheSpecSaysSo(t *testing.T) {
 		ev := NewEvidence(Spec{Limits: Limits{Evidence: limiter.FixedWindowEvidence, Limit: 5, Window: time.Second},
 			Clock: Clock{LateMs: 10}, Horizon: 4 * time.Second, OpenersSeen: seen, AnchorAtOpeners: anchor})
 		if unjudgedAt != 0 {
-			ev.Unjudged(Call{StampMs: unjudgedAt, Late: -1})
+			ev.Unjudged(evidence.Decision{AtMs: unjudgedAt, LateUs: -1})
 		}
 		for w := int64(0); w < 2; w++ {
 			for i := int64(0); i < 6; i++ {
-				if got := ev.Admit(Call{StampMs: start + w*1001 + i}, nothing); got != Judged {
+				if got := ev.Admit(evidence.Decision{AtMs: start + w*1001 + i}, nothing); got != Judged {
 					t.Fatalf("an admit on time: %d, want Judged", got)
 				}
 			}
@@ -59,9 +60,9 @@ func TestEvidenceLeavesOutAnAdmitAWindowLate(t *testing.T) {
 	ev := NewEvidence(Spec{Limits: Limits{Evidence: limiter.SlidingWindowEvidence, Limit: 1, Window: 100 * time.Millisecond},
 		Clock: Clock{Aligned: true}, Horizon: time.Second})
 	start := int64(1_700_000_000_000)
-	ev.Admit(Call{StampMs: start}, nothing)
+	ev.Admit(evidence.Decision{AtMs: start}, nothing)
 	kept := false
-	if got := ev.Admit(Call{StampMs: start + 1, Late: 100 * time.Millisecond}, func() { kept = true }); got != TooLate || kept {
+	if got := ev.Admit(evidence.Decision{AtMs: start + 1, LateUs: 100_000}, func() { kept = true }); got != TooLate || kept {
 		t.Fatalf("an admit a window late: %d (kept %v), want TooLate and not kept", got, kept)
 	}
 	if got := ev.Finish(); got.Overshoot != 0 || got.Unjudged != 1 {
@@ -81,9 +82,9 @@ func TestEvidenceHoldsAnAbandonedAdmit(t *testing.T) {
 				}
 			}})
 		now := time.Now()
-		ev.Admit(Call{ID: 1, Now: now, Abandoned: abandon}, nothing)
+		ev.Admit(evidence.Decision{ID: 1, NowUs: now.UnixMicro(), Abandoned: abandon}, nothing)
 		ev.Release(1)
-		ev.Admit(Call{ID: 2, Now: now}, func() { keptSecond = true })
+		ev.Admit(evidence.Decision{ID: 2, NowUs: now.UnixMicro()}, func() { keptSecond = true })
 		want := int64(0)
 		if abandon {
 			want = 1 // the abandoned request still holds its slot
@@ -100,10 +101,10 @@ func TestEvidenceOnTheServerClockKeepsOnlyWhatItJudges(t *testing.T) {
 	ev := NewEvidence(Spec{Limits: Limits{Evidence: limiter.SlidingWindowEvidence, Limit: 1, Window: 100 * time.Millisecond},
 		Timing: OnServerClock})
 	kept := false
-	if got := ev.Admit(Call{Sent: 0, Replied: 100 * time.Millisecond}, func() { kept = true }); got != LeftOut || kept {
+	if got := ev.Admit(evidence.Decision{SentUs: 0, RepliedUs: 100_000}, func() { kept = true }); got != LeftOut || kept {
 		t.Errorf("a call a window long: %d (kept %v), want LeftOut and not kept", got, kept)
 	}
-	if got := ev.Admit(Call{Sent: 200 * time.Millisecond, Replied: 201 * time.Millisecond}, func() { kept = true }); got != Judged || !kept {
+	if got := ev.Admit(evidence.Decision{SentUs: 200_000, RepliedUs: 201_000}, func() { kept = true }); got != Judged || !kept {
 		t.Errorf("a call of 1ms: %d (kept %v), want Judged and kept", got, kept)
 	}
 	if got := ev.Finish(); got.Unjudged != 1 {

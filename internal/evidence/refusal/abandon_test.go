@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -11,16 +12,16 @@ import (
 // on the timelines of judge_test.go (µs; stale-after 100ms).
 
 // abandoned is an admitted concurrency request never released.
-func abandoned(sent, replied int64) Call {
-	d := at(sent, replied, Admitted)
+func abandoned(sent, replied int64) evidence.Decision {
+	d := at(sent, replied, evidence.Admitted)
 	d.Abandoned = true
 	return d
 }
 
 // refusedAt is a refusal sent at sent (answered a millisecond later), stamped at stamp.
-func refusedAt(sent, stamp int64) Call {
-	d := at(sent, sent+ms, Refused)
-	d.StampLo, d.StampHi = stamp, stamp
+func refusedAt(sent, stamp int64) evidence.Decision {
+	d := at(sent, sent+ms, evidence.Refused)
+	d.ClockLoUs, d.ClockHiUs = stamp, stamp
 	return d
 }
 
@@ -71,7 +72,7 @@ func TestHeldAbandonedReclaimableIsAtMostTheRoomLeft(t *testing.T) {
 		t.Fatalf("a refusal with room, nothing abandoned: got %d %+v", r.Count, r.First)
 	}
 	// The windows and the bucket hold nothing to abandon: no such field.
-	r = judgeOnce(window(limiter.SlidingWindow, 2), at(0, 1*ms, Admitted), at(10*ms, 11*ms, Refused))
+	r = judgeOnce(window(limiter.SlidingWindow, 2), at(0, 1*ms, evidence.Admitted), at(10*ms, 11*ms, evidence.Refused))
 	if r.Count != 1 || r.First.AbandonedReclaimable != nil {
 		t.Fatalf("a window's false reject: %d %+v", r.Count, r.First)
 	}

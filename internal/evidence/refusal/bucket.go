@@ -3,6 +3,8 @@ package refusal
 import (
 	"math"
 	"sort"
+
+	"github.com/limitctl/limitctl/internal/evidence"
 )
 
 // bucketJudge judges a token bucket's refusals (burst B, refill R per µs, cost 1).
@@ -118,17 +120,17 @@ func newBucketJudge(s Spec) *bucketJudge {
 // candidates holds f's term without f's widest stamp. One slow call at the run's start (a
 // cold connection), whose mark could have been the highest stamp sent by its reply, would
 // otherwise lower every later refusal's bound by R times its latency, for the whole run.
-func (j *bucketJudge) add(calls []Call) {
+func (j *bucketJudge) add(calls []evidence.Decision) {
 	for _, c := range calls {
-		j.bySent = append(j.bySent, c.Sent)
-		if c.Outcome == Admitted {
-			j.byReplied = append(j.byReplied, c.Replied)
+		j.bySent = append(j.bySent, c.SentUs)
+		if c.Outcome == evidence.Admitted {
+			j.byReplied = append(j.byReplied, c.RepliedUs)
 		}
-		stamp := c.StampHi
+		stamp := c.ClockHiUs
 		if j.monotone && !j.server {
-			stamp = c.StampLo
+			stamp = c.ClockLoUs
 		}
-		j.addCand(c.Sent, stamp, c.Outcome == Unknown)
+		j.addCand(c.SentUs, stamp, c.Outcome == evidence.Unknown)
 	}
 }
 

@@ -1,6 +1,10 @@
 package refusal
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/limitctl/limitctl/internal/evidence"
+)
 
 // heldJudge judges a concurrency limiter's refusals.
 //
@@ -81,15 +85,15 @@ func newHeldJudge(s Spec) *heldJudge {
 	return j
 }
 
-func (j *heldJudge) add(calls []Call) {
+func (j *heldJudge) add(calls []evidence.Decision) {
 	for _, c := range calls {
 		switch {
-		case c.Outcome == Admitted && c.ReleaseOK:
-			j.spans = append(j.spans, heldSpan{c.Sent, c.Released})
-		case c.Outcome == Admitted:
-			j.open = append(j.open, openHold{from: c.Sent, cut: c.Replied, stamp: c.StampHi, abandoned: c.Abandoned})
+		case c.Outcome == evidence.Admitted && c.ReleaseOK:
+			j.spans = append(j.spans, heldSpan{c.SentUs, c.ReleasedUs})
+		case c.Outcome == evidence.Admitted:
+			j.open = append(j.open, openHold{from: c.SentUs, cut: c.RepliedUs, stamp: c.ClockHiUs, abandoned: c.Abandoned})
 		default:
-			j.open = append(j.open, openHold{from: c.Sent, cut: Forever, stamp: c.StampHi})
+			j.open = append(j.open, openHold{from: c.SentUs, cut: Forever, stamp: c.ClockHiUs})
 		}
 	}
 }

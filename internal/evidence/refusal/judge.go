@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/tally"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/trace"
@@ -52,35 +53,6 @@ import (
 // whatever a group proves holds for every member. Each key keeps only what later decisions can
 // still need; the rest is folded into counts, so memory follows the load within the judging lag
 // and the window, not the length of the run.
-
-// Outcome is what a decision did to the limiter's state, as far as the hammer can tell.
-type Outcome uint8
-
-// The outcomes of a decision.
-const (
-	Refused  Outcome = iota // the limiter said no: a correct limiter took no room
-	Admitted                // the limiter said yes
-	Unknown                 // errored, timed out, cut off, or unreadable: it may have admitted, at any time after it was sent
-)
-
-// Call is one call as a refusal judge sees it. Sent and Replied are µs since the run began
-// on its monotonic clock (Sent rounded down, Replied up): the call ran somewhere between them.
-// StampLo and StampHi are µs on the limiter's clock: the time the script used lies between them
-// (one instant, the now it was passed, on a client or virtual clock; on the server's clock,
-// Sent and Replied again). Released is when the release of an admitted concurrency request
-// was answered, and ReleaseOK whether it succeeded; a request without a successful release
-// holds its slot until stale-after reclaims it. Abandoned: an admitted request never released
-// on purpose (Config.Abandon), held until stale-after like one whose release failed, and
-// named apart in the evidence.
-type Call struct {
-	ID               uint64 // the request (trace.Recorder.Begin): its commands are in its worker's ring
-	Sent, Replied    int64
-	StampLo, StampHi int64
-	Outcome          Outcome
-	Released         int64
-	ReleaseOK        bool
-	Abandoned        bool
-}
 
 // FalseReject is the evidence for one refusal proven wrong: the refused call (times in ms from
 // the run's start) and what was counted against it.
@@ -177,7 +149,7 @@ func ttlSlack(w int64) int64 { return w/1000 + 1000 }
 type kindJudge interface {
 	// add takes the decisions that took or may have taken room (admitted, unknown) since the
 	// last batch.
-	add(calls []Call)
+	add(calls []evidence.Decision)
 	// judge decides every group in ready (each replied before lowWater, in order of sending);
 	// verdict is told the ones proven wrong and the most the evidence counted against them.
 	judge(ready []*rejectGroup, lowWater int64, verdict verdictFunc)
@@ -204,25 +176,25 @@ type rejectGroup struct {
 	n                   int64
 	sentMin, repliedMax int64
 	stampLo, stampHi    int64
-	ownHi               int64 // the latest of its calls' own stamps (StampLo)
-	first               Call  // the earliest sent, for the evidence
+	ownHi               int64             // the latest of its calls' own stamps (StampLo)
+	first               evidence.Decision // the earliest sent, for the evidence
 }
 
-func (g *rejectGroup) addCall(d Call) {
-	if g.n == 0 || d.Sent < g.first.Sent {
+func (g *rejectGroup) addCall(d evidence.Decision) {
+	if g.n == 0 || d.SentUs < g.first.SentUs {
 		g.first = d
 	}
 	if g.n == 0 {
-		g.sentMin, g.repliedMax, g.stampLo, g.stampHi, g.ownHi = d.Sent, d.Replied, d.StampLo, d.StampHi, d.StampLo
+		g.sentMin, g.repliedMax, g.stampLo, g.stampHi, g.ownHi = d.SentUs, d.RepliedUs, d.ClockLoUs, d.ClockHiUs, d.ClockLoUs
 	} else {
-		g.sentMin, g.repliedMax = min(g.sentMin, d.Sent), max(g.repliedMax, d.Replied)
-		g.stampLo, g.stampHi, g.ownHi = min(g.stampLo, d.StampLo), max(g.stampHi, d.StampHi), max(g.ownHi, d.StampLo)
+		g.sentMin, g.repliedMax = min(g.sentMin, d.SentUs), max(g.repliedMax, d.RepliedUs)
+		g.stampLo, g.stampHi, g.ownHi = min(g.stampLo, d.ClockLoUs), max(g.stampHi, d.ClockHiUs), max(g.ownHi, d.ClockLoUs)
 	}
 	g.n++
 }
 
 func (g *rejectGroup) merge(o *rejectGroup) {
-	if o.first.Sent < g.first.Sent {
+	if o.first.SentUs < g.first.SentUs {
 		g.first = o.first
 	}
 	g.sentMin, g.repliedMax = min(g.sentMin, o.sentMin), max(g.repliedMax, o.repliedMax)
@@ -237,9 +209,9 @@ func (g *rejectGroup) merge(o *rejectGroup) {
 type Judge struct {
 	byStamp bool // group refusals by their stamp's millisecond (else by their sending's)
 
-	calls   []Call // admitted and unknown since the last batch
-	refused []Call // refused since the last batch
-	closed  bool   // no later decision can be judged: recorded no more
+	calls   []evidence.Decision // admitted and unknown since the last batch
+	refused []evidence.Decision // refused since the last batch
+	closed  bool                // no later decision can be judged: recorded no more
 
 	kind    kindJudge
 	pending []rejectGroup // recorded, not yet judgeable, by key
@@ -289,23 +261,23 @@ func New(spec Spec) *Judge {
 }
 
 // Record adds one decision; a nil judge (refusals not judged) ignores it.
-func (r *Judge) Record(d Call) {
+func (r *Judge) Record(d evidence.Decision) {
 	switch {
 	case r == nil || r.closed:
-	case d.Outcome == Refused:
+	case d.Outcome == evidence.Refused:
 		r.refused = append(r.refused, d)
-		r.waitingFrom = min(r.waitingFrom, d.Sent)
+		r.waitingFrom = min(r.waitingFrom, d.SentUs)
 	default:
 		r.calls = append(r.calls, d)
 	}
 }
 
 // groupKey is the millisecond a refusal is grouped by.
-func (r *Judge) groupKey(d *Call) int64 {
+func (r *Judge) groupKey(d *evidence.Decision) int64 {
 	if r.byStamp {
-		return tally.FloorDiv(d.StampLo, 1000)
+		return tally.FloorDiv(d.ClockLoUs, 1000)
 	}
-	return tally.FloorDiv(d.Sent, 1000)
+	return tally.FloorDiv(d.SentUs, 1000)
 }
 
 // JudgeBefore decides every refusal replied before lowWater: by then every call that can have run
@@ -314,7 +286,7 @@ func (r *Judge) JudgeBefore(lowWater int64) {
 	r.kind.add(r.calls)
 	r.calls = reuse(r.calls)
 	// This batch's refusals, grouped by key.
-	slices.SortFunc(r.refused, func(a, b Call) int { return cmp.Compare(r.groupKey(&a), r.groupKey(&b)) })
+	slices.SortFunc(r.refused, func(a, b evidence.Decision) int { return cmp.Compare(r.groupKey(&a), r.groupKey(&b)) })
 	sc := r.scratch
 	fresh := sc.fresh[:0]
 	for i := range r.refused {
@@ -410,14 +382,14 @@ func (r *Judge) Close() {
 func (r *Judge) found(g *rejectGroup, counted int64, tokens float64, abandoned int64) {
 	r.Count += g.n
 	ev := &FalseReject{
-		SentMs: float64(g.first.Sent) / 1000, RepliedMs: float64(g.first.Replied) / 1000,
+		SentMs: float64(g.first.SentUs) / 1000, RepliedMs: float64(g.first.RepliedUs) / 1000,
 		HeldOrAdmitted: counted, Limit: r.limit, ID: g.first.ID,
 	}
 	if abandoned >= 0 {
 		ev.AbandonedReclaimable = &abandoned
 	}
 	if !r.server {
-		at := float64(g.first.StampLo-r.begin) / 1000
+		at := float64(g.first.ClockLoUs-r.begin) / 1000
 		ev.StampMs = &at
 	}
 	if !math.IsNaN(tokens) {
@@ -437,29 +409,23 @@ func (r *Judge) found(g *rejectGroup, counted int64, tokens float64, abandoned i
 // (and the logs sit on cache lines apart).
 type Log struct {
 	mu    sync.Mutex
-	calls []Keyed
-	spare []Keyed
+	calls []evidence.Decision
+	spare []evidence.Decision
 	_     [64]byte
 }
 
-// Record adds a decision on key; a nil log (refusals not judged) ignores it.
-func (l *Log) Record(key int, c Call) {
+// Record adds a decision; a nil log (refusals not judged) ignores it.
+func (l *Log) Record(d evidence.Decision) {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
-	l.calls = append(l.calls, Keyed{key, c})
+	l.calls = append(l.calls, d)
 	l.mu.Unlock()
 }
 
-// Keyed is a decision on a key, as RecordAll takes them.
-type Keyed struct {
-	Key  int
-	Call Call
-}
-
 // RecordAll adds decisions at once (a round's, under one lock); a nil log ignores them.
-func (l *Log) RecordAll(calls []Keyed) {
+func (l *Log) RecordAll(calls []evidence.Decision) {
 	if l == nil || len(calls) == 0 {
 		return
 	}
@@ -470,24 +436,17 @@ func (l *Log) RecordAll(calls []Keyed) {
 
 // DrainTo hands the logged decisions to their keys' judges.
 func (l *Log) DrainTo(keys []*Judge) {
-	l.mu.Lock()
-	calls := l.calls
-	l.calls = l.spare[:0]
-	l.mu.Unlock()
-	for _, kc := range calls {
-		keys[kc.Key].Record(kc.Call)
-	}
-	l.spare = calls[:0]
+	l.Drain(func(d evidence.Decision) { keys[d.Key].Record(d) })
 }
 
 // Drain hands the logged decisions to to, in the order they were logged.
-func (l *Log) Drain(to func(key int, c Call)) {
+func (l *Log) Drain(to func(d evidence.Decision)) {
 	l.mu.Lock()
 	calls := l.calls
 	l.calls = l.spare[:0]
 	l.mu.Unlock()
-	for _, kc := range calls {
-		to(kc.Key, kc.Call)
+	for _, d := range calls {
+		to(d)
 	}
 	l.spare = calls[:0]
 }

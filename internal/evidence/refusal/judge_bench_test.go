@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -25,14 +26,14 @@ func BenchmarkRefusalJudges(b *testing.B) {
 			next, lastAdmit := int64(0), int64(-1_000_000)
 			for i := 0; i < b.N; i++ {
 				sent := int64(i) * 25
-				d := Call{Sent: sent, Replied: sent + 300 + rng.Int64N(400), StampLo: sent + rng.Int64N(10_000) - 5000, Outcome: Refused}
-				d.StampHi = d.StampLo
+				d := evidence.Decision{SentUs: sent, RepliedUs: sent + 300 + rng.Int64N(400), ClockLoUs: sent + rng.Int64N(10_000) - 5000, Outcome: evidence.Refused}
+				d.ClockHiUs = d.ClockLoUs
 				switch {
 				case k == limiter.Concurrency && rng.IntN(11) == 0:
-					d.Outcome = Admitted
-					d.Released, d.ReleaseOK = d.Replied+2000, true
+					d.Outcome = evidence.Admitted
+					d.ReleasedUs, d.ReleaseOK = d.RepliedUs+2000, true
 				case k != limiter.Concurrency && sent-lastAdmit >= 50_000:
-					d.Outcome, lastAdmit = Admitted, sent
+					d.Outcome, lastAdmit = evidence.Admitted, sent
 				}
 				r.Record(d)
 				if sent >= next {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -14,7 +15,7 @@ import (
 
 const ms = int64(1000)
 
-func judgeOnce(spec Spec, calls ...Call) *Judge {
+func judgeOnce(spec Spec, calls ...evidence.Decision) *Judge {
 	r := New(spec)
 	for _, c := range calls {
 		r.Record(c)
@@ -24,14 +25,14 @@ func judgeOnce(spec Spec, calls ...Call) *Judge {
 }
 
 // at is a call sent at sent, answered at replied, stamped at sent.
-func at(sent, replied int64, o Outcome) Call {
-	return Call{Sent: sent, Replied: replied, StampLo: sent, StampHi: sent, Outcome: o}
+func at(sent, replied int64, o evidence.Outcome) evidence.Decision {
+	return evidence.Decision{SentUs: sent, RepliedUs: replied, ClockLoUs: sent, ClockHiUs: sent, Outcome: o}
 }
 
 // held is an admitted concurrency request, released (answered) at released.
-func held(sent, replied, released int64) Call {
-	d := at(sent, replied, Admitted)
-	d.Released, d.ReleaseOK = released, true
+func held(sent, replied, released int64) evidence.Decision {
+	d := at(sent, replied, evidence.Admitted)
+	d.ReleasedUs, d.ReleaseOK = released, true
 	return d
 }
 
@@ -40,7 +41,7 @@ func concurrency(limit int64) Spec {
 }
 
 func TestHeldRefusalWithAFreeSlotIsFalse(t *testing.T) {
-	r := judgeOnce(concurrency(2), held(0, 1*ms, 50*ms), at(10*ms, 11*ms, Refused))
+	r := judgeOnce(concurrency(2), held(0, 1*ms, 50*ms), at(10*ms, 11*ms, evidence.Refused))
 	if r.Count != 1 || r.First.HeldOrAdmitted != 1 || r.First.Limit != 2 {
 		t.Fatalf("one of two held, refused: want 1 false reject counting 1, got %d %+v", r.Count, r.First)
 	}
@@ -49,8 +50,8 @@ func TestHeldRefusalWithAFreeSlotIsFalse(t *testing.T) {
 // The limiter decided at one instant of [sent, replied]: a request released at that
 // interval's first instant, or taken at its last, may have been held then.
 func TestHeldCountsRequestsTouchingTheIntervalAtOneInstant(t *testing.T) {
-	refused := at(10*ms, 11*ms, Refused)
-	for name, other := range map[string]Call{
+	refused := at(10*ms, 11*ms, evidence.Refused)
+	for name, other := range map[string]evidence.Decision{
 		"released as the refusal was sent":     held(0, 1*ms, 10*ms),
 		"acquired as the refusal was answered": held(11*ms, 12*ms, 50*ms),
 	} {
@@ -67,7 +68,7 @@ func TestHeldCountsRequestsTouchingTheIntervalAtOneInstant(t *testing.T) {
 // Two requests that overlapped the refusal's interval, but never each other, were never held
 // together: the bound is the most held at one instant, not how many overlapped.
 func TestHeldIsPointwiseNotAnOverlapCount(t *testing.T) {
-	r := judgeOnce(concurrency(2), held(0, 1*ms, 10*ms+300), held(10*ms+500, 10*ms+600, 50*ms), at(10*ms, 11*ms, Refused))
+	r := judgeOnce(concurrency(2), held(0, 1*ms, 10*ms+300), held(10*ms+500, 10*ms+600, 50*ms), at(10*ms, 11*ms, evidence.Refused))
 	if r.Count != 1 || r.First.HeldOrAdmitted != 1 {
 		t.Fatalf("want 1 false reject, at most 1 held at once; got %d %+v", r.Count, r.First)
 	}
@@ -76,12 +77,12 @@ func TestHeldIsPointwiseNotAnOverlapCount(t *testing.T) {
 // A request whose release failed holds its slot until stale-after has passed on both clocks a
 // limiter may reclaim by: the stamps it was given, and the server's (a slot's TTL).
 func TestHeldFailedReleaseHoldsUntilStaleAfterOnBothClocks(t *testing.T) {
-	failed := at(0, 1*ms, Admitted) // released, but the release failed
-	failed.Released = 2 * ms
+	failed := at(0, 1*ms, evidence.Admitted) // released, but the release failed
+	failed.ReleasedUs = 2 * ms
 	spec := concurrency(1)
-	refusedAt := func(sent, stamp int64) Call {
-		d := at(sent, sent+ms, Refused)
-		d.StampLo, d.StampHi = stamp, stamp
+	refusedAt := func(sent, stamp int64) evidence.Decision {
+		d := at(sent, sent+ms, evidence.Refused)
+		d.ClockLoUs, d.ClockHiUs = stamp, stamp
 		return d
 	}
 	for _, c := range []struct {
@@ -108,7 +109,7 @@ func TestHeldFailedReleaseHoldsUntilStaleAfterOnBothClocks(t *testing.T) {
 // An acquire of unknown outcome may have taken a slot, and may have run after its error came
 // back, so on the server's clock it is never certainly reclaimed.
 func TestHeldUnknownAcquireIsNeverReclaimed(t *testing.T) {
-	r := judgeOnce(concurrency(1), at(0, 1*ms, Unknown), at(time.Hour.Microseconds(), time.Hour.Microseconds()+ms, Refused))
+	r := judgeOnce(concurrency(1), at(0, 1*ms, evidence.Unknown), at(time.Hour.Microseconds(), time.Hour.Microseconds()+ms, evidence.Refused))
 	if r.Count != 0 {
 		t.Errorf("a refusal an hour after an acquire of unknown outcome was blamed")
 	}
@@ -116,7 +117,7 @@ func TestHeldUnknownAcquireIsNeverReclaimed(t *testing.T) {
 
 // The groups refusals are judged in keep only what holds for every member.
 func TestHeldGroupOfRefusalsIsJudgedByItsUnion(t *testing.T) {
-	a, b := at(10*ms, 10*ms+100, Refused), at(10*ms+200, 10*ms+900, Refused) // one group: sent in the same ms
+	a, b := at(10*ms, 10*ms+100, evidence.Refused), at(10*ms+200, 10*ms+900, evidence.Refused) // one group: sent in the same ms
 	// Held only while b may have been decided: b is not wrong, so neither is the group.
 	r := judgeOnce(concurrency(1), held(10*ms+500, 10*ms+600, 10*ms+800), a, b)
 	if r.Count != 0 {
@@ -129,21 +130,21 @@ func window(kind limiter.Kind, limit int64) Spec {
 }
 
 // stamped is a call sent at sent with its own stamp.
-func stamped(sent, replied, stamp int64, o Outcome) Call {
-	return Call{Sent: sent, Replied: replied, StampLo: stamp, StampHi: stamp, Outcome: o}
+func stamped(sent, replied, stamp int64, o evidence.Outcome) evidence.Decision {
+	return evidence.Decision{SentUs: sent, RepliedUs: replied, ClockLoUs: stamp, ClockHiUs: stamp, Outcome: o}
 }
 
 func TestSlidingRefusalUnderTheLimitIsFalse(t *testing.T) {
-	r := judgeOnce(window(limiter.SlidingWindow, 2), at(0, 1*ms, Admitted), at(50*ms, 51*ms, Refused))
+	r := judgeOnce(window(limiter.SlidingWindow, 2), at(0, 1*ms, evidence.Admitted), at(50*ms, 51*ms, evidence.Refused))
 	if r.Count != 1 || r.First.HeldOrAdmitted != 1 {
 		t.Fatalf("one admit of two in the window, refused: got %d %+v", r.Count, r.First)
 	}
 	// An admit stamped just over a window before counts still: the script rounds to whole ms.
-	r = judgeOnce(window(limiter.SlidingWindow, 1), stamped(0, 1*ms, -51*ms, Admitted), at(50*ms, 51*ms, Refused))
+	r = judgeOnce(window(limiter.SlidingWindow, 1), stamped(0, 1*ms, -51*ms, evidence.Admitted), at(50*ms, 51*ms, evidence.Refused))
 	if r.Count != 0 {
 		t.Errorf("an admit within the rounding of the window's start not counted")
 	}
-	r = judgeOnce(window(limiter.SlidingWindow, 1), stamped(0, 1*ms, -53*ms, Admitted), at(50*ms, 51*ms, Refused))
+	r = judgeOnce(window(limiter.SlidingWindow, 1), stamped(0, 1*ms, -53*ms, evidence.Admitted), at(50*ms, 51*ms, evidence.Refused))
 	if r.Count != 1 {
 		t.Errorf("an admit stamped past the window and the rounding still counted")
 	}
@@ -152,15 +153,15 @@ func TestSlidingRefusalUnderTheLimitIsFalse(t *testing.T) {
 // A list of the newest admits (alisaifee/limits) counts every admit that ran after the oldest
 // one still within the window, whatever its own stamp: an old-stamped admit that ran late.
 func TestSlidingCountsAnAdmitThatRanAfterOneInTheWindow(t *testing.T) {
-	inWindow := stamped(0, 1*ms, 0, Admitted)
-	late := stamped(2*ms, 3*ms, -500*ms, Admitted) // stamped long ago, ran after inWindow
-	r := judgeOnce(window(limiter.SlidingWindow, 2), inWindow, late, at(50*ms, 51*ms, Refused))
+	inWindow := stamped(0, 1*ms, 0, evidence.Admitted)
+	late := stamped(2*ms, 3*ms, -500*ms, evidence.Admitted) // stamped long ago, ran after inWindow
+	r := judgeOnce(window(limiter.SlidingWindow, 2), inWindow, late, at(50*ms, 51*ms, evidence.Refused))
 	if r.Count != 0 {
 		t.Errorf("a list-style limiter at its limit blamed")
 	}
 	// Answered before the window's oldest admit was even sent: it ran before it, and drops out.
-	early := stamped(-3*ms, -2*ms, -500*ms, Admitted)
-	if r = judgeOnce(window(limiter.SlidingWindow, 2), inWindow, early, at(50*ms, 51*ms, Refused)); r.Count != 1 {
+	early := stamped(-3*ms, -2*ms, -500*ms, evidence.Admitted)
+	if r = judgeOnce(window(limiter.SlidingWindow, 2), inWindow, early, at(50*ms, 51*ms, evidence.Refused)); r.Count != 1 {
 		t.Errorf("an admit that ran before every admit in the window was counted")
 	}
 }
@@ -168,7 +169,7 @@ func TestSlidingCountsAnAdmitThatRanAfterOneInTheWindow(t *testing.T) {
 // An admit of unknown outcome may run at any time after it was sent: it counts against every
 // later refusal.
 func TestWindowUnknownAdmitCountsForEver(t *testing.T) {
-	r := judgeOnce(window(limiter.SlidingWindow, 1), at(0, 1*ms, Unknown), at(time.Hour.Microseconds(), time.Hour.Microseconds()+ms, Refused))
+	r := judgeOnce(window(limiter.SlidingWindow, 1), at(0, 1*ms, evidence.Unknown), at(time.Hour.Microseconds(), time.Hour.Microseconds()+ms, evidence.Refused))
 	if r.Count != 0 {
 		t.Errorf("a refusal after an admit of unknown outcome was blamed")
 	}
@@ -178,19 +179,19 @@ func TestFixedWindowAligned(t *testing.T) {
 	spec := window(limiter.FixedWindow, 1)
 	spec.Aligned = true
 	// The previous window's admit does not count in this one.
-	if r := judgeOnce(spec, at(99*ms, 99*ms+500, Admitted), at(100*ms, 101*ms, Refused)); r.Count != 1 {
+	if r := judgeOnce(spec, at(99*ms, 99*ms+500, evidence.Admitted), at(100*ms, 101*ms, evidence.Refused)); r.Count != 1 {
 		t.Errorf("an admit of the previous aligned window counted")
 	}
-	if r := judgeOnce(spec, at(100*ms, 100*ms+500, Admitted), at(199*ms, 199*ms+800, Refused)); r.Count != 0 {
+	if r := judgeOnce(spec, at(100*ms, 100*ms+500, evidence.Admitted), at(199*ms, 199*ms+800, evidence.Refused)); r.Count != 0 {
 		t.Errorf("an admit of the same aligned window not counted")
 	}
 	// outUnknown alignment: a window opened by a first hit, or a TTL running on the server's
 	// clock, may hold both.
 	spec.Aligned = false
-	if r := judgeOnce(spec, at(99*ms, 99*ms+500, Admitted), at(100*ms, 101*ms, Refused)); r.Count != 0 {
+	if r := judgeOnce(spec, at(99*ms, 99*ms+500, evidence.Admitted), at(100*ms, 101*ms, evidence.Refused)); r.Count != 0 {
 		t.Errorf("a window of unknown alignment blamed for an admit a millisecond before")
 	}
-	if r := judgeOnce(spec, at(0, 1*ms, Admitted), at(110*ms, 111*ms, Refused)); r.Count != 1 {
+	if r := judgeOnce(spec, at(0, 1*ms, evidence.Admitted), at(110*ms, 111*ms, evidence.Refused)); r.Count != 1 {
 		t.Errorf("an admit more than a window (and its allowances) before counted")
 	}
 }
@@ -201,34 +202,34 @@ func bucket(burst int64, perSec float64) Spec {
 
 func TestBucketLevel(t *testing.T) {
 	// A fresh bucket of 2 at 10/s: one draw at 0; refused at 30ms it certainly held 1 + 0.3.
-	r := judgeOnce(bucket(2, 10), at(0, 1*ms, Admitted), at(30*ms, 31*ms, Refused))
+	r := judgeOnce(bucket(2, 10), at(0, 1*ms, evidence.Admitted), at(30*ms, 31*ms, evidence.Refused))
 	if r.Count != 1 || r.First.TokensLeft == nil || math.Abs(*r.First.TokensLeft-1.28) > 0.01 {
 		t.Fatalf("want 1 false reject with about 1.28 tokens (2ms of rounding taken off), got %d %+v", r.Count, r.First)
 	}
 	// With exactly one token and no time to refill, rounding may have taken a sliver: no claim.
-	if r := judgeOnce(bucket(2, 10), at(0, 1*ms, Admitted), at(0, 1*ms, Refused)); r.Count != 0 {
+	if r := judgeOnce(bucket(2, 10), at(0, 1*ms, evidence.Admitted), at(0, 1*ms, evidence.Refused)); r.Count != 0 {
 		t.Errorf("blamed at exactly one token")
 	}
 	// Stepped (given the window): nothing refills before a whole step has passed.
 	spec := bucket(2, 10)
 	spec.Rules.RefillStep = 500 * time.Millisecond
-	if r := judgeOnce(spec, at(0, 1*ms, Admitted), at(0, 1*ms, Admitted), at(400*ms, 401*ms, Refused)); r.Count != 0 {
+	if r := judgeOnce(spec, at(0, 1*ms, evidence.Admitted), at(0, 1*ms, evidence.Admitted), at(400*ms, 401*ms, evidence.Refused)); r.Count != 0 {
 		t.Errorf("a stepped bucket blamed before its step")
 	}
-	if r := judgeOnce(spec, at(0, 1*ms, Admitted), at(0, 1*ms, Admitted), at(700*ms, 701*ms, Refused)); r.Count != 1 {
+	if r := judgeOnce(spec, at(0, 1*ms, evidence.Admitted), at(0, 1*ms, evidence.Admitted), at(700*ms, 701*ms, evidence.Refused)); r.Count != 1 {
 		t.Errorf("a stepped bucket not blamed a step and 2 tokens of refill later")
 	}
 	// A stepped bucket counts whole tokens: full at 3, it drew 2 and refused within its step
 	// though the one token left is certain (a continuous bucket would have refilled 4 by then).
 	spec = bucket(3, 10)
 	spec.Rules.RefillStep = 500 * time.Millisecond
-	r = judgeOnce(spec, at(0, 1*ms, Admitted), at(0, 1*ms, Admitted), at(400*ms, 401*ms, Refused))
+	r = judgeOnce(spec, at(0, 1*ms, evidence.Admitted), at(0, 1*ms, evidence.Admitted), at(400*ms, 401*ms, evidence.Refused))
 	if r.Count != 1 || r.First.TokensLeft == nil || *r.First.TokensLeft != 1 {
 		t.Errorf("a stepped bucket's certain last token: %d false rejects, %+v", r.Count, r.First)
 	}
 	// But given the window the bucket may as well be continuous and round its times: with no
 	// time to refill, that one may have charged the draws a sliver more. No claim.
-	if r := judgeOnce(spec, at(0, 1*ms, Admitted), at(0, 1*ms, Admitted), at(0, 1*ms, Refused)); r.Count != 0 {
+	if r := judgeOnce(spec, at(0, 1*ms, evidence.Admitted), at(0, 1*ms, evidence.Admitted), at(0, 1*ms, evidence.Refused)); r.Count != 0 {
 		t.Errorf("blamed at exactly one token where a continuous bucket may have rounded")
 	}
 }
@@ -240,8 +241,8 @@ func TestBucketLevel(t *testing.T) {
 func TestBucketCountsDrawsByWhenTheyRan(t *testing.T) {
 	s := int64(time.Second.Microseconds())
 	r := judgeOnce(bucket(3, 1),
-		stamped(0, 1*ms, s, Admitted), stamped(2*ms, 3*ms, 0, Admitted), stamped(4*ms, 5*ms, s, Admitted),
-		stamped(6*ms, 7*ms, s, Refused))
+		stamped(0, 1*ms, s, evidence.Admitted), stamped(2*ms, 3*ms, 0, evidence.Admitted), stamped(4*ms, 5*ms, s, evidence.Admitted),
+		stamped(6*ms, 7*ms, s, evidence.Refused))
 	if r.Count != 0 {
 		t.Errorf("the shipped GCRA's refusal after a late-stamped draw was blamed")
 	}
@@ -253,9 +254,9 @@ func TestBucketCountsDrawsByWhenTheyRan(t *testing.T) {
 // room, and is blamed.)
 func TestBucketRefusalStampedAheadCosts(t *testing.T) {
 	spec := bucket(2, 10) // a token per 100ms
-	draw := at(0, 1*ms, Admitted)
-	ahead := stamped(500*ms, 501*ms, 900*ms, Refused)
-	k := stamped(600*ms, 601*ms, 600*ms, Refused)
+	draw := at(0, 1*ms, evidence.Admitted)
+	ahead := stamped(500*ms, 501*ms, 900*ms, evidence.Refused)
+	k := stamped(600*ms, 601*ms, 600*ms, evidence.Refused)
 	if r := judgeOnce(spec, draw, k); r.Count != 1 {
 		t.Fatalf("alone, the refusal 600ms after one draw is not blamed")
 	}
@@ -284,7 +285,7 @@ func TestLowWaterMark(t *testing.T) {
 // in a later batch still counts against a refusal pending from an earlier one.
 func TestRefusalWaitsForTheLowWaterMark(t *testing.T) {
 	r := New(concurrency(1))
-	r.Record(at(10*ms, 11*ms, Refused))
+	r.Record(at(10*ms, 11*ms, evidence.Refused))
 	r.JudgeBefore(10 * ms) // a call sent from 10ms on may still be in flight: the refusal waits
 	r.Record(held(10*ms+200, 10*ms+500, 20*ms))
 	r.JudgeBefore(Forever)
@@ -299,8 +300,8 @@ func TestRefusalWaitsForTheLowWaterMark(t *testing.T) {
 // recorders keep the refusals from there on (trace.Recorder.HoldUnjudged).
 func TestUnjudgedFromIsTheEarliestRefusalNotJudged(t *testing.T) {
 	r := New(Spec{Kind: limiter.Concurrency, Limit: 20, StaleAfter: 10_000_000, Horizon: 5_000_000})
-	refused := func(sent int64) Call {
-		return Call{Sent: sent, Replied: sent + 300, StampLo: sent, StampHi: sent, Outcome: Refused}
+	refused := func(sent int64) evidence.Decision {
+		return evidence.Decision{SentUs: sent, RepliedUs: sent + 300, ClockLoUs: sent, ClockHiUs: sent, Outcome: evidence.Refused}
 	}
 	if got := r.UnjudgedFrom(5_000); got != 5_000 {
 		t.Fatalf("nothing recorded: %d, want the mark 5000", got)

@@ -3,6 +3,7 @@ package refusal
 import (
 	"testing"
 
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -13,8 +14,8 @@ import (
 func TestMonotoneRefusalsOfAnAlignedWindow(t *testing.T) {
 	spec := window(limiter.FixedWindow, 1)
 	spec.Aligned = true
-	straddling := Call{Sent: 99 * ms, Replied: 101 * ms, StampLo: 99 * ms, StampHi: 101 * ms, Outcome: Admitted}
-	refused := at(150*ms, 151*ms, Refused)
+	straddling := evidence.Decision{SentUs: 99 * ms, RepliedUs: 101 * ms, ClockLoUs: 99 * ms, ClockHiUs: 101 * ms, Outcome: evidence.Admitted}
+	refused := at(150*ms, 151*ms, evidence.Refused)
 	if r := judgeOnce(spec, straddling, refused); r.Count != 1 {
 		t.Fatalf("the aligned rule reads the admit's window from its stamp alone: want it blamed here, got %d", r.Count)
 	}
@@ -22,7 +23,7 @@ func TestMonotoneRefusalsOfAnAlignedWindow(t *testing.T) {
 	if r := judgeOnce(spec, straddling, refused); r.Count != 0 {
 		t.Errorf("an admit that may have read a TIME in the refusal's window was not counted")
 	}
-	if r := judgeOnce(spec, at(0, 1*ms, Admitted), refused); r.Count != 1 {
+	if r := judgeOnce(spec, at(0, 1*ms, evidence.Admitted), refused); r.Count != 1 {
 		t.Errorf("an admit certainly a window before the refusal counted on the monotone clock")
 	}
 }
@@ -34,8 +35,8 @@ func TestMonotoneRefusalsOfAnAlignedWindow(t *testing.T) {
 func TestMonotoneBucketSeesPastASlowFirstCall(t *testing.T) {
 	spec := bucket(3, 10) // a token per 100ms
 	spec.Monotone = true
-	slow := Call{Sent: 0, Replied: 300 * ms, StampLo: 0, StampHi: 290 * ms, Outcome: Admitted}
-	calls := []Call{slow, at(1*ms, 2*ms, Admitted), at(50*ms, 51*ms, Refused)}
+	slow := evidence.Decision{SentUs: 0, RepliedUs: 300 * ms, ClockLoUs: 0, ClockHiUs: 290 * ms, Outcome: evidence.Admitted}
+	calls := []evidence.Decision{slow, at(1*ms, 2*ms, evidence.Admitted), at(50*ms, 51*ms, evidence.Refused)}
 	// Two draws by 50ms: 1.5 tokens left at the least.
 	if r := judgeOnce(spec, calls...); r.Count != 1 {
 		t.Errorf("the refusal with 1.5 tokens left after a slow first draw was not blamed")
@@ -43,7 +44,7 @@ func TestMonotoneBucketSeesPastASlowFirstCall(t *testing.T) {
 	// The same calls on the client's clock without the mark: a TIME read by the slow call is
 	// its own stamp, and the judge holds the same.
 	spec.Monotone = false
-	slow.StampHi = slow.StampLo
+	slow.ClockHiUs = slow.ClockLoUs
 	if r := judgeOnce(spec, slow, calls[1], calls[2]); r.Count != 1 {
 		t.Errorf("the refusal with 1.5 tokens left was not blamed on the client's clock")
 	}

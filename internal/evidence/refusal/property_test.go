@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -135,21 +136,21 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 	end := shape.duration.Microseconds()
 	nextMember := 0
 	record := func(c *simCall) {
-		d := Call{Sent: c.sent, Replied: c.replied, StampLo: c.stamp, StampHi: max(c.stamp, c.stampHi)}
+		d := evidence.Decision{SentUs: c.sent, RepliedUs: c.replied, ClockLoUs: c.stamp, ClockHiUs: max(c.stamp, c.stampHi)}
 		if shape.server {
-			d.StampLo, d.StampHi = c.sent, c.replied
+			d.ClockLoUs, d.ClockHiUs = c.sent, c.replied
 		}
 		switch {
 		case c.failed:
-			d.Outcome = Unknown
+			d.Outcome = evidence.Unknown
 		case c.admitted:
-			d.Outcome = Admitted
+			d.Outcome = evidence.Admitted
 		default:
-			d.Outcome = Refused
+			d.Outcome = evidence.Refused
 			refused++
 		}
 		if shape.kind == limiter.Concurrency && c.admitted && !c.failed && !c.abandoned {
-			d.Released, d.ReleaseOK = c.relReplied, !c.relFailed
+			d.ReleasedUs, d.ReleaseOK = c.relReplied, !c.relFailed
 		}
 		d.Abandoned = c.abandoned
 		judge.Record(d)

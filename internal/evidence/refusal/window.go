@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/tally"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
@@ -75,23 +76,23 @@ func newWindowJudge(s Spec) *windowJudge {
 // ceilMs is the millisecond at or after µs t.
 func ceilMs(t int64) int64 { return tally.FloorDiv(t+999, 1000) }
 
-func (j *windowJudge) add(calls []Call) {
+func (j *windowJudge) add(calls []evidence.Decision) {
 	for _, c := range calls {
-		j.newest = max(j.newest, c.StampHi)
+		j.newest = max(j.newest, c.ClockHiUs)
 		if j.aligned {
-			w := j.windowIndex(c.StampLo)
+			w := j.windowIndex(c.ClockLoUs)
 			q := j.windows[w]
 			if q == nil {
 				q = &tally.Queue{}
 				j.windows[w] = q
 			}
-			q.Add(tally.FloorDiv(c.Sent, 1000), 1)
+			q.Add(tally.FloorDiv(c.SentUs, 1000), 1)
 			continue
 		}
-		j.stamps.KeepMin(ceilMs(c.StampHi), c.Sent)
-		j.sent.Add(tally.FloorDiv(c.Sent, 1000), 1)
-		if c.Outcome != Unknown { // unknown: may run at any time, so never answered "before X"
-			j.done.Add(ceilMs(c.Replied), 1)
+		j.stamps.KeepMin(ceilMs(c.ClockHiUs), c.SentUs)
+		j.sent.Add(tally.FloorDiv(c.SentUs, 1000), 1)
+		if c.Outcome != evidence.Unknown { // unknown: may run at any time, so never answered "before X"
+			j.done.Add(ceilMs(c.RepliedUs), 1)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/clocksync"
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/hammer/runkeys"
 	"github.com/limitctl/limitctl/internal/human"
@@ -277,11 +278,11 @@ func judgeStrategy(ctx context.Context, rdb redis.UniversalClient, keys runkeys.
 			if err != nil {
 				return Verdict{}, fmt.Errorf("process %s, %s: %w", low.p.name, st, err)
 			}
-			for _, kc := range fl.calls {
-				if kc.key >= len(judges) {
+			for _, d := range fl.calls {
+				if int(d.Key) >= len(judges) {
 					return Verdict{}, fmt.Errorf("process %s, %s: %w", low.p.name, st, errCorrupt)
 				}
-				judges[kc.key].Record(low.place(kc.call, spec.Server, origin))
+				judges[d.Key].Record(low.place(d, spec.Server, origin))
 			}
 			if fl.complete {
 				low.complete = true
@@ -324,14 +325,14 @@ func judgeStrategy(ctx context.Context, rdb redis.UniversalClient, keys runkeys.
 
 // place puts a call of the feed's process on the timeline (µs since origin): its sending as
 // early, its reply and release as late as the clock's bound allows.
-func (f *feed) place(c refusal.Call, server bool, origin int64) refusal.Call {
-	c.Sent = f.lo(c.Sent) - origin
-	c.Replied = f.hi(c.Replied) - origin
-	if c.Released != 0 {
-		c.Released = f.hi(c.Released) - origin
+func (f *feed) place(c evidence.Decision, server bool, origin int64) evidence.Decision {
+	c.SentUs = f.lo(c.SentUs) - origin
+	c.RepliedUs = f.hi(c.RepliedUs) - origin
+	if c.ReleasedUs != 0 {
+		c.ReleasedUs = f.hi(c.ReleasedUs) - origin
 	}
 	if server {
-		c.StampLo, c.StampHi = c.Sent, c.Replied
+		c.ClockLoUs, c.ClockHiUs = c.SentUs, c.RepliedUs
 	}
 	c.ID = 0 // ids are per process: no trace to look up
 	return c
