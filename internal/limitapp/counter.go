@@ -36,9 +36,9 @@ const (
 func CounterRoutes() []Route {
 	kind := limiter.Kind(slidingcounter.Name)
 	return []Route{
-		{Httprate, kind, Exact},
-		{HttprateRedis, kind, Exact},
-		{CounterCheckThenUpdate, kind, Overshoot},
+		{Pattern: Httprate, Kind: kind, Want: Exact, Memory: true},
+		{Pattern: HttprateRedis, Kind: kind, Want: Exact},
+		{Pattern: CounterCheckThenUpdate, Kind: kind, Want: Overshoot},
 	}
 }
 
