@@ -17,7 +17,7 @@ func TestEveryKindHasAChecker(t *testing.T) {
 			KeyCount: 1, KeyFor: func(string, int) string { return "k" }, Now: time.Now}
 		for _, serverClock := range []bool{false, true} {
 			s := newStrategyState(cfg, StrategyRun{ServerClock: serverClock})
-			ev := s.evidence[0]
+			ev := s.evidence.Key(0)
 			now := time.UnixMilli(1000)
 			if got := ev.Admit(evidence.Decision{ID: 1, NowUs: now.UnixMicro(), AtMs: now.UnixMilli(), SentUs: 1e6, RepliedUs: 1e6}, func() {}); got != overshoot.Judged {
 				t.Errorf("%s (server clock %v): one admit on time was not judged (%d)", k, serverClock, got)

@@ -173,7 +173,7 @@ func (s *strategyState) crashed() bool {
 // releasing records that c's request no longer holds its slot: before its release is sent, so
 // the witness never over-counts.
 func (s *strategyState) releasing(c *decisionCall) {
-	s.evidence[c.keyIndex].Release(c.id)
+	s.evidence.Key(c.keyIndex).Release(c.id)
 	if s.callLogs != nil {
 		c.releaseSentUs = s.sinceUs() // read before the release is sent
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
 	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/limiter"
@@ -482,9 +483,9 @@ func (e *Engine) snapshot(runs []*strategyState, active, sinceTick time.Duration
 		s.Progress = 1
 	}
 	for i, r := range runs {
-		mode := tickView
+		mode := fold.Live
 		if final {
-			mode = finalView
+			mode = fold.Final
 		}
 		st := r.view(sinceTick, active, mode)
 		if i < len(serverUsec) {

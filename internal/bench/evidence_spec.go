@@ -36,7 +36,7 @@ func timingOf(cfg Config, run StrategyRun) overshoot.Timing {
 		// over the call's interval.
 	case run.Endpoint:
 		return overshoot.OnEndpoint
-	case intervalStamps(cfg, run):
+	case TwoClocks(cfg, run):
 		return overshoot.OnTwoClocks
 	case run.ServerClock:
 		return overshoot.OnServerClock

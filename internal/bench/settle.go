@@ -15,7 +15,7 @@ import (
 // or its backoff after an error); release says the limiter must release c.d once it has (and
 // the call is judged once the release is answered, by released).
 func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.Decision, err error, repliedAt time.Time) (pause time.Duration, release bool) {
-	ev := s.evidence[c.keyIndex]
+	ev := s.evidence.Key(c.keyIndex)
 	c.repliedMono = repliedAt.Sub(s.begin)
 	latency := repliedAt.Sub(c.started)
 	if !d.Sent.IsZero() {

@@ -9,6 +9,7 @@ import (
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
 	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/history"
 	"github.com/limitctl/limitctl/internal/httptarget"
@@ -27,7 +28,7 @@ type group struct {
 	replay *replay
 
 	keys     map[string]int
-	evidence []*overshoot.Evidence
+	evidence *fold.Strategy
 	refusals *refusals // nil: refusals not judged (why says why)
 	why      string
 
@@ -53,16 +54,18 @@ func newGroup(j *judging, name string, recorded *history.RecordedStrategy, heade
 	g := &group{j: j, name: name, clock: contract.ServerClock, keys: map[string]int{}, errKinds: map[string]int64{},
 		hist: hdrhistogram.New(histMin, histMax, histSigFigs), why: refusalsUnknownState}
 	g.st.Name = name
+	firstHit := false
 	if recorded != nil {
 		rp, err := newReplay(g, recorded, header)
 		if err != nil {
 			return nil, err
 		}
-		g.replay = rp
+		g.replay, firstHit = rp, rp.run.FirstHitWindows
 		if recorded.FreshKeys {
 			g.why = ""
 		}
 	}
+	g.evidence = fold.New(j.lim.limit, firstHit)
 	if g.why == "" {
 		g.refusals = newRefusals(g)
 	}
@@ -74,12 +77,9 @@ func (g *group) key(name string) int {
 	if i, ok := g.keys[name]; ok {
 		return i
 	}
-	i := len(g.evidence)
+	i := g.evidence.KeyCount()
 	g.keys[name] = i
-	g.evidence = append(g.evidence, overshoot.NewEvidence(g.spec(i, name)))
-	if g.refusals != nil {
-		g.refusals.addKey()
-	}
+	g.evidence.AddKey(g.spec(i, name))
 	return i
 }
 
@@ -194,7 +194,7 @@ func (g *group) add(rec *history.Record) {
 	case refused:
 		g.j.kept.add(g.entry(i, d.ID, rec, false))
 	case admitted:
-		g.evidence[i].Admit(d, func() { g.j.kept.add(g.entry(i, d.ID, rec, true)) })
+		g.evidence.Key(i).Admit(d, func() { g.j.kept.add(g.entry(i, d.ID, rec, true)) })
 	}
 }
 
@@ -241,33 +241,19 @@ func (g *group) finish() bench.StrategySnapshot {
 	if st.ErrorSamples == nil {
 		st.ErrorSamples = []bench.ErrorSample{}
 	}
-	limit := g.j.lim.limit
-	best := int64(0)
-	for _, ev := range g.evidence {
-		r := ev.Finish()
-		st.Peak = max(st.Peak, r.Peak)
-		st.Overshoot = max(st.Overshoot, r.Overshoot)
-		st.OvershootEvent += r.OvershootEvent
-		st.Current = max(st.Current, r.Current)
-		st.Unjudged += r.Unjudged
-		if k, ok := ev.CaughtFrom(bench.PowerSearched(limit)); ok && (best == 0 || k < best) {
-			best = k
-		}
+	if g.refusals != nil {
+		g.refusals.finish(&st.Refusals)
+	} else {
+		st.RefusalsUnjudged, st.NoRefusalJudged = g.why, true
 	}
-	st.CaughtFrom = &best
-	st.Windows = bench.WindowsOf(g.evidence)
+	g.evidence.Fold(&st.Findings, fold.Final)
 	if g.replay != nil {
-		g.replay.snapshot(&st, best)
+		st.Allowances = bench.Allowances(g.replay.cfg, g.replay.run)
 	} else {
 		st.Allowances = "the records' intervals (each admit judged between its request's start and end)"
 	}
 	st.FirstOvershoot = g.first
-	if g.refusals != nil {
-		g.refusals.finish(&st)
-	} else {
-		st.RefusalsUnjudged, st.NoRefusalJudged = g.why, true
-	}
-	st.Contended = st.Rejected > 0 || st.Peak >= limit
+	st.Contend(g.j.lim.limit)
 	if g.to > g.from {
 		st.AvgThroughput = float64(st.Attempts) / time.Duration(g.to-g.from).Seconds()
 		st.Throughput = st.AvgThroughput

@@ -101,7 +101,7 @@ func (rp *replay) add(rec *history.Record, out outcome) {
 		g.j.kept.add(rp.entry(i, d.ID, rec, false))
 		return
 	case failed, unknown:
-		g.evidence[i].Unjudged(d) // it may have run, and admitted
+		g.evidence.Key(i).Unjudged(d) // it may have run, and admitted
 		return
 	}
 	if rec.Abandoned {
@@ -109,7 +109,7 @@ func (rp *replay) add(rec *history.Record, out outcome) {
 	}
 	keep := func() { g.j.kept.add(rp.entry(i, d.ID, rec, true)) }
 	if !rp.held {
-		g.evidence[i].Admit(d, keep)
+		g.evidence.Key(i).Admit(d, keep)
 		return
 	}
 	heap.Push(&rp.events, event{at: rec.EndNs, d: d, keep: keep})
@@ -134,7 +134,7 @@ func (rp *replay) cut(rec *history.Record) {
 		rp.g.refusals.add(d)
 	}
 	if !rec.FirstAttempt { // left out of the evidence by the run (its retry's own answer is told)
-		rp.g.evidence[i].Unjudged(d)
+		rp.g.evidence.Key(i).Unjudged(d)
 	}
 }
 
@@ -185,7 +185,7 @@ func (rp *replay) tell(t int64) {
 func (rp *replay) tellNext() {
 	e := heap.Pop(&rp.events).(event)
 	rp.now = time.Unix(0, e.at)
-	ev := rp.g.evidence[e.d.Key]
+	ev := rp.g.evidence.Key(int(e.d.Key))
 	if e.release {
 		ev.Release(e.d.ID)
 		return
@@ -197,25 +197,6 @@ func (rp *replay) tellNext() {
 func (rp *replay) finish() {
 	for len(rp.events) > 0 {
 		rp.tellNext()
-	}
-}
-
-// snapshot adds what the engine says of the strategy besides its evidence's numbers: what
-// widened the evidence, and what windows anchored at their openers would have proven, where
-// better than the verdict's power.
-func (rp *replay) snapshot(st *bench.StrategySnapshot, power int64) {
-	st.Allowances = bench.Allowances(rp.cfg, rp.run)
-	if rp.run.FirstHitWindows {
-		return
-	}
-	best := int64(0)
-	for _, ev := range rp.g.evidence {
-		if k, ok := ev.CaughtFromAnchored(bench.PowerSearched(rp.cfg.Limit)); ok && (best == 0 || k < best) {
-			best = k
-		}
-	}
-	if best != 0 && (power == 0 || best < power) {
-		st.CaughtFromFirstHit = &best
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
@@ -200,7 +201,7 @@ func powerTooWeak(st bench.StrategySnapshot, kind limiter.Kind, limit int64) str
 	switch {
 	case k == 0:
 		return fmt.Sprintf("an overshoot of up to +%s %s could have escaped this evidence (%s)",
-			human.Count(bench.PowerSearched(limit)), unit, orCalls(st.Allowances))
+			human.Count(fold.PowerSearched(limit)), unit, orCalls(st.Allowances))
 	case k > 1 && k >= limit:
 		return fmt.Sprintf("%s, so it proves nothing short of the limit itself (%s)", Escaped(k, kind), orCalls(st.Allowances))
 	}
@@ -224,7 +225,7 @@ func PowerText(st bench.StrategySnapshot, kind limiter.Kind, limit int64) string
 		return ""
 	case *st.CaughtFrom == 0:
 		return fmt.Sprintf("no overshoot of up to +%s %s would have been proven by this run's evidence",
-			human.Count(bench.PowerSearched(limit)), perWindow(kind))
+			human.Count(fold.PowerSearched(limit)), perWindow(kind))
 	}
 	return fmt.Sprintf("an overshoot of +%s %s would have been proven by this run's evidence",
 		human.Count(*st.CaughtFrom), perWindow(kind))

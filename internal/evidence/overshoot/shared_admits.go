@@ -9,8 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/evidence/tally"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/evidence/tally"
 )
 
 // How shared admits move: each process adds its admits per millisecond to one Redis hash per

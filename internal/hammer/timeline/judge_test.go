@@ -171,11 +171,11 @@ func TestJudgeOverProcessesWithOffsetClocks(t *testing.T) {
 			v := got["lua"]
 			switch {
 			case !tc.strict && v.FalseRejects != 0:
-				t.Errorf("seed %d, a correct semaphore: %d false rejects, the first %+v", seed, v.FalseRejects, v.First)
+				t.Errorf("seed %d, a correct semaphore: %d false rejects, the first %+v", seed, v.FalseRejects, v.FirstFalseReject)
 			case tc.strict && v.FalseRejects == 0:
-				t.Errorf("seed %d, a semaphore a place short: no false reject (%s)", seed, v.Unjudged)
-			case (tc.cut != nil) != strings.Contains(v.Unjudged, "stopped publishing"), v.NoneJudged:
-				t.Errorf("seed %d, cut %v: unjudged %q (none judged %v)", seed, tc.cut, v.Unjudged, v.NoneJudged)
+				t.Errorf("seed %d, a semaphore a place short: no false reject (%s)", seed, v.RefusalsUnjudged)
+			case (tc.cut != nil) != strings.Contains(v.RefusalsUnjudged, "stopped publishing"), v.NoRefusalJudged:
+				t.Errorf("seed %d, cut %v: unjudged %q (none judged %v)", seed, tc.cut, v.RefusalsUnjudged, v.NoRefusalJudged)
 			}
 		}
 	}
@@ -225,7 +225,7 @@ func TestJudgeNothingWithAProcessOfNoAccount(t *testing.T) {
 	publishSim(t, rdb, keys, simulate(1, 1, 4, 4, 500_000), 1, []int64{0}, spec, nil)
 	rdb.HSet(context.Background(), keys.CallsKey("p9", runkeys.CallsMeta), presence, "1")
 	got, err := Judge(context.Background(), rdb, keys, map[string][]string{"p0": {"lua"}}, []string{"lua"})
-	if v := got["lua"]; err != nil || !v.NoneJudged || !strings.Contains(v.Unjudged, "process p9 published none of its calls") {
+	if v := got["lua"]; err != nil || !v.NoRefusalJudged || !strings.Contains(v.RefusalsUnjudged, "process p9 published none of its calls") {
 		t.Errorf("%+v, %v; want nothing judged, for p9", v, err)
 	}
 	// A run whose processes published nothing at all is as before there was a timeline.
