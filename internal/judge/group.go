@@ -11,6 +11,7 @@ import (
 	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/fold"
 	"github.com/limitctl/limitctl/internal/evidence/overshoot"
+	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/history"
 	"github.com/limitctl/limitctl/internal/httptarget"
 	"github.com/limitctl/limitctl/internal/trace"
@@ -23,8 +24,11 @@ type group struct {
 	j     *judging
 	name  string
 	clock contract.Clock
-	// replay: a hammer --record file's Redis strategy, whose calls carry what its evidence was
-	// told (replay.go); otherwise every admit is judged over its record's [start, end].
+	// cfg and run are the strategy's limiter and how its calls are judged, as the engine's own
+	// (bench.EvidenceSpec): an endpoint's requests over their intervals on a clock the records
+	// do not show, unless replay, a hammer --record file's strategy, names its own (replay.go).
+	cfg    bench.Config
+	run    bench.StrategyRun
 	replay *replay
 
 	keys     map[string]int
@@ -54,18 +58,21 @@ func newGroup(j *judging, name string, recorded *history.RecordedStrategy, heade
 	g := &group{j: j, name: name, clock: contract.ServerClock, keys: map[string]int{}, errKinds: map[string]int64{},
 		hist: hdrhistogram.New(histMin, histMax, histSigFigs), why: refusalsUnknownState}
 	g.st.Name = name
-	firstHit := false
+	l := j.lim
+	g.cfg = bench.Config{Limiter: l.kind, Limit: l.limit, Window: l.window, Rate: l.rate, StaleAfter: l.staleAfter, Hold: l.hold}
+	g.run = bench.StrategyRun{Name: name, Endpoint: true, ServerClock: true, TimeQuantum: time.Millisecond,
+		Refusals: hammer.HTTPRefusalRules(l.kind.Describe(), l.window)}
 	if recorded != nil {
 		rp, err := newReplay(g, recorded, header)
 		if err != nil {
 			return nil, err
 		}
-		g.replay, firstHit = rp, rp.run.FirstHitWindows
+		g.replay = rp
 		if recorded.FreshKeys {
 			g.why = ""
 		}
 	}
-	g.evidence = fold.New(j.lim.limit, firstHit)
+	g.evidence = fold.New(l.limit, g.run.FirstHitWindows)
 	if g.why == "" {
 		g.refusals = newRefusals(g)
 	}
@@ -83,18 +90,11 @@ func (g *group) key(name string) int {
 	return i
 }
 
-// spec is the evidence of key i (named key): the replayed strategy's, or the intervals of an
-// endpoint decided on a clock the records do not show.
+// spec is the evidence of key i (named key): the engine's, as its run judged it.
 func (g *group) spec(i int, key string) overshoot.Spec {
-	onFirst := func(m overshoot.Moment) { g.traceFirst(i, m) }
-	if g.replay != nil {
-		return g.replay.spec(key, onFirst)
-	}
-	l := g.j.lim
-	return overshoot.Spec{
-		Limits: overshoot.Limits{Evidence: l.kind.Describe().Evidence, Limit: l.limit, Window: l.window, Rate: l.rate},
-		Timing: overshoot.OnEndpoint, Key: key, Hold: l.hold, History: g.j.budget, OnFirstOver: onFirst,
-	}
+	s := bench.EvidenceSpec(g.cfg, g.run, key)
+	s.History, s.OnFirstOver = g.j.budget, func(m overshoot.Moment) { g.traceFirst(i, m) }
+	return s
 }
 
 // outcome is what a record's limiter answered.
@@ -248,7 +248,7 @@ func (g *group) finish() bench.StrategySnapshot {
 	}
 	g.evidence.Fold(&st.Findings, fold.Final)
 	if g.replay != nil {
-		st.Allowances = bench.Allowances(g.replay.cfg, g.replay.run)
+		st.Allowances = bench.Allowances(g.cfg, g.run)
 	} else {
 		st.Allowances = "the records' intervals (each admit judged between its request's start and end)"
 	}

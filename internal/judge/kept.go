@@ -77,9 +77,7 @@ func (g *group) traceFirst(i int, m overshoot.Moment) {
 		return
 	}
 	x := fold.Explain{Limit: g.j.lim.limit, BeginMs: g.j.base / 1e6}
-	if g.replay != nil {
-		x.TwoClocks = bench.TwoClocks(g.replay.cfg, g.replay.run)
-	}
+	x.TwoClocks = bench.TwoClocks(g.cfg, g.run)
 	g.first = x.Overshoot(i, m, keptOf{g})
 }
 

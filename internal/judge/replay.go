@@ -9,7 +9,6 @@ import (
 	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/evidence/refusal"
-	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/history"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
@@ -25,11 +24,9 @@ import (
 // order of those instants: each record's two events wait in a queue until no record still to
 // come can have an earlier one (every later record was sent later).
 
-// replay is a recorded strategy's judging.
+// replay is a recorded strategy's judging: its group's run is the one its header names.
 type replay struct {
 	g       *group
-	cfg     bench.Config
-	run     bench.StrategyRun
 	held    bool       // the concurrency witness: admits and releases told in time order
 	events  eventQueue // the witness's events not told yet
 	now     time.Time  // the witness's clock: the instant of the event being told
@@ -41,21 +38,18 @@ func newReplay(g *group, s *history.RecordedStrategy, h *history.RunHeader) (*re
 	endpoint := s.Target == history.TargetHTTP
 	rp := &replay{g: g, held: l.kind.Describe().Evidence == limiter.HeldEvidence && !endpoint, beginUs: s.BeginUs}
 	us := func(n int64) time.Duration { return time.Duration(n) * time.Microsecond }
-	rp.cfg = bench.Config{Limiter: l.kind, Limit: l.limit, Window: l.window, Rate: l.rate, StaleAfter: l.staleAfter,
-		Skew: us(h.SkewUs), Horizon: us(h.HorizonUs), Now: func() time.Time { return rp.now }}
-	if endpoint {
-		rp.cfg.Hold, rp.cfg.Skew = l.hold, 0 // the hold it promised (the run's, or --hold's)
+	g.cfg.Horizon, g.cfg.Now = us(h.HorizonUs), func() time.Time { return rp.now }
+	// A Redis strategy is judged by the clock, alignment, quantum and allowances its header names;
+	// an endpoint as any endpoint's records are (newGroup): each request over its interval, on a
+	// clock the records do not show, held to the hold it promised (the run's, or --hold's).
+	if !endpoint {
+		g.cfg.Skew, g.cfg.Hold = us(h.SkewUs), 0
+		g.run = bench.StrategyRun{ServerClock: s.Clock == string(contract.ServerClock),
+			MonotoneTime: s.Clock == string(contract.VirtualClock), EpochAligned: s.EpochAligned, FirstHitWindows: s.FirstHit,
+			TimeQuantum: us(s.QuantumUs), AdmitAt: s.AdmitAt,
+			Refusals: refusal.Rules{RefillStep: us(s.RefillStepUs), StaleUnit: us(s.StaleUnitUs), NoStaleAfter: s.NoStaleAfter, NoRelease: s.NoRelease}}
 	}
-	// An endpoint decides on a clock the records do not show: its evidence is each request's
-	// interval, whatever the header says of its clock.
-	rp.run = bench.StrategyRun{Name: s.Name, Endpoint: endpoint, ServerClock: endpoint || s.Clock == string(contract.ServerClock),
-		MonotoneTime: s.Clock == string(contract.VirtualClock), EpochAligned: s.EpochAligned, FirstHitWindows: s.FirstHit,
-		TimeQuantum: us(s.QuantumUs), AdmitAt: s.AdmitAt, RefusalsUnjudged: s.RefusalsUnjudged,
-		Refusals: refusal.Rules{RefillStep: us(s.RefillStepUs), StaleUnit: us(s.StaleUnitUs), NoStaleAfter: s.NoStaleAfter, NoRelease: s.NoRelease}}
-	if endpoint {
-		// As the run judged it (hammer's buildHTTP), at the window judged now.
-		rp.run.TimeQuantum, rp.run.Refusals = time.Millisecond, hammer.HTTPRefusalRules(l.kind.Describe(), l.window)
-	}
+	g.run.Name, g.run.RefusalsUnjudged = s.Name, s.RefusalsUnjudged
 	switch {
 	case endpoint:
 		g.clock = contract.ServerClock
@@ -73,15 +67,10 @@ func newReplay(g *group, s *history.RecordedStrategy, h *history.RunHeader) (*re
 	return rp, nil
 }
 
-// spec is key's evidence: the engine's, on the replay's clock.
-func (rp *replay) spec(key string, onFirst func(overshoot.Moment)) overshoot.Spec {
-	s := bench.EvidenceSpec(rp.cfg, rp.run, key)
-	s.History, s.OnFirstOver = rp.g.j.budget, onFirst
-	return s
-}
-
 // refusalSpec is what the strategy's refusal judges are built from.
-func (rp *replay) refusalSpec() refusal.Spec { return bench.RefusalSpec(rp.cfg, rp.run, rp.beginUs) }
+func (rp *replay) refusalSpec() refusal.Spec {
+	return bench.RefusalSpec(rp.g.cfg, rp.g.run, rp.beginUs)
+}
 
 // add judges one recorded call, placed in time, decided out.
 func (rp *replay) add(rec *history.Record, out outcome) {
@@ -144,7 +133,7 @@ func (rp *replay) cut(rec *history.Record) {
 func (rp *replay) recorded(rec *history.Record, d *evidence.Decision) {
 	j := rp.g.j
 	d.NowUs, d.AtMs = rec.NowUs, rp.stampMs(rec)
-	if !rp.run.ServerClock {
+	if !rp.g.run.ServerClock {
 		d.ClockLoUs, d.ClockHiUs = rec.NowUs, max(rec.NowUs, rec.StampHiUs)
 	}
 	if d.Outcome != evidence.Admitted {
@@ -159,13 +148,13 @@ func (rp *replay) recorded(rec *history.Record, d *evidence.Decision) {
 	}
 	if rec.ReleaseEndNs != 0 {
 		d.ReleasedUs = ceilMicros(j.since(rec.ReleaseEndNs))
-		d.ReleaseOK = rec.ReleaseError == "" && !rp.run.Refusals.NoRelease
+		d.ReleaseOK = rec.ReleaseError == "" && !rp.g.run.Refusals.NoRelease
 	}
 }
 
 // stampMs is the time a call was given, as the script could know it (ms).
 func (rp *replay) stampMs(rec *history.Record) int64 {
-	return overshoot.Stamp(rp.run.TimeQuantum, time.UnixMicro(rec.NowUs)).UnixMilli()
+	return overshoot.Stamp(rp.g.run.TimeQuantum, time.UnixMicro(rec.NowUs)).UnixMilli()
 }
 
 // entry is what the ring keeps of a replayed call.
