@@ -49,12 +49,11 @@ func newHammerCmd(f *Factory, runF func(context.Context, *Factory, *hammerOption
 keys of their own, and proves what it finds: more admitted than the limit
 (OVERSHOOT), a refusal while every correct limiter certainly had room (TOO
 STRICT), a key left without a TTL (LEAKS); a correct atomic strategy is exact.
-Without --url/--addr it starts a throw-away redis-server; the run's keys are
-deleted at the end, also on Ctrl-C, unless --keep-keys. Your own script runs as
-strategy custom (--script), called by the contract you describe (keep it in a
-limiter file, -f); it must show 0 overshoot, 0 false rejects and 0 leaks, and a
-failed --assert exits 3. Topics: limitctl help limiter-file, contract,
-evidence, http, records, exit-codes, connections.`,
+Without --url/--addr it starts a throw-away redis-server. Your script runs as
+strategy custom (--script), called by the contract you describe (-f keeps it);
+anything but exact exits 3, and thin evidence loads on up to --max-duration.
+Topics: limitctl help limiter-file, contract, evidence, http, records,
+exit-codes, connections.`,
 		Example: `  limitctl hammer --strategies naive,lua --assert 'lua.overshoot==0'
   limitctl hammer --script ours.lua --junit hammer.xml
   limitctl hammer --script gcra.lua --script-args '{burst} {limit} {window_s}' \

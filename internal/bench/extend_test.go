@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
@@ -131,5 +132,30 @@ func TestARunOfRequestsLoadsOnByHalfItsBoundAtATime(t *testing.T) {
 				t.Errorf("extension %+v, want to 400 decisions, not capped", x)
 			}
 		})
+	}
+}
+
+// The evidence's power is judged on every admit logged, those still within the lateness horizon
+// too: a window of a minute, two seconds into a run, has settled nothing yet, and is not taken
+// for a strategy with no evidence (it would load on to its cap for nothing).
+func TestThePowerMidRunCountsAdmitsNotYetSettled(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	cfg := engineConfig(t, rdb, limiter.SlidingWindow)
+	cfg.Window, cfg.Rate, cfg.Duration, cfg.MaxDuration = time.Minute, 20.0/60, 2*time.Second, 6*time.Second
+	lim, err := limiter.New(limiter.SlidingWindow, limiter.Lua, rdb, limiter.Config{Limit: 20, Window: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Strategies = []bench.StrategyRun{{Name: "lua", Limiter: lim}}
+	cfg.Unjudged = func(st bench.StrategySnapshot) string { return verdict.LoadOnFor(st, cfg.Limiter, cfg.Limit) }
+	sum, err := bench.New(cfg).Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := sum.Extended; x != nil {
+		t.Errorf("loaded on to %s: %s", x.To, x.Why)
+	}
+	if st := sum.Strategies[0]; st.Overshoot != 0 || st.CaughtFrom == nil || *st.CaughtFrom != 1 {
+		t.Errorf("overshoot %d, power %v: want a correct window judged to +1", st.Overshoot, st.CaughtFrom)
 	}
 }
