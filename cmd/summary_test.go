@@ -124,7 +124,7 @@ func TestVerdicts(t *testing.T) {
 		t.Errorf("overshoot and too strict: %q", got)
 	}
 	s.Limiter = limiter.SlidingWindow
-	if got := judged(s).VerdictLines(nil, 0)[5]; !strings.HasSuffix(got, "refused 1,204 while at most 3 of 20 were admitted in the window, the first at 412ms") {
+	if got := judged(s).VerdictLines(nil, 0)[5]; !strings.HasSuffix(got, "refused 1,204 while at most 3 of 20 were admitted in its window, the first at 412ms") {
 		t.Errorf("a window limiter: %q", got)
 	}
 	// A run shared by id judges no refusals, and says so.

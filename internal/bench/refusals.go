@@ -8,14 +8,9 @@ import (
 	"github.com/limitctl/limitctl/internal/trace"
 )
 
-// judgeSpec is what the strategy's refusal judges are built from.
+// judgeSpec is what the strategy's refusal judges are built from, the run starting now.
 func (s *strategyState) judgeSpec() refusal.Spec {
-	return refusal.Spec{
-		Kind: s.cfg.Limiter, Limit: s.cfg.Limit, Aligned: s.run.EpochAligned, Base: s.cfg.Now().UnixMicro(),
-		Window: s.cfg.Window.Microseconds(), RatePerSec: s.cfg.Rate, StaleAfter: s.cfg.StaleAfter.Microseconds(),
-		Server: s.run.ServerClock, Monotone: s.run.MonotoneTime, Skew: s.cfg.Skew.Microseconds(), Horizon: s.cfg.Horizon.Microseconds(),
-		Quantum: s.run.TimeQuantum, Rules: s.run.Refusals,
-	}
+	return RefusalSpec(s.cfg, s.run, s.cfg.Now().UnixMicro())
 }
 
 // startRefusals sets up the refusal judges (or, in a run whose keys other processes share,

@@ -57,7 +57,6 @@ type strategyState struct {
 	// refusal judge once they start, unless its refusals are not judged here (SharedKeys).
 	evidence *fold.Strategy
 	history  *overshoot.HistoryBudget // what the evidence keeps to state its power
-	clock    overshoot.Clock          // how the evidence on stamps allows for reordering
 
 	// recorders keep each worker's latest decisions (first_overshoot.go); beginMs is the run's
 	// start on the stamps' clock; firstOver is the published first overshoot, once tracing has
@@ -102,7 +101,6 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 		s.promised, s.statuses = cfg.Hold, &statusCounts{}
 		s.cfg.Hold, s.cfg.Skew, s.cfg.Abandon = 0, 0, 0
 	}
-	s.clock = overshoot.ClockFor(s.limits(), run.EpochAligned)
 	if run.MonotoneTime {
 		s.sentHigh = make([]atomic.Int64, cfg.KeyCount)
 		for i := range s.sentHigh {
@@ -143,11 +141,6 @@ func (s *strategyState) evidenceSpec(i int) overshoot.Spec {
 	spec.Hold, spec.Witness, spec.Shared, spec.History = s.promised, s.run.Witness, s.run.Admits, s.history
 	spec.OnFirstOver = func(m overshoot.Moment) { s.traceFirst(i, m) }
 	return spec
-}
-
-// limits is what the strategy's evidence is built from.
-func (s *strategyState) limits() overshoot.Limits {
-	return overshoot.Limits{Evidence: s.cfg.Limiter.Describe().Evidence, Limit: s.cfg.Limit, Window: s.cfg.Window, Rate: s.cfg.Rate, Skew: s.cfg.Skew}
 }
 
 // groupKeys groups the keys by the master serving them for the rounds (limiter.Batch.Groups),
@@ -245,5 +238,5 @@ func (s *strategyState) intervalStamps() bool { return TwoClocks(s.cfg, s.run) }
 // TwoClocks reports whether run's admits under cfg are judged as intervals of the stamps' clock
 // and the real one (intervalStamps).
 func TwoClocks(cfg Config, run StrategyRun) bool {
-	return run.MonotoneTime && !run.ServerClock && cfg.Limiter.Describe().Evidence == limiter.SlidingWindowEvidence
+	return run.MonotoneTime && !run.ServerClock && cfg.Limiter.Describe().Model.TwoClocks()
 }

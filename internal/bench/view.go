@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/evidence/fold"
-	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/human"
 )
 
@@ -21,14 +20,15 @@ func Allowances(cfg Config, run StrategyRun) string {
 	if cfg.Skew > 0 {
 		parts = append(parts, "skew ±"+human.Latency(cfg.Skew))
 	}
-	switch clock := overshoot.ClockFor(limitsOf(cfg), run.EpochAligned); {
+	model := cfg.Limiter.Describe().Model
+	switch clock := model.Clock(limitsOf(cfg), run.EpochAligned); {
 	case run.Endpoint:
 		parts = append(parts, "the endpoint's clock (each admit judged over its request's interval)")
 	case run.ServerClock:
 		parts = append(parts, "the server's clock (each admit judged over its call's interval)")
 	case clock.LateMs > 0:
 		parts = append(parts, fmt.Sprintf("a lateness bound of %dms", clock.LateMs))
-	case cfg.Limiter.Describe().Evidence.Windowed():
+	case model.LateByWindow():
 		parts = append(parts, "calls answered a window or more after their time")
 	}
 	return strings.Join(parts, " and ")

@@ -353,8 +353,9 @@ func (fl Flags) contract(kind *limiter.Description, src string) (*contract.Contr
 			return nil, exitcode.Usagef("--%s applies only to %s", name, limiter.Phrase(limiter.KindsWhere(func(d *limiter.Description) bool { return d.Releases })))
 		}
 	}
-	if fl.Given("window-start") && kind.Evidence != limiter.FixedWindowEvidence {
-		return nil, exitcode.Usagef("--window-start applies only to fixed-window: where its windows start")
+	if fl.Given("window-start") && !kind.Model.Alignable() {
+		return nil, exitcode.Usagef("--window-start applies only to %s: where its windows start",
+			limiter.Phrase(limiter.KindsWhere(func(d *limiter.Description) bool { return d.Model.Alignable() })))
 	}
 	if fl.Given("script-admit-at") && kind.Releases {
 		// A slot that starts later has no meaning yet for a semaphore: when it is held from, and

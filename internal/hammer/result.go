@@ -58,8 +58,8 @@ func (r Result) Strategies() []StrategyResult {
 			if !r.Options.Limiter.Describe().Releases {
 				spec.Release = ""
 			}
-			if r.Options.Limiter.Describe().Evidence != limiter.FixedWindowEvidence {
-				spec.WindowStart = "" // only a fixed window's windows start anywhere
+			if !r.Options.Limiter.Describe().Model.Alignable() {
+				spec.WindowStart = "" // only a window whose alignment is the limiter's starts anywhere
 			}
 			out[i].Contract = &spec
 		}

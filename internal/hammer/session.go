@@ -94,7 +94,7 @@ func ClockNotes(o Options) []string {
 // with its alignment unknown (bench.UnalignedBurstWindows), the default otherwise (0).
 func burstWindows(o Options) float64 {
 	c := o.Contract
-	if c == nil || o.Limiter.Describe().Evidence != limiter.FixedWindowEvidence || c.Clock == contract.ServerClock ||
+	if c == nil || !o.Limiter.Describe().Model.Alignable() || c.Clock == contract.ServerClock ||
 		c.Spec.WindowStart != contract.AnyStart || c.AdmitAt != nil {
 		return 0
 	}
@@ -367,8 +367,10 @@ func (s *session) build(runID string) error {
 		// rueidis (redisconn.Shared).
 		lcfg.Direct, _ = redisconn.DirectOptions(s.rdb)
 	}
-	evidence := o.Limiter.Describe().Evidence
-	if o.RedisWitness && evidence == limiter.HeldEvidence {
+	// A limiter whose requests hold their slots is judged by a witness of what is held, one the
+	// processes share; the others by every process's admits together.
+	held := o.Limiter.Describe().Releases
+	if o.RedisWitness && held {
 		s.witnessKey = s.keys.Witness
 	}
 	for _, st := range o.Strategies {
@@ -414,7 +416,7 @@ func (s *session) build(runID string) error {
 		if s.timeline != nil && run.RefusalsUnjudged == "" {
 			run.Calls = s.timeline.Sink(run.Name)
 		}
-		if o.RedisWitness && evidence != limiter.HeldEvidence {
+		if o.RedisWitness && !held {
 			// Window and bucket limiters: judged over every process's admits together.
 			run.Admits = overshoot.NewSharedAdmits(s.rdb, overshoot.SharedConfig{Window: o.Window,
 				Horizon: s.deps.Timeout, Now: s.deps.Now, ChunkKey: s.keys.AdmitChunk})

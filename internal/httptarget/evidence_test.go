@@ -25,20 +25,12 @@ var evidenceConfig = limitapp.Config{Limit: 5, Window: 200 * time.Millisecond, H
 
 const evidenceWorkers = 8
 
-// checkerFor is the evidence an endpoint of kind is judged by.
+// checkerFor is the evidence an endpoint of kind is judged by: its model's on the endpoint's
+// clock.
 func checkerFor(kind limiter.Kind) overshoot.Checker {
-	l := overshoot.Limits{Limit: evidenceConfig.Limit, Window: evidenceConfig.Window}
-	switch kind {
-	case limiter.Concurrency:
-		return overshoot.NewHeldSpans(evidenceConfig.Limit, evidenceConfig.Hold)
-	case limiter.FixedWindow:
-		l.Evidence = limiter.FixedWindowEvidence
-	case limiter.SlidingWindow:
-		l.Evidence = limiter.SlidingWindowEvidence
-	case limiter.TokenBucket:
-		l.Evidence, l.Rate = limiter.BucketEvidence, float64(evidenceConfig.Limit)/evidenceConfig.Window.Seconds()
-	}
-	return overshoot.IntervalFor(l)
+	l := overshoot.Limits{Limit: evidenceConfig.Limit, Window: evidenceConfig.Window, Rate: float64(evidenceConfig.Limit) / evidenceConfig.Window.Seconds()}
+	m := kind.Describe().Model
+	return m.Checker(overshoot.Spec{Model: m, Limits: l, Clock: m.Clock(l, false), Timing: overshoot.OnEndpoint, Hold: evidenceConfig.Hold}, 0)
 }
 
 // load runs evidenceWorkers workers for d, each calling for key one call at a time, and hands

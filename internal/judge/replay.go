@@ -10,7 +10,6 @@ import (
 	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/history"
-	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // A hammer --record file's strategy, Redis or HTTP, is judged again by the rules its run judged
@@ -36,7 +35,7 @@ type replay struct {
 func newReplay(g *group, s *history.RecordedStrategy, h *history.RunHeader) (*replay, error) {
 	l := g.j.lim
 	endpoint := s.Target == history.TargetHTTP
-	rp := &replay{g: g, held: l.kind.Describe().Evidence == limiter.HeldEvidence && !endpoint, beginUs: s.BeginUs}
+	rp := &replay{g: g, held: l.kind.Describe().Releases && !endpoint, beginUs: s.BeginUs}
 	us := func(n int64) time.Duration { return time.Duration(n) * time.Microsecond }
 	g.cfg.Horizon, g.cfg.Now = us(h.HorizonUs), func() time.Time { return rp.now }
 	// A Redis strategy is judged by the clock, alignment, quantum and allowances its header names;

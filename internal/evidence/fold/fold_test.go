@@ -5,9 +5,10 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/kind/held"
+	"github.com/limitctl/limitctl/internal/evidence/kind/sliding"
 	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/evidence/refusal"
-	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 
@@ -17,7 +18,7 @@ const ms = int64(1000)
 // limit of 2, key 1 2; the strategy proved an overshoot of 1, once, and states its power.
 func TestFoldTakesTheWorstKeyAndAddsUpTheEvents(t *testing.T) {
 	s := New(2, false)
-	spec := overshoot.Spec{Limits: overshoot.Limits{Evidence: limiter.SlidingWindowEvidence, Limit: 2, Window: time.Second},
+	spec := overshoot.Spec{Model: sliding.Model, Limits: overshoot.Limits{Limit: 2, Window: time.Second},
 		Clock: overshoot.Clock{Aligned: true}, Horizon: time.Second}
 	for key, admits := range []int{3, 2} {
 		s.AddKey(spec)
@@ -41,7 +42,7 @@ func TestFoldTakesTheWorstKeyAndAddsUpTheEvents(t *testing.T) {
 // its request looked up once, while the source still keeps it; the tightest is the one with the
 // least room.
 func TestFoldedRefusalsNameTheEarliestAndTheTightest(t *testing.T) {
-	spec := refusal.Spec{Kind: limiter.Concurrency, Limit: 3, StaleAfter: 100 * ms, Horizon: 5000 * ms}
+	spec := refusal.Spec{Kind: "concurrency", Model: held.Model, Limit: 3, StaleAfter: 100 * ms, Horizon: 5000 * ms}
 	s := NewRefusals(spec, 2)
 	lookups := 0
 	s.request = func(id uint64) *trace.Request {

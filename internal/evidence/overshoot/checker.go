@@ -1,7 +1,6 @@
 package overshoot
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/evidence/tally"
-	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // Checker watches admitted requests and measures the worst excess over the limit. It never
@@ -559,17 +557,4 @@ func (c *BucketChecker) Result() CheckResult {
 func (c *BucketChecker) Finish() CheckResult {
 	c.log.finish()
 	return c.Result()
-}
-
-// Invariant checks a window or bucket limiter's invariant over admitted now values.
-func Invariant(evidence limiter.Evidence, limit int64, window time.Duration, rate float64, horizonMs int64) Checker {
-	switch evidence {
-	case limiter.FixedWindowEvidence:
-		return NewSlidingChecker(limit, window.Milliseconds(), horizonMs, true)
-	case limiter.SlidingWindowEvidence:
-		return NewSlidingChecker(limit, window.Milliseconds(), horizonMs, false)
-	case limiter.BucketEvidence:
-		return NewBucketChecker(limit, rate, 1, horizonMs)
-	}
-	panic(fmt.Sprintf("bench: no invariant checker for evidence %d", evidence))
 }

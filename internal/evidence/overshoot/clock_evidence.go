@@ -1,24 +1,20 @@
 package overshoot
 
 import (
-	"math"
 	"time"
-
-	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // How the client-time evidence (the stamps the scripts were given, or that answered their TIME
 // on the virtual clock) allows for reordering, so a correct limiter is never blamed however its
 // callers' clocks disagree, and how sharp it stays.
 
-// Limits are what a strategy's window or bucket checkers are built from: its kind's evidence,
-// its numbers, and how far its callers' clocks disagree.
+// Limits are what a strategy's window or bucket checkers are built from: its numbers, and how
+// far its callers' clocks disagree.
 type Limits struct {
-	Evidence limiter.Evidence
-	Limit    int64 // windows: the limit; bucket: the burst
-	Window   time.Duration
-	Rate     float64 // bucket: refill per second
-	Skew     time.Duration
+	Limit  int64 // windows: the limit; bucket: the burst
+	Window time.Duration
+	Rate   float64 // bucket: refill per second
+	Skew   time.Duration
 }
 
 // Clock is what a window or bucket checker on client time needs beyond the limit.
@@ -34,74 +30,18 @@ type Clock struct {
 	BucketTiers []int64
 }
 
-// lateTiers is how many lateness tiers the bucket's evidence keeps, each twice the last.
-const lateTiers = 4
-
-// ClockFor is the evidence of one strategy's admits; shared (--witness redis) evidence has
-// no lateness of its own to go by, and judges every bucket admit in the widest tier.
-//
-// The bucket. A correct bucket is exact over the times it decides by: in any interval of them,
-// at most burst + rate*T admits. A GCRA or a bucket that judges a late call at the call's own
-// time decides by the stamps themselves. Others decide a late call at the latest time they saw
-// (a refill that never runs backwards: elapsed = max(0, now - last)), or lose their state to a key
-// expiry the server times (a TTL of exactly the time to refill): each decides call i at some
-// time in [t_i, t_i + λ_i], λ_i how far the most advanced worker clock can be ahead of t_i when
-// the call reaches Redis (the skew between the two clocks, its round trip and its stamp's
-// rounding; an expiry set by the most advanced clock is reached by call i no sooner than that).
-// Admits stamped in [x, y], each at most Λ late, are then decided in [x, y + Λ], so at most
-// burst + rate*(y - x) + rate*Λ of them: rate*Λ tokens of slack, and any draw beyond burst +
-// slack is at least one request too many. That holds for every subset of the admits, so the
-// evidence keeps tiers: the admits at most Λ late with rate*Λ of slack, those at most 2Λ late with
-// twice that, and so on; admits later than the last tier are left out (which only removes
-// evidence), and the overshoot is the largest any tier proves. The first tier's slack stays well
-// under a token at the default load, so one request too many per burst is proven (a full bucket's
-// burst + 1 admits land within a few milliseconds of stamps); a bucket that hands out several too
-// many after a rest is proven even when the calls that took them were slow (the first calls after
-// an idle spell all start at once).
-func ClockFor(l Limits, epochAligned bool) Clock {
-	kind := l.Evidence
-	ev := Clock{Aligned: epochAligned || kind != limiter.FixedWindowEvidence}
-	switch {
-	case kind == limiter.BucketEvidence:
-		tier := bucketLateMs(l)
-		for i := 0; i < lateTiers; i++ {
-			ev.BucketTiers = append(ev.BucketTiers, tier)
-			tier *= 2
-		}
-		ev.LateMs = ev.BucketTiers[lateTiers-1]
-	case kind == limiter.FixedWindowEvidence && !ev.Aligned:
-		ev.LateMs = unalignedLateMs(l)
+// NewLateBucket is the bucket's evidence on the stamps in lateness tiers (tiers in ms,
+// increasing): the admits at most tiers[i] late are judged together with the slack that
+// lateness needs (internal/evidence/kind/bucket says why).
+func NewLateBucket(l Limits, tiers []int64, horizonMs int64) Checker {
+	b := &lateBucket{tiers: tiers}
+	for _, tier := range tiers {
+		c := NewBucketChecker(l.Limit, l.Rate, 1, horizonMs)
+		c.slack = l.Rate / 1000 * float64(tier)
+		c.tierMs = tier
+		b.checkers = append(b.checkers, c)
 	}
-	return ev
-}
-
-// bucketLateMs is the bucket's first lateness tier: the skew between any two worker clocks, a
-// millisecond of rounding, and a round-trip budget of half a token's refill time, at least 10ms.
-func bucketLateMs(l Limits) int64 {
-	budget := int64(10_000)
-	if l.Rate > 0 {
-		budget = max(budget, int64(500_000/l.Rate))
-	}
-	return int64(math.Ceil(float64(2*l.Skew.Microseconds()+1000+budget) / 1000))
-}
-
-// ClientChecker is the checker of a window or bucket limiter over the stamps.
-func ClientChecker(l Limits, ev Clock, horizonMs int64) Checker {
-	kind := l.Evidence
-	switch {
-	case kind == limiter.FixedWindowEvidence && !ev.Aligned:
-		return NewUnalignedChecker(l.Limit, l.Window.Milliseconds(), ev.LateMs, horizonMs)
-	case kind == limiter.BucketEvidence:
-		b := &lateBucket{tiers: ev.BucketTiers}
-		for _, tier := range ev.BucketTiers {
-			c := NewBucketChecker(l.Limit, l.Rate, 1, horizonMs)
-			c.slack = l.Rate / 1000 * float64(tier)
-			c.tierMs = tier
-			b.checkers = append(b.checkers, c)
-		}
-		return b
-	}
-	return Invariant(kind, l.Limit, l.Window, l.Rate, horizonMs)
+	return b
 }
 
 // LateAdmitter is a checker that judges an admit by how late its call may have been decided
@@ -110,7 +50,7 @@ type LateAdmitter interface {
 	AdmitLate(nowMs int64, late time.Duration)
 }
 
-// lateBucket is the bucket's evidence in lateness tiers (ClockFor).
+// lateBucket is the bucket's evidence in lateness tiers (NewLateBucket).
 type lateBucket struct {
 	tiers    []int64 // ms
 	checkers []*BucketChecker

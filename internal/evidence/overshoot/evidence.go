@@ -6,7 +6,6 @@ import (
 
 	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/tally"
-	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // Timing is what the evidence takes a call's time to be.
@@ -29,8 +28,9 @@ const (
 
 // Spec is what one key's evidence is built from.
 type Spec struct {
-	Limits                   // the kind's evidence, its numbers, the workers' skew
-	Clock      Clock         // how the evidence on stamps allows for reordering (ClockFor)
+	Model                    // the kind's evidence
+	Limits                   // its numbers, the workers' skew
+	Clock      Clock         // how the evidence on stamps allows for reordering (Model.Clock)
 	Timing     Timing        // what a call's time is
 	Key        string        // the limiter key (Witness, Shared)
 	Horizon    time.Duration // the call timeout: how late an admit may come after a newer one
@@ -112,32 +112,14 @@ func NewEvidence(s Spec) *Evidence {
 	return e
 }
 
-// checker is the checker the spec calls for. The held evidence is the witness, but for an
-// endpoint (OnEndpoint: it promises a hold D, and an admit certainly holds its slot over
-// [Replied - D, Sent + D]) the held spans, which Admit then feeds as any IntervalAdmitter.
+// checker is the checker the spec calls for: its kind's, and on the stamps with admits shared
+// with other processes, the kind's over this process's and over every process's together.
 func (e *Evidence) checker() Checker {
 	s := e.spec
-	if s.Evidence == limiter.HeldEvidence {
-		if s.Timing == OnEndpoint {
-			return NewHeldSpans(s.Limit, s.Hold)
-		}
-		if s.Witness != nil {
-			return s.Witness(s.Key)
-		}
-		w := NewWitness(s.Limit, WitnessStale(s.StaleAfter, s.Quantum, s.StaleUnit).Milliseconds())
-		w.CountLiveFor(WitnessLive(s.StaleAfter, s.StaleUnit).Milliseconds())
-		return w
-	}
-	switch s.Timing {
-	case OnTwoClocks:
-		return TwoClockSliding(s.Limits)
-	case OnServerClock, OnEndpoint:
-		return IntervalFor(s.Limits)
-	}
 	horizonMs := s.Horizon.Milliseconds() + 1000 // the call timeout, and a second to spare
-	local := ClientChecker(s.Limits, s.Clock, horizonMs)
-	if s.Shared != nil {
-		return s.Shared.Checker(s.Key, local, ClientChecker(s.Limits, s.Clock, 1))
+	local := s.Model.Checker(s, horizonMs)
+	if s.Timing == OnStamps && s.Shared != nil {
+		return s.Shared.Checker(s.Key, local, s.Model.Checker(s, 1))
 	}
 	return local
 }
@@ -154,7 +136,7 @@ func (e *Evidence) Admit(d evidence.Decision, kept func()) Outcome {
 		kept()
 		return Judged
 	}
-	if e.isTooLate(d) {
+	if e.spec.Model.TooLate(e.spec, d) {
 		e.tooLate.Add(1)
 		e.Unjudged(d)
 		return TooLate
@@ -174,27 +156,6 @@ func (e *Evidence) Admit(d evidence.Decision, kept func()) Outcome {
 		e.check.Admit(d.AtMs)
 	}
 	return Judged
-}
-
-// isTooLate reports whether d is no evidence either way. The window scripts are exact for a
-// request that reaches Redis within one window of its now (the log keeps two windows, a counter
-// lives two); a later one may rightly see an emptier window. The bucket's and the unaligned
-// fixed window's evidence allow for a bounded lateness (Clock.LateMs). On the monotone virtual
-// clock an epoch-aligned window's admit whose TIME may lie in a later window than its stamp's
-// (its span straddles a window's end) is in a window unknown (clock_evidence.go).
-func (e *Evidence) isTooLate(d evidence.Decision) bool {
-	s := e.spec
-	late := time.Duration(d.LateUs) * time.Microsecond
-	if s.Evidence.Windowed() && late >= s.Window || s.Clock.LateMs > 0 && late > time.Duration(s.Clock.LateMs)*time.Millisecond {
-		return true
-	}
-	if !s.Monotone || !s.Clock.Aligned || s.Evidence != limiter.FixedWindowEvidence {
-		return false
-	}
-	w := max(1, s.Window.Milliseconds())
-	lo := Stamp(s.Quantum, time.UnixMicro(d.NowUs)).UnixMilli()
-	hi := Stamp(s.Quantum, time.UnixMicro(d.ClockHiUs)).UnixMilli()
-	return tally.FloorDiv(lo, w) != tally.FloorDiv(hi, w)
 }
 
 // Unjudged tells the evidence of a call that may have admitted and is not judged (it failed, or

@@ -1,15 +1,15 @@
-package overshoot
+package overshoot_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/limitctl/limitctl/internal/evidence"
-	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/evidence/kind/fixed"
+	"github.com/limitctl/limitctl/internal/evidence/kind/held"
+	"github.com/limitctl/limitctl/internal/evidence/kind/sliding"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 )
-
-// nothing is a kept callback for admits whose trace no test reads.
-func nothing() {}
 
 // Six admits per window for two windows, limit 5, on a fixed window of unknown alignment: proven
 // only when the spec anchors windows at their openers, and not when an unjudged call a window
@@ -17,15 +17,15 @@ func nothing() {}
 // noted, the power of anchored windows is still stated; where the openers are not seen, it is not.
 func TestEvidenceAnchorsWindowsOnlyWhenTheSpecSaysSo(t *testing.T) {
 	start := int64(1_700_000_000_000)
-	judge := func(seen, anchor bool, unjudgedAt int64) *Evidence {
-		ev := NewEvidence(Spec{Limits: Limits{Evidence: limiter.FixedWindowEvidence, Limit: 5, Window: time.Second},
-			Clock: Clock{LateMs: 10}, Horizon: 4 * time.Second, OpenersSeen: seen, AnchorAtOpeners: anchor})
+	judge := func(seen, anchor bool, unjudgedAt int64) *overshoot.Evidence {
+		ev := overshoot.NewEvidence(overshoot.Spec{Model: fixed.Model, Limits: overshoot.Limits{Limit: 5, Window: time.Second},
+			Clock: overshoot.Clock{LateMs: 10}, Horizon: 4 * time.Second, OpenersSeen: seen, AnchorAtOpeners: anchor})
 		if unjudgedAt != 0 {
 			ev.Unjudged(evidence.Decision{AtMs: unjudgedAt, LateUs: -1})
 		}
 		for w := int64(0); w < 2; w++ {
 			for i := int64(0); i < 6; i++ {
-				if got := ev.Admit(evidence.Decision{AtMs: start + w*1001 + i}, nothing); got != Judged {
+				if got := ev.Admit(evidence.Decision{AtMs: start + w*1001 + i}, func() {}); got != overshoot.Judged {
 					t.Fatalf("an admit on time: %d, want Judged", got)
 				}
 			}
@@ -57,13 +57,13 @@ func TestEvidenceAnchorsWindowsOnlyWhenTheSpecSaysSo(t *testing.T) {
 // An admit that reached the limiter a window or more after its stamp is no evidence: it is not
 // kept, not judged, and counted as unjudged.
 func TestEvidenceLeavesOutAnAdmitAWindowLate(t *testing.T) {
-	ev := NewEvidence(Spec{Limits: Limits{Evidence: limiter.SlidingWindowEvidence, Limit: 1, Window: 100 * time.Millisecond},
-		Clock: Clock{Aligned: true}, Horizon: time.Second})
+	ev := overshoot.NewEvidence(overshoot.Spec{Model: sliding.Model, Limits: overshoot.Limits{Limit: 1, Window: 100 * time.Millisecond},
+		Clock: overshoot.Clock{Aligned: true}, Horizon: time.Second})
 	start := int64(1_700_000_000_000)
-	ev.Admit(evidence.Decision{AtMs: start}, nothing)
+	ev.Admit(evidence.Decision{AtMs: start}, func() {})
 	kept := false
-	if got := ev.Admit(evidence.Decision{AtMs: start + 1, LateUs: 100_000}, func() { kept = true }); got != TooLate || kept {
-		t.Fatalf("an admit a window late: %d (kept %v), want TooLate and not kept", got, kept)
+	if got := ev.Admit(evidence.Decision{AtMs: start + 1, LateUs: 100_000}, func() { kept = true }); got != overshoot.TooLate || kept {
+		t.Fatalf("an admit a window late: %d (kept %v), want overshoot.TooLate and not kept", got, kept)
 	}
 	if got := ev.Finish(); got.Overshoot != 0 || got.Unjudged != 1 {
 		t.Errorf("one admit on time and one a window late, limit 1: %+v, want no overshoot and 1 unjudged", got)
@@ -75,14 +75,14 @@ func TestEvidenceLeavesOutAnAdmitAWindowLate(t *testing.T) {
 func TestEvidenceHoldsAnAbandonedAdmit(t *testing.T) {
 	for _, abandon := range []bool{false, true} {
 		keptSecond := false
-		ev := NewEvidence(Spec{Limits: Limits{Evidence: limiter.HeldEvidence, Limit: 1}, Now: time.Now,
-			OnFirstOver: func(m Moment) {
+		ev := overshoot.NewEvidence(overshoot.Spec{Model: held.Model, Limits: overshoot.Limits{Limit: 1}, Now: time.Now,
+			OnFirstOver: func(m overshoot.Moment) {
 				if !keptSecond {
 					t.Errorf("the first overshoot (%+v) was found before its admit was kept", m)
 				}
 			}})
 		now := time.Now()
-		ev.Admit(evidence.Decision{ID: 1, NowUs: now.UnixMicro(), Abandoned: abandon}, nothing)
+		ev.Admit(evidence.Decision{ID: 1, NowUs: now.UnixMicro(), Abandoned: abandon}, func() {})
 		ev.Release(1)
 		ev.Admit(evidence.Decision{ID: 2, NowUs: now.UnixMicro()}, func() { keptSecond = true })
 		want := int64(0)
@@ -98,14 +98,14 @@ func TestEvidenceHoldsAnAbandonedAdmit(t *testing.T) {
 // On the server's clock an admit is judged over its call's interval: one slower than the
 // shortest span is left out and not kept, a quick one is judged and kept.
 func TestEvidenceOnTheServerClockKeepsOnlyWhatItJudges(t *testing.T) {
-	ev := NewEvidence(Spec{Limits: Limits{Evidence: limiter.SlidingWindowEvidence, Limit: 1, Window: 100 * time.Millisecond},
-		Timing: OnServerClock})
+	ev := overshoot.NewEvidence(overshoot.Spec{Model: sliding.Model, Limits: overshoot.Limits{Limit: 1, Window: 100 * time.Millisecond},
+		Timing: overshoot.OnServerClock})
 	kept := false
-	if got := ev.Admit(evidence.Decision{SentUs: 0, RepliedUs: 100_000}, func() { kept = true }); got != LeftOut || kept {
-		t.Errorf("a call a window long: %d (kept %v), want LeftOut and not kept", got, kept)
+	if got := ev.Admit(evidence.Decision{SentUs: 0, RepliedUs: 100_000}, func() { kept = true }); got != overshoot.LeftOut || kept {
+		t.Errorf("a call a window long: %d (kept %v), want overshoot.LeftOut and not kept", got, kept)
 	}
-	if got := ev.Admit(evidence.Decision{SentUs: 200_000, RepliedUs: 201_000}, func() { kept = true }); got != Judged || !kept {
-		t.Errorf("a call of 1ms: %d (kept %v), want Judged and kept", got, kept)
+	if got := ev.Admit(evidence.Decision{SentUs: 200_000, RepliedUs: 201_000}, func() { kept = true }); got != overshoot.Judged || !kept {
+		t.Errorf("a call of 1ms: %d (kept %v), want overshoot.Judged and kept", got, kept)
 	}
 	if got := ev.Finish(); got.Unjudged != 1 {
 		t.Errorf("one call left out: %+v, want 1 unjudged", got)

@@ -1,13 +1,10 @@
 package overshoot
 
 import (
-	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // IntervalAdmitter is a checker that judges admits by when they could have been decided: the
@@ -307,19 +304,4 @@ func TwoClockSliding(l Limits) *IntervalChecker {
 	c.checks = c.checks[:1]
 	c.fresh = func() *IntervalChecker { return TwoClockSliding(l) }
 	return c
-}
-
-// IntervalFor is the engine's checker for a window or bucket limiter on the server's
-// clock; the token bucket refills its burst (Limit) once per Window.
-func IntervalFor(l Limits) *IntervalChecker {
-	switch evidence := l.Evidence; evidence {
-	case limiter.FixedWindowEvidence:
-		return NewIntervalChecker(FixedInvariant, l.Limit, l.Window, 0)
-	case limiter.SlidingWindowEvidence:
-		return NewIntervalChecker(SlidingInvariant, l.Limit, l.Window, 0)
-	case limiter.BucketEvidence:
-		return NewIntervalChecker(BucketInvariant, l.Limit, time.Duration(float64(l.Limit)/l.Rate*float64(time.Second)), l.Rate)
-	default:
-		panic(fmt.Sprintf("bench: no interval checker for evidence %d", evidence))
-	}
 }

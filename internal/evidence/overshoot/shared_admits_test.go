@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/evidence/tally"
-	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
@@ -21,16 +20,19 @@ func TestSharedAdmitsJudgeEveryProcessTogether(t *testing.T) {
 	clock := func() time.Time { return now }
 	// Two processes of one run, each admitting 5 in the same millisecond against a limit of 8:
 	// neither overshoots alone, together they admitted 10.
-	for _, kind := range []limiter.Kind{limiter.SlidingWindow, limiter.FixedWindow, limiter.TokenBucket} {
-		t.Run(string(kind), func(t *testing.T) {
-			key := "shared:{" + string(kind) + "}"
+	for kind, check := range map[string]func(horizonMs int64) Checker{
+		"sliding-window": func(h int64) Checker { return NewSlidingChecker(8, 1000, h, false) },
+		"fixed-window":   func(h int64) Checker { return NewSlidingChecker(8, 1000, h, true) },
+		"token-bucket":   func(h int64) Checker { return NewBucketChecker(8, 8, 1, h) },
+	} {
+		t.Run(kind, func(t *testing.T) {
+			key := "shared:{" + kind + "}"
 			var checkers []Checker
 			var shares []*SharedAdmits
 			for p := 0; p < 2; p++ {
 				s := NewSharedAdmits(rdb, SharedConfig{Window: time.Second, Horizon: time.Second, Now: clock, ChunkKey: chunkKey})
 				shares = append(shares, s)
-				local := Invariant(kind.Describe().Evidence, 8, time.Second, 8, 2000)
-				checkers = append(checkers, s.Checker(key, local, Invariant(kind.Describe().Evidence, 8, time.Second, 8, 1)))
+				checkers = append(checkers, s.Checker(key, check(2000), check(1)))
 			}
 			at := now.UnixMilli() - 100
 			for _, c := range checkers {

@@ -1,7 +1,6 @@
 package overshoot
 
 import (
-	"math"
 	"sort"
 
 	"github.com/limitctl/limitctl/internal/evidence/tally"
@@ -453,12 +452,4 @@ func (c *UnalignedChecker) Result() CheckResult {
 func (c *UnalignedChecker) Finish() CheckResult {
 	c.log.finish()
 	return c.Result()
-}
-
-// unalignedLateMs is Λ for the unaligned fixed window's evidence: the skew between any two
-// worker clocks, a millisecond of rounding, and a round-trip budget (a hundredth of the window,
-// at least 10ms). An admit later than that is left out of this evidence.
-func unalignedLateMs(l Limits) int64 {
-	budget := max(10*1000, l.Window.Microseconds()/100)
-	return int64(math.Ceil(float64(2*l.Skew.Microseconds()+1000+budget) / 1000))
 }

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/evidence"
-	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // The edges of abandoned requests (Config.Abandon) in the refusal judge, one decision at a time,
@@ -72,7 +71,7 @@ func TestHeldAbandonedReclaimableIsAtMostTheRoomLeft(t *testing.T) {
 		t.Fatalf("a refusal with room, nothing abandoned: got %d %+v", r.Count, r.First)
 	}
 	// The windows and the bucket hold nothing to abandon: no such field.
-	r = judgeOnce(window(limiter.SlidingWindow, 2), at(0, 1*ms, evidence.Admitted), at(10*ms, 11*ms, evidence.Refused))
+	r = judgeOnce(window(slidingKind, 2), at(0, 1*ms, evidence.Admitted), at(10*ms, 11*ms, evidence.Refused))
 	if r.Count != 1 || r.First.AbandonedReclaimable != nil {
 		t.Fatalf("a window's false reject: %d %+v", r.Count, r.First)
 	}

@@ -92,10 +92,13 @@ type bucketCand struct {
 // maxRecent bounds a stepped bucket's exactly judged candidates.
 const maxRecent = 2048
 
+// NewBucketRule is the token bucket's refusal rule.
+func NewBucketRule(s Spec) Rule { return newBucketJudge(s) }
+
 func newBucketJudge(s Spec) *bucketJudge {
-	rate := s.RatePerSec / 1e6 * (1 - s.serverRate())
+	rate := s.RatePerSec / 1e6 * (1 - s.ServerRate())
 	j := &bucketJudge{
-		burst: float64(s.Limit), rate: rate, server: s.Server, monotone: s.Monotone, grain: 2 * s.grain(),
+		burst: float64(s.Limit), rate: rate, server: s.Server, monotone: s.Monotone, grain: 2 * s.Grain(),
 		// Each draw may be charged a microsecond of refill more (a rounded stored time; a
 		// double's step near today's epoch in ms is 2^-12 ms, less than that).
 		perDraw: 1 + s.RatePerSec/1e6,
@@ -120,7 +123,7 @@ func newBucketJudge(s Spec) *bucketJudge {
 // candidates holds f's term without f's widest stamp. One slow call at the run's start (a
 // cold connection), whose mark could have been the highest stamp sent by its reply, would
 // otherwise lower every later refusal's bound by R times its latency, for the whole run.
-func (j *bucketJudge) add(calls []evidence.Decision) {
+func (j *bucketJudge) Add(calls []evidence.Decision) {
 	for _, c := range calls {
 		j.bySent = append(j.bySent, c.SentUs)
 		if c.Outcome == evidence.Admitted {
@@ -137,12 +140,12 @@ func (j *bucketJudge) add(calls []evidence.Decision) {
 // addRefused implements refusalsSeer: a refused call is a candidate too, a group of them one
 // candidate sent with the earliest and stamped with the latest (on the monotone virtual clock
 // the latest own stamp, as add says why).
-func (j *bucketJudge) addRefused(g *rejectGroup) {
-	stamp := g.stampHi
+func (j *bucketJudge) AddRefused(g *Group) {
+	stamp := g.StampHi
 	if j.monotone && !j.server {
-		stamp = g.ownHi
+		stamp = g.OwnHi
 	}
-	j.addCand(g.sentMin, stamp, false)
+	j.addCand(g.SentMin, stamp, false)
 }
 
 func (j *bucketJudge) addCand(sent, stampHi int64, unknown bool) {
@@ -151,12 +154,12 @@ func (j *bucketJudge) addCand(sent, stampHi int64, unknown bool) {
 	j.newest = max(j.newest, stamp)
 }
 
-func (j *bucketJudge) judge(ready []*rejectGroup, _ int64, verdict verdictFunc) {
-	sort.Slice(ready, func(a, b int) bool { return ready[a].repliedMax < ready[b].repliedMax })
+func (j *bucketJudge) Judge(ready []*Group, _ int64, verdict Verdict) {
+	sort.Slice(ready, func(a, b int) bool { return ready[a].RepliedMax < ready[b].RepliedMax })
 	sw := j.sweep()
 	for _, g := range ready {
-		sw.to(g.repliedMax)
-		level, proven, f := j.level(g.stampLo - j.base)
+		sw.to(g.RepliedMax)
+		level, proven, f := j.level(g.StampLo - j.base)
 		if proven {
 			verdict(g, j.m-f.p, level, -1)
 		}
@@ -294,7 +297,7 @@ func (j *bucketJudge) level(t int64) (level float64, proven bool, worst bucketCa
 // no calls; and folds a stepped bucket's candidates once they are a step and the margin behind
 // the newest stamp: from then on the step taken off the refill costs them nothing for any
 // refusal stamped no earlier than the margin allows, and only lowers the level for the others.
-func (j *bucketJudge) settle(floor int64) {
+func (j *bucketJudge) Settle(floor int64) {
 	sw := j.sweep()
 	sw.to(floor - 1)
 	sw.done()

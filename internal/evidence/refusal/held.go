@@ -65,6 +65,9 @@ type openHold struct {
 	abandoned bool  // never released on purpose (Config.Abandon)
 }
 
+// NewHeldRule is the concurrency limiter's refusal rule.
+func NewHeldRule(s Spec) Rule { return newHeldJudge(s) }
+
 func newHeldJudge(s Spec) *heldJudge {
 	j := &heldJudge{limit: s.Limit, staleStamp: Forever, staleMono: Forever, maxOpen: maxOpenHolds}
 	if s.StaleAfter > 0 && !s.Rules.NoStaleAfter {
@@ -76,8 +79,8 @@ func newHeldJudge(s Spec) *heldJudge {
 		if u := s.Rules.StaleUnit.Microseconds(); u > 1000 {
 			stale = (s.StaleAfter+u-1)/u*u + 1000
 		}
-		j.staleStamp = stale + 2*s.grain()
-		j.staleMono = stale + ttlSlack(s.StaleAfter)
+		j.staleStamp = stale + 2*s.Grain()
+		j.staleMono = stale + TTLSlack(s.StaleAfter)
 		if s.Server {
 			j.staleStamp = j.staleMono // the stamps are the monotonic [sent, replied] already
 		}
@@ -85,7 +88,7 @@ func newHeldJudge(s Spec) *heldJudge {
 	return j
 }
 
-func (j *heldJudge) add(calls []evidence.Decision) {
+func (j *heldJudge) Add(calls []evidence.Decision) {
 	for _, c := range calls {
 		switch {
 		case c.Outcome == evidence.Admitted && c.ReleaseOK:
@@ -112,21 +115,21 @@ func after(t, d int64) int64 {
 	return t + d
 }
 
-func (j *heldJudge) judge(ready []*rejectGroup, _ int64, verdict verdictFunc) {
+func (j *heldJudge) Judge(ready []*Group, _ int64, verdict Verdict) {
 	sort.Slice(j.spans, func(a, b int) bool { return j.spans[a].from < j.spans[b].from })
 	var active []heldSpan
 	next := 0
 	var starts, ends []int64
 	for _, g := range ready {
-		a, b := g.sentMin, g.repliedMax
-		if g.stampLo < j.blindStamp || a < j.blindMono {
+		a, b := g.SentMin, g.RepliedMax
+		if g.StampLo < j.blindStamp || a < j.blindMono {
 			continue
 		}
 		held, reclaimed := int64(0), j.reclaimedGone
 		for _, h := range j.open {
 			switch {
 			case h.from > b:
-			case !j.reclaimed(h, g.stampLo, a):
+			case !j.reclaimed(h, g.StampLo, a):
 				held++
 			case h.abandoned:
 				reclaimed++
@@ -183,7 +186,10 @@ func mostAtOnce(starts, ends []int64) int64 {
 	return most
 }
 
-func (j *heldJudge) settle(floor int64) {
+// AddRefused implements Rule: a refusal holds nothing.
+func (j *heldJudge) AddRefused(*Group) {}
+
+func (j *heldJudge) Settle(floor int64) {
 	spans := j.spans[:0]
 	for _, s := range j.spans {
 		if s.to >= floor { // a later refusal is sent at or after floor: an earlier span cannot overlap it

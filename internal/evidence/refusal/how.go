@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/limitctl/limitctl/internal/human"
-	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 
@@ -14,7 +13,7 @@ import (
 // was counted against it.
 //
 //	lua    refused: r88 EVALSHA → {0, 20} (+0.00ms) → at 0.41s, at most 3 of 20 held
-func (f *FalseReject) HowTokens(kind limiter.Kind) []string {
+func (f *FalseReject) HowTokens(m Model) []string {
 	var tokens []string
 	if req := f.Request; req != nil && len(req.Steps) > 0 {
 		start := req.Steps[0].SentUs
@@ -25,19 +24,31 @@ func (f *FalseReject) HowTokens(kind limiter.Kind) []string {
 			tokens = append(tokens, fmt.Sprintf("%s %s → %s (+%.2fms)", req.ID, s.Op, trace.ReplyText(s.Reply), float64(s.RepliedUs-start)/1000))
 		}
 	}
-	counted := fmt.Sprintf("at most %s of %s admitted in its window", human.Count(f.HeldOrAdmitted), human.Count(f.Limit))
-	switch {
-	case f.TokensLeft != nil:
-		counted = fmt.Sprintf("the bucket held at least %s of %s tokens", strconv.FormatFloat(*f.TokensLeft, 'f', -1, 64), human.Count(f.Limit))
-	case kind != "" && kind.Describe().Evidence == limiter.HeldEvidence:
-		counted = fmt.Sprintf("at most %s of %s held", human.Count(f.HeldOrAdmitted), human.Count(f.Limit))
-		if m := f.AbandonedReclaimable; m != nil && *m > 0 {
-			counted += fmt.Sprintf(", %s abandoned more than stale-after ago", human.Count(*m))
-		}
-	}
-	tokens = append(tokens, fmt.Sprintf("→ refused at %.2fs, %s", f.SentMs/1000, counted))
+	tokens = append(tokens, fmt.Sprintf("→ refused at %.2fs, %s", f.SentMs/1000, f.Counted(m, "")))
 	if f.Request == nil {
 		tokens = append(tokens, "(its commands were no longer kept)")
 	}
 	return tokens
+}
+
+// Counted says what the evidence counted against the refusal, as m words it (nil: a kind
+// unknown, whose count is of admits), "were" the verb between its count and what it counted where
+// a sentence needs one: "at most 3 of 20 held", "at most 3 of 20 were admitted in its window",
+// "the bucket held at least 1.5 of 20 tokens".
+func (f *FalseReject) Counted(m Model, were string) string {
+	if f.TokensLeft != nil {
+		return fmt.Sprintf("the bucket held at least %s of %s tokens", strconv.FormatFloat(*f.TokensLeft, 'f', -1, 64), human.Count(f.Limit))
+	}
+	if were != "" {
+		were += " "
+	}
+	what := "admitted in its window"
+	if m != nil {
+		what = m.Counted()
+	}
+	counted := fmt.Sprintf("at most %s of %s %s%s", human.Count(f.HeldOrAdmitted), human.Count(f.Limit), were, what)
+	if a := f.AbandonedReclaimable; a != nil && *a > 0 {
+		counted += fmt.Sprintf(", %s abandoned more than stale-after ago", human.Count(*a))
+	}
+	return counted
 }

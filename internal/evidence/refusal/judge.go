@@ -11,7 +11,6 @@ import (
 
 	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/tally"
-	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 
@@ -108,7 +107,10 @@ type Rules struct {
 
 // Spec is what every kind's judge is built from.
 type Spec struct {
-	Kind       limiter.Kind
+	// Kind names the limiter kind (a shared run's processes compare it), Model is its refusal
+	// evidence (the kind's, limiter.Description.Model).
+	Kind       string
+	Model      Model `json:"-"`
 	Limit      int64 // concurrency and windows: the limit; token bucket: the burst
 	Aligned    bool  // fixed window: epoch-aligned (StrategyRun.EpochAligned)
 	Base       int64 // µs: the stamp at the run's start
@@ -123,82 +125,81 @@ type Spec struct {
 	Rules      Rules
 }
 
-// grain is how much a script may round a time it compares (the unit it is given time in: a
+// Grain is how much a script may round a time it compares (the unit it is given time in: a
 // millisecond, or a second for whole seconds): by that much on both sides.
-func (s Spec) grain() int64 {
+func (s Spec) Grain() int64 {
 	if s.Quantum > time.Millisecond {
 		return s.Quantum.Microseconds()
 	}
 	return 1000
 }
 
-// serverRate is how much faster or slower the server's clock may run than the client's
+// ServerRate is how much faster or slower the server's clock may run than the client's
 // monotonic clock (as IntervalChecker allows); 0 when the stamps are the limiter's own time.
-func (s Spec) serverRate() float64 {
+func (s Spec) ServerRate() float64 {
 	if s.Server {
 		return 0.001
 	}
 	return 0
 }
 
-// ttlSlack is how much longer than w a span timed by the server (a key's TTL) may last on the
+// TTLSlack is how much longer than w a span timed by the server (a key's TTL) may last on the
 // client's monotonic clock: the server's clock rate, and a millisecond of rounding.
-func ttlSlack(w int64) int64 { return w/1000 + 1000 }
+func TTLSlack(w int64) int64 { return w/1000 + 1000 }
 
-// kindJudge is one limiter kind's rule, fed in batches by a refusals front.
-type kindJudge interface {
-	// add takes the decisions that took or may have taken room (admitted, unknown) since the
+// Rule is one limiter kind's refusal rule for one key (its model's, Model.Rule), fed in batches
+// by the key's Judge.
+type Rule interface {
+	// Add takes the decisions that took or may have taken room (admitted, unknown) since the
 	// last batch.
-	add(calls []evidence.Decision)
-	// judge decides every group in ready (each replied before lowWater, in order of sending);
+	Add(calls []evidence.Decision)
+	// AddRefused takes a group of the batch's refusals before they merge with earlier ones, for a
+	// rule that needs them as later calls' possible predecessors (a refused call moves a textbook
+	// bucket's clock); the others ignore them.
+	AddRefused(g *Group)
+	// Judge decides every group in ready (each replied before lowWater, in order of sending);
 	// verdict is told the ones proven wrong and the most the evidence counted against them.
-	judge(ready []*rejectGroup, lowWater int64, verdict verdictFunc)
-	// settle forgets what no later decision can need: every later refusal is sent at or after
+	Judge(ready []*Group, lowWater int64, verdict Verdict)
+	// Settle forgets what no later decision can need: every later refusal is sent at or after
 	// floor.
-	settle(floor int64)
+	Settle(floor int64)
 }
 
-// verdictFunc is told a group proven wrong: the most the evidence counted against it, the
-// tokens the bucket certainly held (nan for the other kinds), and the abandoned requests a
-// correct limiter had reclaimed (-1 where the kind holds nothing).
-type verdictFunc func(g *rejectGroup, counted int64, tokens float64, abandoned int64)
+// Verdict is told a group proven wrong: the most the evidence counted against it, the tokens
+// the bucket certainly held (NaN for the other kinds), and the abandoned requests a correct
+// limiter had reclaimed (-1 where the kind holds nothing).
+type Verdict func(g *Group, counted int64, tokens float64, abandoned int64)
 
-// refusalsSeer is a kind whose rule needs the refusals too, as later calls' possible
-// predecessors (the token bucket: a refused call moves a textbook bucket's clock).
-type refusalsSeer interface {
-	addRefused(g *rejectGroup)
-}
-
-// rejectGroup is refusals judged as one: a call that ran somewhere in [sentMin, repliedMax]
-// with a stamp somewhere in [stampLo, stampHi].
-type rejectGroup struct {
+// Group is refusals judged as one: a call that ran somewhere in [SentMin, RepliedMax] with a
+// stamp somewhere in [StampLo, StampHi] (OwnHi the latest of its calls' own stamps, ClockLoUs).
+type Group struct {
+	SentMin, RepliedMax int64
+	StampLo, StampHi    int64
+	OwnHi               int64
 	key                 int64
 	n                   int64
-	sentMin, repliedMax int64
-	stampLo, stampHi    int64
-	ownHi               int64             // the latest of its calls' own stamps (StampLo)
 	first               evidence.Decision // the earliest sent, for the evidence
 }
 
-func (g *rejectGroup) addCall(d evidence.Decision) {
+func (g *Group) addCall(d evidence.Decision) {
 	if g.n == 0 || d.SentUs < g.first.SentUs {
 		g.first = d
 	}
 	if g.n == 0 {
-		g.sentMin, g.repliedMax, g.stampLo, g.stampHi, g.ownHi = d.SentUs, d.RepliedUs, d.ClockLoUs, d.ClockHiUs, d.ClockLoUs
+		g.SentMin, g.RepliedMax, g.StampLo, g.StampHi, g.OwnHi = d.SentUs, d.RepliedUs, d.ClockLoUs, d.ClockHiUs, d.ClockLoUs
 	} else {
-		g.sentMin, g.repliedMax = min(g.sentMin, d.SentUs), max(g.repliedMax, d.RepliedUs)
-		g.stampLo, g.stampHi, g.ownHi = min(g.stampLo, d.ClockLoUs), max(g.stampHi, d.ClockHiUs), max(g.ownHi, d.ClockLoUs)
+		g.SentMin, g.RepliedMax = min(g.SentMin, d.SentUs), max(g.RepliedMax, d.RepliedUs)
+		g.StampLo, g.StampHi, g.OwnHi = min(g.StampLo, d.ClockLoUs), max(g.StampHi, d.ClockHiUs), max(g.OwnHi, d.ClockLoUs)
 	}
 	g.n++
 }
 
-func (g *rejectGroup) merge(o *rejectGroup) {
+func (g *Group) merge(o *Group) {
 	if o.first.SentUs < g.first.SentUs {
 		g.first = o.first
 	}
-	g.sentMin, g.repliedMax = min(g.sentMin, o.sentMin), max(g.repliedMax, o.repliedMax)
-	g.stampLo, g.stampHi, g.ownHi = min(g.stampLo, o.stampLo), max(g.stampHi, o.stampHi), max(g.ownHi, o.ownHi)
+	g.SentMin, g.RepliedMax = min(g.SentMin, o.SentMin), max(g.RepliedMax, o.RepliedMax)
+	g.StampLo, g.StampHi, g.OwnHi = min(g.StampLo, o.StampLo), max(g.StampHi, o.StampHi), max(g.OwnHi, o.OwnHi)
 	g.n += o.n
 }
 
@@ -213,8 +214,8 @@ type Judge struct {
 	refused []evidence.Decision // refused since the last batch
 	closed  bool                // no later decision can be judged: recorded no more
 
-	kind    kindJudge
-	pending []rejectGroup // recorded, not yet judgeable, by key
+	kind    Rule
+	pending []Group // recorded, not yet judgeable, by key
 	scratch *Scratch
 	Count   int64
 	First   *FalseReject
@@ -223,8 +224,8 @@ type Judge struct {
 	// earliest sending among the pending groups (as of the last batch) and among the refusals
 	// recorded since (forever when none).
 	pendingFrom, waitingFrom int64
-	verdict                  verdictFunc // found, made a func value once
-	begin                    int64       // the stamp (µs) at the run's start, for the evidence
+	verdict                  Verdict // found, made a func value once
+	begin                    int64   // the stamp (µs) at the run's start, for the evidence
 	server                   bool
 	limit                    int64
 }
@@ -232,8 +233,8 @@ type Judge struct {
 // Scratch is what a batch works in; the keys of a strategy, judged one after the other,
 // share one, so memory does not grow with their number.
 type Scratch struct {
-	fresh, merged []rejectGroup
-	ready         []*rejectGroup
+	fresh, merged []Group
+	ready         []*Group
 }
 
 // maxKept bounds the capacity a key's buffers keep between batches: a key that once had a
@@ -247,16 +248,7 @@ func New(spec Spec) *Judge {
 	r := &Judge{begin: spec.Base, server: spec.Server, limit: spec.Limit, scratch: &Scratch{},
 		pendingFrom: Forever, waitingFrom: Forever}
 	r.verdict = r.found
-	switch spec.Kind.Describe().Evidence {
-	case limiter.HeldEvidence:
-		r.kind = newHeldJudge(spec)
-	case limiter.FixedWindowEvidence, limiter.SlidingWindowEvidence:
-		r.kind = newWindowJudge(spec)
-		r.byStamp = !spec.Server
-	default:
-		r.kind = newBucketJudge(spec)
-		r.byStamp = !spec.Server
-	}
+	r.kind, r.byStamp = spec.Model.Rule(spec)
 	return r
 }
 
@@ -283,7 +275,7 @@ func (r *Judge) groupKey(d *evidence.Decision) int64 {
 // JudgeBefore decides every refusal replied before lowWater: by then every call that can have run
 // before it has been recorded.
 func (r *Judge) JudgeBefore(lowWater int64) {
-	r.kind.add(r.calls)
+	r.kind.Add(r.calls)
 	r.calls = reuse(r.calls)
 	// This batch's refusals, grouped by key.
 	slices.SortFunc(r.refused, func(a, b evidence.Decision) int { return cmp.Compare(r.groupKey(&a), r.groupKey(&b)) })
@@ -293,15 +285,13 @@ func (r *Judge) JudgeBefore(lowWater int64) {
 		d := &r.refused[i]
 		key := r.groupKey(d)
 		if n := len(fresh); n == 0 || fresh[n-1].key != key {
-			fresh = append(fresh, rejectGroup{key: key})
+			fresh = append(fresh, Group{key: key})
 		}
 		fresh[len(fresh)-1].addCall(*d)
 	}
 	r.refused = reuse(r.refused)
-	if seer, ok := r.kind.(refusalsSeer); ok {
-		for i := range fresh {
-			seer.addRefused(&fresh[i]) // before they merge: the members recorded since the last batch
-		}
+	for i := range fresh {
+		r.kind.AddRefused(&fresh[i]) // before they merge: the members recorded since the last batch
 	}
 	// Merged into the pending groups, both sorted by key.
 	merged := sc.merged[:0]
@@ -326,29 +316,29 @@ func (r *Judge) JudgeBefore(lowWater int64) {
 	ready := sc.ready[:0]
 	floor := lowWater
 	for k := range merged {
-		if g := &merged[k]; g.repliedMax < lowWater {
+		if g := &merged[k]; g.RepliedMax < lowWater {
 			ready = append(ready, g)
 		} else {
-			floor = min(floor, g.sentMin)
+			floor = min(floor, g.SentMin)
 		}
 	}
 	if len(ready) > 0 {
-		slices.SortFunc(ready, func(a, b *rejectGroup) int { return cmp.Compare(a.sentMin, b.sentMin) })
-		r.kind.judge(ready, lowWater, r.verdict)
+		slices.SortFunc(ready, func(a, b *Group) int { return cmp.Compare(a.SentMin, b.SentMin) })
+		r.kind.Judge(ready, lowWater, r.verdict)
 	}
 	clear(ready)
 	sc.ready = ready[:0]
 	kept := r.pending[:0]
 	for k := range merged {
-		if merged[k].repliedMax >= lowWater {
+		if merged[k].RepliedMax >= lowWater {
 			kept = append(kept, merged[k])
 		}
 	}
 	r.pending, sc.merged = kept, merged[:0]
-	r.kind.settle(floor)
+	r.kind.Settle(floor)
 	r.pendingFrom, r.waitingFrom = Forever, Forever
 	for k := range r.pending {
-		r.pendingFrom = min(r.pendingFrom, r.pending[k].sentMin)
+		r.pendingFrom = min(r.pendingFrom, r.pending[k].SentMin)
 	}
 }
 
@@ -379,7 +369,7 @@ func (r *Judge) Close() {
 }
 
 // found records a group proven wrong.
-func (r *Judge) found(g *rejectGroup, counted int64, tokens float64, abandoned int64) {
+func (r *Judge) found(g *Group, counted int64, tokens float64, abandoned int64) {
 	r.Count += g.n
 	ev := &FalseReject{
 		SentMs: float64(g.first.SentUs) / 1000, RepliedMs: float64(g.first.RepliedUs) / 1000,

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/limitctl/limitctl/internal/evidence"
-	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // BenchmarkRefusalJudges is the false-reject judges' own cost per decision, recorded as the
@@ -15,10 +14,10 @@ import (
 // Compare with the engine's whole cost per decision (BenchmarkEngineJudgingRefusals, and
 // make bench-hammer, which runs the hammer side by side with refusals judged and not).
 func BenchmarkRefusalJudges(b *testing.B) {
-	for _, k := range limiter.Kinds() {
+	for _, k := range testKinds {
 		b.Run(string(k), func(b *testing.B) {
-			spec := Spec{Kind: k, Limit: 20, Window: 1_000_000, RatePerSec: 20, StaleAfter: 10_000_000,
-				Skew: 5000, Horizon: 5_000_000, Aligned: true}
+			spec := k.spec(Spec{Limit: 20, Window: 1_000_000, RatePerSec: 20, StaleAfter: 10_000_000,
+				Skew: 5000, Horizon: 5_000_000, Aligned: true})
 			r := New(spec)
 			rng := rand.New(rand.NewPCG(1, 2))
 			b.ReportAllocs()
@@ -29,10 +28,10 @@ func BenchmarkRefusalJudges(b *testing.B) {
 				d := evidence.Decision{SentUs: sent, RepliedUs: sent + 300 + rng.Int64N(400), ClockLoUs: sent + rng.Int64N(10_000) - 5000, Outcome: evidence.Refused}
 				d.ClockHiUs = d.ClockLoUs
 				switch {
-				case k == limiter.Concurrency && rng.IntN(11) == 0:
+				case k == concurrencyKind && rng.IntN(11) == 0:
 					d.Outcome = evidence.Admitted
 					d.ReleasedUs, d.ReleaseOK = d.RepliedUs+2000, true
-				case k != limiter.Concurrency && sent-lastAdmit >= 50_000:
+				case k != concurrencyKind && sent-lastAdmit >= 50_000:
 					d.Outcome, lastAdmit = evidence.Admitted, sent
 				}
 				r.Record(d)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/evidence"
-	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // The edges of each false-reject rule, one decision at a time. Times are µs of the run's
@@ -37,7 +36,7 @@ func held(sent, replied, released int64) evidence.Decision {
 }
 
 func concurrency(limit int64) Spec {
-	return Spec{Kind: limiter.Concurrency, Limit: limit, StaleAfter: 100 * ms, Horizon: 5000 * ms}
+	return concurrencyKind.spec(Spec{Limit: limit, StaleAfter: 100 * ms, Horizon: 5000 * ms})
 }
 
 func TestHeldRefusalWithAFreeSlotIsFalse(t *testing.T) {
@@ -125,8 +124,8 @@ func TestHeldGroupOfRefusalsIsJudgedByItsUnion(t *testing.T) {
 	}
 }
 
-func window(kind limiter.Kind, limit int64) Spec {
-	return Spec{Kind: kind, Limit: limit, Window: 100 * ms, Horizon: 5000 * ms}
+func window(kind testKind, limit int64) Spec {
+	return kind.spec(Spec{Limit: limit, Window: 100 * ms, Horizon: 5000 * ms})
 }
 
 // stamped is a call sent at sent with its own stamp.
@@ -135,16 +134,16 @@ func stamped(sent, replied, stamp int64, o evidence.Outcome) evidence.Decision {
 }
 
 func TestSlidingRefusalUnderTheLimitIsFalse(t *testing.T) {
-	r := judgeOnce(window(limiter.SlidingWindow, 2), at(0, 1*ms, evidence.Admitted), at(50*ms, 51*ms, evidence.Refused))
+	r := judgeOnce(window(slidingKind, 2), at(0, 1*ms, evidence.Admitted), at(50*ms, 51*ms, evidence.Refused))
 	if r.Count != 1 || r.First.HeldOrAdmitted != 1 {
 		t.Fatalf("one admit of two in the window, refused: got %d %+v", r.Count, r.First)
 	}
 	// An admit stamped just over a window before counts still: the script rounds to whole ms.
-	r = judgeOnce(window(limiter.SlidingWindow, 1), stamped(0, 1*ms, -51*ms, evidence.Admitted), at(50*ms, 51*ms, evidence.Refused))
+	r = judgeOnce(window(slidingKind, 1), stamped(0, 1*ms, -51*ms, evidence.Admitted), at(50*ms, 51*ms, evidence.Refused))
 	if r.Count != 0 {
 		t.Errorf("an admit within the rounding of the window's start not counted")
 	}
-	r = judgeOnce(window(limiter.SlidingWindow, 1), stamped(0, 1*ms, -53*ms, evidence.Admitted), at(50*ms, 51*ms, evidence.Refused))
+	r = judgeOnce(window(slidingKind, 1), stamped(0, 1*ms, -53*ms, evidence.Admitted), at(50*ms, 51*ms, evidence.Refused))
 	if r.Count != 1 {
 		t.Errorf("an admit stamped past the window and the rounding still counted")
 	}
@@ -155,13 +154,13 @@ func TestSlidingRefusalUnderTheLimitIsFalse(t *testing.T) {
 func TestSlidingCountsAnAdmitThatRanAfterOneInTheWindow(t *testing.T) {
 	inWindow := stamped(0, 1*ms, 0, evidence.Admitted)
 	late := stamped(2*ms, 3*ms, -500*ms, evidence.Admitted) // stamped long ago, ran after inWindow
-	r := judgeOnce(window(limiter.SlidingWindow, 2), inWindow, late, at(50*ms, 51*ms, evidence.Refused))
+	r := judgeOnce(window(slidingKind, 2), inWindow, late, at(50*ms, 51*ms, evidence.Refused))
 	if r.Count != 0 {
 		t.Errorf("a list-style limiter at its limit blamed")
 	}
 	// Answered before the window's oldest admit was even sent: it ran before it, and drops out.
 	early := stamped(-3*ms, -2*ms, -500*ms, evidence.Admitted)
-	if r = judgeOnce(window(limiter.SlidingWindow, 2), inWindow, early, at(50*ms, 51*ms, evidence.Refused)); r.Count != 1 {
+	if r = judgeOnce(window(slidingKind, 2), inWindow, early, at(50*ms, 51*ms, evidence.Refused)); r.Count != 1 {
 		t.Errorf("an admit that ran before every admit in the window was counted")
 	}
 }
@@ -169,14 +168,14 @@ func TestSlidingCountsAnAdmitThatRanAfterOneInTheWindow(t *testing.T) {
 // An admit of unknown outcome may run at any time after it was sent: it counts against every
 // later refusal.
 func TestWindowUnknownAdmitCountsForEver(t *testing.T) {
-	r := judgeOnce(window(limiter.SlidingWindow, 1), at(0, 1*ms, evidence.Unknown), at(time.Hour.Microseconds(), time.Hour.Microseconds()+ms, evidence.Refused))
+	r := judgeOnce(window(slidingKind, 1), at(0, 1*ms, evidence.Unknown), at(time.Hour.Microseconds(), time.Hour.Microseconds()+ms, evidence.Refused))
 	if r.Count != 0 {
 		t.Errorf("a refusal after an admit of unknown outcome was blamed")
 	}
 }
 
 func TestFixedWindowAligned(t *testing.T) {
-	spec := window(limiter.FixedWindow, 1)
+	spec := window(fixedKind, 1)
 	spec.Aligned = true
 	// The previous window's admit does not count in this one.
 	if r := judgeOnce(spec, at(99*ms, 99*ms+500, evidence.Admitted), at(100*ms, 101*ms, evidence.Refused)); r.Count != 1 {
@@ -197,7 +196,7 @@ func TestFixedWindowAligned(t *testing.T) {
 }
 
 func bucket(burst int64, perSec float64) Spec {
-	return Spec{Kind: limiter.TokenBucket, Limit: burst, RatePerSec: perSec, Window: time.Second.Microseconds(), Horizon: 5000 * ms}
+	return bucketKind.spec(Spec{Limit: burst, RatePerSec: perSec, Window: time.Second.Microseconds(), Horizon: 5000 * ms})
 }
 
 func TestBucketLevel(t *testing.T) {
@@ -299,7 +298,7 @@ func TestRefusalWaitsForTheLowWaterMark(t *testing.T) {
 // waiting, or else the mark up to which every call was recorded; forever once closed. The
 // recorders keep the refusals from there on (trace.Recorder.HoldUnjudged).
 func TestUnjudgedFromIsTheEarliestRefusalNotJudged(t *testing.T) {
-	r := New(Spec{Kind: limiter.Concurrency, Limit: 20, StaleAfter: 10_000_000, Horizon: 5_000_000})
+	r := New(concurrencyKind.spec(Spec{Limit: 20, StaleAfter: 10_000_000, Horizon: 5_000_000}))
 	refused := func(sent int64) evidence.Decision {
 		return evidence.Decision{SentUs: sent, RepliedUs: sent + 300, ClockLoUs: sent, ClockHiUs: sent, Outcome: evidence.Refused}
 	}

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/limitctl/limitctl/internal/evidence"
-	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // On the monotone virtual clock a call's TIME lies in [StampLo, StampHi]: an admit stamped at the
@@ -12,7 +11,7 @@ import (
 // judge counts it there (by the sliding bound, which holds for every alignment), and blames a
 // refusal only when no admit can have been in its window.
 func TestMonotoneRefusalsOfAnAlignedWindow(t *testing.T) {
-	spec := window(limiter.FixedWindow, 1)
+	spec := window(fixedKind, 1)
 	spec.Aligned = true
 	straddling := evidence.Decision{SentUs: 99 * ms, RepliedUs: 101 * ms, ClockLoUs: 99 * ms, ClockHiUs: 101 * ms, Outcome: evidence.Admitted}
 	refused := at(150*ms, 151*ms, evidence.Refused)

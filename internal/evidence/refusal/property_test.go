@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/evidence"
-	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // The false-reject rules are proved in comments; these tests hold them to simulated limiters of
@@ -43,7 +42,7 @@ type simLimiter interface {
 }
 
 type simShape struct {
-	kind          limiter.Kind
+	kind          testKind
 	workers       int
 	limit         int64
 	window        time.Duration // windows; bucket: the limit refills per window
@@ -105,7 +104,7 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 	rng := rand.New(rand.NewPCG(seed, seed*7+1))
 	base := int64(1_700_000_000_000_000) + rng.Int64N(1_000_000)
 	spec := Spec{
-		Kind: shape.kind, Limit: shape.limit, Aligned: shape.aligned, Base: base, Window: shape.window.Microseconds(),
+		Kind: string(shape.kind), Model: ruleModel(shape.kind), Limit: shape.limit, Aligned: shape.aligned, Base: base, Window: shape.window.Microseconds(),
 		RatePerSec: float64(shape.limit) / shape.window.Seconds(), StaleAfter: shape.staleAfter.Microseconds(),
 		Server: shape.server, Skew: shape.skew.Microseconds(), Horizon: 50_000, Rules: shape.rules,
 		Monotone: shape.monotone,
@@ -149,7 +148,7 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 			d.Outcome = evidence.Refused
 			refused++
 		}
-		if shape.kind == limiter.Concurrency && c.admitted && !c.failed && !c.abandoned {
+		if shape.kind == concurrencyKind && c.admitted && !c.failed && !c.abandoned {
 			d.ReleasedUs, d.ReleaseOK = c.relReplied, !c.relFailed
 		}
 		d.Abandoned = c.abandoned
@@ -194,13 +193,13 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 			if shape.monotone {
 				c.stampHi = sentHigh // read after the reply, as the engine reads it
 			}
-			if shape.kind == limiter.Concurrency && c.admitted && !c.failed && rng.Float64() < shape.abandonRate {
+			if shape.kind == concurrencyKind && c.admitted && !c.failed && rng.Float64() < shape.abandonRate {
 				c.abandoned = true // recorded now, never released; the worker goes on
 				record(c)
 				start(w, c.replied+rng.Int64N(50))
 				return
 			}
-			if shape.kind == limiter.Concurrency && c.admitted && !c.failed {
+			if shape.kind == concurrencyKind && c.admitted && !c.failed {
 				hold := 200 + rng.Int64N(3000)
 				if rng.Float64() < shape.longHoldRate {
 					hold += shape.staleAfter.Microseconds() + rng.Int64N(20_000)
@@ -503,11 +502,11 @@ func simRuns(t *testing.T) int {
 // A correct limiter of every kind, under every kind of disorder the load makes, is never
 // blamed; and every run is contended, so the zero means something.
 func TestCorrectLimitersAreNeverBlamedUnderReordering(t *testing.T) {
-	conc := simShape{kind: limiter.Concurrency, workers: 24, limit: 5, window: 20 * time.Millisecond, staleAfter: 30 * time.Millisecond, duration: 800 * time.Millisecond}
-	win := simShape{kind: limiter.SlidingWindow, workers: 24, limit: 6, window: 20 * time.Millisecond, skew: 3 * time.Millisecond, duration: 800 * time.Millisecond}
+	conc := simShape{kind: concurrencyKind, workers: 24, limit: 5, window: 20 * time.Millisecond, staleAfter: 30 * time.Millisecond, duration: 800 * time.Millisecond}
+	win := simShape{kind: slidingKind, workers: 24, limit: 6, window: 20 * time.Millisecond, skew: 3 * time.Millisecond, duration: 800 * time.Millisecond}
 	fixed := win
-	fixed.kind = limiter.FixedWindow
-	bucket := simShape{kind: limiter.TokenBucket, workers: 24, limit: 6, window: 20 * time.Millisecond, duration: 800 * time.Millisecond}
+	fixed.kind = fixedKind
+	bucket := simShape{kind: bucketKind, workers: 24, limit: 6, window: 20 * time.Millisecond, duration: 800 * time.Millisecond}
 	cases := []struct {
 		name  string
 		shape simShape
@@ -606,7 +605,7 @@ func TestCorrectLimitersAreNeverBlamedUnderReordering(t *testing.T) {
 		bursty, few := c, c
 		bursty.name, bursty.shape.bursty = c.name+", bursty", true
 		few.name, few.shape.workers = c.name+", few workers", int(c.shape.limit)+2
-		if c.shape.kind == limiter.Concurrency {
+		if c.shape.kind == concurrencyKind {
 			few.shape.failRate = max(few.shape.failRate, 0.05)
 		}
 		cases = append(cases, bursty, few)
@@ -629,12 +628,12 @@ func TestCorrectLimitersAreNeverBlamedUnderReordering(t *testing.T) {
 
 // Each too-strict limiter is caught in every run, under the same disorder.
 func TestTooStrictLimitersAreCaughtUnderReordering(t *testing.T) {
-	conc := simShape{kind: limiter.Concurrency, workers: 24, limit: 5, staleAfter: 300 * time.Millisecond, skew: time.Millisecond, duration: 500 * time.Millisecond}
-	win := simShape{kind: limiter.SlidingWindow, workers: 24, limit: 6, window: 20 * time.Millisecond, skew: 3 * time.Millisecond, duration: 500 * time.Millisecond}
+	conc := simShape{kind: concurrencyKind, workers: 24, limit: 5, staleAfter: 300 * time.Millisecond, skew: time.Millisecond, duration: 500 * time.Millisecond}
+	win := simShape{kind: slidingKind, workers: 24, limit: 6, window: 20 * time.Millisecond, skew: 3 * time.Millisecond, duration: 500 * time.Millisecond}
 	fixed := win
-	fixed.kind = limiter.FixedWindow
+	fixed.kind = fixedKind
 	// A token interval well above the grouping of refusals (a millisecond), as at the defaults.
-	bucket := simShape{kind: limiter.TokenBucket, workers: 24, limit: 6, window: 200 * time.Millisecond, duration: 500 * time.Millisecond}
+	bucket := simShape{kind: bucketKind, workers: 24, limit: 6, window: 200 * time.Millisecond, duration: 500 * time.Millisecond}
 	cases := []struct {
 		name  string
 		shape simShape

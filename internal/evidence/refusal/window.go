@@ -6,7 +6,6 @@ import (
 
 	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/tally"
-	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // windowJudge judges a fixed or sliding window limiter's refusals. A correct window limiter
@@ -61,22 +60,23 @@ type windowJudge struct {
 	sentCum, doneCum, earliest []int64 // scratch
 }
 
-func newWindowJudge(s Spec) *windowJudge {
-	fixed := s.Kind.Describe().Evidence == limiter.FixedWindowEvidence
+// NewWindowRule is a window limiter's refusal rule: a sliding window's, or a fixed window's
+// (fixed), epoch-aligned where s says so, else of any alignment.
+func NewWindowRule(s Spec, fixed bool) Rule {
 	j := &windowJudge{
 		limit: s.Limit, window: max(s.Window, 1000), aligned: fixed && s.Aligned && !s.Server && !s.Monotone,
 		ttl: fixed, margin: 2*s.Skew + s.Horizon + 1_000_000,
 		windows: map[int64]*tally.Queue{}, blind: math.MinInt64, newest: math.MinInt64,
 	}
 	// A script compares times rounded to the unit it is given them in, on both sides.
-	j.reach = j.window + int64(float64(j.window)*s.serverRate()) + 2*s.grain()
+	j.reach = j.window + int64(float64(j.window)*s.ServerRate()) + 2*s.Grain()
 	return j
 }
 
 // ceilMs is the millisecond at or after µs t.
 func ceilMs(t int64) int64 { return tally.FloorDiv(t+999, 1000) }
 
-func (j *windowJudge) add(calls []evidence.Decision) {
+func (j *windowJudge) Add(calls []evidence.Decision) {
 	for _, c := range calls {
 		j.newest = max(j.newest, c.ClockHiUs)
 		if j.aligned {
@@ -124,7 +124,7 @@ func countThrough(q *tally.Queue, cum []int64, in func(ms int64) bool) int64 {
 	return cum[n-1]
 }
 
-func (j *windowJudge) judge(ready []*rejectGroup, _ int64, verdict verdictFunc) {
+func (j *windowJudge) Judge(ready []*Group, _ int64, verdict Verdict) {
 	if j.aligned {
 		j.judgeAligned(ready, verdict)
 		return
@@ -141,16 +141,16 @@ func (j *windowJudge) judge(ready []*rejectGroup, _ int64, verdict verdictFunc) 
 		earliest[i] = min(earliest[i+1], j.stamps.At(i).N)
 	}
 	for _, g := range ready {
-		threshold := g.stampLo - j.reach // an admit can be in the window when stamped after it
+		threshold := g.StampLo - j.reach // an admit can be in the window when stamped after it
 		if threshold < j.blind {
 			continue
 		}
 		first := sort.Search(n, func(i int) bool { return j.stamps.At(i).Ms*1000 > threshold })
 		x := earliest[first]
 		if j.ttl {
-			x = min(x, g.sentMin-j.window-ttlSlack(j.window))
+			x = min(x, g.SentMin-j.window-TTLSlack(j.window))
 		}
-		replied := tally.FloorDiv(g.repliedMax, 1000)
+		replied := tally.FloorDiv(g.RepliedMax, 1000)
 		counted := j.folded + countThrough(&j.sent, j.sentCum, func(ms int64) bool { return ms <= replied }) -
 			j.foldedDone - countThrough(&j.done, j.doneCum, func(ms int64) bool { return ms*1000 < x })
 		if counted = max(0, counted); counted < j.limit {
@@ -159,15 +159,15 @@ func (j *windowJudge) judge(ready []*rejectGroup, _ int64, verdict verdictFunc) 
 	}
 }
 
-func (j *windowJudge) judgeAligned(ready []*rejectGroup, verdict verdictFunc) {
+func (j *windowJudge) judgeAligned(ready []*Group, verdict Verdict) {
 	for _, g := range ready {
-		w := j.windowIndex(g.stampLo)
+		w := j.windowIndex(g.StampLo)
 		if j.blind != math.MinInt64 && w <= j.windowIndex(j.blind) {
 			continue
 		}
 		counted := int64(0)
 		if q := j.windows[w]; q != nil {
-			replied := tally.FloorDiv(g.repliedMax, 1000)
+			replied := tally.FloorDiv(g.RepliedMax, 1000)
 			for i := 0; i < q.Len() && q.At(i).Ms <= replied; i++ {
 				counted += q.At(i).N
 			}
@@ -180,7 +180,10 @@ func (j *windowJudge) judgeAligned(ready []*rejectGroup, verdict verdictFunc) {
 
 // settle forgets what no later refusal can count, once it is well behind the newest stamp (a
 // later refusal stamped earlier still is not judged).
-func (j *windowJudge) settle(floor int64) {
+// AddRefused implements Rule: a refusal counts in no window.
+func (j *windowJudge) AddRefused(*Group) {}
+
+func (j *windowJudge) Settle(floor int64) {
 	if j.newest == math.MinInt64 {
 		return
 	}
@@ -201,7 +204,7 @@ func (j *windowJudge) settle(floor int64) {
 	// qualify, and the earliest a later one can be sent; a TTL window reaches a window back.
 	xFloor := floor
 	if j.ttl {
-		xFloor = floor - j.window - ttlSlack(j.window)
+		xFloor = floor - j.window - TTLSlack(j.window)
 	}
 	for i := 0; i < j.stamps.Len(); i++ {
 		xFloor = min(xFloor, j.stamps.At(i).N)

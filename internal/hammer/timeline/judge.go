@@ -17,6 +17,7 @@ import (
 	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/hammer/runkeys"
 	"github.com/limitctl/limitctl/internal/human"
+	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
@@ -222,6 +223,9 @@ func judgeStrategy(ctx context.Context, rdb redis.UniversalClient, keys runkeys.
 	spec, origin, why := mergedSpec(feeds)
 	if why != "" {
 		return unjudged(why), nil
+	}
+	if spec.Model = limiter.Kind(spec.Kind).Model(); spec.Model == nil {
+		return unjudged(fmt.Sprintf("the processes ran a limiter this one does not know (%s)", spec.Kind)), nil
 	}
 	keyCount := max(1, feeds[0].meta.Keys)
 	judges := fold.NewRefusals(spec, keyCount)

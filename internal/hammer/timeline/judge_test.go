@@ -153,7 +153,7 @@ func TestJudgeOverProcessesWithOffsetClocks(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := context.Background()
-	spec := refusal.Spec{Kind: limiter.Concurrency, Limit: 4, Window: time.Second.Microseconds(), Horizon: time.Second.Microseconds()}
+	spec := refusal.Spec{Kind: string(limiter.Concurrency), Limit: 4, Window: time.Second.Microseconds(), Horizon: time.Second.Microseconds()}
 	offsets := []int64{-1_700_000_000_000 + 50_000, -1_700_000_000_000 - 50_000, 3_000_000_123}
 	for seed := int64(1); seed <= 6; seed++ {
 		for _, tc := range []struct {
@@ -221,7 +221,7 @@ func TestJudgeNothingWithAProcessOfNoAccount(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	keys := runkeys.Scheme{Prefix: "t", RunID: "ghost"}
-	spec := refusal.Spec{Kind: limiter.Concurrency, Limit: 4, Window: time.Second.Microseconds()}
+	spec := refusal.Spec{Kind: string(limiter.Concurrency), Limit: 4, Window: time.Second.Microseconds()}
 	publishSim(t, rdb, keys, simulate(1, 1, 4, 4, 500_000), 1, []int64{0}, spec, nil)
 	rdb.HSet(context.Background(), keys.CallsKey("p9", runkeys.CallsMeta), presence, "1")
 	got, err := Judge(context.Background(), rdb, keys, map[string][]string{"p0": {"lua"}}, []string{"lua"})
