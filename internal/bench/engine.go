@@ -32,7 +32,7 @@ type StrategyRun struct {
 	// scripts (limiter.Commands), for attributing server time.
 	Commands, Inner []string
 	// Witness optionally replaces the in-process concurrency witness (the shared Redis one).
-	Witness func(key string) overshoot.Checker
+	Witness func(key string) *overshoot.RedisWitness
 	// ServerClock: the strategy's script reads TIME, so window and bucket evidence uses each
 	// admitted call's [sent, replied] interval (IntervalChecker), not the time it was given.
 	ServerClock bool

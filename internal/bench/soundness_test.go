@@ -79,7 +79,7 @@ func TestAtomicConcurrencyScriptsShowNoOvershootAtAShortStaleAfter(t *testing.T)
 				}
 				run := bench.StrategyRun{Name: string(s), Limiter: lim}
 				if witness == "redis" {
-					run.Witness = func(key string) overshoot.Checker {
+					run.Witness = func(key string) *overshoot.RedisWitness {
 						return overshoot.NewRedisWitness(rdb, key+":witness", 20, stale, 5*time.Second)
 					}
 				}

@@ -424,7 +424,7 @@ func (s *session) build(runID string) error {
 		}
 		if s.witnessKey != nil {
 			stale := overshoot.WitnessStale(o.StaleAfter, run.TimeQuantum, run.Refusals.StaleUnit)
-			run.Witness = func(key string) overshoot.Checker {
+			run.Witness = func(key string) *overshoot.RedisWitness {
 				return overshoot.NewRedisWitness(rdb, s.witnessKey(key), o.Limit, stale, s.deps.Timeout)
 			}
 		}

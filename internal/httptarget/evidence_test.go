@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/httptarget"
 	"github.com/limitctl/limitctl/internal/limitapp"
@@ -37,7 +38,6 @@ func checkerFor(kind limiter.Kind) overshoot.Checker {
 // every admit's interval (on the run's clock, from begin) to c.
 func load(t *testing.T, tg *httptarget.Target, key string, c overshoot.Checker, d time.Duration) {
 	t.Helper()
-	admit := c.(overshoot.IntervalAdmitter)
 	begin := time.Now()
 	var wg sync.WaitGroup
 	for w := range evidenceWorkers {
@@ -51,7 +51,7 @@ func load(t *testing.T, tg *httptarget.Target, key string, c overshoot.Checker, 
 					return
 				}
 				if got.Allowed {
-					admit.AdmitInterval(got.Sent.Sub(begin), got.Received.Sub(begin))
+					c.Admit(evidence.Decision{SentUs: got.Sent.Sub(begin).Microseconds(), RepliedUs: int64((got.Received.Sub(begin) + time.Microsecond - 1) / time.Microsecond)}, func() {})
 				}
 			}
 		}()
@@ -97,7 +97,7 @@ func TestRealEndpointsAreJudgedByTheirEvidence(t *testing.T) {
 				key := fmt.Sprintf("ev.%d.%s", attempt, strings.NewReplacer("/", ".", " ", "_", ",", "").Replace(ep.name))
 				load(t, tg, key, c, 5*evidenceConfig.Window)
 				res = c.Finish()
-				k, judged = c.(overshoot.Prober).CaughtFrom(10 * limit)
+				k, judged = c.CaughtFrom(10 * limit)
 				// Too strict is the refusal judges' to find: its blocks leave few admits, so the
 				// evidence of overshoot is weak, and only a blame would be wrong.
 				if res.Overshoot > 0 || ep.want == limitapp.TooStrict || ep.want == limitapp.Exact && judged && k < limit {

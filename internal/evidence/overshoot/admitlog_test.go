@@ -15,7 +15,7 @@ func TestWindowCheckersKeepOnlyMillisecondsWithAdmits(t *testing.T) {
 	c := NewSlidingChecker(2000, 60_000, 6_000, false)
 	const start = 1_700_000_000_000
 	now := int64(start)
-	step := func() { now += 50; c.Admit(now) }
+	step := func() { now += 50; c.AdmitMs(now) }
 	for i := 0; i < 4000; i++ {
 		step()
 	}
@@ -124,7 +124,7 @@ func TestCheckersMatchABruteForceCountWithOutOfOrderAdmits(t *testing.T) {
 		for _, aligned := range []bool{false, true} {
 			c := NewSlidingChecker(limit, window, horizon, aligned)
 			for _, ms := range admits {
-				c.Admit(ms)
+				c.AdmitMs(ms)
 			}
 			if c.log.late != 0 {
 				t.Fatalf("round %d: %d admits later than the horizon; the test means to stay within it", round, c.log.late)
@@ -146,7 +146,7 @@ func TestCheckersMatchABruteForceCountWithOutOfOrderAdmits(t *testing.T) {
 		b := NewBucketChecker(limit, rate, 1, horizon)
 		b.slack = slack
 		for _, ms := range admits {
-			b.Admit(ms)
+			b.AdmitMs(ms)
 		}
 		want := bruteBucket(admits, limit, rate, slack)
 		live := b.Result()
@@ -162,7 +162,7 @@ func TestCheckersMatchABruteForceCountWithOutOfOrderAdmits(t *testing.T) {
 func TestSlidingCheckerCurrentIsTheNewestWindow(t *testing.T) {
 	c := NewSlidingChecker(10, 100, 1000, false)
 	for _, ms := range []int64{1000, 1050, 1099, 1150} {
-		c.Admit(ms)
+		c.AdmitMs(ms)
 	}
 	// (1050, 1150] holds 1099 and 1150, live and once settled.
 	if got := c.Result().Current; got != 2 {
@@ -173,7 +173,7 @@ func TestSlidingCheckerCurrentIsTheNewestWindow(t *testing.T) {
 	}
 	f := NewSlidingChecker(10, 100, 1000, true)
 	for _, ms := range []int64{1000, 1050, 1099, 1150} {
-		f.Admit(ms)
+		f.AdmitMs(ms)
 	}
 	if got := f.Finish().Current; got != 1 {
 		t.Fatalf("fixed window: current %d, want 1 (only 1150 in [1100, 1200))", got)

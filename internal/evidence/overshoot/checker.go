@@ -8,22 +8,87 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/tally"
 )
 
-// Checker watches admitted requests and measures the worst excess over the limit. It never
-// trusts a limiter's own reply: it sees only when requests were admitted and released.
+// Checker is one key's evidence of overshoot, as its kind's model builds it (Model.Checker): told
+// each decision on the key, it measures the worst excess over the limit. It never trusts a
+// limiter's own reply: it sees only when requests were admitted and released. What a kind's
+// checker has no use for it takes from Plain.
 type Checker interface {
-	// Admit records one admitted request decided at nowMs. It returns true when this admit
-	// is evidence of overshoot as far as can be told at once (the concurrency witness).
-	Admit(nowMs int64)
-	// Release records the end of an admitted request (concurrency; a no-op elsewhere),
-	// called before the release is sent so the witness never over-counts.
-	Release()
+	// Admit judges one admitted call, reading what of d its kind's evidence reads (its stamp and
+	// lateness, its interval, its request id). kept is called once the call is known to be
+	// judged: before the checker can name it behind a first overshoot, or, for evidence that
+	// judges a call only a lag after the newest reply, once it was taken.
+	Admit(d evidence.Decision, kept func()) Outcome
+	// Unjudged tells the checker of a call that may have admitted and is not judged (it failed,
+	// or came too late): windows anchored at their openers must know of every call that may have
+	// opened one.
+	Unjudged(d evidence.Decision)
+	// Release records that request id no longer holds its slot, before its release is sent, so
+	// the witness never over-counts.
+	Release(id uint64)
 	// Result returns the peak, overshoot and overshoot events so far.
 	Result() CheckResult
 	// Finish settles what is still pending (events that may still arrive out of order).
 	Finish() CheckResult
+	// CaughtFrom is the evidence's power once finished (power.go): the smallest k >= 1 for which
+	// k admits over the limit in every window (held over the limit at once, for the witness)
+	// would have been proven by the evidence this run gathered; ok is false when none up to maxK
+	// would have been.
+	CaughtFrom(maxK int64) (k int64, ok bool)
+	// CaughtFromAnchored is CaughtFrom with windows anchored at the calls that opened them
+	// (--window-start first-hit), a sharper model the contract did not claim; ok is false when
+	// none up to maxK would have been proven, or the evidence has no such windows.
+	CaughtFromAnchored(maxK int64) (k int64, ok bool)
+	// TakeTickPeak is the highest count held at once since the last call (0 but for a witness),
+	// so a chart sampled per tick cannot miss a short overshoot.
+	TakeTickPeak() int64
+	// Early is how many admits came back sooner than the hold an endpoint promises (0 but for
+	// its held spans): it does not hold its slots that long, and those admits are no evidence.
+	Early() int64
+	// Timeline is what the evidence proved of one window, placed at the time it was about (µs on
+	// its clock), for evidence that judges long after (intervals); nil for the others, whose
+	// counts the ticks already show as they happen.
+	Timeline() []TimedCount
+	// OnFirstOver has report told once what was behind the first overshoot (under the checker's
+	// own lock: report must not call back).
+	OnFirstOver(report func(Moment))
+	// ShareHistory keeps what the checker keeps to state its power within b.
+	ShareHistory(b *HistoryBudget)
+}
+
+// Plain is what a checker says of what its kind's evidence does not keep: embed it for the
+// methods it has no use for.
+type Plain struct{}
+
+// Unjudged implements Checker: no window is anchored at an opener.
+func (Plain) Unjudged(evidence.Decision) {}
+
+// Release implements Checker: nothing is held.
+func (Plain) Release(uint64) {}
+
+// CaughtFromAnchored implements Checker: no windows anchored at their openers.
+func (Plain) CaughtFromAnchored(int64) (int64, bool) { return 0, false }
+
+// TakeTickPeak implements Checker: no count held at once.
+func (Plain) TakeTickPeak() int64 { return 0 }
+
+// Early implements Checker: no hold promised.
+func (Plain) Early() int64 { return 0 }
+
+// Timeline implements Checker: the ticks show the counts as they happen.
+func (Plain) Timeline() []TimedCount { return nil }
+
+// ShareHistory implements Checker: nothing kept to re-judge.
+func (Plain) ShareHistory(*HistoryBudget) {}
+
+// admitStamped judges an admit on its stamp (ms), through log.
+func admitStamped(log *admitLog, d evidence.Decision, kept func()) Outcome {
+	kept()
+	log.add(d.AtMs)
+	return Judged
 }
 
 // CheckResult is a checker's verdict.
@@ -35,30 +100,21 @@ type CheckResult struct {
 	Unjudged       int64 // admits that arrived after their window was judged: left out
 }
 
-// HeldChecker is the concurrency limiter's checker. Each admitted request is held until its
-// release, which names its own admit (id), so a release can never cancel another request's
-// admit. nowMs is the decision time the limiter scored the request by and atMs the time the
-// admit is recorded (same clock): a request stops counting as evidence once stale-after has
-// passed since its decision, because from then on the limiter may rightly have forgotten it
-// (reclaimed as abandoned, or its whole set expired after stale-after without a write).
-type HeldChecker interface {
-	Checker
-	// AdmitHeld records request id, decided at nowMs, admitted (its acquire returned) at atMs.
-	AdmitHeld(id uint64, nowMs, atMs int64)
-	// ReleaseHeld records the end of request id, before its release is sent.
-	ReleaseHeld(id uint64)
-	// AbandonHeld records that request id will never be released, as a crashed client's: it
-	// counts as held until stale-after, as long as the limiter must remember it.
-	AbandonHeld(id uint64)
-}
-
 // Witness is the in-process witness for the concurrency limiter: a request counts from after
 // its acquire returned allowed until before its release starts, so more than limit requests
 // held at once prove overshoot, provided the limiter had to remember them all: each decided
 // less than stale-after ago. Any member the limiter holds was written no earlier than its
 // decision, and neither the reclaim (score <= now - stale-after) nor the set's TTL (stale-after
 // from the newest write) can remove it sooner.
+//
+// Each admitted request is held until its release, which names its own admit (id), so a release
+// can never cancel another request's admit. A request is recorded with the decision time the
+// limiter scored it by and the time its admit is recorded (same clock): it stops counting as
+// evidence once stale-after has passed since its decision, because from then on the limiter may
+// rightly have forgotten it (reclaimed as abandoned, or its whole set expired after stale-after
+// without a write).
 type Witness struct {
+	Plain
 	limit      int64
 	staleAfter int64 // ms an abandoned request counts from its decision; 0: the limiter never reclaims
 	staleLive  int64 // ms a request its client still holds counts from its decision; 0: for ever
@@ -72,7 +128,9 @@ type Witness struct {
 	peak       atomic.Int64
 	tickPeak   atomic.Int64 // highest value since the last TakeTickPeak
 	events     atomic.Int64
-	onOver     func(Moment) // the first overshoot's requests (bench/first_overshoot.go); guarded by mu
+	onOver     func(Moment) // the first overshoot's requests (fold.Explain); guarded by mu
+	// recordedAt is the clock an admit is recorded at (ms): the most advanced worker clock.
+	recordedAt func() int64
 }
 
 // heldAt is an abandoned request and its decision time (ms).
@@ -81,7 +139,7 @@ type heldAt struct {
 	decided int64
 }
 
-// OnFirstOver implements Reporter: the requests counted when the witness first went
+// OnFirstOver implements Checker: the requests counted when the witness first went
 // above the limit.
 func (w *Witness) OnFirstOver(report func(Moment)) {
 	w.mu.Lock()
@@ -126,8 +184,27 @@ func (w *Witness) report(m *Moment) {
 // NewWitness returns a witness for a concurrency limit whose limiter reclaims members older
 // than staleAfterMs (0: never).
 func NewWitness(limit, staleAfterMs int64) *Witness {
-	return &Witness{limit: limit, staleAfter: staleAfterMs, staleLive: staleAfterMs, held: map[uint64]int64{}, latestAt: math.MinInt64}
+	return &Witness{limit: limit, staleAfter: staleAfterMs, staleLive: staleAfterMs, held: map[uint64]int64{}, latestAt: math.MinInt64,
+		recordedAt: func() int64 { return time.Now().UnixMilli() }}
 }
+
+// RecordAt has admits recorded at now (ms), the most advanced worker clock: a call decided by it
+// may already have reclaimed a held request as abandoned. Call it before the first admit.
+func (w *Witness) RecordAt(now func() int64) { w.recordedAt = now }
+
+// Admit implements Checker: request d.ID, decided at its caller's clock, is held from now on; an
+// abandoned one until stale-after reclaims it.
+func (w *Witness) Admit(d evidence.Decision, kept func()) Outcome {
+	kept()
+	w.AdmitHeld(d.ID, tally.FloorDiv(d.NowUs, 1000), w.recordedAt())
+	if d.Abandoned {
+		w.AbandonHeld(d.ID)
+	}
+	return Judged
+}
+
+// Release implements Checker.
+func (w *Witness) Release(id uint64) { w.ReleaseHeld(id) }
 
 // CountLiveFor sets how long after its decision a request that its client still holds counts
 // (WitnessLive), when that differs from an abandoned request's; call it before the first admit.
@@ -171,16 +248,16 @@ func WitnessStale(staleAfter, quantum, staleUnit time.Duration) time.Duration {
 	return max(d, time.Millisecond)
 }
 
-// Admit implements Checker for callers without request ids, taking the admit to be recorded
-// at its decision time; Release pairs with the newest.
-func (w *Witness) Admit(nowMs int64) {
+// AdmitMs records an admit without a request id, taking it to be recorded at its decision
+// time; ReleaseNewest pairs with the newest.
+func (w *Witness) AdmitMs(nowMs int64) {
 	id := w.anonID()
 	w.AdmitHeld(id, nowMs, nowMs)
 	w.pushAnon(id)
 }
 
-// Release implements Checker: it ends the newest request admitted by Admit.
-func (w *Witness) Release() {
+// ReleaseNewest ends the newest request admitted by AdmitMs.
+func (w *Witness) ReleaseNewest() {
 	if id, ok := w.popAnon(); ok {
 		w.ReleaseHeld(id)
 	}
@@ -215,7 +292,7 @@ func (w *Witness) popAnon() (uint64, bool) {
 	return id, true
 }
 
-// AdmitHeld implements HeldChecker.
+// AdmitHeld records request id, decided at nowMs, admitted (its acquire returned) at atMs.
 func (w *Witness) AdmitHeld(id uint64, nowMs, atMs int64) {
 	w.mu.Lock()
 	w.held[id] = nowMs
@@ -242,7 +319,7 @@ func (w *Witness) AdmitHeld(id uint64, nowMs, atMs int64) {
 	w.report(first)
 }
 
-// ReleaseHeld implements HeldChecker.
+// ReleaseHeld records the end of request id, before its release is sent.
 func (w *Witness) ReleaseHeld(id uint64) {
 	w.mu.Lock()
 	delete(w.held, id)
@@ -250,7 +327,9 @@ func (w *Witness) ReleaseHeld(id uint64) {
 	w.mu.Unlock()
 }
 
-// AbandonHeld implements HeldChecker: the request moves from the held to the abandoned, kept
+// AbandonHeld records that request id will never be released, as a crashed client's: it counts
+// as held until stale-after, as long as the limiter must remember it. It moves from the held to
+// the abandoned, kept
 // in order of decision time (they come nearly in order: the search from the back is short),
 // so those the limiter may have reclaimed are forgotten from the front, and a long run's
 // abandoned requests cost neither memory nor a walk at every admit.
@@ -328,6 +407,7 @@ func (w *Witness) Finish() CheckResult { return w.Result() }
 // default load's skewed clocks expose. A log pruned by the server's own clock, or by the virtual
 // clock's TIME that never goes back per key, is judged over intervals (IntervalChecker).
 type SlidingChecker struct {
+	Plain
 	limit, window int64
 	aligned       bool // fixed window: windows start at multiples of window
 	log           *admitLog
@@ -339,7 +419,7 @@ type SlidingChecker struct {
 	onOver       func(Moment) // the first overshoot's admits, called once when settled
 }
 
-// OnFirstOver implements Reporter: the admits of the first window settled above the
+// OnFirstOver implements Checker: the admits of the first window settled above the
 // limit (aligned: from the window's start; sliding: the window ending at the admit that went over).
 func (c *SlidingChecker) OnFirstOver(report func(Moment)) {
 	c.log.mu.Lock()
@@ -381,11 +461,16 @@ func (c *SlidingChecker) settle(ms, n int64) {
 	}
 }
 
-// Admit implements Checker.
-func (c *SlidingChecker) Admit(nowMs int64) { c.log.add(nowMs) }
+// Admit implements Checker: on its stamp.
+func (c *SlidingChecker) Admit(d evidence.Decision, kept func()) Outcome {
+	return admitStamped(c.log, d, kept)
+}
 
-// Release implements Checker.
-func (c *SlidingChecker) Release() {}
+// AdmitMs records an admit at nowMs.
+func (c *SlidingChecker) AdmitMs(nowMs int64) { c.log.add(nowMs) }
+
+// ShareHistory implements Checker.
+func (c *SlidingChecker) ShareHistory(b *HistoryBudget) { c.log.history.budget = b }
 
 // Result implements Checker: the settled verdict plus the milliseconds still open to late
 // admits, walked without settling them, so a live view does not lag by the horizon. The walk
@@ -461,6 +546,7 @@ func (c *SlidingChecker) Finish() CheckResult {
 // and that base falls with t1, so the least base is always found at a millisecond that saw
 // admits: only those are settled.
 type BucketChecker struct {
+	Plain
 	burst   int64
 	rate    float64 // tokens per ms
 	cost    int64
@@ -472,7 +558,7 @@ type BucketChecker struct {
 	tierMs  int64 // lateBucket: the lateness of the admits this checker holds, at most (0: any)
 }
 
-// OnFirstOver implements Reporter: the admits of the interval whose draw first proved
+// OnFirstOver implements Checker: the admits of the interval whose draw first proved
 // a request too many, once settled.
 func (c *BucketChecker) OnFirstOver(report func(Moment)) {
 	c.log.mu.Lock()
@@ -531,11 +617,16 @@ func (c *BucketChecker) settle(ms, n int64) {
 	}
 }
 
-// Admit implements Checker.
-func (c *BucketChecker) Admit(nowMs int64) { c.log.add(nowMs) }
+// Admit implements Checker: on its stamp.
+func (c *BucketChecker) Admit(d evidence.Decision, kept func()) Outcome {
+	return admitStamped(c.log, d, kept)
+}
 
-// Release implements Checker.
-func (c *BucketChecker) Release() {}
+// AdmitMs records an admit at nowMs.
+func (c *BucketChecker) AdmitMs(nowMs int64) { c.log.add(nowMs) }
+
+// ShareHistory implements Checker.
+func (c *BucketChecker) ShareHistory(b *HistoryBudget) { c.log.history.budget = b }
 
 // Result implements Checker: the settled verdict plus the open milliseconds that saw admits,
 // walked without settling them.

@@ -7,14 +7,14 @@ import (
 
 func TestWitnessCountsOnlyCoexistingAdmits(t *testing.T) {
 	w := NewWitness(2, 0)
-	w.Admit(0)
-	w.Admit(0)
-	w.Release()
-	w.Admit(0) // two in flight again: at the limit, not over it
+	w.AdmitMs(0)
+	w.AdmitMs(0)
+	w.ReleaseNewest()
+	w.AdmitMs(0) // two in flight again: at the limit, not over it
 	if got := w.Finish(); got.Peak != 2 || got.Overshoot != 0 || got.OvershootEvent != 0 {
 		t.Fatalf("sequential admits within the limit: got %+v, want peak 2 and no overshoot", got)
 	}
-	w.Admit(0) // three coexist: proof of overshoot
+	w.AdmitMs(0) // three coexist: proof of overshoot
 	if got := w.Finish(); got.Peak != 3 || got.Overshoot != 1 || got.OvershootEvent != 1 {
 		t.Fatalf("three coexisting admits with limit 2: got %+v, want peak 3, overshoot 1, 1 event", got)
 	}
@@ -38,7 +38,7 @@ func TestSlidingCheckerFindsTheWorstWindow(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := NewSlidingChecker(tt.limit, 1000, 5000, false)
 			for _, ms := range tt.admits {
-				c.Admit(1_700_000_000_000 + ms)
+				c.AdmitMs(1_700_000_000_000 + ms)
 			}
 			got := c.Finish()
 			if got.Overshoot != tt.overshoot || got.Peak != tt.peak {
@@ -53,14 +53,14 @@ func TestFixedWindowCheckerCountsEachAlignedWindowApart(t *testing.T) {
 	// would see four in one second, but each fixed window holds only two.
 	c := NewSlidingChecker(2, 1000, 5000, true)
 	for _, ms := range []int64{1_700_000_000_900, 1_700_000_000_950, 1_700_000_001_000, 1_700_000_001_010} {
-		c.Admit(ms)
+		c.AdmitMs(ms)
 	}
 	if got := c.Finish(); got.Overshoot != 0 || got.Peak != 2 {
 		t.Fatalf("aligned windows: got %+v, want peak 2 and no overshoot", got)
 	}
 	c = NewSlidingChecker(2, 1000, 5000, true)
 	for _, ms := range []int64{1_700_000_001_000, 1_700_000_001_500, 1_700_000_001_999} {
-		c.Admit(ms)
+		c.AdmitMs(ms)
 	}
 	if got := c.Finish(); got.Overshoot != 1 || got.OvershootEvent != 1 {
 		t.Fatalf("three in one fixed window with limit 2: got %+v, want overshoot 1, 1 event", got)
@@ -72,10 +72,10 @@ func TestBucketCheckerAllowsBurstPlusRefill(t *testing.T) {
 	// burst 5, 10/s: five at once, then one every 100ms is exactly the bucket's allowance.
 	c := NewBucketChecker(5, 10, 1, 5000)
 	for i := 0; i < 5; i++ {
-		c.Admit(start)
+		c.AdmitMs(start)
 	}
 	for i := int64(1); i <= 20; i++ {
-		c.Admit(start + i*100)
+		c.AdmitMs(start + i*100)
 	}
 	if got := c.Finish(); got.Overshoot != 0 || got.Peak != 5 {
 		t.Fatalf("burst then steady refill: got %+v, want peak 5 and no overshoot", got)
@@ -83,19 +83,19 @@ func TestBucketCheckerAllowsBurstPlusRefill(t *testing.T) {
 	// Seven at once from a bucket of five is two too many, whatever follows.
 	c = NewBucketChecker(5, 10, 1, 5000)
 	for i := 0; i < 7; i++ {
-		c.Admit(start)
+		c.AdmitMs(start)
 	}
-	c.Admit(start + 1000)
+	c.AdmitMs(start + 1000)
 	if got := c.Finish(); got.Overshoot != 2 || got.OvershootEvent != 2 {
 		t.Fatalf("seven from a bucket of five: got %+v, want overshoot 2, 2 events", got)
 	}
 	// Refill counts only forward: 5 at t, then 3 more 100ms later (only 1 refilled) is 2 over.
 	c = NewBucketChecker(5, 10, 1, 5000)
 	for i := 0; i < 5; i++ {
-		c.Admit(start)
+		c.AdmitMs(start)
 	}
 	for i := 0; i < 3; i++ {
-		c.Admit(start + 100)
+		c.AdmitMs(start + 100)
 	}
 	if got := c.Finish(); got.Overshoot != 2 {
 		t.Fatalf("draining faster than refill: got %+v, want overshoot 2", got)
@@ -107,8 +107,8 @@ func TestCheckersReportOvershootBeforeSettling(t *testing.T) {
 	sliding := NewSlidingChecker(2, 1000, 60_000, false)
 	bucket := NewBucketChecker(2, 1, 1, 60_000)
 	for i := 0; i < 3; i++ {
-		sliding.Admit(1_700_000_000_000)
-		bucket.Admit(1_700_000_000_000)
+		sliding.AdmitMs(1_700_000_000_000)
+		bucket.AdmitMs(1_700_000_000_000)
 	}
 	if got := sliding.Result(); got.Overshoot != 1 {
 		t.Errorf("sliding: live result %+v, want overshoot 1", got)
@@ -124,7 +124,7 @@ func TestCheckersAcceptAnOlderNowAfterTheFirstAdmit(t *testing.T) {
 	// moving 998 forward to 1000 would have invented an overshoot.
 	c := NewSlidingChecker(3, 1000, 5000, false)
 	for _, ms := range []int64{1000, 998, 1998, 1999} {
-		c.Admit(1_700_000_000_000 + ms)
+		c.AdmitMs(1_700_000_000_000 + ms)
 	}
 	if got := c.Finish(); got.Overshoot != 0 || got.Peak != 3 {
 		t.Fatalf("got %+v, want peak 3 and no overshoot", got)
@@ -133,9 +133,9 @@ func TestCheckersAcceptAnOlderNowAfterTheFirstAdmit(t *testing.T) {
 
 func TestAdmitsLaterThanTheHorizonAreLeftOutNotMoved(t *testing.T) {
 	c := NewSlidingChecker(1, 100, 50, false)
-	c.Admit(1_000)
-	c.Admit(1_200) // settles everything up to 1150
-	c.Admit(1_010) // 190ms late with a 50ms horizon: its window is already judged
+	c.AdmitMs(1_000)
+	c.AdmitMs(1_200) // settles everything up to 1150
+	c.AdmitMs(1_010) // 190ms late with a 50ms horizon: its window is already judged
 	if got := c.Finish(); got.Overshoot != 0 {
 		t.Fatalf("a late admit was counted somewhere it never was: %+v", got)
 	}
@@ -179,8 +179,8 @@ func TestWitnessAnonymousAdmitsAndReleasesInterleaveWithoutDrift(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range rounds {
-				w.Admit(0)
-				w.Release()
+				w.AdmitMs(0)
+				w.ReleaseNewest()
 			}
 		}()
 	}

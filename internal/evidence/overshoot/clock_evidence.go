@@ -2,6 +2,8 @@ package overshoot
 
 import (
 	"time"
+
+	"github.com/limitctl/limitctl/internal/evidence"
 )
 
 // How the client-time evidence (the stamps the scripts were given, or that answered their TIME
@@ -44,34 +46,38 @@ func NewLateBucket(l Limits, tiers []int64, horizonMs int64) Checker {
 	return b
 }
 
-// LateAdmitter is a checker that judges an admit by how late its call may have been decided
-// after its stamp (evidenceLateness).
-type LateAdmitter interface {
-	AdmitLate(nowMs int64, late time.Duration)
-}
-
 // lateBucket is the bucket's evidence in lateness tiers (NewLateBucket).
 type lateBucket struct {
+	Plain
 	tiers    []int64 // ms
 	checkers []*BucketChecker
 }
 
-// AdmitLate implements LateAdmitter: the admit joins every tier at least as late as it was.
-func (b *lateBucket) AdmitLate(nowMs int64, late time.Duration) {
+// Admit implements Checker: the admit joins every tier at least as late as it was; one of
+// unknown lateness, the widest only.
+func (b *lateBucket) Admit(d evidence.Decision, kept func()) Outcome {
+	kept()
+	if d.LateUs < 0 {
+		b.checkers[len(b.checkers)-1].AdmitMs(d.AtMs)
+		return Judged
+	}
+	late := time.Duration(d.LateUs) * time.Microsecond
 	for i, tier := range b.tiers {
 		if late <= time.Duration(tier)*time.Millisecond {
-			b.checkers[i].Admit(nowMs)
+			b.checkers[i].AdmitMs(d.AtMs)
 		}
+	}
+	return Judged
+}
+
+// ShareHistory implements Checker.
+func (b *lateBucket) ShareHistory(h *HistoryBudget) {
+	for _, c := range b.checkers {
+		c.ShareHistory(h)
 	}
 }
 
-// Admit implements Checker for an admit of unknown lateness: judged in the widest tier only.
-func (b *lateBucket) Admit(nowMs int64) { b.checkers[len(b.checkers)-1].Admit(nowMs) }
-
-// Release implements Checker.
-func (b *lateBucket) Release() {}
-
-// OnFirstOver implements Reporter: whichever tier proves overshoot first.
+// OnFirstOver implements Checker: whichever tier proves overshoot first.
 func (b *lateBucket) OnFirstOver(report func(Moment)) {
 	for _, c := range b.checkers {
 		c.OnFirstOver(report)

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/evidence"
-	"github.com/limitctl/limitctl/internal/evidence/tally"
 )
 
 // Timing is what the evidence takes a call's time to be.
@@ -43,7 +42,7 @@ type Spec struct {
 	Hold time.Duration
 	Now  func() time.Time // the clock a held admit is recorded at, Skew ahead
 	// Witness builds a witness of Key shared with other processes (nil: this process's own).
-	Witness func(key string) Checker
+	Witness func(key string) *RedisWitness
 	// Shared judges the windows and bucket on stamps with every process's admits (nil: this one's).
 	Shared *SharedAdmits
 	// OpenersSeen: every call on Key is this process's, and each that may have admitted unjudged
@@ -71,51 +70,26 @@ const (
 )
 
 // Evidence is one limiter key's evidence of overshoot: the checker its Spec calls for, told of
-// every decision on the key.
+// every decision on the key, and what it left out as too late.
 type Evidence struct {
-	check    Checker
-	held     HeldChecker      // the concurrency witness, or nil
-	late     LateAdmitter     // the bucket's tiers on stamps, or nil
-	interval IntervalAdmitter // evidence on the calls' intervals, or nil
-	anchors  Anchorer         // the unaligned fixed window noting its openers, or nil
-	tick     interface{ TakeTickPeak() int64 }
-	probe    Prober
-	anchored AnchoredProber
-	early    interface{ Early() int64 } // the held spans, or nil
-	spec     Spec
-	tooLate  atomic.Int64 // admits left out as TooLate
+	Checker
+	spec    Spec
+	tooLate atomic.Int64 // admits left out as TooLate
 }
 
-// NewEvidence builds a key's evidence by its limiter's evidence and the calls' Timing.
+// NewEvidence builds a key's evidence by its limiter's model and the calls' Timing.
 func NewEvidence(s Spec) *Evidence {
-	e := &Evidence{spec: s}
-	e.check = e.checker()
-	e.held, _ = e.check.(HeldChecker)
-	e.late, _ = e.check.(LateAdmitter)
-	e.interval, _ = e.check.(IntervalAdmitter)
-	e.tick, _ = e.check.(interface{ TakeTickPeak() int64 })
-	e.probe, _ = e.check.(Prober)
-	e.anchored, _ = e.check.(AnchoredProber)
-	e.early, _ = e.check.(interface{ Early() int64 })
-	if a, ok := e.check.(Anchorer); ok && s.OpenersSeen && s.Shared == nil {
-		if s.AnchorAtOpeners {
-			a.UseAnchors()
-		} else {
-			a.NoteOpeners()
-		}
-		e.anchors = a
+	e := &Evidence{spec: s, Checker: checker(s)}
+	if s.OnFirstOver != nil {
+		e.OnFirstOver(s.OnFirstOver)
 	}
-	if r, ok := e.check.(Reporter); ok && s.OnFirstOver != nil {
-		r.OnFirstOver(s.OnFirstOver)
-	}
-	ShareHistoryBudget(e.check, s.History)
+	e.ShareHistory(budgetOr(s.History))
 	return e
 }
 
 // checker is the checker the spec calls for: its kind's, and on the stamps with admits shared
 // with other processes, the kind's over this process's and over every process's together.
-func (e *Evidence) checker() Checker {
-	s := e.spec
+func checker(s Spec) Checker {
 	horizonMs := s.Horizon.Milliseconds() + 1000 // the call timeout, and a second to spare
 	local := s.Model.Checker(s, horizonMs)
 	if s.Timing == OnStamps && s.Shared != nil {
@@ -124,116 +98,25 @@ func (e *Evidence) checker() Checker {
 	return local
 }
 
-// Admit judges one admitted call. kept is called once the call is known to be judged: before
-// any checker can name it behind a first overshoot, or, for the interval evidence (which judges
-// a call only a lag after the newest reply), once it was taken.
+// Admit judges one admitted call: on the stamps, an admit its kind says is too late to be
+// evidence is left out (TooLate) and noted as unjudged; every other goes to the checker.
 func (e *Evidence) Admit(d evidence.Decision, kept func()) Outcome {
-	if e.interval != nil {
-		sent, replied := d.Span()
-		if !e.interval.AdmitInterval(time.Duration(sent)*time.Microsecond, time.Duration(replied)*time.Microsecond) {
-			return LeftOut
-		}
-		kept()
-		return Judged
-	}
-	if e.spec.Model.TooLate(e.spec, d) {
+	if e.spec.Timing == OnStamps && e.spec.Model.TooLate(e.spec, d) {
 		e.tooLate.Add(1)
 		e.Unjudged(d)
 		return TooLate
 	}
-	kept()
-	switch {
-	case e.held != nil:
-		// Recorded as of the most advanced worker clock (up to Skew ahead of this one): a call
-		// decided by it may already have reclaimed a held request as abandoned.
-		e.held.AdmitHeld(d.ID, tally.FloorDiv(d.NowUs, 1000), e.spec.Now().Add(e.spec.Skew).UnixMilli())
-		if d.Abandoned {
-			e.held.AbandonHeld(d.ID) // held until stale-after reclaims it
-		}
-	case e.late != nil:
-		e.late.AdmitLate(d.AtMs, time.Duration(d.LateUs)*time.Microsecond)
-	default:
-		e.check.Admit(d.AtMs)
-	}
-	return Judged
-}
-
-// Unjudged tells the evidence of a call that may have admitted and is not judged (it failed, or
-// came too late), stamped d.AtMs and at most d.LateUs late (-1: unknown): windows anchored at
-// their openers must know of every call that may have opened one (Spec.OpenersSeen).
-func (e *Evidence) Unjudged(d evidence.Decision) {
-	if e.anchors == nil {
-		return
-	}
-	lateMs := int64(-1)
-	if d.LateUs >= 0 {
-		lateMs = (d.LateUs + 999) / 1000
-	}
-	e.anchors.NoteUnjudged(d.AtMs, lateMs)
-}
-
-// Release records that request id no longer holds its slot, before its release is sent, so the
-// witness never over-counts (a no-op but for the held evidence).
-func (e *Evidence) Release(id uint64) {
-	if e.held != nil {
-		e.held.ReleaseHeld(id)
-		return
-	}
-	e.check.Release()
+	return e.Checker.Admit(d, kept)
 }
 
 // Result is the verdict so far.
-func (e *Evidence) Result() CheckResult { return e.withTooLate(e.check.Result()) }
+func (e *Evidence) Result() CheckResult { return e.withTooLate(e.Checker.Result()) }
 
 // Finish settles what is still pending and returns the verdict.
-func (e *Evidence) Finish() CheckResult { return e.withTooLate(e.check.Finish()) }
+func (e *Evidence) Finish() CheckResult { return e.withTooLate(e.Checker.Finish()) }
 
 // withTooLate counts the admits left out as TooLate among r's unjudged.
 func (e *Evidence) withTooLate(r CheckResult) CheckResult {
 	r.Unjudged += e.tooLate.Load()
 	return r
-}
-
-// Early is how many admits came back sooner than the hold the endpoint promises (HeldSpans.Early):
-// it does not hold its slots that long, and those admits are no evidence; 0 for other evidence.
-func (e *Evidence) Early() int64 {
-	if e.early == nil {
-		return 0
-	}
-	return e.early.Early()
-}
-
-// Timeline is what the evidence proved of one window, placed at the time it was about (µs on
-// its checker's clock), for checkers that judge long after (the interval evidence); nil for
-// the others, whose counts the ticks already show as they happen.
-func (e *Evidence) Timeline() []TimedCount {
-	if t, ok := e.check.(Timeliner); ok {
-		return t.Timeline()
-	}
-	return nil
-}
-
-// TakeTickPeak is the highest count held at once since the last call (the witness; 0 otherwise).
-func (e *Evidence) TakeTickPeak() int64 {
-	if e.tick == nil {
-		return 0
-	}
-	return e.tick.TakeTickPeak()
-}
-
-// CaughtFrom is the evidence's power once finished (Prober); ok is false when none up to maxK.
-func (e *Evidence) CaughtFrom(maxK int64) (k int64, ok bool) {
-	if e.probe == nil {
-		return 0, false
-	}
-	return e.probe.CaughtFrom(maxK)
-}
-
-// CaughtFromAnchored is the power windows anchored at their openers would have had (AnchoredProber);
-// ok is false when none up to maxK, or the evidence has no such windows or no complete notes.
-func (e *Evidence) CaughtFromAnchored(maxK int64) (k int64, ok bool) {
-	if e.anchored == nil {
-		return 0, false
-	}
-	return e.anchored.CaughtFromAnchored(maxK)
 }

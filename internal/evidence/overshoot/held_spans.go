@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/limitctl/limitctl/internal/evidence"
 )
 
 // HeldSpans is the concurrency evidence for a limiter the hammer cannot watch: an endpoint
@@ -49,6 +51,7 @@ import (
 // span is settled once a start later by lag has been seen, and one that arrives after a later
 // start was settled is left unjudged (Unjudged), never counted out of place.
 type HeldSpans struct {
+	Plain
 	limit int64
 	hold  int64 // µs: D', the hold every correct endpoint keeps on the client's clock
 	lag   int64 // µs
@@ -85,7 +88,7 @@ func NewHeldSpans(limit int64, hold time.Duration) *HeldSpans {
 	return c
 }
 
-// OnFirstOver implements Reporter: the admits whose spans shared the first instant more than
+// OnFirstOver implements Checker: the admits whose spans shared the first instant more than
 // the limit did, as the requests sent at or after FromUs and answered by ToUs (a span covers
 // instant x exactly when its request was sent at or after x - D' and answered by x + D').
 func (c *HeldSpans) OnFirstOver(report func(Moment)) {
@@ -94,7 +97,7 @@ func (c *HeldSpans) OnFirstOver(report func(Moment)) {
 	c.mu.Unlock()
 }
 
-// AdmitInterval implements IntervalAdmitter: an admit sent at sent and answered at received,
+// AdmitInterval records an admit sent at sent and answered at received,
 // on the run's monotonic clock. False when it is no evidence: answered sooner than the hold
 // (Early), too slow for a span, or later than the judging.
 func (c *HeldSpans) AdmitInterval(sent, received time.Duration) bool {
@@ -159,15 +162,11 @@ func (c *HeldSpans) publish() {
 	c.pub.Store(&CheckResult{Peak: c.peak, Overshoot: max(0, c.peak-c.limit), OvershootEvent: c.events, Current: c.current, Unjudged: c.unjudged})
 }
 
-// Admit implements Checker for callers that know one time: a zero-width call, which no
-// endpoint holding D can have answered, so it is no evidence.
-func (c *HeldSpans) Admit(nowMs int64) {
-	t := time.Duration(nowMs) * time.Millisecond
-	c.AdmitInterval(t, t)
+// Admit implements Checker: over the request's interval. The endpoint releases its own slots,
+// within the promise (Release is Plain's).
+func (c *HeldSpans) Admit(d evidence.Decision, kept func()) Outcome {
+	return admitSpan(c.AdmitInterval, d, kept)
 }
-
-// Release implements Checker: the endpoint releases its own slots, within the promise.
-func (c *HeldSpans) Release() {}
 
 // Result implements Checker: the verdict so far, which lags the newest admit by lag.
 func (c *HeldSpans) Result() CheckResult { return *c.pub.Load() }
@@ -216,9 +215,4 @@ func (h *endHeap) Pop() any {
 	return v
 }
 
-var (
-	_ Checker          = (*HeldSpans)(nil)
-	_ IntervalAdmitter = (*HeldSpans)(nil)
-	_ Reporter         = (*HeldSpans)(nil)
-	_ Prober           = (*HeldSpans)(nil)
-)
+var _ Checker = (*HeldSpans)(nil)

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/limitctl/limitctl/internal/evidence"
 )
 
 // endpoint is a concurrency limiter behind HTTP, simulated on the true clock (µs): requests
@@ -233,7 +235,7 @@ func TestHeldSpansLeaveEarlySlowAndLateAdmitsOut(t *testing.T) {
 	if got.Unjudged != 3 || c.Early() != 1 {
 		t.Errorf("unjudged %d early %d; want 3 and 1", got.Unjudged, c.Early())
 	}
-	c.Admit(5) // one time only: no interval, no evidence
+	c.Admit(evidence.Decision{SentUs: 5000, RepliedUs: 5000}, nothing) // no interval: no evidence
 	if c.Early() != 2 {
 		t.Errorf("Admit with one time is an early answer, no evidence: early %d", c.Early())
 	}

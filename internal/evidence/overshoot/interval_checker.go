@@ -5,15 +5,20 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/limitctl/limitctl/internal/evidence"
 )
 
-// IntervalAdmitter is a checker that judges admits by when they could have been decided: the
-// script read the server's clock (TIME) at some instant between the call being sent and its
-// reply arriving, on the client's monotonic clock.
-type IntervalAdmitter interface {
-	// AdmitInterval records an admit sent and answered then; false when it is left unjudged
-	// (too slow to be evidence, or later than the judging).
-	AdmitInterval(sent, replied time.Duration) bool
+// admitSpan judges an admit over its interval through admit (an interval checker's
+// AdmitInterval): the limiter read its clock at some instant between the call being sent and
+// its reply arriving, on the run's monotonic clock. Kept only once taken.
+func admitSpan(admit func(sent, replied time.Duration) bool, d evidence.Decision, kept func()) Outcome {
+	sent, replied := d.Span()
+	if !admit(time.Duration(sent)*time.Microsecond, time.Duration(replied)*time.Microsecond) {
+		return LeftOut
+	}
+	kept()
+	return Judged
 }
 
 // IntervalInvariant is the limiter rule an IntervalChecker holds admits to.
@@ -49,6 +54,7 @@ const intervalSpans = 5
 // slightly different rates), and an admit whose call took longer than the shortest span is
 // left unjudged (its time is too uncertain to be evidence).
 type IntervalChecker struct {
+	Plain
 	invariant  IntervalInvariant
 	limit      int64   // windows: the limit; bucket: the burst
 	ratePerUs  float64 // bucket
@@ -83,7 +89,7 @@ type IntervalChecker struct {
 	timeline timeline     // what each judged start proved of one window, at its time
 }
 
-// OnFirstOver implements Reporter: the admits certainly inside the first interval
+// OnFirstOver implements Checker: the admits certainly inside the first interval
 // that held more than the rule allows.
 func (c *IntervalChecker) OnFirstOver(report func(Moment)) {
 	c.mu.Lock()
@@ -127,7 +133,8 @@ func NewIntervalChecker(inv IntervalInvariant, limit int64, window time.Duration
 	return c
 }
 
-// AdmitInterval implements IntervalAdmitter.
+// AdmitInterval records an admit sent and answered then (since the run began); false when it is
+// left unjudged (too slow to be evidence, or later than the judging).
 func (c *IntervalChecker) AdmitInterval(sent, replied time.Duration) bool {
 	s, r := sent.Microseconds(), (replied+time.Microsecond-1)/time.Microsecond // r rounded up
 	rUs := int64(r)
@@ -256,14 +263,17 @@ func (c *IntervalChecker) publish() {
 	c.pub.Store(&CheckResult{Peak: c.peak, Overshoot: max(0, c.peak-c.limit), OvershootEvent: c.events, Current: c.current, Unjudged: c.unjudged})
 }
 
-// Admit implements Checker for callers that know only one time; it is a zero-width interval.
-func (c *IntervalChecker) Admit(nowMs int64) {
-	t := time.Duration(nowMs) * time.Millisecond
-	c.AdmitInterval(t, t)
+// Admit implements Checker: over the call's interval.
+func (c *IntervalChecker) Admit(d evidence.Decision, kept func()) Outcome {
+	return admitSpan(c.AdmitInterval, d, kept)
 }
 
-// Release implements Checker.
-func (c *IntervalChecker) Release() {}
+// ShareHistory implements Checker.
+func (c *IntervalChecker) ShareHistory(b *HistoryBudget) {
+	c.mu.Lock()
+	c.budget = b
+	c.mu.Unlock()
+}
 
 // Result implements Checker: the verdict so far. The judging of each start lags the newest admit
 // by the widest span, so the starts not yet judged are judged provisionally on the admits

@@ -26,21 +26,14 @@ type Moment struct {
 	Shared bool
 }
 
-// Reporter is a checker that can say what was behind its first overshoot event: it
-// calls report once, when it finds it (under its own lock, so report must not call back).
-type Reporter interface {
-	OnFirstOver(report func(Moment))
-}
-
-// Every checker the engine builds says what was behind its first overshoot.
+// Every checker a kind's model builds is a Checker.
 var (
-	_ Reporter = (*Witness)(nil)
-	_ Reporter = (*SlidingChecker)(nil)
-	_ Reporter = (*BucketChecker)(nil)
-	_ Reporter = (*UnalignedChecker)(nil)
-	_ Reporter = (*IntervalChecker)(nil)
-	_ Reporter = (*lateBucket)(nil)
-	_ Reporter = (*sharedChecker)(nil)
-	_ Reporter = (*RedisWitness)(nil)
-	_ Reporter = (*HeldSpans)(nil)
+	_ Checker = (*Witness)(nil)
+	_ Checker = (*SlidingChecker)(nil)
+	_ Checker = (*BucketChecker)(nil)
+	_ Checker = (*UnalignedChecker)(nil)
+	_ Checker = (*IntervalChecker)(nil)
+	_ Checker = (*lateBucket)(nil)
+	_ Checker = (*sharedChecker)(nil)
+	_ Checker = (*RedisWitness)(nil)
 )

@@ -36,27 +36,6 @@ import (
 // A window is the limiter's window (the bucket's: the time it refills a whole burst), counted
 // from the epoch; the checkers' own windows (any alignment, any sliding start) need not be those.
 
-// Prober is a checker that states its evidence's power.
-type Prober interface {
-	// CaughtFrom is the smallest k >= 1 for which k admits over the limit in every window (held
-	// over the limit at once, for the witness) would have been proven by the evidence this run
-	// gathered; ok is false when none up to maxK would have been. Call it once the checker has
-	// finished.
-	CaughtFrom(maxK int64) (k int64, ok bool)
-}
-
-// Every checker the engine builds states its power.
-var (
-	_ Prober = (*Witness)(nil)
-	_ Prober = (*SlidingChecker)(nil)
-	_ Prober = (*BucketChecker)(nil)
-	_ Prober = (*UnalignedChecker)(nil)
-	_ Prober = (*IntervalChecker)(nil)
-	_ Prober = (*lateBucket)(nil)
-	_ Prober = (*sharedChecker)(nil)
-	_ Prober = (*RedisWitness)(nil)
-)
-
 // HistoryBudget bounds the entries (a millisecond that saw admits, or one call's interval) the
 // checkers sharing it keep for re-judging, about 16 bytes each. Past it they keep no more, and
 // the power is that of the run's first part: evidence that proved an overshoot there would have
@@ -75,29 +54,6 @@ const DefaultHistoryEntries = 1 << 22
 
 // take reserves one entry; false once the budget is spent.
 func (b *HistoryBudget) take() bool { return b.left.Add(-1) >= 0 }
-
-// ShareHistoryBudget makes c, and the checkers inside it, keep their histories within b.
-func ShareHistoryBudget(c Checker, b *HistoryBudget) {
-	switch c := c.(type) {
-	case *SlidingChecker:
-		c.log.history.budget = b
-	case *BucketChecker:
-		c.log.history.budget = b
-	case *UnalignedChecker:
-		c.log.history.budget = b
-	case *IntervalChecker:
-		c.mu.Lock()
-		c.budget = b
-		c.mu.Unlock()
-	case *lateBucket:
-		for _, t := range c.checkers {
-			ShareHistoryBudget(t, b)
-		}
-	case *sharedChecker:
-		ShareHistoryBudget(c.k.local, b)
-		ShareHistoryBudget(c.k.joint, b)
-	}
-}
 
 // budgetOr is b, or a budget of the checker's own.
 func budgetOr(b *HistoryBudget) *HistoryBudget {
@@ -127,9 +83,12 @@ func smallestProven(maxK int64, proven func(k int64) bool) (int64, bool) {
 	return hi, true
 }
 
-// placements are where a window's k phantoms go among its n judged admits (in time order): each
-// returns how many go on admit i.
-var placements = []func(k int64, i, n int) int64{
+// Placement is where a window's k phantoms go among its n judged admits (in time order): how
+// many go on admit i.
+type Placement func(k int64, i, n int) int64
+
+// placements are the three: all on the first, all on the last, spread over them in turn.
+var placements = []Placement{
 	func(k int64, i, _ int) int64 { return k * b2i(i == 0) },   // all on the first
 	func(k int64, i, n int) int64 { return k * b2i(i == n-1) }, // all on the last
 	func(k int64, i, n int) int64 { // spread over them in turn
@@ -144,8 +103,11 @@ func b2i(b bool) int64 {
 	return 0
 }
 
-// weakest is the power over every placement: the largest of their smallest proven k.
-func weakest(maxK int64, provenAt func(place func(k int64, i, n int) int64, k int64) bool) (int64, bool) {
+// Weakest is the power over every placement of the phantoms: for each, the least k in [1, maxK]
+// with provenAt(place, k) (monotone in k, found by bisection), and the largest of those; ok is
+// false when some placement proves nothing up to maxK. A kind's power (CaughtFrom) is this search
+// over its own rule, its admits thinned to a correct limiter's first.
+func Weakest(maxK int64, provenAt func(place Placement, k int64) bool) (int64, bool) {
 	worst := int64(0)
 	for _, place := range placements {
 		k, ok := smallestProven(maxK, func(k int64) bool { return provenAt(place, k) })
@@ -159,7 +121,7 @@ func weakest(maxK int64, provenAt func(place func(k int64, i, n int) int64, k in
 
 // withPhantoms is counts (ascending ms) with k phantoms in each window of windowMs that holds
 // one, placed by place among the window's milliseconds.
-func withPhantoms(counts []tally.Count, windowMs, k int64, place func(k int64, i, n int) int64) []tally.Count {
+func withPhantoms(counts []tally.Count, windowMs, k int64, place Placement) []tally.Count {
 	out := make([]tally.Count, len(counts))
 	copy(out, counts)
 	for start := 0; start < len(out); {
@@ -256,13 +218,13 @@ func (h *history) keep(c tally.Count) {
 	}
 }
 
-// CaughtFrom implements Prober: limit+1 less the most requests it counted at once.
+// CaughtFrom implements Checker: limit+1 less the most requests it counted at once.
 func (w *Witness) CaughtFrom(maxK int64) (int64, bool) {
 	k := max(1, w.limit+1-w.peak.Load())
 	return k, k <= maxK
 }
 
-// CaughtFrom implements Prober.
+// CaughtFrom implements Checker.
 func (c *SlidingChecker) CaughtFrom(maxK int64) (int64, bool) {
 	c.log.mu.Lock()
 	counts := c.log.soFar()
@@ -272,7 +234,7 @@ func (c *SlidingChecker) CaughtFrom(maxK int64) (int64, bool) {
 		thin = thinAligned
 	}
 	thinned := keptCounts(counts, thin(counts, c.limit, c.window))
-	return weakest(maxK, func(place func(k int64, i, n int) int64, k int64) bool {
+	return Weakest(maxK, func(place Placement, k int64) bool {
 		fresh := &SlidingChecker{limit: c.limit, window: c.window, aligned: c.aligned, windowIndex: math.MinInt64}
 		for _, e := range withPhantoms(thinned, c.window, k, place) {
 			fresh.settle(e.Ms, e.N)
@@ -281,7 +243,7 @@ func (c *SlidingChecker) CaughtFrom(maxK int64) (int64, bool) {
 	})
 }
 
-// CaughtFrom implements Prober: the power of the windows the verdict judged by (anchored at
+// CaughtFrom implements Checker: the power of the windows the verdict judged by (anchored at
 // their openers too, where the contract says so).
 func (c *UnalignedChecker) CaughtFrom(maxK int64) (int64, bool) {
 	c.log.mu.Lock()
@@ -290,18 +252,7 @@ func (c *UnalignedChecker) CaughtFrom(maxK int64) (int64, bool) {
 	return c.caughtFrom(maxK, notes)
 }
 
-// AnchoredProber is a checker that can state the power a sharper model the contract did not
-// claim would have had: windows anchored at the calls that opened them (--window-start
-// first-hit), for a fixed window judged with its alignment unknown.
-type AnchoredProber interface {
-	// CaughtFromAnchored is CaughtFrom with windows anchored at their openers; ok is false when
-	// none up to maxK would have been proven, or the run kept no complete notes of its openers.
-	CaughtFromAnchored(maxK int64) (int64, bool)
-}
-
-var _ AnchoredProber = (*UnalignedChecker)(nil)
-
-// CaughtFromAnchored implements AnchoredProber.
+// CaughtFromAnchored implements Checker.
 func (c *UnalignedChecker) CaughtFromAnchored(maxK int64) (int64, bool) {
 	c.log.mu.Lock()
 	var notes []unjudgedNote
@@ -324,7 +275,7 @@ func (c *UnalignedChecker) caughtFrom(maxK int64, notes []unjudgedNote) (int64, 
 	}
 	c.log.mu.Unlock()
 	thinned := keptCounts(counts, thinSliding(counts, c.limit, c.windowMs))
-	return weakest(maxK, func(place func(k int64, i, n int) int64, k int64) bool {
+	return Weakest(maxK, func(place Placement, k int64) bool {
 		fresh := &UnalignedChecker{limit: c.limit, windowMs: c.windowMs, rangeMs: c.rangeMs, spacingMs: c.spacingMs,
 			lookbackMs: c.lookbackMs, anchors: notes != nil}
 		fresh.state.searches = []windowSearch{{capacity: c.limit}} // the search at the limit decides
@@ -338,7 +289,7 @@ func (c *UnalignedChecker) caughtFrom(maxK int64, notes []unjudgedNote) (int64, 
 	})
 }
 
-// CaughtFrom implements Prober; the window is the time the bucket refills a whole burst.
+// CaughtFrom implements Checker; the window is the time the bucket refills a whole burst.
 func (c *BucketChecker) CaughtFrom(maxK int64) (int64, bool) {
 	c.log.mu.Lock()
 	counts := c.log.soFar()
@@ -348,7 +299,7 @@ func (c *BucketChecker) CaughtFrom(maxK int64) (int64, bool) {
 	}
 	window := max(1, int64(math.Ceil(float64(c.burst)/c.rate)))
 	thinned := keptCounts(counts, thinBucket(counts, c.burst, c.rate))
-	return weakest(maxK, func(place func(k int64, i, n int) int64, k int64) bool {
+	return Weakest(maxK, func(place Placement, k int64) bool {
 		var s bucketState
 		for _, e := range withPhantoms(thinned, window, k, place) {
 			s.step(c, e.Ms, e.N)
@@ -357,7 +308,7 @@ func (c *BucketChecker) CaughtFrom(maxK int64) (int64, bool) {
 	})
 }
 
-// CaughtFrom implements Prober: the strongest tier's power (a phantom of a tier joins the wider
+// CaughtFrom implements Checker: the strongest tier's power (a phantom of a tier joins the wider
 // ones too, which only adds evidence there).
 func (b *lateBucket) CaughtFrom(maxK int64) (int64, bool) {
 	best, found := int64(0), false
@@ -369,21 +320,19 @@ func (b *lateBucket) CaughtFrom(maxK int64) (int64, bool) {
 	return best, found
 }
 
-// CaughtFrom implements Prober: this process's evidence, or the joint evidence of every process,
+// CaughtFrom implements Checker: this process's evidence, or the joint evidence of every process,
 // whichever is stronger.
 func (c *sharedChecker) CaughtFrom(maxK int64) (int64, bool) {
 	best, found := int64(0), false
 	for _, p := range []Checker{c.k.local, c.k.joint} {
-		if pr, ok := p.(Prober); ok {
-			if k, ok := pr.CaughtFrom(maxK); ok && (!found || k < best) {
-				best, found = k, true
-			}
+		if k, ok := p.CaughtFrom(maxK); ok && (!found || k < best) {
+			best, found = k, true
 		}
 	}
 	return best, found
 }
 
-// CaughtFrom implements Prober: the calls' intervals, thinned by their midpoints (a correct
+// CaughtFrom implements Checker: the calls' intervals, thinned by their midpoints (a correct
 // limiter decided each somewhere in its interval), each phantom a copy of a judged call's.
 func (c *IntervalChecker) CaughtFrom(maxK int64) (int64, bool) {
 	c.mu.Lock()
@@ -410,7 +359,7 @@ func (c *IntervalChecker) CaughtFrom(maxK int64) (int64, bool) {
 		}
 	}
 	sort.Slice(thinned, func(i, j int) bool { return thinned[i].sent < thinned[j].sent })
-	return weakest(maxK, func(place func(k int64, i, n int) int64, k int64) bool {
+	return Weakest(maxK, func(place Placement, k int64) bool {
 		fresh := c.fresh()
 		fresh.noHistory = true
 		for start := 0; start < len(thinned); {

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/limitctl/limitctl/internal/evidence"
 )
 
 // bursts admits n requests at each of the given times (ms), spread over spreadMs by a fixed
@@ -12,7 +14,7 @@ func bursts(c Checker, starts []int64, n int, spreadMs int64, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, 1))
 	for _, at := range starts {
 		for i := 0; i < n; i++ {
-			c.Admit(at + r.Int64N(spreadMs+1))
+			c.Admit(evidence.Decision{AtMs: at + r.Int64N(spreadMs+1)}, nothing)
 		}
 	}
 }
@@ -29,7 +31,7 @@ func every(start, gap int64, count int) []int64 {
 func caughtFrom(t *testing.T, c Checker, limit int64) (int64, bool) {
 	t.Helper()
 	c.Finish()
-	return c.(Prober).CaughtFrom(2 * limit)
+	return c.CaughtFrom(2 * limit)
 }
 
 func TestWitnessPowerIsHowFarItsPeakStayedBelowTheLimit(t *testing.T) {
@@ -104,7 +106,7 @@ func TestBucketPowerOfAContendedBucket(t *testing.T) {
 	// A full burst at once, then one every 50ms: what a correct contended bucket admits.
 	bursts(b, []int64{1_000}, 20, 0, 4)
 	for at := int64(1_050); at < 6_000; at += 50 {
-		b.Admit(at)
+		b.AdmitMs(at)
 	}
 	if k, ok := caughtFrom(t, b, 20); !ok || k != 1 {
 		t.Errorf("a contended bucket: caught from %d (%v), want 1", k, ok)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/tally"
 )
 
@@ -193,7 +194,7 @@ func (s *SharedAdmits) judge(through int64) {
 		sort.Slice(admits, func(i, j int) bool { return admits[i].ms < admits[j].ms })
 		for _, a := range admits {
 			for i := int64(0); i < a.n; i++ {
-				r.k.joint.Admit(a.ms)
+				r.k.joint.Admit(evidence.Decision{AtMs: a.ms, LateUs: -1}, func() {}) // another process's lateness is unknown
 			}
 		}
 		r.k.nextChunk++
@@ -214,44 +215,33 @@ func (s *SharedAdmits) finish() {
 }
 
 type sharedChecker struct {
+	Plain
 	s *SharedAdmits
 	k *sharedKey
 }
 
-// Admit implements Checker.
-func (c *sharedChecker) Admit(nowMs int64) {
-	c.k.local.Admit(nowMs)
-	c.s.mu.Lock()
-	c.k.pending[nowMs]++
-	c.s.mu.Unlock()
-}
-
-// AdmitLate implements LateAdmitter: this process knows how late its own admit may be, so its
-// own evidence judges it by that (the bucket's tiers); the joint evidence, which cannot know the
+// Admit implements Checker: this process knows how late its own admit may be, so its own
+// evidence judges it by that (the bucket's tiers); the joint evidence, which cannot know the
 // other processes' lateness, judges it as any other.
-func (c *sharedChecker) AdmitLate(nowMs int64, late time.Duration) {
-	if la, ok := c.k.local.(LateAdmitter); ok {
-		la.AdmitLate(nowMs, late)
-	} else {
-		c.k.local.Admit(nowMs)
-	}
+func (c *sharedChecker) Admit(d evidence.Decision, kept func()) Outcome {
+	out := c.k.local.Admit(d, kept)
 	c.s.mu.Lock()
-	c.k.pending[nowMs]++
+	c.k.pending[d.AtMs]++
 	c.s.mu.Unlock()
+	return out
 }
 
-// Release implements Checker.
-func (c *sharedChecker) Release() {}
-
-// OnFirstOver implements Reporter: this process's admits behind the first overshoot
+// OnFirstOver implements Checker: this process's admits behind the first overshoot
 // its own or the joint evidence found (the joint count holds other processes' admits too).
 func (c *sharedChecker) OnFirstOver(report func(Moment)) {
-	if r, ok := c.k.local.(Reporter); ok {
-		r.OnFirstOver(report)
-	}
-	if r, ok := c.k.joint.(Reporter); ok {
-		r.OnFirstOver(func(m Moment) { m.Shared = true; report(m) })
-	}
+	c.k.local.OnFirstOver(report)
+	c.k.joint.OnFirstOver(func(m Moment) { m.Shared = true; report(m) })
+}
+
+// ShareHistory implements Checker.
+func (c *sharedChecker) ShareHistory(b *HistoryBudget) {
+	c.k.local.ShareHistory(b)
+	c.k.joint.ShareHistory(b)
 }
 
 // Result implements Checker: this process's live verdict, raised by the joint one.

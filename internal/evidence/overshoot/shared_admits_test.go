@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/tally"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
@@ -37,7 +38,7 @@ func TestSharedAdmitsJudgeEveryProcessTogether(t *testing.T) {
 			at := now.UnixMilli() - 100
 			for _, c := range checkers {
 				for i := 0; i < 5; i++ {
-					c.Admit(at)
+					c.Admit(evidence.Decision{AtMs: at, LateUs: -1}, nothing)
 				}
 			}
 			if got := checkers[0].Result(); got.Overshoot != 0 {

@@ -74,16 +74,8 @@ func floorTo(v, unit int64) int64 {
 	return q * unit
 }
 
-// Timeliner is a checker that places the counts it proved in time.
-type Timeliner interface {
-	// Timeline is the most admits one window certainly held, by bucket of time (µs on the
-	// checker's clock), in time order.
-	Timeline() []TimedCount
-}
-
-var _ Timeliner = (*IntervalChecker)(nil)
-
-// Timeline implements Timeliner.
+// Timeline implements Checker: the most admits one window certainly held, by bucket of time (µs
+// on the checker's clock), in time order.
 func (c *IntervalChecker) Timeline() []TimedCount {
 	c.mu.Lock()
 	defer c.mu.Unlock()

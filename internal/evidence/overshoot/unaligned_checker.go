@@ -3,6 +3,7 @@ package overshoot
 import (
 	"sort"
 
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/tally"
 )
 
@@ -102,6 +103,7 @@ import (
 // evidence), as does a run whose calls it cannot all see (other processes sharing the keys, or a
 // schedule's times: neither UseAnchors nor NoteOpeners is called).
 type UnalignedChecker struct {
+	Plain
 	limit       int64
 	windowMs    int64 // W
 	rangeMs     int64 // R
@@ -121,22 +123,6 @@ type UnalignedChecker struct {
 // unjudgedNote is a call that may have admitted unjudged: its stamp, and the latest first judged
 // stamp of a window it may have opened (see the type's comment).
 type unjudgedNote struct{ at, reach int64 }
-
-// Anchorer is a checker that can anchor its windows at the calls that opened them, given every
-// call that may have admitted unjudged (the unaligned fixed window).
-type Anchorer interface {
-	// UseAnchors judges with windows anchored at their openers too: the contract says a window
-	// starts at the call that opened it (--window-start first-hit).
-	UseAnchors()
-	// NoteOpeners keeps what anchoring needs without judging by it, so the power can state what
-	// windows anchored at their openers would have proven (AnchoredProber).
-	NoteOpeners()
-	// NoteUnjudged records a call stamped nowMs that may have admitted and is not judged, at most
-	// lateMs late when it reached Redis (negative: unknown, at most the call timeout).
-	NoteUnjudged(nowMs, lateMs int64)
-}
-
-var _ Anchorer = (*UnalignedChecker)(nil)
 
 // UseAnchors makes c judge with anchored windows too: the caller notes every call that may have
 // admitted and is not judged here (NoteUnjudged), and no process but this one sends to the key.
@@ -163,7 +149,8 @@ func (c *UnalignedChecker) NoteOpeners() {
 	}
 }
 
-// NoteUnjudged implements Anchorer: an admit too late to judge, or a call that failed.
+// NoteUnjudged notes an admit too late to judge, or a call that failed, stamped nowMs and at most
+// lateMs late (-1: unknown), where windows are anchored at their openers or their openers noted.
 func (c *UnalignedChecker) NoteUnjudged(nowMs, lateMs int64) {
 	c.log.mu.Lock()
 	defer c.log.mu.Unlock()
@@ -211,7 +198,7 @@ func (c *UnalignedChecker) anchorFloor(notes []unjudgedNote, first int64) int64 
 	return ref - 3*lateMs
 }
 
-// OnFirstOver implements Reporter: the first set of admits no windows of a correct
+// OnFirstOver implements Checker: the first set of admits no windows of a correct
 // limiter can hold, from the admit the search started at to the one that made it fail.
 func (c *UnalignedChecker) OnFirstOver(report func(Moment)) {
 	c.log.mu.Lock()
@@ -424,10 +411,24 @@ func (c *UnalignedChecker) result(st *unalignedState) CheckResult {
 }
 
 // Admit implements Checker.
-func (c *UnalignedChecker) Admit(nowMs int64) { c.log.add(nowMs) }
+func (c *UnalignedChecker) Admit(d evidence.Decision, kept func()) Outcome {
+	return admitStamped(c.log, d, kept)
+}
 
-// Release implements Checker.
-func (c *UnalignedChecker) Release() {}
+// AdmitMs records an admit at nowMs.
+func (c *UnalignedChecker) AdmitMs(nowMs int64) { c.log.add(nowMs) }
+
+// Unjudged implements Checker: a call that may have opened a window (NoteUnjudged).
+func (c *UnalignedChecker) Unjudged(d evidence.Decision) {
+	lateMs := int64(-1)
+	if d.LateUs >= 0 {
+		lateMs = (d.LateUs + 999) / 1000
+	}
+	c.NoteUnjudged(d.AtMs, lateMs)
+}
+
+// ShareHistory implements Checker.
+func (c *UnalignedChecker) ShareHistory(b *HistoryBudget) { c.log.history.budget = b }
 
 // Result implements Checker: the settled verdict plus the milliseconds still open to late
 // admits, searched on a copy so a live view does not lag by the horizon.

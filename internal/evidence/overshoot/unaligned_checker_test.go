@@ -59,7 +59,7 @@ func TestUnalignedSearchAgreesWithABruteForce(t *testing.T) {
 			c.NoteUnjudged(900+int64(rng.IntN(int(3*window)+100)), int64(rng.IntN(int(window)))-1)
 		}
 		for _, s := range stamps {
-			c.Admit(s)
+			c.AdmitMs(s)
 		}
 		c.Finish()
 		floor := func(first int64) int64 { return c.anchorFloor(c.notes, first) }
@@ -115,7 +115,7 @@ func firstHitRun(rng *rand.Rand, limit, window int64, skew, rtt float64, byExpir
 		}
 		count++
 		if cl.late <= float64(lateMs) {
-			c.Admit(int64(math.Floor(cl.stamp)))
+			c.AdmitMs(int64(math.Floor(cl.stamp)))
 		} else {
 			c.NoteUnjudged(int64(math.Floor(cl.stamp)), int64(math.Ceil(cl.late)))
 		}
@@ -151,7 +151,7 @@ func TestUnalignedCheckerAcceptsAlignedWindows(t *testing.T) {
 	c := NewUnalignedChecker(3, 100, 2, 5000)
 	for w := int64(0); w < 20; w++ {
 		for i := int64(0); i < 3; i++ {
-			c.Admit(1_700_000_000_000 + w*100 + 99 - i) // three at the end of each aligned window
+			c.AdmitMs(1_700_000_000_000 + w*100 + 99 - i) // three at the end of each aligned window
 		}
 	}
 	if got := c.Finish(); got.Overshoot != 0 || got.Peak != 3 {
@@ -168,7 +168,7 @@ func TestUnalignedCheckerCatchesTwiceTheLimit(t *testing.T) {
 	admit := func(c *UnalignedChecker) {
 		for w := int64(0); w < 2; w++ {
 			for i := int64(0); i < 40; i++ {
-				c.Admit(start + w*1000 + i/10)
+				c.AdmitMs(start + w*1000 + i/10)
 			}
 		}
 	}
@@ -199,7 +199,7 @@ func TestUnalignedCheckerPeakIsWhatIsProven(t *testing.T) {
 	start := int64(1_700_000_000_000)
 	c := NewUnalignedChecker(5, 1000, 10, 5000)
 	for i := 0; i < 6; i++ {
-		c.Admit(start)
+		c.AdmitMs(start)
 	}
 	if got := c.Finish(); got.Peak < 2 || got.Peak > 3 || got.Overshoot != 0 {
 		t.Fatalf("six admits in one ms with a limit of 5: %+v, want peak 2 or 3 and no overshoot", got)
@@ -209,7 +209,7 @@ func TestUnalignedCheckerPeakIsWhatIsProven(t *testing.T) {
 			t.Fatalf("six per window for %d windows, limit 5: %+v, want none proven yet", w, got)
 		}
 		for i := 0; i < 6; i++ {
-			c.Admit(start + w*1000)
+			c.AdmitMs(start + w*1000)
 		}
 	}
 	if got := c.Finish(); got.Overshoot == 0 {
@@ -227,7 +227,7 @@ func TestAnchoredWindowsProveOneTooManySooner(t *testing.T) {
 	c.UseAnchors()
 	for w := int64(0); w < 2; w++ {
 		for i := int64(0); i < 6; i++ {
-			c.Admit(start + w*1001 + i)
+			c.AdmitMs(start + w*1001 + i)
 		}
 	}
 	if got := c.Finish(); got.Overshoot == 0 {
@@ -241,7 +241,7 @@ func TestAnchoredWindowsProveOneTooManySooner(t *testing.T) {
 	c.NoteUnjudged(start-990, -1)
 	for w := int64(0); w < 2; w++ {
 		for i := int64(0); i < 6; i++ {
-			c.Admit(start + w*1001 + i)
+			c.AdmitMs(start + w*1001 + i)
 		}
 	}
 	if got := c.Finish(); got.Overshoot != 0 {
@@ -252,7 +252,7 @@ func TestAnchoredWindowsProveOneTooManySooner(t *testing.T) {
 	c.UseAnchors()
 	for w := int64(0); w < 2; w++ {
 		for i := int64(0); i < 6; i++ {
-			c.Admit(start + w*1001 + i)
+			c.AdmitMs(start + w*1001 + i)
 		}
 	}
 	c.NoteUnjudged(start, 0)
@@ -366,7 +366,7 @@ func familyRun(rng *rand.Rand, l familyLoad) CheckResult {
 			expires = cl.arrive + 3*l.window // renewed by every admit: the grid lives on
 		}
 		if cl.late <= float64(lateMs) {
-			c.Admit(int64(math.Floor(cl.stamp)))
+			c.AdmitMs(int64(math.Floor(cl.stamp)))
 		} else {
 			c.NoteUnjudged(int64(math.Floor(cl.stamp)), int64(math.Ceil(cl.late)))
 		}

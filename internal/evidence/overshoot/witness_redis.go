@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/tally"
 )
 
 // RedisWitness keeps the concurrency witness in Redis, so several hammer processes driving one
@@ -35,11 +38,6 @@ type RedisWitness struct {
 	mu      sync.Mutex
 	pending []string // members whose ZREM failed: removed again by the next admit
 }
-
-var (
-	_ HeldChecker = (*Witness)(nil)
-	_ HeldChecker = (*RedisWitness)(nil)
-)
 
 // witnessAdmit adds one held request. KEYS[1] the set; ARGV: member, now_ms, prune_ms (entries
 // scored at or below it are forgotten; empty: none), limit, ttl_ms, then members of earlier
@@ -70,8 +68,21 @@ func NewRedisWitness(rdb redis.Cmdable, key string, limit int64, staleAfter, tim
 	}
 }
 
-// AdmitHeld implements HeldChecker. When the script fails the request still counts locally,
-// and is no evidence.
+// Admit implements Checker, as the in-process witness's but on the shared set.
+func (w *RedisWitness) Admit(d evidence.Decision, kept func()) Outcome {
+	kept()
+	w.AdmitHeld(d.ID, tally.FloorDiv(d.NowUs, 1000), w.recordedAt())
+	if d.Abandoned {
+		w.AbandonHeld(d.ID)
+	}
+	return Judged
+}
+
+// Release implements Checker.
+func (w *RedisWitness) Release(id uint64) { w.ReleaseHeld(id) }
+
+// AdmitHeld records request id on the shared set, as the in-process witness's does. When the
+// script fails the request still counts locally, and is no evidence.
 func (w *RedisWitness) AdmitHeld(id uint64, nowMs, atMs int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
 	defer cancel()
@@ -110,7 +121,7 @@ func (w *RedisWitness) evidence(reply []int64, repliedMs int64) int64 {
 	return n
 }
 
-// ReleaseHeld implements HeldChecker.
+// ReleaseHeld records the end of request id on the shared set.
 func (w *RedisWitness) ReleaseHeld(id uint64) {
 	ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
 	defer cancel()
@@ -124,19 +135,19 @@ func (w *RedisWitness) ReleaseHeld(id uint64) {
 	}
 }
 
-// AbandonHeld implements HeldChecker: the entry stays in Redis, counted by every process
+// AbandonHeld records that request id will never be released: the entry stays in Redis, counted by every process
 // until it is pruned as stale; only this process's own list of its held requests drops it.
 func (w *RedisWitness) AbandonHeld(id uint64) { w.Witness.ReleaseHeld(id) }
 
-// Admit implements Checker for callers without request ids; Release pairs with the newest.
-func (w *RedisWitness) Admit(nowMs int64) {
+// AdmitMs records an admit without a request id; ReleaseNewest pairs with the newest.
+func (w *RedisWitness) AdmitMs(nowMs int64) {
 	id := w.Witness.anonID()
 	w.AdmitHeld(id, nowMs, nowMs)
 	w.Witness.pushAnon(id) // releasable only once held: see Witness.pushAnon
 }
 
-// Release implements Checker: it ends the newest request admitted by Admit.
-func (w *RedisWitness) Release() {
+// ReleaseNewest ends the newest request admitted by AdmitMs.
+func (w *RedisWitness) ReleaseNewest() {
 	if id, ok := w.Witness.popAnon(); ok {
 		w.ReleaseHeld(id)
 	}

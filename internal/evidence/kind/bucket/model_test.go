@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 )
 
@@ -18,25 +19,25 @@ func TestLateBucketTiers(t *testing.T) {
 	}
 	start := int64(1_700_000_000_000)
 	spec := overshoot.Spec{Model: Model, Limits: cfg, Clock: ev}
-	onTime := Model.Checker(spec, 1000).(overshoot.LateAdmitter)
+	onTime := Model.Checker(spec, 1000)
 	for i := int64(0); i < 21; i++ {
-		onTime.AdmitLate(start+i/8, 3*time.Millisecond) // 21 within 3ms, on time
+		onTime.Admit(evidence.Decision{AtMs: start + i/8, LateUs: 3000}, func() {}) // 21 within 3ms, on time
 	}
-	if got := onTime.(overshoot.Checker).Finish(); got.Overshoot != 1 {
+	if got := onTime.Finish(); got.Overshoot != 1 {
 		t.Errorf("21 on time from a burst of 20: %+v, want overshoot 1", got)
 	}
-	slow := Model.Checker(spec, 1000).(overshoot.LateAdmitter)
+	slow := Model.Checker(spec, 1000)
 	for i := int64(0); i < 21; i++ {
-		slow.AdmitLate(start+i/8, 80*time.Millisecond) // the same, each call 80ms late
+		slow.Admit(evidence.Decision{AtMs: start + i/8, LateUs: 80_000}, func() {}) // the same, each call 80ms late
 	}
-	if got := slow.(overshoot.Checker).Finish(); got.Overshoot != 0 {
+	if got := slow.Finish(); got.Overshoot != 0 {
 		t.Errorf("21 admits 80ms late may be a correct bucket deciding them 80ms on (1.6 tokens): %+v", got)
 	}
 	for i := int64(0); i < 5; i++ {
-		slow.AdmitLate(start+3, 80*time.Millisecond)
+		slow.Admit(evidence.Decision{AtMs: start + 3, LateUs: 80_000}, func() {})
 	}
 	// 26 within 3ms draw 25.94; beyond the burst and the 112ms tier's 2.24 tokens: 3.7, so 4.
-	if got := slow.(overshoot.Checker).Finish(); got.Overshoot != 4 {
+	if got := slow.Finish(); got.Overshoot != 4 {
 		t.Errorf("26 admits 80ms late: %+v, want overshoot 4", got)
 	}
 }

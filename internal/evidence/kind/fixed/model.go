@@ -27,7 +27,18 @@ func (model) Checker(s overshoot.Spec, horizonMs int64) overshoot.Checker {
 	case s.Clock.Aligned:
 		return overshoot.NewSlidingChecker(s.Limit, s.Window.Milliseconds(), horizonMs, true)
 	}
-	return overshoot.NewUnalignedChecker(s.Limit, s.Window.Milliseconds(), s.Clock.LateMs, horizonMs)
+	c := overshoot.NewUnalignedChecker(s.Limit, s.Window.Milliseconds(), s.Clock.LateMs, horizonMs)
+	// Where every call on the key is this process's, each that may have admitted unjudged is told
+	// (Unjudged): windows can be anchored at their openers, where the contract says they start
+	// there, or the power can say what that would have proven.
+	if s.OpenersSeen && s.Shared == nil {
+		if s.AnchorAtOpeners {
+			c.UseAnchors()
+		} else {
+			c.NoteOpeners()
+		}
+	}
+	return c
 }
 
 // Clock: epoch-aligned windows need no allowance; windows of an unknown alignment judge admits at

@@ -6,6 +6,7 @@ import (
 	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/evidence/refusal"
+	"time"
 )
 
 // Model is the concurrency limiter's evidence.
@@ -13,18 +14,27 @@ var Model model
 
 type model struct{}
 
-// Checker is the witness of the requests held at once, or another process's shared with it
+// Checker is the witness of the requests held at once, or one shared with other processes
 // (--witness redis); for an endpoint (it promises a hold D, and an admit certainly holds its slot
-// over [Replied - D, Sent + D]) the held spans.
+// over [Replied - D, Sent + D]) the held spans. A witness records an admit as of the most advanced
+// worker clock (up to Skew ahead of any one's): a call decided by it may already have reclaimed a
+// held request as abandoned.
 func (model) Checker(s overshoot.Spec, _ int64) overshoot.Checker {
+	recordedAt := func() int64 { return time.Now().Add(s.Skew).UnixMilli() }
+	if s.Now != nil {
+		recordedAt = func() int64 { return s.Now().Add(s.Skew).UnixMilli() }
+	}
 	switch {
 	case s.Timing == overshoot.OnEndpoint:
 		return overshoot.NewHeldSpans(s.Limit, s.Hold)
 	case s.Witness != nil:
-		return s.Witness(s.Key)
+		w := s.Witness(s.Key)
+		w.RecordAt(recordedAt)
+		return w
 	}
 	w := overshoot.NewWitness(s.Limit, overshoot.WitnessStale(s.StaleAfter, s.Quantum, s.StaleUnit).Milliseconds())
 	w.CountLiveFor(overshoot.WitnessLive(s.StaleAfter, s.StaleUnit).Milliseconds())
+	w.RecordAt(recordedAt)
 	return w
 }
 
