@@ -195,10 +195,21 @@ func (w *Witness) RecordAt(now func() int64) { w.recordedAt = now }
 // Admit implements Checker: request d.ID, decided at its caller's clock, is held from now on; an
 // abandoned one until stale-after reclaims it.
 func (w *Witness) Admit(d evidence.Decision, kept func()) Outcome {
+	return admitHeld(w, w.recordedAt, d, kept)
+}
+
+// holder is a witness: the in-process one, or one shared on Redis.
+type holder interface {
+	AdmitHeld(id uint64, nowMs, atMs int64)
+	AbandonHeld(id uint64)
+}
+
+// admitHeld holds request d.ID in h, recorded at the clock at gives.
+func admitHeld(h holder, at func() int64, d evidence.Decision, kept func()) Outcome {
 	kept()
-	w.AdmitHeld(d.ID, tally.FloorDiv(d.NowUs, 1000), w.recordedAt())
+	h.AdmitHeld(d.ID, tally.FloorDiv(d.NowUs, 1000), at())
 	if d.Abandoned {
-		w.AbandonHeld(d.ID)
+		h.AbandonHeld(d.ID)
 	}
 	return Judged
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/evidence"
-	"github.com/limitctl/limitctl/internal/evidence/tally"
 )
 
 // RedisWitness keeps the concurrency witness in Redis, so several hammer processes driving one
@@ -70,12 +69,7 @@ func NewRedisWitness(rdb redis.Cmdable, key string, limit int64, staleAfter, tim
 
 // Admit implements Checker, as the in-process witness's but on the shared set.
 func (w *RedisWitness) Admit(d evidence.Decision, kept func()) Outcome {
-	kept()
-	w.AdmitHeld(d.ID, tally.FloorDiv(d.NowUs, 1000), w.recordedAt())
-	if d.Abandoned {
-		w.AbandonHeld(d.ID)
-	}
-	return Judged
+	return admitHeld(w, w.recordedAt, d, kept)
 }
 
 // Release implements Checker.
