@@ -10,9 +10,6 @@ import (
 
 	"github.com/go-chi/httprate"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/limitctl/limitctl/internal/evidence/kind/slidingcounter"
-	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // The two-counter sliding window (sliding-window-counter): the previous fixed window's count,
@@ -30,17 +27,6 @@ const (
 	// two requests that read before either writes both pass.
 	CounterCheckThenUpdate Pattern = "counter/check-then-update"
 )
-
-// CounterRoutes lists the two-counter patterns App serves, apart from Routes until the kind is
-// registered (limiter.Kind names it, but no limiter.Description describes it yet).
-func CounterRoutes() []Route {
-	kind := limiter.Kind(slidingcounter.Name)
-	return []Route{
-		{Pattern: Httprate, Kind: kind, Want: Exact, Memory: true},
-		{Pattern: HttprateRedis, Kind: kind, Want: Exact},
-		{Pattern: CounterCheckThenUpdate, Kind: kind, Want: Overshoot},
-	}
-}
 
 // counterHandlers are the two-counter routes' handlers.
 func (a *App) counterHandlers() map[Pattern]http.Handler {

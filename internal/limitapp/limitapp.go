@@ -3,8 +3,8 @@
 // route per limiter pattern, each keyed by the client identity in its last path segment
 // (/window/atomic/{key}). The naive patterns race as applications' code does; the atomic ones
 // and the limiter libraries no one here wrote (go-redis/redis_rate, ulule/limiter, and for the
-// two-counter sliding window go-chi/httprate: CounterRoutes) are correct, so a judge of HTTP
-// limiters can be shown to tell them apart. It is used only by tests.
+// two-counter sliding window go-chi/httprate) are correct, so a judge of HTTP limiters can be
+// shown to tell them apart. It is used only by tests.
 package limitapp
 
 import (
@@ -119,6 +119,9 @@ func Routes() []Route {
 		{Pattern: MemoryCheckThenUpdate, Kind: limiter.FixedWindow, Want: Overshoot, Memory: true},
 		{Pattern: MemorySliding, Kind: limiter.SlidingWindow, Want: Exact, Memory: true},
 		{Pattern: MemoryBucket, Kind: limiter.TokenBucket, Want: Exact, Memory: true},
+		{Pattern: Httprate, Kind: limiter.SlidingWindowCounter, Want: Exact, Memory: true},
+		{Pattern: HttprateRedis, Kind: limiter.SlidingWindowCounter, Want: Exact},
+		{Pattern: CounterCheckThenUpdate, Kind: limiter.SlidingWindowCounter, Want: Overshoot},
 	}
 }
 

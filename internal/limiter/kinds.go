@@ -32,7 +32,7 @@ const Default = Concurrency
 // kinds is the registry, in display order: each kind declares itself once, in its own file
 // (kind_<name>.go), and every consumer (the strategies here, the hammer's evidence and load,
 // the dashboard, the report, the help texts) ranges over it or asks Describe.
-var kinds = []*Description{&concurrency, &fixedWindow, &slidingWindow, &tokenBucket}
+var kinds = []*Description{&concurrency, &fixedWindow, &slidingWindow, &tokenBucket, &slidingWindowCounter}
 
 // Description is one limiter kind, declared once: what it limits, its shipped script and the
 // contract that script is called by, the strategies that apply, how the hammer proves

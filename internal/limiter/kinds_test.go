@@ -60,7 +60,7 @@ func TestPhraseNamesKindsInASentence(t *testing.T) {
 		want     string
 	}{
 		{limiter.LuaTSMember, "the concurrency and sliding-window limiters"},
-		{limiter.Lua, "the concurrency, fixed-window, sliding-window and token-bucket limiters"},
+		{limiter.Multi, "the concurrency, fixed-window, sliding-window and token-bucket limiters"},
 	} {
 		if got := limiter.SupportedBy(tc.strategy); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.strategy, got, tc.want)

@@ -1,10 +1,11 @@
 // Package slidingcounter is the model of the two-counter sliding window (--limiter
 // sliding-window-counter, SPEC section 12): the estimate upstash's slidingWindow, Cloudflare,
 // go-chi/httprate, HAProxy's http_req_rate and limits' sliding-window-counter make with two
-// fixed-window counters. It judges a key's decisions (Decision: stamped, or timed over [sent,
-// replied]) for overshoot (Check), for false rejects (FalseRejects), and states the evidence's
-// power (CaughtFrom). It knows nothing of Redis, the engine or a verdict's words beyond its own
-// how-lines.
+// fixed-window counters. Model is the kind's evidence as the pipeline uses every kind's: a key's
+// decisions (the pipeline's evidence.Decision, read as stamped or timed over [sent, replied]:
+// decisionOf) judged for overshoot (checker.go, by check), for false rejects (rule.go, by the rule
+// of refusal.go), and the evidence's power (caughtFrom, the pipeline's search over its own rule).
+// It knows nothing of Redis, the engine or a verdict's words beyond its own.
 //
 // # The promise
 //
@@ -63,7 +64,7 @@
 //
 // Result.Peak is the least limit a floored member of the same window could have had and admitted
 // every judged admit (searched up to 4×L+1); Overshoot is Peak - L when positive. For a correct,
-// contended run Peak is at most L: the limit the evidence shows was reached. CaughtFrom is the
+// contended run Peak is at most L: the limit the evidence shows was reached. caughtFrom is the
 // power (as internal/evidence/overshoot/power.go): thin the admits to what the floored member on epoch
 // windows admits of them, add k phantom admits per window (on its first admit, its last, or spread),
 // and bisect for the least k proven, the weakest placement's. Simulated correct members' runs of 12

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/limitctl/limitctl/internal/evidence"
 )
 
 // The members of the family, simulated: a two-counter limiter as a library writes it, decided
@@ -102,13 +104,13 @@ func newRun(rng *rand.Rand, windowUs, limit int64, timing Timing, windows int64)
 type counter struct{ n, expires int64 }
 
 // simulate runs m over r: the decisions as the evidence sees them.
-func (m member) simulate(rng *rand.Rand, r run) []Decision {
+func (m member) simulate(rng *rand.Rand, r run) []decision {
 	type call struct {
 		ran, clock      int64 // when the server ran it; the member's clock then
 		stampUs         int64 // stamps: the now it was passed
 		sent, replied   int64 // intervals
-		outcome         Outcome
-		lost            bool // its reply was lost: Unknown to the evidence
+		outcome         evidence.Outcome
+		lost            bool // its reply was lost: evidence.Unknown to the evidence
 		index, landedAt int
 	}
 	calls := make([]call, len(r.sends))
@@ -202,22 +204,22 @@ func (m member) simulate(rng *rand.Rand, r run) []Decision {
 		case admit || m.bug == countsRefused:
 			incr(k, c.ran)
 		}
-		c.outcome = Refused
+		c.outcome = evidence.Refused
 		if admit {
-			c.outcome = Admitted
+			c.outcome = evidence.Admitted
 		}
 	}
 	late := 2*r.skewUs + r.rttUs + 1000 // the skew both ways, the way there, the stamp's ms
-	out := make([]Decision, len(calls))
+	out := make([]decision, len(calls))
 	for i, c := range calls {
 		o := c.outcome
 		if c.lost {
-			o = Unknown
+			o = evidence.Unknown
 		}
 		if r.timing == Stamps {
-			out[i] = Stamped(c.stampUs, late, o)
+			out[i] = stamped(c.stampUs, late, o)
 		} else {
-			out[i] = Timed(c.sent, c.replied, o)
+			out[i] = timed(c.sent, c.replied, o)
 		}
 	}
 	return out

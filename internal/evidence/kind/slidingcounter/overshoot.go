@@ -25,11 +25,11 @@ type Result struct {
 	Unjudged int64
 }
 
-// Check judges the admits among ds (Decision.Outcome Admitted; refusals and calls of unknown
+// check judges the admits among ds (decision.Outcome Admitted; refusals and calls of unknown
 // outcome are no evidence of an admit) against s's promise: an overshoot is proven only where
 // even the most permissive member, under every phase the contract allows, would have refused one
 // of them. s must be valid (Spec.Validate).
-func Check(s Spec, ds []Decision) Result {
+func check(s Spec, ds []decision) Result {
 	chunks, unjudged := s.prepare(ds)
 	j := s.judge(chunks)
 	res := Result{Unjudged: unjudged}

@@ -43,10 +43,10 @@ func caught(t *testing.T, b bug, st setting, runs int) int {
 		ds := m.simulate(rng, r)
 		s := m.spec(r)
 		if b == countsRefused {
-			if len(FalseRejects(s, ds)) > 0 {
+			if len(falseRejects(s, ds)) > 0 {
 				n++
 			}
-		} else if Check(s, ds).Proven {
+		} else if check(s, ds).Proven {
 			n++
 		}
 	}
@@ -90,7 +90,7 @@ func TestPowerOfACorrectMembersRunIsBetterThanTheLimit(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(seed), 7))
 			m, r := buggyRun(rng, noBug, st)
 			ds := m.simulate(rng, r)
-			k, ok := CaughtFrom(m.spec(r), ds, r.limit)
+			k, ok := caughtFrom(m.spec(r), ds, r.limit)
 			if !ok {
 				k = r.limit + 1
 			}

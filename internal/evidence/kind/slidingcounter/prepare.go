@@ -2,6 +2,8 @@ package slidingcounter
 
 import (
 	"sort"
+
+	"github.com/limitctl/limitctl/internal/evidence"
 )
 
 // item is a judged admit: the limiter's clock when it decided lies in [lo, hi] (widened by the
@@ -36,11 +38,11 @@ const driftWindows = 16
 // between A's latest ranHi and B's earliest ranLo is at least G - 2Λ: a cut there separates every
 // such A from its B. Cutting where no member re-phased only loses evidence. Timed decisions are
 // cut again every driftWindows windows, so the drift allowance stays small.
-func (s Spec) prepare(ds []Decision) (chunks []chunk, unjudged int64) {
+func (s Spec) prepare(ds []decision) (chunks []chunk, unjudged int64) {
 	w, g := s.windowUs(), s.grainUs()
-	var admits []Decision
+	var admits []decision
 	for _, d := range ds {
-		if d.Outcome != Admitted {
+		if d.Outcome != evidence.Admitted {
 			continue
 		}
 		if d.RanHiUs-d.RanLoUs > s.maxRunUs() {

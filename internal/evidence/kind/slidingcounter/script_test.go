@@ -11,16 +11,16 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/lint"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
-// The kind's script, written for scripts/ (it moves to scripts/sliding_window_counter.lua when the
-// kind is registered), and the fixtures in upstash's calling style under testdata/limiters.
+// The kind's shipped script, and the fixtures in upstash's calling style under testdata/limiters.
 const (
-	shippedScript = "testdata/sliding_window_counter.lua"
+	shippedScript = "../../../../scripts/sliding_window_counter.lua"
 	fixtures      = "../../../../testdata/limiters"
 )
 
@@ -95,7 +95,7 @@ func TestTheShippedScriptDecidesAsTheFlooredMemberAndIsHeld(t *testing.T) {
 	r := newRun(rng, windowMs*1000, limit, Stamps, 12)
 	key := "swc:{" + t.Name() + "}"
 	counts := map[int64]int64{}
-	var ds []Decision
+	var ds []decision
 	for _, sent := range r.sends {
 		nowMs := sent / 1000
 		v, err := script.Run(ctx, rdb, windowKeys(key, nowMs, windowMs), limit, nowMs, windowMs).Int64Slice()
@@ -109,29 +109,29 @@ func TestTheShippedScriptDecidesAsTheFlooredMemberAndIsHeld(t *testing.T) {
 		if (v[0] == 1) != want {
 			t.Fatalf("at %dms with %d and %d counted: allowed %d; want %v", nowMs, counts[k], counts[k-1], v[0], want)
 		}
-		o := Refused
+		o := evidence.Refused
 		if want {
 			counts[k]++
-			o = Admitted
+			o = evidence.Admitted
 		}
-		ds = append(ds, Stamped(nowMs*1000, 0, o))
+		ds = append(ds, stamped(nowMs*1000, 0, o))
 	}
 	s := Spec{Limit: limit, Window: time.Second, Align: EpochAligned, Grain: time.Millisecond}
-	if res := Check(s, ds); res.Proven || res.Peak != limit {
+	if res := check(s, ds); res.Proven || res.Peak != limit {
 		t.Errorf("its own decisions: %+v; want held, at a peak of the limit", res)
 	}
-	if fr := FalseRejects(s, ds); len(fr) > 0 {
+	if fr := falseRejects(s, ds); len(fr) > 0 {
 		t.Errorf("its own decisions: %d false rejects, the first: %s", len(fr), fr[0].How(0))
 	}
 }
 
 // driveFixture calls a fixture in upstash's calling style once per send of r, one call at a time
 // (each passed its send's time in ms), and returns its decisions.
-func driveFixture(t *testing.T, rdb *redis.Client, script *redis.Script, key string, r run) []Decision {
+func driveFixture(t *testing.T, rdb *redis.Client, script *redis.Script, key string, r run) []decision {
 	t.Helper()
 	ctx := context.Background()
 	windowMs := r.windowUs / 1000
-	var ds []Decision
+	var ds []decision
 	for _, sent := range r.sends {
 		nowMs := sent / 1000
 		keys := append(windowKeys(key, nowMs, windowMs), "")
@@ -139,11 +139,11 @@ func driveFixture(t *testing.T, rdb *redis.Client, script *redis.Script, key str
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := Refused
+		o := evidence.Refused
 		if v[0] >= 0 { // upstash's success: remaining >= 0
-			o = Admitted
+			o = evidence.Admitted
 		}
-		ds = append(ds, Stamped(nowMs*1000, 0, o))
+		ds = append(ds, stamped(nowMs*1000, 0, o))
 	}
 	return ds
 }
@@ -165,7 +165,7 @@ func TestUpstashStyleFixturesAreJudgedByWhatTheyDo(t *testing.T) {
 			script := readScript(t, filepath.Join(fixtures, c.file))
 			r := newRun(rand.New(rand.NewPCG(3, 53)), s.windowUs(), s.Limit, Stamps, 12)
 			ds := driveFixture(t, rdb, script, "swc:{"+t.Name()+"}", r)
-			res, fr := Check(s, ds), FalseRejects(s, ds)
+			res, fr := check(s, ds), falseRejects(s, ds)
 			if res.Proven != c.overshoot || (len(fr) > 0) != c.falseRejects {
 				t.Errorf("overshoot proven %v (%+v), %d false rejects; want overshoot %v, false rejects %v", res.Proven, res, len(fr), c.overshoot, c.falseRejects)
 			}

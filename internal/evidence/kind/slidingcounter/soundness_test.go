@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/limitctl/limitctl/internal/evidence"
 )
 
 func durationUs(us int64) time.Duration { return time.Duration(us) * time.Microsecond }
@@ -51,18 +53,18 @@ func TestNoCorrectMemberIsBlamedForAnOvershootOrAFalseReject(t *testing.T) {
 		if err := s.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		res := Check(s, ds)
+		res := check(s, ds)
 		if res.Proven || res.Overshoot > 0 {
 			t.Errorf("seed %d: %v, %+v: blamed for an overshoot: %+v\n%s", seed, m, s, res, res.First.How(0))
 		}
-		if fr := FalseRejects(s, ds); len(fr) > 0 {
+		if fr := falseRejects(s, ds); len(fr) > 0 {
 			t.Errorf("seed %d: %v, %+v: %d false rejects, the first: %s", seed, m, s, len(fr), fr[0].How(0))
 		}
 		for _, d := range ds {
 			switch d.Outcome {
-			case Admitted:
+			case evidence.Admitted:
 				admits++
-			case Refused:
+			case evidence.Refused:
 				refusals++
 			}
 		}

@@ -27,10 +27,10 @@ const (
 type Timing uint8
 
 const (
-	// Stamps: the caller passed the limiter its clock (Stamped).
+	// Stamps: the caller passed the limiter its clock (stamped).
 	Stamps Timing = iota
 	// Intervals: the limiter read a clock of its own (a server's TIME, an application's
-	// time.Now) somewhere between the call's sending and its reply (Timed).
+	// time.Now) somewhere between the call's sending and its reply (timed).
 	Intervals
 )
 
