@@ -95,9 +95,9 @@ func TestJudgeRefusesBadInputInOneLine(t *testing.T) {
 			}
 		})
 	}
-	// --skip-bad counts the line and reads on.
+	// --skip-bad counts the line and reads on; two records prove nothing either way (not judged, exit 3).
 	r, doc := judgeJSON(t, append([]string{bad, "--skip-bad"}, limits...)...)
-	if r.code != ExitOK || len(doc.Records) != 1 || doc.Records[0].Bad != 1 || doc.Records[0].Records != 2 {
+	if r.code != ExitCheckFailed || len(doc.Records) != 1 || doc.Records[0].Bad != 1 || doc.Records[0].Records != 2 {
 		t.Fatalf("--skip-bad: exit %d, %+v\n%s", r.code, doc.Records, r.errOut)
 	}
 }

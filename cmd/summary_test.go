@@ -189,7 +189,7 @@ func TestHammerTableShowsAbandonedRequestsWhereThereIsRoom(t *testing.T) {
 }
 
 // longVerdicts is the fixture's run with verdict texts as long as the fifth release makes them
-// (custom's is 150 characters), a how-line, a clock note, a failed assertion and a clean-up line.
+// (custom's is 161 characters), a how-line, a clock note, a failed assertion and a clean-up line.
 func longVerdicts() hammer.Result {
 	res := judged(summaryFixture())
 	res.Verdicts[3].Text = "the limiter counted 4 while 20 were held: it dropped held requests (stale time shorter than its clock's unit?)"
@@ -217,8 +217,8 @@ func longVerdicts() hammer.Result {
 func TestHammerSummaryWrapsEveryLineToTheTerminal(t *testing.T) {
 	res := longVerdicts()
 	whole := res.VerdictLines(nil, 0)
-	if n := utf8.RuneCountInString(res.Verdicts[5].Text); n != 150 {
-		t.Fatalf("custom's verdict text is %d characters, want 150", n)
+	if n := utf8.RuneCountInString(res.Verdicts[5].Text); n != 161 {
+		t.Fatalf("custom's verdict text is %d characters, want 161", n)
 	}
 	const textColumn = len("custom  no evidence  ")
 	for _, width := range []int{80, 60} {
