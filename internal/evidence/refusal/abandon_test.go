@@ -1,4 +1,4 @@
-package refusal
+package refusal_test
 
 import (
 	"testing"
@@ -74,23 +74,6 @@ func TestHeldAbandonedReclaimableIsAtMostTheRoomLeft(t *testing.T) {
 	r = judgeOnce(window(slidingKind, 2), at(0, 1*ms, evidence.Admitted), at(10*ms, 11*ms, evidence.Refused))
 	if r.Count != 1 || r.First.AbandonedReclaimable != nil {
 		t.Fatalf("a window's false reject: %d %+v", r.Count, r.First)
-	}
-}
-
-// An abandoned request forgotten once it is reclaimed for every later refusal is still named in
-// the evidence of those refusals.
-func TestHeldAbandonedRequestForgottenStillCounts(t *testing.T) {
-	r := New(concurrency(2))
-	r.Record(abandoned(0, 1*ms))
-	r.Record(abandoned(1*ms, 2*ms))
-	r.JudgeBefore(300 * ms) // nothing to judge; settles: both are reclaimed for any refusal from here on
-	if j := r.kind.(*heldJudge); len(j.open) != 0 || j.reclaimedGone != 2 {
-		t.Fatalf("settled: %d kept, %d forgotten; want 0 and 2", len(j.open), j.reclaimedGone)
-	}
-	r.Record(refusedAt(400*ms, 400*ms))
-	r.JudgeBefore(Forever)
-	if r.Count != 1 || *r.First.AbandonedReclaimable != 2 {
-		t.Fatalf("got %d %+v, want a false reject naming 2 abandoned", r.Count, r.First)
 	}
 }
 

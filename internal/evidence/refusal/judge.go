@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -479,21 +478,5 @@ func (w *LowWater) Mark(now int64) int64 {
 	return m
 }
 
-// sortInt64s sorts xs ascending.
-func sortInt64s(xs []int64) { sort.Slice(xs, func(i, j int) bool { return xs[i] < xs[j] }) }
-
-// countAtMost is how many of the sorted xs are <= v.
-func countAtMost(xs []int64, v int64) int64 {
-	return int64(sort.Search(len(xs), func(i int) bool { return xs[i] > v }))
-}
-
-// countBelow is how many of the sorted xs are < v.
-func countBelow(xs []int64, v int64) int64 {
-	return int64(sort.Search(len(xs), func(i int) bool { return xs[i] >= v }))
-}
-
 // Forever stands for a time that never comes.
 const Forever = math.MaxInt64
-
-// nan is a verdict's token count where there is none (every kind but the token bucket).
-var nan = math.NaN()

@@ -1,10 +1,11 @@
-package refusal
+package refusal_test
 
 import (
 	"math/rand/v2"
 	"testing"
 
 	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 )
 
 // BenchmarkRefusalJudges is the false-reject judges' own cost per decision, recorded as the
@@ -16,9 +17,9 @@ import (
 func BenchmarkRefusalJudges(b *testing.B) {
 	for _, k := range testKinds {
 		b.Run(string(k), func(b *testing.B) {
-			spec := k.spec(Spec{Limit: 20, Window: 1_000_000, RatePerSec: 20, StaleAfter: 10_000_000,
+			spec := k.spec(refusal.Spec{Limit: 20, Window: 1_000_000, RatePerSec: 20, StaleAfter: 10_000_000,
 				Skew: 5000, Horizon: 5_000_000, Aligned: true})
-			r := New(spec)
+			r := refusal.New(spec)
 			rng := rand.New(rand.NewPCG(1, 2))
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -40,7 +41,7 @@ func BenchmarkRefusalJudges(b *testing.B) {
 					next = sent + 100_000
 				}
 			}
-			r.JudgeBefore(Forever)
+			r.JudgeBefore(refusal.Forever)
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package refusal
+package refusal_test
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 )
 
 // The edges of each false-reject rule, one decision at a time. Times are µs of the run's
@@ -14,12 +15,12 @@ import (
 
 const ms = int64(1000)
 
-func judgeOnce(spec Spec, calls ...evidence.Decision) *Judge {
-	r := New(spec)
+func judgeOnce(spec refusal.Spec, calls ...evidence.Decision) *refusal.Judge {
+	r := refusal.New(spec)
 	for _, c := range calls {
 		r.Record(c)
 	}
-	r.JudgeBefore(Forever)
+	r.JudgeBefore(refusal.Forever)
 	return r
 }
 
@@ -35,8 +36,8 @@ func held(sent, replied, released int64) evidence.Decision {
 	return d
 }
 
-func concurrency(limit int64) Spec {
-	return concurrencyKind.spec(Spec{Limit: limit, StaleAfter: 100 * ms, Horizon: 5000 * ms})
+func concurrency(limit int64) refusal.Spec {
+	return concurrencyKind.spec(refusal.Spec{Limit: limit, StaleAfter: 100 * ms, Horizon: 5000 * ms})
 }
 
 func TestHeldRefusalWithAFreeSlotIsFalse(t *testing.T) {
@@ -124,8 +125,8 @@ func TestHeldGroupOfRefusalsIsJudgedByItsUnion(t *testing.T) {
 	}
 }
 
-func window(kind testKind, limit int64) Spec {
-	return kind.spec(Spec{Limit: limit, Window: 100 * ms, Horizon: 5000 * ms})
+func window(kind testKind, limit int64) refusal.Spec {
+	return kind.spec(refusal.Spec{Limit: limit, Window: 100 * ms, Horizon: 5000 * ms})
 }
 
 // stamped is a call sent at sent with its own stamp.
@@ -195,8 +196,8 @@ func TestFixedWindowAligned(t *testing.T) {
 	}
 }
 
-func bucket(burst int64, perSec float64) Spec {
-	return bucketKind.spec(Spec{Limit: burst, RatePerSec: perSec, Window: time.Second.Microseconds(), Horizon: 5000 * ms})
+func bucket(burst int64, perSec float64) refusal.Spec {
+	return bucketKind.spec(refusal.Spec{Limit: burst, RatePerSec: perSec, Window: time.Second.Microseconds(), Horizon: 5000 * ms})
 }
 
 func TestBucketLevel(t *testing.T) {
@@ -266,7 +267,7 @@ func TestBucketRefusalStampedAheadCosts(t *testing.T) {
 
 // A low-water mark is never later than a call that is being sent.
 func TestLowWaterMark(t *testing.T) {
-	w := NewLowWater(2)
+	w := refusal.NewLowWater(2)
 	if m := w.Mark(100); m != 100 {
 		t.Errorf("idle: mark %d, want now", m)
 	}
@@ -283,11 +284,11 @@ func TestLowWaterMark(t *testing.T) {
 // Refusals are judged only once everything sent before their reply is in: an admit recorded
 // in a later batch still counts against a refusal pending from an earlier one.
 func TestRefusalWaitsForTheLowWaterMark(t *testing.T) {
-	r := New(concurrency(1))
+	r := refusal.New(concurrency(1))
 	r.Record(at(10*ms, 11*ms, evidence.Refused))
 	r.JudgeBefore(10 * ms) // a call sent from 10ms on may still be in flight: the refusal waits
 	r.Record(held(10*ms+200, 10*ms+500, 20*ms))
-	r.JudgeBefore(Forever)
+	r.JudgeBefore(refusal.Forever)
 	if r.Count != 0 {
 		t.Errorf("a refusal was judged before the admit that held the slot was recorded")
 	}
@@ -298,7 +299,7 @@ func TestRefusalWaitsForTheLowWaterMark(t *testing.T) {
 // waiting, or else the mark up to which every call was recorded; forever once closed. The
 // recorders keep the refusals from there on (trace.Recorder.HoldUnjudged).
 func TestUnjudgedFromIsTheEarliestRefusalNotJudged(t *testing.T) {
-	r := New(concurrencyKind.spec(Spec{Limit: 20, StaleAfter: 10_000_000, Horizon: 5_000_000}))
+	r := refusal.New(concurrencyKind.spec(refusal.Spec{Limit: 20, StaleAfter: 10_000_000, Horizon: 5_000_000}))
 	refused := func(sent int64) evidence.Decision {
 		return evidence.Decision{SentUs: sent, RepliedUs: sent + 300, ClockLoUs: sent, ClockHiUs: sent, Outcome: evidence.Refused}
 	}
@@ -323,7 +324,7 @@ func TestUnjudgedFromIsTheEarliestRefusalNotJudged(t *testing.T) {
 		t.Fatalf("after a batch that judged everything: %d, want the mark 40000", got)
 	}
 	r.Close()
-	if got := r.UnjudgedFrom(40_000); got != Forever {
+	if got := r.UnjudgedFrom(40_000); got != refusal.Forever {
 		t.Fatalf("closed: %d, want forever", got)
 	}
 }

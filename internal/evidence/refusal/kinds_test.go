@@ -1,8 +1,15 @@
-package refusal
+package refusal_test
 
-// The tests here name the kinds whose rules live in this package as testKind and give a Spec
-// their rule as the kind's model does (internal/evidence/kind/<name>), which this package's own
-// tests cannot import.
+import (
+	bucketkind "github.com/limitctl/limitctl/internal/evidence/kind/bucket"
+	fixedkind "github.com/limitctl/limitctl/internal/evidence/kind/fixed"
+	heldkind "github.com/limitctl/limitctl/internal/evidence/kind/held"
+	slidingkind "github.com/limitctl/limitctl/internal/evidence/kind/sliding"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
+)
+
+// The tests here judge each kind by its model's rule (internal/evidence/kind/<name>), named by a
+// testKind, as the engine builds a Spec.
 type testKind string
 
 const (
@@ -14,28 +21,13 @@ const (
 
 var testKinds = []testKind{concurrencyKind, fixedKind, slidingKind, bucketKind}
 
-// ruleModel gives a kind's rule as its model does.
-type ruleModel testKind
-
-func (m ruleModel) Rule(s Spec) (Rule, bool) {
-	switch testKind(m) {
-	case concurrencyKind:
-		return NewHeldRule(s), false
-	case bucketKind:
-		return NewBucketRule(s), !s.Server
-	}
-	return NewWindowRule(s, testKind(m) == fixedKind), !s.Server
-}
-
-func (m ruleModel) Counted() string {
-	if testKind(m) == concurrencyKind {
-		return "held"
-	}
-	return "admitted in its window"
+// model is the kind's refusal evidence.
+func (k testKind) model() refusal.Model {
+	return map[testKind]refusal.Model{concurrencyKind: heldkind.Model, fixedKind: fixedkind.Model, slidingKind: slidingkind.Model, bucketKind: bucketkind.Model}[k]
 }
 
 // spec is a Spec of kind k.
-func (k testKind) spec(s Spec) Spec {
-	s.Kind, s.Model = string(k), ruleModel(k)
+func (k testKind) spec(s refusal.Spec) refusal.Spec {
+	s.Kind, s.Model = string(k), k.model()
 	return s
 }

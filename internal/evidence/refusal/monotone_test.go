@@ -1,4 +1,4 @@
-package refusal
+package refusal_test
 
 import (
 	"testing"

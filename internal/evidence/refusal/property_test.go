@@ -1,4 +1,4 @@
-package refusal
+package refusal_test
 
 import (
 	"container/heap"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 )
 
 // The false-reject rules are proved in comments; these tests hold them to simulated limiters of
@@ -56,7 +57,7 @@ type simShape struct {
 	server        bool    // the limiter reads the server's clock: judged by [sent, replied]
 	bursty        bool    // load for two windows, idle for one and a half, as the hammer's default
 	aligned       bool
-	rules         Rules
+	rules         refusal.Rules
 	serverDriftPm float64 // server clock rate offset, per mille
 	// monotone: the hammer's virtual clock with its mark (limiter/virtual_clock.go): a call's
 	// TIME is the highest of its stamp and every TIME read before it on the key
@@ -103,14 +104,14 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, seed*7+1))
 	base := int64(1_700_000_000_000_000) + rng.Int64N(1_000_000)
-	spec := Spec{
-		Kind: string(shape.kind), Model: ruleModel(shape.kind), Limit: shape.limit, Aligned: shape.aligned, Base: base, Window: shape.window.Microseconds(),
+	spec := refusal.Spec{
+		Kind: string(shape.kind), Model: shape.kind.model(), Limit: shape.limit, Aligned: shape.aligned, Base: base, Window: shape.window.Microseconds(),
 		RatePerSec: float64(shape.limit) / shape.window.Seconds(), StaleAfter: shape.staleAfter.Microseconds(),
 		Server: shape.server, Skew: shape.skew.Microseconds(), Horizon: 50_000, Rules: shape.rules,
 		Monotone: shape.monotone,
 	}
 	var mark, sentHigh int64 // monotone: the key's mark, and the highest stamp sent
-	judge := New(spec)
+	judge := refusal.New(spec)
 	var q events
 	seq := 0
 	push := func(at int64, run func()) { seq++; heap.Push(&q, event{at, seq, run}) }
@@ -120,7 +121,7 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 		if shape.skew > 0 {
 			skews[w] = rng.Int64N(2*shape.skew.Microseconds()+1) - shape.skew.Microseconds()
 		}
-		busy[w] = Forever
+		busy[w] = refusal.Forever
 	}
 	latency := func() int64 {
 		l := 40 + rng.Int64N(400)
@@ -153,7 +154,7 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 		}
 		d.Abandoned = c.abandoned
 		judge.Record(d)
-		busy[c.worker] = Forever
+		busy[c.worker] = refusal.Forever
 	}
 	var start func(w int, at int64)
 	start = func(w int, at int64) {
@@ -240,7 +241,7 @@ func simulateRefusals(t *testing.T, seed uint64, shape simShape, lim simLimiter)
 		}
 		ev.run()
 	}
-	judge.JudgeBefore(Forever)
+	judge.JudgeBefore(refusal.Forever)
 	return judge.Count, refused
 }
 

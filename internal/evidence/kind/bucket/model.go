@@ -74,7 +74,7 @@ func (model) TooLate(s overshoot.Spec, d evidence.Decision) bool {
 	return s.Clock.LateMs > 0 && time.Duration(d.LateUs)*time.Microsecond > time.Duration(s.Clock.LateMs)*time.Millisecond
 }
 
-func (model) Rule(s refusal.Spec) (refusal.Rule, bool) { return refusal.NewBucketRule(s), !s.Server }
+func (model) Rule(s refusal.Spec) (refusal.Rule, bool) { return newBucketJudge(s), !s.Server }
 
 func (model) Counted() string    { return "admitted in its window" }
 func (model) Unit() string       { return "per window" }

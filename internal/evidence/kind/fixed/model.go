@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/kind/sliding"
 	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/evidence/tally"
@@ -78,7 +79,7 @@ func (model) TooLate(s overshoot.Spec, d evidence.Decision) bool {
 }
 
 func (model) Rule(s refusal.Spec) (refusal.Rule, bool) {
-	return refusal.NewWindowRule(s, true), !s.Server
+	return sliding.NewRule(s, true), !s.Server
 }
 
 func (model) Counted() string    { return "admitted in its window" }

@@ -44,7 +44,7 @@ func (model) Clock(overshoot.Limits, bool) overshoot.Clock { return overshoot.Cl
 // TooLate: a held request counts however late its call came.
 func (model) TooLate(overshoot.Spec, evidence.Decision) bool { return false }
 
-func (model) Rule(s refusal.Spec) (refusal.Rule, bool) { return refusal.NewHeldRule(s), false }
+func (model) Rule(s refusal.Spec) (refusal.Rule, bool) { return newHeldJudge(s), false }
 
 func (model) Counted() string    { return "held" }
 func (model) Unit() string       { return "held at once" }

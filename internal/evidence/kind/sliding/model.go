@@ -37,7 +37,7 @@ func (model) TooLate(s overshoot.Spec, d evidence.Decision) bool {
 }
 
 func (model) Rule(s refusal.Spec) (refusal.Rule, bool) {
-	return refusal.NewWindowRule(s, false), !s.Server
+	return NewRule(s, false), !s.Server
 }
 
 func (model) Counted() string    { return "admitted in its window" }

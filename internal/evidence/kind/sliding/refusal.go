@@ -1,10 +1,11 @@
-package refusal
+package sliding
 
 import (
 	"math"
 	"sort"
 
 	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/evidence/tally"
 )
 
@@ -60,9 +61,10 @@ type windowJudge struct {
 	sentCum, doneCum, earliest []int64 // scratch
 }
 
-// NewWindowRule is a window limiter's refusal rule: a sliding window's, or a fixed window's
-// (fixed), epoch-aligned where s says so, else of any alignment.
-func NewWindowRule(s Spec, fixed bool) Rule {
+// NewRule is a window limiter's refusal rule: a sliding window's, or a fixed window's (fixed: its
+// model's), epoch-aligned where s says so, else of any alignment, whose bound is the sliding one
+// widened by a window ended by its key's expiry.
+func NewRule(s refusal.Spec, fixed bool) refusal.Rule {
 	j := &windowJudge{
 		limit: s.Limit, window: max(s.Window, 1000), aligned: fixed && s.Aligned && !s.Server && !s.Monotone,
 		ttl: fixed, margin: 2*s.Skew + s.Horizon + 1_000_000,
@@ -124,7 +126,7 @@ func countThrough(q *tally.Queue, cum []int64, in func(ms int64) bool) int64 {
 	return cum[n-1]
 }
 
-func (j *windowJudge) Judge(ready []*Group, _ int64, verdict Verdict) {
+func (j *windowJudge) Judge(ready []*refusal.Group, _ int64, verdict refusal.Verdict) {
 	if j.aligned {
 		j.judgeAligned(ready, verdict)
 		return
@@ -136,7 +138,7 @@ func (j *windowJudge) Judge(ready []*Group, _ int64, verdict Verdict) {
 		j.earliest = make([]int64, n+1)
 	}
 	earliest := j.earliest[:n+1] // earliest[i]: the earliest sending among stamps[i:]
-	earliest[n] = Forever
+	earliest[n] = refusal.Forever
 	for i := n - 1; i >= 0; i-- {
 		earliest[i] = min(earliest[i+1], j.stamps.At(i).N)
 	}
@@ -148,18 +150,18 @@ func (j *windowJudge) Judge(ready []*Group, _ int64, verdict Verdict) {
 		first := sort.Search(n, func(i int) bool { return j.stamps.At(i).Ms*1000 > threshold })
 		x := earliest[first]
 		if j.ttl {
-			x = min(x, g.SentMin-j.window-TTLSlack(j.window))
+			x = min(x, g.SentMin-j.window-refusal.TTLSlack(j.window))
 		}
 		replied := tally.FloorDiv(g.RepliedMax, 1000)
 		counted := j.folded + countThrough(&j.sent, j.sentCum, func(ms int64) bool { return ms <= replied }) -
 			j.foldedDone - countThrough(&j.done, j.doneCum, func(ms int64) bool { return ms*1000 < x })
 		if counted = max(0, counted); counted < j.limit {
-			verdict(g, counted, nan, -1)
+			verdict(g, counted, math.NaN(), -1)
 		}
 	}
 }
 
-func (j *windowJudge) judgeAligned(ready []*Group, verdict Verdict) {
+func (j *windowJudge) judgeAligned(ready []*refusal.Group, verdict refusal.Verdict) {
 	for _, g := range ready {
 		w := j.windowIndex(g.StampLo)
 		if j.blind != math.MinInt64 && w <= j.windowIndex(j.blind) {
@@ -173,7 +175,7 @@ func (j *windowJudge) judgeAligned(ready []*Group, verdict Verdict) {
 			}
 		}
 		if counted < j.limit {
-			verdict(g, counted, nan, -1)
+			verdict(g, counted, math.NaN(), -1)
 		}
 	}
 }
@@ -181,7 +183,7 @@ func (j *windowJudge) judgeAligned(ready []*Group, verdict Verdict) {
 // settle forgets what no later refusal can count, once it is well behind the newest stamp (a
 // later refusal stamped earlier still is not judged).
 // AddRefused implements Rule: a refusal counts in no window.
-func (j *windowJudge) AddRefused(*Group) {}
+func (j *windowJudge) AddRefused(*refusal.Group) {}
 
 func (j *windowJudge) Settle(floor int64) {
 	if j.newest == math.MinInt64 {
@@ -204,7 +206,7 @@ func (j *windowJudge) Settle(floor int64) {
 	// qualify, and the earliest a later one can be sent; a TTL window reaches a window back.
 	xFloor := floor
 	if j.ttl {
-		xFloor = floor - j.window - TTLSlack(j.window)
+		xFloor = floor - j.window - refusal.TTLSlack(j.window)
 	}
 	for i := 0; i < j.stamps.Len(); i++ {
 		xFloor = min(xFloor, j.stamps.At(i).N)

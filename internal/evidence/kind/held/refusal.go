@@ -1,9 +1,12 @@
-package refusal
+package held
 
 import (
+	"math"
+	"slices"
 	"sort"
 
 	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 )
 
 // heldJudge judges a concurrency limiter's refusals.
@@ -65,11 +68,8 @@ type openHold struct {
 	abandoned bool  // never released on purpose (Config.Abandon)
 }
 
-// NewHeldRule is the concurrency limiter's refusal rule.
-func NewHeldRule(s Spec) Rule { return newHeldJudge(s) }
-
-func newHeldJudge(s Spec) *heldJudge {
-	j := &heldJudge{limit: s.Limit, staleStamp: Forever, staleMono: Forever, maxOpen: maxOpenHolds}
+func newHeldJudge(s refusal.Spec) *heldJudge {
+	j := &heldJudge{limit: s.Limit, staleStamp: refusal.Forever, staleMono: refusal.Forever, maxOpen: maxOpenHolds}
 	if s.StaleAfter > 0 && !s.Rules.NoStaleAfter {
 		// A script may round stale-after up to a whole number of the unit it is given it in
 		// (EXPIRE of ceil seconds: a whole number of seconds stays as it is), a millisecond more
@@ -80,7 +80,7 @@ func newHeldJudge(s Spec) *heldJudge {
 			stale = (s.StaleAfter+u-1)/u*u + 1000
 		}
 		j.staleStamp = stale + 2*s.Grain()
-		j.staleMono = stale + TTLSlack(s.StaleAfter)
+		j.staleMono = stale + refusal.TTLSlack(s.StaleAfter)
 		if s.Server {
 			j.staleStamp = j.staleMono // the stamps are the monotonic [sent, replied] already
 		}
@@ -96,7 +96,7 @@ func (j *heldJudge) Add(calls []evidence.Decision) {
 		case c.Outcome == evidence.Admitted:
 			j.open = append(j.open, openHold{from: c.SentUs, cut: c.RepliedUs, stamp: c.ClockHiUs, abandoned: c.Abandoned})
 		default:
-			j.open = append(j.open, openHold{from: c.SentUs, cut: Forever, stamp: c.ClockHiUs})
+			j.open = append(j.open, openHold{from: c.SentUs, cut: refusal.Forever, stamp: c.ClockHiUs})
 		}
 	}
 }
@@ -109,13 +109,13 @@ func (j *heldJudge) reclaimed(h openHold, stamp, sent int64) bool {
 
 // after is t + d, where either may be forever.
 func after(t, d int64) int64 {
-	if t >= Forever-d || d == Forever {
-		return Forever
+	if t >= refusal.Forever-d || d == refusal.Forever {
+		return refusal.Forever
 	}
 	return t + d
 }
 
-func (j *heldJudge) Judge(ready []*Group, _ int64, verdict Verdict) {
+func (j *heldJudge) Judge(ready []*refusal.Group, _ int64, verdict refusal.Verdict) {
 	sort.Slice(j.spans, func(a, b int) bool { return j.spans[a].from < j.spans[b].from })
 	var active []heldSpan
 	next := 0
@@ -166,7 +166,7 @@ func (j *heldJudge) Judge(ready []*Group, _ int64, verdict Verdict) {
 			held += int64(len(starts))
 		}
 		if held < j.limit {
-			verdict(g, held, nan, min(reclaimed, j.limit-held))
+			verdict(g, held, math.NaN(), min(reclaimed, j.limit-held))
 		}
 	}
 }
@@ -174,8 +174,8 @@ func (j *heldJudge) Judge(ready []*Group, _ int64, verdict Verdict) {
 // mostAtOnce is the most of the closed intervals [starts[i], ends[i]] covering one instant;
 // every start is within the judged interval, so the most is found at one of them.
 func mostAtOnce(starts, ends []int64) int64 {
-	sortInt64s(starts)
-	sortInt64s(ends)
+	slices.Sort(starts)
+	slices.Sort(ends)
 	most, ended := int64(0), 0
 	for i, at := range starts {
 		for ended < len(ends) && ends[ended] < at {
@@ -187,7 +187,7 @@ func mostAtOnce(starts, ends []int64) int64 {
 }
 
 // AddRefused implements Rule: a refusal holds nothing.
-func (j *heldJudge) AddRefused(*Group) {}
+func (j *heldJudge) AddRefused(*refusal.Group) {}
 
 func (j *heldJudge) Settle(floor int64) {
 	spans := j.spans[:0]

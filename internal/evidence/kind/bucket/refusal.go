@@ -1,10 +1,12 @@
-package refusal
+package bucket
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 )
 
 // bucketJudge judges a token bucket's refusals (burst B, refill R per µs, cost 1).
@@ -92,10 +94,7 @@ type bucketCand struct {
 // maxRecent bounds a stepped bucket's exactly judged candidates.
 const maxRecent = 2048
 
-// NewBucketRule is the token bucket's refusal rule.
-func NewBucketRule(s Spec) Rule { return newBucketJudge(s) }
-
-func newBucketJudge(s Spec) *bucketJudge {
+func newBucketJudge(s refusal.Spec) *bucketJudge {
 	rate := s.RatePerSec / 1e6 * (1 - s.ServerRate())
 	j := &bucketJudge{
 		burst: float64(s.Limit), rate: rate, server: s.Server, monotone: s.Monotone, grain: 2 * s.Grain(),
@@ -140,7 +139,7 @@ func (j *bucketJudge) Add(calls []evidence.Decision) {
 // addRefused implements refusalsSeer: a refused call is a candidate too, a group of them one
 // candidate sent with the earliest and stamped with the latest (on the monotone virtual clock
 // the latest own stamp, as add says why).
-func (j *bucketJudge) AddRefused(g *Group) {
+func (j *bucketJudge) AddRefused(g *refusal.Group) {
 	stamp := g.StampHi
 	if j.monotone && !j.server {
 		stamp = g.OwnHi
@@ -154,7 +153,7 @@ func (j *bucketJudge) addCand(sent, stampHi int64, unknown bool) {
 	j.newest = max(j.newest, stamp)
 }
 
-func (j *bucketJudge) Judge(ready []*Group, _ int64, verdict Verdict) {
+func (j *bucketJudge) Judge(ready []*refusal.Group, _ int64, verdict refusal.Verdict) {
 	sort.Slice(ready, func(a, b int) bool { return ready[a].RepliedMax < ready[b].RepliedMax })
 	sw := j.sweep()
 	for _, g := range ready {
@@ -175,8 +174,8 @@ type sweeper struct {
 
 func (j *bucketJudge) sweep() *sweeper {
 	sort.Slice(j.cands, func(a, b int) bool { return j.cands[a].sent < j.cands[b].sent })
-	sortInt64s(j.bySent)
-	sortInt64s(j.byReplied)
+	slices.Sort(j.bySent)
+	slices.Sort(j.byReplied)
 	return &sweeper{j: j}
 }
 
