@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/tally"
 )
 
 // admitSpan judges an admit over its interval through admit (an interval checker's
@@ -21,27 +22,46 @@ func admitSpan(admit func(sent, replied time.Duration) bool, d evidence.Decision
 	return Judged
 }
 
-// IntervalInvariant is the limiter rule an IntervalChecker holds admits to.
-type IntervalInvariant int
+// SpanRule is a kind's rule over the calls' intervals (internal/evidence/kind/<name>): the spans
+// an IntervalChecker judges, what a count of admits certainly inside one proves, and which admits
+// a correct limiter could have made, for the power.
+type SpanRule interface {
+	// Spans are the spans judged, shortest first, for a limit (a bucket's burst) and a window of
+	// windowUs (a bucket's time to refill its burst).
+	Spans(limit, windowUs int64) []Span
+	// Peak is what count admits certainly inside sp prove of one window (or the bucket): the
+	// most admits some window must have held, or the most drawn beyond refill.
+	Peak(sp Span, limit, count int64) int64
+	// Allowed is the most admits a correct limiter could place certainly inside sp; 0 where that
+	// is the limit itself (a single window).
+	Allowed(sp Span, limit int64) int64
+	// Thin is how many of each entry's admits (at µs, ascending) a correct limiter of limit and
+	// windowUs could have made: the evidence it would have left, which the rule never blames.
+	Thin(mids []tally.Count, limit, windowUs int64) []int64
+}
 
-const (
-	// SlidingInvariant: at most limit admits in any window-long interval.
-	SlidingInvariant IntervalInvariant = iota
-	// FixedInvariant: at most limit admits in each window, windows disjoint and window-long,
-	// whatever their alignment (epoch-aligned, or anchored at a first hit as SET NX EX does).
-	FixedInvariant
-	// BucketInvariant: at most burst + rate*T admits in any interval of length T.
-	BucketInvariant
-)
+// Span is one span an IntervalChecker judges: its length, and what its rule reads of it: the
+// admits a correct limiter allows certainly inside it (windows) or its refill (a bucket), and the
+// windows it splits into or can touch.
+type Span struct {
+	Us     int64
+	Bound  float64
+	Pieces int64
+}
 
-// intervalSpans is how many windows the sliding and fixed checks span at most: a longer span
+// SpanAllowance is how much a span of spanUs is taken shorter than its windows, or its refill
+// longer: scripts round TIME to milliseconds, and the server's clock and the client's may run
+// 0.1% apart.
+func SpanAllowance(spanUs int64) int64 { return 1000 + spanUs/1000 }
+
+// IntervalSpans is how many windows the sliding and fixed checks span at most: a longer span
 // catches a smaller excess per window. A fixed window of unknown alignment is the reason for
 // five: a span shorter than m windows may touch m+1 of them, so it proves an overshoot only past
 // (m+1)/m of the limit, and a correct window's admits come in bursts at its start, which a span
 // takes whole only where its calls' intervals fit. Over three windows a correct endpoint
 // behind HTTP was proven to about +11 of 20 and now and then to no better than the limit (not
 // judged, 1 run in 20 beside two busy loops); over five, +5 is the bound's share.
-const intervalSpans = 5
+const IntervalSpans = 5
 
 // IntervalChecker reports overshoot only when more admits than the rule allows fall certainly
 // inside one interval: an admit sent at s and replied at r was decided at some t in [s, r], so a
@@ -55,9 +75,8 @@ const intervalSpans = 5
 // left unjudged (its time is too uncertain to be evidence).
 type IntervalChecker struct {
 	Plain
-	invariant  IntervalInvariant
-	limit      int64   // windows: the limit; bucket: the burst
-	ratePerUs  float64 // bucket
+	rule       SpanRule
+	limit      int64 // windows: the limit; bucket: the burst
 	checks     []spanCheck
 	maxLatency int64 // µs
 	lag        int64 // µs: x is judged once a reply newer than x+lag was seen
@@ -98,37 +117,21 @@ func (c *IntervalChecker) OnFirstOver(report func(Moment)) {
 }
 
 type spanCheck struct {
-	span   int64   // µs
-	bound  float64 // admits allowed in span (sliding, fixed); refill in span (bucket)
-	pieces int64   // sliding: windows the span splits into; fixed: windows it can touch
-	passed int64   // reply times <= the current x+span, counted from the start of the run
+	Span
+	passed int64 // reply times <= the current x+span, counted from the start of the run
 }
 
-// NewIntervalChecker judges admits against inv with the given limit (burst for the bucket),
-// window (the bucket's refill time of a whole burst) and refill rate per second (bucket).
-func NewIntervalChecker(inv IntervalInvariant, limit int64, window time.Duration, ratePerSec float64) *IntervalChecker {
+// NewIntervalChecker judges admits against rule with the given limit (burst for the bucket) and
+// window (the bucket's refill time of a whole burst).
+func NewIntervalChecker(rule SpanRule, limit int64, window time.Duration) *IntervalChecker {
 	w := window.Microseconds()
-	c := &IntervalChecker{invariant: inv, limit: limit, ratePerUs: ratePerSec / 1e6, windowUs: max(1, w),
-		fresh: func() *IntervalChecker { return NewIntervalChecker(inv, limit, window, ratePerSec) }}
-	allowance := func(span int64) int64 { return 1000 + span/1000 }
-	switch inv {
-	case BucketInvariant:
-		for _, f := range []float64{0.125, 0.25, 0.5, 1, 2} {
-			span := int64(f * float64(w))
-			c.checks = append(c.checks, spanCheck{span: span, bound: c.ratePerUs * float64(span+allowance(span))})
-		}
-	default:
-		for m := int64(1); m <= intervalSpans; m++ {
-			span := m*w - allowance(m*w)
-			pieces := m
-			if inv == FixedInvariant {
-				pieces = m + 1 // an interval shorter than m windows touches at most m+1 of them
-			}
-			c.checks = append(c.checks, spanCheck{span: span, bound: float64(pieces * limit), pieces: pieces})
-		}
+	c := &IntervalChecker{rule: rule, limit: limit, windowUs: max(1, w),
+		fresh: func() *IntervalChecker { return NewIntervalChecker(rule, limit, window) }}
+	for _, sp := range rule.Spans(limit, c.windowUs) {
+		c.checks = append(c.checks, spanCheck{Span: sp})
 	}
-	c.maxLatency = c.checks[0].span
-	c.lag = c.checks[len(c.checks)-1].span + 200_000 // the widest span, and time for its replies to be recorded
+	c.maxLatency = c.checks[0].Us
+	c.lag = c.checks[len(c.checks)-1].Us + 200_000 // the widest span, and time for its replies to be recorded
 	c.pub.Store(&CheckResult{})
 	return c
 }
@@ -158,7 +161,7 @@ func (c *IntervalChecker) AdmitInterval(sent, replied time.Duration) bool {
 	}
 	if c.started {
 		for i := range c.checks {
-			if rUs <= c.frontier+c.checks[i].span {
+			if rUs <= c.frontier+c.checks[i].Us {
 				c.checks[i].passed++ // behind this check's pointer: keep its count exact
 			}
 		}
@@ -193,7 +196,7 @@ func (c *IntervalChecker) judgeNext() {
 	minPassed := int64(math.MaxInt64)
 	for i := range c.checks {
 		ch := &c.checks[i]
-		y := x + ch.span
+		y := x + ch.Us
 		for idx := ch.passed - c.dropped; idx < int64(len(c.replied)) && c.replied[idx] <= y; idx++ {
 			ch.passed++
 		}
@@ -229,35 +232,13 @@ func (c *IntervalChecker) judgeNext() {
 }
 
 // peakFor is what count admits certainly inside one span prove about a single window (or the
-// bucket): the most admits some window must have held, or the most drawn beyond refill.
+// bucket), by the rule.
 func (c *IntervalChecker) peakFor(ch *spanCheck, count int64) int64 {
-	switch c.invariant {
-	case BucketInvariant:
-		return int64(math.Floor(float64(count) - ch.bound + 1e-9))
-	case FixedInvariant:
-		return (count + ch.pieces - 1) / ch.pieces // pigeonhole over the windows it touches
-	default:
-		if ch.pieces == 1 {
-			return count
-		}
-		if excess := count - ch.pieces*c.limit; excess > 0 {
-			return c.limit + (excess+ch.pieces-1)/ch.pieces // one of the pieces held this many
-		}
-		return 0
-	}
+	return c.rule.Peak(ch.Span, c.limit, count)
 }
 
-// allowedIn is the most admits a correct limiter could place certainly inside one of ch's
-// spans; 0 for a single window, whose bound is the limit.
-func (c *IntervalChecker) allowedIn(ch *spanCheck) int64 {
-	switch {
-	case c.invariant == BucketInvariant:
-		return c.limit + int64(math.Floor(ch.bound+1e-9))
-	case ch.pieces > 1:
-		return ch.pieces * c.limit
-	}
-	return 0
-}
+// allowedIn is the most admits a correct limiter could place certainly inside one of ch's spans.
+func (c *IntervalChecker) allowedIn(ch *spanCheck) int64 { return c.rule.Allowed(ch.Span, c.limit) }
 
 func (c *IntervalChecker) publish() {
 	c.pub.Store(&CheckResult{Peak: c.peak, Overshoot: max(0, c.peak-c.limit), OvershootEvent: c.events, Current: c.current, Unjudged: c.unjudged})
@@ -303,15 +284,10 @@ func (c *IntervalChecker) Finish() CheckResult {
 	return *c.pub.Load()
 }
 
-// TwoClockSliding is the sliding window's checker over admits judged on two clocks at once: the
-// virtual clock's TIME and the real clock its TTLs run on (clock_evidence.go). It checks one
-// window-long span only: a longer span's proof splits it into window-long pieces of one clock,
-// and an admit whose TIME is in one piece may have run in the next, so m pieces of the span no
-// longer bound it to m limits (the admits, in the order they ran, climb both clocks at once and
-// can cross 2m-1 pieces of the two).
-func TwoClockSliding(l Limits) *IntervalChecker {
-	c := NewIntervalChecker(SlidingInvariant, l.Limit, l.Window, 0)
-	c.checks = c.checks[:1]
-	c.fresh = func() *IntervalChecker { return TwoClockSliding(l) }
-	return c
+// JudgeOnly keeps the checker to its rule's n shortest spans, and its lag to the widest's: the
+// admits judged are the same, on fewer spans (sliding.TwoClocks says why).
+func (c *IntervalChecker) JudgeOnly(n int) {
+	c.checks = c.checks[:n]
+	fresh := c.fresh
+	c.fresh = func() *IntervalChecker { f := fresh(); f.JudgeOnly(n); return f }
 }

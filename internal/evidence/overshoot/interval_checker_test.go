@@ -1,4 +1,4 @@
-package overshoot
+package overshoot_test
 
 import (
 	"math"
@@ -6,6 +6,11 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/limitctl/limitctl/internal/evidence/kind/bucket"
+	"github.com/limitctl/limitctl/internal/evidence/kind/fixed"
+	"github.com/limitctl/limitctl/internal/evidence/kind/sliding"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 )
 
 // call is one simulated decision: the limiter decided at decided (its clock), the client sent
@@ -31,7 +36,7 @@ func simulate(seed uint64, dur, maxLat int64, idle bool, decide func(t int64) bo
 	return out
 }
 
-func judge(c *IntervalChecker, calls []call) CheckResult {
+func judge(c *overshoot.IntervalChecker, calls []call) overshoot.CheckResult {
 	for _, a := range calls {
 		c.AdmitInterval(time.Duration(a.sent)*time.Microsecond, time.Duration(a.replied)*time.Microsecond)
 	}
@@ -100,6 +105,16 @@ const (
 	testWindowI = 100 * time.Millisecond
 )
 
+// The kinds' interval checks at the test's limit and window (a bucket: its burst, refilled in a
+// window).
+var (
+	slidingI = func() *overshoot.IntervalChecker { return sliding.Intervals(testLimitI, testWindowI) }
+	fixedI   = func() *overshoot.IntervalChecker { return fixed.Intervals(testLimitI, testWindowI) }
+	bucketI  = func() *overshoot.IntervalChecker {
+		return bucket.Intervals(testLimitI, float64(testLimitI)/testWindowI.Seconds())
+	}
+)
+
 func TestIntervalCheckerNeverBlamesACorrectLimiter(t *testing.T) {
 	w := testWindowI.Microseconds()
 	rate := float64(testLimitI) / testWindowI.Seconds()
@@ -107,17 +122,17 @@ func TestIntervalCheckerNeverBlamesACorrectLimiter(t *testing.T) {
 		for _, maxLat := range []int64{50, 2000, 30_000} {
 			cases := []struct {
 				name   string
-				inv    IntervalInvariant
+				check  func() *overshoot.IntervalChecker
 				decide func(int64) bool
 			}{
-				{"sliding", SlidingInvariant, slidingLimiter(testLimitI, w)},
-				{"fixed aligned", FixedInvariant, fixedLimiter(testLimitI, w, int64(seed)*7919%w, false)},
-				{"fixed anchored", FixedInvariant, fixedLimiter(testLimitI, w, 0, true)},
-				{"bucket", BucketInvariant, gcraLimiter(testLimitI, rate)},
+				{"sliding", slidingI, slidingLimiter(testLimitI, w)},
+				{"fixed aligned", fixedI, fixedLimiter(testLimitI, w, int64(seed)*7919%w, false)},
+				{"fixed anchored", fixedI, fixedLimiter(testLimitI, w, 0, true)},
+				{"bucket", bucketI, gcraLimiter(testLimitI, rate)},
 			}
 			for _, c := range cases {
 				calls := simulate(seed, 3_000_000, maxLat, true, c.decide)
-				got := judge(NewIntervalChecker(c.inv, testLimitI, testWindowI, rate), calls)
+				got := judge(c.check(), calls)
 				if got.Overshoot != 0 {
 					t.Fatalf("%s seed %d latency %dµs: overshoot %d (peak %d) over %d admits of a correct limiter", c.name, seed, maxLat, got.Overshoot, got.Peak, len(calls))
 				}
@@ -132,23 +147,23 @@ func TestIntervalCheckerCatchesTwiceTheLimit(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
 		cases := []struct {
 			name   string
-			inv    IntervalInvariant
+			check  func() *overshoot.IntervalChecker
 			decide func(int64) bool
 		}{
-			{"sliding", SlidingInvariant, slidingLimiter(2*testLimitI, w)},
-			{"fixed aligned", FixedInvariant, fixedLimiter(2*testLimitI, w, 0, false)},
-			{"fixed anchored", FixedInvariant, fixedLimiter(2*testLimitI, w, 0, true)},
-			{"bucket rate", BucketInvariant, gcraLimiter(testLimitI, 2*rate)},
-			{"bucket burst", BucketInvariant, gcraLimiter(2*testLimitI, rate)},
+			{"sliding", slidingI, slidingLimiter(2*testLimitI, w)},
+			{"fixed aligned", fixedI, fixedLimiter(2*testLimitI, w, 0, false)},
+			{"fixed anchored", fixedI, fixedLimiter(2*testLimitI, w, 0, true)},
+			{"bucket rate", bucketI, gcraLimiter(testLimitI, 2*rate)},
+			{"bucket burst", bucketI, gcraLimiter(2*testLimitI, rate)},
 		}
 		for _, c := range cases {
 			// Five windows of steady load, with calls taking up to 2 ms each way. (A fixed window
 			// seen once, alone, cannot be told from two correct windows meeting: it takes two
 			// windows in a row, which steady load gives.)
 			calls := simulate(seed, 5*w, 2000, false, c.decide)
-			checker := NewIntervalChecker(c.inv, testLimitI, testWindowI, rate)
-			var first *Moment
-			checker.OnFirstOver(func(m Moment) { first = &m })
+			checker := c.check()
+			var first *overshoot.Moment
+			checker.OnFirstOver(func(m overshoot.Moment) { first = &m })
 			got := judge(checker, calls)
 			if got.Overshoot == 0 {
 				t.Fatalf("%s seed %d: a limiter admitting twice its limit was not caught (peak %d, %d admits)", c.name, seed, got.Peak, len(calls))
@@ -166,7 +181,7 @@ func TestIntervalCheckerNeedsCertainty(t *testing.T) {
 	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
 	// 21 admits decided within 10 ms would break a limit of 20 per 100 ms, but one of them
 	// may have been decided 95 ms later: not certainly in one window.
-	c := NewIntervalChecker(SlidingInvariant, testLimitI, testWindowI, 0)
+	c := slidingI()
 	for i := int64(0); i < 20; i++ {
 		c.AdmitInterval(ms(i/2), ms(i/2+1))
 	}
@@ -175,7 +190,7 @@ func TestIntervalCheckerNeedsCertainty(t *testing.T) {
 		t.Fatalf("an uncertain admit made overshoot %d", got.Overshoot)
 	}
 	// The same 21 with the last one's reply back within the window: certain.
-	c = NewIntervalChecker(SlidingInvariant, testLimitI, testWindowI, 0)
+	c = slidingI()
 	for i := int64(0); i < 20; i++ {
 		c.AdmitInterval(ms(i/2), ms(i/2+1))
 	}
@@ -187,7 +202,7 @@ func TestIntervalCheckerNeedsCertainty(t *testing.T) {
 
 func TestIntervalCheckerLeavesLateAndSlowAdmitsUnjudged(t *testing.T) {
 	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
-	c := NewIntervalChecker(SlidingInvariant, testLimitI, testWindowI, 0)
+	c := slidingI()
 	c.AdmitInterval(ms(0), ms(150)) // slower than a window: no evidence either way
 	c.AdmitInterval(ms(10), ms(11))
 	c.AdmitInterval(ms(1000), ms(1001)) // judges the admit sent at 10 ms
@@ -200,11 +215,37 @@ func TestIntervalCheckerLeavesLateAndSlowAdmitsUnjudged(t *testing.T) {
 
 func TestIntervalCheckerCountsEventsOnlyWithOvershoot(t *testing.T) {
 	rate := float64(testLimitI) / testWindowI.Seconds()
-	for _, inv := range []IntervalInvariant{SlidingInvariant, FixedInvariant, BucketInvariant} {
+	for i, check := range []func() *overshoot.IntervalChecker{slidingI, fixedI, bucketI} {
 		calls := simulate(3, 2_000_000, 500, false, gcraLimiter(testLimitI/2, rate/2))
-		got := judge(NewIntervalChecker(inv, testLimitI, testWindowI, rate), calls)
+		got := judge(check(), calls)
 		if got.Overshoot != 0 || got.OvershootEvent != 0 {
-			t.Errorf("invariant %d: a limiter at half the limit gave %+v", inv, got)
+			t.Errorf("check %d: a limiter at half the limit gave %+v", i, got)
 		}
+	}
+}
+
+func TestIntervalPowerOfTightAndLooseCalls(t *testing.T) {
+	tight := sliding.Intervals(20, time.Second)
+	for w := 0; w < 6; w++ {
+		for i := 0; i < 20; i++ {
+			at := time.Duration(w)*time.Second + time.Duration(i)*time.Millisecond
+			tight.AdmitInterval(at, at+time.Millisecond)
+		}
+	}
+	tight.Finish()
+	if k, ok := tight.CaughtFrom(40); !ok || k != 1 {
+		t.Errorf("calls of 1ms, 20 a window: caught from %d (%v), want 1", k, ok)
+	}
+	// Calls slower than a window are no evidence: no phantom like them is judged either.
+	loose := sliding.Intervals(20, time.Second)
+	for w := 0; w < 6; w++ {
+		for i := 0; i < 20; i++ {
+			at := time.Duration(w)*time.Second + time.Duration(i)*time.Millisecond
+			loose.AdmitInterval(at, at+1100*time.Millisecond)
+		}
+	}
+	loose.Finish()
+	if k, ok := loose.CaughtFrom(40); ok {
+		t.Errorf("calls of 1.1s: caught from %d, want none", k)
 	}
 }

@@ -72,7 +72,7 @@ func (c *IntervalChecker) judgePending() CheckResult {
 			for ; i >= 0 && c.pending[i].sent == x; i-- {
 				tree.add(rank(replies, c.pending[i].replied))
 			}
-			count := tree.sum(upperRank(replies, x+ch.span))
+			count := tree.sum(upperRank(replies, x+ch.Us))
 			p := c.peakFor(ch, count)
 			r.Peak = max(r.Peak, p)
 			if p > c.limit {

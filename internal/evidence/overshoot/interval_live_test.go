@@ -1,15 +1,17 @@
-package overshoot
+package overshoot_test
 
 import (
 	"testing"
 	"time"
+
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 )
 
 // feedLive hands calls to c one by one in reply order, judging the pending starts provisionally
 // every few calls as the views' ticks would, and returns the highest peak and events the live
 // result showed, and the first call at which it showed an overshoot that the judged result did
 // not yet (-1: never).
-func feedLive(c *IntervalChecker, calls []call) (peak, events int64, earlyAt int) {
+func feedLive(c *overshoot.IntervalChecker, calls []call) (peak, events int64, earlyAt int) {
 	earlyAt = -1
 	clock := time.Unix(0, 0)
 	for i, a := range calls {
@@ -17,14 +19,11 @@ func feedLive(c *IntervalChecker, calls []call) (peak, events int64, earlyAt int
 		if i%7 != 0 {
 			continue
 		}
-		clock = clock.Add(liveEvery)
-		judged := *c.pub.Load()
-		c.mu.Lock()
-		live := c.liveResult(clock)
-		c.mu.Unlock()
+		clock = clock.Add(overshoot.LiveEvery)
+		judged, live := c.JudgedAndLive(clock)
 		peak = max(peak, judged.Peak, live.Peak)
 		events = max(events, judged.OvershootEvent+live.OvershootEvent)
-		if earlyAt < 0 && live.Peak > c.limit && judged.Peak <= c.limit {
+		if earlyAt < 0 && live.Peak > testLimitI && judged.Peak <= testLimitI {
 			earlyAt = i
 		}
 	}
@@ -41,17 +40,17 @@ func TestLiveIntervalJudgmentNeverShowsMoreThanTheFinal(t *testing.T) {
 		for _, maxLat := range []int64{50, 2000, 30_000} {
 			for _, c := range []struct {
 				name   string
-				inv    IntervalInvariant
+				check  func() *overshoot.IntervalChecker
 				decide func(int64) bool
 			}{
-				{"sliding", SlidingInvariant, slidingLimiter(testLimitI, w)},
-				{"fixed", FixedInvariant, fixedLimiter(testLimitI, w, int64(seed)*7919%w, false)},
-				{"fixed at twice the limit", FixedInvariant, fixedLimiter(2*testLimitI, w, 0, false)},
-				{"bucket", BucketInvariant, gcraLimiter(testLimitI, rate)},
-				{"bucket of twice the burst", BucketInvariant, gcraLimiter(2*testLimitI, rate)},
+				{"sliding", slidingI, slidingLimiter(testLimitI, w)},
+				{"fixed", fixedI, fixedLimiter(testLimitI, w, int64(seed)*7919%w, false)},
+				{"fixed at twice the limit", fixedI, fixedLimiter(2*testLimitI, w, 0, false)},
+				{"bucket", bucketI, gcraLimiter(testLimitI, rate)},
+				{"bucket of twice the burst", bucketI, gcraLimiter(2*testLimitI, rate)},
 			} {
 				calls := simulate(seed, 2_000_000, maxLat, true, c.decide)
-				checker := NewIntervalChecker(c.inv, testLimitI, testWindowI, rate)
+				checker := c.check()
 				livePeak, liveEvents, _ := feedLive(checker, calls)
 				final := checker.Finish()
 				if livePeak > final.Peak || liveEvents > final.OvershootEvent {
@@ -69,7 +68,7 @@ func TestLiveIntervalJudgmentShowsAnOvershootBeforeItsStartIsJudged(t *testing.T
 	w := testWindowI.Microseconds()
 	for seed := uint64(1); seed <= 5; seed++ {
 		calls := simulate(seed, 2_000_000, 2000, false, fixedLimiter(2*testLimitI, w, 0, false))
-		checker := NewIntervalChecker(FixedInvariant, testLimitI, testWindowI, 0)
+		checker := fixedI()
 		_, _, earlyAt := feedLive(checker, calls)
 		if earlyAt < 0 {
 			t.Fatalf("seed %d: the overshoot showed only once judged", seed)

@@ -138,10 +138,10 @@ func withPhantoms(counts []tally.Count, windowMs, k int64, place Placement) []ta
 	return out
 }
 
-// thinSliding is how many of each entry's admits (ascending positions) a correct sliding
+// ThinSliding is how many of each entry's admits (ascending positions) a correct sliding
 // window, and so a fixed one of any alignment, could have admitted: in time order, each admit
 // that leaves at most limit in any window of window units ending at it.
-func thinSliding(counts []tally.Count, limit, window int64) []int64 {
+func ThinSliding(counts []tally.Count, limit, window int64) []int64 {
 	kept := make([]int64, len(counts))
 	var recent tally.Queue
 	inWindow := int64(0)
@@ -157,9 +157,9 @@ func thinSliding(counts []tally.Count, limit, window int64) []int64 {
 	return kept
 }
 
-// thinAligned is how many of each entry's admits a correct epoch-aligned fixed window could have
+// ThinAligned is how many of each entry's admits a correct epoch-aligned fixed window could have
 // admitted: at most limit in each window of window units from the epoch, in time order.
-func thinAligned(counts []tally.Count, limit, window int64) []int64 {
+func ThinAligned(counts []tally.Count, limit, window int64) []int64 {
 	kept := make([]int64, len(counts))
 	index, used := int64(math.MinInt64), int64(0)
 	for i, c := range counts {
@@ -172,10 +172,10 @@ func thinAligned(counts []tally.Count, limit, window int64) []int64 {
 	return kept
 }
 
-// thinBucket is how many of each entry's admits a bucket of burst tokens refilled at rate per
+// ThinBucket is how many of each entry's admits a bucket of burst tokens refilled at rate per
 // unit (full at the start) had a whole token for, in time order: in any interval of T units at
 // most burst + rate*T of them.
-func thinBucket(counts []tally.Count, burst int64, rate float64) []int64 {
+func ThinBucket(counts []tally.Count, burst int64, rate float64) []int64 {
 	kept := make([]int64, len(counts))
 	tokens := float64(burst)
 	for i, c := range counts {
@@ -229,9 +229,9 @@ func (c *SlidingChecker) CaughtFrom(maxK int64) (int64, bool) {
 	c.log.mu.Lock()
 	counts := c.log.soFar()
 	c.log.mu.Unlock()
-	thin := thinSliding
+	thin := ThinSliding
 	if c.aligned {
-		thin = thinAligned
+		thin = ThinAligned
 	}
 	thinned := keptCounts(counts, thin(counts, c.limit, c.window))
 	return Weakest(maxK, func(place Placement, k int64) bool {
@@ -274,7 +274,7 @@ func (c *UnalignedChecker) caughtFrom(maxK int64, notes []unjudgedNote) (int64, 
 		notes = append([]unjudgedNote{}, notes...)
 	}
 	c.log.mu.Unlock()
-	thinned := keptCounts(counts, thinSliding(counts, c.limit, c.windowMs))
+	thinned := keptCounts(counts, ThinSliding(counts, c.limit, c.windowMs))
 	return Weakest(maxK, func(place Placement, k int64) bool {
 		fresh := &UnalignedChecker{limit: c.limit, windowMs: c.windowMs, rangeMs: c.rangeMs, spacingMs: c.spacingMs,
 			lookbackMs: c.lookbackMs, anchors: notes != nil}
@@ -298,7 +298,7 @@ func (c *BucketChecker) CaughtFrom(maxK int64) (int64, bool) {
 		return 0, false
 	}
 	window := max(1, int64(math.Ceil(float64(c.burst)/c.rate)))
-	thinned := keptCounts(counts, thinBucket(counts, c.burst, c.rate))
+	thinned := keptCounts(counts, ThinBucket(counts, c.burst, c.rate))
 	return Weakest(maxK, func(place Placement, k int64) bool {
 		var s bucketState
 		for _, e := range withPhantoms(thinned, window, k, place) {
@@ -346,12 +346,7 @@ func (c *IntervalChecker) CaughtFrom(maxK int64) (int64, bool) {
 	for i, s := range spans {
 		mids[i] = tally.Count{Ms: s.mid(), N: 1}
 	}
-	var kept []int64
-	if c.invariant == BucketInvariant {
-		kept = thinBucket(mids, c.limit, c.ratePerUs)
-	} else {
-		kept = thinSliding(mids, c.limit, c.windowUs)
-	}
+	kept := c.rule.Thin(mids, c.limit, c.windowUs)
 	var thinned []span
 	for i, s := range spans {
 		if kept[i] > 0 {

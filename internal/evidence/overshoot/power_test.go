@@ -3,7 +3,6 @@ package overshoot
 import (
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/limitctl/limitctl/internal/evidence"
 )
@@ -113,30 +112,6 @@ func TestBucketPowerOfAContendedBucket(t *testing.T) {
 	}
 	if r := b.Result(); r.Overshoot != 0 {
 		t.Fatalf("the correct history was blamed: %+v", r)
-	}
-}
-
-func TestIntervalPowerOfTightAndLooseCalls(t *testing.T) {
-	tight := NewIntervalChecker(SlidingInvariant, 20, time.Second, 0)
-	for w := 0; w < 6; w++ {
-		for i := 0; i < 20; i++ {
-			at := time.Duration(w)*time.Second + time.Duration(i)*time.Millisecond
-			tight.AdmitInterval(at, at+time.Millisecond)
-		}
-	}
-	if k, ok := caughtFrom(t, tight, 20); !ok || k != 1 {
-		t.Errorf("calls of 1ms, 20 a window: caught from %d (%v), want 1", k, ok)
-	}
-	// Calls slower than a window are no evidence: no phantom like them is judged either.
-	loose := NewIntervalChecker(SlidingInvariant, 20, time.Second, 0)
-	for w := 0; w < 6; w++ {
-		for i := 0; i < 20; i++ {
-			at := time.Duration(w)*time.Second + time.Duration(i)*time.Millisecond
-			loose.AdmitInterval(at, at+1100*time.Millisecond)
-		}
-	}
-	if k, ok := caughtFrom(t, loose, 20); ok {
-		t.Errorf("calls of 1.1s: caught from %d, want none", k)
 	}
 }
 

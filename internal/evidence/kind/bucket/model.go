@@ -20,8 +20,7 @@ type model struct{}
 // bucket's bound on every span, the bucket refilling its burst (Limit) once per Window.
 func (model) Checker(s overshoot.Spec, horizonMs int64) overshoot.Checker {
 	if s.Timing != overshoot.OnStamps {
-		refill := time.Duration(float64(s.Limit) / s.Rate * float64(time.Second))
-		return overshoot.NewIntervalChecker(overshoot.BucketInvariant, s.Limit, refill, s.Rate)
+		return Intervals(s.Limit, s.Rate)
 	}
 	return overshoot.NewLateBucket(s.Limits, s.Clock.BucketTiers, horizonMs)
 }

@@ -24,7 +24,7 @@ type model struct{}
 func (model) Checker(s overshoot.Spec, horizonMs int64) overshoot.Checker {
 	switch {
 	case s.Timing != overshoot.OnStamps:
-		return overshoot.NewIntervalChecker(overshoot.FixedInvariant, s.Limit, s.Window, 0)
+		return Intervals(s.Limit, s.Window)
 	case s.Clock.Aligned:
 		return overshoot.NewSlidingChecker(s.Limit, s.Window.Milliseconds(), horizonMs, true)
 	}

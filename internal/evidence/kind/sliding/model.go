@@ -20,9 +20,9 @@ type model struct{}
 func (model) Checker(s overshoot.Spec, horizonMs int64) overshoot.Checker {
 	switch s.Timing {
 	case overshoot.OnTwoClocks:
-		return overshoot.TwoClockSliding(s.Limits)
+		return TwoClocks(s.Limit, s.Window)
 	case overshoot.OnServerClock, overshoot.OnEndpoint:
-		return overshoot.NewIntervalChecker(overshoot.SlidingInvariant, s.Limit, s.Window, 0)
+		return Intervals(s.Limit, s.Window)
 	}
 	return overshoot.NewSlidingChecker(s.Limit, s.Window.Milliseconds(), horizonMs, false)
 }
