@@ -159,6 +159,10 @@ func httpGroups(app *limitapp.App, pp *limitapp.PerProcess) []httpGroup {
 		leaks,
 		group(limiter.SlidingWindow, url(limitapp.SlidingLog)),
 		group(limiter.TokenBucket, url(limitapp.Bucket), url(limitapp.RedisRate)),
+		// Two-counter estimates: go-chi/httprate in memory and over Redis, and a check-then-update
+		// on two counters.
+		group(limiter.SlidingWindowCounter, url(limitapp.CounterCheckThenUpdate), url(limitapp.Httprate)),
+		group(limiter.SlidingWindowCounter, url(limitapp.HttprateRedis)),
 	}
 }
 

@@ -2,8 +2,9 @@
 // server on a free loopback port in front of a real redis-server (internal/redistest), one
 // route per limiter pattern, each keyed by the client identity in its last path segment
 // (/window/atomic/{key}). The naive patterns race as applications' code does; the atomic ones
-// and two limiter libraries no one here wrote (go-redis/redis_rate, ulule/limiter) are correct,
-// so a judge of HTTP limiters can be shown to tell them apart. It is used only by tests.
+// and the limiter libraries no one here wrote (go-redis/redis_rate, ulule/limiter, and for the
+// two-counter sliding window go-chi/httprate) are correct, so a judge of HTTP limiters can be
+// shown to tell them apart. It is used only by tests.
 package limitapp
 
 import (
@@ -118,6 +119,9 @@ func Routes() []Route {
 		{Pattern: MemoryCheckThenUpdate, Kind: limiter.FixedWindow, Want: Overshoot, Memory: true},
 		{Pattern: MemorySliding, Kind: limiter.SlidingWindow, Want: Exact, Memory: true},
 		{Pattern: MemoryBucket, Kind: limiter.TokenBucket, Want: Exact, Memory: true},
+		{Pattern: Httprate, Kind: limiter.SlidingWindowCounter, Want: Exact, Memory: true},
+		{Pattern: HttprateRedis, Kind: limiter.SlidingWindowCounter, Want: Exact},
+		{Pattern: CounterCheckThenUpdate, Kind: limiter.SlidingWindowCounter, Want: Overshoot},
 	}
 }
 
@@ -192,6 +196,9 @@ func StartOn(t testing.TB, rdb *redis.Client, cfg Config) *App {
 		MemorySliding:         a.memorySliding(),
 		MemoryCheckThenUpdate: a.memoryCheckThenUpdate(),
 	} {
+		mux.Handle("/"+string(p)+"/{key}", h)
+	}
+	for p, h := range a.counterHandlers() {
 		mux.Handle("/"+string(p)+"/{key}", h)
 	}
 	a.Addr = serve(t, mux)
