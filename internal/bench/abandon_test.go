@@ -97,9 +97,21 @@ func reclaimedEnough(sum bench.Summary, cfg bench.Config) bool {
 }
 
 // neverReclaims are concurrency limiters that keep an abandoned member until their whole set
-// expires: the shipped script without its stale cleanup, and sidekiq-throttled's deadlines
-// never dropped.
-var neverReclaims = strictScripts[len(strictScripts)-2:]
+// expires: sidekiq-throttled's deadlines never dropped, and APISIX's limit-conn on whole seconds.
+var neverReclaims = strictNamed("strict/concurrency_deadlines_never_dropped.lua", "strict/concurrency_deadlines_whole_seconds_never_dropped.lua")
+
+// strictNamed are the strictScripts of these files, in their order.
+func strictNamed(files ...string) []powerCase {
+	var out []powerCase
+	for _, f := range files {
+		for _, c := range strictScripts {
+			if c.file == f {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
 
 // Each of them is caught within the default load (default stale-after and share of abandoned
 // requests): TOO STRICT, with evidence naming abandoned requests a correct limiter had

@@ -286,7 +286,7 @@ func TestFirstOvershootOfEveryKindAccountsForItsCount(t *testing.T) {
 	defer rdb.Close()
 	first := map[limiter.Kind]string{
 		limiter.Concurrency: "ZREMRANGEBYSCORE", limiter.FixedWindow: "GET",
-		limiter.SlidingWindow: "ZREMRANGEBYSCORE", limiter.TokenBucket: "HGET",
+		limiter.SlidingWindow: "ZREMRANGEBYSCORE", limiter.TokenBucket: "HGET", limiter.SlidingWindowCounter: "GET",
 	}
 	for _, k := range limiter.Kinds() {
 		t.Run(string(k), func(t *testing.T) {

@@ -74,6 +74,7 @@ func roundsConfig(t *testing.T, srv *redistest.Server, k limiter.Kind) (bench.Co
 var offByOne = map[limiter.Kind]string{
 	limiter.Concurrency: "buggy/concurrency_off_by_one.lua", limiter.FixedWindow: "buggy/fixed_window_off_by_one.lua",
 	limiter.SlidingWindow: "buggy/sliding_window_off_by_one.lua", limiter.TokenBucket: "buggy/token_bucket_off_by_one.lua",
+	limiter.SlidingWindowCounter: "buggy/sliding_window_counter_off_by_one.lua",
 }
 
 // keepsTheEvidence runs lua (as configure builds it, with the hook on its client) beside the
