@@ -94,7 +94,9 @@ func (t *Tracer) Live(target int) (decision, text string) {
 }
 
 // perDecision fits each command's count per slice of the run to a·admits + f·refusals (least
-// squares, neither below 0): a and f are the commands an admit and a refusal send.
+// squares, neither below 0): a and f are the commands an admit and a refusal send. A request's
+// commands ran somewhere between its sending and its answer, so it counts in each slice it
+// spans by the share of its span there.
 func (t *Tracer) perDecision(target int, beginUs int64, ta *tally) (perAdmit, perRefusal map[string]float64) {
 	if ta.admits == 0 && ta.refusals == 0 {
 		return nil, nil
@@ -106,16 +108,19 @@ func (t *Tracer) perDecision(target int, beginUs int64, ta *tally) (perAdmit, pe
 		if r.Target != target || r.NotDecided || !(r.Admitted || r.Refused) {
 			continue
 		}
-		k := at((r.SentUs + r.RepliedUs) / 2)
-		s := slices[k]
-		if s == nil {
-			s = &slice{}
-			slices[k] = s
-		}
-		if r.Admitted {
-			s.admits++
-		} else {
-			s.refusals++
+		from, to := r.SentUs, max(r.RepliedUs, r.SentUs+1)
+		for k := at(from); k <= at(to-1); k++ {
+			share := float64(min(to, (k+1)*sliceUs)-max(from, k*sliceUs)) / float64(to-from)
+			s := slices[k]
+			if s == nil {
+				s = &slice{}
+				slices[k] = s
+			}
+			if r.Admitted {
+				s.admits += share
+			} else {
+				s.refusals += share
+			}
 		}
 	}
 	counts := map[string]map[int64]float64{}
