@@ -49,6 +49,11 @@ type Flags struct {
 
 	// Record (--record F) writes every call of the run to F for limitctl judge.
 	Record string
+	// RedisTrace (--http-redis-trace) records the commands the HTTP targets' application sends
+	// to its Redis (--url/--addr) by MONITOR; RedisProxy (--http-redis-proxy ADDR) through a
+	// proxy listening at ADDR instead, which the application connects to.
+	RedisTrace bool
+	RedisProxy string
 	// NoTrace (hidden --no-trace) records no commands: for measuring the recording's cost.
 	NoTrace bool
 	// NoDirect (hidden --no-direct) sends the script strategies' calls through go-redis on a
@@ -128,6 +133,9 @@ func (fl Flags) Resolve() (Options, error) {
 		return Options{}, exitcode.Usagef("--embedded applies only without --url/--addr/REDIS_URL")
 	}
 	if err := fl.httpTargets(&o); err != nil {
+		return Options{}, err
+	}
+	if err := fl.redisTrace(&o); err != nil {
 		return Options{}, err
 	}
 	names := o.Names()

@@ -65,6 +65,10 @@ type Options struct {
 	NoTrace bool
 	// Record names the file every call of the run is written to (--record), for limitctl judge.
 	Record string
+	// RedisTrace: the HTTP targets' application is traced in its Redis, by MONITOR, or through
+	// a proxy listening at RedisProxy (redistrace).
+	RedisTrace bool
+	RedisProxy string
 	// NoDirect: a single node's script calls go through go-redis too (limiter.Config.Direct nil).
 	NoDirect bool
 	// Timeline: how a shared run's calls are published for the refusal judges (TimelineFlags).

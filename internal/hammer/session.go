@@ -26,6 +26,7 @@ import (
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
+	"github.com/limitctl/limitctl/internal/redistrace"
 )
 
 // Result is what a finished session found.
@@ -45,6 +46,9 @@ type Result struct {
 	WatchErr error
 	// Recorded is what judge read, when the calls were judged from records; nil for a run.
 	Recorded *history.Recorded
+	// RedisTrace is, per HTTP target traced in its Redis (--http-redis-trace), what its
+	// application's commands show; nil without a trace.
+	RedisTrace map[string]*redistrace.Summary
 }
 
 // Err is the run's verdict as an error with its exit code, to return once the result has been
@@ -139,6 +143,8 @@ type session struct {
 	process    string               // this process's name among a shared run's
 	timeline   *timeline.Publisher  // publishes this process's calls for hammer report; nil when not shared
 	targets    []*httptarget.Target // the HTTP targets (--http), in the order of their strategies
+	tracer     *redistrace.Tracer   // the HTTP targets' application traced in its Redis; nil without
+	traceErr   error                // why the trace may lack its last commands
 	// interrupted is the context a signal cancels (not the dashboard's stop): once it has
 	// ended, nothing more is sent but the clean-up.
 	interrupted context.Context
@@ -205,6 +211,9 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	for _, st := range o.Strategies {
 		s.keys.Strategies = append(s.keys.Strategies, string(st))
 	}
+	for _, h := range o.HTTP {
+		s.keys.Targets = append(s.keys.Targets, h.Name)
+	}
 	s.timeline = s.newTimeline()
 	if err := s.build(runID); err != nil {
 		return Result{}, err
@@ -233,8 +242,13 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if err := s.probe(ctx); err != nil {
 		return Result{}, err
 	}
+	if err := s.startTrace(ctx); err != nil {
+		return Result{}, err
+	}
+	defer s.stopTrace()
 	s.startTimeline(ctx)
 	if o.Record == "" {
+		s.cfg.Recorder = s.traced(nil)
 		return s.load(ctx)
 	}
 	var specs []httptarget.Spec
@@ -245,7 +259,7 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	s.cfg.Recorder = rec
+	s.cfg.Recorder = s.traced(rec)
 	res, err := s.load(ctx)
 	if rerr := rec.Close(); err == nil && rerr != nil {
 		return res, rerr
@@ -316,7 +330,7 @@ func (s *session) build(runID string) error {
 	s.cfg.Crashes, s.cfg.BurstWindows = o.crashes(), burstWindows(o)
 	s.cfg.KeyFor = func(strategy string, i int) string {
 		if s.opts.httpTarget(strategy) != nil {
-			return s.keys.Identity(i) // an endpoint's {key}: a client identity
+			return s.keys.IdentityOf(strategy, i) // an endpoint's {key}: a client identity
 		}
 		return s.keys.Key(strategy, i)
 	}
@@ -326,6 +340,7 @@ func (s *session) build(runID string) error {
 			// Ctrl-C: clean up and stop, rather than send one more decision and read every key.
 			return nil, errors.New("the run was interrupted")
 		}
+		s.stopTrace() // the load has ended: what follows is the run's own reading
 		found := map[string]bench.Leftovers{}
 		if len(o.Strategies) > 0 {
 			s.hitOnce(ctx)
@@ -491,6 +506,7 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	watchErr := <-watchDone
 
 	res := Result{Options: s.opts, Summary: summary, WatchErr: watchErr}
+	s.finishTrace(&res)
 	if s.timeline != nil {
 		s.timeline.Finish() // every call published before the summary that names this process
 	}

@@ -152,6 +152,7 @@ func (t *Tracer) perDecision(target int, beginUs int64, ta *tally) (perAdmit, pe
 			}
 		}
 		a, f := fit(saa, sff, saf, ya, yf)
+		a, f = snap(a, f, float64(ta.admits), float64(ta.refusals), float64(ta.byName[name]))
 		if perAdmit != nil {
 			perAdmit[name] = round1(a)
 		}
@@ -186,6 +187,24 @@ func fit(saa, sff, saf, ya, yf float64) (a, f float64) {
 		return onlyA, 0
 	}
 	return 0, onlyF
+}
+
+// snap takes the whole numbers nearest a fit (each rounded down or up) whose count over the
+// run, a·admits + f·refusals, comes nearest the command's total, when one comes within 2% (and
+// 2) of it: a request sends a whole number of each command, and the total is exact where the
+// fit over slices of time is not (a few admits beside many refusals weigh little in it). A fit
+// no whole numbers match (retries, a script loaded once) stands, to a tenth.
+func snap(a, f, admits, refusals, total float64) (float64, float64) {
+	bestA, bestF, bestErr := a, f, math.Inf(1)
+	for _, ca := range []float64{math.Floor(a), math.Ceil(a)} {
+		for _, cf := range []float64{math.Floor(f), math.Ceil(f)} {
+			err := math.Abs(ca*admits + cf*refusals - total)
+			if err <= 0.02*total+2 && err < bestErr {
+				bestA, bestF, bestErr = ca, cf, err
+			}
+		}
+	}
+	return bestA, bestF
 }
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }

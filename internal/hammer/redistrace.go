@@ -1,0 +1,211 @@
+package hammer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/exitcode"
+	"github.com/limitctl/limitctl/internal/human"
+	"github.com/limitctl/limitctl/internal/redistrace"
+)
+
+// The HTTP targets' application, traced in its Redis (--http-redis-trace, --http-redis-proxy):
+// the flags checked, the tracer started before the load and stopped as it ends, and what it
+// found put beside each target's verdict (Result.RedisTrace) and in its first overshoot.
+
+// MonitorCost is what MONITOR costs the server, as measured (hack/monitor-cost.sh, docs/http.md):
+// the throughput redis-benchmark keeps with one MONITOR client attached.
+const MonitorCost = "MONITOR costs the server: redis-benchmark kept about half its throughput with one attached"
+
+// redisTrace checks the trace's flags into o: a Redis to trace (the limiter's, --url/--addr),
+// and the HTTP targets whose application it is.
+func (fl Flags) redisTrace(o *Options) error {
+	traced := fl.RedisTrace || fl.RedisProxy != ""
+	switch {
+	case !traced:
+		return nil
+	case len(o.HTTP) == 0:
+		return exitcode.Usagef("--http-redis-trace traces the application behind an HTTP target: give --http [NAME=]URL")
+	case !fl.HasTarget:
+		return exitcode.Usagef("--http-redis-trace reads what the application sends to its Redis: give that Redis with --url or --addr")
+	}
+	o.RedisTrace, o.RedisProxy = true, fl.RedisProxy
+	return nil
+}
+
+// startTrace starts the tracer before the load: MONITOR on every master of the limiter's Redis,
+// or the proxy listening. MONITOR refused and a proxy address taken are usage errors: nothing
+// has been sent yet.
+func (s *session) startTrace(ctx context.Context) error {
+	o := s.opts
+	if !o.RedisTrace {
+		return nil
+	}
+	cfg := redistrace.Config{Identities: redistrace.Identities{RunID: s.keys.RunID, Keys: max(1, o.Keys), Targets: s.keys.Targets,
+		Exclude: s.keys.Owns}, Proxy: o.RedisProxy, Timeout: s.deps.Timeout}
+	nodes, err := traceNodes(ctx, s.rdb)
+	if err != nil {
+		return err
+	}
+	if o.RedisProxy != "" {
+		if len(nodes) != 1 {
+			return exitcode.Usagef("--http-redis-proxy forwards to one Redis; a cluster's application connects to every master: trace it by MONITOR (--http-redis-trace alone)")
+		}
+		cfg.Upstream = nodes[0]
+	} else {
+		cfg.Nodes = nodes
+	}
+	tr, err := redistrace.Start(ctx, cfg)
+	switch {
+	case errors.Is(err, redistrace.ErrMonitorRefused):
+		return exitcode.Usagef("--http-redis-trace: %v: this Redis does not allow MONITOR (an ACL, a managed service); trace through a proxy the application connects to instead: --http-redis-proxy 127.0.0.1:PORT", err)
+	case err != nil && o.RedisProxy != "":
+		return exitcode.Usagef("--http-redis-proxy %s: %s", o.RedisProxy, human.FirstLine(err.Error()))
+	case err != nil:
+		return fmt.Errorf("--http-redis-trace: %w", err)
+	}
+	s.tracer = tr
+	if tr.Source() == redistrace.SourceProxy {
+		s.deps.notice(fmt.Sprintf("trace: the application's commands through the proxy at %s (to %s): connect the application there", tr.ProxyAddr(), cfg.Upstream.Addr))
+	} else {
+		s.deps.notice(fmt.Sprintf("trace: the application's commands by MONITOR on %d %s (%s)", len(nodes), human.Plural(int64(len(nodes)), "node", "nodes"), MonitorCost))
+	}
+	return nil
+}
+
+// traceNodes are the nodes the application's commands run on: the server, or every master of a
+// cluster.
+func traceNodes(ctx context.Context, rdb redis.UniversalClient) ([]*redis.Options, error) {
+	switch c := rdb.(type) {
+	case *redis.Client:
+		return []*redis.Options{c.Options()}, nil
+	case *redis.ClusterClient:
+		var nodes []*redis.Options
+		err := c.ForEachMaster(ctx, func(_ context.Context, m *redis.Client) error {
+			nodes = append(nodes, m.Options())
+			return nil
+		})
+		return nodes, err
+	}
+	return nil, exitcode.Usagef("--http-redis-trace: this kind of Redis client (%T) cannot be traced", rdb)
+}
+
+// stopTrace stops the tracer once the load has ended, before anything of the run's own reads
+// the application's keys; at most once.
+func (s *session) stopTrace() {
+	if s.tracer == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.deps.Timeout+5*time.Second)
+	defer cancel()
+	if err := s.tracer.Stop(ctx); err != nil {
+		s.traceErr = err
+	}
+}
+
+// traced is the run's call recorder (rec, or none) with the tracer told every HTTP call.
+func (s *session) traced(rec bench.CallRecorder) bench.CallRecorder {
+	if s.tracer == nil {
+		return rec
+	}
+	return traceRecorder{next: rec, tracer: s.tracer, first: len(s.opts.Strategies)}
+}
+
+// traceRecorder hands the tracer the HTTP targets' calls, and every call to next (when set).
+type traceRecorder struct {
+	next   bench.CallRecorder
+	tracer *redistrace.Tracer
+	first  int // the first HTTP target's strategy index
+}
+
+func (r traceRecorder) Begin(begin time.Time) {
+	r.tracer.Begin(begin)
+	if r.next != nil {
+		r.next.Begin(begin)
+	}
+}
+
+func (r traceRecorder) Record(calls []bench.RecordedCall) {
+	reqs := make([]redistrace.Request, 0, len(calls))
+	for _, c := range calls {
+		if int(c.Strategy) < r.first {
+			continue
+		}
+		reqs = append(reqs, redistrace.Request{Target: int(c.Strategy) - r.first, Identity: int(c.Key), Worker: int(c.Worker),
+			SentUs: c.Judged.Sent, RepliedUs: c.Judged.Replied, Admitted: c.Judged.Outcome == refusal.Admitted,
+			Refused: c.Judged.Outcome == refusal.Refused, NotDecided: c.Cut || c.FirstAttempt})
+	}
+	r.tracer.Add(reqs...)
+	if r.next != nil {
+		r.next.Record(calls)
+	}
+}
+
+// finishTrace puts what the trace found in the result: each HTTP target's summary, and the
+// commands behind its first overshoot.
+func (s *session) finishTrace(res *Result) {
+	if s.tracer == nil {
+		return
+	}
+	s.stopTrace()
+	if s.traceErr != nil {
+		s.deps.notice("warning: the trace may lack the last commands: " + human.FirstLine(s.traceErr.Error()))
+	}
+	sums := s.tracer.Summaries()
+	res.RedisTrace = map[string]*redistrace.Summary{}
+	for i, name := range s.keys.Targets {
+		res.RedisTrace[name] = sums[i]
+	}
+	strategies := append([]bench.StrategySnapshot(nil), res.Summary.Strategies...)
+	for i, st := range strategies {
+		t := indexOf(s.keys.Targets, st.Name)
+		if t < 0 || st.FirstOvershoot == nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.deps.Timeout+10*time.Second)
+		cmds := s.tracer.FirstOvershoot(ctx, t, sums[t].Decision, st.FirstOvershoot)
+		cancel()
+		if cmds != nil {
+			ov := *st.FirstOvershoot // the snapshots share the engine's: a copy gains the commands
+			ov.Redis = cmds
+			strategies[i].FirstOvershoot = &ov
+		}
+	}
+	res.Summary.Strategies = strategies
+}
+
+func indexOf(names []string, name string) int {
+	for i, n := range names {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// RedisLines say, per HTTP target traced, how its application decides as its commands show,
+// aligned under the verdict lines:
+//
+//	naive   redis  check-then-act: every request read (GET) and only admits wrote (INCR): ...
+func (r Result) RedisLines(width int) []string {
+	nameW := 0
+	for _, st := range r.Summary.Strategies {
+		nameW = max(nameW, len(st.Name))
+	}
+	var out []string
+	for _, st := range r.Summary.Strategies {
+		sum := r.RedisTrace[st.Name]
+		if sum == nil {
+			continue
+		}
+		head := fmt.Sprintf("%-*s  redis  ", nameW, st.Name)
+		out = append(out, human.Hang(head+sum.Line(), width, len(head))...)
+	}
+	return out
+}
