@@ -49,10 +49,10 @@ const (
 	// BlockThree is an atomic first-hit window that, once a client exceeds it, refuses that
 	// client for three windows: never too generous, too strict.
 	BlockThree Pattern = "window/block-three"
-	// TwoCounters is the two-counter sliding window (upstash's slidingWindow, go-chi/httprate)
-	// written as an application writes it without a script: GET this window's and the previous
-	// window's counters, weigh them, decide here, then INCR this window's: requests that all
-	// read before any INCR all pass.
+	// TwoCounters limits a client twice, as APIs with a rate and a quota do: an epoch-aligned
+	// window of Limit and a day's quota (DayQuota times the limit, never reached in a test),
+	// written without a script: GET both counters, decide here, then INCR both: requests that
+	// all read before any INCR all pass.
 	TwoCounters Pattern = "window/two-counters"
 	// Watch is a first-hit window in an optimistic transaction: WATCH, GET, and INCR in a
 	// MULTI/EXEC only while under the limit, retried when the EXEC is aborted (go-redis's
@@ -123,6 +123,9 @@ func Routes() []Route {
 	}
 }
 
+// DayQuota is how many times its window's limit the two-counters route allows a client a day.
+const DayQuota = 100_000
+
 // Config is the limit every route of an App enforces.
 type Config struct {
 	Limit  int64
@@ -167,10 +170,6 @@ func New(rdb redis.UniversalClient, cfg Config) (*App, error) {
 		cfg.StaleAfter = cfg.Hold + 10*time.Second
 	}
 	a := &App{Redis: rdb, cfg: cfg, held: map[Pattern]*heldCount{ConcurrencyNaive: {}, ConcurrencyAtomic: {}}, mux: http.NewServeMux()}
-	ulule, err := a.ulule()
-	if err != nil {
-		return nil, err
-	}
 	for p, h := range map[Pattern]http.Handler{
 		CheckThenUpdate:   Decider(a.checkThenUpdate),
 		IncrFirst:         Decider(a.incrFirst),
@@ -188,7 +187,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*App, error) {
 		ConcurrencyNaive:  a.concurrency(ConcurrencyNaive, a.naiveAcquire),
 		ConcurrencyAtomic: a.concurrency(ConcurrencyAtomic, a.atomicAcquire),
 		RedisRate:         a.redisRate(),
-		Ulule:             ulule,
+		Ulule:             a.ulule(),
 	} {
 		a.mux.Handle("/"+string(p)+"/{key}", h)
 	}

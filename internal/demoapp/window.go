@@ -67,27 +67,31 @@ func (a *App) gateway(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// twoCounters weighs the previous epoch window's count by the share of it the last window-long
-// span still covers, adds this window's, and admits below the limit: GET, GET, decide, INCR.
+// twoCounters reads the window's count and the day's, admits while both are under their
+// limits, then INCRs both (each key's expiry set as it is counted): GET, GET, decide, INCR, INCR.
 func (a *App) twoCounters(ctx context.Context, key string) (bool, error) {
-	now := time.Now()
-	index := a.windowIndex(now)
-	cur := Key(TwoCounters, key, strconv.FormatInt(index, 10))
-	counts := [2]int64{}
-	for i, k := range []string{cur, Key(TwoCounters, key, strconv.FormatInt(index-1, 10))} {
-		n, err := a.Redis.Get(ctx, k).Int64()
+	counters := []struct {
+		key   string
+		limit int64
+		ttl   time.Duration
+	}{
+		{Key(TwoCounters, key, strconv.FormatInt(a.windowIndex(time.Now()), 10)), a.cfg.Limit, 2 * a.cfg.Window},
+		{Key(TwoCounters, key, "day"), DayQuota * a.cfg.Limit, 24 * time.Hour},
+	}
+	for _, c := range counters {
+		n, err := a.Redis.Get(ctx, c.key).Int64()
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return false, err
 		}
-		counts[i] = n
-	}
-	elapsed := float64(now.UnixMilli()%a.cfg.Window.Milliseconds()) / float64(a.cfg.Window.Milliseconds())
-	if float64(counts[0])+float64(counts[1])*(1-elapsed) >= float64(a.cfg.Limit) {
-		return false, nil
+		if n >= c.limit {
+			return false, nil
+		}
 	}
 	_, err := a.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Incr(ctx, cur)
-		p.PExpire(ctx, cur, 2*a.cfg.Window+time.Second) // the previous window's count is read a window on
+		for _, c := range counters {
+			p.Incr(ctx, c.key)
+			p.PExpire(ctx, c.key, c.ttl)
+		}
 		return nil
 	})
 	return err == nil, err
