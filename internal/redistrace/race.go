@@ -65,11 +65,15 @@ func (t *Tracer) FirstOvershoot(ctx context.Context, target int, decision string
 	if decision == CheckThenAct {
 		race = findRace(span)
 	}
-	lo, hi := 0, len(span)
+	lo := 0
 	if race != nil && len(span) > trace.MaxRedisCommands {
+		// Around the race: a few commands before its first read, its first write listed.
 		lo = max(0, race.Reads[0]-trace.MaxRedisCommands/4)
+		if race.Writes[0] >= lo+trace.MaxRedisCommands {
+			lo = race.Writes[0] - trace.MaxRedisCommands + 1
+		}
 	}
-	hi = min(hi, lo+trace.MaxRedisCommands)
+	hi := min(len(span), lo+trace.MaxRedisCommands)
 	out := &trace.RedisCommands{FromMs: float64(from) / 1000, ToMs: float64(to) / 1000, Omitted: int64(len(span) - (hi - lo))}
 	for k := range keys {
 		out.Keys = append(out.Keys, k)
@@ -84,7 +88,7 @@ func (t *Tracer) FirstOvershoot(ctx context.Context, target int, decision string
 			race.Writes[i] -= lo
 		}
 		if race.Writes[len(race.Writes)-1] >= hi-lo {
-			race.Writes = race.Writes[:1]
+			race.Writes = race.Writes[:1] // the second write beyond what is listed
 		}
 		out.Race = race
 	}
@@ -197,6 +201,10 @@ func findRace(cmds []*Command) *trace.RedisRace {
 			case RoleWrite:
 				if p != nil && len(p.reads) >= 2 {
 					race, score := racePair(cmds, k, p.reads, i)
+					if i-race.Reads[0] >= trace.MaxRedisCommands-trace.MaxRedisCommands/4 {
+						// Too far apart to be listed with the write: the two reads just before it.
+						race.Reads = [2]int{p.reads[len(p.reads)-2], p.reads[len(p.reads)-1]}
+					}
 					if score > bestScore {
 						best, bestScore = race, score
 					}
