@@ -1,7 +1,9 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -279,6 +281,37 @@ func TestPowerHTTPRedisTrace(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// Bad input is one line and exit 2, before any load: the trace without the limiter's Redis, or
+// without an HTTP target; MONITOR refused (an ACL user without it: use the proxy); a proxy
+// address already taken; a proxy in front of a cluster.
+func TestHammerHTTPRedisTraceBadInputIsOneLineExit2(t *testing.T) {
+	srv := redistest.StartACL(t, "user app on >app-pw ~* &* +@all -monitor")
+	app := limitapp.StartOn(t, srv.ClientAs(t, redistest.AdminUser, redistest.AdminPassword), httpConfig)
+	ok := "naive=" + app.URL(limitapp.CheckThenUpdate)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	asApp := "redis://app:app-pw@" + srv.Addr
+	for _, c := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"--http", ok, "--http-redis-trace"}, []string{"--http-redis-trace", "--url or --addr"}},
+		{[]string{"--url", asApp, "--http-redis-trace"}, []string{"--http-redis-trace", "--http [NAME=]URL"}},
+		{[]string{"--http", ok, "--http-redis-proxy", "127.0.0.1:1"}, []string{"--http-redis-proxy", "--url or --addr"}},
+		{[]string{"--http", ok, "--url", asApp, "--http-redis-trace"}, []string{"MONITOR refused", "--http-redis-proxy"}},
+		{[]string{"--http", ok, "--url", asApp, "--http-redis-proxy", taken.Addr().String()}, []string{"--http-redis-proxy " + taken.Addr().String(), "in use"}},
+	} {
+		r := run(t, append([]string{"hammer", "--limiter", "fixed-window", "--duration", "1s"}, c.args...)...).wantExit(t, ExitUsage)
+		r.wantOneLineError(t, c.wants...)
+		if keys := app.Redis.Keys(context.Background(), "limitapp:*").Val(); len(keys) != 0 {
+			t.Fatalf("%v: load was sent before the error: %v", c.args, keys)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -26,14 +27,17 @@ const MonitorCost = "MONITOR costs the server: redis-benchmark kept about half i
 // redisTrace checks the trace's flags into o: a Redis to trace (the limiter's, --url/--addr),
 // and the HTTP targets whose application it is.
 func (fl Flags) redisTrace(o *Options) error {
-	traced := fl.RedisTrace || fl.RedisProxy != ""
+	flag := "--http-redis-trace"
+	if fl.RedisProxy != "" {
+		flag = "--http-redis-proxy"
+	}
 	switch {
-	case !traced:
+	case !fl.RedisTrace && fl.RedisProxy == "":
 		return nil
 	case len(o.HTTP) == 0:
-		return exitcode.Usagef("--http-redis-trace traces the application behind an HTTP target: give --http [NAME=]URL")
+		return exitcode.Usagef("%s traces the application behind an HTTP target: give --http [NAME=]URL", flag)
 	case !fl.HasTarget:
-		return exitcode.Usagef("--http-redis-trace reads what the application sends to its Redis: give that Redis with --url or --addr")
+		return exitcode.Usagef("%s reads what the application sends to its Redis: give that Redis with --url or --addr", flag)
 	}
 	o.RedisTrace, o.RedisProxy = true, fl.RedisProxy
 	return nil
@@ -64,8 +68,12 @@ func (s *session) startTrace(ctx context.Context) error {
 	tr, err := redistrace.Start(ctx, cfg)
 	switch {
 	case errors.Is(err, redistrace.ErrMonitorRefused):
-		return exitcode.Usagef("--http-redis-trace: %v: this Redis does not allow MONITOR (an ACL, a managed service); trace through a proxy the application connects to instead: --http-redis-proxy 127.0.0.1:PORT", err)
+		return exitcode.Usagef("--http-redis-trace: %v; trace through a proxy the application connects to instead: --http-redis-proxy 127.0.0.1:PORT", err)
 	case err != nil && o.RedisProxy != "":
+		var op *net.OpError
+		if errors.As(err, &op) {
+			err = op.Err // "bind: address already in use", without the address again
+		}
 		return exitcode.Usagef("--http-redis-proxy %s: %s", o.RedisProxy, human.FirstLine(err.Error()))
 	case err != nil:
 		return fmt.Errorf("--http-redis-trace: %w", err)
@@ -74,7 +82,8 @@ func (s *session) startTrace(ctx context.Context) error {
 	if tr.Source() == redistrace.SourceProxy {
 		s.deps.notice(fmt.Sprintf("trace: the application's commands through the proxy at %s (to %s): connect the application there", tr.ProxyAddr(), cfg.Upstream.Addr))
 	} else {
-		s.deps.notice(fmt.Sprintf("trace: the application's commands by MONITOR on %d %s (%s)", len(nodes), human.Plural(int64(len(nodes)), "node", "nodes"), MonitorCost))
+		s.deps.notice(fmt.Sprintf("trace: the application's commands on %s %s by MONITOR on %d %s (%s)", s.target.Kind, s.target.Addr,
+			len(nodes), human.Plural(int64(len(nodes)), "node", "nodes"), MonitorCost))
 	}
 	return nil
 }

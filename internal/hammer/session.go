@@ -214,6 +214,10 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	for _, h := range o.HTTP {
 		s.keys.Targets = append(s.keys.Targets, h.Name)
 	}
+	if err := s.startTrace(ctx); err != nil {
+		return Result{}, err // before anything is said of the run: bad input is its one line
+	}
+	defer s.stopTrace()
 	s.timeline = s.newTimeline()
 	if err := s.build(runID); err != nil {
 		return Result{}, err
@@ -242,10 +246,6 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if err := s.probe(ctx); err != nil {
 		return Result{}, err
 	}
-	if err := s.startTrace(ctx); err != nil {
-		return Result{}, err
-	}
-	defer s.stopTrace()
 	s.startTimeline(ctx)
 	if o.Record == "" {
 		s.cfg.Recorder = s.traced(nil)
@@ -286,9 +286,12 @@ func (s *session) openTarget(ctx context.Context) (func(), error) {
 			return func() {}, err
 		}
 		s.rdb, s.target = rdb, target
-		if len(s.opts.Strategies) == 0 {
+		switch {
+		case len(s.opts.Strategies) == 0 && s.opts.RedisTrace:
+			// The trace says which Redis it reads, once it reads it.
+		case len(s.opts.Strategies) == 0:
 			s.deps.notice(fmt.Sprintf("limiter keys: %s %s (--http-keys)", target.Kind, target.Addr))
-		} else {
+		default:
 			s.deps.notice(fmt.Sprintf("target: %s %s", target.Kind, target.Addr))
 		}
 		return func() {}, nil

@@ -158,7 +158,7 @@ func startMonitor(ctx context.Context, t *Tracer, node int, opt *redis.Options) 
 		_, err = stream.Call(ctx, "monitor")
 		if err != nil {
 			stream.Close()
-			err = fmt.Errorf("%w on %s: %s", ErrMonitorRefused, opt.Addr, human.FirstLine(err.Error()))
+			err = fmt.Errorf("%w on %s (%s)", ErrMonitorRefused, opt.Addr, human.FirstLine(err.Error()))
 		}
 	}
 	if err != nil {
