@@ -129,6 +129,7 @@ evidence, http, records, exit-codes, connections.`,
 	fl.StringArrayVar(&opts.flags.Limiter.HTTP.Keys, "http-keys", nil, "`[NAME=]PATTERN` of its limiter's keys in --url's Redis")
 	fl.BoolVar(&opts.flags.RedisTrace, "http-redis-trace", false, "trace the commands the application sends to --url's Redis (MONITOR)")
 	fl.StringVar(&opts.flags.RedisProxy, "http-redis-proxy", "", "trace them through a proxy at `ADDR` the application connects to")
+	fl.BoolVar(&opts.flags.Demo, "http-demo", false, "judge a test application's naive and atomic routes, traced (needs nothing)")
 	// For measuring and testing the tool itself, never in --help.
 	fl.BoolVar(&opts.flags.NoTrace, "no-trace", false, "record no command of any decision (no first_overshoot): for measuring what the recording costs")
 	fl.BoolVar(&opts.flags.NoDirect, "no-direct", false, "send the script strategies' calls through go-redis on a single node too: for measuring what the direct connections gain")

@@ -18,7 +18,7 @@ var hammerFlagGroups = []helptopic.Group{
 	{Name: "Load", Topic: "connections", Flags: []string{"strategies", "workers", "duration", "requests", "rate", "conns", "keys", "profile", "skew",
 		"abandon", "on-error", "inject", "embedded"}},
 	{Name: "HTTP target", Topic: "http", Flags: []string{"http", "http-method", "http-header", "http-body", "http-admitted", "http-refused", "http-keys",
-		"http-redis-trace", "http-redis-proxy"}},
+		"http-redis-trace", "http-redis-proxy", "http-demo"}},
 	{Name: "Shared run", Topic: "evidence", Flags: []string{"run-id", "witness", "evidence-max-mib"}},
 	{Name: "Output and CI", Topic: "exit-codes", Flags: []string{"output", "tui", "report", "junit", "no-color", "prefix", "keep-keys", "record"}},
 	{Name: "Connection", Topic: "connections"},

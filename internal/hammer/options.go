@@ -69,6 +69,9 @@ type Options struct {
 	// a proxy listening at RedisProxy (redistrace).
 	RedisTrace bool
 	RedisProxy string
+	// Demo: the HTTP targets are a test application's routes, started on loopback beside the
+	// embedded Redis (--http-demo); their URLs name its address once it listens.
+	Demo bool
 	// NoDirect: a single node's script calls go through go-redis too (limiter.Config.Direct nil).
 	NoDirect bool
 	// Timeline: how a shared run's calls are published for the refusal judges (TimelineFlags).

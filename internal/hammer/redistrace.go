@@ -48,8 +48,8 @@ func (fl Flags) redisTrace(o *Options) error {
 // has been sent yet.
 func (s *session) startTrace(ctx context.Context) error {
 	o := s.opts
-	if !o.RedisTrace {
-		return nil
+	if !o.RedisTrace || s.tracer != nil {
+		return nil // not traced, or started already (the demonstration's)
 	}
 	cfg := redistrace.Config{Identities: redistrace.Identities{RunID: s.keys.RunID, Keys: max(1, o.Keys), Targets: s.keys.Targets,
 		Exclude: s.keys.Owns}, Proxy: o.RedisProxy, Timeout: s.deps.Timeout}

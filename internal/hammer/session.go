@@ -194,15 +194,6 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 			deps.notice(describeContract(o))
 		}
 	}
-	if err := preflightHTTP(ctx, o, deps.Timeout); err != nil {
-		return Result{}, err // before anything starts: a Redis started for nothing would say so first
-	}
-	closeTarget, err := s.openTarget(ctx)
-	defer closeTarget()
-	defer s.closeClients()
-	if err != nil {
-		return Result{}, err
-	}
 	runID := o.RunID
 	if runID == "" {
 		runID = NewRunID()
@@ -213,6 +204,23 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	}
 	for _, h := range o.HTTP {
 		s.keys.Targets = append(s.keys.Targets, h.Name)
+	}
+	if o.Demo {
+		stopDemo, err := s.startDemo(ctx)
+		defer stopDemo()
+		if err != nil {
+			return Result{}, err
+		}
+		o = s.opts // the targets at the application's address
+	}
+	if err := preflightHTTP(ctx, o, deps.Timeout); err != nil {
+		return Result{}, err // before anything starts: a Redis started for nothing would say so first
+	}
+	closeTarget, err := s.openTarget(ctx)
+	defer closeTarget()
+	defer s.closeClients()
+	if err != nil {
+		return Result{}, err
 	}
 	if err := s.startTrace(ctx); err != nil {
 		return Result{}, err // before anything is said of the run: bad input is its one line
@@ -275,6 +283,8 @@ func (s *session) openTarget(ctx context.Context) (func(), error) {
 		poolSize = 16 // the workers have their strategies' own clients
 	}
 	switch {
+	case s.rdb != nil:
+		return func() {}, nil // opened already: the demonstration's
 	case !s.opts.needsRedis():
 		return func() {}, nil // HTTP targets alone: no Redis at all
 	case len(s.opts.Strategies) == 0 && s.deps.Connect == nil:

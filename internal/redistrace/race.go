@@ -3,6 +3,7 @@ package redistrace
 import (
 	"context"
 	"slices"
+	"strconv"
 
 	"github.com/limitctl/limitctl/internal/trace"
 )
@@ -63,7 +64,7 @@ func (t *Tracer) FirstOvershoot(ctx context.Context, target int, decision string
 	}
 	var race *trace.RedisRace
 	if decision == CheckThenAct {
-		race = findRace(span)
+		race = findRace(span, ov.Limit)
 	}
 	lo := 0
 	if race != nil && len(span) > trace.MaxRedisCommands {
@@ -173,12 +174,11 @@ func publish(c *Command, beginUs int64) trace.RedisCommand {
 }
 
 // findRace finds two reads of one key with no write to it between the first and the write after
-// both: of such pairs the one that shows it best (the two read the same count, from two
-// connections, and two writes follow), the earliest of equals. Reads and writes are the steps
-// the classifier counts (not a script's own, nor under WATCH; a MULTI's that writes is a write).
-func findRace(cmds []*Command) *trace.RedisRace {
-	type pending struct{ reads []int }
-	open := map[string]*pending{}
+// both: of such pairs the one that shows the race best (racePair), the earliest of equals. Reads
+// and writes are the steps the classifier counts (not a script's own, nor under WATCH; a MULTI's
+// that writes is a write).
+func findRace(cmds []*Command, limit int64) *trace.RedisRace {
+	open := map[string][]int{} // a key's reads since its last write
 	var best *trace.RedisRace
 	bestScore := -1
 	for i, c := range cmds {
@@ -190,20 +190,15 @@ func findRace(cmds []*Command) *trace.RedisRace {
 			continue // a read inside a MULTI that writes: one atomic step
 		}
 		for _, k := range dedupe(c.Keys) {
-			p := open[k]
 			switch role {
 			case RoleRead:
-				if p == nil {
-					p = &pending{}
-					open[k] = p
-				}
-				p.reads = append(p.reads, i)
+				open[k] = append(open[k], i)
 			case RoleWrite:
-				if p != nil && len(p.reads) >= 2 {
-					race, score := racePair(cmds, k, p.reads, i)
+				if reads := open[k]; len(reads) >= 2 {
+					race, score := racePair(cmds, k, reads, i, limit)
 					if i-race.Reads[0] >= trace.MaxRedisCommands-trace.MaxRedisCommands/4 {
 						// Too far apart to be listed with the write: the two reads just before it.
-						race.Reads = [2]int{p.reads[len(p.reads)-2], p.reads[len(p.reads)-1]}
+						race.Reads = [2]int{reads[len(reads)-2], reads[len(reads)-1]}
 					}
 					if score > bestScore {
 						best, bestScore = race, score
@@ -229,21 +224,37 @@ func blockWrites(cmds []*Command, i int) bool {
 // maxRaceReads bounds the reads before a write racePair weighs: the latest ones.
 const maxRaceReads = 32
 
-// racePair picks, among reads of key before the write at w, the two that show the race best, and
-// the write after w; the score ranks the race: 4 for the same count read, 2 for two connections,
-// 1 for a second write.
-func racePair(cmds []*Command, key string, reads []int, w int) (*trace.RedisRace, int) {
+// racePair picks, among the reads of key before the write at w, the two that tell the race best,
+// and the next write after w. Its score ranks the race: 8 when the two read the same count, 4
+// when both counts were under the limit (each would admit), 2 when the two writes came from the
+// reads' connections, 1 for two connections, 1 for a second write; the latest pair of equals.
+func racePair(cmds []*Command, key string, reads []int, w int, limit int64) (*trace.RedisRace, int) {
+	next := -1
+	for j := w + 1; j < len(cmds); j++ {
+		if RoleOf(cmds[j].Name) == RoleWrite && slices.Contains(cmds[j].Keys, key) && !cmds[j].Guarded && cmds[j].In != "script" {
+			next = j
+			break
+		}
+	}
 	bestScore, pair := -1, [2]int{}
 	reads = reads[max(0, len(reads)-maxRaceReads):]
 	for x := len(reads) - 1; x >= 1; x-- {
 		for y := x - 1; y >= 0; y-- {
 			a, b := cmds[reads[y]], cmds[reads[x]]
 			score := 0
-			if a.Reply.From != "" && b.Reply.From != "" && trace.ReplyText(a.Reply.JSON()) == trace.ReplyText(b.Reply.JSON()) {
+			va, aKnown := count(a)
+			vb, bKnown := count(b)
+			if aKnown && bKnown && trace.ReplyText(a.Reply.JSON()) == trace.ReplyText(b.Reply.JSON()) {
+				score += 8
+			}
+			if aKnown && bKnown && va < limit && vb < limit {
 				score += 4
 			}
-			if a.Client != b.Client {
+			if next >= 0 && sameClients(a.Client, b.Client, cmds[w].Client, cmds[next].Client) {
 				score += 2
+			}
+			if a.Client != b.Client {
+				score++
 			}
 			if score > bestScore {
 				bestScore, pair = score, [2]int{reads[y], reads[x]}
@@ -251,12 +262,31 @@ func racePair(cmds []*Command, key string, reads []int, w int) (*trace.RedisRace
 		}
 	}
 	race := &trace.RedisRace{Key: key, Reads: pair, Writes: []int{w}}
-	for j := w + 1; j < len(cmds); j++ {
-		if RoleOf(cmds[j].Name) == RoleWrite && slices.Contains(cmds[j].Keys, key) && !cmds[j].Guarded && cmds[j].In != "script" {
-			race.Writes = append(race.Writes, j)
-			bestScore++
-			break
-		}
+	if next >= 0 {
+		race.Writes = append(race.Writes, next)
+		bestScore++
 	}
 	return race, bestScore
+}
+
+// count is the count a read's reply says (nil: none yet, 0), when it is known and a number.
+func count(c *Command) (int64, bool) {
+	if c.Reply.From == "" {
+		return 0, false
+	}
+	switch v := c.Reply.Value.(type) {
+	case nil:
+		return 0, true
+	case int64:
+		return v, true
+	case string:
+		n, err := strconv.ParseInt(v, 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+// sameClients reports whether the two writes came from the two reads' connections, in either order.
+func sameClients(ra, rb, wa, wb string) bool {
+	return ra != rb && (ra == wa && rb == wb || ra == wb && rb == wa)
 }
