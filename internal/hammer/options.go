@@ -126,6 +126,8 @@ type Live struct {
 	// Quit stops the load early as an interruption (Ctrl-C, the dashboard failing): the run
 	// ends as interrupted.
 	Quit func()
+	// Trace is the HTTP targets' application traced in its Redis, as it goes; nil without.
+	Trace *TraceView
 }
 
 func (d Deps) notice(line string) {

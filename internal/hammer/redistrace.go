@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -14,6 +15,7 @@ import (
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/redistrace"
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 // The HTTP targets' application, traced in its Redis (--http-redis-trace, --http-redis-proxy):
@@ -217,4 +219,58 @@ func (r Result) RedisLines(width int) []string {
 		out = append(out, human.Hang(head+sum.Line(), width, len(head))...)
 	}
 	return out
+}
+
+// TraceView is the trace as the dashboard reads it while the run goes.
+type TraceView struct {
+	tracer  *redistrace.Tracer
+	targets []string
+	mu      sync.Mutex
+	how     map[*trace.Overshoot][]string // the commands behind each first overshoot, found once
+}
+
+// traceView is the run's trace for its watcher; nil without one.
+func (s *session) traceView() *TraceView {
+	if s.tracer == nil {
+		return nil
+	}
+	return &TraceView{tracer: s.tracer, targets: s.keys.Targets, how: map[*trace.Overshoot][]string{}}
+}
+
+// Line is a target's decision so far and its commands counted; empty for a strategy not traced.
+func (v *TraceView) Line(strategy string) (decision, text string) {
+	if v == nil {
+		return "", ""
+	}
+	t := indexOf(v.targets, strategy)
+	if t < 0 {
+		return "", ""
+	}
+	return v.tracer.Live(t)
+}
+
+// How is the how-line's tokens of the commands behind a target's first overshoot, nil when
+// there are none: found the first time it is asked, then kept.
+func (v *TraceView) How(strategy string, first *trace.Overshoot) []string {
+	if v == nil || first == nil {
+		return nil
+	}
+	t := indexOf(v.targets, strategy)
+	if t < 0 {
+		return nil
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if tokens, ok := v.how[first]; ok {
+		return tokens
+	}
+	decision, _ := v.tracer.Live(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var tokens []string
+	if cmds := v.tracer.FirstOvershoot(ctx, t, decision, first); cmds != nil {
+		tokens = cmds.HowTokens()
+	}
+	v.how[first] = tokens
+	return tokens
 }

@@ -505,7 +505,7 @@ func (s *session) load(ctx context.Context) (Result, error) {
 			watchDone <- nil
 			return
 		}
-		err := s.deps.Watch(runCtx, Live{Target: s.target, Engine: engine, Stop: stop, Quit: stopRun}, snapshots)
+		err := s.deps.Watch(runCtx, Live{Target: s.target, Engine: engine, Stop: stop, Quit: stopRun, Trace: s.traceView()}, snapshots)
 		for range snapshots { // a watcher that quit early must not leave the engine's last send waiting
 		}
 		watchDone <- err

@@ -2,6 +2,8 @@ package redistrace
 
 import (
 	"fmt"
+
+	"github.com/limitctl/limitctl/internal/human"
 	"math"
 	"strconv"
 	"strings"
@@ -72,8 +74,8 @@ func (t *Tracer) Summaries() []*Summary {
 	return out
 }
 
-// Live is a target's summary while the run goes: its decision so far and its commands per
-// decision, without the fit over time.
+// Live is a target's summary while the run goes: its decision so far and its commands counted
+// ("GET 4,412  INCR 69"), the most first.
 func (t *Tracer) Live(target int) (decision, text string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -82,15 +84,11 @@ func (t *Tracer) Live(target int) (decision, text string) {
 	}
 	ta := t.tallies[target]
 	decision, _ = ta.decide()
-	n := ta.admits + ta.refusals + ta.errored
-	if n == 0 {
-		return decision, ""
+	var parts []string
+	for _, name := range sortedNames(ta.byName) {
+		parts = append(parts, name+" "+human.Compact(float64(ta.byName[name])))
 	}
-	per := map[string]float64{}
-	for name, c := range ta.byName {
-		per[name] = float64(c) / float64(n)
-	}
-	return decision, perText(per) + " a request"
+	return decision, strings.Join(parts, "  ")
 }
 
 // perDecision fits each command's count per slice of the run to a·admits + f·refusals (least

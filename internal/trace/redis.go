@@ -3,6 +3,7 @@ package trace
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -68,22 +69,28 @@ func (r *RedisCommands) HowTokens() []string {
 	}
 	first := r.Commands[picked[0]].AtUs
 	var tokens []string
-	lastKey := ""
+	keys := map[string]bool{}
 	for _, i := range picked {
 		c := r.Commands[i]
 		t := c.Cmd
-		if key := strings.Join(c.Keys, " "); key != lastKey {
-			t, lastKey = t+" "+key, key
-		}
 		if c.ReplyFrom != "" {
 			t += " → " + ReplyText(c.Reply)
 		}
 		tokens = append(tokens, fmt.Sprintf("%s (%s +%.2fms)", t, port(c.Client), float64(c.AtUs-first)/1000))
+		for _, k := range c.Keys {
+			keys[k] = true
+		}
 	}
+	on := make([]string, 0, len(keys))
+	for k := range keys {
+		on = append(on, k)
+	}
+	sort.Strings(on)
 	if r.Race == nil {
-		return append(tokens, fmt.Sprintf("→ no two reads of one key before a write to it (%s in the span)", strconv.Itoa(len(r.Commands)+int(r.Omitted))))
+		return append(tokens, fmt.Sprintf("→ no two reads of one key before a write to it (%s in the span, on %s)",
+			strconv.Itoa(len(r.Commands)+int(r.Omitted)), strings.Join(on, ", ")))
 	}
-	return append(tokens, "→ "+r.Race.Story(r.Commands))
+	return append(tokens, "→ "+r.Race.Story(r.Commands)+" of "+r.Race.Key)
 }
 
 // Story says what the race shows: "two reads of 9 before either INCR", or of the count when the
