@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -313,5 +314,31 @@ func TestHammerHTTPRedisTraceBadInputIsOneLineExit2(t *testing.T) {
 		if keys := app.Redis.Keys(context.Background(), "limitapp:*").Val(); len(keys) != 0 {
 			t.Fatalf("%v: load was sent before the error: %v", c.args, keys)
 		}
+	}
+}
+
+// The one-command demonstration (hammer --http-demo) in a real terminal at 80x24 and 120x40: a
+// panel per route, the naive one's application told check-then-act beside the atomic one's,
+// the how view (h) naming the race in commands once there is an overshoot; q ends the run with
+// the summary, whose lines tell the race as the seed tells its own (two reads of one count
+// before either INCR), exit 0 (the naive route caught, as the demonstration asserts).
+func TestHTTPDemoShowsTheRaceInATerminal(t *testing.T) {
+	skipInShortMode(t)
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		t.Run(strconv.Itoa(size[0])+"x"+strconv.Itoa(size[1]), func(t *testing.T) {
+			m := shell(t, size[0], size[1], binary(t)+" hammer --http-demo --duration 60s")
+			screen := m.WaitForText(60*time.Second, "naive", "atomic", "redis", "check-then-act", "atomic  INCR", "RUNNING")
+			if strings.Count(screen, "redis ") < 2 {
+				t.Errorf("want each panel's redis line:\n%s", screen)
+			}
+			m.WaitForText(60*time.Second, "h how it happened")
+			m.Keys("h")
+			m.WaitForText(30*time.Second, "How the first overshoot happened", "redis:", "two reads of")
+			m.Keys("q")
+			after := m.WaitForText(60*time.Second, "EXIT=0", "naive   redis  check-then-act", "atomic  redis  atomic", "naive   redis: GET", "two reads of")
+			if !regexp.MustCompile(`two reads of \S+ before (either|the) INCR`).MatchString(after) {
+				t.Errorf("the summary does not tell the race:\n%s", after)
+			}
+		})
 	}
 }
