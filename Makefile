@@ -100,6 +100,13 @@ bench-history: load-tools
 bench-hammer: redis-server
 	hack/bench-hammer.sh
 
+# What MONITOR costs a server (hammer --http-redis-trace attaches one to each node): redis-benchmark
+# without and with one MONITOR client attached, in interleaved pairs; the ratio goes in --help and
+# docs/http.md.
+.PHONY: monitor-cost
+monitor-cost: redis-server
+	hack/monitor-cost.sh
+
 # inspect and purge against a throw-away redis-server on loopback, once each.
 .PHONY: bench-purge bench-inspect
 

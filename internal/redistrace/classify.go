@@ -21,59 +21,95 @@ const (
 )
 
 // How a decision is told apart. A target's requests are counted (admits A, refusals F, errors
-// E) and its commands on their identities sorted into steps: a script call, a WATCH, a write
-// (a command that changes a count, or a MULTI/EXEC that holds one), a read (a command that
-// reads one, or a MULTI/EXEC of reads alone); a read or write under its connection's WATCH of
-// the key, and the commands a script runs, are part of an atomic step and never a step of their
-// own; a key's lifetime (EXPIRE, TTL) and a prune (ZREMRANGEBYSCORE, DEL) are neither.
+// and requests cut as the run ended E) and its commands on their identities sorted into steps:
+// a script call, a WATCH, a write (a command that changes a count, or a MULTI/EXEC that holds
+// one), a read (a command that reads one, or a MULTI/EXEC of reads alone); a read or write under
+// its connection's WATCH of the key, and the commands a script runs, are part of an atomic step
+// and never a step of their own; a key's lifetime (EXPIRE, TTL) and a prune (ZREMRANGEBYSCORE,
+// DEL) are neither. Reads and writes are counted per family of keys: a key with its identity and
+// its numbers (a window's index) taken out, so a window's counter is one family however many
+// windows the run saw, and a second counter (a day's quota) another.
 //
 //   - atomic: script calls and WATCHes number at least 9 in 10 decisions (each decision one
-//     step), or the writes at least A + F/2 (refused requests wrote too: the write came first
-//     and its reply decided, as INCR-first, SET NX, a MULTI that writes);
-//   - check-then-act: the reads of keys that are also written number at least 9 in 10
-//     decisions, the writes at least half the admits and at most the admits, the errors and a
-//     tenth of the refusals (a refused request read and did not write: the read decided, and
-//     the write came later, apart), and script calls and WATCHes under 1 in 10 decisions.
+//     step), or some family's writes at least A + F/2 (refused requests wrote it too: the write
+//     came first and its reply decided, as INCR-first, SET NX, a MULTI that writes);
+//   - check-then-act: some family's reads number at least 9 in 10 decisions, and its writes at
+//     least half the admits and at most A + E + F/10 (a refused request read it and did not
+//     write it: the read decided, and the write came later, apart), while script calls and
+//     WATCHes number under 1 in 10 decisions.
 //
 // Both need refusals (minRefusals): while every request is admitted, a write made for every
 // request and one made only for admits look the same. Where both rules or neither hold, the
 // decision is unknown. So atomic code is never called check-then-act: a WATCH/MULTI retry loop
 // reads under WATCH; INCR first, with a TTL or a pipeline of reads after it, writes for every
-// request; a script's reads and writes are its own; a MULTI that writes is a write step.
+// request; a script's reads and writes are its own; a MULTI that writes is a write step; and a
+// count read and written apart beside a script's decision (a statistic) leaves it unknown.
 
 // minRefusals is how many refusals a decision needs before a target's writes tell it.
 const minRefusals = 5
 
-// keyTally counts a key's read and write steps.
-type keyTally struct{ reads, writes int64 }
+// familyTally counts a family of keys' read and write steps.
+type familyTally struct{ reads, writes int64 }
 
 // tally counts one target's commands and requests as they come.
 type tally struct {
+	ids                       Identities
 	byName                    map[string]int64
 	readNames, writeNames     map[string]int64 // the unguarded steps' commands
-	keys                      map[string]*keyTally
+	families                  map[string]*familyTally
+	keys                      map[string]bool
 	clients                   map[string]bool
-	scripts, watches, writes  int64
+	scripts, watches          int64
 	admits, refusals, errored int64
 }
 
-func newTally() *tally {
-	return &tally{byName: map[string]int64{}, readNames: map[string]int64{}, writeNames: map[string]int64{},
-		keys: map[string]*keyTally{}, clients: map[string]bool{}}
+func newTally(ids Identities) *tally {
+	return &tally{ids: ids, byName: map[string]int64{}, readNames: map[string]int64{}, writeNames: map[string]int64{},
+		families: map[string]*familyTally{}, keys: map[string]bool{}, clients: map[string]bool{}}
 }
 
-func (t *tally) key(k string) *keyTally {
-	kt := t.keys[k]
-	if kt == nil {
-		kt = &keyTally{}
-		t.keys[k] = kt
+// family is the tally of the family of keys k is in: k with its identity and numbers taken out.
+func (t *tally) family(k string) *familyTally {
+	name := familyOf(k, t.ids)
+	f := t.families[name]
+	if f == nil {
+		f = &familyTally{}
+		t.families[name] = f
 	}
-	return kt
+	return f
 }
 
-// request counts a decided request.
+// familyOf is a key with its identity as {key} and each run of digits as #.
+func familyOf(k string, ids Identities) string {
+	if i := strings.Index(k, ids.RunID+"."); i >= 0 {
+		end := i + len(ids.RunID) + 1
+		for end < len(k) && k[end] >= '0' && k[end] <= '9' {
+			end++
+		}
+		k = k[:i] + "{key}" + k[end:]
+	}
+	var b strings.Builder
+	digits := false
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c >= '0' && c <= '9' {
+			if !digits {
+				b.WriteByte('#')
+			}
+			digits = true
+			continue
+		}
+		digits = false
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// request counts a request: decided, errored, or (not decided) cut as the run ended.
 func (t *tally) request(r Request) {
 	switch {
+	case r.NotDecided:
+		t.errored++ // it may have sent its commands: allowed for as an error's
 	case r.Admitted:
 		t.admits++
 	case r.Refused:
@@ -88,6 +124,9 @@ func (t *tally) step(cmds []Command) {
 	for _, c := range cmds {
 		t.byName[c.Name]++
 		t.clients[c.Client] = true
+		for _, k := range c.Keys {
+			t.keys[k] = true
+		}
 	}
 	first := cmds[0]
 	switch {
@@ -102,17 +141,12 @@ func (t *tally) step(cmds []Command) {
 		case RoleRead:
 			if !first.Guarded {
 				t.readNames[first.Name]++
-				for _, k := range dedupe(first.Keys) {
-					t.key(k).reads++
-				}
+				t.count(first.Keys, func(f *familyTally) { f.reads++ })
 			}
 		case RoleWrite:
 			if !first.Guarded {
-				t.writes++
 				t.writeNames[first.Name]++
-				for _, k := range dedupe(first.Keys) {
-					t.key(k).writes++
-				}
+				t.count(first.Keys, func(f *familyTally) { f.writes++ })
 			}
 		}
 		return
@@ -136,44 +170,30 @@ func (t *tally) step(cmds []Command) {
 	switch {
 	case guarded:
 	case len(written) > 0:
-		t.writes++
 		t.writeNames["MULTI/EXEC"]++
-		for _, k := range dedupe(written) {
-			t.key(k).writes++
-		}
+		t.count(written, func(f *familyTally) { f.writes++ })
 	case len(read) > 0:
 		t.readNames["MULTI/EXEC"]++
-		for _, k := range dedupe(read) {
-			t.key(k).reads++
-		}
+		t.count(read, func(f *familyTally) { f.reads++ })
 	}
 }
 
-func dedupe(keys []string) []string {
-	if len(keys) < 2 {
-		return keys
-	}
-	out := slices.Clone(keys)
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// readsOfWritten are the read steps of keys that were also written, apart.
-func (t *tally) readsOfWritten() int64 {
-	var n int64
-	for _, kt := range t.keys {
-		if kt.writes > 0 {
-			n += kt.reads
+// count counts one step in each family of keys it touched, once.
+func (t *tally) count(keys []string, add func(*familyTally)) {
+	seen := map[*familyTally]bool{}
+	for _, k := range keys {
+		if f := t.family(k); !seen[f] {
+			seen[f] = true
+			add(f)
 		}
 	}
-	return n
 }
 
 // decide says how the target decides, and why, in a few words.
 func (t *tally) decide() (decision, why string) {
 	a, f, e := t.admits, t.refusals, t.errored
 	n := a + f
-	reads, writes, atomicSteps := t.readsOfWritten(), t.writes, t.scripts+t.watches
+	atomicSteps := t.scripts + t.watches
 	switch {
 	case len(t.byName) == 0:
 		return Unknown, "no command of the application touched the run's identities"
@@ -182,21 +202,39 @@ func (t *tally) decide() (decision, why string) {
 	}
 	contended := f >= minRefusals
 	scripted := 10*atomicSteps >= 9*n
-	writeFirst := contended && 2*writes >= 2*a+f
-	cta := contended && 10*reads >= 9*n && 2*writes >= a && 10*writes <= 10*(a+e)+f && 10*atomicSteps < n
+	var writeFirst, cta *familyTally
+	for _, name := range slices.Sorted(maps.Keys(t.families)) {
+		fam := t.families[name]
+		if contended && 2*fam.writes >= 2*a+f && writeFirst == nil {
+			writeFirst = fam
+		}
+		if contended && 10*fam.reads >= 9*n && 2*fam.writes >= a && 10*fam.writes <= 10*(a+e)+f && 10*atomicSteps < n && cta == nil {
+			cta = fam
+		}
+	}
 	switch {
-	case cta && !scripted && !writeFirst:
+	case cta != nil && !scripted && writeFirst == nil:
 		return CheckThenAct, fmt.Sprintf("every request read (%s) and only admits wrote (%s): %d writes for %d admits and %d refusals",
-			commonest(t.readNames), commonest(t.writeNames), writes, a, f)
-	case scripted && !cta:
+			commonest(t.readNames), commonest(t.writeNames), cta.writes, a, f)
+	case scripted && cta == nil:
 		return Atomic, fmt.Sprintf("each decision one step: %d %s for %d decisions", atomicSteps, atomicWhat(t), n)
-	case writeFirst && !cta:
-		return Atomic, fmt.Sprintf("every request wrote first (%s), its reply deciding: %d writes for %d decisions", commonest(t.writeNames), writes, n)
+	case writeFirst != nil && cta == nil:
+		return Atomic, fmt.Sprintf("every request wrote first (%s), its reply deciding: %d writes for %d decisions", commonest(t.writeNames), writeFirst.writes, n)
 	case !contended:
 		return Unknown, fmt.Sprintf("%d refusals: too few to tell a write that decides from one made only for admits", f)
+	case cta != nil:
+		return Unknown, fmt.Sprintf("both: every request read a count that only admits wrote, and %s", atomicEvidence(t, writeFirst, scripted))
 	}
-	return Unknown, fmt.Sprintf("neither one step per decision nor a read before a separate write: %d reads, %d writes, %d script calls or WATCHes for %d admits and %d refusals",
-		reads, writes, atomicSteps, a, f)
+	return Unknown, fmt.Sprintf("neither one step per decision nor a read before a separate write (%d script calls or WATCHes for %d admits and %d refusals)",
+		atomicSteps, a, f)
+}
+
+// atomicEvidence says what made a decision look atomic, beside a read and a write apart.
+func atomicEvidence(t *tally, writeFirst *familyTally, scripted bool) string {
+	if scripted {
+		return fmt.Sprintf("each decision was one step (%s)", atomicWhat(t))
+	}
+	return fmt.Sprintf("every request wrote a count first (%d writes)", writeFirst.writes)
 }
 
 // atomicWhat names a target's atomic steps: script calls, WATCH-guarded transactions, or both.

@@ -290,3 +290,13 @@ func count(c *Command) (int64, bool) {
 func sameClients(ra, rb, wa, wb string) bool {
 	return ra != rb && (ra == wa && rb == wb || ra == wb && rb == wa)
 }
+
+// dedupe is keys without repeats, sorted.
+func dedupe(keys []string) []string {
+	if len(keys) < 2 {
+		return keys
+	}
+	out := slices.Clone(keys)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -71,16 +71,7 @@ type Request struct {
 // Start starts recording: MONITOR on every node, or the proxy listening; an error means nothing
 // runs (ErrMonitorRefused, a proxy address taken).
 func Start(ctx context.Context, cfg Config) (*Tracer, error) {
-	if cfg.MaxCommands <= 0 {
-		cfg.MaxCommands = DefaultMaxCommands
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 5 * time.Second
-	}
-	t := &Tracer{ids: cfg.Identities, cfg: cfg, base: time.Now(), source: SourceMonitor}
-	for range cfg.Identities.Targets {
-		t.tallies = append(t.tallies, newTally())
-	}
+	t := newTracer(cfg)
 	if cfg.Proxy != "" {
 		t.source = SourceProxy
 		p, err := startProxy(t, cfg.Proxy, cfg.Upstream)
@@ -99,6 +90,21 @@ func Start(ctx context.Context, cfg Config) (*Tracer, error) {
 		t.monitors = append(t.monitors, m)
 	}
 	return t, nil
+}
+
+// newTracer is a tracer of cfg that reads nothing yet.
+func newTracer(cfg Config) *Tracer {
+	if cfg.MaxCommands <= 0 {
+		cfg.MaxCommands = DefaultMaxCommands
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	t := &Tracer{ids: cfg.Identities, cfg: cfg, base: time.Now(), source: SourceMonitor}
+	for range cfg.Identities.Targets {
+		t.tallies = append(t.tallies, newTally(cfg.Identities))
+	}
+	return t
 }
 
 // Source is how the trace is taken: SourceMonitor or SourceProxy.
