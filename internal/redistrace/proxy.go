@@ -112,13 +112,13 @@ func (p *proxy) serve(client net.Conn) {
 	}
 	defer p.untrack(upstream)
 	defer upstream.Close()
-	queue := make(chan pendingCommand, 4096)
+	queue := &commandQueue{ready: make(chan struct{}, 1)}
 	var blind sync.Once // the connection is no longer read (subscribed, monitoring, not RESP)
 	stopReading := make(chan struct{})
 	s := newStreamer(p.t, 0)
 	addr := client.RemoteAddr().String()
 	go func() {
-		defer close(queue)
+		defer queue.close()
 		defer upstream.Close()
 		p.forwardCommands(client, upstream, queue, func() { blind.Do(func() { close(stopReading) }) })
 	}()
@@ -164,7 +164,7 @@ func blinds(args []string) bool {
 
 // forwardCommands copies the application's commands to the upstream, frame by frame, queueing
 // each for its reply; once the stream cannot be read as commands it is copied alone (blind).
-func (p *proxy) forwardCommands(from, to net.Conn, queue chan<- pendingCommand, blind func()) {
+func (p *proxy) forwardCommands(from, to net.Conn, queue *commandQueue, blind func()) {
 	fr := newFrameReader(from)
 	w := bufio.NewWriterSize(to, 64<<10)
 	for {
@@ -184,7 +184,7 @@ func (p *proxy) forwardCommands(from, to net.Conn, queue chan<- pendingCommand, 
 			ok = false
 		}
 		if ok {
-			queue <- pendingCommand{args: args, sentUs: p.t.sinceBase(time.Now())}
+			queue.push(pendingCommand{args: args, sentUs: p.t.sinceBase(time.Now())})
 		}
 		if _, err := w.Write(raw); err != nil {
 			return
@@ -198,8 +198,8 @@ func (p *proxy) forwardCommands(from, to net.Conn, queue chan<- pendingCommand, 
 }
 
 // forwardReplies copies the upstream's replies to the application, handing each with its
-// command to seen, until the upstream closes; once blind, it copies alone.
-func (p *proxy) forwardReplies(from, to net.Conn, queue <-chan pendingCommand, blind <-chan struct{}, seen func(pendingCommand, any, int64)) {
+// command to seen first, until the upstream closes; once blind, it copies alone.
+func (p *proxy) forwardReplies(from, to net.Conn, queue *commandQueue, blind <-chan struct{}, seen func(pendingCommand, any, int64)) {
 	defer to.Close()
 	fr := newFrameReader(from)
 	w := bufio.NewWriterSize(to, 64<<10)
@@ -221,6 +221,12 @@ func (p *proxy) forwardReplies(from, to net.Conn, queue <-chan pendingCommand, b
 			return
 		}
 		repliedUs := p.t.sinceBase(time.Now())
+		if !push {
+			// Seen before the application gets it: whatever it has read, the trace holds.
+			if cmd, ok := queue.pop(blind); ok {
+				seen(cmd, v, repliedUs)
+			}
+		}
 		if _, err := w.Write(raw); err != nil {
 			return
 		}
@@ -228,16 +234,6 @@ func (p *proxy) forwardReplies(from, to net.Conn, queue <-chan pendingCommand, b
 			if err := w.Flush(); err != nil {
 				return
 			}
-		}
-		if push {
-			continue
-		}
-		select {
-		case cmd, ok := <-queue:
-			if ok {
-				seen(cmd, v, repliedUs)
-			}
-		case <-blind:
 		}
 	}
 }
@@ -254,6 +250,61 @@ func copyAll(to net.Conn, from *bufio.Reader) {
 		}
 		if err != nil {
 			return
+		}
+	}
+}
+
+// commandQueue holds a connection's commands forwarded and not yet answered, however many: a
+// client that writes a long pipeline before it reads is never made to wait by the proxy (Redis
+// would not make it wait either).
+type commandQueue struct {
+	mu     sync.Mutex
+	cmds   []pendingCommand
+	closed bool
+	ready  chan struct{} // a command was pushed, or the queue closed
+}
+
+func (q *commandQueue) push(c pendingCommand) {
+	q.mu.Lock()
+	q.cmds = append(q.cmds, c)
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *commandQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *commandQueue) signal() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// pop takes the oldest command, waiting for one; ok is false once the queue is closed and empty
+// or blind is closed.
+func (q *commandQueue) pop(blind <-chan struct{}) (pendingCommand, bool) {
+	for {
+		q.mu.Lock()
+		if len(q.cmds) > 0 {
+			c := q.cmds[0]
+			q.cmds = q.cmds[1:]
+			q.mu.Unlock()
+			return c, true
+		}
+		closed := q.closed
+		q.mu.Unlock()
+		if closed {
+			return pendingCommand{}, false
+		}
+		select {
+		case <-q.ready:
+		case <-blind:
+			return pendingCommand{}, false
 		}
 	}
 }
