@@ -2,6 +2,7 @@ package hammer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -13,6 +14,8 @@ import (
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/exitcode"
+	"github.com/limitctl/limitctl/internal/hammer/recordfile"
+	"github.com/limitctl/limitctl/internal/history"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/redistrace"
 	"github.com/limitctl/limitctl/internal/trace"
@@ -273,4 +276,100 @@ func (v *TraceView) How(strategy string, first *trace.Overshoot) []string {
 	}
 	v.how[first] = tokens
 	return tokens
+}
+
+// recordTrace writes the trace to the run's --record file after its calls: each command kept and
+// each target's summary (history.Traced), so that judge shows them again.
+func (s *session) recordTrace(rec *recordfile.File, res Result) {
+	if s.tracer == nil {
+		return
+	}
+	var lines []history.Traced
+	for _, c := range s.tracer.Export() {
+		args := make([]string, len(c.Args))
+		for i, a := range c.Args {
+			args[i] = a[:min(len(a), history.MaxTracedArg)]
+		}
+		lines = append(lines, history.Traced{Command: &history.TracedCommand{Strategy: s.keys.Targets[c.Target], Cmd: c.Name,
+			Args: args, Keys: c.Keys, Client: c.Client, Node: c.Node, Identity: c.Identity, AtUs: c.AtUs, RepliedUs: c.RepliedUs,
+			Reply: replyJSON(c.Reply), ReplyFrom: c.Reply.From, In: c.In, Step: c.Step, Guarded: c.Guarded}})
+	}
+	for _, name := range s.keys.Targets {
+		sum, err := json.Marshal(struct {
+			Strategy string `json:"strategy"`
+			*redistrace.Summary
+		}{name, res.RedisTrace[name]})
+		if err == nil && res.RedisTrace[name] != nil {
+			lines = append(lines, history.Traced{Summary: sum})
+		}
+	}
+	rec.WriteTraced(lines)
+}
+
+// replyJSON is a known reply as JSON, nil when not known.
+func replyJSON(r redistrace.Reply) json.RawMessage {
+	if r.From == "" {
+		return nil
+	}
+	return r.JSON()
+}
+
+// RecordedTrace puts what a traced run's --record file kept beside the strategies judge judged
+// again (res, from files): each target's summary as the run found it, and the commands behind
+// its first overshoot as judge finds it. A file without traced lines adds nothing.
+func RecordedTrace(ctx context.Context, res *Result, files []history.File) {
+	var traced *history.File
+	for i := range files {
+		if len(files[i].Traced) > 0 {
+			if traced != nil {
+				return // several traced runs: their clocks are not one
+			}
+			traced = &files[i]
+		}
+	}
+	if traced == nil || traced.Header == nil {
+		return
+	}
+	sums := map[string]*redistrace.Summary{}
+	var targets []string
+	var cmds []redistrace.Command
+	index := map[string]int{}
+	for _, l := range traced.Traced {
+		switch {
+		case l.Summary != nil:
+			var s struct {
+				Strategy string `json:"strategy"`
+				redistrace.Summary
+			}
+			if json.Unmarshal(l.Summary, &s) == nil {
+				sums[s.Strategy] = &s.Summary
+			}
+		case l.Command != nil:
+			c := l.Command
+			t, ok := index[c.Strategy]
+			if !ok {
+				t = len(targets)
+				index[c.Strategy] = t
+				targets = append(targets, c.Strategy)
+			}
+			cmds = append(cmds, redistrace.Command{Name: c.Cmd, Args: c.Args, Keys: c.Keys, Client: c.Client, Node: c.Node,
+				AtUs: c.AtUs, RepliedUs: c.RepliedUs, Reply: redistrace.ReplyOf(c.Reply, c.ReplyFrom), In: c.In, Step: c.Step,
+				Guarded: c.Guarded, Target: t, Identity: c.Identity})
+		}
+	}
+	res.RedisTrace = sums
+	tr := redistrace.Recorded(redistrace.Identities{RunID: traced.Header.RunID, Targets: targets}, traced.Header.RedisTrace, cmds)
+	strategies := append([]bench.StrategySnapshot(nil), res.Summary.Strategies...)
+	for i, st := range strategies {
+		t, ok := index[st.Name]
+		if !ok || st.FirstOvershoot == nil || sums[st.Name] == nil {
+			continue
+		}
+		if found := tr.FirstOvershoot(ctx, t, sums[st.Name].Decision, st.FirstOvershoot); found != nil {
+			ov := *st.FirstOvershoot
+			ov.Redis = found
+			strategies[i].FirstOvershoot = &ov
+		}
+	}
+	res.Summary.Strategies = strategies
 }

@@ -56,8 +56,8 @@ func (r Result) Strategies() []StrategyResult {
 		}
 		if t := r.Options.httpTarget(st.Name); t != nil {
 			out[i].HTTP, out[i].Clock = t, contract.ServerClock // the endpoint decides on its own clock
-			out[i].Redis = r.RedisTrace[st.Name]
 		}
+		out[i].Redis = r.RedisTrace[st.Name] // a traced HTTP target's, in a run or its records
 		if c := r.Options.Contract; c != nil && st.Name == string(limiter.Custom) {
 			spec := c.Spec
 			if !r.Options.Limiter.Describe().Releases {

@@ -267,8 +267,12 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if s.tracer != nil {
+		rec.TraceBy(s.tracer.Source())
+	}
 	s.cfg.Recorder = s.traced(rec)
 	res, err := s.load(ctx)
+	s.recordTrace(rec, res)
 	if rerr := rec.Close(); err == nil && rerr != nil {
 		return res, rerr
 	}

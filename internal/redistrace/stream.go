@@ -76,6 +76,41 @@ func jsonValue(v any) any {
 	return fmt.Sprint(v)
 }
 
+// ReplyOf is a reply read back from its JSON (Reply.JSON's) and how it was known: numbers are
+// integers, {"error": m} an error; nil JSON, or no from, is a reply not known.
+func ReplyOf(raw json.RawMessage, from string) Reply {
+	if from == "" || raw == nil {
+		return Reply{}
+	}
+	var v any
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return Reply{}
+	}
+	return Reply{From: from, Value: fromJSON(v)}
+}
+
+func fromJSON(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return n
+		}
+		return x.String()
+	case []any:
+		for i := range x {
+			x[i] = fromJSON(x[i])
+		}
+		return x
+	case map[string]any:
+		if msg, ok := x["error"].(string); ok && len(x) == 1 {
+			return ReplyError(msg)
+		}
+	}
+	return v
+}
+
 // observed is one command as a source saw it: MONITOR's line, or the proxy's command and reply.
 type observed struct {
 	client     string

@@ -187,15 +187,15 @@ func fit(saa, sff, saf, ya, yf float64) (a, f float64) {
 	return 0, onlyF
 }
 
-// snap takes the whole numbers nearest a fit (each rounded down or up) whose count over the
+// snap takes the whole numbers nearest a fit (each rounded down, or that plus one) whose count over the
 // run, a·admits + f·refusals, comes nearest the command's total, when one comes within 2% (and
 // 2) of it: a request sends a whole number of each command, and the total is exact where the
 // fit over slices of time is not (a few admits beside many refusals weigh little in it). A fit
 // no whole numbers match (retries, a script loaded once) stands, to a tenth.
 func snap(a, f, admits, refusals, total float64) (float64, float64) {
 	bestA, bestF, bestErr := a, f, math.Inf(1)
-	for _, ca := range []float64{math.Floor(a), math.Ceil(a)} {
-		for _, cf := range []float64{math.Floor(f), math.Ceil(f)} {
+	for _, ca := range []float64{math.Floor(a), math.Floor(a) + 1} {
+		for _, cf := range []float64{math.Floor(f), math.Floor(f) + 1} {
 			err := math.Abs(ca*admits + cf*refusals - total)
 			if err <= 0.02*total+2 && err < bestErr {
 				bestA, bestF, bestErr = ca, cf, err

@@ -229,3 +229,28 @@ func timeReply(v any) (int64, error) {
 	}
 	return parts[0]*1_000_000 + parts[1], nil
 }
+
+// Export is every command kept, in the order kept, its times in µs since the run began (a
+// --record file's).
+func (t *Tracer) Export() []Command {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	beginUs := t.sinceBase(t.begin)
+	out := make([]Command, len(t.cmds))
+	for i, c := range t.cmds {
+		c.AtUs -= beginUs
+		if c.RepliedUs != 0 {
+			c.RepliedUs -= beginUs
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// Recorded is a tracer of commands a run recorded (Export's, from a --record file), for the
+// commands behind a first overshoot when the run is judged again.
+func Recorded(ids Identities, source string, cmds []Command) *Tracer {
+	t := newTracer(Config{Identities: ids})
+	t.source, t.begin, t.stopped, t.cmds = source, t.base, true, cmds
+	return t
+}
