@@ -115,13 +115,13 @@ func clusterSetup(t *testing.T) traceSetup {
 // route OVERSHOOT, check-then-act, and a first overshoot whose commands show two reads of one key
 // before a write to it; an atomic one exact (its power better than the limit) and atomic. why
 // says what a route read when it did not.
-func tracedRun(t *testing.T, s traceSetup, g traceGroup, d time.Duration) (ok map[limitapp.Pattern]bool, why map[limitapp.Pattern]string) {
+func tracedRun(t *testing.T, s traceSetup, g traceGroup, d time.Duration, extra ...string) (ok map[limitapp.Pattern]bool, why map[limitapp.Pattern]string) {
 	t.Helper()
 	var targets []string
 	for _, p := range g.patterns {
 		targets = append(targets, targetName(p)+"="+s.app.URL(p))
 	}
-	r, _, by := hammerHTTP(t, g.kind, d, targets, s.extra...)
+	r, _, by := hammerHTTP(t, g.kind, d, targets, append(append([]string(nil), s.extra...), extra...)...)
 	var doc traceDoc
 	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
 		t.Fatalf("exit %d: %v\n%s", r.code, err, r.errOut)
@@ -340,5 +340,42 @@ func TestHTTPDemoShowsTheRaceInATerminal(t *testing.T) {
 				t.Errorf("the summary does not tell the race:\n%s", after)
 			}
 		})
+	}
+}
+
+// --record keeps the trace (the commands after the calls, each target's summary) and judge
+// reads it: the same decisions beside its verdicts, and the commands behind the first overshoot
+// it finds, with the race among them.
+func TestRecordedTraceIsJudgedAgain(t *testing.T) {
+	skipInShortMode(t)
+	s := monitorSetup(t)
+	g := traceGroups[0]
+	file := t.TempDir() + "/run.jsonl"
+	for attempt := 1; ; attempt++ {
+		_, why := tracedRun(t, s, g, httpRun, "--record", file)
+		r := run(t, "judge", file, "-o", "json")
+		var doc traceDoc
+		if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+			t.Fatalf("judge: exit %d, %v\n%s", r.code, err, r.errOut)
+		}
+		got := map[string]string{}
+		raced := false
+		for _, st := range doc.Strategies {
+			if st.Redis != nil {
+				got[st.Name] = st.Redis.Decision
+			}
+			if st.Name == targetName(g.patterns[0]) && st.Verdict == "OVERSHOOT" {
+				raced = raceShown(t, st.Name, st.FirstOvershoot)
+			}
+		}
+		if got[targetName(g.patterns[0])] != "check-then-act" || got[targetName(g.patterns[1])] != "atomic" {
+			t.Fatalf("judge of the record: decisions %v; the run: %v", got, why)
+		}
+		if raced {
+			return
+		}
+		if attempt == 5 {
+			t.Fatalf("judge never showed the race in the naive route's first overshoot in 5 runs: %v", why)
+		}
 	}
 }
