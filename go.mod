@@ -14,6 +14,7 @@ require (
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
+	github.com/sethvargo/go-limiter v0.7.1
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	github.com/ulule/limiter/v3 v3.11.2
@@ -22,6 +23,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/net v0.57.0
 	golang.org/x/term v0.48.0
+	golang.org/x/time v0.16.0
 	k8s.io/api v0.37.2
 	sigs.k8s.io/yaml v1.6.0
 )

@@ -49,12 +49,11 @@ func newHammerCmd(f *Factory, runF func(context.Context, *Factory, *hammerOption
 keys of their own, and proves what it finds: more admitted than the limit
 (OVERSHOOT), a refusal while every correct limiter certainly had room (TOO
 STRICT), a key left without a TTL (LEAKS); a correct atomic strategy is exact.
-Without --url/--addr it starts a throw-away redis-server; the run's keys are
-deleted at the end, also on Ctrl-C, unless --keep-keys. Your own script runs as
-strategy custom (--script), called by the contract you describe (keep it in a
-limiter file, -f); it must show 0 overshoot, 0 false rejects and 0 leaks, and a
-failed --assert exits 3. Topics: limitctl help limiter-file, contract,
-evidence, http, records, exit-codes, connections.`,
+Without --url/--addr it starts a throw-away redis-server. Your script runs as
+strategy custom (--script), called by the contract you describe (-f keeps it);
+anything but exact exits 3, and thin evidence loads on up to --max-duration.
+Topics: limitctl help limiter-file, contract, evidence, http, records,
+exit-codes, connections.`,
 		Example: `  limitctl hammer --strategies naive,lua --assert 'lua.overshoot==0'
   limitctl hammer --script ours.lua --junit hammer.xml
   limitctl hammer --script gcra.lua --script-args '{burst} {limit} {window_s}' \
@@ -102,6 +101,8 @@ evidence, http, records, exit-codes, connections.`,
 	fl.IntVar(&opts.flags.Workers, "workers", 64, "`N` concurrent workers per strategy")
 	fl.DurationVar(&opts.flags.Duration, "duration", 10*time.Second, "how long to run (pauses excluded)")
 	fl.Int64Var(&opts.flags.Requests, "requests", 0, "stop after `N` decisions per strategy, not after --duration")
+	fl.DurationVar(&opts.flags.MaxDuration, "max-duration", 0, "load on while the evidence is too thin to judge, up to `D` (default 3×--duration)")
+	fl.Int64Var(&opts.flags.MaxRequests, "max-requests", 0, "with --requests: load on while the evidence is thin, up to `N` (default 3×)")
 	fl.Float64Var(&opts.flags.Rate, "rate", 0, "open loop: `R` decisions a second per strategy (default closed)")
 	fl.IntVar(&opts.flags.Conns, "conns", 0, "`N` connections per strategy, calls pipelined (0: one a worker)")
 	fl.IntVar(&opts.flags.Keys, "keys", 1, "`N` limiter keys per strategy, each its own hash tag")

@@ -28,6 +28,10 @@ func TestHammerRefusesMeaninglessStaleAfter(t *testing.T) {
 		{"abandon 0 on a bucket", []string{"--limiter", "token-bucket", "--abandon", "0"}, "--abandon applies only to the concurrency limiter"},
 		// The scripts would use a 1ms window while the evidence judged a 1.5ms one.
 		{"window not whole milliseconds", []string{"--limiter", "sliding-window", "--window", "1500us"}, "--window must be a whole number of milliseconds"},
+		{"a cap below the duration", []string{"--duration", "5s", "--max-duration", "4s"}, "--max-duration 4s must be at least --duration 5s"},
+		{"a time cap on a run of requests", []string{"--requests", "100", "--max-duration", "4s"}, "--max-duration caps a --duration run"},
+		{"a cap below the requests", []string{"--requests", "100", "--max-requests", "99"}, "--max-requests 99 must be at least --requests 100"},
+		{"a cap of requests on a timed run", []string{"--max-requests", "99"}, "--max-requests caps a --requests run"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := run(t, append([]string{"--addr", "127.0.0.1:1", "hammer"}, tc.args...)...)

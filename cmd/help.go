@@ -15,7 +15,7 @@ var hammerFlagGroups = []helptopic.Group{
 	{Name: "Limiter", Topic: "limiter-file", Flags: []string{"limiter-file", "print-limiter", "limiter", "limit", "window", "hold", "stale-after", "assert"}},
 	{Name: "Custom script", Topic: "contract", Flags: []string{"script", "script-keys", "script-args", "script-allowed", "script-admit-at", "clock",
 		"window-start", "script-release", "script-release-file", "script-release-keys", "script-release-args", "script-setup", "script-setup-file", "no-lint"}},
-	{Name: "Load", Topic: "connections", Flags: []string{"strategies", "workers", "duration", "requests", "rate", "conns", "keys", "profile", "skew",
+	{Name: "Load", Topic: "connections", Flags: []string{"strategies", "workers", "duration", "requests", "max-duration", "max-requests", "rate", "conns", "keys", "profile", "skew",
 		"abandon", "on-error", "inject", "embedded"}},
 	{Name: "HTTP target", Topic: "http", Flags: []string{"http", "http-method", "http-header", "http-body", "http-admitted", "http-refused", "http-keys",
 		"http-redis-trace", "http-redis-proxy", "http-demo"}},

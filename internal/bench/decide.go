@@ -21,8 +21,13 @@ func (s *strategyState) work(ctx, calls context.Context, e *Engine, worker int, 
 			if scheduled, ok = <-schedule; !ok {
 				return
 			}
-		} else if s.cfg.Requests > 0 && s.issued.Add(1) > s.cfg.Requests {
-			return
+		} else if s.gate != nil {
+			if ok, wait := s.gate.take(); !ok {
+				if !wait || !s.gate.wait(ctx) {
+					return
+				}
+				continue
+			}
 		}
 		if schedule == nil && !s.waitActive(ctx, worker) {
 			return

@@ -112,7 +112,14 @@ type Config struct {
 	Conns      int           // connections each strategy's workers share (0: one per worker); reported only
 	Duration   time.Duration // stop after this much unpaused time (0: no time bound)
 	Requests   int64         // stop after this many decisions per strategy (0: no count bound)
-	Hold       time.Duration // concurrency: how long an admitted request holds its slot; windows and bucket: a think time after each admit
+	// MaxDuration and MaxRequests cap a run that loads on past Duration or Requests while a
+	// strategy's evidence cannot back a verdict yet (extend.go); at or below the bound, never.
+	MaxDuration time.Duration
+	MaxRequests int64
+	// Unjudged says why a strategy's evidence so far (its power included) could back no verdict
+	// but "not judged", or "" when it can: the run's rule for loading on (nil: never).
+	Unjudged func(StrategySnapshot) string
+	Hold     time.Duration // concurrency: how long an admitted request holds its slot; windows and bucket: a think time after each admit
 	// StaleAfter is when the concurrency limiter reclaims a member as abandoned (0: never):
 	// requests held further apart than that are not counted together as evidence.
 	StaleAfter time.Duration
@@ -284,11 +291,17 @@ func (e *Engine) Run(ctx context.Context, snapshots chan<- Snapshot) (Summary, e
 	var lastStats *map[string]redisconn.CmdStat
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	// timeUp advances the run's active clock to now and ends the load once its time is up.
+	extend := &extender{cfg: cfg}
+	// timeUp advances the run's active clock to now and ends the load once its time is up and
+	// its evidence suffices (or its cap is reached); a run bounded by decisions hands each
+	// strategy at its bound another step, or stops it.
 	timeUp := func(now time.Time) {
 		clock.advance(now, e.paused.Load())
-		if cfg.Duration > 0 && clock.active >= cfg.Duration {
+		if loadCtx.Err() == nil && extend.durationDone(runs, clock.active, now) {
 			stopLoad()
+		}
+		if cfg.Requests > 0 {
+			extend.requestsDone(runs)
 		}
 	}
 
@@ -315,6 +328,9 @@ loop:
 				lastStats = st
 			}
 			snap := e.snapshot(runs, clock.active, now.Sub(lastTick), serverUsec, false)
+			if extend.ext != nil {
+				snap.Extending = extend.ext.Why
+			}
 			lastTick = now
 			if snapshots != nil {
 				select {
@@ -354,6 +370,7 @@ loop:
 	return Summary{
 		RunID: cfg.RunID, Target: cfg.Target, Limiter: cfg.Limiter, Limit: cfg.Limit, Workers: cfg.Workers,
 		Conns: cfg.Conns, Duration: clock.active, Interrupted: ctx.Err() != nil, Strategies: final.Strategies,
+		Extended: extend.finish(clock.active),
 	}, nil
 }
 
@@ -464,7 +481,11 @@ func (e *Engine) snapshot(runs []*strategyState, active, sinceTick time.Duration
 		s.Progress = 1
 	}
 	for i, r := range runs {
-		st := r.view(sinceTick, active, final)
+		mode := tickView
+		if final {
+			mode = finalView
+		}
+		st := r.view(sinceTick, active, mode)
 		if i < len(serverUsec) {
 			st.ServerUsecPerCall = serverUsec[i]
 		}

@@ -11,9 +11,15 @@ import (
 func (s *strategyState) pace(ctx context.Context, e *Engine, schedule chan<- time.Time, begin time.Time) {
 	interval := time.Duration(float64(time.Second) / s.cfg.OpenRate)
 	next := begin
-	for n := int64(0); ; n++ {
-		if s.cfg.Requests > 0 && n >= s.cfg.Requests {
-			return
+	for {
+		if s.gate != nil {
+			if ok, wait := s.gate.take(); !ok {
+				if !wait || !s.gate.wait(ctx) {
+					return
+				}
+				next = time.Now() // a wait for the engine's word is not a backlog
+				continue
+			}
 		}
 		if e.paused.Load() {
 			if !e.waitIfPaused(ctx) {

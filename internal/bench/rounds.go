@@ -134,14 +134,18 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, conn int, indexes
 			break
 		}
 		acquires := len(calls)
+		gated := false
 		if !hold {
-			s.gather(ctx, round, ws, s.byPlace[place], &calls, &who, now, wake, schedule)
+			gated = s.gather(ctx, round, ws, s.byPlace[place], &calls, &who, now, wake, schedule)
 			place = (place + 1) % len(s.byPlace)
 		}
 		if len(calls) == 0 {
 			if !wake.IsZero() {
 				sleepCtx(ctx, time.Until(wake))
 				continue
+			}
+			if gated && !s.gate.wait(ctx) {
+				markDone(ws) // the bound stands: release what is held and stop
 			}
 			if allDone(ws) {
 				break
@@ -297,7 +301,7 @@ func releaseContext(ctx context.Context, horizon time.Duration) (context.Context
 // g: each takes its turn at the request bound, and in an open loop a scheduled start, waiting
 // for the first only when no call is due otherwise, and then no later than wake (a hold's end:
 // a release is due). A worker's scheduled start is kept in its call's started until sent.
-func (s *strategyState) gather(ctx context.Context, round *roundBatch, ws []worker, g int, calls *[]limiter.Call, who *[]int, now, wake time.Time, schedule <-chan time.Time) {
+func (s *strategyState) gather(ctx context.Context, round *roundBatch, ws []worker, g int, calls *[]limiter.Call, who *[]int, now, wake time.Time, schedule <-chan time.Time) (gated bool) {
 	keys := s.groups[g]
 	for i := range ws {
 		w := &ws[i]
@@ -317,24 +321,28 @@ func (s *strategyState) gather(ctx context.Context, round *roundBatch, ws []work
 				select {
 				case scheduled, ok = <-schedule:
 				case <-due:
-					return
+					return false
 				case <-ctx.Done():
-					return
+					return false
 				}
 			} else {
 				select {
 				case scheduled, ok = <-schedule:
 				default:
-					return // nothing more is due yet
+					return false // nothing more is due yet
 				}
 			}
 			if !ok {
 				markDone(ws)
-				return
+				return false
 			}
-		} else if s.cfg.Requests > 0 && s.issued.Add(1) > s.cfg.Requests {
-			markDone(ws)
-			return
+		} else if s.gate != nil {
+			if ok, wait := s.gate.take(); !ok {
+				if !wait {
+					markDone(ws)
+				}
+				return wait // the engine decides whether the bound rises
+			}
 		}
 		key := keys[(w.index+w.turns[g]*s.cfg.Workers)%len(keys)]
 		w.turns[g]++
@@ -344,6 +352,7 @@ func (s *strategyState) gather(ctx context.Context, round *roundBatch, ws []work
 		*calls = append(*calls, limiter.Call{Key: s.keys[w.c.keyIndex], Trace: s.recorders[w.index]})
 		*who = append(*who, i)
 	}
+	return false
 }
 
 // releaseAll releases, in one last round, what workers still hold once the load stopped: the

@@ -26,8 +26,11 @@ type strategyState struct {
 	byPlace []int
 
 	attempts, admitted, rejected, errs, retries atomic.Int64
-	failOpen, failClosed, issued, releaseErrs   atomic.Int64
-	abandoned                                   atomic.Int64 // admits never released (Config.Abandon)
+	failOpen, failClosed, releaseErrs           atomic.Int64
+	// gate bounds the decisions of a run bounded by --requests (nil: none), raised while the
+	// evidence is thin (extend.go).
+	gate      *requestGate
+	abandoned atomic.Int64 // admits never released (Config.Abandon)
 	// abandonCredit is each worker's share of an abandon so far (abandons); only its worker,
 	// or the connection whose rounds run it, touches it.
 	abandonCredit []float64
@@ -107,6 +110,9 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 		for i := range s.sentHigh {
 			s.sentHigh[i].Store(math.MinInt64)
 		}
+	}
+	if cfg.Requests > 0 {
+		s.gate = newRequestGate(cfg.Requests, cfg.Unjudged != nil && cfg.MaxRequests > cfg.Requests)
 	}
 	s.abandonCredit = make([]float64, cfg.Workers)
 	for w := range s.abandonCredit {

@@ -1,10 +1,13 @@
 package bench
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/limitctl/limitctl/internal/bench/overshoot"
 	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/trace"
@@ -22,6 +25,9 @@ type Snapshot struct {
 	Progress float64       // 0..1, by time or by requests
 	Paused   bool
 	Done     bool
+	// Extending says why the run loads on past its bound (its evidence is not yet enough for
+	// a verdict), "" while it does not.
+	Extending string
 	// Strategies are in the order given on the command line.
 	Strategies []StrategySnapshot
 }
@@ -61,6 +67,11 @@ type StrategySnapshot struct {
 	Unjudged int64
 	// Current is in flight now (concurrency) or the newest window's count (windows, bucket).
 	Current int64
+	// Windows are what the evidence proved of one window, at the time each count was about, for
+	// evidence judged long after (calls judged over their intervals: an HTTP target's, a
+	// TIME-reading script's, the records judge reads); nil for the others, and before the final
+	// snapshot. The report draws them where the windows were, not where they were judged.
+	Windows []WindowCount
 	// TickPeak is the highest Current since the previous snapshot (0 when the engine does not
 	// track it): a short overshoot between two ticks still reaches the dashboard's chart.
 	TickPeak       int64
@@ -208,5 +219,35 @@ type Summary struct {
 	Processes   int           // hammer report: how many processes' summaries were merged (0: one run)
 	Duration    time.Duration // actual wall time of the load
 	Interrupted bool
-	Strategies  []StrategySnapshot
+	// Extended: the run loaded past its bound, for the evidence its verdicts needed (nil: it
+	// did not).
+	Extended   *Extension
+	Strategies []StrategySnapshot
+}
+
+// WindowCount is the most admits one window certainly held among the windows starting in a short
+// span of time from At (since the run began).
+type WindowCount struct {
+	At    time.Duration
+	Count int64
+}
+
+// WindowsOf merges the timelines of several keys' evidence (overshoot.Evidence.Timeline), each
+// bucket's highest count kept, in time order; nil when none keeps one.
+func WindowsOf(evidence []*overshoot.Evidence) []WindowCount {
+	byAt := map[int64]int64{}
+	for _, ev := range evidence {
+		for _, c := range ev.Timeline() {
+			byAt[c.AtUs] = max(byAt[c.AtUs], c.N)
+		}
+	}
+	if len(byAt) == 0 {
+		return nil
+	}
+	out := make([]WindowCount, 0, len(byAt))
+	for at, n := range byAt {
+		out = append(out, WindowCount{At: time.Duration(at) * time.Microsecond, Count: n})
+	}
+	slices.SortFunc(out, func(a, b WindowCount) int { return cmp.Compare(a.At, b.At) })
+	return out
 }

@@ -52,6 +52,8 @@ func Allowances(cfg Config, run StrategyRun) string {
 		parts = append(parts, "skew ±"+human.Latency(cfg.Skew))
 	}
 	switch clock := overshoot.ClockFor(limitsOf(cfg), run.EpochAligned); {
+	case run.Endpoint:
+		parts = append(parts, "the endpoint's clock (each admit judged over its request's interval)")
 	case run.ServerClock:
 		parts = append(parts, "the server's clock (each admit judged over its call's interval)")
 	case clock.LateMs > 0:
@@ -62,8 +64,23 @@ func Allowances(cfg Config, run StrategyRun) string {
 	return strings.Join(parts, " and ")
 }
 
+// viewMode is what a view is for: a tick's snapshot, the engine's probe of the evidence so far
+// (its power included, nothing of the ticks taken), or the run's final snapshot.
+type viewMode int
+
+const (
+	tickView viewMode = iota
+	probeView
+	finalView
+)
+
+// probe is the strategy's evidence so far with its power, for deciding whether the run has
+// what its verdict needs (extend.go); the ticks' state is left alone.
+func (s *strategyState) probe() StrategySnapshot { return s.view(0, 0, probeView) }
+
 // view is the strategy's snapshot; sinceTick is the time since the previous snapshot.
-func (s *strategyState) view(sinceTick, active time.Duration, final bool) StrategySnapshot {
+func (s *strategyState) view(sinceTick, active time.Duration, mode viewMode) StrategySnapshot {
+	final := mode == finalView
 	attempts := s.attempts.Load()
 	v := StrategySnapshot{
 		Name: s.run.Name, Attempts: attempts, Admitted: s.admitted.Load(), Rejected: s.rejected.Load(),
@@ -92,18 +109,24 @@ func (s *strategyState) view(sinceTick, active time.Duration, final bool) Strate
 		v.Current = max(v.Current, r.Current)
 		v.Unjudged += r.Unjudged
 		v.Early += ev.Early()
-		if !final {
+		if mode == tickView {
 			v.TickPeak = max(v.TickPeak, ev.TakeTickPeak())
 		}
 	}
-	if final {
+	if mode != tickView {
 		v.CaughtFrom = s.caughtFrom()
+	}
+	if final {
 		v.CaughtFromFirstHit = s.caughtFromFirstHit(*v.CaughtFrom)
+		v.Windows = WindowsOf(s.evidence)
 	}
 	v.FirstOvershoot = s.firstOver.Load()
 	v.Allowances = s.allowances()
 	s.judgeRefusals(final, &v)
 	v.Contended = v.Rejected > 0 || v.Peak >= s.cfg.Limit
+	if mode == probeView {
+		return v
+	}
 	if sinceTick > 0 && !final {
 		v.Throughput = float64(attempts-s.lastAttempts) / sinceTick.Seconds()
 	}

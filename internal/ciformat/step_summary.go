@@ -32,6 +32,9 @@ func HammerStepSummary(res hammer.Result) []byte {
 	fmt.Fprintf(&b, "%s limiter, limit %s, %s workers per strategy%s, %s on %s (run id `%s`)\n\n",
 		s.Limiter, human.Count(s.Limit), human.Count(int64(s.Workers)), processes, human.Elapsed(s.Duration),
 		mdCell(strings.TrimSpace(s.Target.Kind+" "+s.Target.Addr)), s.RunID)
+	if line := res.ExtensionLine(); line != "" {
+		fmt.Fprintf(&b, "The evidence was thin at the run's bound: %s\n\n", mdCell(line))
+	}
 
 	b.WriteString("| strategy | verdict | evidence | peak | overshoot | admitted | rejected | errors | decisions/s | p50 | p99 |\n")
 	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")

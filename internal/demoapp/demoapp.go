@@ -78,6 +78,16 @@ const (
 	// Ulule is github.com/ulule/limiter with its Redis store and net/http middleware: a window
 	// opened by the first hit.
 	Ulule Pattern = "lib/ulule"
+	// GoLimiterMemory is github.com/sethvargo/go-limiter's memory store behind its net/http
+	// middleware: a fixed window per key in the application's memory, answering in microseconds.
+	GoLimiterMemory Pattern = "lib/go-limiter-memory"
+	// MemoryBucket is golang.org/x/time/rate's token bucket, one per key in memory.
+	MemoryBucket Pattern = "memory/bucket"
+	// MemorySliding is an exact sliding window kept in memory under a lock.
+	MemorySliding Pattern = "memory/sliding"
+	// MemoryCheckThenUpdate reads a window's count in memory, works, then adds to it: a race
+	// at memory speed.
+	MemoryCheckThenUpdate Pattern = "memory/check-then-update"
 )
 
 // Want is what a judge of the pattern must find.
@@ -98,28 +108,34 @@ type Route struct {
 	Pattern Pattern
 	Kind    limiter.Kind
 	Want    Want
+	// Memory: the route counts in the application's memory and writes nothing to Redis.
+	Memory bool
 }
 
 // Routes lists every pattern App serves, in display order.
 func Routes() []Route {
 	return []Route{
-		{CheckThenUpdate, limiter.FixedWindow, Overshoot},
-		{IncrFirst, limiter.FixedWindow, Exact},
-		{Gateway, limiter.FixedWindow, Overshoot},
-		{FirstHit, limiter.FixedWindow, Exact},
-		{Epoch, limiter.FixedWindow, Exact},
-		{EpochNoTTL, limiter.FixedWindow, Leaks},
-		{BlockThree, limiter.FixedWindow, TooStrict},
-		{TwoCounters, limiter.FixedWindow, Overshoot},
-		{Watch, limiter.FixedWindow, Exact},
-		{IncrTTL, limiter.FixedWindow, Exact},
-		{IncrThenReads, limiter.FixedWindow, Exact},
-		{SlidingLog, limiter.SlidingWindow, Exact},
-		{Bucket, limiter.TokenBucket, Exact},
-		{ConcurrencyNaive, limiter.Concurrency, Overshoot},
-		{ConcurrencyAtomic, limiter.Concurrency, Exact},
-		{RedisRate, limiter.TokenBucket, Exact},
-		{Ulule, limiter.FixedWindow, Exact},
+		{Pattern: CheckThenUpdate, Kind: limiter.FixedWindow, Want: Overshoot},
+		{Pattern: IncrFirst, Kind: limiter.FixedWindow, Want: Exact},
+		{Pattern: Gateway, Kind: limiter.FixedWindow, Want: Overshoot},
+		{Pattern: FirstHit, Kind: limiter.FixedWindow, Want: Exact},
+		{Pattern: Epoch, Kind: limiter.FixedWindow, Want: Exact},
+		{Pattern: EpochNoTTL, Kind: limiter.FixedWindow, Want: Leaks},
+		{Pattern: BlockThree, Kind: limiter.FixedWindow, Want: TooStrict},
+		{Pattern: TwoCounters, Kind: limiter.FixedWindow, Want: Overshoot},
+		{Pattern: Watch, Kind: limiter.FixedWindow, Want: Exact},
+		{Pattern: IncrTTL, Kind: limiter.FixedWindow, Want: Exact},
+		{Pattern: IncrThenReads, Kind: limiter.FixedWindow, Want: Exact},
+		{Pattern: SlidingLog, Kind: limiter.SlidingWindow, Want: Exact},
+		{Pattern: Bucket, Kind: limiter.TokenBucket, Want: Exact},
+		{Pattern: ConcurrencyNaive, Kind: limiter.Concurrency, Want: Overshoot},
+		{Pattern: ConcurrencyAtomic, Kind: limiter.Concurrency, Want: Exact},
+		{Pattern: RedisRate, Kind: limiter.TokenBucket, Want: Exact},
+		{Pattern: Ulule, Kind: limiter.FixedWindow, Want: Exact},
+		{Pattern: GoLimiterMemory, Kind: limiter.FixedWindow, Want: Exact, Memory: true},
+		{Pattern: MemoryCheckThenUpdate, Kind: limiter.FixedWindow, Want: Overshoot, Memory: true},
+		{Pattern: MemorySliding, Kind: limiter.SlidingWindow, Want: Exact, Memory: true},
+		{Pattern: MemoryBucket, Kind: limiter.TokenBucket, Want: Exact, Memory: true},
 	}
 }
 
@@ -146,6 +162,8 @@ type App struct {
 	held  map[Pattern]*heldCount
 	seq   atomic.Uint64 // members of the sorted sets
 	mux   *http.ServeMux
+	// closers stop what the routes keep running (a memory store's sweeper): Close.
+	closers []func()
 }
 
 // heldCount is a concurrency route's slots held as the application counts them: from after
@@ -170,28 +188,43 @@ func New(rdb redis.UniversalClient, cfg Config) (*App, error) {
 		cfg.StaleAfter = cfg.Hold + 10*time.Second
 	}
 	a := &App{Redis: rdb, cfg: cfg, held: map[Pattern]*heldCount{ConcurrencyNaive: {}, ConcurrencyAtomic: {}}, mux: http.NewServeMux()}
+	goLimiter, err := a.goLimiterMemory()
+	if err != nil {
+		return nil, err
+	}
 	for p, h := range map[Pattern]http.Handler{
-		CheckThenUpdate:   Decider(a.checkThenUpdate),
-		IncrFirst:         Decider(a.incrFirst),
-		Gateway:           http.HandlerFunc(a.gateway),
-		FirstHit:          Decider(a.firstHit),
-		Epoch:             Decider(a.epoch),
-		EpochNoTTL:        Decider(a.epochNoTTL),
-		BlockThree:        Decider(a.blockThree),
-		TwoCounters:       Decider(a.twoCounters),
-		Watch:             Decider(a.watch),
-		IncrTTL:           Decider(a.incrTTL),
-		IncrThenReads:     http.HandlerFunc(a.incrThenReads),
-		SlidingLog:        Decider(a.slidingLog),
-		Bucket:            Decider(a.bucket),
-		ConcurrencyNaive:  a.concurrency(ConcurrencyNaive, a.naiveAcquire),
-		ConcurrencyAtomic: a.concurrency(ConcurrencyAtomic, a.atomicAcquire),
-		RedisRate:         a.redisRate(),
-		Ulule:             a.ulule(),
+		CheckThenUpdate:       Decider(a.checkThenUpdate),
+		IncrFirst:             Decider(a.incrFirst),
+		Gateway:               http.HandlerFunc(a.gateway),
+		FirstHit:              Decider(a.firstHit),
+		Epoch:                 Decider(a.epoch),
+		EpochNoTTL:            Decider(a.epochNoTTL),
+		BlockThree:            Decider(a.blockThree),
+		TwoCounters:           Decider(a.twoCounters),
+		Watch:                 Decider(a.watch),
+		IncrTTL:               Decider(a.incrTTL),
+		IncrThenReads:         http.HandlerFunc(a.incrThenReads),
+		SlidingLog:            Decider(a.slidingLog),
+		Bucket:                Decider(a.bucket),
+		ConcurrencyNaive:      a.concurrency(ConcurrencyNaive, a.naiveAcquire),
+		ConcurrencyAtomic:     a.concurrency(ConcurrencyAtomic, a.atomicAcquire),
+		RedisRate:             a.redisRate(),
+		Ulule:                 a.ulule(),
+		GoLimiterMemory:       goLimiter,
+		MemoryBucket:          a.memoryBucket(),
+		MemorySliding:         a.memorySliding(),
+		MemoryCheckThenUpdate: a.memoryCheckThenUpdate(),
 	} {
 		a.mux.Handle("/"+string(p)+"/{key}", h)
 	}
 	return a, nil
+}
+
+// Close stops what the routes keep running beside the server.
+func (a *App) Close() {
+	for _, c := range a.closers {
+		c()
+	}
 }
 
 // Handler serves every route.

@@ -106,6 +106,7 @@ func (s *session) startDemo(ctx context.Context) (func(), error) {
 	if err != nil {
 		return stop, err
 	}
+	stops = append(stops, app.Close)
 	stopApp, err := app.Listen()
 	if err != nil {
 		return stop, err

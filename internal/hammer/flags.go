@@ -32,20 +32,24 @@ type Flags struct {
 	Workers    int
 	Duration   time.Duration
 	Requests   int64
-	Abandon    float64
-	Rate       float64
-	Keys       int
-	Conns      int
-	NoLint     bool
-	Witness    string
-	OnError    string
-	Prefix     string
-	RunID      string
-	KeepKeys   bool
-	Embedded   string
-	Inject     []string
-	Profile    string
-	Skew       time.Duration
+	// MaxDuration (--max-duration) and MaxRequests (--max-requests) cap a run that loads on
+	// while its evidence is thin; 0: three times --duration or --requests.
+	MaxDuration time.Duration
+	MaxRequests int64
+	Abandon     float64
+	Rate        float64
+	Keys        int
+	Conns       int
+	NoLint      bool
+	Witness     string
+	OnError     string
+	Prefix      string
+	RunID       string
+	KeepKeys    bool
+	Embedded    string
+	Inject      []string
+	Profile     string
+	Skew        time.Duration
 
 	// Record (--record F) writes every call of the run to F for limitctl judge.
 	Record string
@@ -114,6 +118,7 @@ func (fl Flags) Resolve() (Options, error) {
 	if fl.Given("requests") {
 		o.Duration = 0
 	}
+	o.MaxDuration, o.MaxRequests = extensionCaps(fl)
 	o.StaleAfter, o.StaleAfterGiven = fl.StaleAfter, fl.Given("stale-after")
 	o.AbandonGiven = fl.Given("abandon")
 	if o.Abandon, err = fl.abandon(kind); err != nil {
@@ -325,6 +330,14 @@ func (fl Flags) checkNumbers(kind *limiter.Description) error {
 		return exitcode.Usagef("--duration must be positive, got %s", fl.Duration)
 	case fl.Requests < 0 || (fl.Given("requests") && fl.Requests == 0):
 		return exitcode.Usagef("--requests must be positive, got %d", fl.Requests)
+	case fl.Given("max-duration") && fl.Given("requests"):
+		return exitcode.Usagef("--max-duration caps a --duration run; a --requests run is capped by --max-requests")
+	case fl.Given("max-requests") && !fl.Given("requests"):
+		return exitcode.Usagef("--max-requests caps a --requests run; a --duration run is capped by --max-duration")
+	case fl.Given("max-duration") && fl.MaxDuration < fl.Duration:
+		return exitcode.Usagef("--max-duration %s must be at least --duration %s (equal: never load on)", fl.MaxDuration, fl.Duration)
+	case fl.Given("max-requests") && fl.MaxRequests < fl.Requests:
+		return exitcode.Usagef("--max-requests %d must be at least --requests %d (equal: never load on)", fl.MaxRequests, fl.Requests)
 	case fl.Hold < 0:
 		return exitcode.Usagef("--hold must be 0 or more, got %s", fl.Hold)
 	case fl.Window < time.Millisecond:
@@ -422,4 +435,22 @@ func setupSteps(lines []contract.SetupLine) ([]*contract.Setup, error) {
 		steps = append(steps, step)
 	}
 	return steps, nil
+}
+
+// ExtensionFactor is how far a run loads on past --duration or --requests by default while its
+// evidence cannot back a verdict: three times as long.
+const ExtensionFactor = 3
+
+// extensionCaps are the run's caps on loading on: as given, or ExtensionFactor times its bound.
+func extensionCaps(fl Flags) (time.Duration, int64) {
+	if fl.Given("requests") {
+		if fl.Given("max-requests") {
+			return 0, fl.MaxRequests
+		}
+		return 0, ExtensionFactor * fl.Requests
+	}
+	if fl.Given("max-duration") {
+		return fl.MaxDuration, 0
+	}
+	return ExtensionFactor * fl.Duration, 0
 }

@@ -30,9 +30,13 @@ type Options struct {
 	Limit      int64              // concurrency and windows: the limit; token bucket: the burst
 	Duration   time.Duration      // unpaused time to run; 0 when Requests bounds the run
 	Requests   int64              // decisions per strategy; 0 when Duration bounds the run
-	Hold       time.Duration      // concurrency: how long an admitted request holds its slot; windows and bucket: a think time after each admit
-	Window     time.Duration      // windows; the token bucket refills Limit per Window
-	StaleAfter time.Duration      // concurrency: members older than this are reclaimed
+	// MaxDuration and MaxRequests cap a run that loads on while its evidence cannot back a
+	// verdict yet (--max-duration, default 3×Duration; 3×Requests); at the bound: never.
+	MaxDuration time.Duration
+	MaxRequests int64
+	Hold        time.Duration // concurrency: how long an admitted request holds its slot; windows and bucket: a think time after each admit
+	Window      time.Duration // windows; the token bucket refills Limit per Window
+	StaleAfter  time.Duration // concurrency: members older than this are reclaimed
 	// StaleAfterGiven: --stale-after was given, so the script reclaims after it even when its
 	// contract passes no stale time (a time fixed in its code).
 	StaleAfterGiven bool

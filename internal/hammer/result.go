@@ -222,6 +222,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		Conns         int                       `json:"conns"`               // 0: one connection per worker
 		Processes     int                       `json:"processes,omitempty"` // hammer report: the processes merged
 		DurationS     float64                   `json:"duration_s"`
+		Extended      *extensionJSON            `json:"extended"` // null: the run stopped at its bound
 		Interrupted   bool                      `json:"interrupted"`
 		Profile       string                    `json:"profile"`
 		SkewMs        ms                        `json:"skew_ms"`
@@ -235,9 +236,45 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		Records []history.FileJSON `json:"records,omitempty"`
 	}{
 		s.RunID, s.Target, s.Limiter, s.Limit, s.Workers, s.Conns, s.Processes, math.Round(s.Duration.Seconds()*1000) / 1000,
-		s.Interrupted, profile, ms(r.Options.Skew), r.Strategies(), assertions, r.Passed(), nonNil(r.Failures),
+		newExtensionJSON(s.Extended), s.Interrupted, profile, ms(r.Options.Skew), r.Strategies(), assertions, r.Passed(), nonNil(r.Failures),
 		r.KeysDeleted, nonNil(r.CleanupWarnings), r.recordedFiles(),
 	})
+}
+
+// extensionJSON is how far a run loaded past its bound and why: "to" as a person reads it
+// ("12.4s"), "to_s" in seconds, "requests" each strategy's bound in all for a run of
+// --requests, and "capped" when it reached its cap with a strategy still unjudged.
+type extensionJSON struct {
+	To       string  `json:"to"`
+	ToS      float64 `json:"to_s"`
+	Requests int64   `json:"requests,omitempty"`
+	Why      string  `json:"why"`
+	Capped   bool    `json:"capped"`
+}
+
+func newExtensionJSON(x *bench.Extension) *extensionJSON {
+	if x == nil {
+		return nil
+	}
+	return &extensionJSON{To: human.Elapsed(x.To), ToS: math.Round(x.To.Seconds()*1000) / 1000, Requests: x.Requests,
+		Why: x.Why, Capped: x.Capped}
+}
+
+// ExtensionLine says that the run loaded past its bound, how far and why; "" when it did not.
+func (r Result) ExtensionLine() string {
+	x := r.Summary.Extended
+	if x == nil {
+		return ""
+	}
+	to := human.Elapsed(x.To)
+	if x.Requests > 0 {
+		to = human.Count(x.Requests) + " decisions a strategy"
+	}
+	line := fmt.Sprintf("loaded on to %s: %s", to, x.Why)
+	if x.Capped {
+		line += "; still not judged at the cap (--max-duration, --max-requests): a load of this shape that long cannot judge it"
+	}
+	return line
 }
 
 // recordedFiles are the files judge read, nil for a run.
@@ -310,6 +347,9 @@ func (r Result) ShapeLines() []string {
 	}
 	lines := []string{fmt.Sprintf("%s limiter, limit %d, %d workers per strategy%s, %s%s", s.Limiter, s.Limit, s.Workers, conns,
 		human.Elapsed(s.Duration), interrupted)}
+	if line := r.ExtensionLine(); line != "" {
+		lines = append(lines, line)
+	}
 	if r.KeysNotDeleted > 0 {
 		lines = append(lines, fmt.Sprintf("clean-up: %d of the run's keys could not be deleted (see the warnings above)", r.KeysNotDeleted))
 	}

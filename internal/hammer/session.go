@@ -16,6 +16,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/embedded"
 	"github.com/limitctl/limitctl/internal/exitcode"
@@ -335,7 +336,7 @@ func (s *session) build(runID string) error {
 	s.cfg = bench.Config{
 		RunID: runID, Target: s.target, Limiter: o.Limiter, Limit: o.Limit, Window: o.Window,
 		Rate: float64(o.Limit) / o.Window.Seconds(), Workers: o.Workers, Conns: o.Conns, Duration: o.Duration,
-		Requests: o.Requests, Hold: o.Hold, StaleAfter: o.StaleAfter, Abandon: o.Abandon, OpenRate: o.OpenRate, KeyCount: o.Keys,
+		Requests: o.Requests, MaxDuration: o.MaxDuration, MaxRequests: o.MaxRequests, Hold: o.Hold, StaleAfter: o.StaleAfter, Abandon: o.Abandon, OpenRate: o.OpenRate, KeyCount: o.Keys,
 		FailOpen: o.FailOpen, Horizon: s.deps.Timeout, Now: s.deps.Now, Tick: o.Tick, SharedKeys: o.RunID != "",
 		ErrorBackoff: 10 * time.Millisecond, Profile: o.Profile, Skew: o.Skew, NoTrace: o.NoTrace,
 	}
@@ -345,6 +346,11 @@ func (s *session) build(runID string) error {
 		}
 	}
 	s.cfg.Crashes, s.cfg.BurstWindows = o.crashes(), burstWindows(o)
+	if o.RunID == "" {
+		// A run shared by id ends when its processes agreed it would: each of them loading on
+		// alone would not thicken the evidence they judge together.
+		s.cfg.Unjudged = func(st bench.StrategySnapshot) string { return verdict.LoadOnFor(st, o.Limiter, o.Limit) }
+	}
 	s.cfg.KeyFor = func(strategy string, i int) string {
 		if s.opts.httpTarget(strategy) != nil {
 			return s.keys.IdentityOf(strategy, i) // an endpoint's {key}: a client identity

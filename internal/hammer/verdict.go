@@ -55,8 +55,8 @@ type Rules struct {
 	Shared bool
 	// Assertions are the --assert thresholds as given; Judge adds the implied checks.
 	Assertions []verdict.Assertion
-	// Recorded: the calls are judged from their records (judge), where a verdict that proves
-	// the limiter wrong (OVERSHOOT, TOO STRICT) fails the run by itself.
+	// Recorded: the calls are judged from their records (judge), where every verdict but exact
+	// fails the run by itself (recordedFailure), as the implied checks fail a run's.
 	Recorded bool
 	// HTTP are the run's HTTP targets, each checked as a --script run's custom strategy is.
 	HTTP []ImpliedHTTP `json:",omitempty"`
@@ -119,8 +119,8 @@ func Judge(r Rules, sum bench.Summary) Judgement {
 	}
 	if r.Recorded {
 		for i, v := range j.Verdicts {
-			if v.Tone() == verdict.ToneBad {
-				j.Failures = append(j.Failures, fmt.Sprintf("%s: %s proven", sum.Strategies[i].Name, v.Word))
+			if failure := recordedFailure(sum.Strategies[i].Name, v); failure != "" {
+				j.Failures = append(j.Failures, failure)
 			}
 		}
 	}
@@ -132,6 +132,20 @@ func Judge(r Rules, sum bench.Summary) Judgement {
 		}
 	}
 	return j
+}
+
+// recordedFailure is why a group judge read fails the run, "" when its verdict is exact: a
+// verdict means what it means in a run (hammer --http checks each target's overshoot and false
+// rejects itself, and a strategy never contended or not judged fails those checks), so anything
+// but exact is a failure, the limiter proven wrong or the records unable to prove it right.
+func recordedFailure(name string, v verdict.Verdict) string {
+	switch {
+	case v.Tone() == verdict.ToneGood:
+		return ""
+	case v.Tone() == verdict.ToneBad:
+		return fmt.Sprintf("%s: %s proven", name, v.Word)
+	}
+	return fmt.Sprintf("%s: %s: %s", name, v.Word, v.Text)
 }
 
 // tooManyErrors says that a strategy's decisions failed too often, with what to do about it.

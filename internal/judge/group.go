@@ -245,6 +245,7 @@ func (g *group) finish() bench.StrategySnapshot {
 		}
 	}
 	st.CaughtFrom = &best
+	st.Windows = bench.WindowsOf(g.evidence)
 	if g.replay != nil {
 		g.replay.snapshot(&st, best)
 	} else {

@@ -44,6 +44,11 @@ const (
 	ConcurrencyAtomic = demoapp.ConcurrencyAtomic
 	RedisRate         = demoapp.RedisRate
 	Ulule             = demoapp.Ulule
+	// Limiters that count in the application's memory, writing nothing to Redis.
+	GoLimiterMemory       = demoapp.GoLimiterMemory
+	MemoryBucket          = demoapp.MemoryBucket
+	MemorySliding         = demoapp.MemorySliding
+	MemoryCheckThenUpdate = demoapp.MemoryCheckThenUpdate
 )
 
 // The verdicts the patterns are built to earn (demoapp's).
@@ -91,6 +96,7 @@ func serveApp(t testing.TB, rdb redis.UniversalClient, cfg Config) *demoapp.App 
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(app.Close)
 	app.Addr = serve(t, app.Handler())
 	return app
 }

@@ -129,3 +129,36 @@ func TestTeeRecordsEverythingAndNeverWaitsForTheReader(t *testing.T) {
 		t.Fatalf("recorded %d points, want %d", got, len(snaps))
 	}
 }
+
+// Evidence judged after its windows (an HTTP target's, judge's records) places each proven
+// count at its window's time: the chart rises there, not where the ticks saw it judged, and a
+// strategy without ticks of its own (judge) still gets its points.
+func TestWindowsArePlacedWhereTheyWereNotWhereTheyWereJudged(t *testing.T) {
+	windows := []bench.WindowCount{{At: 1 * time.Second, Count: 43}, {At: 1100 * time.Millisecond, Count: 40}, {At: 3 * time.Second, Count: 15}}
+	var ticks Series
+	for at := 100 * time.Millisecond; at <= 6*time.Second; at += 100 * time.Millisecond {
+		p := Point{Elapsed: at}
+		if at == 6*time.Second {
+			p.Current, p.Peak = 43, 43 // judged at the end
+		}
+		ticks.Points = append(ticks.Points, p)
+	}
+	for name, se := range map[string]Series{"ticks": ticks, "no ticks (judge)": {}} {
+		placed := placeWindows(se, windows, 6*time.Second)
+		var highAt []time.Duration
+		for _, p := range placed.Points {
+			if p.Current > 20 {
+				highAt = append(highAt, p.Elapsed)
+			}
+		}
+		if len(highAt) == 0 || highAt[0] < time.Second || highAt[len(highAt)-1] > 1300*time.Millisecond {
+			t.Errorf("%s: above the limit at %v; want only just after 1s", name, highAt)
+		}
+		if last := placed.Points[len(placed.Points)-1]; last.Peak != 43 {
+			t.Errorf("%s: peak %d at the end, want 43", name, last.Peak)
+		}
+	}
+	if got := placeWindows(ticks, nil, 6*time.Second); len(got.Points) != len(ticks.Points) || got.Points[59].Current != 43 {
+		t.Errorf("without windows the ticks stand as they were")
+	}
+}

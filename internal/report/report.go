@@ -165,7 +165,8 @@ func build(d Data) (page, error) {
 	ids := map[string]bool{}
 	for _, st := range s.Strategies {
 		se := series[st.Name]
-		ordered = append(ordered, se)
+		counts := placeWindows(se, st.Windows, s.Duration)
+		ordered = append(ordered, counts)
 		v := strategyView{
 			Name:     st.Name,
 			ID:       uniqueID(st.Name, ids),
@@ -180,7 +181,7 @@ func build(d Data) (page, error) {
 		v.Tone, v.Badge, v.Verdict = judged(st, s.Limiter, s.Limit, s.Duration)
 		v.Power = verdict.PowerText(st, s.Limiter, s.Limit)
 		var err error
-		if v.Count, err = countChart(se, s.Limit, countLabel); err != nil {
+		if v.Count, err = countChart(counts, s.Limit, countLabel); err != nil {
 			return page{}, fmt.Errorf("%s count chart: %w", st.Name, err)
 		}
 		if v.Throughput, err = throughputChart(se); err != nil {

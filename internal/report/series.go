@@ -176,3 +176,37 @@ func tickHigh(s bench.StrategySnapshot, prevPeak int64) int64 {
 	}
 	return high
 }
+
+// placeWindows is se with each point's per-window count taken from windows, the counts the
+// evidence proved placed at the time they were about (bench.StrategySnapshot.Windows), where it
+// has them: a point's count is the most any window starting since the point before certainly
+// held. Evidence judged over the calls' intervals is judged long after its windows, and judge's
+// at the end, so the ticks' counts would rise late, or all at once at the end. A strategy
+// without ticks of its own (judge) gets a point every windowStep of the run's duration d.
+func placeWindows(se Series, windows []bench.WindowCount, d time.Duration) Series {
+	if len(windows) == 0 {
+		return se
+	}
+	points := append([]Point(nil), se.Points...)
+	if len(points) == 0 {
+		end := max(d, windows[len(windows)-1].At)
+		step := max(windowStep, end/DefaultMaxPoints)
+		for at := time.Duration(0); at <= end+step; at += step {
+			points = append(points, Point{Elapsed: at})
+		}
+	}
+	next, peak := 0, int64(0)
+	for i := range points {
+		count := int64(0)
+		for next < len(windows) && (windows[next].At < points[i].Elapsed || i == len(points)-1) {
+			count = max(count, windows[next].Count)
+			next++
+		}
+		peak = max(peak, count)
+		points[i].Current, points[i].Peak = count, max(points[i].Peak, peak)
+	}
+	return Series{Name: se.Name, Points: points}
+}
+
+// windowStep is how far apart the points placeWindows makes are.
+const windowStep = 100 * time.Millisecond

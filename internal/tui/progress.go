@@ -41,6 +41,9 @@ func ProgressLine(s bench.Snapshot) string {
 	if s.Paused {
 		head += " paused"
 	}
+	if s.Extending != "" {
+		head += " loading on"
+	}
 	indent := strings.Repeat(" ", len(head))
 	var lines []string
 	line := head

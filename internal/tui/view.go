@@ -138,6 +138,8 @@ func (m Model) progressLine(w int) string {
 		badge = st.good.Bold(true).Render("FINISHED")
 	case m.paused:
 		badge = st.warn.Render("PAUSED")
+	case m.snap.Extending != "":
+		badge = st.warn.Render("LOADING ON") // past --duration: the evidence is not yet enough for a verdict
 	case m.hasSnap:
 		badge = st.good.Render("RUNNING")
 	default:

@@ -63,3 +63,19 @@ func (r *admitLog) finish() {
 		r.advance(r.newest)
 	}
 }
+
+// soFar is every admit logged, by millisecond in time order: the settled history, then the
+// milliseconds still open (which Finish would settle). The power is judged on it, so a run whose
+// admits are mostly still within the horizon (a window of a minute, the run ten seconds in) is
+// not taken for one with no evidence. Call with r.mu held.
+func (r *admitLog) soFar() []tally.Count {
+	if r.pending.Len() == 0 {
+		return r.history.counts
+	}
+	out := make([]tally.Count, 0, len(r.history.counts)+r.pending.Len())
+	out = append(out, r.history.counts...)
+	for i := range r.pending.Len() {
+		out = append(out, r.pending.At(i))
+	}
+	return out
+}

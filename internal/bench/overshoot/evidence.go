@@ -251,6 +251,16 @@ func (e *Evidence) Early() int64 {
 	return e.early.Early()
 }
 
+// Timeline is what the evidence proved of one window, placed at the time it was about (µs on
+// its checker's clock), for checkers that judge long after (the interval evidence); nil for
+// the others, whose counts the ticks already show as they happen.
+func (e *Evidence) Timeline() []TimedCount {
+	if t, ok := e.check.(Timeliner); ok {
+		return t.Timeline()
+	}
+	return nil
+}
+
 // TakeTickPeak is the highest count held at once since the last call (the witness; 0 otherwise).
 func (e *Evidence) TakeTickPeak() int64 {
 	if e.tick == nil {

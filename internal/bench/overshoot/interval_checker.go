@@ -60,7 +60,7 @@ type IntervalChecker struct {
 	lag        int64 // µs: x is judged once a reply newer than x+lag was seen
 
 	mu       sync.Mutex
-	sent     []int64 // pending sent times, sorted
+	pending  []span  // admits whose start is not yet judged, sorted by sent time
 	replied  []int64 // reply times not yet passed by every check, sorted
 	dropped  int64   // reply times removed from the front of replied
 	popped   int64   // admits judged as a start (their sent time is below the next x)
@@ -81,6 +81,9 @@ type IntervalChecker struct {
 	noHistory bool
 	fresh     func() *IntervalChecker
 	windowUs  int64
+
+	live     liveJudgment // the starts not yet judged, judged on the admits so far (Result)
+	timeline timeline     // what each judged start proved of one window, at its time
 }
 
 // OnFirstOver implements Reporter: the admits certainly inside the first interval
@@ -138,8 +141,9 @@ func (c *IntervalChecker) AdmitInterval(sent, replied time.Duration) bool {
 		c.publish()
 		return false
 	}
-	c.sent = insertSorted(c.sent, s)
+	c.pending = insertBySent(c.pending, span{s, rUs})
 	c.replied = insertSorted(c.replied, rUs)
+	c.live.stale = true
 	if !c.noHistory {
 		if c.budget == nil {
 			c.budget = budgetOr(nil)
@@ -156,7 +160,7 @@ func (c *IntervalChecker) AdmitInterval(sent, replied time.Duration) bool {
 		}
 	}
 	c.newest = max(c.newest, rUs)
-	for len(c.sent) > 0 && c.sent[0]+c.lag < c.newest {
+	for len(c.pending) > 0 && c.pending[0].sent+c.lag < c.newest {
 		c.judgeNext()
 	}
 	return true
@@ -178,9 +182,10 @@ func insertSorted(xs []int64, v int64) []int64 {
 // certainly inside [x, x+span]: replied by x+span, minus those sent before x (every one of
 // which replied by then, as no admit slower than the shortest span is kept).
 func (c *IntervalChecker) judgeNext() {
-	x := c.sent[0]
+	x := c.pending[0].sent
 	c.started, c.frontier = true, x
 	over := false
+	proved := int64(0) // the most admits one window certainly held, by any span from x
 	minPassed := int64(math.MaxInt64)
 	for i := range c.checks {
 		ch := &c.checks[i]
@@ -194,7 +199,7 @@ func (c *IntervalChecker) judgeNext() {
 			c.current = count
 		}
 		p := c.peakFor(ch, count)
-		c.peak = max(c.peak, p)
+		c.peak, proved = max(c.peak, p), max(proved, p)
 		if p > c.limit && c.onOver != nil {
 			report := c.onOver
 			c.onOver = nil
@@ -205,11 +210,12 @@ func (c *IntervalChecker) judgeNext() {
 	if over {
 		c.events++
 	}
+	c.timeline.note(x, proved)
 	n := 0
-	for n < len(c.sent) && c.sent[n] == x {
+	for n < len(c.pending) && c.pending[n].sent == x {
 		n++
 	}
-	c.sent = c.sent[n:]
+	c.pending = c.pending[n:]
 	c.popped += int64(n)
 	if drop := minPassed - c.dropped; drop > 0 {
 		c.replied = c.replied[drop:]
@@ -262,14 +268,28 @@ func (c *IntervalChecker) Admit(nowMs int64) {
 // Release implements Checker.
 func (c *IntervalChecker) Release() {}
 
-// Result implements Checker: the verdict so far, which lags the newest admit by the widest span.
-func (c *IntervalChecker) Result() CheckResult { return *c.pub.Load() }
+// Result implements Checker: the verdict so far. The judging of each start lags the newest admit
+// by the widest span, so the starts not yet judged are judged provisionally on the admits
+// recorded so far (interval_live.go): what they prove stands, and Finish only adds to it.
+func (c *IntervalChecker) Result() CheckResult {
+	judged := *c.pub.Load()
+	c.mu.Lock()
+	live, pending := c.liveResult(time.Now()), len(c.pending) > 0
+	c.mu.Unlock()
+	judged.Peak = max(judged.Peak, live.Peak)
+	judged.Overshoot = max(0, judged.Peak-c.limit)
+	judged.OvershootEvent += live.OvershootEvent
+	if pending {
+		judged.Current = live.Current
+	}
+	return judged
+}
 
 // Finish implements Checker: every admit is in, so every pending start is judged.
 func (c *IntervalChecker) Finish() CheckResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for len(c.sent) > 0 {
+	for len(c.pending) > 0 {
 		c.judgeNext()
 	}
 	c.publish()

@@ -265,7 +265,7 @@ func (w *Witness) CaughtFrom(maxK int64) (int64, bool) {
 // CaughtFrom implements Prober.
 func (c *SlidingChecker) CaughtFrom(maxK int64) (int64, bool) {
 	c.log.mu.Lock()
-	counts := c.log.history.counts
+	counts := c.log.soFar()
 	c.log.mu.Unlock()
 	thin := thinSliding
 	if c.aligned {
@@ -318,7 +318,7 @@ func (c *UnalignedChecker) CaughtFromAnchored(maxK int64) (int64, bool) {
 // caughtFrom is the power of the plain windows, and of the anchored ones by notes unless nil.
 func (c *UnalignedChecker) caughtFrom(maxK int64, notes []unjudgedNote) (int64, bool) {
 	c.log.mu.Lock()
-	counts := c.log.history.counts
+	counts := c.log.soFar()
 	if notes != nil {
 		notes = append([]unjudgedNote{}, notes...)
 	}
@@ -341,7 +341,7 @@ func (c *UnalignedChecker) caughtFrom(maxK int64, notes []unjudgedNote) (int64, 
 // CaughtFrom implements Prober; the window is the time the bucket refills a whole burst.
 func (c *BucketChecker) CaughtFrom(maxK int64) (int64, bool) {
 	c.log.mu.Lock()
-	counts := c.log.history.counts
+	counts := c.log.soFar()
 	c.log.mu.Unlock()
 	if c.rate <= 0 {
 		return 0, false

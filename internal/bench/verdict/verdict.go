@@ -110,8 +110,7 @@ func Judge(st bench.StrategySnapshot, kind limiter.Kind, limit int64, d time.Dur
 			v.Text = fmt.Sprintf("%s, 0 events", peak)
 		}
 		if st.CaughtFrom != nil && *st.CaughtFrom > 1 {
-			v.Text += fmt.Sprintf("; exact as far as seen: an overshoot under +%s %s would not be proven here",
-				human.Count(*st.CaughtFrom), perWindow(kind))
+			v.Text += "; " + Escaped(*st.CaughtFrom, kind) + " where it was thinnest"
 		}
 		v.Text += firstHitHint(st)
 		if st.Errors > 0 {
@@ -177,6 +176,17 @@ func WhyNotJudged(st bench.StrategySnapshot, kind limiter.Kind, limit int64) str
 	return ""
 }
 
+// LoadOnFor says why a run should load on for st's evidence so far (its power included), or "":
+// the only verdict it could give is "not judged", for a reason more of the same load removes (too
+// few admits judged together, an overshoot proven no better than the limit). A strategy proven
+// wrong, never contended or failing its calls gains nothing from more of the same.
+func LoadOnFor(st bench.StrategySnapshot, kind limiter.Kind, limit int64) string {
+	if !st.Contended || TooManyErrors(st) {
+		return ""
+	}
+	return WhyNotJudged(st, kind, limit)
+}
+
 // powerTooWeak says why the evidence's power is no better than the limit itself (SPEC section
 // 10), or "": an overshoot it would first have proven is the limit or more (doubling, or more,
 // may have gone unseen), or none it searched for. A power of +1 is the best there is, whatever
@@ -189,13 +199,20 @@ func powerTooWeak(st bench.StrategySnapshot, kind limiter.Kind, limit int64) str
 	unit := perWindow(kind)
 	switch {
 	case k == 0:
-		return fmt.Sprintf("the evidence would not have proven an overshoot of up to +%s %s (%s)",
+		return fmt.Sprintf("an overshoot of up to +%s %s could have escaped this evidence (%s)",
 			human.Count(bench.PowerSearched(limit)), unit, orCalls(st.Allowances))
 	case k > 1 && k >= limit:
-		return fmt.Sprintf("the evidence would not have proven an overshoot under +%s %s, the limit itself (%s)",
-			human.Count(k), unit, orCalls(st.Allowances))
+		return fmt.Sprintf("%s, so it proves nothing short of the limit itself (%s)", Escaped(k, kind), orCalls(st.Allowances))
 	}
 	return ""
+}
+
+// Escaped is what a power of k (CaughtFrom: the smallest overshoot the evidence would have
+// proven wherever a wrong limiter put it) leaves unproven, in words: "an overshoot of up to +5
+// per window could have escaped this evidence". It is a worst case: an overshoot that size
+// placed where the evidence was thinnest; one elsewhere, or larger, is caught.
+func Escaped(k int64, kind limiter.Kind) string {
+	return fmt.Sprintf("an overshoot of up to +%s %s could have escaped this evidence", human.Count(k-1), perWindow(kind))
 }
 
 // PowerText is the evidence's power in words, as the HTML report states it for every strategy:

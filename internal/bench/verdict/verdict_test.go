@@ -107,14 +107,14 @@ func TestVerdictStatesItsPower(t *testing.T) {
 	}{
 		{"not measured (a live tick)", limiter.FixedWindow, 20, nil, Exact, "peak 19 of 20, 0 events, 0 false rejects"},
 		{"+1, the best there is", limiter.FixedWindow, 20, power(1), Exact, "peak 19 of 20, 0 events, 0 false rejects"},
-		{"+3", limiter.FixedWindow, 20, power(3), Exact, "exact as far as seen: an overshoot under +3 per window would not be proven here"},
-		{"+19, under the limit", limiter.FixedWindow, 20, power(19), Exact, "under +19 per window"},
+		{"+3", limiter.FixedWindow, 20, power(3), Exact, "an overshoot of up to +2 per window could have escaped this evidence where it was thinnest"},
+		{"+19, under the limit", limiter.FixedWindow, 20, power(19), Exact, "up to +18 per window could have escaped"},
 		{"+20, the limit itself", limiter.FixedWindow, 20, power(20), NotJudged,
-			"peak 19 of 20: the evidence would not have proven an overshoot under +20 per window, the limit itself (skew ±200ms and a lateness bound of 411ms)"},
-		{"none up to twice the limit", limiter.FixedWindow, 20, power(0), NotJudged, "would not have proven an overshoot of up to +40 per window"},
-		{"held at once", limiter.Concurrency, 20, power(4), Exact, "an overshoot under +4 held at once would not be proven here"},
+			"peak 19 of 20: an overshoot of up to +19 per window could have escaped this evidence, so it proves nothing short of the limit itself (skew ±200ms and a lateness bound of 411ms)"},
+		{"none up to twice the limit", limiter.FixedWindow, 20, power(0), NotJudged, "an overshoot of up to +40 per window could have escaped this evidence"},
+		{"held at once", limiter.Concurrency, 20, power(4), Exact, "an overshoot of up to +3 held at once could have escaped"},
 		{"a limit of one: +1 is judged", limiter.Concurrency, 1, power(1), Exact, "0 events"},
-		{"a limit of two: +2 is the limit", limiter.Concurrency, 2, power(2), NotJudged, "under +2 held at once, the limit itself"},
+		{"a limit of two: +2 is the limit", limiter.Concurrency, 2, power(2), NotJudged, "up to +1 held at once could have escaped this evidence, so it proves nothing short of the limit itself"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := base
