@@ -272,9 +272,9 @@ func TestPowerHTTPRedisTrace(t *testing.T) {
 					}
 				}
 				for _, p := range g.patterns {
-					word, want := "atomic", runs
+					word, want := "exact and atomic", runs
 					if wantOf(p) == limitapp.Overshoot {
-						word, want = "caught", (runs*19+19)/20
+						word, want = "caught check-then-act, its race shown,", (runs*19+19)/20
 					}
 					t.Logf("trace %s %s: %s in %d of %d runs", s.name, targetName(p), word, as[p], runs)
 					if as[p] < want {
