@@ -37,25 +37,28 @@ type traceDoc struct {
 			PerAdmit   map[string]float64 `json:"per_admit"`
 			PerRefusal map[string]float64 `json:"per_refusal"`
 		} `json:"redis"`
-		FirstOvershoot *struct {
-			Redis *struct {
-				Keys     []string `json:"keys"`
-				Commands []struct {
-					Cmd       string          `json:"cmd"`
-					Keys      []string        `json:"keys"`
-					Client    string          `json:"client"`
-					AtUs      int64           `json:"at_us"`
-					Reply     json.RawMessage `json:"reply"`
-					ReplyFrom string          `json:"reply_from"`
-				} `json:"commands"`
-				Race *struct {
-					Key    string `json:"key"`
-					Reads  [2]int `json:"reads"`
-					Writes []int  `json:"writes"`
-				} `json:"race"`
-			} `json:"redis"`
-		} `json:"first_overshoot"`
+		FirstOvershoot *traceOvershoot `json:"first_overshoot"`
 	} `json:"strategies"`
+}
+
+// traceOvershoot is what these tests read of a first overshoot: the commands behind it.
+type traceOvershoot struct {
+	Redis *struct {
+		Keys     []string `json:"keys"`
+		Commands []struct {
+			Cmd       string          `json:"cmd"`
+			Keys      []string        `json:"keys"`
+			Client    string          `json:"client"`
+			AtUs      int64           `json:"at_us"`
+			Reply     json.RawMessage `json:"reply"`
+			ReplyFrom string          `json:"reply_from"`
+		} `json:"commands"`
+		Race *struct {
+			Key    string `json:"key"`
+			Reads  [2]int `json:"reads"`
+			Writes []int  `json:"writes"`
+		} `json:"race"`
+	} `json:"redis"`
 }
 
 // traceGroup is one run's routes, a racing one beside an atomic one where the kind has both.
@@ -152,24 +155,7 @@ func tracedRun(t *testing.T, s traceSetup, g traceGroup, d time.Duration, extra 
 
 // raceShown reports whether a first overshoot's commands show two reads of one key before a write
 // to it, as the race names them.
-func raceShown(t *testing.T, name string, ov *struct {
-	Redis *struct {
-		Keys     []string `json:"keys"`
-		Commands []struct {
-			Cmd       string          `json:"cmd"`
-			Keys      []string        `json:"keys"`
-			Client    string          `json:"client"`
-			AtUs      int64           `json:"at_us"`
-			Reply     json.RawMessage `json:"reply"`
-			ReplyFrom string          `json:"reply_from"`
-		} `json:"commands"`
-		Race *struct {
-			Key    string `json:"key"`
-			Reads  [2]int `json:"reads"`
-			Writes []int  `json:"writes"`
-		} `json:"race"`
-	} `json:"redis"`
-}) bool {
+func raceShown(t *testing.T, name string, ov *traceOvershoot) bool {
 	if ov == nil || ov.Redis == nil || ov.Redis.Race == nil {
 		return false
 	}
