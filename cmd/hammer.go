@@ -50,10 +50,9 @@ keys of their own, and proves what it finds: more admitted than the limit
 (OVERSHOOT), a refusal while every correct limiter certainly had room (TOO
 STRICT), a key left without a TTL (LEAKS); a correct atomic strategy is exact.
 Without --url/--addr it starts a throw-away redis-server. Your script runs as
-strategy custom (--script), called by the contract you describe (-f keeps it);
-anything but exact exits 3, and thin evidence loads on up to --max-duration.
-Topics: limitctl help limiter-file, contract, evidence, http, records,
-exit-codes, connections.`,
+strategy custom (--script) by the contract you describe (-f keeps it); all but
+exact exits 3; thin evidence loads on up to --max-duration. Topics: limitctl
+help limiter-file, contract, evidence, http, records, exit-codes, connections.`,
 		Example: `  limitctl hammer --strategies naive,lua --assert 'lua.overshoot==0'
   limitctl hammer --script ours.lua --junit hammer.xml
   limitctl hammer --script gcra.lua --script-args '{burst} {limit} {window_s}' \
