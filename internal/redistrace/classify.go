@@ -156,11 +156,12 @@ func (t *tally) step(cmds []Command) {
 	guarded := false
 	for _, c := range cmds {
 		guarded = guarded || c.Guarded
+		if c.In == "script" {
+			continue // a script's own, in the MULTI: its call is the step
+		}
 		switch RoleOf(c.Name) {
 		case RoleScript:
-			if c.In == "multi" {
-				t.scripts++
-			}
+			t.scripts++
 		case RoleWrite:
 			written = append(written, c.Keys...)
 		case RoleRead:
