@@ -60,15 +60,17 @@ load-tools:
 vet:
 	$(GO) vet ./...
 
+# hack/no-leftovers.sh fails the run if any process it started (a throw-away redis-server, a tmux
+# server, a built binary) outlives it.
 test: redis-server load-tools vet
-	$(GO) test -race -timeout 30m ./...
+	hack/no-leftovers.sh $(GO) test -race -timeout 30m ./...
 	$(MAKE) --no-print-directory fuzz
 
 # The inner loop: the same suite with -short, which skips the slowest tests (clusters,
 # failovers, killed servers, the README's every command, the bad-input matrix) and the fuzzing.
 # A few minutes less than make test, which stays the one that runs everything.
 test-short: redis-server load-tools vet
-	$(GO) test -race -short -timeout 10m ./...
+	hack/no-leftovers.sh $(GO) test -race -short -timeout 10m ./...
 
 # Each fuzz target for a bounded time (FUZZTIME): the linter, URL and flag resolution, password
 # redaction, assert expressions and record files must never panic; the records' JSON scanner

@@ -104,7 +104,7 @@ func completeOneScriptName(c *cobra.Command, args []string, toComplete string) (
 
 // hammerStrategies offers the strategies the --limiter already on the line supports.
 func hammerStrategies(c *cobra.Command) []string {
-	kind := limiter.Concurrency
+	kind := limiter.Default
 	if name, err := c.Flags().GetString("limiter"); err == nil {
 		if k, err := limiter.ParseKind(name); err == nil {
 			kind = k

@@ -34,7 +34,7 @@ func complete(t *testing.T, args ...string) ([]string, cobra.ShellCompDirective)
 }
 
 func TestCompletionValues(t *testing.T) {
-	allScripts := []string{"concurrency_acquire", "fixed_window", "sliding_window", "token_bucket", "purge_stale"}
+	allScripts := []string{"concurrency_acquire", "fixed_window", "sliding_window", "token_bucket", "sliding_window_counter", "purge_stale"}
 	output := []string{"table", "json", "tsv"}
 	tests := []struct {
 		args []string
@@ -46,7 +46,7 @@ func TestCompletionValues(t *testing.T) {
 		{[]string{"hammer", "--strategies", "naive,lua,"}, []string{"naive,lua,multi", "naive,lua,watch", "naive,lua,eval", "naive,lua,function", "naive,lua,lua-ts-member", "naive,lua,custom"}},
 		{[]string{"hammer", "--limiter", "token-bucket", "--strategies", "naive,lua-"}, []string{}},
 		{[]string{"hammer", "--limiter", "sliding-window", "--strategies", "naive,lua-"}, []string{"naive,lua-ts-member"}},
-		{[]string{"hammer", "--limiter", ""}, []string{"concurrency", "fixed-window", "sliding-window", "token-bucket"}},
+		{[]string{"hammer", "--limiter", ""}, []string{"concurrency", "fixed-window", "sliding-window", "token-bucket", "sliding-window-counter"}},
 		{[]string{"hammer", "--on-error", ""}, []string{"open", "closed"}},
 		{[]string{"hammer", "--tui", ""}, []string{"auto", "on", "off"}},
 		{[]string{"hammer", "--embedded", ""}, []string{"auto", "redis-server", "memory"}},
@@ -66,7 +66,7 @@ func TestCompletionValues(t *testing.T) {
 		{[]string{"scripts", "show", ""}, allScripts},
 		{[]string{"scripts", "show", "fixed_window", ""}, []string{}},
 		{[]string{"scripts", "load", ""}, allScripts},
-		{[]string{"scripts", "load", "fixed_window", "token_bucket", ""}, []string{"concurrency_acquire", "sliding_window", "purge_stale"}},
+		{[]string{"scripts", "load", "fixed_window", "token_bucket", ""}, []string{"concurrency_acquire", "sliding_window", "sliding_window_counter", "purge_stale"}},
 		{[]string{"scripts", "status", ""}, allScripts},
 		{[]string{"completion", ""}, []string{"bash", "fish", "powershell", "zsh"}},
 	}
@@ -152,7 +152,7 @@ try limitctl scripts show slid
 	if err != nil {
 		t.Fatalf("bash: %v\n%s", err, out)
 	}
-	want := "naive,lua|naive,lua-ts-member|\nfixed-window|\nsliding_window|\n"
+	want := "naive,lua|naive,lua-ts-member|\nfixed-window|\nsliding_window|sliding_window_counter|\n"
 	if string(out) != want {
 		t.Fatalf("bash completed\n%s\nwant\n%s", out, want)
 	}

@@ -76,7 +76,7 @@ help limiter-file, contract, evidence, http, records, exit-codes, connections.`,
 	fl := c.Flags()
 	fl.StringVarP(&opts.flags.LimiterFile, "limiter-file", "f", "", "read the limiter under test from `FILE` (YAML); flags given override it")
 	fl.BoolVar(&opts.printLimiter, "print-limiter", false, "write the limiter file these flags state, and run nothing")
-	fl.StringVar(&opts.flags.Kind, "limiter", string(limiter.Concurrency), "the limiter `KIND`: "+human.Or(limiter.Names(limiter.Kinds())))
+	fl.StringVar(&opts.flags.Kind, "limiter", string(limiter.Default), "the limiter `KIND`: "+human.Or(limiter.Names(limiter.Kinds())))
 	fl.Int64Var(&opts.flags.Limit, "limit", 20, "the limit `N`: in flight, per window, or the bucket's burst")
 	fl.DurationVar(&opts.flags.Window, "window", time.Second, "the window `D`; the token bucket refills --limit per D")
 	fl.DurationVar(&opts.flags.Hold, "hold", 0, "`D` a request holds its slot (default 2ms), else a think time")

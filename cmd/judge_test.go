@@ -76,6 +76,8 @@ func TestJudgeRefusesBadInputInOneLine(t *testing.T) {
 		{"an unknown limiter", []string{good, "--limiter", "leaky", "--limit", "5"}, "--limiter"},
 		{"no limit", []string{good, "--limiter", "fixed-window", "--window", "1s"}, "--limit must be at least 1"},
 		{"no window", []string{good, "--limiter", "sliding-window", "--limit", "5"}, "--window is needed"},
+		{"a window hammer refuses", []string{good, "--limiter", "sliding-window", "--limit", "5", "--window", "1500us"}, "--window must be a whole number of milliseconds"},
+		{"a negative hold", []string{good, "--limiter", "concurrency", "--limit", "5", "--hold", "-1s"}, "--hold must be 0 or more"},
 		{"concurrency behind HTTP without a hold", []string{good, "--limiter", "concurrency", "--limit", "5"}, "--hold D is needed"},
 		{"an unknown format", append([]string{good, "--format", "jmeter"}, limits...), "--format"},
 		{"an unknown key", append([]string{good, "--key-by", "ip"}, limits...), "--key-by"},
@@ -93,9 +95,9 @@ func TestJudgeRefusesBadInputInOneLine(t *testing.T) {
 			}
 		})
 	}
-	// --skip-bad counts the line and reads on.
+	// --skip-bad counts the line and reads on; two records prove nothing either way (not judged, exit 3).
 	r, doc := judgeJSON(t, append([]string{bad, "--skip-bad"}, limits...)...)
-	if r.code != ExitOK || len(doc.Records) != 1 || doc.Records[0].Bad != 1 || doc.Records[0].Records != 2 {
+	if r.code != ExitCheckFailed || !strings.Contains(r.errOut, "not judged") || len(doc.Records) != 1 || doc.Records[0].Bad != 1 || doc.Records[0].Records != 2 {
 		t.Fatalf("--skip-bad: exit %d, %+v\n%s", r.code, doc.Records, r.errOut)
 	}
 }

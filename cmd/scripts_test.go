@@ -33,11 +33,12 @@ func TestScriptsListNeedsNoServerAndPrintsTheEmbeddedSHA1s(t *testing.T) {
 		t.Errorf("schema_version %d, want 1", got.SchemaVersion)
 	}
 	want := map[string][]string{
-		"concurrency_acquire": {"limit", "now_ms", "stale_after_ms", "member"},
-		"fixed_window":        {"limit", "window_ms"},
-		"sliding_window":      {"limit", "now_ms", "window_ms", "member"},
-		"token_bucket":        {"rate_per_s", "burst", "now_ms", "cost"},
-		"purge_stale":         {"cutoff", "batch"},
+		"concurrency_acquire":    {"limit", "now_ms", "stale_after_ms", "member"},
+		"fixed_window":           {"limit", "window_ms"},
+		"sliding_window":         {"limit", "now_ms", "window_ms", "member"},
+		"token_bucket":           {"rate_per_s", "burst", "now_ms", "cost"},
+		"sliding_window_counter": {"limit", "now_ms", "window_ms"},
+		"purge_stale":            {"cutoff", "batch"},
 	}
 	for _, s := range got.Scripts {
 		args, ok := want[s.Name]
@@ -74,7 +75,7 @@ func TestScriptsShowPrintsTheExactSource(t *testing.T) {
 
 func TestScriptsLoadThenStatusOnOneServer(t *testing.T) {
 	srv := redistest.Start(t)
-	run(t, "--addr", srv.Addr, "scripts", "status").wantExit(t, ExitCheckFailed).wantOneLineError(t, "5 script(s) missing")
+	run(t, "--addr", srv.Addr, "scripts", "status").wantExit(t, ExitCheckFailed).wantOneLineError(t, fmt.Sprintf("%d script(s) missing", len(scripts.All())))
 
 	first := run(t, "--addr", srv.Addr, "scripts", "load", "-o", "json").wantExit(t, ExitOK)
 	var loaded struct {
@@ -86,8 +87,8 @@ func TestScriptsLoadThenStatusOnOneServer(t *testing.T) {
 	if err := json.Unmarshal([]byte(first.out), &loaded); err != nil {
 		t.Fatal(err)
 	}
-	if len(loaded.Loaded) != 5 {
-		t.Fatalf("loaded %d scripts, want 5:\n%s", len(loaded.Loaded), first.out)
+	if len(loaded.Loaded) != len(scripts.All()) {
+		t.Fatalf("loaded %d scripts, want every shipped one (%d):\n%s", len(loaded.Loaded), len(scripts.All()), first.out)
 	}
 	for _, l := range loaded.Loaded {
 		if l.CachedBefore || l.Node != srv.Addr {

@@ -13,9 +13,10 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/tableprint"
@@ -34,21 +35,19 @@ func summaryFixture() bench.Summary {
 	}
 	return bench.Summary{RunID: "fixture", Target: bench.Target{Kind: "redis", Addr: "127.0.0.1:6379"}, Limiter: limiter.Concurrency,
 		Limit: 20, Workers: 64, Duration: 8 * time.Second, Strategies: []bench.StrategySnapshot{
-			{Name: "naive", Attempts: 110_406, Admitted: 49_450, Rejected: 60_956, Contended: true, Peak: 64, Overshoot: 44, OvershootEvent: 29_022,
-				AvgThroughput: 13_800.7, Latency: lat(2179*time.Microsecond, 13903*time.Microsecond)},
-			{Name: "multi", Attempts: 161_620, Admitted: 76_170, Rejected: 85_450, Contended: true, Unjudged: 12, Peak: 61, Overshoot: 41, OvershootEvent: 3264,
-				AvgThroughput: 20_202.5, Latency: lat(3651*time.Microsecond, 20527*time.Microsecond)},
-			{Name: "watch", Attempts: 3600, Admitted: 3600, Retries: 98_940, Peak: 6, AvgThroughput: 450,
-				Latency: lat(193919*time.Microsecond, 1222655*time.Microsecond)},
-			{Name: "lua", Attempts: 342_748, Admitted: 41_580, Rejected: 301_168, Contended: true, Peak: 20, AvgThroughput: 42_843.5,
-				Latency: lat(729*time.Microsecond, 7415*time.Microsecond), ServerUsecPerCall: usec(5.1)},
-			{Name: "eval", Attempts: 100_000, Admitted: 30_000, Rejected: 67_000, Errors: 3000, Contended: true, ReleaseErrors: 7, Peak: 20, AvgThroughput: 12_500,
+			{Name: "naive", Attempts: 110_406, Admitted: 49_450, Rejected: 60_956, Contended: true,
+				AvgThroughput: 13_800.7, Latency: lat(2179*time.Microsecond, 13903*time.Microsecond), Findings: fold.Findings{Peak: 64, Overshoot: 44, OvershootEvent: 29_022}},
+			{Name: "multi", Attempts: 161_620, Admitted: 76_170, Rejected: 85_450, Contended: true,
+				AvgThroughput: 20_202.5, Latency: lat(3651*time.Microsecond, 20527*time.Microsecond), Findings: fold.Findings{Unjudged: 12, Peak: 61, Overshoot: 41, OvershootEvent: 3264}},
+			{Name: "watch", Attempts: 3600, Admitted: 3600, Retries: 98_940, AvgThroughput: 450,
+				Latency: lat(193919*time.Microsecond, 1222655*time.Microsecond), Findings: fold.Findings{Peak: 6}},
+			{Name: "lua", Attempts: 342_748, Admitted: 41_580, Rejected: 301_168, Contended: true, AvgThroughput: 42_843.5,
+				Latency: lat(729*time.Microsecond, 7415*time.Microsecond), ServerUsecPerCall: usec(5.1), Findings: fold.Findings{Peak: 20}},
+			{Name: "eval", Attempts: 100_000, Admitted: 30_000, Rejected: 67_000, Errors: 3000, Contended: true, ReleaseErrors: 7, AvgThroughput: 12_500,
 				ErrorsByKind: map[string]int64{"timeout": 2988, "conn": 12}, FailClosedRejects: 3000,
-				Latency: lat(812*time.Microsecond, 9120*time.Microsecond), ServerUsecPerCall: usec(9.8)},
-			{Name: "custom", Attempts: 50_000, Admitted: 400, Rejected: 49_600, Contended: true, Peak: 20, AvgThroughput: 6250,
-				FalseRejects: 1204, FirstFalseReject: &refusal.FalseReject{SentMs: 412.5, RepliedMs: 413.1, HeldOrAdmitted: 2, Limit: 20},
-				Tightest: &refusal.FalseReject{SentMs: 7021, RepliedMs: 7022.4, HeldOrAdmitted: 3, Limit: 20},
-				Latency:  lat(900*time.Microsecond, 5100*time.Microsecond)},
+				Latency: lat(812*time.Microsecond, 9120*time.Microsecond), ServerUsecPerCall: usec(9.8), Findings: fold.Findings{Peak: 20}},
+			{Name: "custom", Attempts: 50_000, Admitted: 400, Rejected: 49_600, Contended: true, AvgThroughput: 6250,
+				Latency: lat(900*time.Microsecond, 5100*time.Microsecond), Findings: fold.Findings{Peak: 20, Refusals: fold.Refusals{FalseRejects: 1204, FirstFalseReject: &refusal.FalseReject{SentMs: 412.5, RepliedMs: 413.1, HeldOrAdmitted: 2, Limit: 20}, Tightest: &refusal.FalseReject{SentMs: 7021, RepliedMs: 7022.4, HeldOrAdmitted: 3, Limit: 20}}}},
 		}}
 }
 
@@ -125,7 +124,7 @@ func TestVerdicts(t *testing.T) {
 		t.Errorf("overshoot and too strict: %q", got)
 	}
 	s.Limiter = limiter.SlidingWindow
-	if got := judged(s).VerdictLines(nil, 0)[5]; !strings.HasSuffix(got, "refused 1,204 while at most 3 of 20 were admitted in the window, the first at 412ms") {
+	if got := judged(s).VerdictLines(nil, 0)[5]; !strings.HasSuffix(got, "refused 1,204 while at most 3 of 20 were admitted in its window, the first at 412ms") {
 		t.Errorf("a window limiter: %q", got)
 	}
 	// A run shared by id judges no refusals, and says so.
@@ -190,7 +189,7 @@ func TestHammerTableShowsAbandonedRequestsWhereThereIsRoom(t *testing.T) {
 }
 
 // longVerdicts is the fixture's run with verdict texts as long as the fifth release makes them
-// (custom's is 150 characters), a how-line, a clock note, a failed assertion and a clean-up line.
+// (custom's is 161 characters), a how-line, a clock note, a failed assertion and a clean-up line.
 func longVerdicts() hammer.Result {
 	res := judged(summaryFixture())
 	res.Verdicts[3].Text = "the limiter counted 4 while 20 were held: it dropped held requests (stale time shorter than its clock's unit?)"
@@ -218,8 +217,8 @@ func longVerdicts() hammer.Result {
 func TestHammerSummaryWrapsEveryLineToTheTerminal(t *testing.T) {
 	res := longVerdicts()
 	whole := res.VerdictLines(nil, 0)
-	if n := utf8.RuneCountInString(res.Verdicts[5].Text); n != 150 {
-		t.Fatalf("custom's verdict text is %d characters, want 150", n)
+	if n := utf8.RuneCountInString(res.Verdicts[5].Text); n != 161 {
+		t.Fatalf("custom's verdict text is %d characters, want 161", n)
 	}
 	const textColumn = len("custom  no evidence  ")
 	for _, width := range []int{80, 60} {

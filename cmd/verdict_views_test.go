@@ -11,9 +11,10 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/ciformat"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/report"
@@ -24,7 +25,7 @@ import (
 // verdict line, the dashboard's panel, the HTML report and the step summary, for every kind of
 // verdict.
 func TestEveryViewShowsTheVerdictsOwnBadge(t *testing.T) {
-	contended := bench.StrategySnapshot{Name: "lua", Attempts: 1000, Admitted: 600, Rejected: 400, Peak: 20, Contended: true}
+	contended := bench.StrategySnapshot{Name: "lua", Attempts: 1000, Admitted: 600, Rejected: 400, Contended: true, Findings: fold.Findings{Peak: 20}}
 	for name, set := range map[string]func(*bench.StrategySnapshot){
 		"exact":     func(*bench.StrategySnapshot) {},
 		"overshoot": func(s *bench.StrategySnapshot) { s.Peak, s.Overshoot, s.OvershootEvent = 25, 5, 3 },

@@ -27,6 +27,8 @@ var (
 	SlidingWindow string
 	//go:embed token_bucket.lua
 	TokenBucket string
+	//go:embed sliding_window_counter.lua
+	SlidingWindowCounter string
 	//go:embed purge_stale.lua
 	PurgeStale string
 )
@@ -84,6 +86,11 @@ var all = []Script{
 		Name: "token_bucket", Source: TokenBucket, Limiter: true,
 		Keys: []string{"bucket"}, Args: []string{"rate_per_s", "burst", "now_ms", "cost"},
 		Description: "take cost tokens from a bucket refilled at rate_per_s up to burst",
+	},
+	{
+		Name: "sliding_window_counter", Source: SlidingWindowCounter, Limiter: true,
+		Keys: []string{"current", "previous"}, Args: []string{"limit", "now_ms", "window_ms"},
+		Description: "admit while this window's count plus the previous window's, weighted by the share of it still inside the sliding window, stays below limit",
 	},
 	{
 		Name: "purge_stale", Source: PurgeStale,

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 )
 
 // A scheduled admit is stamped at its slot floored to the ms; the lateness carries the floor's
@@ -40,7 +40,7 @@ func TestFlooredSlotsKeepTheWindow(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		at := base.Add(time.Duration(i) * (100*time.Millisecond + 90*time.Microsecond))
 		stamp, _, _ := admitAtEvidence(at, at, 0)
-		c.Admit(stamp.UnixMilli())
+		c.AdmitMs(stamp.UnixMilli())
 	}
 	if r := c.Finish(); r.Overshoot != 0 {
 		t.Errorf("slots a window and 90µs apart: overshoot %d", r.Overshoot)
@@ -49,7 +49,7 @@ func TestFlooredSlotsKeepTheWindow(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		at := base.Add(time.Duration(i) * (100*time.Millisecond - 90*time.Microsecond))
 		stamp, _, _ := admitAtEvidence(at, at, 0)
-		c.Admit(stamp.UnixMilli())
+		c.AdmitMs(stamp.UnixMilli())
 	}
 	if r := c.Finish(); r.Overshoot == 0 {
 		t.Error("slots a window less 90µs apart: no overshoot")

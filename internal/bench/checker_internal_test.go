@@ -4,7 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -16,9 +17,9 @@ func TestEveryKindHasAChecker(t *testing.T) {
 			KeyCount: 1, KeyFor: func(string, int) string { return "k" }, Now: time.Now}
 		for _, serverClock := range []bool{false, true} {
 			s := newStrategyState(cfg, StrategyRun{ServerClock: serverClock})
-			ev := s.evidence[0]
+			ev := s.evidence.Key(0)
 			now := time.UnixMilli(1000)
-			if got := ev.Admit(overshoot.Call{ID: 1, Now: now, StampMs: now.UnixMilli(), Sent: time.Second, Replied: time.Second}, func() {}); got != overshoot.Judged {
+			if got := ev.Admit(evidence.Decision{ID: 1, NowUs: now.UnixMicro(), AtMs: now.UnixMilli(), SentUs: 1e6, RepliedUs: 1e6}, func() {}); got != overshoot.Judged {
 				t.Errorf("%s (server clock %v): one admit on time was not judged (%d)", k, serverClock, got)
 			}
 			if r := ev.Finish(); r.Overshoot != 0 || r.OvershootEvent != 0 {

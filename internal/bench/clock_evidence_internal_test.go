@@ -83,7 +83,7 @@ func TestVirtualClockSlidingLogExpiringInRealTimeIsNoOvershoot(t *testing.T) {
 	batch(first.Add(990 * time.Millisecond))
 	time.Sleep(time.Until(first.Add(1991 * time.Millisecond)))
 	batch(first.Add(1991 * time.Millisecond))
-	got := s.evidence[0].Finish()
+	got := s.evidence.Key(0).Finish()
 	t.Logf("20 admits stamped at +0, 20 at +990ms run more than a window later, 20 at +1991ms: %+v", got)
 	if got.Overshoot != 0 {
 		t.Errorf("a correct sliding log blamed for a TTL that ran out in real time: overshoot %d (peak %d)", got.Overshoot, got.Peak)
@@ -99,7 +99,7 @@ func TestVirtualClockSlidingLogOneTooManyIsCaught(t *testing.T) {
 			t.Fatalf("request %d refused: the fixture admits 21", i+1)
 		}
 	}
-	if got := s.evidence[0].Finish(); got.Overshoot != 1 || got.Peak != 21 {
+	if got := s.evidence.Key(0).Finish(); got.Overshoot != 1 || got.Peak != 21 {
 		t.Errorf("21 admits stamped together on a limit of 20: %+v, want overshoot 1 (peak 21)", got)
 	}
 }

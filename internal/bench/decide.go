@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -61,8 +61,8 @@ func (s *strategyState) decide(ctx, calls context.Context, worker, keyIndex int,
 		s.releasing(&c)
 		if s.run.Endpoint {
 			// The endpoint released the slot before it answered: held no later than its reply.
-			c.judged.Released, c.judged.ReleaseOK = c.judged.Replied, true
-			c.releaseSentUs = c.judged.Replied
+			c.judged.ReleasedUs, c.judged.ReleaseOK = c.judged.RepliedUs, true
+			c.releaseSentUs = c.judged.RepliedUs
 			s.judged(&c)
 			s.logCall(&c)
 			return
@@ -92,17 +92,13 @@ type decisionCall struct {
 	// id is the request's: its trace's (the worker's Recorder.Begin), the refusal judges' and the
 	// held evidence's (overshoot.Call).
 	id     uint64
-	judged refusal.Call // what the refusal judges are told of it
-	// What a recorded run (record.go) keeps of it beyond judged: an admit's evidence (the time
-	// it was judged at, how late, over which interval), its release's sending, why it failed,
-	// and whether it was cut off at the run's end.
-	judgedMs                  int64
-	late                      time.Duration
-	judgedSent, judgedReplied time.Duration
-	releaseSentUs             int64
-	errKind, errMsg           string
-	releaseErr                string
-	cut                       bool
+	judged evidence.Decision // what the evidence is told of it
+	// What a recorded run (record.go) keeps of it beyond judged: its release's sending, why it
+	// failed, and whether it was cut off at the run's end.
+	releaseSentUs   int64
+	errKind, errMsg string
+	releaseErr      string
+	cut             bool
 	// round, for a call of a connection's round, takes its counts and its record for the
 	// judges with the round's others (rounds.go), and entered is when it went in flight
 	// (math.MaxInt64 once judged); nil for a worker's own call.
@@ -177,7 +173,7 @@ func (s *strategyState) crashed() bool {
 // releasing records that c's request no longer holds its slot: before its release is sent, so
 // the witness never over-counts.
 func (s *strategyState) releasing(c *decisionCall) {
-	s.evidence[c.keyIndex].Release(c.id)
+	s.evidence.Key(c.keyIndex).Release(c.id)
 	if s.callLogs != nil {
 		c.releaseSentUs = s.sinceUs() // read before the release is sent
 	}
@@ -193,7 +189,7 @@ func (s *strategyState) released(c *decisionCall, err error) {
 	} else {
 		c.judged.ReleaseOK = !s.run.Refusals.NoRelease // released by expiry: held until stale-after
 	}
-	c.judged.Released = ceilMicros(time.Since(s.begin))
+	c.judged.ReleasedUs = ceilMicros(time.Since(s.begin))
 	s.judged(c)
 	s.logCall(c)
 }

@@ -7,8 +7,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
@@ -30,7 +32,7 @@ type StrategyRun struct {
 	// scripts (limiter.Commands), for attributing server time.
 	Commands, Inner []string
 	// Witness optionally replaces the in-process concurrency witness (the shared Redis one).
-	Witness func(key string) overshoot.Checker
+	Witness func(key string) *overshoot.RedisWitness
 	// ServerClock: the strategy's script reads TIME, so window and bucket evidence uses each
 	// admitted call's [sent, replied] interval (IntervalChecker), not the time it was given.
 	ServerClock bool
@@ -89,7 +91,7 @@ type StrategyRun struct {
 // the run is over and every call has been).
 type CallSink interface {
 	Start(begin time.Time, spec refusal.Spec)
-	Add(key int, c refusal.Call)
+	Add(d evidence.Decision)
 	Mark(lowWater int64)
 }
 
@@ -481,9 +483,9 @@ func (e *Engine) snapshot(runs []*strategyState, active, sinceTick time.Duration
 		s.Progress = 1
 	}
 	for i, r := range runs {
-		mode := tickView
+		mode := fold.Live
 		if final {
-			mode = finalView
+			mode = fold.Final
 		}
 		st := r.view(sinceTick, active, mode)
 		if i < len(serverUsec) {

@@ -3,7 +3,6 @@ package bench_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -55,7 +54,7 @@ func strategy(t *testing.T, sum bench.Summary, name string) bench.StrategySnapsh
 
 func TestMain(m *testing.M) {
 	redis.SetLogger(redisconn.QuietLogger{}) // the outage tests would fill the log with dial errors
-	os.Exit(m.Run())
+	redistest.Main(m)
 }
 
 // The in-process server is covered by the built binary's test (cmd): under the race detector it

@@ -6,7 +6,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 )
 
 // BenchmarkEvidence is what each evidence feature costs per decision, recorded as the engine
@@ -50,7 +51,7 @@ func BenchmarkEvidence(b *testing.B) {
 	} {
 		check := c.new()
 		// Every call admitted (a limit the script does not keep): the checker's most work.
-		add(c.name, func(_, t int64) { check.Admit(t / 1000) }, func() { check.Result() })
+		add(c.name, func(_, t int64) { check.Admit(evidence.Decision{AtMs: t / 1000}, func() {}) }, func() { check.Result() })
 	}
 	for _, f := range features {
 		b.Run(f.name, func(b *testing.B) {

@@ -3,21 +3,21 @@ package bench
 import (
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 )
 
 // EvidenceSpec is the overshoot evidence of one key of run under cfg as the engine builds it,
 // without the run's own hooks (a witness or admits shared with other processes, the power's
 // budget, the first overshoot's trace): what judge replays a recorded run's calls against.
 func EvidenceSpec(cfg Config, run StrategyRun, key string) overshoot.Spec {
-	limits := limitsOf(cfg)
+	limits, model := limitsOf(cfg), cfg.Limiter.Describe().Model
 	var promised time.Duration
 	if run.Endpoint {
 		promised = cfg.Hold
 	}
 	return overshoot.Spec{
-		Limits: limits, Clock: overshoot.ClockFor(limits, run.EpochAligned), Timing: timingOf(cfg, run), Key: key,
+		Model: model, Limits: limits, Clock: model.Clock(limits, run.EpochAligned), Timing: timingOf(cfg, run), Key: key,
 		Horizon: cfg.Horizon, Quantum: run.TimeQuantum, Monotone: run.MonotoneTime,
 		StaleAfter: cfg.StaleAfter, StaleUnit: run.Refusals.StaleUnit, Now: cfg.Now, Hold: promised,
 		// Every call on the key is this process's, and each that may have admitted unjudged is
@@ -36,7 +36,7 @@ func timingOf(cfg Config, run StrategyRun) overshoot.Timing {
 		// over the call's interval.
 	case run.Endpoint:
 		return overshoot.OnEndpoint
-	case intervalStamps(cfg, run):
+	case TwoClocks(cfg, run):
 		return overshoot.OnTwoClocks
 	case run.ServerClock:
 		return overshoot.OnServerClock
@@ -46,14 +46,14 @@ func timingOf(cfg Config, run StrategyRun) overshoot.Timing {
 
 // limitsOf is what a strategy's evidence is built from.
 func limitsOf(cfg Config) overshoot.Limits {
-	return overshoot.Limits{Evidence: cfg.Limiter.Describe().Evidence, Limit: cfg.Limit, Window: cfg.Window, Rate: cfg.Rate, Skew: cfg.Skew}
+	return overshoot.Limits{Limit: cfg.Limit, Window: cfg.Window, Rate: cfg.Rate, Skew: cfg.Skew}
 }
 
 // RefusalSpec is what run's refusal judges are built from under cfg; base is the stamp (µs) at
 // the run's start.
 func RefusalSpec(cfg Config, run StrategyRun, base int64) refusal.Spec {
 	return refusal.Spec{
-		Kind: cfg.Limiter, Limit: cfg.Limit, Aligned: run.EpochAligned, Base: base,
+		Kind: string(cfg.Limiter), Model: cfg.Limiter.Describe().Model, Limit: cfg.Limit, Aligned: run.EpochAligned, Base: base,
 		Window: cfg.Window.Microseconds(), RatePerSec: cfg.Rate, StaleAfter: cfg.StaleAfter.Microseconds(),
 		Server: run.ServerClock, Monotone: run.MonotoneTime, Skew: cfg.Skew.Microseconds(), Horizon: cfg.Horizon.Microseconds(),
 		Quantum: run.TimeQuantum, Rules: run.Refusals,

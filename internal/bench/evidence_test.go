@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -94,14 +94,14 @@ func TestErrorSamplesAreBoundedDistinctAndTrimmed(t *testing.T) {
 
 func TestLateAdmitsAreCountedAsUnjudged(t *testing.T) {
 	c := overshoot.NewSlidingChecker(10, 1000, 100, false)
-	c.Admit(1_700_000_010_000)
-	c.Admit(1_700_000_005_000) // far behind the newest: its window is already judged
+	c.AdmitMs(1_700_000_010_000)
+	c.AdmitMs(1_700_000_005_000) // far behind the newest: its window is already judged
 	if got := c.Finish(); got.Unjudged != 1 || got.Peak != 1 {
 		t.Errorf("sliding: %+v, want 1 unjudged and peak 1", got)
 	}
 	b := overshoot.NewBucketChecker(10, 10, 1, 100)
-	b.Admit(1_700_000_010_000)
-	b.Admit(1_700_000_005_000)
+	b.AdmitMs(1_700_000_010_000)
+	b.AdmitMs(1_700_000_005_000)
 	if got := b.Finish(); got.Unjudged != 1 {
 		t.Errorf("bucket: %+v, want 1 unjudged", got)
 	}

@@ -6,7 +6,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 )
 
 func histOf(values ...int64) *hdrhistogram.Snapshot {
@@ -19,11 +20,11 @@ func histOf(values ...int64) *hdrhistogram.Snapshot {
 
 func TestMergeSumsCountsAndMergesHistograms(t *testing.T) {
 	a := Summary{RunID: "r", Limiter: "concurrency", Limit: 5, Workers: 4, Duration: 2 * time.Second, Strategies: []StrategySnapshot{
-		{Name: "lua", Attempts: 100, Admitted: 60, Rejected: 40, Peak: 5, Contended: true, Histogram: histOf(100, 100, 100)},
+		{Name: "lua", Attempts: 100, Admitted: 60, Rejected: 40, Contended: true, Histogram: histOf(100, 100, 100), Findings: fold.Findings{Peak: 5}},
 	}}
 	b := Summary{RunID: "r", Limiter: "concurrency", Limit: 5, Workers: 4, Duration: 3 * time.Second, Strategies: []StrategySnapshot{
-		{Name: "lua", Attempts: 50, Admitted: 20, Rejected: 28, Errors: 2, Peak: 7, OvershootEvent: 3, Overshoot: 2,
-			ErrorsByKind: map[string]int64{"timeout": 2}, Histogram: histOf(9000)},
+		{Name: "lua", Attempts: 50, Admitted: 20, Rejected: 28, Errors: 2,
+			ErrorsByKind: map[string]int64{"timeout": 2}, Histogram: histOf(9000), Findings: fold.Findings{Peak: 7, OvershootEvent: 3, Overshoot: 2}},
 	}}
 	m, err := Merge([]Summary{a, b})
 	if err != nil {
@@ -53,9 +54,8 @@ func TestMergeSumsCountsAndMergesHistograms(t *testing.T) {
 // that judged none (it shared its keys) leaves the merged run unjudged.
 func TestMergeAddsFalseRejects(t *testing.T) {
 	one := func(n, held int64, sent float64) Summary {
-		return Summary{Limiter: "concurrency", Limit: 20, Strategies: []StrategySnapshot{{Name: "custom", FalseRejects: n,
-			FirstFalseReject: &refusal.FalseReject{SentMs: sent, HeldOrAdmitted: held, Limit: 20},
-			Tightest:         &refusal.FalseReject{SentMs: sent + 1, HeldOrAdmitted: held, Limit: 20}}}}
+		return Summary{Limiter: "concurrency", Limit: 20, Strategies: []StrategySnapshot{{Name: "custom",
+			Findings: fold.Findings{Refusals: fold.Refusals{FalseRejects: n, FirstFalseReject: &refusal.FalseReject{SentMs: sent, HeldOrAdmitted: held, Limit: 20}, Tightest: &refusal.FalseReject{SentMs: sent + 1, HeldOrAdmitted: held, Limit: 20}}}}}}
 	}
 	m, err := Merge([]Summary{one(10, 3, 40), one(5, 12, 20)})
 	if err != nil {
@@ -65,7 +65,7 @@ func TestMergeAddsFalseRejects(t *testing.T) {
 	if s.FalseRejects != 15 || s.FirstFalseReject.SentMs != 20 || s.Tightest.HeldOrAdmitted != 12 || s.RefusalsUnjudged != "" {
 		t.Errorf("merged: %d false rejects, first %+v, tightest %+v, unjudged %q", s.FalseRejects, s.FirstFalseReject, s.Tightest, s.RefusalsUnjudged)
 	}
-	shared := Summary{Limiter: "concurrency", Limit: 20, Strategies: []StrategySnapshot{{Name: "custom", RefusalsUnjudged: RefusalsShared, NoRefusalJudged: true}}}
+	shared := Summary{Limiter: "concurrency", Limit: 20, Strategies: []StrategySnapshot{{Name: "custom", Findings: fold.Findings{Refusals: fold.Refusals{RefusalsUnjudged: RefusalsShared, NoRefusalJudged: true}}}}}
 	if m, _ := Merge([]Summary{shared, shared}); m.Strategies[0].RefusalsUnjudged == "" || !m.Strategies[0].NoRefusalJudged {
 		t.Error("processes that judged no refusal merged into a judged run")
 	}

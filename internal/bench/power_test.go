@@ -90,6 +90,11 @@ var buggyScripts = []powerCase{
 	// A first-hit window one too generous: proven where the contract says its windows start at
 	// the calls that opened them (--window-start first-hit: UnalignedChecker.UseAnchors).
 	{"buggy/fixed_window_first_hit_ns_off_by_one.lua", limiter.FixedWindow, contract.Spec{Keys: "{key}", Args: "{now_ns} {limit} {window_ns}", Allowed: "reply[4] == 1", WindowStart: contract.FirstHitStart}},
+	// The seventh release: upstash's slidingWindow gone wrong, each as a library could.
+	{"buggy/sliding_two_counters_ignores_previous.lua", limiter.SlidingWindowCounter, twoCounters},
+	{"buggy/sliding_two_counters_expires_early.lua", limiter.SlidingWindowCounter, twoCounters},
+	{"buggy/sliding_two_counters_admits_at_limit.lua", limiter.SlidingWindowCounter, twoCounters},
+	{"buggy/sliding_two_counters_elapsed_weight.lua", limiter.SlidingWindowCounter, twoCounters},
 }
 
 // strictScripts are too strict on purpose, one per class: each must be caught refusing while
@@ -115,6 +120,8 @@ var strictScripts = []powerCase{
 	// clients crash, caught within the hammer's default run of 10s (strictRunLength).
 	{"strict/concurrency_deadlines_whole_seconds_never_dropped.lua", limiter.Concurrency, contract.Spec{Keys: "{key}",
 		Args: "{limit} {stale_after_s} {window_index} {member}", Allowed: "reply[1] == 1", Release: "ZREM {key} {member}"}},
+	// The seventh release: a two-counter that counts refused calls (HAProxy's track-sc0 before its deny).
+	{"strict/sliding_two_counters_counts_refused.lua", limiter.SlidingWindowCounter, twoCounters},
 }
 
 // strictRunLength is how long a too-strict script may take to be caught: 5s, but the hammer's
@@ -134,9 +141,7 @@ func strictRunLength(t *testing.T, c powerCase) time.Duration {
 func correctScripts() []powerCase {
 	out := []powerCase{{"token_bucket_tokens.lua", limiter.TokenBucket, contract.Spec{}}}
 	for _, f := range libraryFixtures {
-		if !f.approximate {
-			out = append(out, powerCase{f.file, f.kind, f.spec})
-		}
+		out = append(out, powerCase{f.file, f.kind, f.spec})
 	}
 	return out
 }

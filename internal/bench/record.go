@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence"
 )
 
 // A run can be recorded (hammer --record): every finished call as its evidence saw it, so that
@@ -23,25 +23,18 @@ type CallRecorder interface {
 	Record(calls []RecordedCall)
 }
 
-// RecordedCall is one finished call: what the refusal judges were told of it (Judged: its id,
-// interval, stamps, outcome and release), and for an admit what its overshoot evidence was
-// told (the time it was judged at, how late, over which interval). It is kept small: a worker
-// copies one for each call.
+// RecordedCall is one finished call: the decision its evidence was told (its key, id,
+// interval, stamps, outcome and release, and for an admit the time it was judged at, how late,
+// over which interval), and what a record of it says beside. It is kept small: a worker copies
+// one for each call.
 type RecordedCall struct {
-	Judged refusal.Call
-	// Strategy is its index in Config.Strategies, Worker the worker that sent it, Key its
-	// key's index (Config.KeyFor).
-	Strategy, Worker, Key int32
-	// Cut: sent as the run ended and its reply never read; not a decision (Judged.Outcome is
+	evidence.Decision
+	// Strategy is its index in Config.Strategies, Worker the worker that sent it.
+	Strategy, Worker int32
+	// Cut: sent as the run ended and its reply never read; not a decision (its Outcome is
 	// Unknown, as for an error). FirstAttempt: the first attempt of an endpoint's request sent
 	// again (retriedFirst), told only to the refusal judges.
 	Cut, FirstAttempt bool
-	// NowUs is the time the limiter was given (the worker's clock, its skew included).
-	NowUs int64
-	// An admit's evidence: judged at JudgedMs (epoch ms) at most LateUs late, over
-	// [JudgedSentUs, JudgedRepliedUs] when that differs from its call's (both 0 otherwise).
-	JudgedMs, LateUs              int64
-	JudgedSentUs, JudgedRepliedUs int64
 	// ReleaseSentUs is when an admit's release was about to be sent (its slot no longer held).
 	ReleaseSentUs int64
 	Reply         string // a script's reply to an admit, as text
@@ -132,7 +125,7 @@ func (r *recording) take() {
 		r.order = append(r.order, int32(i))
 	}
 	slices.SortFunc(r.order, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(r.batch[a].Judged.Sent, r.batch[b].Judged.Sent), cmp.Compare(a, b))
+		return cmp.Or(cmp.Compare(r.batch[a].SentUs, r.batch[b].SentUs), cmp.Compare(a, b))
 	})
 	r.sorted = r.sorted[:0]
 	for _, i := range r.order {
@@ -147,18 +140,14 @@ func (s *strategyState) logCall(c *decisionCall) {
 	if s.callLogs == nil {
 		return
 	}
-	rc := RecordedCall{Judged: c.judged, Strategy: int32(s.index), Worker: int32(c.worker), Key: int32(c.keyIndex), Cut: c.cut,
-		NowUs: c.now.UnixMicro(), JudgedMs: c.judgedMs, LateUs: c.late.Microseconds(), ReleaseSentUs: c.releaseSentUs}
+	rc := RecordedCall{Decision: c.judged, Strategy: int32(s.index), Worker: int32(c.worker), Cut: c.cut, ReleaseSentUs: c.releaseSentUs}
 	if s.run.Endpoint {
 		rc.Status = int32(c.d.Status)
 	}
 	if c.errKind != "" || c.releaseErr != "" {
 		rc.Failed = &CallFailure{Kind: c.errKind, Error: c.errMsg, Release: c.releaseErr}
 	}
-	if c.judged.Outcome == refusal.Admitted {
-		if sent, replied := c.judgedSent.Microseconds(), ceilMicros(c.judgedReplied); sent != c.judged.Sent || replied != c.judged.Replied {
-			rc.JudgedSentUs, rc.JudgedRepliedUs = sent, replied
-		}
+	if c.judged.Outcome == evidence.Admitted {
 		rc.Reply = c.d.ReplyText()
 	}
 	if c.round != nil {

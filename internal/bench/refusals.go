@@ -3,18 +3,14 @@ package bench
 import (
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 
-// judgeSpec is what the strategy's refusal judges are built from.
+// judgeSpec is what the strategy's refusal judges are built from, the run starting now.
 func (s *strategyState) judgeSpec() refusal.Spec {
-	return refusal.Spec{
-		Kind: s.cfg.Limiter, Limit: s.cfg.Limit, Aligned: s.run.EpochAligned, Base: s.cfg.Now().UnixMicro(),
-		Window: s.cfg.Window.Microseconds(), RatePerSec: s.cfg.Rate, StaleAfter: s.cfg.StaleAfter.Microseconds(),
-		Server: s.run.ServerClock, Monotone: s.run.MonotoneTime, Skew: s.cfg.Skew.Microseconds(), Horizon: s.cfg.Horizon.Microseconds(),
-		Quantum: s.run.TimeQuantum, Rules: s.run.Refusals,
-	}
+	return RefusalSpec(s.cfg, s.run, s.cfg.Now().UnixMicro())
 }
 
 // startRefusals sets up the refusal judges (or, in a run whose keys other processes share,
@@ -31,15 +27,9 @@ func (s *strategyState) startRefusals(begin time.Time, loggers int) {
 		for _, rec := range s.recorders {
 			rec.HoldUnjudged(&s.judgedMark) // the first false reject's request stays in its ring until judged
 		}
-		spec := s.judgeSpec()
 		s.inFlight = refusal.NewLowWater(loggers)
 		s.logs = make([]refusal.Log, loggers)
-		scratch := &refusal.Scratch{}
-		for range s.keys {
-			r := refusal.New(spec)
-			r.ShareScratch(scratch) // judged one key after another on the engine's loop
-			s.refusals = append(s.refusals, r)
-		}
+		s.evidence.JudgeRefusals(s.judgeSpec(), s.refusedRequest)
 	}
 }
 
@@ -63,48 +53,31 @@ func (s *strategyState) judged(c *decisionCall) {
 		c.round.judged(c)
 		return
 	}
-	s.logs[c.worker].Record(c.keyIndex, c.judged)
+	s.logs[c.worker].Record(c.judged)
 	s.inFlight.Leave(c.worker)
 }
 
-// judgeRefusals judges every key's refusals decided before the low-water mark (all of them at
-// the end) and adds what they found to v.
-func (s *strategyState) judgeRefusals(final bool, v *StrategySnapshot) {
-	if s.refusals == nil {
-		s.passCalls(final)
-		v.RefusalsUnjudged, v.NoRefusalJudged = RefusalsShared, true
+// refusalsUnjudged says why the strategy's refusals are not judged, or those from some moment
+// on (its masters changed).
+func (s *strategyState) refusalsUnjudged(r *fold.Refusals) {
+	switch {
+	case !s.evidence.JudgesRefusals():
+		r.RefusalsUnjudged, r.NoRefusalJudged = RefusalsShared, true
 		if s.run.RefusalsUnjudged != "" {
-			v.RefusalsUnjudged = s.run.RefusalsUnjudged
+			r.RefusalsUnjudged = s.run.RefusalsUnjudged
 		}
-		return
-	}
-	s.judgePass(final)
-	if s.masters != nil {
-		v.RefusalsUnjudged = s.masters.reason()
-		v.NoRefusalJudged = v.RefusalsUnjudged != "" && s.masters.confirmed.Load() == 0
-	}
-	for _, r := range s.refusals {
-		v.FalseRejects += r.Count
-		if r.First != nil && (v.FirstFalseReject == nil || r.First.SentMs < v.FirstFalseReject.SentMs) {
-			v.FirstFalseReject = r.First
-		}
-		if r.Worst != nil && (v.Tightest == nil || r.Worst.Room() < v.Tightest.Room()) {
-			v.Tightest = r.Worst
-		}
-	}
-	if v.FirstFalseReject != nil {
-		first, tightest := *v.FirstFalseReject, *v.Tightest
-		first.Request = s.refusedRequest(first.ID)
-		v.FirstFalseReject, v.Tightest = &first, &tightest // copies: the snapshot is read elsewhere
+	case s.masters != nil:
+		r.RefusalsUnjudged = s.masters.reason()
+		r.NoRefusalJudged = r.RefusalsUnjudged != "" && s.masters.confirmed.Load() == 0
 	}
 }
 
 // judgePass judges every key's refusals decided before the low-water mark (all of them when
-// final), tells the workers' recorders which refusals are judged, and looks up the first false
-// reject's request while its worker's ring still holds it. The engine runs it every judging
-// tick (judgeEvery) and at each snapshot, on its loop.
+// final), tells the workers' recorders which refusals are judged, and has the first false
+// reject's request looked up while its worker's ring still holds it. The engine runs it every
+// judging tick (judgeEvery) and at each snapshot, on its loop.
 func (s *strategyState) judgePass(final bool) {
-	if s.refusals == nil {
+	if !s.evidence.JudgesRefusals() {
 		s.passCalls(final)
 		return
 	}
@@ -114,7 +87,7 @@ func (s *strategyState) judgePass(final bool) {
 	}
 	// Every call sent before the mark is in a worker's log by now: hand them to their keys.
 	for i := range s.logs {
-		s.logs[i].DrainTo(s.refusals)
+		s.logs[i].DrainTo(s.evidence.Judges())
 	}
 	stopped := false
 	if s.masters != nil {
@@ -127,28 +100,14 @@ func (s *strategyState) judgePass(final bool) {
 	// With many keys each pass judges some of them in turn, so a key's batch holds more calls:
 	// what a batch costs beyond its calls (sorting what the key keeps, settling it) is paid
 	// once per key every few passes, not every pass.
-	judge := min(len(s.refusals), keysJudgedPerTick)
+	judge := keysJudgedPerTick
 	if final || stopped {
-		judge = len(s.refusals)
+		judge = 0 // every key
 	}
-	for n := 0; n < judge; n++ {
-		r := s.refusals[s.nextKey]
-		s.nextKey = (s.nextKey + 1) % len(s.refusals)
-		r.JudgeBefore(mark)
-		if stopped {
-			r.Close() // the masters changed: nothing later will be judged, so nothing is kept
-		}
-	}
-	judged := int64(refusal.Forever)
-	var first *refusal.FalseReject
-	for _, r := range s.refusals {
-		judged = min(judged, r.UnjudgedFrom(mark))
-		if r.First != nil && (first == nil || r.First.SentMs < first.SentMs) {
-			first = r.First
-		}
-	}
-	if first != nil {
-		s.refusedRequest(first.ID) // found now, before the ring moves on; kept by id
+	judged := s.evidence.JudgeBefore(mark, judge)
+	if stopped {
+		s.evidence.CloseRefusals() // the masters changed: nothing later will be judged, so nothing is kept
+		judged = refusal.Forever
 	}
 	s.judgedMark.Set(judged)
 }
@@ -170,21 +129,17 @@ func (s *strategyState) passCalls(final bool) {
 }
 
 // refusedRequest is the refused request id with its commands, from its worker's ring of
-// refusals, looked up once per id (engine loop only); nil when the ring had moved on.
+// refusals (engine loop only); nil when the ring had moved on.
 func (s *strategyState) refusedRequest(id uint64) *trace.Request {
-	if id == s.refusedID {
-		return s.refused
-	}
-	s.refusedID, s.refused = id, nil
-	if id == 0 || len(s.recorders) == 0 {
+	if len(s.recorders) == 0 {
 		return nil
 	}
 	worker := int((id - 1) % uint64(len(s.recorders)))
 	recs := s.recorders[worker].Refused(nil, func(r *trace.Record) bool { return r.ID == id })
 	if reqs, _ := trace.Requests(recs); len(reqs) == 1 {
-		s.refused = &reqs[0]
+		return &reqs[0]
 	}
-	return s.refused
+	return nil
 }
 
 // judgeEvery is how often the engine judges refusals between snapshots: a refusal proven wrong

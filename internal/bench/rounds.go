@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -192,12 +192,12 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, conn int, indexes
 // were a lock, two stores and several adds on cache lines the other connections' goroutines
 // keep taking back.
 type roundBatch struct {
-	slot     int             // the connection's log and low-water slot
-	inFlight int64           // what the slot says: the earliest entered of the calls not judged
-	calls    []refusal.Keyed // judged this round
-	counts   [4]roundCount   // the counters added to this round
-	lat      []roundLatency  // this round's latencies, equal ones together
-	recorded []RecordedCall  // this round's calls for the run's recording (record.go)
+	slot     int                 // the connection's log and low-water slot
+	inFlight int64               // what the slot says: the earliest entered of the calls not judged
+	calls    []evidence.Decision // judged this round
+	counts   [4]roundCount       // the counters added to this round
+	lat      []roundLatency      // this round's latencies, equal ones together
+	recorded []RecordedCall      // this round's calls for the run's recording (record.go)
 }
 
 type roundCount struct {
@@ -228,7 +228,7 @@ func (r *roundBatch) entering(s *strategyState, ws []worker, who []int) {
 
 // judged takes c for the refusal judges, and ends its call in flight.
 func (r *roundBatch) judged(c *decisionCall) {
-	r.calls = append(r.calls, refusal.Keyed{Key: c.keyIndex, Call: c.judged})
+	r.calls = append(r.calls, c.judged)
 	c.entered = math.MaxInt64
 }
 

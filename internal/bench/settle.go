@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
-	"github.com/limitctl/limitctl/internal/bench/tally"
+	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/tally"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -15,7 +15,7 @@ import (
 // or its backoff after an error); release says the limiter must release c.d once it has (and
 // the call is judged once the release is answered, by released).
 func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.Decision, err error, repliedAt time.Time) (pause time.Duration, release bool) {
-	ev := s.evidence[c.keyIndex]
+	ev := s.evidence.Key(c.keyIndex)
 	c.repliedMono = repliedAt.Sub(s.begin)
 	latency := repliedAt.Sub(c.started)
 	if !d.Sent.IsZero() {
@@ -25,18 +25,19 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	if !d.Replied.IsZero() {
 		c.repliedMono = d.Replied.Sub(s.begin)
 	}
-	c.judged = refusal.Call{ID: c.id, Sent: c.sentMono.Microseconds(), Replied: ceilMicros(c.repliedMono), Outcome: refusal.Unknown}
+	c.judged = evidence.Decision{ID: c.id, Key: int32(c.keyIndex), SentUs: c.sentMono.Microseconds(), RepliedUs: ceilMicros(c.repliedMono),
+		Outcome: evidence.Unknown, NowUs: c.now.UnixMicro(), LateUs: -1}
 	c.d = d
 	ahead := repliedAt.Sub(c.stampedAt) + s.cfg.Skew - c.skew
 	if s.run.ServerClock {
-		c.judged.StampLo, c.judged.StampHi = c.judged.Sent, c.judged.Replied
+		c.judged.ClockLoUs, c.judged.ClockHiUs = c.judged.SentUs, c.judged.RepliedUs
 	} else {
-		c.judged.StampLo = c.now.UnixMicro()
-		c.judged.StampHi = c.judged.StampLo
+		c.judged.ClockLoUs = c.judged.NowUs
+		c.judged.ClockHiUs = c.judged.ClockLoUs
 		if s.sentHigh != nil {
 			// Read after the reply: the script's TIME lies in [stamp, this] (overshoot/clock_evidence.go).
-			c.judged.StampHi = max(c.judged.StampLo, s.sentHigh[c.keyIndex].Load())
-			ahead = max(ahead, time.Duration(c.judged.StampHi-c.judged.StampLo)*time.Microsecond)
+			c.judged.ClockHiUs = max(c.judged.ClockLoUs, s.sentHigh[c.keyIndex].Load())
+			ahead = max(ahead, time.Duration(c.judged.ClockHiUs-c.judged.ClockLoUs)*time.Microsecond)
 		}
 	}
 	// The longest the request can have taken to reach Redis after its now (in ms, as sent), by
@@ -45,9 +46,10 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	// also how far past its stamp its TIME can have been answered.
 	stamp := overshoot.Stamp(s.run.TimeQuantum, c.now)
 	lateness := overshoot.Lateness(s.run.TimeQuantum, c.now, ahead)
+	c.judged.AtMs = stamp.UnixMilli()
 	if err != nil && ctx.Err() != nil {
 		s.judged(c) // not a decision, but it may have run: later refusals count it
-		ev.Unjudged(overshoot.Call{StampMs: stamp.UnixMilli(), Late: -1})
+		ev.Unjudged(c.judged)
 		c.cut = true
 		s.logCall(c)
 		return 0, false
@@ -70,7 +72,7 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 		s.countError(c.errKind, c.errMsg)
 		s.judged(c)
 		s.logCall(c)
-		ev.Unjudged(overshoot.Call{StampMs: stamp.UnixMilli(), Late: -1}) // it may have run, and admitted
+		ev.Unjudged(c.judged) // it may have run, and admitted
 		if s.cfg.FailOpen {
 			s.failOpen.Add(1)
 			pause = s.cfg.Hold // 0 for an endpoint, which holds its own
@@ -84,14 +86,14 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	}
 	if !d.Allowed {
 		s.count(c, &s.rejected)
-		s.recorders[c.worker].Keep(false, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness)
-		c.judged.Outcome = refusal.Refused
+		s.recorders[c.worker].Keep(false, stamp.UnixMilli(), c.judged.SentUs, c.judged.RepliedUs, lateness)
+		c.judged.Outcome = evidence.Refused
 		s.judged(c)
 		s.logCall(c)
 		return 0, false
 	}
 	s.count(c, &s.admitted)
-	c.judged.Outcome = refusal.Admitted
+	c.judged.Outcome = evidence.Admitted
 	releases := s.cfg.Limiter.Describe().Releases
 	if !releases {
 		s.judged(c)
@@ -100,28 +102,28 @@ func (s *strategyState) settle(ctx context.Context, c *decisionCall, d limiter.D
 	if s.run.AdmitAt && !d.AdmitAt.IsZero() {
 		stamp, lateness, wait = admitAtEvidence(c.now, d.AdmitAt, lateness)
 	}
-	call := overshoot.Call{ID: c.id, Now: c.now, StampMs: stamp.UnixMilli(), Late: lateness, LatestUs: c.judged.StampHi,
-		Sent: c.sentMono, Replied: c.repliedMono}
+	c.judged.AtMs, c.judged.LateUs = stamp.UnixMilli(), ceilMicros(lateness)
 	if s.sentHigh != nil && s.intervalStamps() {
 		// The virtual clock's TIME lies in [stamp, highest stamp sent before the reply], and the
 		// call ran in [sent, replied] of the real clock the key's TTLs run on: judged over both
 		// (overshoot/clock_evidence.go).
-		call.Sent, call.Replied = min(call.Sent, s.sinceBegin(c.judged.StampLo)), max(call.Replied, s.sinceBegin(c.judged.StampHi))
+		c.judged.SpanSentUs = min(c.judged.SentUs, s.sinceBegin(c.judged.ClockLoUs).Microseconds())
+		c.judged.SpanRepliedUs = max(c.judged.RepliedUs, ceilMicros(s.sinceBegin(c.judged.ClockHiUs)))
 	}
 	// Never released, as by a client that crashed: held until stale-after reclaims it, for the
 	// witness and the refusal judges alike. The worker goes on after its hold.
-	call.Abandoned = releases && s.abandons(c.worker)
+	c.judged.Abandoned = releases && s.abandons(c.worker)
 	// Kept in the trace only when judged, so it shows exactly the admits the evidence counted,
 	// and before the evidence can name it behind a first overshoot (Evidence.Admit).
-	keep := func() { s.recorders[c.worker].Keep(true, stamp.UnixMilli(), c.judged.Sent, c.judged.Replied, lateness) }
-	c.judgedMs, c.late, c.judgedSent, c.judgedReplied = call.StampMs, call.Late, call.Sent, call.Replied
-	if ev.Admit(call, keep) == overshoot.TooLate {
+	keep := func() {
+		s.recorders[c.worker].Keep(true, stamp.UnixMilli(), c.judged.SentUs, c.judged.RepliedUs, lateness)
+	}
+	if ev.Admit(c.judged, keep) == overshoot.TooLate {
 		s.logCall(c)
 		return wait, false
 	}
-	if call.Abandoned {
+	if c.judged.Abandoned {
 		s.abandoned.Add(1)
-		c.judged.Abandoned = true
 		s.judged(c)
 		s.logCall(c)
 		return wait + s.cfg.Hold, false
@@ -141,11 +143,10 @@ func (s *strategyState) retriedFirst(c *decisionCall) {
 		return
 	}
 	first := c.judged
-	first.Outcome = refusal.Unknown
-	s.logs[c.worker].Record(c.keyIndex, first)
+	first.Outcome = evidence.Unknown
+	s.logs[c.worker].Record(first)
 	if s.callLogs != nil {
-		s.callLogs[c.worker].add(RecordedCall{Judged: first, Strategy: int32(s.index), Worker: int32(c.worker), Key: int32(c.keyIndex),
-			NowUs: c.now.UnixMicro(), FirstAttempt: true})
+		s.callLogs[c.worker].add(RecordedCall{Decision: first, Strategy: int32(s.index), Worker: int32(c.worker), FirstAttempt: true})
 	}
 }
 

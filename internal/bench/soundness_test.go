@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
 	"github.com/limitctl/limitctl/internal/redistest"
@@ -79,7 +79,7 @@ func TestAtomicConcurrencyScriptsShowNoOvershootAtAShortStaleAfter(t *testing.T)
 				}
 				run := bench.StrategyRun{Name: string(s), Limiter: lim}
 				if witness == "redis" {
-					run.Witness = func(key string) overshoot.Checker {
+					run.Witness = func(key string) *overshoot.RedisWitness {
 						return overshoot.NewRedisWitness(rdb, key+":witness", 20, stale, 5*time.Second)
 					}
 				}

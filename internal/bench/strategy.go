@@ -9,8 +9,9 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/trace"
 )
@@ -52,9 +53,10 @@ type strategyState struct {
 	histMu sync.Mutex
 	hist   *hdrhistogram.Histogram
 
-	evidence []*overshoot.Evidence    // one per key: the limit applies per key
+	// evidence is each key's (the limit applies per key): its overshoot evidence, and its
+	// refusal judge once they start, unless its refusals are not judged here (SharedKeys).
+	evidence *fold.Strategy
 	history  *overshoot.HistoryBudget // what the evidence keeps to state its power
-	clock    overshoot.Clock          // how the evidence on stamps allows for reordering
 
 	// recorders keep each worker's latest decisions (first_overshoot.go); beginMs is the run's
 	// start on the stamps' clock; firstOver is the published first overshoot, once tracing has
@@ -63,20 +65,15 @@ type strategyState struct {
 	beginMs   int64
 	tracing   atomic.Bool
 	firstOver atomic.Pointer[trace.Overshoot]
-	// refusedID and refused are the first false reject's request, once looked up (engine loop).
-	refusedID uint64
-	refused   *trace.Request
 	// sentHigh holds, per key, the highest stamp (µs) sent on it so far (MonotoneTime only).
 	sentHigh []atomic.Int64
 
-	// refusals judge each key's refused decisions (nil when not judged: SharedKeys); inFlight
-	// holds every worker's call in flight, so a refusal is judged only once every call that can
-	// have run before it has been recorded.
-	refusals []*refusal.Judge
+	// logs are the workers' decisions for the refusal judges (nil when they are not judged);
+	// inFlight holds every worker's call in flight, so a refusal is judged only once every call
+	// that can have run before it has been recorded.
 	logs     []refusal.Log // one per worker: recording takes no lock another worker holds
 	inFlight *refusal.LowWater
 	masters  *masterWatch // concurrency on a target that can fail over: judged while its masters are unchanged
-	nextKey  int          // the key the next tick judges first (engine loop only)
 
 	// judgedMark tells the workers' recorders which refusals are judged (trace.HoldUnjudged).
 	judgedMark trace.JudgedMark
@@ -104,7 +101,6 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 		s.promised, s.statuses = cfg.Hold, &statusCounts{}
 		s.cfg.Hold, s.cfg.Skew, s.cfg.Abandon = 0, 0, 0
 	}
-	s.clock = overshoot.ClockFor(s.limits(), run.EpochAligned)
 	if run.MonotoneTime {
 		s.sentHigh = make([]atomic.Int64, cfg.KeyCount)
 		for i := range s.sentHigh {
@@ -125,9 +121,10 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 	if last := cfg.Duration - cfg.StaleAfter/2; cfg.Crashes.Every > 0 && cfg.Duration > 0 && last > first {
 		s.lastCrash.Store(int64(last))
 	}
+	s.evidence = fold.New(cfg.Limit, run.FirstHitWindows)
 	for i := 0; i < cfg.KeyCount; i++ {
 		s.keys = append(s.keys, cfg.KeyFor(run.Name, i))
-		s.evidence = append(s.evidence, s.newEvidence(i))
+		s.evidence.AddKey(s.evidenceSpec(i))
 	}
 	return s
 }
@@ -136,19 +133,14 @@ func newStrategyState(cfg Config, run StrategyRun) *strategyState {
 // an entry (overshoot.HistoryBudget).
 const historyEntries = 1 << 22
 
-// newEvidence is the evidence of key i (s.keys[i]): EvidenceSpec's, with the run's own hooks
+// evidenceSpec is the evidence of key i (s.keys[i]): EvidenceSpec's, with the run's own hooks
 // (a witness or admits shared with other processes, the power's budget, the first overshoot's
 // trace) and, for an endpoint, the hold it promised (s.cfg's is no pause of its workers).
-func (s *strategyState) newEvidence(i int) *overshoot.Evidence {
+func (s *strategyState) evidenceSpec(i int) overshoot.Spec {
 	spec := EvidenceSpec(s.cfg, s.run, s.keys[i])
 	spec.Hold, spec.Witness, spec.Shared, spec.History = s.promised, s.run.Witness, s.run.Admits, s.history
 	spec.OnFirstOver = func(m overshoot.Moment) { s.traceFirst(i, m) }
-	return overshoot.NewEvidence(spec)
-}
-
-// limits is what the strategy's evidence is built from.
-func (s *strategyState) limits() overshoot.Limits {
-	return overshoot.Limits{Evidence: s.cfg.Limiter.Describe().Evidence, Limit: s.cfg.Limit, Window: s.cfg.Window, Rate: s.cfg.Rate, Skew: s.cfg.Skew}
+	return spec
 }
 
 // groupKeys groups the keys by the master serving them for the rounds (limiter.Batch.Groups),
@@ -241,8 +233,10 @@ func (s *strategyState) start(ctx context.Context, e *Engine, wg *sync.WaitGroup
 
 // intervalStamps reports whether the admits are judged as intervals of the stamps' clock and
 // the real one: a sliding window on a monotone virtual clock (overshoot/clock_evidence.go).
-func (s *strategyState) intervalStamps() bool { return intervalStamps(s.cfg, s.run) }
+func (s *strategyState) intervalStamps() bool { return TwoClocks(s.cfg, s.run) }
 
-func intervalStamps(cfg Config, run StrategyRun) bool {
-	return run.MonotoneTime && !run.ServerClock && cfg.Limiter.Describe().Evidence == limiter.SlidingWindowEvidence
+// TwoClocks reports whether run's admits under cfg are judged as intervals of the stamps' clock
+// and the real one (intervalStamps).
+func TwoClocks(cfg Config, run StrategyRun) bool {
+	return run.MonotoneTime && !run.ServerClock && cfg.Limiter.Describe().Model.TwoClocks()
 }

@@ -1,16 +1,12 @@
 package bench
 
 import (
-	"cmp"
-	"slices"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
 	"github.com/limitctl/limitctl/internal/limiter"
-	"github.com/limitctl/limitctl/internal/trace"
 )
 
 // Snapshot is the engine's state at one tick, a value copy the dashboard renders. The engine
@@ -48,52 +44,19 @@ type StrategySnapshot struct {
 	// Statuses count an endpoint's answers by status code, admits, refusals and errors alike
 	// (StrategyRun.Endpoint; 0 for a status out of 100-599); nil for a Redis strategy.
 	Statuses map[int]int64
-	// Early counts an endpoint's admits answered sooner after they were sent than the hold it
-	// promises (concurrency): it does not hold its slots that long, and they are no evidence.
-	Early int64
 	// Abandoned counts admitted requests never released on purpose, as a crashed client's
 	// (Config.Abandon): a correct limiter reclaims them after stale-after.
 	Abandoned int64
 	// ErrorSamples are the first distinct error messages (decisions and releases) with their
 	// counts, at most MaxErrorSamples of them, so a summary says what failed, not only how often.
 	ErrorSamples []ErrorSample
+	// Findings are what the strategy's evidence found (its peak and overshoot, power, windows
+	// proven, false rejects).
+	fold.Findings
 	// Contended is the evidence that the limit was reached at least once: a decision the
 	// limiter rejected, or a peak (witness, window count, bucket draw) at the limit. Without it
 	// an overshoot of 0 proves nothing.
 	Contended bool
-	// Unjudged counts admits left out of the evidence: those that arrived later than the horizon,
-	// after their window was judged, and, for the window limiters, those whose reply came a window
-	// or more after their own now (the scripts are exact only within one window of their now).
-	Unjudged int64
-	// Current is in flight now (concurrency) or the newest window's count (windows, bucket).
-	Current int64
-	// Windows are what the evidence proved of one window, at the time each count was about, for
-	// evidence judged long after (calls judged over their intervals: an HTTP target's, a
-	// TIME-reading script's, the records judge reads); nil for the others, and before the final
-	// snapshot. The report draws them where the windows were, not where they were judged.
-	Windows []WindowCount
-	// TickPeak is the highest Current since the previous snapshot (0 when the engine does not
-	// track it): a short overshoot between two ticks still reaches the dashboard's chart.
-	TickPeak       int64
-	Peak           int64
-	Overshoot      int64
-	OvershootEvent int64
-	// FirstOvershoot is how the first overshoot happened: the requests behind it with their
-	// commands and replies (nil when there was none, or none could be shown). Read-only: the
-	// snapshots of one run share it.
-	FirstOvershoot *trace.Overshoot
-	// FalseRejects counts refused decisions the evidence proves wrong: at every instant the
-	// limiter can have decided, it certainly had room (SPEC section 8). FirstFalseReject is the
-	// evidence for the earliest, Tightest the one with the least room left (its numbers hold
-	// for all of them); both nil without any.
-	FalseRejects     int64
-	FirstFalseReject *refusal.FalseReject
-	Tightest         *refusal.FalseReject
-	// RefusalsUnjudged says why refusals were not judged (other processes may share the keys),
-	// or why those from some moment on were not (a master was replaced); empty when all were.
-	// NoRefusalJudged: none was, so FalseRejects is no evidence of anything.
-	RefusalsUnjudged string
-	NoRefusalJudged  bool
 	// Throughput is decisions per second over the last tick; AvgThroughput over the whole run.
 	Throughput    float64
 	AvgThroughput float64
@@ -115,30 +78,11 @@ type StrategySnapshot struct {
 	// Allowances name what widens the evidence's bounds (skew, the server's clock, lateness),
 	// for saying why admits went unjudged; empty when nothing does.
 	Allowances string
-	// CaughtFrom is the evidence's power (overshoot.Evidence.CaughtFrom), in the final snapshot:
-	// the smallest overshoot per window (for concurrency, held over the limit at once) that this
-	// run's evidence would have proven; 0 when none up to PowerSearched(limit) would have been.
-	// Nil when it was not measured (live ticks).
-	CaughtFrom *int64
-	// CaughtFromFirstHit, for a fixed window judged with its alignment unknown, is the power
-	// windows anchored at the calls that opened them would have had (--window-start first-hit),
-	// where it is better than CaughtFrom; nil otherwise.
-	CaughtFromFirstHit *int64
 	// Unbounded, of Unjudged, are the admits (and the answers not known to be refusals) whose
 	// records bound no time of decision: a start or an end unknown, out of time order (judge
 	// reads them from a load tool's records; the engine times every call itself).
 	Unbounded int64
 }
-
-// PowerSearched is how large an overshoot per window the power is searched up to: twice the
-// limit (and at least 2), past the point where a verdict of exact says nothing, but no more than
-// maxPowerSearched, so re-judging a run with a limit in the thousands stays quick (each phantom
-// is judged as an admit).
-func PowerSearched(limit int64) int64 { return min(maxPowerSearched, max(2, 2*limit)) }
-
-// maxPowerSearched bounds the search: a run whose evidence would not have proven 4096 admits
-// over the limit per window says so ("not judged"), whatever its limit.
-const maxPowerSearched = 4096
 
 // Leaks counts what a strategy's keys would leave behind for ever (SPEC section 9): keys without
 // a TTL, and keys whose TTL is far beyond anything a limiter of the kind needs (LeakTTL), with
@@ -225,29 +169,5 @@ type Summary struct {
 	Strategies []StrategySnapshot
 }
 
-// WindowCount is the most admits one window certainly held among the windows starting in a short
-// span of time from At (since the run began).
-type WindowCount struct {
-	At    time.Duration
-	Count int64
-}
-
-// WindowsOf merges the timelines of several keys' evidence (overshoot.Evidence.Timeline), each
-// bucket's highest count kept, in time order; nil when none keeps one.
-func WindowsOf(evidence []*overshoot.Evidence) []WindowCount {
-	byAt := map[int64]int64{}
-	for _, ev := range evidence {
-		for _, c := range ev.Timeline() {
-			byAt[c.AtUs] = max(byAt[c.AtUs], c.N)
-		}
-	}
-	if len(byAt) == 0 {
-		return nil
-	}
-	out := make([]WindowCount, 0, len(byAt))
-	for at, n := range byAt {
-		out = append(out, WindowCount{At: time.Duration(at) * time.Microsecond, Count: n})
-	}
-	slices.SortFunc(out, func(a, b WindowCount) int { return cmp.Compare(a.At, b.At) })
-	return out
-}
+// Contend sets Contended: a refusal, or a peak at the limit.
+func (v *StrategySnapshot) Contend(limit int64) { v.Contended = v.Rejected > 0 || v.Peak >= limit }

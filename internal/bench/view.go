@@ -6,40 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
 	"github.com/limitctl/limitctl/internal/human"
 )
-
-// caughtFrom is the strategy's power: the strongest any key's evidence states, 0 when none
-// states one up to PowerSearched.
-func (s *strategyState) caughtFrom() *int64 {
-	best := int64(0)
-	for _, ev := range s.evidence {
-		if k, ok := ev.CaughtFrom(PowerSearched(s.cfg.Limit)); ok && (best == 0 || k < best) {
-			best = k
-		}
-	}
-	return &best
-}
-
-// caughtFromFirstHit is the power windows anchored at their openers would have had, where the
-// verdict did not judge by them (overshoot.Evidence.CaughtFromAnchored); nil where it is no
-// better than the verdict's own, or was not measured.
-func (s *strategyState) caughtFromFirstHit(verdict int64) *int64 {
-	if s.run.FirstHitWindows {
-		return nil
-	}
-	best := int64(0)
-	for _, ev := range s.evidence {
-		if k, ok := ev.CaughtFromAnchored(PowerSearched(s.cfg.Limit)); ok && (best == 0 || k < best) {
-			best = k
-		}
-	}
-	if best == 0 || verdict != 0 && best >= verdict {
-		return nil
-	}
-	return &best
-}
 
 // allowances name what widens the strategy's evidence, for saying why admits went unjudged:
 // the workers' skew, the server's clock, the lateness the evidence allows for.
@@ -51,36 +20,27 @@ func Allowances(cfg Config, run StrategyRun) string {
 	if cfg.Skew > 0 {
 		parts = append(parts, "skew ±"+human.Latency(cfg.Skew))
 	}
-	switch clock := overshoot.ClockFor(limitsOf(cfg), run.EpochAligned); {
+	model := cfg.Limiter.Describe().Model
+	switch clock := model.Clock(limitsOf(cfg), run.EpochAligned); {
 	case run.Endpoint:
 		parts = append(parts, "the endpoint's clock (each admit judged over its request's interval)")
 	case run.ServerClock:
 		parts = append(parts, "the server's clock (each admit judged over its call's interval)")
 	case clock.LateMs > 0:
 		parts = append(parts, fmt.Sprintf("a lateness bound of %dms", clock.LateMs))
-	case cfg.Limiter.Describe().Evidence.Windowed():
+	case model.LateByWindow():
 		parts = append(parts, "calls answered a window or more after their time")
 	}
 	return strings.Join(parts, " and ")
 }
 
-// viewMode is what a view is for: a tick's snapshot, the engine's probe of the evidence so far
-// (its power included, nothing of the ticks taken), or the run's final snapshot.
-type viewMode int
-
-const (
-	tickView viewMode = iota
-	probeView
-	finalView
-)
-
 // probe is the strategy's evidence so far with its power, for deciding whether the run has
 // what its verdict needs (extend.go); the ticks' state is left alone.
-func (s *strategyState) probe() StrategySnapshot { return s.view(0, 0, probeView) }
+func (s *strategyState) probe() StrategySnapshot { return s.view(0, 0, fold.Probe) }
 
 // view is the strategy's snapshot; sinceTick is the time since the previous snapshot.
-func (s *strategyState) view(sinceTick, active time.Duration, mode viewMode) StrategySnapshot {
-	final := mode == finalView
+func (s *strategyState) view(sinceTick, active time.Duration, mode fold.Mode) StrategySnapshot {
+	final := mode == fold.Final
 	attempts := s.attempts.Load()
 	v := StrategySnapshot{
 		Name: s.run.Name, Attempts: attempts, Admitted: s.admitted.Load(), Rejected: s.rejected.Load(),
@@ -96,35 +56,13 @@ func (s *strategyState) view(sinceTick, active time.Duration, mode viewMode) Str
 	v.ErrorSamples = append([]ErrorSample(nil), s.errSamples...)
 	s.errMu.Unlock()
 	v.Statuses = s.statuses.counts()
-	for _, ev := range s.evidence {
-		var r overshoot.CheckResult
-		if final {
-			r = ev.Finish()
-		} else {
-			r = ev.Result()
-		}
-		v.Peak = max(v.Peak, r.Peak)
-		v.Overshoot = max(v.Overshoot, r.Overshoot)
-		v.OvershootEvent += r.OvershootEvent
-		v.Current = max(v.Current, r.Current)
-		v.Unjudged += r.Unjudged
-		v.Early += ev.Early()
-		if mode == tickView {
-			v.TickPeak = max(v.TickPeak, ev.TakeTickPeak())
-		}
-	}
-	if mode != tickView {
-		v.CaughtFrom = s.caughtFrom()
-	}
-	if final {
-		v.CaughtFromFirstHit = s.caughtFromFirstHit(*v.CaughtFrom)
-		v.Windows = WindowsOf(s.evidence)
-	}
+	s.judgePass(final)
+	s.evidence.Fold(&v.Findings, mode)
+	s.refusalsUnjudged(&v.Refusals)
 	v.FirstOvershoot = s.firstOver.Load()
 	v.Allowances = s.allowances()
-	s.judgeRefusals(final, &v)
-	v.Contended = v.Rejected > 0 || v.Peak >= s.cfg.Limit
-	if mode == probeView {
+	v.Contend(s.cfg.Limit)
+	if mode == fold.Probe {
 		return v
 	}
 	if sinceTick > 0 && !final {

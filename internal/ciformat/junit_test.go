@@ -14,6 +14,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/bench/verdict"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/lint"
@@ -227,9 +228,9 @@ func summaryOf() bench.Summary {
 		RunID: "r1", Target: bench.Target{Kind: "redis-server", Addr: "127.0.0.1:7000"}, Limiter: limiter.Concurrency,
 		Limit: 20, Workers: 64, Duration: 2500 * time.Millisecond,
 		Strategies: []bench.StrategySnapshot{
-			{Name: "naive", Attempts: 1000, Admitted: 600, Rejected: 400, Peak: 64, Overshoot: 44, OvershootEvent: 99, Contended: true},
-			{Name: "lua", Attempts: 1000, Admitted: 300, Rejected: 700, Peak: 20, Contended: true},
-			{Name: "custom", Attempts: 1000, Admitted: 5, Rejected: 5, Errors: 990, ErrorsByKind: map[string]int64{"script": 990}, Peak: 3},
+			{Name: "naive", Attempts: 1000, Admitted: 600, Rejected: 400, Contended: true, Findings: fold.Findings{Peak: 64, Overshoot: 44, OvershootEvent: 99}},
+			{Name: "lua", Attempts: 1000, Admitted: 300, Rejected: 700, Contended: true, Findings: fold.Findings{Peak: 20}},
+			{Name: "custom", Attempts: 1000, Admitted: 5, Rejected: 5, Errors: 990, ErrorsByKind: map[string]int64{"script": 990}, Findings: fold.Findings{Peak: 3}},
 		},
 	}
 }

@@ -170,13 +170,16 @@ type family struct {
 	// onlyNoTime: the script is told no time and reads none (it runs on the clock "none"); the
 	// other families run on every other clock.
 	onlyNoTime bool
+	// argTime: the script is told its time in ARGV (its windows are named by the caller's clock,
+	// so decided by that same clock), never reading TIME.
+	argTime bool
 	// maxWindow bounds the windows it is drawn with (0: any).
 	maxWindow time.Duration
 	build     func(c clock, p params) Limiter
 }
 
 func (f family) runsOn(c clock) bool {
-	return f.onlyNoTime == (c.name == "none") && (!c.fixedOnly || f.kind == limiter.FixedWindow)
+	return f.onlyNoTime == (c.name == "none") && (!c.fixedOnly || f.kind == limiter.FixedWindow) && (!f.argTime || c.now != "")
 }
 
 func (f family) fits(w time.Duration) bool { return f.maxWindow == 0 || w <= f.maxWindow }

@@ -27,6 +27,10 @@ var families = []family{
 	// Concurrency: start times, or deadlines, in a sorted set.
 	{kind: limiter.Concurrency, name: "starts", maxWindow: 5 * limiterSecond, build: concurrencyStarts},
 	{kind: limiter.Concurrency, name: "deadlines", maxWindow: 5 * limiterSecond, build: concurrencyDeadlines},
+	// Two-counter estimates: a counter per window named by the caller's clock, or a grid phased by
+	// the first hit (sliding_counter.go).
+	{kind: limiter.SlidingWindowCounter, name: "epoch-in-key", argTime: true, build: counterEpochInKey},
+	{kind: limiter.SlidingWindowCounter, name: "grid", build: counterGrid},
 }
 
 const limiterSecond = 1_000_000_000 // a time.Duration second, untyped for the table above
@@ -55,6 +59,11 @@ func reply(p params) (lua, allowed string) {
 func fixedLimiter(fam string, c clock, p params, s *script, keys, start string) Limiter {
 	l := Limiter{Name: name(limiter.FixedWindow, fam, c, p, fmt.Sprintf("refused-counted=%v", p.countsRefused)),
 		Kind: limiter.FixedWindow, Family: fam, Keys: keys, Args: s.argsTemplate(), Limit: p.limit, Window: p.window, WindowStart: start}
+	return replied(l, p, s)
+}
+
+// replied is l with its script, which ends in the reply of the shape p draws.
+func replied(l Limiter, p params, s *script) Limiter {
 	var ret string
 	ret, l.Allowed = reply(p)
 	s.lines = append(s.lines, ret)

@@ -1,8 +1,8 @@
 // Package demoapp serves rate limiters as applications deploy them: one net/http route per
 // limiter pattern in front of a Redis, each keyed by the client identity in its last path
 // segment (/window/incr-first/{key}). The naive patterns race as applications' code does; the
-// atomic ones and two limiter libraries no one here wrote (go-redis/redis_rate, ulule/limiter)
-// are correct, so a judge of HTTP limiters can be shown to tell them apart. hammer --http-demo
+// atomic ones and the limiter libraries no one here wrote (go-redis/redis_rate, ulule/limiter,
+// and for the two-counter sliding window go-chi/httprate) are correct, so a judge of HTTP limiters can be shown to tell them apart. hammer --http-demo
 // serves it beside the embedded Redis; the tests serve it through internal/limitapp.
 package demoapp
 
@@ -136,6 +136,9 @@ func Routes() []Route {
 		{Pattern: MemoryCheckThenUpdate, Kind: limiter.FixedWindow, Want: Overshoot, Memory: true},
 		{Pattern: MemorySliding, Kind: limiter.SlidingWindow, Want: Exact, Memory: true},
 		{Pattern: MemoryBucket, Kind: limiter.TokenBucket, Want: Exact, Memory: true},
+		{Pattern: Httprate, Kind: limiter.SlidingWindowCounter, Want: Exact, Memory: true},
+		{Pattern: HttprateRedis, Kind: limiter.SlidingWindowCounter, Want: Exact},
+		{Pattern: CounterCheckThenUpdate, Kind: limiter.SlidingWindowCounter, Want: Overshoot},
 	}
 }
 
@@ -215,6 +218,9 @@ func New(rdb redis.UniversalClient, cfg Config) (*App, error) {
 		MemorySliding:         a.memorySliding(),
 		MemoryCheckThenUpdate: a.memoryCheckThenUpdate(),
 	} {
+		a.mux.Handle("/"+string(p)+"/{key}", h)
+	}
+	for p, h := range a.counterHandlers() {
 		a.mux.Handle("/"+string(p)+"/{key}", h)
 	}
 	return a, nil

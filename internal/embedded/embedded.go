@@ -1,6 +1,8 @@
 // Package embedded starts a throw-away Redis for the hammer's default target: a redis-server
 // process on a free loopback port when one is on PATH, otherwise an in-process miniredis. The
-// test helper (internal/redistest) uses the same process management.
+// test helper (internal/redistest) uses the same process management. A redis-server dies with
+// the process that started it (on Linux the kernel kills it), and the first start of a later
+// process removes the folders that dead processes left (leftover.go).
 package embedded
 
 import (
@@ -15,6 +17,8 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+
+	"github.com/limitctl/limitctl/internal/orphan"
 )
 
 // Kinds of embedded server, as the hammer's target kinds name them.
@@ -139,13 +143,14 @@ func StartSentinel(bin string, conf ...string) (*Process, error) {
 // startProcess starts redis-server with, first, the arguments config writes into the process's
 // directory (a configuration file), then the loopback port, the directory and directives.
 func startProcess(bin string, config func(dir string) ([]string, error), directives func(port int) []string) (*Process, error) {
+	sweepOnce.Do(func() { orphan.Sweep(os.TempDir(), folderPrefix, removeLeftover) })
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		port, err := FreePort()
 		if err != nil {
 			return nil, err
 		}
-		dir, err := os.MkdirTemp("", "limitctl-redis-")
+		dir, err := os.MkdirTemp("", orphan.Name(folderPrefix))
 		if err != nil {
 			return nil, err
 		}
@@ -191,6 +196,7 @@ func (p *Process) launch() error {
 	defer p.mu.Unlock()
 	cmd := exec.Command(p.bin, p.args...)
 	cmd.Dir = p.Dir
+	orphan.BindToParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -208,6 +214,7 @@ func (p *Process) launch() error {
 		}
 		if conn, err := net.DialTimeout("tcp", p.Addr, 100*time.Millisecond); err == nil {
 			conn.Close()
+			recordServer(p.Dir, cmd.Process.Pid, p.Port)
 			return nil
 		}
 		time.Sleep(20 * time.Millisecond)

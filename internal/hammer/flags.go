@@ -107,7 +107,7 @@ func (fl Flags) Resolve() (Options, error) {
 	if !fl.Given("hold") {
 		fl.Hold = kind.DefaultHold // before the checks: --stale-after must outlast the hold the run uses
 	}
-	if err := fl.checkNumbers(kind); err != nil {
+	if err := fl.checkNumbers(); err != nil {
 		return Options{}, err
 	}
 	if fl.RunID != "" && !ValidRunID(fl.RunID) {
@@ -315,15 +315,15 @@ func (fl Flags) strategies(k limiter.Kind) ([]limiter.Strategy, error) {
 	return out, nil
 }
 
-// checkNumbers refuses the counts and durations that make a run meaningless.
-func (fl Flags) checkNumbers(kind *limiter.Description) error {
+// checkNumbers refuses the counts and durations that make a run meaningless: the limiter's
+// (limiterfile.Limiter.Validate, as judge checks them), then the load's.
+func (fl Flags) checkNumbers() error {
+	if err := fl.Limiter.Validate(fl.Given); err != nil {
+		return err
+	}
 	switch {
 	case fl.Workers < 1 || fl.Workers > 10000:
 		return exitcode.Usagef("--workers must be 1-10000, got %d", fl.Workers)
-	case fl.Limit < 0:
-		return exitcode.Usagef("--limit must be 0 or more, got %d", fl.Limit)
-	case fl.Limit < kind.MinLimit:
-		return exitcode.Usagef("--limit is %s and must be at least %d", kind.Limits, kind.MinLimit)
 	case fl.Given("duration") && fl.Given("requests"):
 		return exitcode.Usagef("give --duration or --requests, not both")
 	case fl.Duration <= 0:
@@ -338,22 +338,6 @@ func (fl Flags) checkNumbers(kind *limiter.Description) error {
 		return exitcode.Usagef("--max-duration %s must be at least --duration %s (equal: never load on)", fl.MaxDuration, fl.Duration)
 	case fl.Given("max-requests") && fl.MaxRequests < fl.Requests:
 		return exitcode.Usagef("--max-requests %d must be at least --requests %d (equal: never load on)", fl.MaxRequests, fl.Requests)
-	case fl.Hold < 0:
-		return exitcode.Usagef("--hold must be 0 or more, got %s", fl.Hold)
-	case fl.Window < time.Millisecond:
-		return exitcode.Usagef("--window must be at least 1ms, got %s", fl.Window)
-	case fl.Window > 24*time.Hour:
-		return exitcode.Usagef("--window must be at most 24h, got %s", fl.Window)
-	case fl.Window%time.Millisecond != 0:
-		// The scripts take whole milliseconds; the evidence would judge a window they never use.
-		return exitcode.Usagef("--window must be a whole number of milliseconds, got %s", fl.Window)
-	case fl.StaleAfter < 0 || (fl.Given("stale-after") && fl.StaleAfter < time.Millisecond):
-		// The scripts take milliseconds: below one, every call would reclaim every member.
-		return exitcode.Usagef("--stale-after must be at least 1ms, got %s", fl.StaleAfter)
-	case fl.StaleAfter%time.Millisecond != 0:
-		return exitcode.Usagef("--stale-after must be a whole number of milliseconds, got %s", fl.StaleAfter)
-	case kind.Releases && fl.Given("stale-after") && fl.StaleAfter <= fl.Hold:
-		return exitcode.Usagef("--stale-after %s must be longer than --hold %s: the limiter would reclaim requests still held as abandoned", fl.StaleAfter, fl.Hold)
 	case !(fl.Rate >= 0 && fl.Rate <= 10_000_000): // NaN too, which would run a closed loop
 		return exitcode.Usagef("--rate must be 0 (closed loop) up to 10000000, got %g", fl.Rate)
 	case fl.Keys < 1 || fl.Keys > 10000:
@@ -386,8 +370,9 @@ func (fl Flags) contract(kind *limiter.Description, src string) (*contract.Contr
 			return nil, exitcode.Usagef("--%s applies only to %s", name, limiter.Phrase(limiter.KindsWhere(func(d *limiter.Description) bool { return d.Releases })))
 		}
 	}
-	if fl.Given("window-start") && kind.Evidence != limiter.FixedWindowEvidence {
-		return nil, exitcode.Usagef("--window-start applies only to fixed-window: where its windows start")
+	if fl.Given("window-start") && !kind.Model.Alignable() {
+		return nil, exitcode.Usagef("--window-start applies only to %s: where its windows start",
+			limiter.Phrase(limiter.KindsWhere(func(d *limiter.Description) bool { return d.Model.Alignable() })))
 	}
 	if fl.Given("script-admit-at") && kind.Releases {
 		// A slot that starts later has no meaning yet for a semaphore: when it is held from, and

@@ -39,7 +39,7 @@ func (r Result) HowLines(width int) []string {
 	for _, st := range r.Summary.Strategies {
 		if f := st.FirstFalseReject; f != nil {
 			head := fmt.Sprintf("%-*s  refused: ", nameW, st.Name)
-			out = append(out, trace.Wrap(head, f.HowTokens(r.Summary.Limiter), width)...)
+			out = append(out, trace.Wrap(head, f.HowTokens(r.Summary.Limiter.Model()), width)...)
 		}
 	}
 	return out

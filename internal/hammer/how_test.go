@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 
@@ -33,7 +34,7 @@ func articleRace() *trace.Overshoot {
 
 func TestHowLinesTellTheArticlesRaceAndWrapAt100Columns(t *testing.T) {
 	res := Result{Summary: bench.Summary{Strategies: []bench.StrategySnapshot{
-		{Name: "naive", FirstOvershoot: articleRace()}, {Name: "lua"},
+		{Name: "naive", Findings: fold.Findings{FirstOvershoot: articleRace()}}, {Name: "lua"},
 	}}}
 	want := []string{
 		"naive  how: r4117 ZCARD → 19 (+0.00ms) · r4120 ZCARD → 19 (+0.02ms) · r4117 ZADD (+0.25ms) ·",
@@ -55,7 +56,7 @@ func TestHowLinesTellTheArticlesRaceAndWrapAt100Columns(t *testing.T) {
 func TestHowLinesSayWhatTheyCannotShow(t *testing.T) {
 	ov := articleRace()
 	ov.Missing, ov.ThisProcess = 2, true
-	res := Result{Summary: bench.Summary{Strategies: []bench.StrategySnapshot{{Name: "naive", FirstOvershoot: ov}}}}
+	res := Result{Summary: bench.Summary{Strategies: []bench.StrategySnapshot{{Name: "naive", Findings: fold.Findings{FirstOvershoot: ov}}}}}
 	lines := res.HowLines(0)
 	said := strings.Join(strings.Fields(strings.Join(lines, " ")), " ") // the notes may wrap
 	for _, want := range []string{"(r4117, r4120 raced; 19 more in the JSON; 2 no longer kept; this process's requests only)"} {
@@ -76,7 +77,7 @@ func TestHowLinesOfAScriptShowItsCallsAndReplies(t *testing.T) {
 		{ID: "r7", Steps: []trace.StepOut{{Op: "EVALSHA", Phase: "call", Reply: json.RawMessage(`[1,20]`), SentUs: 100, RepliedUs: 300}}},
 		{ID: "r9", Steps: []trace.StepOut{{Op: "EVALSHA", Phase: "call", Reply: json.RawMessage(`[1,21]`), SentUs: 200, RepliedUs: 450}}},
 	}}
-	res := Result{Summary: bench.Summary{Strategies: []bench.StrategySnapshot{{Name: "custom", FirstOvershoot: ov}}}}
+	res := Result{Summary: bench.Summary{Strategies: []bench.StrategySnapshot{{Name: "custom", Findings: fold.Findings{FirstOvershoot: ov}}}}}
 	want := []string{"custom  how: r7 EVALSHA → {1, 20} (+0.00ms) · r9 EVALSHA → {1, 21} (+0.15ms)",
 		"             → 21 in window at 0.01s, limit 20"}
 	if got := res.HowLines(0); !slices.Equal(got, want) {
@@ -87,7 +88,7 @@ func TestHowLinesOfAScriptShowItsCallsAndReplies(t *testing.T) {
 func TestHowLinesShowWhatTheFirstWrongRefusalSaw(t *testing.T) {
 	f := &refusal.FalseReject{SentMs: 412.5, RepliedMs: 413, HeldOrAdmitted: 3, Limit: 20, Request: &trace.Request{ID: "r88",
 		Steps: []trace.StepOut{{Op: "EVALSHA", Phase: "call", Reply: json.RawMessage(`[0,20]`), SentUs: 412_500, RepliedUs: 412_950}}}}
-	res := Result{Summary: bench.Summary{Limiter: "concurrency", Strategies: []bench.StrategySnapshot{{Name: "custom", FirstFalseReject: f}}}}
+	res := Result{Summary: bench.Summary{Limiter: "concurrency", Strategies: []bench.StrategySnapshot{{Name: "custom", Findings: fold.Findings{Refusals: fold.Refusals{FirstFalseReject: f}}}}}}
 	want := []string{"custom  refused: r88 EVALSHA → {0, 20} (+0.45ms) → refused at 0.41s, at most 3 of 20 held"}
 	if got := res.HowLines(0); !slices.Equal(got, want) {
 		t.Errorf("how-lines:\n%q\nwant\n%q", got, want)
@@ -134,7 +135,7 @@ func TestHowLinesShowBothChecksBeforeTheWrites(t *testing.T) {
 		"the article's race": {articleRace(),
 			"naive how: r4117 ZCARD → 19 (+0.00ms) · r4120 ZCARD → 19 (+0.02ms) · r4117 ZADD (+0.25ms) · r4120 ZADD (+0.27ms) → 21 held at 3.20s, limit 20"},
 	} {
-		res := Result{Summary: bench.Summary{Strategies: []bench.StrategySnapshot{{Name: "naive", FirstOvershoot: tc.ov}}}}
+		res := Result{Summary: bench.Summary{Strategies: []bench.StrategySnapshot{{Name: "naive", Findings: fold.Findings{FirstOvershoot: tc.ov}}}}}
 		got := strings.Join(strings.Fields(strings.Join(res.HowLines(0), " ")), " ") // the wrapped lines as one
 		if !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%s:\n%s\nwant it to start\n%s", name, got, tc.want)
@@ -177,6 +178,6 @@ func TestHowLinesTellARecordedRaceChecksFirst(t *testing.T) {
 		events[0].Reply != events[1].Reply {
 		t.Errorf("the how-line's events: %+v; want two checks reading the same count, then both writes", events)
 	}
-	res := Result{Summary: bench.Summary{Strategies: []bench.StrategySnapshot{{Name: "naive", FirstOvershoot: &ov}}}}
+	res := Result{Summary: bench.Summary{Strategies: []bench.StrategySnapshot{{Name: "naive", Findings: fold.Findings{FirstOvershoot: &ov}}}}}
 	t.Logf("%s", strings.Join(res.HowLines(0), "\n"))
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/hammer/runkeys"
 	"github.com/limitctl/limitctl/internal/httptarget"
@@ -154,15 +154,10 @@ func (o Options) needsRedis() bool {
 }
 
 // HTTPRefusalRules are what an endpoint's limiter may rightly do, as far as the hammer knows
-// nothing of it: a bucket may refill in steps of up to a window, and a concurrency slot whose
-// request failed may be held for ever (its stale-after is the endpoint's own).
+// nothing of it: refill in steps of up to a window (a bucket's rule reads it, the others' do
+// not), and hold a slot whose request failed for ever (its stale-after is the endpoint's own).
 func HTTPRefusalRules(kind *limiter.Description, window time.Duration) refusal.Rules {
-	var r refusal.Rules
-	if kind.Evidence == limiter.BucketEvidence {
-		r.RefillStep = window
-	}
-	r.NoStaleAfter = kind.Releases
-	return r
+	return refusal.Rules{RefillStep: window, NoStaleAfter: kind.Releases}
 }
 
 // buildHTTP makes each HTTP target a strategy of the engine, after the Redis ones.

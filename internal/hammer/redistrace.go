@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/hammer/recordfile"
 	"github.com/limitctl/limitctl/internal/history"
@@ -152,8 +152,8 @@ func (r traceRecorder) Record(calls []bench.RecordedCall) {
 			continue
 		}
 		reqs = append(reqs, redistrace.Request{Target: int(c.Strategy) - r.first, Identity: int(c.Key), Worker: int(c.Worker),
-			SentUs: c.Judged.Sent, RepliedUs: c.Judged.Replied, Admitted: c.Judged.Outcome == refusal.Admitted,
-			Refused: c.Judged.Outcome == refusal.Refused, NotDecided: c.Cut || c.FirstAttempt})
+			SentUs: c.SentUs, RepliedUs: c.RepliedUs, Admitted: c.Outcome == evidence.Admitted,
+			Refused: c.Outcome == evidence.Refused, NotDecided: c.Cut || c.FirstAttempt})
 	}
 	r.tracer.Add(reqs...)
 	if r.next != nil {

@@ -3,7 +3,7 @@ package hammer
 import (
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
@@ -20,9 +20,8 @@ func RefusalRules(o Options, st limiter.Strategy) (rules refusal.Rules) {
 	c := o.Contract
 	d := o.Limiter.Describe()
 	// Given the window, a bucket may refill so many tokens per window, in steps; given only a
-	// rate, it refills continuously.
-	if d.Evidence == limiter.BucketEvidence &&
-		c.Uses("window_ms", "window_s", "window_us", "window_ns", "window_index", "prev_window_index", "window_start_ms") {
+	// rate, it refills continuously (the other kinds' rules do not read it).
+	if c.Uses("window_ms", "window_s", "window_us", "window_ns", "window_index", "prev_window_index", "window_start_ms") {
 		rules.RefillStep = o.Window
 	}
 	if d.Releases {

@@ -173,8 +173,7 @@ func judgeRefusals(ctx context.Context, rdb redis.UniversalClient, keys runkeys.
 		if !ok {
 			continue
 		}
-		st.FalseRejects, st.FirstFalseReject, st.Tightest = v.FalseRejects, v.First, v.Tightest
-		st.RefusalsUnjudged, st.NoRefusalJudged = v.Unjudged, v.NoneJudged
+		st.Refusals = v
 	}
 	return nil
 }

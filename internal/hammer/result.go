@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/history"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
@@ -63,8 +63,8 @@ func (r Result) Strategies() []StrategyResult {
 			if !r.Options.Limiter.Describe().Releases {
 				spec.Release = ""
 			}
-			if r.Options.Limiter.Describe().Evidence != limiter.FixedWindowEvidence {
-				spec.WindowStart = "" // only a fixed window's windows start anywhere
+			if !r.Options.Limiter.Describe().Model.Alignable() {
+				spec.WindowStart = "" // only a window whose alignment is the limiter's starts anywhere
 			}
 			out[i].Contract = &spec
 		}

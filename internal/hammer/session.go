@@ -15,10 +15,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
 	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/embedded"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/hammer/recordfile"
 	"github.com/limitctl/limitctl/internal/hammer/runkeys"
@@ -98,7 +98,7 @@ func ClockNotes(o Options) []string {
 // with its alignment unknown (bench.UnalignedBurstWindows), the default otherwise (0).
 func burstWindows(o Options) float64 {
 	c := o.Contract
-	if c == nil || o.Limiter.Describe().Evidence != limiter.FixedWindowEvidence || c.Clock == contract.ServerClock ||
+	if c == nil || !o.Limiter.Describe().Model.Alignable() || c.Clock == contract.ServerClock ||
 		c.Spec.WindowStart != contract.AnyStart || c.AdmitAt != nil {
 		return 0
 	}
@@ -346,11 +346,9 @@ func (s *session) build(runID string) error {
 		}
 	}
 	s.cfg.Crashes, s.cfg.BurstWindows = o.crashes(), burstWindows(o)
-	if o.RunID == "" {
-		// A run shared by id ends when its processes agreed it would: each of them loading on
-		// alone would not thicken the evidence they judge together.
-		s.cfg.Unjudged = func(st bench.StrategySnapshot) string { return verdict.LoadOnFor(st, o.Limiter, o.Limit) }
-	}
+	// Every run loads on while its own verdict could only be "not judged", a process of a run
+	// shared by id too: its calls join the shared timeline, so loading on thickens that as well.
+	s.cfg.Unjudged = func(st bench.StrategySnapshot) string { return verdict.LoadOnFor(st, o.Limiter, o.Limit) }
 	s.cfg.KeyFor = func(strategy string, i int) string {
 		if s.opts.httpTarget(strategy) != nil {
 			return s.keys.IdentityOf(strategy, i) // an endpoint's {key}: a client identity
@@ -399,8 +397,10 @@ func (s *session) build(runID string) error {
 		// rueidis (redisconn.Shared).
 		lcfg.Direct, _ = redisconn.DirectOptions(s.rdb)
 	}
-	evidence := o.Limiter.Describe().Evidence
-	if o.RedisWitness && evidence == limiter.HeldEvidence {
+	// A limiter whose requests hold their slots is judged by a witness of what is held, one the
+	// processes share; the others by every process's admits together.
+	held := o.Limiter.Describe().Releases
+	if o.RedisWitness && held {
 		s.witnessKey = s.keys.Witness
 	}
 	for _, st := range o.Strategies {
@@ -446,7 +446,7 @@ func (s *session) build(runID string) error {
 		if s.timeline != nil && run.RefusalsUnjudged == "" {
 			run.Calls = s.timeline.Sink(run.Name)
 		}
-		if o.RedisWitness && evidence != limiter.HeldEvidence {
+		if o.RedisWitness && !held {
 			// Window and bucket limiters: judged over every process's admits together.
 			run.Admits = overshoot.NewSharedAdmits(s.rdb, overshoot.SharedConfig{Window: o.Window,
 				Horizon: s.deps.Timeout, Now: s.deps.Now, ChunkKey: s.keys.AdmitChunk})
@@ -454,7 +454,7 @@ func (s *session) build(runID string) error {
 		}
 		if s.witnessKey != nil {
 			stale := overshoot.WitnessStale(o.StaleAfter, run.TimeQuantum, run.Refusals.StaleUnit)
-			run.Witness = func(key string) overshoot.Checker {
+			run.Witness = func(key string) *overshoot.RedisWitness {
 				return overshoot.NewRedisWitness(rdb, s.witnessKey(key), o.Limit, stale, s.deps.Timeout)
 			}
 		}

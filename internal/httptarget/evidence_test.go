@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/httptarget"
 	"github.com/limitctl/limitctl/internal/limitapp"
 	"github.com/limitctl/limitctl/internal/limiter"
@@ -25,27 +26,18 @@ var evidenceConfig = limitapp.Config{Limit: 5, Window: 200 * time.Millisecond, H
 
 const evidenceWorkers = 8
 
-// checkerFor is the evidence an endpoint of kind is judged by.
+// checkerFor is the evidence an endpoint of kind is judged by: its model's on the endpoint's
+// clock.
 func checkerFor(kind limiter.Kind) overshoot.Checker {
-	l := overshoot.Limits{Limit: evidenceConfig.Limit, Window: evidenceConfig.Window}
-	switch kind {
-	case limiter.Concurrency:
-		return overshoot.NewHeldSpans(evidenceConfig.Limit, evidenceConfig.Hold)
-	case limiter.FixedWindow:
-		l.Evidence = limiter.FixedWindowEvidence
-	case limiter.SlidingWindow:
-		l.Evidence = limiter.SlidingWindowEvidence
-	case limiter.TokenBucket:
-		l.Evidence, l.Rate = limiter.BucketEvidence, float64(evidenceConfig.Limit)/evidenceConfig.Window.Seconds()
-	}
-	return overshoot.IntervalFor(l)
+	l := overshoot.Limits{Limit: evidenceConfig.Limit, Window: evidenceConfig.Window, Rate: float64(evidenceConfig.Limit) / evidenceConfig.Window.Seconds()}
+	m := kind.Describe().Model
+	return m.Checker(overshoot.Spec{Model: m, Limits: l, Clock: m.Clock(l, false), Timing: overshoot.OnEndpoint, Hold: evidenceConfig.Hold}, 0)
 }
 
 // load runs evidenceWorkers workers for d, each calling for key one call at a time, and hands
 // every admit's interval (on the run's clock, from begin) to c.
 func load(t *testing.T, tg *httptarget.Target, key string, c overshoot.Checker, d time.Duration) {
 	t.Helper()
-	admit := c.(overshoot.IntervalAdmitter)
 	begin := time.Now()
 	var wg sync.WaitGroup
 	for w := range evidenceWorkers {
@@ -59,7 +51,7 @@ func load(t *testing.T, tg *httptarget.Target, key string, c overshoot.Checker, 
 					return
 				}
 				if got.Allowed {
-					admit.AdmitInterval(got.Sent.Sub(begin), got.Received.Sub(begin))
+					c.Admit(evidence.Decision{SentUs: got.Sent.Sub(begin).Microseconds(), RepliedUs: int64((got.Received.Sub(begin) + time.Microsecond - 1) / time.Microsecond)}, func() {})
 				}
 			}
 		}()
@@ -105,7 +97,7 @@ func TestRealEndpointsAreJudgedByTheirEvidence(t *testing.T) {
 				key := fmt.Sprintf("ev.%d.%s", attempt, strings.NewReplacer("/", ".", " ", "_", ",", "").Replace(ep.name))
 				load(t, tg, key, c, 5*evidenceConfig.Window)
 				res = c.Finish()
-				k, judged = c.(overshoot.Prober).CaughtFrom(10 * limit)
+				k, judged = c.CaughtFrom(10 * limit)
 				// Too strict is the refusal judges' to find: its blocks leave few admits, so the
 				// evidence of overshoot is weak, and only a blame would be wrong.
 				if res.Overshoot > 0 || ep.want == limitapp.TooStrict || ep.want == limitapp.Exact && judged && k < limit {

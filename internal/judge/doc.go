@@ -1,6 +1,6 @@
 // Package judge judges what a load tool already recorded (vegeta's results, k6's JSON lines, a
 // hammer --record file) as the hammer judges its own calls: the records are read as bounds on
-// each decision (internal/history), fed to the same evidence (internal/bench/overshoot, and the
+// each decision (internal/history), fed to the same evidence (internal/evidence/overshoot, and the
 // refusal judges where the limiter's state before the run is known), and come out as the
 // hammer's own Result, judged by hammer.Judge: one strategy per key group, with its verdict, its
 // power and the records behind its first overshoot.

@@ -7,8 +7,11 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
+	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/history"
 	"github.com/limitctl/limitctl/internal/httptarget"
 	"github.com/limitctl/limitctl/internal/trace"
@@ -21,12 +24,15 @@ type group struct {
 	j     *judging
 	name  string
 	clock contract.Clock
-	// replay: a hammer --record file's Redis strategy, whose calls carry what its evidence was
-	// told (replay.go); otherwise every admit is judged over its record's [start, end].
+	// cfg and run are the strategy's limiter and how its calls are judged, as the engine's own
+	// (bench.EvidenceSpec): an endpoint's requests over their intervals on a clock the records
+	// do not show, unless replay, a hammer --record file's strategy, names its own (replay.go).
+	cfg    bench.Config
+	run    bench.StrategyRun
 	replay *replay
 
 	keys     map[string]int
-	evidence []*overshoot.Evidence
+	evidence *fold.Strategy
 	refusals *refusals // nil: refusals not judged (why says why)
 	why      string
 
@@ -52,6 +58,10 @@ func newGroup(j *judging, name string, recorded *history.RecordedStrategy, heade
 	g := &group{j: j, name: name, clock: contract.ServerClock, keys: map[string]int{}, errKinds: map[string]int64{},
 		hist: hdrhistogram.New(histMin, histMax, histSigFigs), why: refusalsUnknownState}
 	g.st.Name = name
+	l := j.lim
+	g.cfg = bench.Config{Limiter: l.kind, Limit: l.limit, Window: l.window, Rate: l.rate, StaleAfter: l.staleAfter, Hold: l.hold}
+	g.run = bench.StrategyRun{Name: name, Endpoint: true, ServerClock: true, TimeQuantum: time.Millisecond,
+		Refusals: hammer.HTTPRefusalRules(l.kind.Describe(), l.window)}
 	if recorded != nil {
 		rp, err := newReplay(g, recorded, header)
 		if err != nil {
@@ -62,6 +72,7 @@ func newGroup(j *judging, name string, recorded *history.RecordedStrategy, heade
 			g.why = ""
 		}
 	}
+	g.evidence = fold.New(l.limit, g.run.FirstHitWindows)
 	if g.why == "" {
 		g.refusals = newRefusals(g)
 	}
@@ -73,27 +84,17 @@ func (g *group) key(name string) int {
 	if i, ok := g.keys[name]; ok {
 		return i
 	}
-	i := len(g.evidence)
+	i := g.evidence.KeyCount()
 	g.keys[name] = i
-	g.evidence = append(g.evidence, overshoot.NewEvidence(g.spec(i, name)))
-	if g.refusals != nil {
-		g.refusals.addKey()
-	}
+	g.evidence.AddKey(g.spec(i, name))
 	return i
 }
 
-// spec is the evidence of key i (named key): the replayed strategy's, or the intervals of an
-// endpoint decided on a clock the records do not show.
+// spec is the evidence of key i (named key): the engine's, as its run judged it.
 func (g *group) spec(i int, key string) overshoot.Spec {
-	onFirst := func(m overshoot.Moment) { g.traceFirst(i, m) }
-	if g.replay != nil {
-		return g.replay.spec(key, onFirst)
-	}
-	l := g.j.lim
-	return overshoot.Spec{
-		Limits: overshoot.Limits{Evidence: l.kind.Describe().Evidence, Limit: l.limit, Window: l.window, Rate: l.rate},
-		Timing: overshoot.OnEndpoint, Key: key, Hold: l.hold, History: g.j.budget, OnFirstOver: onFirst,
-	}
+	s := bench.EvidenceSpec(g.cfg, g.run, key)
+	s.History, s.OnFirstOver = g.j.budget, func(m overshoot.Moment) { g.traceFirst(i, m) }
+	return s
 }
 
 // outcome is what a record's limiter answered.
@@ -106,9 +107,9 @@ const (
 	unknown // the record does not say (a status unknown): it may have admitted
 )
 
-// decision reads rec's answer: a hammer --record call's own decision, else its status by the
+// answer reads rec's answer: a hammer --record call's own decision, else its status by the
 // --admitted and --refused expressions; for a failure, its kind and message.
-func (g *group) decision(rec *history.Record) (outcome, string, string) {
+func (g *group) answer(rec *history.Record) (outcome, string, string) {
 	switch {
 	case rec.Decision == history.Admit:
 		return admitted, "", ""
@@ -149,7 +150,7 @@ func (g *group) lookup(rec *history.Record) func(string) (string, bool) {
 
 // add judges one record of the group.
 func (g *group) add(rec *history.Record) {
-	out, kind, msg := g.decision(rec)
+	out, kind, msg := g.answer(rec)
 	if g.replay != nil && (rec.Cut || rec.FirstAttempt) {
 		g.replay.cut(rec) // sent as the run ended, or again: no decision, but it may have run
 		return
@@ -188,24 +189,33 @@ func (g *group) add(rec *history.Record) {
 		return
 	}
 	i := g.key(rec.Key)
-	id := g.newID()
-	if g.refusals != nil {
-		g.refusals.record(i, rec, out, id)
+	d := g.decision(rec, i, out)
+	switch out {
+	case refused:
+		g.j.kept.add(g.entry(i, d.ID, rec, false))
+	case admitted:
+		g.evidence.Key(i).Admit(d, func() { g.j.kept.add(g.entry(i, d.ID, rec, true)) })
 	}
-	if out != admitted {
-		if out == refused {
-			g.j.kept.add(g.entry(i, id, rec, false))
-		}
-		return
-	}
-	call := overshoot.Call{ID: id, Sent: g.j.since(rec.StartNs), Replied: g.j.since(rec.EndNs)}
-	g.evidence[i].Admit(call, func() { g.j.kept.add(g.entry(i, id, rec, true)) })
 }
 
-// newID numbers a call of the group, as the engine's request ids.
-func (g *group) newID() uint64 {
+// decision is what the evidence is told of rec, a call on key i answered out: numbered as the
+// engine numbers its requests, its interval on the records' clock, which bounds the decision
+// on a clock they do not show, and for a hammer --record call what its run's evidence was told.
+func (g *group) decision(rec *history.Record, i int, out outcome) evidence.Decision {
 	g.nextID++
-	return g.nextID
+	d := evidence.Decision{ID: g.nextID, Key: int32(i), SentUs: g.j.since(rec.StartNs).Microseconds(),
+		RepliedUs: ceilMicros(g.j.since(rec.EndNs)), Outcome: evidence.Unknown, LateUs: -1}
+	d.ClockLoUs, d.ClockHiUs = d.SentUs, d.RepliedUs
+	switch out {
+	case admitted:
+		d.Outcome = evidence.Admitted
+	case refused:
+		d.Outcome = evidence.Refused
+	}
+	if g.replay != nil {
+		g.replay.recorded(rec, &d)
+	}
+	return d
 }
 
 // sampleError keeps the first distinct messages, as the engine does.
@@ -231,33 +241,19 @@ func (g *group) finish() bench.StrategySnapshot {
 	if st.ErrorSamples == nil {
 		st.ErrorSamples = []bench.ErrorSample{}
 	}
-	limit := g.j.lim.limit
-	best := int64(0)
-	for _, ev := range g.evidence {
-		r := ev.Finish()
-		st.Peak = max(st.Peak, r.Peak)
-		st.Overshoot = max(st.Overshoot, r.Overshoot)
-		st.OvershootEvent += r.OvershootEvent
-		st.Current = max(st.Current, r.Current)
-		st.Unjudged += r.Unjudged
-		if k, ok := ev.CaughtFrom(bench.PowerSearched(limit)); ok && (best == 0 || k < best) {
-			best = k
-		}
+	if g.refusals != nil {
+		g.refusals.finish(&st.Refusals)
+	} else {
+		st.RefusalsUnjudged, st.NoRefusalJudged = g.why, true
 	}
-	st.CaughtFrom = &best
-	st.Windows = bench.WindowsOf(g.evidence)
+	g.evidence.Fold(&st.Findings, fold.Final)
 	if g.replay != nil {
-		g.replay.snapshot(&st, best)
+		st.Allowances = bench.Allowances(g.cfg, g.run)
 	} else {
 		st.Allowances = "the records' intervals (each admit judged between its request's start and end)"
 	}
 	st.FirstOvershoot = g.first
-	if g.refusals != nil {
-		g.refusals.finish(&st)
-	} else {
-		st.RefusalsUnjudged, st.NoRefusalJudged = g.why, true
-	}
-	st.Contended = st.Rejected > 0 || st.Peak >= limit
+	st.Contend(g.j.lim.limit)
 	if g.to > g.from {
 		st.AvgThroughput = float64(st.Attempts) / time.Duration(g.to-g.from).Seconds()
 		st.Throughput = st.AvgThroughput

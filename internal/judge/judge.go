@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/exitcode"
 	"github.com/limitctl/limitctl/internal/hammer"
 	"github.com/limitctl/limitctl/internal/history"
@@ -166,16 +166,17 @@ func resolveLimits(o Options, files []history.File) (limits, error) {
 		return l, exitcode.Usagef("--limiter is needed to judge %s records: %s (a hammer --record file names its own)",
 			human.Or(formatsOf(files)), human.Or(limiter.Names(limiter.Kinds())))
 	}
-	if _, err := limiter.ParseKind(string(l.kind)); err != nil {
-		return l, exitcode.Usagef("--limiter: %v", err)
+	stated := limiterfile.Limiter{Kind: string(l.kind), Limit: l.limit, Window: l.window, Hold: l.hold, StaleAfter: l.staleAfter}
+	if err := stated.Validate(nil); err != nil {
+		return l, err
 	}
-	evidence := l.kind.Describe().Evidence
+	kind := l.kind.Describe()
 	switch {
 	case l.limit <= 0:
 		return l, exitcode.Usagef("--limit must be at least 1: the limit the records are judged against")
-	case evidence != limiter.HeldEvidence && l.window <= 0:
+	case !kind.Releases && l.window <= 0:
 		return l, exitcode.Usagef("--window is needed for a %s limiter (the token bucket refills --limit per --window)", l.kind)
-	case evidence == limiter.HeldEvidence && http && l.hold <= 0:
+	case kind.Releases && http && l.hold <= 0:
 		return l, exitcode.Usagef("--hold D is needed to judge a concurrency limiter behind HTTP: the time the endpoint holds each admitted request's slot before it answers; without it nothing bounds when a slot was held")
 	}
 	if l.window > 0 {
@@ -352,13 +353,11 @@ func (f Flags) Resolve() (Options, error) {
 	}
 	o := Options{Files: f.Files, Limit: f.Limit, Window: f.Window, Hold: f.Hold, Admitted: f.Admitted, Refused: f.Refused, SkipBad: f.SkipBad}
 	var err error
-	switch {
-	case len(f.Files) == 0:
+	if len(f.Files) == 0 {
 		return o, exitcode.Usagef("name the record files to judge: limitctl judge FILE... (- is standard input)")
-	case f.Limit < 0:
-		return o, exitcode.Usagef("--limit must be at least 1, got %d", f.Limit)
-	case f.Window < 0 || f.Hold < 0:
-		return o, exitcode.Usagef("--window and --hold cannot be negative")
+	}
+	if err := f.Limiter.Validate(f.Given); err != nil {
+		return o, err
 	}
 	if f.Kind != "" {
 		if o.Limiter, err = limiter.ParseKind(f.Kind); err != nil {

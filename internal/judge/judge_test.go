@@ -153,3 +153,22 @@ func TestARecordedEndpointsRefusalsAreJudged(t *testing.T) {
 		t.Fatalf("shared keys: %s %s", res.Verdicts[0].Word, res.Verdicts[0].Text)
 	}
 }
+
+// judge adds up what the engine adds: a concurrency endpoint that answers sooner than the hold it
+// promises holds its slots less long, and those admits are counted early, as hammer --http counts
+// them.
+func TestEarlyAdmitsAreCountedAsTheEngineCountsThem(t *testing.T) {
+	var b strings.Builder
+	for i := range 10 { // 4 answered after 5ms, 6 after the 100ms promised
+		latency := 150 * time.Millisecond
+		if i < 4 {
+			latency = 5 * time.Millisecond
+		}
+		b.WriteString(vegetaRecord(i, genBase.Add(time.Duration(i)*200*time.Millisecond), latency, 200, "http://127.0.0.1:1/a"))
+	}
+	o := judge.Options{Limiter: limiter.Concurrency, Limit: 2, Hold: 100 * time.Millisecond}
+	res := run(t, o, map[string]string{"r.json": b.String()})
+	if st := res.Summary.Strategies[0]; st.Early != 4 || st.Admitted != 10 {
+		t.Fatalf("early %d of %d admits, want 4 of 10", st.Early, st.Admitted)
+	}
+}

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"time"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
-	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 
@@ -77,50 +76,30 @@ func (g *group) traceFirst(i int, m overshoot.Moment) {
 	if g.first != nil {
 		return
 	}
-	var match func(*entry) bool
-	switch {
-	case m.Held != nil:
-		held := make(map[uint64]bool, len(m.Held))
-		for _, id := range m.Held {
-			held[id] = true
+	x := fold.Explain{Limit: g.j.lim.limit, BeginMs: g.j.base / 1e6}
+	x.TwoClocks = bench.TwoClocks(g.cfg, g.run)
+	g.first = x.Overshoot(i, m, keptOf{g})
+}
+
+// keptOf is the ring as what a group kept of its admits.
+type keptOf struct{ g *group }
+
+// Admits implements fold.Kept.
+func (k keptOf) Admits(match func(*fold.Admit) bool) ([]fold.Admit, []trace.Request, int64) {
+	var admits []fold.Admit
+	found := k.g.j.kept.find(func(e *entry) bool {
+		if e.g != k.g || !e.admitted {
+			return false
 		}
-		match = func(e *entry) bool { return e.g == g && e.admitted && held[e.id] }
-	case m.Interval:
-		match = func(e *entry) bool {
-			return e.g == g && e.admitted && int(e.key) == i && e.sentUs >= m.FromUs && e.repliedUs <= m.ToUs
+		a := fold.Admit{ID: e.id, Key: int(e.key), AtMs: e.stampMs, LateNs: e.lateNs, SentUs: e.sentUs, RepliedUs: e.repliedUs}
+		if !match(&a) {
+			return false
 		}
-	default:
-		match = func(e *entry) bool {
-			return e.g == g && e.admitted && int(e.key) == i && e.stampMs >= m.FromMs && e.stampMs <= m.ToMs &&
-				(m.LateMs == 0 || time.Duration(e.lateNs) <= time.Duration(m.LateMs)*time.Millisecond)
-		}
-	}
-	found := g.j.kept.find(match)
-	count := m.Count
-	ov := &trace.Overshoot{Limit: g.j.lim.limit}
-	switch {
-	case m.Held != nil || g.j.lim.kind.Describe().Evidence == limiter.HeldEvidence:
-		ov.Held = &count
-		for _, e := range found {
-			if e.id == m.By || m.By == 0 {
-				ov.AtMs = max(ov.AtMs, float64(e.repliedUs)/1000)
-			}
-		}
-		if m.Interval {
-			ov.AtMs = float64(m.FromUs+m.ToUs) / 2000 // the instant the spans shared
-		}
-	case m.Interval:
-		ov.InSpan(count, m.Allowed, float64(m.FromUs)/1000, float64(m.ToUs)/1000)
-	default:
-		begin := g.j.base / 1e6
-		ov.InSpan(count, 0, float64(m.FromMs-begin), float64(m.ToMs-begin))
-	}
-	ov.Missing = max(0, count-int64(len(found)))
-	if m.Held != nil {
-		ov.Missing = max(0, int64(len(m.Held))-int64(len(found)))
-	}
-	ov.Requests, ov.Omitted = g.requests(found)
-	g.first = ov
+		admits = append(admits, a)
+		return true
+	})
+	requests, omitted := k.g.requests(found)
+	return admits, requests, omitted
 }
 
 // requests are entries as the published requests behind a verdict, in the order they were
@@ -167,8 +146,8 @@ func replyJSON(s string) json.RawMessage {
 
 // refusedRequest is the refused call id of g as a published request; nil when the ring no
 // longer holds it.
-func (g *group) refusedRequest(f *refusal.FalseReject) *trace.Request {
-	found := g.j.kept.find(func(e *entry) bool { return e.g == g && !e.admitted && e.id == f.ID })
+func (g *group) refusedRequest(id uint64) *trace.Request {
+	found := g.j.kept.find(func(e *entry) bool { return e.g == g && !e.admitted && e.id == id })
 	if len(found) == 0 {
 		return nil
 	}

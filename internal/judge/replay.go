@@ -5,12 +5,11 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/contract"
-	"github.com/limitctl/limitctl/internal/hammer"
+	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/history"
-	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // A hammer --record file's strategy, Redis or HTTP, is judged again by the rules its run judged
@@ -24,11 +23,9 @@ import (
 // order of those instants: each record's two events wait in a queue until no record still to
 // come can have an earlier one (every later record was sent later).
 
-// replay is a recorded strategy's judging.
+// replay is a recorded strategy's judging: its group's run is the one its header names.
 type replay struct {
 	g       *group
-	cfg     bench.Config
-	run     bench.StrategyRun
 	held    bool       // the concurrency witness: admits and releases told in time order
 	events  eventQueue // the witness's events not told yet
 	now     time.Time  // the witness's clock: the instant of the event being told
@@ -38,23 +35,20 @@ type replay struct {
 func newReplay(g *group, s *history.RecordedStrategy, h *history.RunHeader) (*replay, error) {
 	l := g.j.lim
 	endpoint := s.Target == history.TargetHTTP
-	rp := &replay{g: g, held: l.kind.Describe().Evidence == limiter.HeldEvidence && !endpoint, beginUs: s.BeginUs}
+	rp := &replay{g: g, held: l.kind.Describe().Releases && !endpoint, beginUs: s.BeginUs}
 	us := func(n int64) time.Duration { return time.Duration(n) * time.Microsecond }
-	rp.cfg = bench.Config{Limiter: l.kind, Limit: l.limit, Window: l.window, Rate: l.rate, StaleAfter: l.staleAfter,
-		Skew: us(h.SkewUs), Horizon: us(h.HorizonUs), Now: func() time.Time { return rp.now }}
-	if endpoint {
-		rp.cfg.Hold, rp.cfg.Skew = l.hold, 0 // the hold it promised (the run's, or --hold's)
+	g.cfg.Horizon, g.cfg.Now = us(h.HorizonUs), func() time.Time { return rp.now }
+	// A Redis strategy is judged by the clock, alignment, quantum and allowances its header names;
+	// an endpoint as any endpoint's records are (newGroup): each request over its interval, on a
+	// clock the records do not show, held to the hold it promised (the run's, or --hold's).
+	if !endpoint {
+		g.cfg.Skew, g.cfg.Hold = us(h.SkewUs), 0
+		g.run = bench.StrategyRun{ServerClock: s.Clock == string(contract.ServerClock),
+			MonotoneTime: s.Clock == string(contract.VirtualClock), EpochAligned: s.EpochAligned, FirstHitWindows: s.FirstHit,
+			TimeQuantum: us(s.QuantumUs), AdmitAt: s.AdmitAt,
+			Refusals: refusal.Rules{RefillStep: us(s.RefillStepUs), StaleUnit: us(s.StaleUnitUs), NoStaleAfter: s.NoStaleAfter, NoRelease: s.NoRelease}}
 	}
-	// An endpoint decides on a clock the records do not show: its evidence is each request's
-	// interval, whatever the header says of its clock.
-	rp.run = bench.StrategyRun{Name: s.Name, Endpoint: endpoint, ServerClock: endpoint || s.Clock == string(contract.ServerClock),
-		MonotoneTime: s.Clock == string(contract.VirtualClock), EpochAligned: s.EpochAligned, FirstHitWindows: s.FirstHit,
-		TimeQuantum: us(s.QuantumUs), AdmitAt: s.AdmitAt, RefusalsUnjudged: s.RefusalsUnjudged,
-		Refusals: refusal.Rules{RefillStep: us(s.RefillStepUs), StaleUnit: us(s.StaleUnitUs), NoStaleAfter: s.NoStaleAfter, NoRelease: s.NoRelease}}
-	if endpoint {
-		// As the run judged it (hammer's buildHTTP), at the window judged now.
-		rp.run.TimeQuantum, rp.run.Refusals = time.Millisecond, hammer.HTTPRefusalRules(l.kind.Describe(), l.window)
-	}
+	g.run.Name, g.run.RefusalsUnjudged = s.Name, s.RefusalsUnjudged
 	switch {
 	case endpoint:
 		g.clock = contract.ServerClock
@@ -72,25 +66,19 @@ func newReplay(g *group, s *history.RecordedStrategy, h *history.RunHeader) (*re
 	return rp, nil
 }
 
-// spec is key's evidence: the engine's, on the replay's clock.
-func (rp *replay) spec(key string, onFirst func(overshoot.Moment)) overshoot.Spec {
-	s := bench.EvidenceSpec(rp.cfg, rp.run, key)
-	s.History, s.OnFirstOver = rp.g.j.budget, onFirst
-	return s
-}
-
 // refusalSpec is what the strategy's refusal judges are built from.
-func (rp *replay) refusalSpec() refusal.Spec { return bench.RefusalSpec(rp.cfg, rp.run, rp.beginUs) }
+func (rp *replay) refusalSpec() refusal.Spec {
+	return bench.RefusalSpec(rp.g.cfg, rp.g.run, rp.beginUs)
+}
 
 // add judges one recorded call, placed in time, decided out.
 func (rp *replay) add(rec *history.Record, out outcome) {
 	rp.tell(rec.StartNs)
 	g := rp.g
 	i := g.key(rec.Key)
-	id := g.newID()
-	c := rp.refusalCall(rec, id, out)
+	d := g.decision(rec, i, out)
 	if g.refusals != nil {
-		g.refusals.add(i, c)
+		g.refusals.add(d)
 	}
 	if rec.ReleaseError != "" {
 		g.st.ReleaseErrors++
@@ -98,31 +86,23 @@ func (rp *replay) add(rec *history.Record, out outcome) {
 	}
 	switch out {
 	case refused:
-		g.j.kept.add(rp.entry(i, id, rec, false))
+		g.j.kept.add(rp.entry(i, d.ID, rec, false))
 		return
 	case failed, unknown:
-		g.evidence[i].Unjudged(overshoot.Call{StampMs: rp.stampMs(rec), Late: -1}) // it may have run, and admitted
+		g.evidence.Key(i).Unjudged(d) // it may have run, and admitted
 		return
 	}
 	if rec.Abandoned {
 		g.st.Abandoned++
 	}
-	call := overshoot.Call{ID: id, Now: time.UnixMicro(rec.NowUs), StampMs: rec.JudgedMs, Late: time.Duration(rec.LateUs) * time.Microsecond,
-		LatestUs: c.StampHi, Sent: g.j.since(rec.StartNs), Replied: g.j.since(rec.EndNs), Abandoned: rec.Abandoned}
-	if rec.JudgedStartNs != 0 || rec.JudgedEndNs != 0 {
-		call.Sent, call.Replied = g.j.since(rec.JudgedStartNs), g.j.since(rec.JudgedEndNs)
-	}
-	if rec.JudgedMs == 0 {
-		call.StampMs = rp.stampMs(rec)
-	}
-	keep := func() { g.j.kept.add(rp.entry(i, id, rec, true)) }
+	keep := func() { g.j.kept.add(rp.entry(i, d.ID, rec, true)) }
 	if !rp.held {
-		g.evidence[i].Admit(call, keep)
+		g.evidence.Key(i).Admit(d, keep)
 		return
 	}
-	heap.Push(&rp.events, event{at: rec.EndNs, key: i, call: call, keep: keep})
+	heap.Push(&rp.events, event{at: rec.EndNs, d: d, keep: keep})
 	if rec.ReleaseStartNs != 0 && !rec.Abandoned {
-		heap.Push(&rp.events, event{at: rec.ReleaseStartNs, key: i, call: overshoot.Call{ID: id}, release: true})
+		heap.Push(&rp.events, event{at: rec.ReleaseStartNs, d: d, release: true})
 	}
 }
 
@@ -137,41 +117,43 @@ func (rp *replay) cut(rec *history.Record) {
 	}
 	rp.tell(rec.StartNs)
 	i := rp.g.key(rec.Key)
-	id := rp.g.newID()
+	d := rp.g.decision(rec, i, unknown)
 	if rp.g.refusals != nil {
-		rp.g.refusals.add(i, rp.refusalCall(rec, id, unknown))
+		rp.g.refusals.add(d)
 	}
 	if !rec.FirstAttempt { // left out of the evidence by the run (its retry's own answer is told)
-		rp.g.evidence[i].Unjudged(overshoot.Call{StampMs: rp.stampMs(rec), Late: -1})
+		rp.g.evidence.Key(i).Unjudged(d)
 	}
 }
 
-// refusalCall is what the refusal judges are told of a call, as the engine told them.
-func (rp *replay) refusalCall(rec *history.Record, id uint64, out outcome) refusal.Call {
+// recorded adds to d what a hammer --record call told its run's evidence: the time its limiter
+// was given (on a clock of the run's own), and for an admit the time it was judged at, how
+// late, over which interval, and its release.
+func (rp *replay) recorded(rec *history.Record, d *evidence.Decision) {
 	j := rp.g.j
-	c := refusal.Call{ID: id, Sent: j.since(rec.StartNs).Microseconds(), Replied: ceilMicros(j.since(rec.EndNs)), Outcome: refusal.Unknown}
-	if rp.run.ServerClock {
-		c.StampLo, c.StampHi = c.Sent, c.Replied
-	} else {
-		c.StampLo = rec.NowUs
-		c.StampHi = max(c.StampLo, rec.StampHiUs)
+	d.NowUs, d.AtMs = rec.NowUs, rp.stampMs(rec)
+	if !rp.g.run.ServerClock {
+		d.ClockLoUs, d.ClockHiUs = rec.NowUs, max(rec.NowUs, rec.StampHiUs)
 	}
-	switch out {
-	case refused:
-		c.Outcome = refusal.Refused
-	case admitted:
-		c.Outcome, c.Abandoned = refusal.Admitted, rec.Abandoned
-		if rec.ReleaseEndNs != 0 {
-			c.Released = ceilMicros(j.since(rec.ReleaseEndNs))
-			c.ReleaseOK = rec.ReleaseError == "" && !rp.run.Refusals.NoRelease
-		}
+	if d.Outcome != evidence.Admitted {
+		return
 	}
-	return c
+	d.Abandoned, d.LateUs = rec.Abandoned, rec.LateUs
+	if rec.JudgedMs != 0 {
+		d.AtMs = rec.JudgedMs
+	}
+	if rec.JudgedStartNs != 0 || rec.JudgedEndNs != 0 {
+		d.SpanSentUs, d.SpanRepliedUs = j.since(rec.JudgedStartNs).Microseconds(), ceilMicros(j.since(rec.JudgedEndNs))
+	}
+	if rec.ReleaseEndNs != 0 {
+		d.ReleasedUs = ceilMicros(j.since(rec.ReleaseEndNs))
+		d.ReleaseOK = rec.ReleaseError == "" && !rp.g.run.Refusals.NoRelease
+	}
 }
 
 // stampMs is the time a call was given, as the script could know it (ms).
 func (rp *replay) stampMs(rec *history.Record) int64 {
-	return overshoot.Stamp(rp.run.TimeQuantum, time.UnixMicro(rec.NowUs)).UnixMilli()
+	return overshoot.Stamp(rp.g.run.TimeQuantum, time.UnixMicro(rec.NowUs)).UnixMilli()
 }
 
 // entry is what the ring keeps of a replayed call.
@@ -191,12 +173,12 @@ func (rp *replay) tell(t int64) {
 func (rp *replay) tellNext() {
 	e := heap.Pop(&rp.events).(event)
 	rp.now = time.Unix(0, e.at)
-	ev := rp.g.evidence[e.key]
+	ev := rp.g.evidence.Key(int(e.d.Key))
 	if e.release {
-		ev.Release(e.call.ID)
+		ev.Release(e.d.ID)
 		return
 	}
-	ev.Admit(e.call, e.keep)
+	ev.Admit(e.d, e.keep)
 }
 
 // finish tells the witness what is left.
@@ -206,30 +188,10 @@ func (rp *replay) finish() {
 	}
 }
 
-// snapshot adds what the engine says of the strategy besides its evidence's numbers: what
-// widened the evidence, and what windows anchored at their openers would have proven, where
-// better than the verdict's power.
-func (rp *replay) snapshot(st *bench.StrategySnapshot, power int64) {
-	st.Allowances = bench.Allowances(rp.cfg, rp.run)
-	if rp.run.FirstHitWindows {
-		return
-	}
-	best := int64(0)
-	for _, ev := range rp.g.evidence {
-		if k, ok := ev.CaughtFromAnchored(bench.PowerSearched(rp.cfg.Limit)); ok && (best == 0 || k < best) {
-			best = k
-		}
-	}
-	if best != 0 && (power == 0 || best < power) {
-		st.CaughtFromFirstHit = &best
-	}
-}
-
 // event is an admit (at its reply) or a release (at its sending) the witness is told.
 type event struct {
 	at      int64 // ns
-	key     int
-	call    overshoot.Call
+	d       evidence.Decision
 	keep    func()
 	release bool
 }

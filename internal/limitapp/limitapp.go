@@ -49,6 +49,11 @@ const (
 	MemoryBucket          = demoapp.MemoryBucket
 	MemorySliding         = demoapp.MemorySliding
 	MemoryCheckThenUpdate = demoapp.MemoryCheckThenUpdate
+	// The two-counter sliding window: go-chi/httprate in memory and on a Redis counter, and a
+	// check-then-update on two Redis counters.
+	Httprate               = demoapp.Httprate
+	HttprateRedis          = demoapp.HttprateRedis
+	CounterCheckThenUpdate = demoapp.CounterCheckThenUpdate
 )
 
 // The verdicts the patterns are built to earn (demoapp's).

@@ -11,7 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/limitctl/limitctl/internal/bench/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/scripts"
 )
@@ -32,18 +33,18 @@ func testConfig(k limiter.Kind, s limiter.Strategy) limiter.Config {
 	return cfg
 }
 
-func newChecker(k limiter.Kind) overshoot.Checker {
-	horizon := int64(5000)
-	switch k {
-	case limiter.Concurrency:
-		return overshoot.NewWitness(testLimit, (10 * time.Second).Milliseconds())
-	case limiter.FixedWindow:
-		return overshoot.NewSlidingChecker(testLimit, testWindow.Milliseconds(), horizon, true)
-	case limiter.SlidingWindow:
-		return overshoot.NewSlidingChecker(testLimit, testWindow.Milliseconds(), horizon, false)
-	default:
-		return overshoot.NewBucketChecker(testLimit, testRate, 1, horizon)
-	}
+func newChecker(k limiter.Kind) *overshoot.Evidence {
+	m := k.Describe().Model
+	l := overshoot.Limits{Limit: testLimit, Window: testWindow, Rate: testRate}
+	return overshoot.NewEvidence(overshoot.Spec{Model: m, Limits: l, Clock: m.Clock(l, true), Horizon: 4 * time.Second,
+		StaleAfter: 10 * time.Second, Now: time.Now})
+}
+
+// admitAt is an admit decided at now, numbered for its release, answered just now: it reached
+// the limiter at most that long after its now.
+func admitAt(ids *atomic.Uint64, now time.Time) evidence.Decision {
+	return evidence.Decision{ID: ids.Add(1), Outcome: evidence.Admitted, NowUs: now.UnixMicro(), ClockLoUs: now.UnixMicro(), ClockHiUs: now.UnixMicro(),
+		AtMs: now.UnixMilli(), LateUs: time.Since(now).Microseconds() + 1}
 }
 
 type loadResult struct {
@@ -64,6 +65,7 @@ func hammer(t *testing.T, k limiter.Kind, lim limiter.Limiter, key string, d tim
 	defer cancel()
 	check := newChecker(k)
 	var admitted, rejected atomic.Int64
+	var ids atomic.Uint64
 	var wg sync.WaitGroup
 	errs := make(chan error, testWorkers)
 	fail := func(err error) {
@@ -83,7 +85,7 @@ func hammer(t *testing.T, k limiter.Kind, lim limiter.Limiter, key string, d tim
 				defer wg.Done()
 				b := limiter.NewBatch(lim)
 				defer b.Close()
-				rounds(ctx, k, b, key, check, &admitted, &rejected, fail)
+				rounds(ctx, k, b, key, check, &ids, &admitted, &rejected, fail)
 			}()
 			continue
 		}
@@ -104,11 +106,12 @@ func hammer(t *testing.T, k limiter.Kind, lim limiter.Limiter, key string, d tim
 					continue
 				}
 				admitted.Add(1)
-				check.Admit(now.UnixMilli())
-				if k == limiter.Concurrency {
+				d := admitAt(&ids, now)
+				check.Admit(d, func() {})
+				if k.Describe().Releases {
 					// Long enough that even watch, slowed by its retries, fills every slot.
 					time.Sleep(20 * time.Millisecond)
-					check.Release()
+					check.Release(d.ID)
 					if err := lim.Release(context.Background(), key, dec); err != nil {
 						errs <- err
 						cancel()
@@ -150,7 +153,7 @@ const testConns = 4
 // rounds is one connection of the batched hammer: each round sends its workers' acquires as
 // one batch; for concurrency the admitted ones then hold their slot and are released in one
 // batch, recorded in the checker first (before their release is sent).
-func rounds(ctx context.Context, k limiter.Kind, b *limiter.Batch, key string, check overshoot.Checker, admitted, rejected *atomic.Int64, fail func(error)) {
+func rounds(ctx context.Context, k limiter.Kind, b *limiter.Batch, key string, check *overshoot.Evidence, ids *atomic.Uint64, admitted, rejected *atomic.Int64, fail func(error)) {
 	calls := make([]limiter.Call, testWorkers/testConns)
 	for ctx.Err() == nil {
 		now := time.Now()
@@ -159,6 +162,7 @@ func rounds(ctx context.Context, k limiter.Kind, b *limiter.Batch, key string, c
 		}
 		b.Do(ctx, calls)
 		var held []limiter.Call
+		var heldIDs []uint64
 		for _, c := range calls {
 			if c.Err != nil {
 				fail(c.Err)
@@ -169,15 +173,17 @@ func rounds(ctx context.Context, k limiter.Kind, b *limiter.Batch, key string, c
 				continue
 			}
 			admitted.Add(1)
-			check.Admit(now.UnixMilli())
+			d := admitAt(ids, now)
+			check.Admit(d, func() {})
 			held = append(held, limiter.Call{Key: key, Release: true, Decision: c.Decision})
+			heldIDs = append(heldIDs, d.ID)
 		}
-		if k != limiter.Concurrency || len(held) == 0 {
+		if !k.Describe().Releases || len(held) == 0 {
 			continue
 		}
 		time.Sleep(20 * time.Millisecond)
-		for range held {
-			check.Release()
+		for _, id := range heldIDs {
+			check.Release(id)
 		}
 		b.Do(context.Background(), held)
 		for _, c := range held {
@@ -216,6 +222,9 @@ func TestAtomicStrategiesNeverExceedTheLimit(t *testing.T) {
 	rdb := server(t).Client(t)
 	for _, k := range limiter.Kinds() {
 		for _, s := range []limiter.Strategy{limiter.Lua, limiter.Eval, limiter.Function, limiter.Watch, limiter.Custom} {
+			if !limiter.Supports(k, s) {
+				continue
+			}
 			for _, mode := range modes(s) {
 				t.Run(fmt.Sprintf("%s/%s/%s", k, s, mode), func(t *testing.T) {
 					lim, err := limiter.New(k, s, rdb, configFor(testConfig(k, s), mode, rdb))
@@ -252,6 +261,7 @@ func TestNonAtomicStrategiesAreCaughtOvershooting(t *testing.T) {
 		{limiter.SlidingWindow, limiter.LuaTSMember},
 		{limiter.TokenBucket, limiter.Naive},
 		{limiter.TokenBucket, limiter.Multi},
+		{limiter.SlidingWindowCounter, limiter.Naive},
 	}
 	for _, c := range cases {
 		for _, mode := range modes(c.strategy) {

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/evidence/kind/held"
 )
 
 // concurrency is an in-flight semaphore on a sorted set: members are request ids scored by
@@ -17,7 +18,7 @@ import (
 var concurrency = Description{
 	Kind: Concurrency, Limits: "in-flight requests", Script: "concurrency_acquire",
 	Contract:   contract.Spec{Keys: "{key}", Args: shippedArgs("concurrency_acquire"), Release: "ZREM {key} {member}"},
-	Strategies: Strategies(), Evidence: HeldEvidence, Releases: true, DefaultHold: 2 * time.Millisecond, Skew: fewMilliseconds,
+	Strategies: Strategies(), Model: held.Model, Releases: true, DefaultHold: 2 * time.Millisecond, Skew: fewMilliseconds,
 	Commands: []string{"zremrangebyscore", "zcard", "zadd", "pexpire"},
 	Inspect:  "concurrency", CountLabel: "in-flight", ChartLabel: "in-flight",
 	member: true,

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/evidence/kind/fixed"
 )
 
 // fixedWindow counts requests on one counter per epoch-aligned window: the window's start is
@@ -17,7 +18,7 @@ var fixedWindow = Description{
 	Kind: FixedWindow, Limits: "requests per window", Script: "fixed_window",
 	// The window's start is part of the key, as WindowKey names it.
 	Contract:   contract.Spec{Keys: "{key}:{window_start_ms}", Args: shippedArgs("fixed_window")},
-	Strategies: []Strategy{Naive, Multi, Watch, Lua, Eval, Function, Custom}, Evidence: FixedWindowEvidence,
+	Strategies: []Strategy{Naive, Multi, Watch, Lua, Eval, Function, Custom}, Model: fixed.Model,
 	Bursty: true, Skew: fewMilliseconds,
 	Commands: []string{"get", "incr", "pttl", "pexpire"},
 	Inspect:  "counter", CountLabel: "in window", ChartLabel: "per-window count",

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/evidence/kind/sliding"
 )
 
 // slidingWindow keeps a log of admitted requests on a sorted set (request ids scored by their
@@ -16,7 +17,7 @@ import (
 var slidingWindow = Description{
 	Kind: SlidingWindow, Limits: "requests per window", Script: "sliding_window",
 	Contract:   contract.Spec{Keys: "{key}", Args: shippedArgs("sliding_window")},
-	Strategies: Strategies(), Evidence: SlidingWindowEvidence, Bursty: true, Skew: fewMilliseconds,
+	Strategies: Strategies(), Model: sliding.Model, Bursty: true, Skew: fewMilliseconds,
 	Commands: []string{"zremrangebyscore", "zcount", "zadd", "pexpire"},
 	Inspect:  "window_log", CountLabel: "in window", ChartLabel: "per-window count",
 	member:   true,

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/evidence/kind/bucket"
 )
 
 // tokenBucket is a bucket of burst tokens refilled at rate per second, kept as the theoretical
@@ -17,7 +18,7 @@ import (
 var tokenBucket = Description{
 	Kind: TokenBucket, Limits: "the bucket's burst", MinLimit: 1, Script: "token_bucket",
 	Contract:   contract.Spec{Keys: "{key}", Args: shippedArgs("token_bucket")},
-	Strategies: []Strategy{Naive, Multi, Watch, Lua, Eval, Function, Custom}, Evidence: BucketEvidence, Bursty: true,
+	Strategies: []Strategy{Naive, Multi, Watch, Lua, Eval, Function, Custom}, Model: bucket.Model, Bursty: true,
 	// A sixteenth of the time one token takes to refill (3.125ms at 20 per second), at least 1ms
 	// and at most 5ms: the bucket's evidence forgives twice the skew's worth of refill, and a
 	// round trip's (bench/clock_evidence.go), which must stay well under one token for a bucket one

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/evidence/kind"
 	"github.com/limitctl/limitctl/internal/trace"
 	"github.com/limitctl/limitctl/scripts"
 )
@@ -25,10 +26,13 @@ const (
 	TokenBucket   Kind = "token-bucket"
 )
 
+// Default is the kind a run limits when none is named (--limiter's default).
+const Default = Concurrency
+
 // kinds is the registry, in display order: each kind declares itself once, in its own file
 // (kind_<name>.go), and every consumer (the strategies here, the hammer's evidence and load,
 // the dashboard, the report, the help texts) ranges over it or asks Describe.
-var kinds = []*Description{&concurrency, &fixedWindow, &slidingWindow, &tokenBucket}
+var kinds = []*Description{&concurrency, &fixedWindow, &slidingWindow, &tokenBucket, &slidingWindowCounter}
 
 // Description is one limiter kind, declared once: what it limits, its shipped script and the
 // contract that script is called by, the strategies that apply, how the hammer proves
@@ -48,8 +52,9 @@ type Description struct {
 	Contract contract.Spec
 	// Strategies are the strategies that apply, in display order.
 	Strategies []Strategy
-	// Evidence is the rule the hammer judges admits by (package bench proves each).
-	Evidence Evidence
+	// Model is the kind's evidence (internal/evidence/kind/<name>): its checkers of overshoot on
+	// the stamps and over intervals, its refusal rule, its power and how it is told.
+	Model kind.Model
 	// Releases: an admitted request holds its slot until its release (ZREM) frees it; the other
 	// kinds forget admits by time. Only they take --script-release, --stale-after and --hold as
 	// a hold time (for the others --hold is a think time after each admit).
@@ -97,26 +102,6 @@ type Description struct {
 	readReply func(d Decision, vals [maxReplyLen]int64) Decision
 }
 
-// Evidence is how the hammer proves overshoot for a kind, whatever the strategy.
-type Evidence int
-
-const (
-	// HeldEvidence: a witness counts the requests held at once, from after their acquire
-	// returned until before their release; more than the limit at one instant is overshoot.
-	HeldEvidence Evidence = iota
-	// FixedWindowEvidence: at most the limit of admits per window of their now, windows
-	// epoch-aligned.
-	FixedWindowEvidence
-	// SlidingWindowEvidence: at most the limit of admits in any window-long interval.
-	SlidingWindowEvidence
-	// BucketEvidence: at most burst + rate*T admits in any interval of length T.
-	BucketEvidence
-)
-
-// Windowed reports whether admits are judged per window of their now (the window limiters),
-// which is exact only while a request reaches Redis within one window of its now.
-func (e Evidence) Windowed() bool { return e == FixedWindowEvidence || e == SlidingWindowEvidence }
-
 // Kinds lists every limiter in display order.
 func Kinds() []Kind {
 	out := make([]Kind, len(kinds))
@@ -144,6 +129,16 @@ func (k Kind) Describe() *Description {
 		}
 	}
 	panic(fmt.Sprintf("limiter: unknown kind %q", k))
+}
+
+// Model is k's evidence; nil for a kind that is not one of Kinds (a summary that names none).
+func (k Kind) Model() kind.Model {
+	for _, d := range kinds {
+		if d.Kind == k {
+			return d.Model
+		}
+	}
+	return nil
 }
 
 // ParseKind accepts a limiter name.

@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/overshoot"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/scripts"
 )
@@ -43,9 +46,6 @@ func TestEveryKindIsDescribed(t *testing.T) {
 		if d.Limits == "" || d.Inspect == "" || d.CountLabel == "" || d.ChartLabel == "" || len(d.Commands) == 0 {
 			t.Errorf("%s: %+v leaves a name empty", k, d)
 		}
-		if d.Releases != (d.Evidence == limiter.HeldEvidence) {
-			t.Errorf("%s: releases %v with evidence %d: only held requests are released", k, d.Releases, d.Evidence)
-		}
 	}
 	for _, s := range scripts.All() {
 		if s.Limiter && !slices.Contains(described, s.Name) {
@@ -60,7 +60,7 @@ func TestPhraseNamesKindsInASentence(t *testing.T) {
 		want     string
 	}{
 		{limiter.LuaTSMember, "the concurrency and sliding-window limiters"},
-		{limiter.Lua, "the concurrency, fixed-window, sliding-window and token-bucket limiters"},
+		{limiter.Multi, "the concurrency, fixed-window, sliding-window and token-bucket limiters"},
 	} {
 		if got := limiter.SupportedBy(tc.strategy); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.strategy, got, tc.want)
@@ -68,5 +68,43 @@ func TestPhraseNamesKindsInASentence(t *testing.T) {
 	}
 	if got := limiter.Phrase([]limiter.Kind{limiter.Concurrency}); got != "the concurrency limiter" {
 		t.Errorf("one kind: %q", got)
+	}
+}
+
+// Every kind has a model of its evidence, which nothing outside its folder and the registry needs
+// to know the kind to use: a checker for each way calls are timed that judges one admit under its
+// limit as none over it, a refusal rule that blames no lone refusal, and its words.
+func TestEveryKindHasAModel(t *testing.T) {
+	for _, k := range limiter.Kinds() {
+		m := k.Describe().Model
+		if m == nil {
+			t.Errorf("%s: no model of its evidence", k)
+			continue
+		}
+		if m.Unit() == "" || m.Counted() == "" {
+			t.Errorf("%s: its model leaves a word empty", k)
+		}
+		limits := overshoot.Limits{Limit: 5, Window: time.Second, Rate: 5, Skew: time.Millisecond}
+		for _, timing := range []overshoot.Timing{overshoot.OnStamps, overshoot.OnServerClock, overshoot.OnEndpoint} {
+			spec := overshoot.Spec{Model: m, Limits: limits, Clock: m.Clock(limits, true), Timing: timing, Key: "k",
+				Horizon: time.Second, StaleAfter: time.Second, Hold: 10 * time.Millisecond, Now: time.Now}
+			ev := overshoot.NewEvidence(spec)
+			now := time.UnixMilli(1_700_000_000_000)
+			d := evidence.Decision{ID: 1, NowUs: now.UnixMicro(), AtMs: now.UnixMilli(), SentUs: 1e6, RepliedUs: 1e6 + 11_000, LateUs: 1000}
+			if got := ev.Admit(d, func() {}); got != overshoot.Judged {
+				t.Errorf("%s (timing %d): one admit on time was not judged (%d)", k, timing, got)
+			}
+			if r := ev.Finish(); r.Overshoot != 0 || r.OvershootEvent != 0 {
+				t.Errorf("%s (timing %d): one admit judged %+v", k, timing, r)
+			}
+		}
+		j := refusal.New(refusal.Spec{Kind: string(k), Model: m, Limit: 5, Window: time.Second.Microseconds(), RatePerSec: 5,
+			StaleAfter: time.Second.Microseconds(), Horizon: time.Second.Microseconds()})
+		j.Record(evidence.Decision{SentUs: 1000, RepliedUs: 2000, ClockLoUs: 1000, ClockHiUs: 1000, Outcome: evidence.Admitted, ReleasedUs: 3000, ReleaseOK: true})
+		j.Record(evidence.Decision{SentUs: 1000, RepliedUs: 2000, ClockLoUs: 1000, ClockHiUs: 1000, Outcome: evidence.Refused})
+		j.JudgeBefore(refusal.Forever)
+		if j.Count != 1 {
+			t.Errorf("%s: a refusal with one of five taken was not proven wrong (%d)", k, j.Count)
+		}
 	}
 }

@@ -10,15 +10,16 @@
 // To add a fifth kind:
 //  1. write its script in scripts/ and list it in scripts/embed.go with Limiter: true (it then
 //     ships in the Functions library too);
-//  2. write kind_<name>.go: its Kind constant and its Description (what --limit counts, the
-//     script's name and calling contract, the strategies that apply, the Evidence the hammer
-//     judges it by, the commands one decision runs, inspect's kind for its keys, the labels,
-//     the default load) with its client-side step, the script's KEYS and ARGV, and its reply;
-//  3. add it to kinds in kinds.go, in display order.
+//  2. write its evidence in a folder of its own, internal/evidence/kind/<name> (its Model:
+//     checkers on the stamps and over intervals, refusal rule, power, how it is told);
+//  3. write kind_<name>.go: its Kind constant and its Description (what --limit counts, the
+//     script's name and calling contract, the strategies that apply, its Model, the commands
+//     one decision runs, inspect's kind for its keys, the labels, the default load) with its
+//     client-side step, the script's KEYS and ARGV, and its reply;
+//  4. add it to kinds in kinds.go, in display order.
 //
-// The conformance suite, the hammer's clean-up test and inspect's test of the shipped
-// limiters' keys range over Kinds, so they cover it at once. A kind whose overshoot no
-// existing Evidence can prove needs a checker of its own in package bench.
+// The conformance suite, the hammer's clean-up test, inspect's test of the shipped limiters'
+// keys and the test that every kind has a model range over Kinds, so they cover it at once.
 package limiter
 
 import (

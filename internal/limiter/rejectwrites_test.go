@@ -52,10 +52,7 @@ func TestShippedScriptsWriteNothingWhenTheyReject(t *testing.T) {
 						t.Fatalf("admit %d of 2 was rejected", i+1)
 					}
 				}
-				written := key
-				if k == limiter.FixedWindow {
-					written = limiter.WindowKey(key, t0, cfg.Window)
-				}
+				written := k.Describe().DecisionKey(key, t0, cfg.Window)
 				if ttl := rdb.PTTL(ctx, written).Val(); ttl <= 0 {
 					t.Fatalf("after two admits %s has TTL %s; every written key must expire", written, ttl)
 				}

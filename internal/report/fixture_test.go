@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/trace"
 )
@@ -31,15 +32,17 @@ func fixtureSnapshots(ticks int) []bench.Snapshot {
 			Limiter: limiter.Concurrency, Limit: fixtureLimit, Workers: 64, Elapsed: elapsed,
 			Strategies: []bench.StrategySnapshot{
 				{
-					Name: "naive", Current: 18, TickPeak: naiveHigh, Peak: naivePeak,
-					Overshoot: max(0, naivePeak-fixtureLimit), OvershootEvent: naiveEvents, Contended: naivePeak >= fixtureLimit,
+					Name:       "naive",
+					Contended:  naivePeak >= fixtureLimit,
 					Throughput: 7000 + 800*wave,
 					Latency:    bench.Latency{P50: time.Duration(1100+200*wave) * time.Microsecond, P99: time.Duration(4000+900*wave) * time.Microsecond},
+					Findings:   fold.Findings{Current: 18, TickPeak: naiveHigh, Peak: naivePeak, Overshoot: max(0, naivePeak-fixtureLimit), OvershootEvent: naiveEvents},
 				},
 				{
-					Name: "lua", Current: 19, TickPeak: fixtureLimit, Peak: fixtureLimit, Contended: true,
+					Name: "lua", Contended: true,
 					Throughput: 5600 + 500*wave,
 					Latency:    bench.Latency{P50: time.Duration(1200+150*wave) * time.Microsecond, P99: time.Duration(4400+700*wave) * time.Microsecond},
+					Findings:   fold.Findings{Current: 19, TickPeak: fixtureLimit, Peak: fixtureLimit},
 				},
 			},
 		})

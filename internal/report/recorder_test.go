@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
 )
 
 func TestRecorderKeepsEveryTickUntilFull(t *testing.T) {
@@ -38,8 +39,9 @@ func TestRecorderBoundsMemoryAndKeepsSpikes(t *testing.T) {
 			current = 31
 		}
 		rec.Add(bench.Snapshot{Elapsed: last, Strategies: []bench.StrategySnapshot{{
-			Name: "naive", Current: current, Peak: 31, Throughput: 5000,
-			Latency: bench.Latency{P50: time.Millisecond, P99: 4 * time.Millisecond},
+			Name: "naive", Throughput: 5000,
+			Latency:  bench.Latency{P50: time.Millisecond, P99: 4 * time.Millisecond},
+			Findings: fold.Findings{Current: current, Peak: 31},
 		}}})
 		if n := len(rec.Series()[0].Points); n > maxPoints {
 			t.Fatalf("after %d snapshots: %d points, bound is %d", i, n, maxPoints)
@@ -72,7 +74,8 @@ func TestRecorderInfersTickHighFromPeak(t *testing.T) {
 	rec := NewRecorder(0)
 	for i, peak := range []int64{18, 26, 26, 26} {
 		rec.Add(bench.Snapshot{Elapsed: time.Duration(i+1) * time.Second, Strategies: []bench.StrategySnapshot{{
-			Name: "naive", Current: 17, Peak: peak,
+			Name:     "naive",
+			Findings: fold.Findings{Current: 17, Peak: peak},
 		}}})
 	}
 	got := []int64{}
@@ -134,7 +137,7 @@ func TestTeeRecordsEverythingAndNeverWaitsForTheReader(t *testing.T) {
 // count at its window's time: the chart rises there, not where the ticks saw it judged, and a
 // strategy without ticks of its own (judge) still gets its points.
 func TestWindowsArePlacedWhereTheyWereNotWhereTheyWereJudged(t *testing.T) {
-	windows := []bench.WindowCount{{At: 1 * time.Second, Count: 43}, {At: 1100 * time.Millisecond, Count: 40}, {At: 3 * time.Second, Count: 15}}
+	windows := []fold.WindowCount{{At: 1 * time.Second, Count: 43}, {At: 1100 * time.Millisecond, Count: 40}, {At: 3 * time.Second, Count: 15}}
 	var ticks Series
 	for at := 100 * time.Millisecond; at <= 6*time.Second; at += 100 * time.Millisecond {
 		p := Point{Elapsed: at}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistrace"
 	"github.com/limitctl/limitctl/internal/trace"
@@ -25,8 +26,9 @@ func TestReportShowsTheApplicationsCommands(t *testing.T) {
 		Race: &trace.RedisRace{Key: "app:w:ab.0", Reads: [2]int{0, 1}, Writes: []int{2, 3}}}}
 	page := writeReport(t, Data{
 		Summary: bench.Summary{Limiter: limiter.FixedWindow, Limit: 20, Strategies: []bench.StrategySnapshot{
-			{Name: "naive", Attempts: 100, Admitted: 25, Rejected: 75, Peak: 25, Overshoot: 5, OvershootEvent: 1, Contended: true, FirstOvershoot: first},
-			{Name: "lua", Attempts: 100, Admitted: 20, Rejected: 80, Peak: 20, Contended: true},
+			{Name: "naive", Attempts: 100, Admitted: 25, Rejected: 75, Contended: true,
+				Findings: fold.Findings{Peak: 25, Overshoot: 5, OvershootEvent: 1, FirstOvershoot: first}},
+			{Name: "lua", Attempts: 100, Admitted: 20, Rejected: 80, Contended: true, Findings: fold.Findings{Peak: 20}},
 		}},
 		Redis: map[string]*redistrace.Summary{"naive": {Decision: redistrace.CheckThenAct, Why: "every request read (GET) and only admits wrote (INCR)"}},
 	})

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 

@@ -128,7 +128,7 @@ type row struct {
 
 func build(d Data) (page, error) {
 	s := d.Summary
-	countLabel := limiter.Concurrency.Describe().ChartLabel
+	countLabel := limiter.Default.Describe().ChartLabel
 	if s.Limiter != "" {
 		countLabel = s.Limiter.Describe().ChartLabel
 	}

@@ -5,10 +5,9 @@ import (
 	"html"
 	"html/template"
 	"sort"
-	"strconv"
 	"strings"
 
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/trace"
 )
@@ -59,17 +58,7 @@ func refusalDiagram(f *refusal.FalseReject, kind limiter.Kind) template.HTML {
 
 // refusalCaption says when the call was refused and what the evidence counted against it.
 func refusalCaption(f *refusal.FalseReject, kind limiter.Kind) string {
-	counted := fmt.Sprintf("at most %d of %d were admitted in its window", f.HeldOrAdmitted, f.Limit)
-	switch {
-	case f.TokensLeft != nil:
-		counted = fmt.Sprintf("the bucket held at least %s of %d tokens", strconv.FormatFloat(*f.TokensLeft, 'f', -1, 64), f.Limit)
-	case kind != "" && kind.Describe().Evidence == limiter.HeldEvidence:
-		counted = fmt.Sprintf("at most %d of %d were held", f.HeldOrAdmitted, f.Limit)
-		if m := f.AbandonedReclaimable; m != nil && *m > 0 {
-			counted += fmt.Sprintf(", %d abandoned more than stale-after ago", *m)
-		}
-	}
-	return fmt.Sprintf("refused at %.2fs while %s", f.SentMs/1000, counted)
+	return fmt.Sprintf("refused at %.2fs while %s", f.SentMs/1000, f.Counted(kind.Model(), "were"))
 }
 
 // drawSequence draws lanes, one per request, with their steps' arrows to Redis and back.

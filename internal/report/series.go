@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
 )
 
 // Point is one strategy at one moment of the run (or several ticks merged, see Recorder).
@@ -183,7 +184,7 @@ func tickHigh(s bench.StrategySnapshot, prevPeak int64) int64 {
 // held. Evidence judged over the calls' intervals is judged long after its windows, and judge's
 // at the end, so the ticks' counts would rise late, or all at once at the end. A strategy
 // without ticks of its own (judge) gets a point every windowStep of the run's duration d.
-func placeWindows(se Series, windows []bench.WindowCount, d time.Duration) Series {
+func placeWindows(se Series, windows []fold.WindowCount, d time.Duration) Series {
 	if len(windows) == 0 {
 		return se
 	}

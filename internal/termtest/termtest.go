@@ -7,10 +7,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/limitctl/limitctl/internal/orphan"
 )
 
 // Term is one terminal running a command.
@@ -28,18 +33,38 @@ func Start(t testing.TB, width, height int, command string) *Term {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("tmux is not on PATH (make test installs it): this test must drive a real terminal")
 	}
+	sweepOnce.Do(func() { orphan.Sweep(os.TempDir(), socketPrefix, killServer) })
 	// One server per terminal: a socket reused by the next test could still be held by the
 	// previous one's server, being killed.
-	m := &Term{t: t, socket: fmt.Sprintf("limitctl-test-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	name := orphan.Name(socketPrefix) + strconv.FormatInt(terminals.Add(1), 10)
+	m := &Term{t: t, socket: filepath.Join(os.TempDir(), name)}
 	m.Run("new-session", "-d", "-s", session, "-x", strconv.Itoa(width), "-y", strconv.Itoa(height), command)
-	t.Cleanup(func() { exec.Command("tmux", "-L", m.socket, "kill-server").Run() })
+	t.Cleanup(func() { killServer(m.socket) })
 	return m
+}
+
+// socketPrefix starts the name of each terminal's tmux socket under os.TempDir(), followed by
+// its test process's tag (orphan.Name): tmux runs as a daemon, so it outlives a killed test.
+const socketPrefix = "limitctl-tmux-"
+
+var (
+	// sweepOnce has the first terminal of a test process end the tmux servers of dead ones.
+	sweepOnce sync.Once
+	// terminals counts this process's terminals, which name their sockets (a socket's path is
+	// at most about 100 bytes).
+	terminals atomic.Int64
+)
+
+// killServer ends the tmux server on socket and what runs in it (tmux hangs up on each pane).
+func killServer(socket string) {
+	exec.Command("tmux", "-S", socket, "kill-server").Run()
+	os.Remove(socket)
 }
 
 // Run is a tmux command on the terminal's own server.
 func (m *Term) Run(args ...string) string {
 	m.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-L", m.socket}, args...)...).CombinedOutput()
+	out, err := exec.Command("tmux", append([]string{"-S", m.socket}, args...)...).CombinedOutput()
 	if err != nil {
 		m.t.Fatalf("tmux %v: %v\n%s", args, err, out)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/bench/verdict"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
 	"github.com/limitctl/limitctl/internal/trace"
 )
 
@@ -85,20 +86,15 @@ func fixtureRun(n int, shapes ...strategyShape) []bench.Snapshot {
 			}
 			a.peak = max(a.peak, tickPeak)
 			s := bench.StrategySnapshot{
-				Name:           sh.name,
-				Attempts:       a.attempts,
-				Admitted:       a.admitted,
-				Rejected:       a.rejected,
-				Errors:         a.errors,
-				Retries:        a.retries,
-				Current:        current,
-				TickPeak:       tickPeak,
-				Peak:           a.peak,
-				Overshoot:      max(0, a.peak-fixtureLimit),
-				Contended:      a.rejected > 0 || a.peak >= fixtureLimit, // as the engine decides it
-				OvershootEvent: a.events,
-				Throughput:     rate,
-				AvgThroughput:  float64(a.attempts) / elapsed.Seconds(),
+				Name:          sh.name,
+				Attempts:      a.attempts,
+				Admitted:      a.admitted,
+				Rejected:      a.rejected,
+				Errors:        a.errors,
+				Retries:       a.retries,
+				Contended:     a.rejected > 0 || a.peak >= fixtureLimit, // as the engine decides it
+				Throughput:    rate,
+				AvgThroughput: float64(a.attempts) / elapsed.Seconds(),
 				Latency: bench.Latency{
 					P50:  time.Duration(1100+200*wave(i, seed+2)) * time.Microsecond,
 					P90:  time.Duration(2600+300*wave(i, seed+3)) * time.Microsecond,
@@ -106,6 +102,7 @@ func fixtureRun(n int, shapes ...strategyShape) []bench.Snapshot {
 					P999: time.Duration(9100+2000*wave(i, seed+5)) * time.Microsecond,
 					Max:  23 * time.Millisecond,
 				},
+				Findings: fold.Findings{Current: current, TickPeak: tickPeak, Peak: a.peak, Overshoot: max(0, a.peak-fixtureLimit), OvershootEvent: a.events},
 			}
 			if errs > 0 {
 				s.ErrorsByKind = map[string]int64{"timeout": a.errors * 3 / 4, "conn": a.errors - a.errors*3/4}

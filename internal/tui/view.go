@@ -300,7 +300,7 @@ func (m Model) howView(w, h int) string {
 	for _, s := range m.snap.Strategies {
 		if f := s.FirstFalseReject; f != nil {
 			head := fmt.Sprintf("%-*s  refused: ", nameW, s.Name)
-			lines = append(lines, trace.Wrap(head, f.HowTokens(m.snap.Limiter), max(20, w-6))...)
+			lines = append(lines, trace.Wrap(head, f.HowTokens(m.snap.Limiter.Model()), max(20, w-6))...)
 		}
 	}
 	lines = append(lines, "", st.dim.Render("every request and reply: -o json, --report F.html"))

@@ -1,14 +1,14 @@
 -- A sliding window estimated from two fixed-window counters, in the calling style of
 -- upstash/ratelimit (written for limitctl's tests; no code copied). The count is the current
 -- window's counter plus the previous window's, weighted by how much of it still overlaps the
--- sliding window. It is an estimate, not an exact log: see the README on reading its result.
+-- sliding window: an estimate, judged against its own promise (--limiter sliding-window-counter).
 --
 -- KEYS  current window counter <id>:<index>, previous <id>:<index-1>, and an optional
 --       dynamic-limit key ("" when unused)
 -- ARGV  limit, now (ms), window (ms), increment
 -- reply {remaining, limit}, remaining -1 when rejected
 --
--- limitctl hammer --limiter sliding-window --script sliding_two_counters.lua \
+-- limitctl hammer --limiter sliding-window-counter --script sliding_two_counters.lua \
 --   --script-keys '{key}:{window_index} {key}:{prev_window_index} ""' \
 --   --script-args '{limit} {now_ms} {window_ms} {cost}' --script-allowed 'reply[1] >= 0'
 local current_key, previous_key, limit_key = KEYS[1], KEYS[2], KEYS[3]

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
 )
 
 func TestParseAssertionAcceptsEveryOperatorAndUnits(t *testing.T) {
@@ -70,9 +71,9 @@ func TestParseAssertionRejectsBadExpressions(t *testing.T) {
 func TestAssertionEvaluation(t *testing.T) {
 	srv := 12.5
 	sum := bench.Summary{Strategies: []bench.StrategySnapshot{
-		{Name: "naive", Overshoot: 7, Errors: 0, Contended: true},
-		{Name: "lua", Overshoot: 0, Latency: bench.Latency{P99: 4 * time.Millisecond}, ServerUsecPerCall: &srv, Contended: true, ReleaseErrors: 2, Abandoned: 41},
-		{Name: "eval", Unjudged: 3}, // no server time reported; never reached its limit
+		{Name: "naive", Errors: 0, Contended: true, Findings: fold.Findings{Overshoot: 7}},
+		{Name: "lua", Latency: bench.Latency{P99: 4 * time.Millisecond}, ServerUsecPerCall: &srv, Contended: true, ReleaseErrors: 2, Abandoned: 41, Findings: fold.Findings{Overshoot: 0}},
+		{Name: "eval", Findings: fold.Findings{Unjudged: 3}}, // no server time reported; never reached its limit
 	}}
 	tests := []struct {
 		expr   string

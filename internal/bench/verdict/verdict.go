@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
@@ -200,7 +201,7 @@ func powerTooWeak(st bench.StrategySnapshot, kind limiter.Kind, limit int64) str
 	switch {
 	case k == 0:
 		return fmt.Sprintf("an overshoot of up to +%s %s could have escaped this evidence (%s)",
-			human.Count(bench.PowerSearched(limit)), unit, orCalls(st.Allowances))
+			human.Count(fold.PowerSearched(limit)), unit, orCalls(st.Allowances))
 	case k > 1 && k >= limit:
 		return fmt.Sprintf("%s, so it proves nothing short of the limit itself (%s)", Escaped(k, kind), orCalls(st.Allowances))
 	}
@@ -224,7 +225,7 @@ func PowerText(st bench.StrategySnapshot, kind limiter.Kind, limit int64) string
 		return ""
 	case *st.CaughtFrom == 0:
 		return fmt.Sprintf("no overshoot of up to +%s %s would have been proven by this run's evidence",
-			human.Count(bench.PowerSearched(limit)), perWindow(kind))
+			human.Count(fold.PowerSearched(limit)), perWindow(kind))
 	}
 	return fmt.Sprintf("an overshoot of +%s %s would have been proven by this run's evidence",
 		human.Count(*st.CaughtFrom), perWindow(kind))
@@ -243,12 +244,7 @@ func firstHitHint(st bench.StrategySnapshot) string {
 
 // perWindow is how an overshoot of the kind is counted: admits over the limit in one window,
 // or requests held over the limit at once.
-func perWindow(kind limiter.Kind) string {
-	if kind.Describe().Evidence == limiter.HeldEvidence {
-		return "held at once"
-	}
-	return "per window"
-}
+func perWindow(kind limiter.Kind) string { return kind.Describe().Model.Unit() }
 
 // orCalls names what widened the evidence, or the calls' own timing when nothing else did.
 func orCalls(allowances string) string {
@@ -301,17 +297,12 @@ func tooStrict(st bench.StrategySnapshot, kind limiter.Kind) string {
 	switch {
 	case t == nil:
 		text = "refused " + n + " with room"
-	case t.TokensLeft != nil:
-		text = fmt.Sprintf("refused %s while the bucket held at least %s of %s tokens", n,
-			strconv.FormatFloat(*t.TokensLeft, 'f', -1, 64), human.Count(t.Limit))
-	case kind.Describe().Evidence == limiter.HeldEvidence && t.AbandonedReclaimable != nil && *t.AbandonedReclaimable > 0:
+	case t.TokensLeft == nil && t.AbandonedReclaimable != nil && *t.AbandonedReclaimable > 0:
 		m := *t.AbandonedReclaimable
 		text = fmt.Sprintf("refused %s while %s of the %s held %s abandoned more than stale-after ago (at most %s held)", n,
 			human.Count(m), human.Count(t.Limit), human.Plural(m, "was", "were"), human.Count(t.HeldOrAdmitted))
-	case kind.Describe().Evidence == limiter.HeldEvidence:
-		text = fmt.Sprintf("refused %s while at most %s of %s were held", n, human.Count(t.HeldOrAdmitted), human.Count(t.Limit))
 	default:
-		text = fmt.Sprintf("refused %s while at most %s of %s were admitted in the window", n, human.Count(t.HeldOrAdmitted), human.Count(t.Limit))
+		text = "refused " + n + " while " + t.Counted(kind.Describe().Model, "were")
 	}
 	if f := st.FirstFalseReject; f != nil {
 		text += ", the first at " + human.Latency(time.Duration(f.SentMs*float64(time.Millisecond)))

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
 	"github.com/limitctl/limitctl/internal/limiter"
 )
 
 // A verdict says only what was judged: exact needs the evidence to have seen the limit, and
 // LEAKS stands beside the limit's word, or alone where that word proved nothing.
 func TestVerdictSaysOnlyWhatWasJudged(t *testing.T) {
-	judged := bench.StrategySnapshot{Admitted: 100, Rejected: 900, Peak: 20, Contended: true, Leaks: &bench.Leaks{}}
+	judged := bench.StrategySnapshot{Admitted: 100, Rejected: 900, Contended: true, Leaks: &bench.Leaks{}, Findings: fold.Findings{Peak: 20}}
 	leak := &bench.Leaks{KeysWithoutTTL: 2, Samples: []bench.KeyState{{Key: "rl:{r}:custom:exp", Type: "string", Size: 1, TTLMs: -1}}}
 	for _, tc := range []struct {
 		name   string
@@ -65,8 +66,9 @@ func TestVerdictSaysOnlyWhatWasJudged(t *testing.T) {
 // assertion on leaks reads both counts, and has no value where the keys were not read.
 func TestAssertionsOnNotJudgedAndLeaks(t *testing.T) {
 	sum := bench.Summary{Limiter: limiter.FixedWindow, Limit: 20, Strategies: []bench.StrategySnapshot{{
-		Name: "custom", Admitted: 100, Rejected: 50, Contended: true, Unjudged: 80, Allowances: "skew ±500ms",
-		Leaks: &bench.Leaks{KeysWithoutTTL: 1, KeysTTLTooLong: 2},
+		Name: "custom", Admitted: 100, Rejected: 50, Contended: true, Allowances: "skew ±500ms",
+		Leaks:    &bench.Leaks{KeysWithoutTTL: 1, KeysTTLTooLong: 2},
+		Findings: fold.Findings{Unjudged: 80},
 	}}}
 	eval := func(expr string) AssertionResult {
 		a, err := ParseAssertion(expr, []string{"custom"})
@@ -95,8 +97,8 @@ func TestAssertionsOnNotJudgedAndLeaks(t *testing.T) {
 // overshoot assertion then fails, saying why.
 func TestVerdictStatesItsPower(t *testing.T) {
 	power := func(k int64) *int64 { return &k }
-	base := bench.StrategySnapshot{Name: "custom", Admitted: 100, Rejected: 900, Peak: 19, Contended: true, Leaks: &bench.Leaks{},
-		Allowances: "skew ±200ms and a lateness bound of 411ms"}
+	base := bench.StrategySnapshot{Name: "custom", Admitted: 100, Rejected: 900, Contended: true, Leaks: &bench.Leaks{},
+		Allowances: "skew ±200ms and a lateness bound of 411ms", Findings: fold.Findings{Peak: 19}}
 	for _, tc := range []struct {
 		name  string
 		kind  limiter.Kind

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/limitctl/limitctl/internal/bench"
-	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/contract"
+	"github.com/limitctl/limitctl/internal/evidence"
 	"github.com/limitctl/limitctl/internal/history"
 	"github.com/limitctl/limitctl/internal/httptarget"
 	"github.com/limitctl/limitctl/scripts"
@@ -96,24 +96,24 @@ func (w *File) Record(calls []bench.RecordedCall) {
 
 // fill makes w.call the line of rc.
 func (w *File) fill(rc *bench.RecordedCall) {
-	j := rc.Judged
+	j := &rc.Decision
 	c := &w.call
-	*c = history.Call{Seq: int64(j.ID), Strategy: w.names[rc.Strategy], Worker: int(rc.Worker), Key: w.key(int(rc.Strategy), int(rc.Key)),
-		SentUs: j.Sent, ReceivedUs: j.Replied, Decision: "error", Reply: rc.Reply,
-		ReleaseSentUs: rc.ReleaseSentUs, ReleaseReceivedUs: j.Released, Abandoned: j.Abandoned,
-		NowUs: rc.NowUs, JudgedMs: rc.JudgedMs, LateUs: rc.LateUs, JudgedSentUs: rc.JudgedSentUs,
-		JudgedReceivedUs: rc.JudgedRepliedUs, Cut: rc.Cut, FirstAttempt: rc.FirstAttempt, Status: int(rc.Status)}
+	*c = history.Call{Seq: int64(j.ID), Strategy: w.names[rc.Strategy], Worker: int(rc.Worker), Key: w.key(int(rc.Strategy), int(j.Key)),
+		SentUs: j.SentUs, ReceivedUs: j.RepliedUs, Decision: "error", Reply: rc.Reply,
+		ReleaseSentUs: rc.ReleaseSentUs, ReleaseReceivedUs: j.ReleasedUs, Abandoned: j.Abandoned,
+		NowUs: j.NowUs, Cut: rc.Cut, FirstAttempt: rc.FirstAttempt, Status: int(rc.Status)}
 	if f := rc.Failed; f != nil {
 		c.ErrorKind, c.Error, c.ReleaseError = f.Kind, f.Error, f.Release
 	}
 	switch j.Outcome {
-	case refusal.Admitted:
+	case evidence.Admitted:
 		c.Decision = "admit"
-	case refusal.Refused:
+		c.JudgedMs, c.LateUs, c.JudgedSentUs, c.JudgedReceivedUs = j.AtMs, j.LateUs, j.SpanSentUs, j.SpanRepliedUs
+	case evidence.Refused:
 		c.Decision = "refuse"
 	}
-	if w.header.Strategies[rc.Strategy].Clock != string(contract.ServerClock) && j.StampHi != j.StampLo {
-		c.StampHiUs = j.StampHi
+	if w.header.Strategies[rc.Strategy].Clock != string(contract.ServerClock) && j.ClockHiUs != j.ClockLoUs {
+		c.StampHiUs = j.ClockHiUs
 	}
 	if c.ReleaseSentUs == 0 {
 		c.ReleaseReceivedUs = 0 // never released (held to the end, or abandoned)

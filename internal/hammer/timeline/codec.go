@@ -4,7 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 
-	"github.com/limitctl/limitctl/internal/bench/refusal"
+	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 )
 
 // A flush is what a process publishes of one strategy every flushInterval: the calls added
@@ -12,19 +13,14 @@ import (
 // process's clock, is in this flush or an earlier one; complete: every call of the run is).
 // Times are µs since the process's clock base; each call costs about a dozen bytes:
 //
-//	varint mark (-1: complete), uvarint count, then per call: uvarint key index,
+//	varint mark (-1: complete), uvarint count, then per decision: uvarint key index,
 //	varint sent - previous sent, uvarint replied - sent, varint stamp_lo - previous stamp_lo,
 //	uvarint stamp_hi - stamp_lo, byte flags (outcome, release ok, abandoned, released),
 //	and when released: varint released - replied.
 type flush struct {
 	mark     int64
 	complete bool
-	calls    []keyedCall
-}
-
-type keyedCall struct {
-	key  int
-	call refusal.Call
+	calls    []evidence.Decision
 }
 
 const (
@@ -51,18 +47,18 @@ func (e *encoder) uvarint(v uint64) {
 	e.body = append(e.body, e.scratch[:binary.PutUvarint(e.scratch[:], v)]...)
 }
 
-func (e *encoder) add(key int, c refusal.Call, server bool) {
-	sent := c.Sent + e.offset
+func (e *encoder) add(c evidence.Decision, server bool) {
+	sent := c.SentUs + e.offset
 	if server {
 		// Stamps on the server's clock are the call's own [sent, replied]: the reader puts them
 		// back once the call is on the server's timeline.
-		c.StampLo, c.StampHi = 0, 0
+		c.ClockLoUs, c.ClockHiUs = 0, 0
 	}
-	e.uvarint(uint64(key))
+	e.uvarint(uint64(c.Key))
 	e.varint(sent - e.prevSent)
-	e.uvarint(uint64(max(0, c.Replied-c.Sent)))
-	e.varint(c.StampLo - e.prevLo)
-	e.uvarint(uint64(max(0, c.StampHi-c.StampLo)))
+	e.uvarint(uint64(max(0, c.RepliedUs-c.SentUs)))
+	e.varint(c.ClockLoUs - e.prevLo)
+	e.uvarint(uint64(max(0, c.ClockHiUs-c.ClockLoUs)))
 	flags := byte(c.Outcome) & outcomeMask
 	if c.ReleaseOK {
 		flags |= flagReleaseOK
@@ -70,14 +66,14 @@ func (e *encoder) add(key int, c refusal.Call, server bool) {
 	if c.Abandoned {
 		flags |= flagAbandoned
 	}
-	if c.Released != 0 {
+	if c.ReleasedUs != 0 {
 		flags |= flagReleased
 	}
 	e.body = append(e.body, flags)
-	if c.Released != 0 {
-		e.varint(c.Released - c.Replied)
+	if c.ReleasedUs != 0 {
+		e.varint(c.ReleasedUs - c.RepliedUs)
 	}
-	e.prevSent, e.prevLo = sent, c.StampLo
+	e.prevSent, e.prevLo = sent, c.ClockLoUs
 	e.n++
 }
 
@@ -110,7 +106,7 @@ func decode(b []byte, prev *[2]int64) (flush, error) {
 		return f, errCorrupt
 	}
 	f.mark, f.complete = mark, mark == -1
-	f.calls = make([]keyedCall, 0, n)
+	f.calls = make([]evidence.Decision, 0, n)
 	for range n {
 		key := r.uvarint()
 		sent := prev[0] + r.varint()
@@ -118,16 +114,16 @@ func decode(b []byte, prev *[2]int64) (flush, error) {
 		lo := prev[1] + r.varint()
 		hi := lo + int64(r.uvarint())
 		flags := r.byte()
-		c := refusal.Call{Sent: sent, Replied: replied, StampLo: lo, StampHi: hi, Outcome: refusal.Outcome(flags & outcomeMask),
-			ReleaseOK: flags&flagReleaseOK != 0, Abandoned: flags&flagAbandoned != 0}
+		c := evidence.Decision{Key: int32(key), SentUs: sent, RepliedUs: replied, ClockLoUs: lo, ClockHiUs: hi,
+			Outcome: evidence.Outcome(flags & outcomeMask), ReleaseOK: flags&flagReleaseOK != 0, Abandoned: flags&flagAbandoned != 0}
 		if flags&flagReleased != 0 {
-			c.Released = replied + r.varint()
+			c.ReleasedUs = replied + r.varint()
 		}
-		if r.err || c.Outcome > refusal.Unknown || key > 1<<20 {
+		if r.err || c.Outcome > evidence.Unknown || key > 1<<20 {
 			return f, errCorrupt
 		}
 		prev[0], prev[1] = sent, lo
-		f.calls = append(f.calls, keyedCall{int(key), c})
+		f.calls = append(f.calls, c)
 	}
 	if r.err || len(r.b) != 0 {
 		return f, errCorrupt

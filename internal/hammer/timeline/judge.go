@@ -11,10 +11,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/clocksync"
+	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/fold"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/hammer/runkeys"
 	"github.com/limitctl/limitctl/internal/human"
+	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
 )
 
@@ -47,16 +50,6 @@ import (
 // refusals to be judged: beyond it the allowance hides most of what a limiter does wrong.
 const MaxBoundShare = 0.25
 
-// Verdict is what the refusal judges found over every process's calls of one strategy.
-type Verdict struct {
-	FalseRejects    int64
-	First, Tightest *refusal.FalseReject
-	// Unjudged says why refusals were not judged, or why those after some moment were not;
-	// NoneJudged: none was.
-	Unjudged   string
-	NoneJudged bool
-}
-
 // A process as its evidence keys show it.
 type process struct {
 	name    string
@@ -74,7 +67,7 @@ func (p *process) has(strategy string) bool {
 // Judge judges the refusals of each of strategies over the calls every process of the run
 // published (nil when none did). ran names each process that left a summary, with the strategies it ran: one that
 // published none of a strategy's calls leaves it unjudged.
-func Judge(ctx context.Context, rdb redis.UniversalClient, keys runkeys.Scheme, ran map[string][]string, strategies []string) (map[string]Verdict, error) {
+func Judge(ctx context.Context, rdb redis.UniversalClient, keys runkeys.Scheme, ran map[string][]string, strategies []string) (map[string]fold.Refusals, error) {
 	procs, err := read(ctx, rdb, keys)
 	if err != nil {
 		return nil, err
@@ -82,7 +75,7 @@ func Judge(ctx context.Context, rdb redis.UniversalClient, keys runkeys.Scheme, 
 	if len(procs) == 0 {
 		return nil, nil // no process published: refusals stay unjudged, as before there was a timeline
 	}
-	out := map[string]Verdict{}
+	out := map[string]fold.Refusals{}
 	for _, st := range strategies {
 		why := ""
 		for name, sts := range ran {
@@ -97,7 +90,7 @@ func Judge(ctx context.Context, rdb redis.UniversalClient, keys runkeys.Scheme, 
 			}
 		}
 		if why != "" {
-			out[st] = Verdict{Unjudged: why, NoneJudged: true}
+			out[st] = unjudged(why)
 			continue
 		}
 		v, err := judgeStrategy(ctx, rdb, keys, st, procs)
@@ -203,7 +196,7 @@ func (f *feed) hi(t int64) int64 {
 	return t + h
 }
 
-func judgeStrategy(ctx context.Context, rdb redis.UniversalClient, keys runkeys.Scheme, st string, procs map[string]*process) (Verdict, error) {
+func judgeStrategy(ctx context.Context, rdb redis.UniversalClient, keys runkeys.Scheme, st string, procs map[string]*process) (fold.Refusals, error) {
 	var feeds []*feed
 	names := make([]string, 0, len(procs))
 	for name := range procs {
@@ -218,25 +211,24 @@ func judgeStrategy(ctx context.Context, rdb redis.UniversalClient, keys runkeys.
 		}
 		switch {
 		case p.clock.Samples() == 0:
-			return Verdict{Unjudged: fmt.Sprintf("process %s measured no bound of its clock against the server's TIME", name), NoneJudged: true}, nil
+			return unjudged(fmt.Sprintf("process %s measured no bound of its clock against the server's TIME", name)), nil
 		case p.clock.Err() != nil:
-			return Verdict{Unjudged: fmt.Sprintf("process %s's clock and the server's disagreed beyond drift (a clock stepped)", name), NoneJudged: true}, nil
+			return unjudged(fmt.Sprintf("process %s's clock and the server's disagreed beyond drift (a clock stepped)", name)), nil
 		}
 		feeds = append(feeds, &feed{p: p, meta: meta, secs: p.seconds[st], mark: meta.Begin})
 	}
 	if len(feeds) == 0 {
-		return Verdict{Unjudged: "no process published its calls", NoneJudged: true}, nil
+		return unjudged("no process published its calls"), nil
 	}
 	spec, origin, why := mergedSpec(feeds)
 	if why != "" {
-		return Verdict{Unjudged: why, NoneJudged: true}, nil
+		return unjudged(why), nil
 	}
-	judges := make([]*refusal.Judge, max(1, feeds[0].meta.Keys))
-	scratch := &refusal.Scratch{}
-	for i := range judges {
-		judges[i] = refusal.New(spec)
-		judges[i].ShareScratch(scratch)
+	if spec.Model = limiter.Kind(spec.Kind).Model(); spec.Model == nil {
+		return unjudged(fmt.Sprintf("the processes ran a limiter this one does not know (%s)", spec.Kind)), nil
 	}
+	keyCount := max(1, feeds[0].meta.Keys)
+	judges := fold.NewRefusals(spec, keyCount)
 	mark := func(f *feed) int64 {
 		if f.complete {
 			return refusal.Forever
@@ -269,19 +261,19 @@ func judgeStrategy(ctx context.Context, rdb redis.UniversalClient, keys runkeys.
 		}
 		elems, err := rdb.LRange(ctx, keys.Calls(low.p.name, st, low.secs[low.next]), 0, -1).Result()
 		if err != nil {
-			return Verdict{}, err
+			return fold.Refusals{}, err
 		}
 		low.next++
 		for _, e := range elems {
 			fl, err := decode([]byte(e), &low.prev)
 			if err != nil {
-				return Verdict{}, fmt.Errorf("process %s, %s: %w", low.p.name, st, err)
+				return fold.Refusals{}, fmt.Errorf("process %s, %s: %w", low.p.name, st, err)
 			}
-			for _, kc := range fl.calls {
-				if kc.key >= len(judges) {
-					return Verdict{}, fmt.Errorf("process %s, %s: %w", low.p.name, st, errCorrupt)
+			for _, d := range fl.calls {
+				if int(d.Key) >= keyCount {
+					return fold.Refusals{}, fmt.Errorf("process %s, %s: %w", low.p.name, st, errCorrupt)
 				}
-				judges[kc.key].Record(low.place(kc.call, spec.Server, origin))
+				judges.Record(low.place(d, spec.Server, origin))
 			}
 			if fl.complete {
 				low.complete = true
@@ -289,49 +281,42 @@ func judgeStrategy(ctx context.Context, rdb redis.UniversalClient, keys runkeys.
 				low.mark = max(low.mark, fl.mark)
 			}
 			if w := low.p.clock.Width(low.mark); float64(w) > MaxBoundShare*float64(spec.Window) {
-				return Verdict{Unjudged: fmt.Sprintf("process %s's clock is known against the server's TIME only within %s, more than a quarter of the window (%s)",
-					low.p.name, human.Latency(time.Duration(w)*time.Microsecond), human.Latency(time.Duration(spec.Window)*time.Microsecond)), NoneJudged: true}, nil
+				return unjudged(fmt.Sprintf("process %s's clock is known against the server's TIME only within %s, more than a quarter of the window (%s)",
+					low.p.name, human.Latency(time.Duration(w)*time.Microsecond), human.Latency(time.Duration(spec.Window)*time.Microsecond))), nil
 			}
 		}
 		judged = refusal.Forever
 		for _, f := range feeds {
 			judged = min(judged, mark(f))
 		}
-		for _, j := range judges {
-			j.JudgeBefore(judged)
-		}
+		judges.JudgeBefore(judged, 0)
 	}
-	for _, j := range judges {
-		j.JudgeBefore(judged)
-	}
-	v := Verdict{}
-	for _, j := range judges {
-		v.FalseRejects += j.Count
-		if j.First != nil && (v.First == nil || j.First.SentMs < v.First.SentMs) {
-			v.First = j.First
-		}
-		if j.Worst != nil && (v.Tightest == nil || j.Worst.Room() < v.Tightest.Room()) {
-			v.Tightest = j.Worst
-		}
-	}
+	judges.JudgeBefore(judged, 0)
+	var v fold.Refusals
+	judges.FoldRefusals(&v)
 	if stopped != "" {
 		// As a single process says a master's change: the reason, then from when.
-		v.Unjudged = stopped + ", so refusals from " + human.Latency(time.Duration(max(0, judged))*time.Microsecond) + " into the run on are not judged"
-		v.NoneJudged = judged <= firstMark
+		v.RefusalsUnjudged = stopped + ", so refusals from " + human.Latency(time.Duration(max(0, judged))*time.Microsecond) + " into the run on are not judged"
+		v.NoRefusalJudged = judged <= firstMark
 	}
 	return v, nil
 }
 
+// unjudged is a strategy whose refusals no one judged, why saying why.
+func unjudged(why string) fold.Refusals {
+	return fold.Refusals{RefusalsUnjudged: why, NoRefusalJudged: true}
+}
+
 // place puts a call of the feed's process on the timeline (µs since origin): its sending as
 // early, its reply and release as late as the clock's bound allows.
-func (f *feed) place(c refusal.Call, server bool, origin int64) refusal.Call {
-	c.Sent = f.lo(c.Sent) - origin
-	c.Replied = f.hi(c.Replied) - origin
-	if c.Released != 0 {
-		c.Released = f.hi(c.Released) - origin
+func (f *feed) place(c evidence.Decision, server bool, origin int64) evidence.Decision {
+	c.SentUs = f.lo(c.SentUs) - origin
+	c.RepliedUs = f.hi(c.RepliedUs) - origin
+	if c.ReleasedUs != 0 {
+		c.ReleasedUs = f.hi(c.ReleasedUs) - origin
 	}
 	if server {
-		c.StampLo, c.StampHi = c.Sent, c.Replied
+		c.ClockLoUs, c.ClockHiUs = c.SentUs, c.RepliedUs
 	}
 	c.ID = 0 // ids are per process: no trace to look up
 	return c

@@ -13,8 +13,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/clocksync"
+	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/hammer/runkeys"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redistest"
@@ -120,11 +121,11 @@ func publishSim(t *testing.T, rdb *redis.Client, keys runkeys.Scheme, calls []si
 			}
 			for next < len(mine) && mine[next].recorded <= f {
 				c := mine[next]
-				call := refusal.Call{Sent: local(c.sent), Replied: local(c.replied), StampLo: local(c.sent), StampHi: local(c.sent), Outcome: refusal.Refused}
+				call := evidence.Decision{SentUs: local(c.sent), RepliedUs: local(c.replied), ClockLoUs: local(c.sent), ClockHiUs: local(c.sent), Outcome: evidence.Refused}
 				if c.admitted {
-					call.Outcome, call.ReleaseOK, call.Released = refusal.Admitted, true, local(c.releaseDone)
+					call.Outcome, call.ReleaseOK, call.ReleasedUs = evidence.Admitted, true, local(c.releaseDone)
 				}
-				enc.add(0, call, false)
+				enc.add(call, false)
 				next++
 			}
 			mark := local(f)
@@ -152,7 +153,7 @@ func TestJudgeOverProcessesWithOffsetClocks(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := context.Background()
-	spec := refusal.Spec{Kind: limiter.Concurrency, Limit: 4, Window: time.Second.Microseconds(), Horizon: time.Second.Microseconds()}
+	spec := refusal.Spec{Kind: string(limiter.Concurrency), Limit: 4, Window: time.Second.Microseconds(), Horizon: time.Second.Microseconds()}
 	offsets := []int64{-1_700_000_000_000 + 50_000, -1_700_000_000_000 - 50_000, 3_000_000_123}
 	for seed := int64(1); seed <= 6; seed++ {
 		for _, tc := range []struct {
@@ -170,11 +171,11 @@ func TestJudgeOverProcessesWithOffsetClocks(t *testing.T) {
 			v := got["lua"]
 			switch {
 			case !tc.strict && v.FalseRejects != 0:
-				t.Errorf("seed %d, a correct semaphore: %d false rejects, the first %+v", seed, v.FalseRejects, v.First)
+				t.Errorf("seed %d, a correct semaphore: %d false rejects, the first %+v", seed, v.FalseRejects, v.FirstFalseReject)
 			case tc.strict && v.FalseRejects == 0:
-				t.Errorf("seed %d, a semaphore a place short: no false reject (%s)", seed, v.Unjudged)
-			case (tc.cut != nil) != strings.Contains(v.Unjudged, "stopped publishing"), v.NoneJudged:
-				t.Errorf("seed %d, cut %v: unjudged %q (none judged %v)", seed, tc.cut, v.Unjudged, v.NoneJudged)
+				t.Errorf("seed %d, a semaphore a place short: no false reject (%s)", seed, v.RefusalsUnjudged)
+			case (tc.cut != nil) != strings.Contains(v.RefusalsUnjudged, "stopped publishing"), v.NoRefusalJudged:
+				t.Errorf("seed %d, cut %v: unjudged %q (none judged %v)", seed, tc.cut, v.RefusalsUnjudged, v.NoRefusalJudged)
 			}
 		}
 	}
@@ -182,28 +183,28 @@ func TestJudgeOverProcessesWithOffsetClocks(t *testing.T) {
 
 // A flush reads back as it was written, times relative to the one before included.
 func TestFlushRoundTrip(t *testing.T) {
-	calls := []refusal.Call{
-		{Sent: 10, Replied: 300, StampLo: 1_700_000_000_000_000, StampHi: 1_700_000_000_000_000, Outcome: refusal.Refused},
-		{Sent: 5, Replied: 900, StampLo: 1_699_999_999_990_000, StampHi: 1_700_000_000_000_500, Outcome: refusal.Admitted, ReleaseOK: true, Released: 4000},
-		{Sent: 700, Replied: 800, StampLo: 1_700_000_000_000_700, StampHi: 1_700_000_000_000_700, Outcome: refusal.Unknown, Abandoned: true},
+	calls := []evidence.Decision{
+		{Key: 0, SentUs: 10, RepliedUs: 300, ClockLoUs: 1_700_000_000_000_000, ClockHiUs: 1_700_000_000_000_000, Outcome: evidence.Refused},
+		{Key: 1, SentUs: 5, RepliedUs: 900, ClockLoUs: 1_699_999_999_990_000, ClockHiUs: 1_700_000_000_000_500, Outcome: evidence.Admitted, ReleaseOK: true, ReleasedUs: 4000},
+		{Key: 2, SentUs: 700, RepliedUs: 800, ClockLoUs: 1_700_000_000_000_700, ClockHiUs: 1_700_000_000_000_700, Outcome: evidence.Unknown, Abandoned: true},
 	}
 	enc := encoder{offset: 1000}
-	for i, c := range calls {
-		enc.add(i, c, false)
+	for _, c := range calls {
+		enc.add(c, false)
 	}
 	var prev [2]int64
 	f, err := decode(enc.take(650), &prev)
 	if err != nil || f.mark != 1650 || f.complete || len(f.calls) != len(calls) {
 		t.Fatalf("decoded %+v, %v", f, err)
 	}
-	for i, kc := range f.calls {
+	for i, got := range f.calls {
 		want := calls[i]
-		want.Sent, want.Replied = want.Sent+1000, want.Replied+1000
-		if want.Released != 0 {
-			want.Released += 1000
+		want.SentUs, want.RepliedUs = want.SentUs+1000, want.RepliedUs+1000
+		if want.ReleasedUs != 0 {
+			want.ReleasedUs += 1000
 		}
-		if kc.key != i || kc.call != want {
-			t.Errorf("call %d: %+v, want %+v", i, kc.call, want)
+		if got != want {
+			t.Errorf("call %d: %+v, want %+v", i, got, want)
 		}
 	}
 	if f, err := decode(enc.take(refusal.Forever), &prev); err != nil || !f.complete || len(f.calls) != 0 {
@@ -220,11 +221,11 @@ func TestJudgeNothingWithAProcessOfNoAccount(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	keys := runkeys.Scheme{Prefix: "t", RunID: "ghost"}
-	spec := refusal.Spec{Kind: limiter.Concurrency, Limit: 4, Window: time.Second.Microseconds()}
+	spec := refusal.Spec{Kind: string(limiter.Concurrency), Limit: 4, Window: time.Second.Microseconds()}
 	publishSim(t, rdb, keys, simulate(1, 1, 4, 4, 500_000), 1, []int64{0}, spec, nil)
 	rdb.HSet(context.Background(), keys.CallsKey("p9", runkeys.CallsMeta), presence, "1")
 	got, err := Judge(context.Background(), rdb, keys, map[string][]string{"p0": {"lua"}}, []string{"lua"})
-	if v := got["lua"]; err != nil || !v.NoneJudged || !strings.Contains(v.Unjudged, "process p9 published none of its calls") {
+	if v := got["lua"]; err != nil || !v.NoRefusalJudged || !strings.Contains(v.RefusalsUnjudged, "process p9 published none of its calls") {
 		t.Errorf("%+v, %v; want nothing judged, for p9", v, err)
 	}
 	// A run whose processes published nothing at all is as before there was a timeline.

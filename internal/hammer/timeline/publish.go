@@ -15,8 +15,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/limitctl/limitctl/internal/bench/refusal"
 	"github.com/limitctl/limitctl/internal/clocksync"
+	"github.com/limitctl/limitctl/internal/evidence"
+	"github.com/limitctl/limitctl/internal/evidence/refusal"
 	"github.com/limitctl/limitctl/internal/hammer/runkeys"
 )
 
@@ -199,10 +200,10 @@ func (s *Sink) Start(begin time.Time, spec refusal.Spec) {
 }
 
 // Add implements bench.CallSink.
-func (s *Sink) Add(key int, c refusal.Call) {
+func (s *Sink) Add(d evidence.Decision) {
 	s.mu.Lock()
 	if s.started { // else nothing of it is published: kept nowhere
-		s.enc.add(key, c, s.server)
+		s.enc.add(d, s.server)
 	}
 	s.mu.Unlock()
 }

@@ -1,7 +1,0 @@
-//go:build race
-
-package refusal
-
-// raceDetector: the race detector slows the single-goroutine simulations tenfold and finds
-// nothing in them, so they run fewer seeds (the engine's tests keep their full size).
-const raceDetector = true
