@@ -5,7 +5,7 @@ GO        ?= go
 BIN       ?= limitctl
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build docs test test-short vet fuzz redis-server load-tools bench bench-hammer clean verify-power verify-power-cluster verify-power-http verify-soundness
+.PHONY: all build docs test test-short vet fuzz redis-server load-tools bench bench-hammer clean verify-power verify-power-cluster verify-power-http verify-trace verify-soundness
 
 all: build
 
@@ -102,6 +102,13 @@ bench-history: load-tools
 bench-hammer: redis-server
 	hack/bench-hammer.sh
 
+# What MONITOR costs a server (hammer --http-redis-trace attaches one to each node): redis-benchmark
+# without and with one MONITOR client attached, in interleaved pairs; the ratio goes in --help and
+# docs/http.md.
+.PHONY: monitor-cost
+monitor-cost: redis-server
+	hack/monitor-cost.sh
+
 # inspect and purge against a throw-away redis-server on loopback, once each.
 .PHONY: bench-purge bench-inspect
 
@@ -145,6 +152,17 @@ verify-power: redis-server load-tools
 	GO=$(GO) POWER_RUNS=$(POWER_RUNS) PASSES="$(PASSES)" RUN="$(RUN)" hack/verify-power.sh
 verify-power-http: redis-server load-tools
 	GO=$(GO) POWER_RUNS=$(POWER_RUNS) PASSES="$(PASSES)" RUN="$(RUN)" TEST=TestPowerHTTPTargets hack/verify-power.sh
+
+# The race inside the application (issue 54, TestPowerHTTPRedisTrace): hammer --http-redis-trace on
+# internal/limitapp's routes (a handler that GETs then INCRs, Kong's read on arrival and count after
+# the response, two counters read then INCRed, the seed's ZCARD/ZADD in a handler; INCR first, with
+# a TTL read or a pipeline of reads after it, WATCH/MULTI retried, the seed's Lua acquire, redis_rate
+# and ulule/limiter), by MONITOR on one node, through the proxy, and by MONITOR on a 3-master
+# cluster: each racing route OVERSHOOT, told check-then-act, its first overshoot's commands showing
+# two reads of one key before a write to it, in 19 of 20 runs; each atomic one exact and atomic in
+# 20 of 20. About an hour a pass; PASSES=idle runs one.
+verify-trace: redis-server
+	GO=$(GO) POWER_RUNS=$(POWER_RUNS) PASSES="$(PASSES)" RUN="$(RUN)" TEST=TestPowerHTTPRedisTrace hack/verify-power.sh
 
 # Soundness: every correct limiter internal/corpus makes (each kind's families on every clock, unit
 # and TTL) hammered under every load profile and skew, idle and beside two busy loops: none may

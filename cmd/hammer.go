@@ -50,10 +50,9 @@ keys of their own, and proves what it finds: more admitted than the limit
 (OVERSHOOT), a refusal while every correct limiter certainly had room (TOO
 STRICT), a key left without a TTL (LEAKS); a correct atomic strategy is exact.
 Without --url/--addr it starts a throw-away redis-server. Your script runs as
-strategy custom (--script), called by the contract you describe (-f keeps it);
-anything but exact exits 3, and thin evidence loads on up to --max-duration.
-Topics: limitctl help limiter-file, contract, evidence, http, records,
-exit-codes, connections.`,
+strategy custom (--script) by the contract you describe (-f keeps it); all but
+exact exits 3; thin evidence loads on up to --max-duration. Topics: limitctl
+help limiter-file, contract, evidence, http, records, exit-codes, connections.`,
 		Example: `  limitctl hammer --strategies naive,lua --assert 'lua.overshoot==0'
   limitctl hammer --script ours.lua --junit hammer.xml
   limitctl hammer --script gcra.lua --script-args '{burst} {limit} {window_s}' \
@@ -128,6 +127,9 @@ exit-codes, connections.`,
 	fl.StringVar(&opts.flags.Limiter.HTTP.Admitted, "http-admitted", contract.DefaultHTTPAdmitted, "`EXPR` over status and header['Name'], true for an admit")
 	fl.StringVar(&opts.flags.Limiter.HTTP.Refused, "http-refused", contract.DefaultHTTPRefused, "`EXPR` true for a refusal (else an error, never judged)")
 	fl.StringArrayVar(&opts.flags.Limiter.HTTP.Keys, "http-keys", nil, "`[NAME=]PATTERN` of its limiter's keys in --url's Redis")
+	fl.BoolVar(&opts.flags.RedisTrace, "http-redis-trace", false, "trace the commands the application sends to --url's Redis (MONITOR: it keeps ~0.7 of its throughput)")
+	fl.StringVar(&opts.flags.RedisProxy, "http-redis-proxy", "", "trace them through a proxy at `ADDR` the application connects to")
+	fl.BoolVar(&opts.flags.Demo, "http-demo", false, "judge a test application's naive and atomic routes, traced (needs nothing)")
 	// For measuring and testing the tool itself, never in --help.
 	fl.BoolVar(&opts.flags.NoTrace, "no-trace", false, "record no command of any decision (no first_overshoot): for measuring what the recording costs")
 	fl.BoolVar(&opts.flags.NoDirect, "no-direct", false, "send the script strategies' calls through go-redis on a single node too: for measuring what the direct connections gain")

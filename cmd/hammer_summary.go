@@ -43,6 +43,7 @@ func writeHammerSummary(f *Factory, format tableprint.Format, res hammer.Result)
 		printHung(words, n, width)
 	}
 	lines := res.VerdictLines(func(v verdict.Verdict) string { return paintVerdict(cs, v) }, width)
+	lines = append(lines, res.RedisLines(width)...)
 	lines = append(lines, res.HowLines(width)...)
 	if format != tableprint.FormatJSON { // the JSON holds the assertions
 		lines = append(lines, res.AssertionLines(func(passed bool, word string) string {

@@ -19,6 +19,7 @@ func DashboardOptions(o Options, live Live, profile colorprofile.Profile) tui.Op
 		Target: live.Target, Limiter: string(o.Limiter), CountLabel: o.Limiter.Describe().CountLabel, Limit: o.Limit, Workers: o.Workers, Total: o.Duration,
 		Asserts: exprs, Controls: live.Engine, Quit: live.Stop, Interrupt: live.Quit, Profile: profile,
 		Verdict: verdict.InSnapshot,
+		Redis:   live.Trace.Line, RedisHow: live.Trace.How,
 		Judge: func(s bench.Snapshot) []tui.AssertResult {
 			results := Evaluate(o.Assertions, bench.Summary{Limiter: s.Limiter, Limit: s.Limit, Strategies: s.Strategies})
 			out := make([]tui.AssertResult, len(results))

@@ -53,6 +53,14 @@ type Flags struct {
 
 	// Record (--record F) writes every call of the run to F for limitctl judge.
 	Record string
+	// RedisTrace (--http-redis-trace) records the commands the HTTP targets' application sends
+	// to its Redis (--url/--addr) by MONITOR; RedisProxy (--http-redis-proxy ADDR) through a
+	// proxy listening at ADDR instead, which the application connects to.
+	RedisTrace bool
+	RedisProxy string
+	// Demo (--http-demo) drives a test application of its own, started on loopback beside the
+	// embedded Redis, its naive and atomic routes traced (applyDemo).
+	Demo bool
 	// NoTrace (hidden --no-trace) records no commands: for measuring the recording's cost.
 	NoTrace bool
 	// NoDirect (hidden --no-direct) sends the script strategies' calls through go-redis on a
@@ -81,6 +89,11 @@ func (fl Flags) Resolve() (Options, error) {
 			return Options{}, err
 		}
 		fl.Given = file.Layer(&fl.Limiter, fl.Given)
+	}
+	if fl.Demo {
+		if err := fl.applyDemo(); err != nil {
+			return Options{}, err
+		}
 	}
 	o.Stated, o.stated = fl.Limiter, fl.Given
 	var err error
@@ -135,6 +148,10 @@ func (fl Flags) Resolve() (Options, error) {
 	if err := fl.httpTargets(&o); err != nil {
 		return Options{}, err
 	}
+	if err := fl.redisTrace(&o); err != nil {
+		return Options{}, err
+	}
+	o.Demo = fl.Demo
 	names := o.Names()
 	for _, expr := range fl.Assert {
 		a, err := verdict.ParseAssertion(expr, names)

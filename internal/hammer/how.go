@@ -31,6 +31,10 @@ func (r Result) HowLines(width int) []string {
 		}
 		head := fmt.Sprintf("%-*s  how: ", nameW, st.Name)
 		out = append(out, trace.Wrap(head, st.FirstOvershoot.HowTokens(), width)...)
+		if cmds := st.FirstOvershoot.Redis; cmds != nil {
+			head := fmt.Sprintf("%-*s  redis: ", nameW, st.Name)
+			out = append(out, trace.Wrap(head, cmds.HowTokens(), width)...)
+		}
 	}
 	for _, st := range r.Summary.Strategies {
 		if f := st.FirstFalseReject; f != nil {

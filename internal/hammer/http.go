@@ -150,7 +150,7 @@ func (o Options) httpTarget(name string) *HTTPTarget {
 // needsRedis reports whether the run needs a Redis: for its Redis strategies, or to read an HTTP
 // target's keys.
 func (o Options) needsRedis() bool {
-	return len(o.Strategies) > 0 || slices.ContainsFunc(o.HTTP, func(t HTTPTarget) bool { return t.KeysPattern != "" })
+	return len(o.Strategies) > 0 || o.RedisTrace || slices.ContainsFunc(o.HTTP, func(t HTTPTarget) bool { return t.KeysPattern != "" })
 }
 
 // HTTPRefusalRules are what an endpoint's limiter may rightly do, as far as the hammer knows

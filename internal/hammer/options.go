@@ -69,6 +69,13 @@ type Options struct {
 	NoTrace bool
 	// Record names the file every call of the run is written to (--record), for limitctl judge.
 	Record string
+	// RedisTrace: the HTTP targets' application is traced in its Redis, by MONITOR, or through
+	// a proxy listening at RedisProxy (redistrace).
+	RedisTrace bool
+	RedisProxy string
+	// Demo: the HTTP targets are a test application's routes, started on loopback beside the
+	// embedded Redis (--http-demo); their URLs name its address once it listens.
+	Demo bool
 	// NoDirect: a single node's script calls go through go-redis too (limiter.Config.Direct nil).
 	NoDirect bool
 	// Timeline: how a shared run's calls are published for the refusal judges (TimelineFlags).
@@ -123,6 +130,8 @@ type Live struct {
 	// Quit stops the load early as an interruption (Ctrl-C, the dashboard failing): the run
 	// ends as interrupted.
 	Quit func()
+	// Trace is the HTTP targets' application traced in its Redis, as it goes; nil without.
+	Trace *TraceView
 }
 
 func (d Deps) notice(line string) {

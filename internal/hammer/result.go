@@ -15,6 +15,7 @@ import (
 	"github.com/limitctl/limitctl/internal/history"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/redistrace"
 	"github.com/limitctl/limitctl/internal/tableprint"
 	"github.com/limitctl/limitctl/internal/trace"
 )
@@ -36,6 +37,9 @@ type StrategyResult struct {
 	Contract *contract.Spec
 	// HTTP is the endpoint an HTTP target's strategy called (--http); nil for the others.
 	HTTP *HTTPTarget
+	// Redis is what the HTTP target's application sent to its Redis (--http-redis-trace); nil
+	// without a trace.
+	Redis *redistrace.Summary
 }
 
 // Strategies are the run's strategies in display order, each with its verdict.
@@ -53,6 +57,7 @@ func (r Result) Strategies() []StrategyResult {
 		if t := r.Options.httpTarget(st.Name); t != nil {
 			out[i].HTTP, out[i].Clock = t, contract.ServerClock // the endpoint decides on its own clock
 		}
+		out[i].Redis = r.RedisTrace[st.Name] // a traced HTTP target's, in a run or its records
 		if c := r.Options.Contract; c != nil && st.Name == string(limiter.Custom) {
 			spec := c.Spec
 			if !r.Options.Limiter.Describe().Releases {
@@ -143,12 +148,15 @@ func (s StrategyResult) MarshalJSON() ([]byte, error) {
 		Target   *httpTarget   `json:"target,omitempty"`
 		Statuses map[int]int64 `json:"statuses,omitempty"`
 		Early    *int64        `json:"early,omitempty"`
+		// Redis is what an HTTP target's application sent to its Redis, traced
+		// (--http-redis-trace): how it decides, its commands, per admit and per refusal.
+		Redis *redistrace.Summary `json:"redis,omitempty"`
 	}{
 		s.Name, s.Attempts, s.Admitted, s.Rejected, s.Errors, s.ErrorsByKind, s.Retries, s.Peak, s.Overshoot, s.OvershootEvent,
 		s.ThroughputPerS(), latency{ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max)}, s.ServerUsecPerCall,
 		s.FailOpenAdmits, s.FailClosedRejects, s.ReleaseErrors, s.Abandoned, s.Contended, samples, s.Unjudged, s.FirstOvershoot,
 		s.judgedFalseRejects(), s.FirstFalseReject, s.RefusalsUnjudged, s.Verdict.Word, s.Verdict.Text, s.caughtFrom(), s.CaughtFromFirstHit, s.Leaks, s.LargestKey, s.Clock, s.TimeAnswered, s.Contract,
-		target, s.statuses(), s.early(),
+		target, s.statuses(), s.early(), s.Redis,
 	})
 }
 

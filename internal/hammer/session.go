@@ -27,6 +27,7 @@ import (
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
+	"github.com/limitctl/limitctl/internal/redistrace"
 )
 
 // Result is what a finished session found.
@@ -46,6 +47,9 @@ type Result struct {
 	WatchErr error
 	// Recorded is what judge read, when the calls were judged from records; nil for a run.
 	Recorded *history.Recorded
+	// RedisTrace is, per HTTP target traced in its Redis (--http-redis-trace), what its
+	// application's commands show; nil without a trace.
+	RedisTrace map[string]*redistrace.Summary
 }
 
 // Err is the run's verdict as an error with its exit code, to return once the result has been
@@ -140,6 +144,8 @@ type session struct {
 	process    string               // this process's name among a shared run's
 	timeline   *timeline.Publisher  // publishes this process's calls for hammer report; nil when not shared
 	targets    []*httptarget.Target // the HTTP targets (--http), in the order of their strategies
+	tracer     *redistrace.Tracer   // the HTTP targets' application traced in its Redis; nil without
+	traceErr   error                // why the trace may lack its last commands
 	// interrupted is the context a signal cancels (not the dashboard's stop): once it has
 	// ended, nothing more is sent but the clean-up.
 	interrupted context.Context
@@ -189,6 +195,25 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 			deps.notice(describeContract(o))
 		}
 	}
+	runID := o.RunID
+	if runID == "" {
+		runID = NewRunID()
+	}
+	s.keys = runkeys.Scheme{Prefix: o.Prefix, RunID: runID, Limiter: o.Limiter, Keys: o.Keys}
+	for _, st := range o.Strategies {
+		s.keys.Strategies = append(s.keys.Strategies, string(st))
+	}
+	for _, h := range o.HTTP {
+		s.keys.Targets = append(s.keys.Targets, h.Name)
+	}
+	if o.Demo {
+		stopDemo, err := s.startDemo(ctx)
+		defer stopDemo()
+		if err != nil {
+			return Result{}, err
+		}
+		o = s.opts // the targets at the application's address
+	}
 	if err := preflightHTTP(ctx, o, deps.Timeout); err != nil {
 		return Result{}, err // before anything starts: a Redis started for nothing would say so first
 	}
@@ -198,14 +223,10 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	runID := o.RunID
-	if runID == "" {
-		runID = NewRunID()
+	if err := s.startTrace(ctx); err != nil {
+		return Result{}, err // before anything is said of the run: bad input is its one line
 	}
-	s.keys = runkeys.Scheme{Prefix: o.Prefix, RunID: runID, Limiter: o.Limiter, Keys: o.Keys}
-	for _, st := range o.Strategies {
-		s.keys.Strategies = append(s.keys.Strategies, string(st))
-	}
+	defer s.stopTrace()
 	s.timeline = s.newTimeline()
 	if err := s.build(runID); err != nil {
 		return Result{}, err
@@ -236,6 +257,7 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	}
 	s.startTimeline(ctx)
 	if o.Record == "" {
+		s.cfg.Recorder = s.traced(nil)
 		return s.load(ctx)
 	}
 	var specs []httptarget.Spec
@@ -246,8 +268,12 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	s.cfg.Recorder = rec
+	if s.tracer != nil {
+		rec.TraceBy(s.tracer.Source())
+	}
+	s.cfg.Recorder = s.traced(rec)
 	res, err := s.load(ctx)
+	s.recordTrace(rec, res)
 	if rerr := rec.Close(); err == nil && rerr != nil {
 		return res, rerr
 	}
@@ -262,6 +288,8 @@ func (s *session) openTarget(ctx context.Context) (func(), error) {
 		poolSize = 16 // the workers have their strategies' own clients
 	}
 	switch {
+	case s.rdb != nil:
+		return func() {}, nil // opened already: the demonstration's
 	case !s.opts.needsRedis():
 		return func() {}, nil // HTTP targets alone: no Redis at all
 	case len(s.opts.Strategies) == 0 && s.deps.Connect == nil:
@@ -273,9 +301,12 @@ func (s *session) openTarget(ctx context.Context) (func(), error) {
 			return func() {}, err
 		}
 		s.rdb, s.target = rdb, target
-		if len(s.opts.Strategies) == 0 {
+		switch {
+		case len(s.opts.Strategies) == 0 && s.opts.RedisTrace:
+			// The trace says which Redis it reads, once it reads it.
+		case len(s.opts.Strategies) == 0:
 			s.deps.notice(fmt.Sprintf("limiter keys: %s %s (--http-keys)", target.Kind, target.Addr))
-		} else {
+		default:
 			s.deps.notice(fmt.Sprintf("target: %s %s", target.Kind, target.Addr))
 		}
 		return func() {}, nil
@@ -320,7 +351,7 @@ func (s *session) build(runID string) error {
 	s.cfg.Unjudged = func(st bench.StrategySnapshot) string { return verdict.LoadOnFor(st, o.Limiter, o.Limit) }
 	s.cfg.KeyFor = func(strategy string, i int) string {
 		if s.opts.httpTarget(strategy) != nil {
-			return s.keys.Identity(i) // an endpoint's {key}: a client identity
+			return s.keys.IdentityOf(strategy, i) // an endpoint's {key}: a client identity
 		}
 		return s.keys.Key(strategy, i)
 	}
@@ -330,6 +361,7 @@ func (s *session) build(runID string) error {
 			// Ctrl-C: clean up and stop, rather than send one more decision and read every key.
 			return nil, errors.New("the run was interrupted")
 		}
+		s.stopTrace() // the load has ended: what follows is the run's own reading
 		found := map[string]bench.Leftovers{}
 		if len(o.Strategies) > 0 {
 			s.hitOnce(ctx)
@@ -483,7 +515,7 @@ func (s *session) load(ctx context.Context) (Result, error) {
 			watchDone <- nil
 			return
 		}
-		err := s.deps.Watch(runCtx, Live{Target: s.target, Engine: engine, Stop: stop, Quit: stopRun}, snapshots)
+		err := s.deps.Watch(runCtx, Live{Target: s.target, Engine: engine, Stop: stop, Quit: stopRun, Trace: s.traceView()}, snapshots)
 		for range snapshots { // a watcher that quit early must not leave the engine's last send waiting
 		}
 		watchDone <- err
@@ -497,6 +529,7 @@ func (s *session) load(ctx context.Context) (Result, error) {
 	watchErr := <-watchDone
 
 	res := Result{Options: s.opts, Summary: summary, WatchErr: watchErr}
+	s.finishTrace(&res)
 	if s.timeline != nil {
 		s.timeline.Finish() // every call published before the summary that names this process
 	}

@@ -2,6 +2,7 @@ package history
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,6 +41,9 @@ type RunHeader struct {
 	HorizonUs int64 `json:"horizon_us,omitempty"`
 
 	Strategies []RecordedStrategy `json:"strategies"`
+	// RedisTrace names how the HTTP targets' application was traced in its Redis (hammer
+	// --http-redis-trace: monitor or proxy); its commands follow the calls (Traced lines).
+	RedisTrace string `json:"redis_trace,omitempty"`
 }
 
 // RecordedStrategy is one strategy of the run.
@@ -122,6 +126,48 @@ type Call struct {
 	ReleaseError string `json:"release_error,omitempty"`
 	Cut          bool   `json:"cut,omitempty"`
 	FirstAttempt bool   `json:"first_attempt,omitempty"`
+}
+
+// Traced is a line after a traced run's calls: one command the HTTP targets' application sent
+// on the run's identities (Command), or what one target's commands showed (Summary, the JSON's
+// per-strategy redis), each as the trace gives it.
+type Traced struct {
+	Command *TracedCommand  `json:"redis,omitempty"`
+	Summary json.RawMessage `json:"redis_summary,omitempty"`
+}
+
+// TracedCommand is one command as Redis ran it: its target (a strategy's name), its name and
+// arguments (each cut to MaxTracedArg bytes), keys, the connection that sent it, the node it ran
+// on, when it ran and was answered (µs on the run's clock), its reply where known (and how),
+// the script or transaction it ran in (In, Step) and whether a WATCH guarded it.
+type TracedCommand struct {
+	Strategy  string          `json:"strategy"`
+	Cmd       string          `json:"cmd"`
+	Args      []string        `json:"args"`
+	Keys      []string        `json:"keys"`
+	Client    string          `json:"client"`
+	Node      int             `json:"node,omitempty"`
+	Identity  int             `json:"identity,omitempty"`
+	AtUs      int64           `json:"at_us"`
+	RepliedUs int64           `json:"replied_us,omitempty"`
+	Reply     json.RawMessage `json:"reply,omitempty"`
+	ReplyFrom string          `json:"reply_from,omitempty"`
+	In        string          `json:"in,omitempty"`
+	Step      int64           `json:"step,omitempty"`
+	Guarded   bool            `json:"guarded,omitempty"`
+}
+
+// MaxTracedArg is how much of an argument a traced command keeps.
+const MaxTracedArg = 1024
+
+// WriteTraced appends a traced line.
+func (cw *CallWriter) WriteTraced(t Traced) error {
+	line, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	cw.w.Write(line)
+	return cw.w.WriteByte('\n')
 }
 
 // CallWriter writes a `hammer --record` file: the header, then one line per call.
@@ -276,17 +322,18 @@ func readRunHeader(line []byte) (*RunHeader, error) {
 // limitctlCalls reads the calls after a limitctl file's header.
 type limitctlCalls struct {
 	*fileCtx
+	file   *File // the traced lines are kept in it
 	s      scanner
 	header *RunHeader
 	urls   map[string]string // strategy name -> its URL, for --key-by url
 }
 
-func newLimitctlCalls(c *fileCtx, h *RunHeader) *limitctlCalls {
+func newLimitctlCalls(c *fileCtx, f *File, h *RunHeader) *limitctlCalls {
 	urls := make(map[string]string, len(h.Strategies))
 	for _, s := range h.Strategies {
 		urls[s.Name] = s.URL
 	}
-	return &limitctlCalls{fileCtx: c, header: h, urls: urls}
+	return &limitctlCalls{fileCtx: c, file: f, header: h, urls: urls}
 }
 
 func (d *limitctlCalls) next(rec *Record) error {
@@ -303,11 +350,33 @@ func (d *limitctlCalls) next(rec *Record) error {
 		if blank(line) {
 			continue
 		}
+		if traced, ok := d.traced(line); ok {
+			if traced != nil {
+				d.file.Traced = append(d.file.Traced, *traced)
+			}
+			d.stats.Other++
+			continue
+		}
 		if err := d.parse(line, rec); err != nil {
 			return d.bad(err)
 		}
 		return nil
 	}
+}
+
+// traced reads a traced line (a traced run's command or summary, after its calls); ok is false
+// for any other line. A traced line that does not read is skipped (nil): the calls are judged
+// without it.
+func (d *limitctlCalls) traced(line []byte) (*Traced, bool) {
+	trimmed := bytes.TrimLeft(line, " \t")
+	if !bytes.HasPrefix(trimmed, []byte(`{"redis":`)) && !bytes.HasPrefix(trimmed, []byte(`{"redis_summary":`)) {
+		return nil, false
+	}
+	var t Traced
+	if json.Unmarshal(line, &t) != nil {
+		return nil, true
+	}
+	return &t, true
 }
 
 func (d *limitctlCalls) parse(line []byte, rec *Record) error {

@@ -19,6 +19,9 @@ type File struct {
 	CSV    bool       // vegeta's CSV encoding (FormatVegeta)
 	Header *RunHeader // a limitctl file's header; nil in the other formats
 	Stats  Stats
+	// Traced are a traced run's lines after its calls (a limitctl file of hammer
+	// --http-redis-trace), in the file's order, once it has been read.
+	Traced []Traced
 }
 
 // Input is a named stream of records.
@@ -159,7 +162,7 @@ func (r *Reader) decoderFor(f *File, c *fileCtx) (decoder, error) {
 		return nil, lineError(f.Name, 1, "limitctl", err)
 	}
 	f.Header = h
-	return newLimitctlCalls(c, h), nil
+	return newLimitctlCalls(c, f, h), nil
 }
 
 // detect tells a format from a file's first line: vegeta's JSON starts with "attack" (easyjson

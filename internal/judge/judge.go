@@ -314,6 +314,7 @@ func (j *judging) result(files []history.File, interrupted bool) hammer.Result {
 		clocks[g.name] = g.clock
 	}
 	res := hammer.Result{Summary: sum, Interrupted: interrupted, Recorded: &history.Recorded{Files: files, Clocks: clocks}}
+	hammer.RecordedTrace(context.Background(), &res, files)
 	res.Judgement = hammer.Judge(hammer.Rules{Limiter: j.lim.kind, ErrorsAsked: true, Recorded: true}, sum)
 	return res
 }

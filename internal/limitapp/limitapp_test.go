@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/limitctl/limitctl/internal/demoapp"
 	"github.com/limitctl/limitctl/internal/httptarget"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
@@ -86,7 +87,7 @@ func burst(t *testing.T, tg *httptarget.Target, key string, n int) int64 {
 
 func TestCorrectWindowsAndBucketsAdmitExactlyTheLimitInASequence(t *testing.T) {
 	app := StartOn(t, redistest.Shared(t).Client(t), longWindow)
-	for _, p := range []Pattern{CheckThenUpdate, IncrFirst, FirstHit, Epoch, BlockThree, SlidingLog, Bucket, RedisRate, Ulule} {
+	for _, p := range []Pattern{CheckThenUpdate, IncrFirst, FirstHit, Epoch, BlockThree, TwoCounters, Watch, IncrTTL, IncrThenReads, SlidingLog, Bucket, RedisRate, Ulule} {
 		t.Run(string(p), func(t *testing.T) {
 			before, all := sequence(t, target(t, app.URL(p)), freshKey(t), 3*testLimit)
 			if before != testLimit || all != testLimit {
@@ -99,7 +100,7 @@ func TestCorrectWindowsAndBucketsAdmitExactlyTheLimitInASequence(t *testing.T) {
 
 func TestAtomicPatternsNeverAdmitMoreThanTheLimitInABurst(t *testing.T) {
 	app := StartOn(t, redistest.Shared(t).Client(t), longWindow)
-	for _, p := range []Pattern{IncrFirst, FirstHit, Epoch, BlockThree, SlidingLog, Bucket, RedisRate, Ulule} {
+	for _, p := range []Pattern{IncrFirst, FirstHit, Epoch, BlockThree, Watch, IncrTTL, IncrThenReads, SlidingLog, Bucket, RedisRate, Ulule} {
 		t.Run(string(p), func(t *testing.T) {
 			tg := target(t, app.URL(p))
 			for range 5 {
@@ -126,7 +127,7 @@ func untilOver(t *testing.T, tg *httptarget.Target, over func(admitted int64) bo
 
 func TestNaiveWindowsAdmitMoreThanTheLimitUnderConcurrentLoad(t *testing.T) {
 	app := StartOn(t, redistest.Shared(t).Client(t), longWindow)
-	for _, p := range []Pattern{CheckThenUpdate, Gateway} {
+	for _, p := range []Pattern{CheckThenUpdate, Gateway, TwoCounters} {
 		t.Run(string(p), func(t *testing.T) {
 			// One window of a day: more than the limit admitted in one burst is an overshoot.
 			untilOver(t, target(t, app.URL(p)), func(n int64) bool { return n > testLimit })
@@ -165,7 +166,7 @@ func TestConcurrencyRoutesHoldTheirSlotThenReleaseBeforeAnswering(t *testing.T) 
 				if took := d.Received.Sub(d.Sent); took < longWindow.Hold {
 					t.Fatalf("request %d answered %v after it was sent; the route holds %v first", i, took, longWindow.Hold)
 				}
-				if n := app.Redis.ZCard(context.Background(), redisKey(p, key)).Val(); n != 0 {
+				if n := app.Redis.ZCard(context.Background(), demoapp.Key(p, key)).Val(); n != 0 {
 					t.Fatalf("request %d answered with %d slots still held: the release comes before the answer", i, n)
 				}
 			}
@@ -184,7 +185,7 @@ func TestBlockThreeRefusesAFreshWindowAfterAnExcess(t *testing.T) {
 		if _, all := sequence(t, tg, key, testLimit+1); all != testLimit {
 			t.Fatalf("%s: %d admitted of %d; want %d", c.p, all, testLimit+1, testLimit)
 		}
-		app.Redis.Del(ctx, redisKey(c.p, key)) // the window ends: its count is gone
+		app.Redis.Del(ctx, demoapp.Key(c.p, key)) // the window ends: its count is gone
 		d, err := tg.Acquire(ctx, key, httptarget.Call{})
 		if err != nil || d.Allowed != c.afterward {
 			t.Errorf("%s: the first request of a fresh window after an excess: %+v, %v; want admitted=%v", c.p, d, err, c.afterward)

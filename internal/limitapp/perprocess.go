@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/limitctl/limitctl/internal/demoapp"
 )
 
 // PerProcess is express-rate-limit #212's story: an application whose limiter keeps its count
@@ -32,7 +34,7 @@ func StartPerProcess(t testing.TB, cfg Config) *PerProcess {
 	var targets [2]*url.URL
 	for i := range p.Backends {
 		mux := http.NewServeMux()
-		mux.Handle("/window/{key}", decider(newMemoryWindow(cfg).decide))
+		mux.Handle("/window/{key}", demoapp.Decider(newMemoryWindow(cfg).decide))
 		p.Backends[i] = serve(t, mux)
 		targets[i] = &url.URL{Scheme: "http", Host: p.Backends[i]}
 	}

@@ -20,6 +20,8 @@ import (
 	"github.com/limitctl/limitctl/internal/bench/verdict"
 	"github.com/limitctl/limitctl/internal/human"
 	"github.com/limitctl/limitctl/internal/limiter"
+	"github.com/limitctl/limitctl/internal/redistrace"
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 // Data is everything a report shows.
@@ -32,6 +34,9 @@ type Data struct {
 	Assertions []Assertion
 	// Generated is when the report was written; zero leaves it out (tests, reproducible files).
 	Generated time.Time
+	// Redis is, per HTTP target traced in its Redis (hammer --http-redis-trace), what its
+	// application's commands show; nil without a trace.
+	Redis map[string]*redistrace.Summary
 }
 
 // Assertion is one --assert expression and its verdict.
@@ -98,6 +103,19 @@ type strategyView struct {
 	// what was counted against it (also when its record was no longer kept).
 	Refused     template.HTML
 	RefusedText string
+	// Redis is how the application decides as its commands show (its summary line), beside the
+	// verdict; RedisTone colours it (check-then-act bad, atomic good). RedisCommands are the
+	// commands behind the first overshoot, the race's marked, and RedisStory what they show.
+	Redis         string
+	RedisTone     verdict.Tone
+	RedisCommands []redisRow
+	RedisStory    string
+}
+
+// redisRow is one command behind a first overshoot, as the report's table lists it.
+type redisRow struct {
+	At, Cmd, Keys, Client, Reply, In string
+	Race                             string // "read" or "write" when the race names it
 }
 
 // row is one strategy's line of the summary table.
@@ -173,6 +191,7 @@ func build(d Data) (page, error) {
 			return page{}, fmt.Errorf("%s latency chart: %w", st.Name, err)
 		}
 		v.How, v.HowNotes = sequenceDiagram(st.FirstOvershoot), howNotes(st.FirstOvershoot)
+		v.redis(d.Redis[st.Name], st.FirstOvershoot)
 		if f := st.FirstFalseReject; f != nil {
 			v.Refused, v.RefusedText = refusalDiagram(f, s.Limiter), "The first wrong refusal: "+refusalCaption(f, s.Limiter)+"."
 			if f.Request == nil {
@@ -274,3 +293,40 @@ func uniqueID(name string, seen map[string]bool) string {
 }
 
 func hex(c drawing.Color) string { return fmt.Sprintf("%02x%02x%02x", c.R, c.G, c.B) }
+
+// redis fills in what the application's commands show: the decision, and the commands behind
+// the first overshoot with the race's marked.
+func (v *strategyView) redis(sum *redistrace.Summary, first *trace.Overshoot) {
+	if sum != nil {
+		v.Redis, v.RedisTone = sum.Line(), verdict.ToneWarn
+		switch sum.Decision {
+		case redistrace.CheckThenAct:
+			v.RedisTone = verdict.ToneBad
+		case redistrace.Atomic:
+			v.RedisTone = verdict.ToneGood
+		}
+	}
+	if first == nil || first.Redis == nil {
+		return
+	}
+	cmds := first.Redis
+	mark := map[int]string{}
+	if r := cmds.Race; r != nil {
+		mark[r.Reads[0]], mark[r.Reads[1]] = "read", "read"
+		for _, w := range r.Writes {
+			mark[w] = "write"
+		}
+		v.RedisStory = "The commands show it: " + r.Story(cmds.Commands) + " of " + r.Key + "."
+	}
+	for i, c := range cmds.Commands {
+		reply := "?"
+		if c.ReplyFrom != "" {
+			reply = trace.ReplyText(c.Reply)
+		}
+		v.RedisCommands = append(v.RedisCommands, redisRow{At: fmt.Sprintf("%.3f", float64(c.AtUs)/1000), Cmd: c.Cmd,
+			Keys: strings.Join(c.Keys, " "), Client: c.Client, Reply: reply, In: c.In, Race: mark[i]})
+	}
+	if cmds.Omitted > 0 {
+		v.RedisStory += fmt.Sprintf(" %s more commands in the span are in the JSON.", human.Count(cmds.Omitted))
+	}
+}

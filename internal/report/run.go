@@ -16,6 +16,6 @@ func WriteRun(path string, res hammer.Result, rec *Recorder, generated time.Time
 		asserts[i] = Assertion{Expr: r.Expr, Passed: r.Passed, Actual: hammer.ActualText(r)}
 	}
 	return outfile.Write(path, func(w io.Writer) error {
-		return Write(w, Data{Summary: res.Summary, Series: rec.Series(), Assertions: asserts, Generated: generated})
+		return Write(w, Data{Summary: res.Summary, Series: rec.Series(), Assertions: asserts, Generated: generated, Redis: res.RedisTrace})
 	})
 }

@@ -37,6 +37,9 @@ type Overshoot struct {
 	// DroppedHeld, for a concurrency limit, is a request whose limiter counted fewer requests
 	// than were certainly held during its call (Dropped): how it let more in. Absent otherwise.
 	DroppedHeld *DroppedHeld `json:"dropped_held,omitempty"`
+	// Redis, for an HTTP target traced in its Redis (hammer --http-redis-trace), is what the
+	// application sent on the moment's keys during its span. Absent otherwise.
+	Redis *RedisCommands `json:"redis,omitempty"`
 }
 
 // InSpan says the moment was count admits certainly within [fromMs, toMs] (from the run's

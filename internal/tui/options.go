@@ -7,6 +7,7 @@ import (
 
 	"github.com/limitctl/limitctl/internal/bench"
 	"github.com/limitctl/limitctl/internal/bench/verdict"
+	"github.com/limitctl/limitctl/internal/trace"
 )
 
 // Options are the facts of a run that do not change while it runs, and the dashboard's hands
@@ -30,6 +31,13 @@ type Options struct {
 	// Verdict is a strategy's verdict at a snapshot (verdict.InSnapshot): its panel shows the
 	// verdict's own badge in the verdict's tone, as every other view does; nil shows none.
 	Verdict func(snap bench.Snapshot, s bench.StrategySnapshot) verdict.Verdict
+
+	// Redis, when set, is what an HTTP target's application sends to its Redis so far
+	// (hammer --http-redis-trace): how it decides and its commands counted, one line in its
+	// panel; empty for a strategy not traced. RedisHow is the how-line's tokens of the commands
+	// behind a first overshoot (trace.RedisCommands.HowTokens), nil when none are known.
+	Redis    func(strategy string) (decision, text string)
+	RedisHow func(strategy string, first *trace.Overshoot) []string
 
 	// Controls pauses and resumes the load; nil hides the pause key.
 	Controls Controls

@@ -223,7 +223,21 @@ func (m Model) statLines(s bench.StrategySnapshot, width int) []statLine {
 			st.label.Render(" µs/call")
 	}
 
-	lines := []statLine{{inFlight, 0}, {over, 0}, {strict, 0}, {decided, 2}, {errs, 3}}
+	lines := []statLine{{inFlight, 0}, {over, 0}, {strict, 0}}
+	if m.opts.Redis != nil {
+		if decision, text := m.opts.Redis(s.Name); decision != "" {
+			// How the application decides, as its commands show: the race behind the numbers.
+			word := st.dim.Render(decision)
+			switch decision {
+			case "check-then-act":
+				word = st.bad.Render(decision)
+			case "atomic":
+				word = st.good.Render(decision)
+			}
+			lines = append(lines, statLine{label("redis") + word + st.dim.Render("  "+text), 0})
+		}
+	}
+	lines = append(lines, statLine{decided, 2}, statLine{errs, 3})
 	if len(extras) > 0 {
 		lines = append(lines, statLine{strings.Join(extras, "  "), 5})
 	}

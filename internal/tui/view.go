@@ -291,6 +291,11 @@ func (m Model) howView(w, h int) string {
 		}
 		head := fmt.Sprintf("%-*s  how: ", nameW, s.Name)
 		lines = append(lines, trace.Wrap(head, s.FirstOvershoot.HowTokens(), max(20, w-6))...) // inside the box's border and padding
+		if m.opts.RedisHow != nil {
+			if tokens := m.opts.RedisHow(s.Name, s.FirstOvershoot); tokens != nil {
+				lines = append(lines, trace.Wrap(fmt.Sprintf("%-*s  redis: ", nameW, s.Name), tokens, max(20, w-6))...)
+			}
+		}
 	}
 	for _, s := range m.snap.Strategies {
 		if f := s.FirstFalseReject; f != nil {

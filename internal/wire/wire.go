@@ -317,6 +317,28 @@ func (c *Conn) Read() (any, error) {
 	}
 }
 
+// Receive reads the next message the server sends of its own accord, once a command answered
+// has put the connection in a mode where it streams them (MONITOR's lines), as Read reads a
+// reply, with the read deadline armed as Flush arms it (none when ReadTimeout is -1). Only the
+// goroutine that receives may use the Conn meanwhile; another may only Abort it.
+func (c *Conn) Receive(ctx context.Context) (any, error) {
+	if c.broken != nil {
+		return nil, c.broken
+	}
+	if err := arm(c.nc.SetReadDeadline, &c.rdl, ctx, time.Now(), c.opt.ReadTimeout); err != nil {
+		return nil, c.fail(err)
+	}
+	v, _, err := c.reply()
+	if _, isReply := err.(ReplyError); err != nil && err != redis.Nil && !isReply {
+		return nil, c.fail(err)
+	}
+	return v, err
+}
+
+// Abort closes the connection under a goroutine blocked in Receive, which then returns the
+// error; unlike Close it is safe to call from another goroutine.
+func (c *Conn) Abort() { c.nc.Close() }
+
 // ReadInts reads the next reply as Read does, except an array whose elements are all integers
 // (every shipped script's reply), which is not built: ints says it was one, n is its length,
 // and its first elements (as many as first holds) are written to first.

@@ -128,6 +128,20 @@ func (w *File) key(s, i int) string {
 	return w.keys[s][i]
 }
 
+// TraceBy names how the run's HTTP targets' application is traced in its Redis (its header's
+// redis_trace); call it before the run begins.
+func (w *File) TraceBy(source string) { w.header.RedisTrace = source }
+
+// WriteTraced appends the trace's lines after the calls, once the load is over.
+func (w *File) WriteTraced(lines []history.Traced) {
+	for _, l := range lines {
+		if w.err != nil || w.w == nil {
+			return
+		}
+		w.err = w.w.WriteTraced(l)
+	}
+}
+
 // Close writes what is buffered and closes the file: the first failure to write, if any.
 func (w *File) Close() error {
 	err := w.err

@@ -2,6 +2,7 @@ package runkeys
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,14 @@ import (
 // for every run, so the limiter holds no state for it from before the run ('.' is never in a
 // run id, so no other run's identity looks the same).
 func (k Scheme) Identity(i int) string { return k.RunID + "." + strconv.Itoa(i) }
+
+// IdentityOf is an HTTP target's i-th identity: the target's own, so that two targets never
+// share a client (nor its limiter's state), and the run's trace of the application's commands
+// knows whose a key is (redistrace.Identities): Identity(t*Keys + i) for the t-th of Targets.
+func (k Scheme) IdentityOf(target string, i int) string {
+	t := max(0, slices.Index(k.Targets, target))
+	return k.Identity(t*max(1, k.Keys) + i)
+}
 
 // AppPattern is the SCAN pattern of the keys an HTTP target's limiter writes (--http-keys),
 // with {key} where a client identity goes.
@@ -44,7 +53,7 @@ func (a AppKeys) scans() []ownedScan {
 			continue
 		}
 		for i := range max(1, a.Scheme.Keys) {
-			out = append(out, ownedScan{strings.ReplaceAll(p.Pattern, "{key}", redisconn.GlobEscape(a.Scheme.Identity(i))), owner})
+			out = append(out, ownedScan{strings.ReplaceAll(p.Pattern, "{key}", redisconn.GlobEscape(a.Scheme.IdentityOf(p.Strategy, i))), owner})
 		}
 	}
 	return out

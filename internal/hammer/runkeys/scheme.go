@@ -49,6 +49,9 @@ type Scheme struct {
 	Limiter    limiter.Kind // whose decisions may write keys beside the limiter key (Description.OwnsSuffix)
 	Keys       int          // limiter keys per strategy
 	Strategies []string     // the run's strategy names
+	// Targets are the run's HTTP targets' names, in order: each has Keys identities of its own
+	// (IdentityOf).
+	Targets []string
 }
 
 // Key names a strategy's i-th limiter key.

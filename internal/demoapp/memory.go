@@ -1,11 +1,11 @@
-package limitapp
+package demoapp
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/sethvargo/go-limiter/httplimit"
@@ -21,17 +21,17 @@ import (
 // for net/http (memorystore.New, httplimit.NewMiddleware, Handle), the key read from the path:
 // a fixed window of Limit a Window per key, its windows a grid phased by the key's first
 // request (the store's bucket starts then and refills at each tick after it).
-func (a *App) goLimiterMemory(t testing.TB) http.Handler {
+func (a *App) goLimiterMemory() (http.Handler, error) {
 	store, err := memorystore.New(&memorystore.Config{Tokens: uint64(a.cfg.Limit), Interval: a.cfg.Window})
 	if err != nil {
-		t.Fatalf("limitapp: go-limiter's memory store: %v", err)
+		return nil, fmt.Errorf("demoapp: go-limiter's memory store: %w", err)
 	}
-	t.Cleanup(func() { store.Close(context.Background()) }) //nolint:errcheck // stopping its sweeper
+	a.closers = append(a.closers, func() { store.Close(context.Background()) }) //nolint:errcheck // stopping its sweeper
 	mw, err := httplimit.NewMiddleware(store, func(r *http.Request) (string, error) { return r.PathValue("key"), nil })
 	if err != nil {
-		t.Fatalf("limitapp: go-limiter's middleware: %v", err)
+		return nil, fmt.Errorf("demoapp: go-limiter's middleware: %w", err)
 	}
-	return mw.Handle(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
+	return mw.Handle(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })), nil
 }
 
 // memoryBucket is golang.org/x/time/rate's token bucket, one per key: a burst of Limit,
@@ -39,7 +39,7 @@ func (a *App) goLimiterMemory(t testing.TB) http.Handler {
 func (a *App) memoryBucket() http.Handler {
 	var buckets sync.Map // key -> *rate.Limiter
 	every := rate.Every(a.cfg.Window / time.Duration(a.cfg.Limit))
-	return decider(func(_ context.Context, key string) (bool, error) {
+	return Decider(func(_ context.Context, key string) (bool, error) {
 		b, _ := buckets.LoadOrStore(key, rate.NewLimiter(every, int(a.cfg.Limit)))
 		return b.(*rate.Limiter).Allow(), nil
 	})
@@ -50,7 +50,7 @@ func (a *App) memoryBucket() http.Handler {
 func (a *App) memorySliding() http.Handler {
 	var mu sync.Mutex
 	logs := map[string][]time.Time{}
-	return decider(func(_ context.Context, key string) (bool, error) {
+	return Decider(func(_ context.Context, key string) (bool, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		now := time.Now()
@@ -77,7 +77,7 @@ func (a *App) memoryCheckThenUpdate() http.Handler {
 		count atomic.Int64
 	}
 	var windows sync.Map // key -> *atomic.Pointer[window]
-	return decider(func(_ context.Context, key string) (bool, error) {
+	return Decider(func(_ context.Context, key string) (bool, error) {
 		v, _ := windows.LoadOrStore(key, &atomic.Pointer[window]{})
 		cur := v.(*atomic.Pointer[window])
 		index := time.Now().UnixMilli() / a.cfg.Window.Milliseconds()

@@ -1,4 +1,4 @@
-package limitapp
+package demoapp
 
 import (
 	"context"
@@ -37,14 +37,14 @@ func (a *App) counterHandlers() map[Pattern]http.Handler {
 		Httprate: httprate.LimitBy(limit, window, key)(ok),
 		HttprateRedis: httprate.NewRateLimiter(limit, window, httprate.WithKeyFuncs(key),
 			httprate.WithLimitCounter(&redisCounter{rdb: a.Redis})).Handler(ok),
-		CounterCheckThenUpdate: decider(a.counterCheckThenUpdate),
+		CounterCheckThenUpdate: Decider(a.counterCheckThenUpdate),
 	}
 }
 
 // redisCounter is httprate.LimitCounter on Redis: a counter per key and window start, living two
 // windows.
 type redisCounter struct {
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	window time.Duration
 }
 
@@ -55,7 +55,7 @@ func (c *redisCounter) Config(_ int, window time.Duration) { c.window = window }
 // key names the counter by the client's identity, without the ':' httprate's WithKeyFuncs ends
 // every key with.
 func (c *redisCounter) key(key string, window time.Time) string {
-	return redisKey(HttprateRedis, strings.TrimSuffix(key, ":"), strconv.FormatInt(window.UnixMilli(), 10))
+	return Key(HttprateRedis, strings.TrimSuffix(key, ":"), strconv.FormatInt(window.UnixMilli(), 10))
 }
 
 func (c *redisCounter) Increment(key string, window time.Time) error {
@@ -95,8 +95,8 @@ func (a *App) counterCheckThenUpdate(ctx context.Context, key string) (bool, err
 	now := time.Now().UnixMilli()
 	w := a.cfg.Window.Milliseconds()
 	index := now / w
-	cur := redisKey(CounterCheckThenUpdate, key, strconv.FormatInt(index, 10))
-	prev := redisKey(CounterCheckThenUpdate, key, strconv.FormatInt(index-1, 10))
+	cur := Key(CounterCheckThenUpdate, key, strconv.FormatInt(index, 10))
+	prev := Key(CounterCheckThenUpdate, key, strconv.FormatInt(index-1, 10))
 	counts := [2]int64{}
 	for i, k := range []string{cur, prev} {
 		n, err := a.Redis.Get(ctx, k).Int64()

@@ -1,4 +1,4 @@
-package limitapp
+package demoapp
 
 import (
 	"context"
@@ -16,7 +16,7 @@ func (a *App) concurrency(p Pattern, acquire func(ctx context.Context, k, member
 	held := a.held[p]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		k, member := redisKey(p, r.PathValue("key")), a.member()
+		k, member := Key(p, r.PathValue("key")), a.member()
 		ok, err := acquire(ctx, k, member)
 		if err != nil || !ok {
 			answer(w, ok, err)
