@@ -203,6 +203,12 @@ func indexOf(names []string, name string) int {
 	return -1
 }
 
+// SerializedNote follows a check-then-act decision that showed no overshoot: its reads and
+// writes are apart in Redis, so only something in the application kept them from racing (a lock
+// in one process, as go-chi/httprate's around its counter), which instances side by side do not
+// share.
+const SerializedNote = "no overshoot shown: the application serialized its decisions (a lock in one process?), which instances side by side would not share"
+
 // RedisLines say, per HTTP target traced, how its application decides as its commands show,
 // aligned under the verdict lines:
 //
@@ -219,7 +225,11 @@ func (r Result) RedisLines(width int) []string {
 			continue
 		}
 		head := fmt.Sprintf("%-*s  redis  ", nameW, st.Name)
-		out = append(out, human.Hang(head+sum.Line(), width, len(head))...)
+		line := sum.Line()
+		if sum.Decision == redistrace.CheckThenAct && st.Overshoot == 0 {
+			line += "; " + SerializedNote
+		}
+		out = append(out, human.Hang(head+line, width, len(head))...)
 	}
 	return out
 }
