@@ -232,10 +232,13 @@ func TestHammerHTTPTellsEveryDeployedLimiterRightFromWrong(t *testing.T) {
 				if wantCode := map[bool]int{true: ExitCheckFailed, false: ExitOK}[wrong]; r.code != wantCode && !strings.Contains(r.errOut, "not judged") {
 					t.Errorf("exit %d, want %d: %s", r.code, wantCode, r.errOut)
 				}
-				if attempt == 5 && len(done) < len(g.targets) {
+				// A race needs its requests interleaved, which a machine busy with other work may not
+				// give for several runs (the two-counter check-then-update's two GETs and INCR, slowed
+				// until no window fills): up to 10 runs.
+				if attempt == 10 && len(done) < len(g.targets) {
 					for name, w := range g.want {
 						if !done[name] {
-							t.Errorf("%s (want %s) never so in 5 runs: %s %s", name, w, by[name].Verdict, by[name].VerdictText)
+							t.Errorf("%s (want %s) never so in 10 runs: %s %s", name, w, by[name].Verdict, by[name].VerdictText)
 						}
 					}
 					return

@@ -100,8 +100,11 @@ func traceNodes(ctx context.Context, rdb redis.UniversalClient) ([]*redis.Option
 	case *redis.Client:
 		return []*redis.Options{c.Options()}, nil
 	case *redis.ClusterClient:
+		var mu sync.Mutex // ForEachMaster calls fn for each master at once
 		var nodes []*redis.Options
 		err := c.ForEachMaster(ctx, func(_ context.Context, m *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
 			nodes = append(nodes, m.Options())
 			return nil
 		})

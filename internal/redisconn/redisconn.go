@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -567,14 +568,16 @@ func contextual(err error, ctx context.Context) error {
 }
 
 // unprobedConn hides the socket's syscall.Conn, which is what go-redis's checkout probe needs.
+// Like any net.Conn it may be read and written at once (a RESP proxy forwards both ways on it),
+// so its flag is atomic.
 type unprobedConn struct {
 	net.Conn
-	wrote bool
+	wrote atomic.Bool
 }
 
 // Write sends a request.
 func (c *unprobedConn) Write(b []byte) (int, error) {
-	c.wrote = true
+	c.wrote.Store(true)
 	return c.Conn.Write(b)
 }
 
@@ -582,8 +585,7 @@ func (c *unprobedConn) Write(b []byte) (int, error) {
 // meanwhile, and the reply has usually arrived by then, which saves a read that would find
 // nothing (EAGAIN) and a trip through the poller.
 func (c *unprobedConn) Read(b []byte) (int, error) {
-	if c.wrote {
-		c.wrote = false
+	if c.wrote.Load() && c.wrote.Swap(false) {
 		runtime.Gosched()
 	}
 	return c.Conn.Read(b)
