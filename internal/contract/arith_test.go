@@ -164,6 +164,30 @@ func TestCompileAlignmentAndTimeQuantum(t *testing.T) {
 	}
 }
 
+// A kind that weighs by the fraction of its window allows the coarsest now a script may take that
+// fraction from: upstash's layout (the counters named by the window's index, the now in whole
+// seconds) is judged at whole seconds, where TimeQuantum reads the index as a finer clock; a
+// script given a finer now beside whole seconds may still use the seconds.
+func TestFractionQuantumIsTheCoarsestNow(t *testing.T) {
+	for _, c := range []struct {
+		spec    Spec
+		quantum time.Duration
+	}{
+		{Spec{Keys: "{key}:{window_index} {key}:{prev_window_index}", Args: "{now_s_int} {window_s} {limit}"}, time.Second},
+		{Spec{Keys: "{key}", Args: "{now_s_int} {now_ms}"}, time.Second},
+		{Spec{Keys: "{key}:{window_index} {key}:{prev_window_index}", Args: "{limit} {now_ms} {window_ms}"}, time.Millisecond},
+		{Spec{Keys: "{key}", Args: "{limit}", Clock: string(ServerClock)}, time.Millisecond},
+	} {
+		ct, err := Compile(c.spec, Spec{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ct.FractionQuantum(); got != c.quantum {
+			t.Errorf("%+v: fraction quantum %s, want %s", c.spec, got, c.quantum)
+		}
+	}
+}
+
 // Given keeps what the user passed, so a template taken from the shipped contract can be told
 // apart from the same text given on purpose.
 func TestCompileKeepsWhatWasGiven(t *testing.T) {

@@ -369,6 +369,19 @@ func (c *Contract) TimeQuantum() time.Duration {
 	return time.Millisecond
 }
 
+// FractionQuantum is how coarsely a script may read how far into its window it is, on the
+// client's clock: a second when {now_s_int} is passed at all (a script given a finer now too may
+// still take the fraction from the whole seconds), else a millisecond. A window's index or start
+// ({window_index}, {prev_window_index}, {window_start_ms}) names the window, not the time in it,
+// so unlike TimeQuantum it leaves the unit alone: upstash's layout names its counters by the
+// window's index and weighs the previous one by the now it is given.
+func (c *Contract) FractionQuantum() time.Duration {
+	if c.Clock == ClientClock && slices.Contains(c.timePlaceholders(), phNowSInt) {
+		return time.Second
+	}
+	return time.Millisecond
+}
+
 // NowQuantum is the unit the script's now is floored to on the client's clock, given the run's
 // window: a second for {now_s_int}, the window for {window_index}, {prev_window_index} or
 // {window_start_ms} (a concurrency script given them reads a clock that ticks once a window), the

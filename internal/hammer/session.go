@@ -116,13 +116,17 @@ func epochAligned(o Options, st limiter.Strategy) bool {
 
 // timeQuantum is how finely the strategy's script is told the time. A concurrency script has no
 // window of its own: a window's index it is given is a clock that ticks once a window, and the
-// witness and the refusal judge allow for that rounding of the times it scores requests by.
+// witness and the refusal judge allow for that rounding of the times it scores requests by. A kind
+// that weighs by the fraction of its window (Description.WeighsFraction) allows the coarsest now
+// the script may take that fraction from.
 func timeQuantum(o Options, st limiter.Strategy) time.Duration {
 	switch {
 	case st != limiter.Custom || o.Contract == nil:
 		return time.Millisecond
 	case o.Limiter.Describe().Releases:
 		return o.Contract.NowQuantum(o.Window)
+	case o.Limiter.Describe().WeighsFraction:
+		return o.Contract.FractionQuantum()
 	}
 	return o.Contract.TimeQuantum()
 }

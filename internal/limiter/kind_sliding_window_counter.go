@@ -23,7 +23,7 @@ var slidingWindowCounter = Description{
 	Kind: SlidingWindowCounter, Limits: "requests per window", MinLimit: 1, Script: "sliding_window_counter",
 	Contract:   contract.Spec{Keys: "{key}:{window_index} {key}:{prev_window_index}", Args: shippedArgs("sliding_window_counter")},
 	Strategies: []Strategy{Naive, Lua, Eval, Function, Custom}, Model: slidingcounter.Model,
-	Bursty: true, Skew: fewMilliseconds,
+	Bursty: true, Skew: fewMilliseconds, WeighsFraction: true,
 	Commands: []string{"get", "incr", "pttl", "pexpire"},
 	Inspect:  "sliding_counter", CountLabel: "in window", ChartLabel: "per-window count",
 	windowKey: counterKey, windowSuffix: isWindowStart,

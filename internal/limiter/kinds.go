@@ -63,6 +63,10 @@ type Description struct {
 	// of 20 when requests hold slots; 0 for the others, where a pause after each admit would
 	// only slow the load (at 2ms a fixed-window run made about 40% of its decisions/s at 0).
 	DefaultHold time.Duration
+	// WeighsFraction: the kind weighs what it counted by how far into its window a decision is
+	// (the two-counter estimate), so its evidence allows the coarsest now a script may take that
+	// fraction from (contract.FractionQuantum), not the finest it is given.
+	WeighsFraction bool
 	// Bursty: the hammer's default load has idle spells longer than a window between bursts,
 	// which steady load lacks to catch a refill that is not capped or a key that outlives its
 	// window. Steady load shows a concurrency limiter's bugs and keeps throughput numbers whole.
