@@ -2,7 +2,6 @@ package demoapp
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -89,26 +88,32 @@ func (c *redisCounter) Get(key string, current, previous time.Time) (int, int, e
 	return counts[0], counts[1], nil
 }
 
-// counterCheckThenUpdate: GET this window's and the previous window's counters (epoch-aligned on
-// the application's clock), decide by the floored weighted share here, then INCR and PEXPIRE.
+// counterCheckThenUpdate: read this window's and the previous window's counters (epoch-aligned on
+// the application's clock) in one MGET, as httprate-redis reads them, decide by the floored
+// weighted share here, then INCR and PEXPIRE: two requests that read before either writes both
+// pass.
 func (a *App) counterCheckThenUpdate(ctx context.Context, key string) (bool, error) {
 	now := time.Now().UnixMilli()
 	w := a.cfg.Window.Milliseconds()
 	index := now / w
 	cur := Key(CounterCheckThenUpdate, key, strconv.FormatInt(index, 10))
 	prev := Key(CounterCheckThenUpdate, key, strconv.FormatInt(index-1, 10))
-	counts := [2]int64{}
-	for i, k := range []string{cur, prev} {
-		n, err := a.Redis.Get(ctx, k).Int64()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return false, err
+	vs, err := a.Redis.MGet(ctx, cur, prev).Result()
+	if err != nil {
+		return false, err
+	}
+	var counts [2]int64
+	for i, v := range vs {
+		if s, ok := v.(string); ok {
+			if counts[i], err = strconv.ParseInt(s, 10, 64); err != nil {
+				return false, err
+			}
 		}
-		counts[i] = n
 	}
 	if counts[0]+counts[1]*(w-now%w)/w >= a.cfg.Limit {
 		return false, nil
 	}
-	_, err := a.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = a.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.Incr(ctx, cur)
 		p.PExpire(ctx, cur, 2*a.cfg.Window)
 		return nil
