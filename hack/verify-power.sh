@@ -8,6 +8,8 @@
 #   RUN          a go test -run pattern under the TestPower tests (default: all of them)
 #   TEST         one of the suite's tests alone, e.g. TestPowerHTTPTargets (the HTTP targets'
 #                fixtures: make verify-power-http)
+#   LOGDIR       keep each pass's whole go test -v log there (the seeds, load-on counts, why a run
+#                was blamed); without it they go with the run
 #   SUITE        power (default), or soundness: the corpus of correct limiters (internal/corpus),
 #                every one under every profile and skew, none blamed (make verify-soundness)
 #
@@ -30,7 +32,7 @@ esac
 tests=${TEST:-$tests}
 
 out=$(mktemp -d)
-trap 'rm -rf "$out"; kill $(jobs -p) 2>/dev/null' EXIT
+trap 'if [ -n "${LOGDIR:-}" ]; then mkdir -p "$LOGDIR" && cp "$out"/*.log "$LOGDIR"/ 2>/dev/null; fi; rm -rf "$out"; kill $(jobs -p) 2>/dev/null' EXIT
 
 status=0
 for pass in $passes; do
