@@ -3,6 +3,11 @@ package redistrace
 import (
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/limitctl/limitctl/internal/redistest"
 )
 
 // MONITOR's lines as Redis writes them: the time, the client (an address, IPv6, a unix socket,
@@ -70,5 +75,40 @@ func TestIdentitiesAreFoundWholeAndOnlyTheApplications(t *testing.T) {
 	}
 	if ids.Holds("limitctl:{ab12.1}:lua") || !ids.Holds("app:ab12.1") {
 		t.Error("the run's own key held, or the application's not")
+	}
+}
+
+// Stop keeps the backlog: a burst of commands sent just before it, which a MONITOR stream has
+// not read yet (Redis runs a pipeline faster than a stream of its lines is parsed), is kept to
+// the last command. Shutting the door before the stream reached its marker lost a busy run's
+// last seconds, and the race with them.
+func TestStopKeepsWhatTheStreamHadNotReadYet(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ids := Identities{RunID: "burst1", Keys: 1, Targets: []string{"app"}}
+	tr, err := Start(t.Context(), Config{Identities: ids, Nodes: []*redis.Options{rdb.Options()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Begin(time.Now())
+	const burst = 50_000
+	pipe := rdb.Pipeline()
+	for range burst {
+		pipe.Incr(t.Context(), "app:burst1.0")
+	}
+	if _, err := pipe.Exec(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	incrs := 0
+	for _, c := range tr.Export() {
+		if c.Name == "INCR" {
+			incrs++
+		}
+	}
+	if incrs != burst {
+		t.Fatalf("the trace kept %d of the %d INCRs sent before Stop", incrs, burst)
 	}
 }

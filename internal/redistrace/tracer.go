@@ -54,6 +54,7 @@ type Tracer struct {
 
 	monitors []*monitor
 	proxy    *proxy
+	stopOnce sync.Once
 	stopErr  error
 }
 
@@ -141,13 +142,19 @@ func (t *Tracer) Add(reqs ...Request) {
 // stream has reached a marker sent now), or the proxy is closed. Commands sent later are not
 // recorded. Stop may be called more than once.
 func (t *Tracer) Stop(ctx context.Context) error {
-	t.mu.Lock()
-	if t.stopped {
+	t.stopOnce.Do(func() { t.stopErr = t.stop(ctx) })
+	return t.stopErr
+}
+
+// stop drains every source, then shuts the door: what a MONITOR stream reads before its marker
+// ran before Stop was called, so it is kept; it is the backlog of a stream that fell behind a
+// busy run, its last commands (shutting the door first lost them).
+func (t *Tracer) stop(ctx context.Context) error {
+	defer func() {
+		t.mu.Lock()
+		t.stopped = true
 		t.mu.Unlock()
-		return t.stopErr
-	}
-	t.stopped = true
-	t.mu.Unlock()
+	}()
 	var errs []error
 	for _, m := range t.monitors {
 		m.stop(ctx, t.cfg.Timeout)
@@ -158,8 +165,7 @@ func (t *Tracer) Stop(ctx context.Context) error {
 	if t.proxy != nil {
 		t.proxy.close()
 	}
-	t.stopErr = errors.Join(errs...)
-	return t.stopErr
+	return errors.Join(errs...)
 }
 
 // emit keeps commands that ran together (a MULTI's, or one), while there is room.

@@ -64,11 +64,11 @@ func killServer(socket string) {
 // Run is a tmux command on the terminal's own server.
 func (m *Term) Run(args ...string) string {
 	m.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-S", m.socket}, args...)...).CombinedOutput()
+	out, err := m.capture(args...)
 	if err != nil {
-		m.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		m.t.Fatal(err)
 	}
-	return string(out)
+	return out
 }
 
 // Screen is what the terminal shows now.
@@ -102,16 +102,32 @@ func (m *Term) AltScreen() bool {
 func (m *Term) WaitFor(limit time.Duration, what string, ok func(screen string) bool) string {
 	m.t.Helper()
 	deadline := time.Now().Add(limit)
+	last := ""
 	for {
-		s := m.Screen()
+		s, err := m.capture("capture-pane", "-p", "-t", session)
+		if err != nil {
+			// The terminal is gone: what ran in it ended. What it printed last says why.
+			m.t.Fatalf("the terminal closed before it showed %s (%v); it last showed:\n%s", what, err, last)
+		}
 		if ok(s) {
 			return s
 		}
+		last = s
 		if time.Now().After(deadline) {
-			m.t.Fatalf("after %s the terminal never showed %s; it shows:\n%s", limit, what, s)
+			m.t.Fatalf("after %s the terminal never showed %s; it shows:\n%s\nand printed before that:\n%s",
+				limit, what, s, m.History())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// capture is a tmux command's output, or why it failed.
+func (m *Term) capture(args ...string) (string, error) {
+	out, err := exec.Command("tmux", append([]string{"-S", m.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("tmux %v: %v: %s", args, err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
 }
 
 // WaitForText waits until every fragment is on the screen.
@@ -125,4 +141,23 @@ func (m *Term) WaitForText(limit time.Duration, fragments ...string) string {
 		}
 		return true
 	})
+}
+
+// WaitForPrinted waits until every fragment has been printed, on the screen or scrolled off its
+// top (a summary longer than the terminal is tall), and returns everything printed.
+func (m *Term) WaitForPrinted(limit time.Duration, fragments ...string) string {
+	m.t.Helper()
+	m.WaitFor(limit, fmt.Sprintf("%q (on screen or above it)", fragments), func(string) bool {
+		h, err := m.capture("capture-pane", "-p", "-J", "-S", "-", "-t", session)
+		if err != nil {
+			return false // the next screen's capture says the terminal closed
+		}
+		for _, f := range fragments {
+			if !strings.Contains(h, f) {
+				return false
+			}
+		}
+		return true
+	})
+	return m.History()
 }
