@@ -1,6 +1,7 @@
 package overshoot
 
 import (
+	"cmp"
 	"slices"
 	"time"
 )
@@ -25,13 +26,22 @@ import (
 // admit, so it is paced to the views' ticks, not to the admits.
 const liveEvery = 100 * time.Millisecond
 
+// liveShare bounds the sweeps' share of a core: the next sweep waits at least liveShare times as
+// long as the last one took. A busy endpoint's lag holds some hundred thousand admits, which one
+// sweep takes milliseconds over; at liveEvery each admit was swept some forty times, a tenth of
+// the client's CPU (hammer --http, make bench-hammer ONLY=http). The views still see an
+// overshoot within a few of their ticks; what is judged for good does not wait on this.
+const liveShare = 20
+
 // liveJudgment is the last provisional judgment of the pending starts.
 type liveJudgment struct {
 	at     time.Time
-	stale  bool // admits were recorded since
+	stale  bool          // admits were recorded since
+	took   time.Duration // how long the last sweep took
 	result CheckResult
 	// scratch reused between sweeps
-	replies []int64
+	byReply []replyRank
+	ranks   []int32
 	counts  []int64
 }
 
@@ -40,9 +50,10 @@ type liveJudgment struct {
 // starts of the newest window), made again when admits came since and liveEvery has passed.
 // Call with c.mu held.
 func (c *IntervalChecker) liveResult(now time.Time) CheckResult {
-	if c.live.stale && now.Sub(c.live.at) >= liveEvery {
+	if c.live.stale && now.Sub(c.live.at) >= max(liveEvery, liveShare*c.live.took) {
+		began := time.Now()
 		c.live.result = c.judgePending()
-		c.live.at, c.live.stale = now, false
+		c.live.at, c.live.stale, c.live.took = now, false, time.Since(began)
 	}
 	return c.live.result
 }
@@ -50,29 +61,45 @@ func (c *IntervalChecker) liveResult(now time.Time) CheckResult {
 // judgePending judges every pending start as judgeNext would, on the pending admits alone:
 // counted from the latest start down, each start's admits (sent at or after it) are added to a
 // Fenwick tree over their reply times, where the count answered by x+span is one prefix sum.
+//
+// Its cost is one sort of the pending admits by reply a sweep, and per span a tree update per
+// admit and a prefix sum per start: each admit's place among the replies is found once, by that
+// sort (the i-th reply in order is at rank i; equal replies take neighbouring ranks, and a
+// prefix of the ranks holds exactly the replies up to a bound either way), and the prefix
+// answered by x+span is found by a pointer walking down the sorted replies as x walks down, not
+// by a search of its own. A sweep over a busy endpoint's lag of admits is the run's largest
+// periodic cost (hammer --http), so it does no more than that.
 func (c *IntervalChecker) judgePending() CheckResult {
 	n := len(c.pending)
 	var r CheckResult
 	if n == 0 {
 		return r
 	}
-	replies := append(c.live.replies[:0], make([]int64, n)...)
+	byReply := c.live.byReply[:0]
 	for i, p := range c.pending {
-		replies[i] = p.replied
+		byReply = append(byReply, replyRank{replied: p.replied, admit: int32(i)})
 	}
-	slices.Sort(replies)
-	c.live.replies = replies
+	slices.SortFunc(byReply, func(a, b replyRank) int { return cmp.Compare(a.replied, b.replied) })
+	ranks := slices.Grow(c.live.ranks[:0], n)[:n]
+	for k, b := range byReply {
+		ranks[b.admit] = int32(k)
+	}
+	c.live.byReply, c.live.ranks = byReply, ranks
 	over := make([]bool, n) // by the index of a start's last admit: some span proves it over
 	newest := c.pending[n-1].sent
 	for ci := range c.checks {
 		ch := &c.checks[ci]
 		tree := fenwick(c.live.counts[:0], n)
+		answered := n // how many replies are at most x+span, for the x at hand (non-increasing)
 		for i := n - 1; i >= 0; {
 			x, at := c.pending[i].sent, i
 			for ; i >= 0 && c.pending[i].sent == x; i-- {
-				tree.add(rank(replies, c.pending[i].replied))
+				tree.add(int(ranks[i]))
 			}
-			count := tree.sum(upperRank(replies, x+ch.Us))
+			for answered > 0 && byReply[answered-1].replied > x+ch.Us {
+				answered--
+			}
+			count := tree.sum(answered)
 			p := c.peakFor(ch, count)
 			r.Peak = max(r.Peak, p)
 			if p > c.limit {
@@ -90,6 +117,12 @@ func (c *IntervalChecker) judgePending() CheckResult {
 		}
 	}
 	return r
+}
+
+// replyRank is a pending admit's reply time and its index among the pending admits.
+type replyRank struct {
+	replied int64
+	admit   int32
 }
 
 // fenwickTree counts values by rank (1-based inside).
@@ -119,19 +152,6 @@ func (t fenwickTree) sum(k int) int64 {
 		s += t[k]
 	}
 	return s
-}
-
-// rank is the position of v in sorted (its first, when repeated: the tree counts each
-// occurrence at the same rank, which sums alike).
-func rank(sorted []int64, v int64) int {
-	i, _ := slices.BinarySearch(sorted, v)
-	return i
-}
-
-// upperRank is how many of sorted are at most v.
-func upperRank(sorted []int64, v int64) int {
-	i, _ := slices.BinarySearch(sorted, v+1)
-	return i
 }
 
 // insertBySent adds s to spans sorted by sent time; calls return in about the order they were

@@ -1,6 +1,7 @@
 package overshoot_test
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -76,5 +77,36 @@ func TestLiveIntervalJudgmentShowsAnOvershootBeforeItsStartIsJudged(t *testing.T
 		if span := calls[earlyAt].replied - calls[0].sent; span > 3*w {
 			t.Errorf("seed %d: shown live %dµs into the run, more than three windows", seed, span)
 		}
+	}
+}
+
+// The live view's sweep (one sort, ranks and a walking pointer) counts each pending start's
+// spans exactly as counting them one by one does: ties of sending and of reply included, in
+// order and out of it, for every kind's spans.
+func TestLiveSweepCountsAsDirectCountingDoes(t *testing.T) {
+	overs := 0
+	for seed := uint64(1); seed <= 40; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		n := 1 + rng.IntN(300)
+		var pending [][2]int64
+		sent := int64(0)
+		for range n {
+			// On a coarse grid in half the seeds, so that replies fall on a span's very end.
+			grain := int64(1 + seed%2*4_999)
+			sent += rng.Int64N(3) * rng.Int64N(2_000/grain+1) * grain // runs of equal sendings
+			pending = append(pending, [2]int64{sent, sent + rng.Int64N(50_000/grain+1)*grain})
+		}
+		for name, check := range map[string]func() *overshoot.IntervalChecker{"sliding": slidingI, "fixed": fixedI, "bucket": bucketI} {
+			fast, direct := check().PendingJudgments(pending)
+			if fast != direct {
+				t.Fatalf("seed %d, %s, %d admits: the sweep says %+v, direct counting %+v", seed, name, n, fast, direct)
+			}
+			if direct.OvershootEvent > 0 {
+				overs++
+			}
+		}
+	}
+	if overs == 0 {
+		t.Fatal("no case had an overshoot: the comparison never saw one counted")
 	}
 }
