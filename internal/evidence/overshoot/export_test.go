@@ -47,3 +47,8 @@ func (c *IntervalChecker) PendingJudgments(pending [][2]int64) (fast, direct Che
 	direct.OvershootEvent = int64(len(over))
 	return fast, direct
 }
+
+// CaughtFromSearched is CaughtFrom without its early answer (couldProve): the search at every k.
+func (c *IntervalChecker) CaughtFromSearched(maxK int64) (int64, bool) {
+	return c.searchPower(c.thinned(), maxK)
+}

@@ -30,7 +30,8 @@ type SpanRule interface {
 	// windowUs (a bucket's time to refill its burst).
 	Spans(limit, windowUs int64) []Span
 	// Peak is what count admits certainly inside sp prove of one window (or the bucket): the
-	// most admits some window must have held, or the most drawn beyond refill.
+	// most admits some window must have held, or the most drawn beyond refill. It never falls
+	// as count grows (IntervalChecker.CaughtFrom's early answer rests on it).
 	Peak(sp Span, limit, count int64) int64
 	// Allowed is the most admits a correct limiter could place certainly inside sp; 0 where that
 	// is the limit itself (a single window).

@@ -249,3 +249,50 @@ func TestIntervalPowerOfTightAndLooseCalls(t *testing.T) {
 		t.Errorf("calls of 1.1s: caught from %d, want none", k)
 	}
 }
+
+// The power search's early answer (no k up to the bound could prove anything, by counting every
+// admit and every phantom a span could hold) gives what the search itself gives, at limits below
+// the load's, near it and far above it, for every kind.
+func TestIntervalPowerAnswersEarlyOnlyWhatTheSearchFinds(t *testing.T) {
+	found, none := 0, 0
+	steady := func(c *overshoot.IntervalChecker) { // 2,000 a second for a second, each answered within 2ms
+		for i := range 2000 {
+			at := time.Duration(i) * 500 * time.Microsecond
+			c.AdmitInterval(at, at+time.Duration(100+i%19*100)*time.Microsecond)
+		}
+	}
+	burst := func(c *overshoot.IntervalChecker) { // 300 in 30ms, then quiet: a span holds them all
+		for i := range 300 {
+			at := time.Duration(i) * 100 * time.Microsecond
+			c.AdmitInterval(at, at+50*time.Microsecond)
+		}
+	}
+	for _, limit := range []int64{20, 150, 290, 299, 300, 600, 1_000_000} {
+		for name, check := range map[string]func() *overshoot.IntervalChecker{
+			"sliding": func() *overshoot.IntervalChecker { return sliding.Intervals(limit, 100*time.Millisecond) },
+			"fixed":   func() *overshoot.IntervalChecker { return fixed.Intervals(limit, 100*time.Millisecond) },
+			"bucket":  func() *overshoot.IntervalChecker { return bucket.Intervals(limit, float64(limit)*10) },
+		} {
+			for _, load := range []func(*overshoot.IntervalChecker){steady, burst} {
+				c := check()
+				load(c)
+				c.Finish()
+				for _, maxK := range []int64{1, 8, 64, 4096} {
+					k, ok := c.CaughtFrom(maxK)
+					sk, sok := c.CaughtFromSearched(maxK)
+					if k != sk || ok != sok {
+						t.Fatalf("%s limit %d up to %d: caught from %d (%v), the search says %d (%v)", name, limit, maxK, k, ok, sk, sok)
+					}
+					if ok {
+						found++
+					} else {
+						none++
+					}
+				}
+			}
+		}
+	}
+	if found == 0 || none == 0 {
+		t.Fatalf("%d cases proven and %d not: the comparison needs both", found, none)
+	}
+}

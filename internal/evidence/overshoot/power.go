@@ -335,12 +335,21 @@ func (c *sharedChecker) CaughtFrom(maxK int64) (int64, bool) {
 // CaughtFrom implements Checker: the calls' intervals, thinned by their midpoints (a correct
 // limiter decided each somewhere in its interval), each phantom a copy of a judged call's.
 func (c *IntervalChecker) CaughtFrom(maxK int64) (int64, bool) {
+	thinned := c.thinned()
+	if !c.couldProve(int64(len(thinned)), maxK) {
+		return 0, false
+	}
+	return c.searchPower(thinned, maxK)
+}
+
+// thinned are the judged calls' intervals a correct limiter could have left: thinned by
+// midpoint, as the rule counts a call only in an interval that certainly holds it, and such an
+// interval holds its midpoint, so calls whose midpoints keep the limiter's rule are never
+// blamed.
+func (c *IntervalChecker) thinned() []span {
 	c.mu.Lock()
 	spans := append([]span(nil), c.spans...)
 	c.mu.Unlock()
-	// Thinned by midpoint: the rule counts a call only in an interval that certainly holds it,
-	// and such an interval holds its midpoint, so calls whose midpoints keep the limiter's rule
-	// are never blamed.
 	sort.Slice(spans, func(i, j int) bool { return spans[i].mid() < spans[j].mid() })
 	mids := make([]tally.Count, len(spans))
 	for i, s := range spans {
@@ -353,6 +362,12 @@ func (c *IntervalChecker) CaughtFrom(maxK int64) (int64, bool) {
 			thinned = append(thinned, s)
 		}
 	}
+	return thinned
+}
+
+// searchPower is the fewest phantoms a window (up to maxK) by which the thinned calls, replayed
+// with them, prove an overshoot under every placement.
+func (c *IntervalChecker) searchPower(thinned []span, maxK int64) (int64, bool) {
 	sort.Slice(thinned, func(i, j int) bool { return thinned[i].sent < thinned[j].sent })
 	return Weakest(maxK, func(place Placement, k int64) bool {
 		fresh := c.fresh()
@@ -380,3 +395,18 @@ func (c *IntervalChecker) CaughtFrom(maxK int64) (int64, bool) {
 type span struct{ sent, replied int64 }
 
 func (s span) mid() int64 { return s.sent + (s.replied-s.sent)/2 }
+
+// couldProve says whether n judged admits with up to maxK phantoms in each window could prove
+// anything in any span; when it says no, the search of CaughtFrom finds nothing at any k, and
+// is spared (a limit far above the load: every request an admit, replayed a dozen times over).
+// A span [x, x+Us] certainly holds only admits sent inside it, whose windows (by sending, as
+// the phantoms are placed) are at most Us/window + 2, each with at most k phantoms: it holds
+// at most n + k*(Us/window + 2), and Peak never falls as the count grows.
+func (c *IntervalChecker) couldProve(n, maxK int64) bool {
+	for _, ch := range c.checks {
+		if c.peakFor(&ch, n+maxK*(ch.Us/c.windowUs+2)) > c.limit {
+			return true
+		}
+	}
+	return false
+}
