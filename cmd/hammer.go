@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -212,6 +213,12 @@ func runHammer(ctx context.Context, f *Factory, o *hammerOptions) error {
 			}
 			return err
 		},
+	}
+	if f.IO.Process {
+		deps.Procs = func(n int) func() {
+			was := runtime.GOMAXPROCS(n)
+			return func() { runtime.GOMAXPROCS(was) }
+		}
 	}
 	if o.flags.HasTarget {
 		deps.Connect = func(ctx context.Context, poolSize int) (redis.UniversalClient, bench.Target, error) {

@@ -118,6 +118,9 @@ type Deps struct {
 	// Watch consumes the snapshots while the load runs (a dashboard, progress lines) and
 	// returns once the channel is closed; nil drains them.
 	Watch func(ctx context.Context, live Live, snapshots <-chan bench.Snapshot) error
+	// Procs sets how many cores the process schedules on, and returns what sets it back; nil
+	// leaves the process alone (tests, which share one).
+	Procs func(n int) (restore func())
 }
 
 // Live is what a watcher may do to the running load.

@@ -260,6 +260,7 @@ func Run(ctx context.Context, o Options, deps Deps) (Result, error) {
 		return Result{}, err
 	}
 	s.startTimeline(ctx)
+	defer s.leaveServersTheirCores(ctx)()
 	if o.Record == "" {
 		s.cfg.Recorder = s.traced(nil)
 		return s.load(ctx)

@@ -32,6 +32,9 @@ type IOStreams struct {
 
 	// Columns, above 0, is the width tables fit whatever stdout is: $COLUMNS, or a test's.
 	Columns int
+	// Process is set when the streams are the process's own (System): a command may then tune
+	// the process itself, which tests sharing one process never let it.
+	Process bool
 	// termWidth and errTermWidth measure stdout's and stderr's terminals now (they may have
 	// been resized); nil in tests.
 	termWidth, errTermWidth func() (int, error)
@@ -57,6 +60,7 @@ func System() *IOStreams {
 		errTermWidth: func() (int, error) { return termWidth(os.Stderr) },
 		OutProfile:   colorprofile.Detect(os.Stdout, os.Environ()),
 		ErrProfile:   colorprofile.Detect(os.Stderr, os.Environ()),
+		Process:      true,
 	}
 	if s.StdoutTTY {
 		s.terminal = os.Stdout
