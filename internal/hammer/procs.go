@@ -45,10 +45,7 @@ func (s *session) leaveServersTheirCores(ctx context.Context) (restore func()) {
 // every one is on a loopback address; a Sentinel's client, whose master may move, is not counted.
 func loopbackNodes(ctx context.Context, rdb redis.UniversalClient, timeout time.Duration) (int, bool) {
 	switch c := rdb.(type) {
-	case *redis.Client:
-		if c.Options().Dialer != nil && c.Options().Addr == "" {
-			return 0, false
-		}
+	case *redis.Client: // a Sentinel's is one too, its Addr "FailoverClient": no host of its own
 		return 1, loopback(c.Options().Addr)
 	case *redis.ClusterClient:
 		ctx, cancel := context.WithTimeout(ctx, timeout)
