@@ -40,7 +40,19 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 # more CPU (Go's, not C's) would be the one squeezed.
 redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" --daemonize yes \
   --pidfile "$dir/redis.pid" --logfile "$dir/log"
-trap 'kill "$(cat "$dir/redis.pid" 2>/dev/null)" 2>/dev/null; sleep 0.2; rm -rf "$dir"' EXIT
+# Every server this script starts is stopped by its pid, remembered as it starts: a pidfile is gone
+# once its server has shut down, and under set -e a kill that fails in the trap ended the trap
+# before the next server was stopped (a cluster run left the single node running).
+pids=()
+cleanup() {
+  set +e
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done # before rm: a server writes as it stops
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+until [ -s "$dir/redis.pid" ]; do sleep 0.1; done
+pids+=("$(cat "$dir/redis.pid")")
 until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
 
 field() { python3 -c "import json,sys; print(json.load(sys.stdin)['strategies'][0]['$1'])"; }
@@ -76,7 +88,8 @@ http {
 }
 NGINX
   "$nginx" -p "$dir/nginx" -c "$dir/nginx/nginx.conf"
-  trap 'kill "$(cat "$dir/nginx/nginx.pid" 2>/dev/null)" 2>/dev/null; kill "$(cat "$dir/redis.pid" 2>/dev/null)" 2>/dev/null; sleep 0.2; rm -rf "$dir"' EXIT
+  until [ -s "$dir/nginx/nginx.pid" ]; do sleep 0.1; done
+  pids+=("$(cat "$dir/nginx/nginx.pid")")
   until curl -fs "http://127.0.0.1:$hport/" >/dev/null 2>&1; do sleep 0.1; done
   url="http://127.0.0.1:$hport/limit/{key}"
   echo "GET http://127.0.0.1:$hport/limit/bench" >"$dir/targets"
@@ -311,7 +324,7 @@ print(*out)' "$masters")"
       --save "" --appendonly no --dir "$dir/c$p" --daemonize yes --pidfile "$dir/c$p/pid" --logfile "$dir/c$p/log"
   done
   for p in "${cports[@]}"; do until redis-cli -p "$p" ping >/dev/null 2>&1; do sleep 0.1; done; cpids+=("$(cat "$dir/c$p/pid")"); done
-  trap 'for p in "${cports[@]}"; do kill "$(cat "$dir/c$p/pid" 2>/dev/null)" 2>/dev/null; done; kill "$(cat "$dir/redis.pid" 2>/dev/null)" 2>/dev/null; sleep 0.2; rm -rf "$dir"' EXIT
+  pids+=("${cpids[@]}")
   redis-cli --cluster create "${cports[@]/#/127.0.0.1:}" --cluster-replicas 0 --cluster-yes >/dev/null
   for p in "${cports[@]}"; do
     until redis-cli -p "$p" cluster info | grep -q cluster_state:ok; do sleep 0.2; done
