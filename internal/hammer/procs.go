@@ -20,9 +20,9 @@ import (
 // each connection's) then spends a quarter of its CPU finding and waking threads on the cores
 // the servers need, which redis-benchmark, one thread, never does. So when every node the load
 // goes to is a process on this machine's loopback, the hammer schedules on the cores the nodes
-// leave it: the machine's less one a node, at least one (make bench-hammer: on two cores, a
-// 3-master cluster's client CPU per decision fell from 1.78x redis-benchmark's to 1.52x, its
-// throughput rose from 0.76x to 0.89x). Not with HTTP targets (an application's cores are its
+// leave it: the cores it would use less one a node, at least one (make bench-hammer: on two
+// cores, a 3-master cluster's client CPU per decision fell from 1.78x redis-benchmark's to
+// 1.52x, its throughput rose from 0.76x to 0.89x). Not with HTTP targets (an application's cores are its
 // own business, and net/http's client needs more than one: 0.65x vegeta's rate on one core
 // against 0.81x), not against the in-process server (it needs cores of this process), and
 // never over GOMAXPROCS set by the user.
@@ -38,7 +38,9 @@ func (s *session) leaveServersTheirCores(ctx context.Context) (restore func()) {
 	if !ok {
 		return restore
 	}
-	return s.deps.Procs(max(1, runtime.NumCPU()-nodes))
+	// Of the cores the runtime schedules on already (GOMAXPROCS: the machine's, or fewer in a
+	// container whose CPU quota is lower), never more.
+	return s.deps.Procs(max(1, runtime.GOMAXPROCS(0)-nodes))
 }
 
 // loopbackNodes counts the nodes rdb sends commands to (a cluster's masters), and says whether
