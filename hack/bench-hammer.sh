@@ -47,7 +47,12 @@ pids=()
 cleanup() {
   set +e
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${pids[@]}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done # before rm: a server writes as it stops
+  # Before rm (a server writes as it stops), at most 5s each: a zombie that nobody reaps still
+  # answers kill -0, and a server that hangs is killed outright.
+  for p in "${pids[@]}"; do
+    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null && ! grep -q '^[0-9]* ([^)]*) Z' "/proc/$p/stat" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$p" 2>/dev/null
+  done
   rm -rf "$dir"
 }
 trap cleanup EXIT

@@ -114,8 +114,12 @@ func (m *Term) WaitFor(limit time.Duration, what string, ok func(screen string) 
 		}
 		last = s
 		if time.Now().After(deadline) {
+			printed, err := m.capture("capture-pane", "-p", "-J", "-S", "-", "-t", session)
+			if err != nil {
+				printed = err.Error()
+			}
 			m.t.Fatalf("after %s the terminal never showed %s; it shows:\n%s\nand printed before that:\n%s",
-				limit, what, s, m.History())
+				limit, what, s, printed)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

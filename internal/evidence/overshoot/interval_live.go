@@ -3,6 +3,7 @@ package overshoot
 import (
 	"cmp"
 	"slices"
+	"sort"
 	"time"
 )
 
@@ -40,9 +41,10 @@ type liveJudgment struct {
 	took   time.Duration // how long the last sweep took
 	result CheckResult
 	// scratch reused between sweeps
-	byReply []replyRank
-	ranks   []int32
-	counts  []int64
+	byReply    []replyRank
+	overStarts []int64 // the sent times of the starts the last sweep found over, ascending
+	ranks      []int32
+	counts     []int64
 }
 
 // liveResult is the provisional judgment of the pending starts (Peak, OvershootEvent: how many
@@ -55,7 +57,16 @@ func (c *IntervalChecker) liveResult(now time.Time) CheckResult {
 		c.live.result = c.judgePending()
 		c.live.at, c.live.stale, c.live.took = now, false, time.Since(began)
 	}
-	return c.live.result
+	r := c.live.result
+	// The starts judged for good since the sweep are counted by the checker now (what the sweep
+	// proved of one, its final judgment proves too): of the starts the sweep found over, only
+	// those still pending are the live view's, or a sweep older than a tick would count them twice.
+	over := c.live.overStarts
+	if c.started {
+		over = over[sort.Search(len(over), func(i int) bool { return over[i] > c.frontier }):]
+	}
+	r.OvershootEvent = int64(len(over))
+	return r
 }
 
 // judgePending judges every pending start as judgeNext would, on the pending admits alone:
@@ -111,11 +122,14 @@ func (c *IntervalChecker) judgePending() CheckResult {
 		}
 		c.live.counts = tree
 	}
-	for _, o := range over {
+	overStarts := c.live.overStarts[:0]
+	for at, o := range over {
 		if o {
 			r.OvershootEvent++
+			overStarts = append(overStarts, c.pending[at].sent) // ascending, as the pending are
 		}
 	}
+	c.live.overStarts = overStarts
 	return r
 }
 

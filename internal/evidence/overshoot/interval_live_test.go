@@ -110,3 +110,26 @@ func TestLiveSweepCountsAsDirectCountingDoes(t *testing.T) {
 		t.Fatal("no case had an overshoot: the comparison never saw one counted")
 	}
 }
+
+// A sweep the pacing has not made again yet still shows only the starts that are pending: a
+// start it found over and the checker has since judged for good is counted once, by the
+// checker, so the live view never shows more events than the run's summary.
+func TestAStaleSweepDoesNotCountAJudgedStartTwice(t *testing.T) {
+	c := fixedI()
+	for i := range 3 * testLimitI { // three times the limit in 6ms: over in every span
+		at := time.Duration(i) * 100 * time.Microsecond
+		c.AdmitInterval(at, at+50*time.Microsecond)
+	}
+	swept := time.Unix(0, 0).Add(time.Hour)
+	judged, live := c.JudgedAndLive(swept)
+	if judged.OvershootEvent != 0 || live.OvershootEvent == 0 {
+		t.Fatalf("before any start is judged: judged %d events, live %d; want 0 and some", judged.OvershootEvent, live.OvershootEvent)
+	}
+	at := 2 * time.Second // past the widest span and its lag: every start of the burst is judged
+	c.AdmitInterval(at, at+50*time.Microsecond)
+	judged, live = c.JudgedAndLive(swept) // the same instant: no new sweep
+	final := c.Finish()
+	if judged.OvershootEvent == 0 || judged.OvershootEvent+live.OvershootEvent > final.OvershootEvent {
+		t.Fatalf("after the burst was judged: judged %d + live %d events, the summary %d", judged.OvershootEvent, live.OvershootEvent, final.OvershootEvent)
+	}
+}
