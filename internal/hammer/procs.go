@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,10 +21,10 @@ import (
 // goes to is a process on this machine's loopback, the hammer schedules on the cores the nodes
 // leave it: the cores it would use less one a node, at least one (make bench-hammer: on two
 // cores, a 3-master cluster's client CPU per decision fell from 1.78x redis-benchmark's to
-// 1.52x, its throughput rose from 0.76x to 0.89x). Not with HTTP targets (an application's cores are its
-// own business, and net/http's client needs more than one: 0.65x vegeta's rate on one core
-// against 0.81x), not against the in-process server (it needs cores of this process), and
-// never over GOMAXPROCS set by the user.
+// 1.52x, its throughput rose from 0.76x to 0.89x). Not with HTTP targets (an application's
+// cores are its own business, and net/http's client needs more than one: 0.65x vegeta's rate
+// on one core against 0.81x), not against the in-process server (it needs cores of this
+// process), and never over GOMAXPROCS set by the user.
 func (s *session) leaveServersTheirCores(ctx context.Context) (restore func()) {
 	restore = func() {}
 	if s.deps.Procs == nil || os.Getenv("GOMAXPROCS") != "" || len(s.opts.HTTP) > 0 || s.rdb == nil {
@@ -43,27 +42,22 @@ func (s *session) leaveServersTheirCores(ctx context.Context) (restore func()) {
 	return s.deps.Procs(max(1, runtime.GOMAXPROCS(0)-nodes))
 }
 
-// loopbackNodes counts the nodes rdb sends commands to (a cluster's masters), and says whether
-// every one is on a loopback address; a Sentinel's client, whose master may move, is not counted.
+// loopbackNodes counts the nodes rdb sends commands to (a cluster's masters, as the trace finds
+// them), and says whether every one is on a loopback address; a Sentinel's client (its Addr
+// "FailoverClient", no host of its own: its master may move) is not.
 func loopbackNodes(ctx context.Context, rdb redis.UniversalClient, timeout time.Duration) (int, bool) {
-	switch c := rdb.(type) {
-	case *redis.Client: // a Sentinel's is one too, its Addr "FailoverClient": no host of its own
-		return 1, loopback(c.Options().Addr)
-	case *redis.ClusterClient:
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		var mu sync.Mutex
-		n, all := 0, true
-		err := c.ForEachMaster(ctx, func(_ context.Context, m *redis.Client) error {
-			mu.Lock()
-			defer mu.Unlock()
-			n++
-			all = all && loopback(m.Options().Addr)
-			return nil
-		})
-		return n, err == nil && n > 0 && all
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	nodes, err := traceNodes(ctx, rdb)
+	if err != nil || len(nodes) == 0 {
+		return 0, false
 	}
-	return 0, false
+	for _, n := range nodes {
+		if !loopback(n.Addr) {
+			return 0, false
+		}
+	}
+	return len(nodes), true
 }
 
 // loopback says whether addr (host:port) is on this machine's loopback.
