@@ -3,7 +3,6 @@ package overshoot
 import (
 	"cmp"
 	"slices"
-	"sort"
 	"time"
 )
 
@@ -63,7 +62,8 @@ func (c *IntervalChecker) liveResult(now time.Time) CheckResult {
 	// those still pending are the live view's, or a sweep older than a tick would count them twice.
 	over := c.live.overStarts
 	if c.started {
-		over = over[sort.Search(len(over), func(i int) bool { return over[i] > c.frontier }):]
+		first, _ := slices.BinarySearch(over, c.frontier+1) // the first sent after the frontier
+		over = over[first:]
 	}
 	r.OvershootEvent = int64(len(over))
 	return r
