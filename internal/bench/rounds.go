@@ -46,7 +46,9 @@ import (
 // goroutines of their own. Without Conns a limiter whose batches bypass go-redis
 // (limiter.Batch.Direct: wire on a single node, rueidis on a cluster) runs one round per call
 // per worker: one call in flight each, its latency one round trip, as a worker of its own has
-// (rueidis pipelines the workers' rounds on its connections).
+// (rueidis pipelines the workers' rounds on its connections; limiter.Batch.OneCallARound).
+// With Conns, on a cluster, each connection's rounds go to their master on a connection of
+// its own to each (limiter.Config.Nodes, package wire), as on a single node.
 func (s *strategyState) roundConns() int {
 	b := limiter.NewBatch(s.run.Limiter)
 	switch {
@@ -91,6 +93,9 @@ func (s *strategyState) rounds(ctx context.Context, e *Engine, conn int, indexes
 	round := &roundBatch{slot: conn, inFlight: math.MaxInt64}
 	batch := limiter.NewBatch(s.run.Limiter)
 	defer batch.Close()
+	if s.cfg.Conns == 0 {
+		batch.OneCallARound() // a worker's own rounds (roundConns)
+	}
 	rctx, cancel := releaseContext(ctx, s.cfg.Horizon)
 	defer cancel()
 	calls := make([]limiter.Call, 0, len(ws))

@@ -421,6 +421,9 @@ func (s *session) build(runID string) error {
 			if shared != nil {
 				s.closers = append(s.closers, shared.Close)
 				scfg.Shared, scfg.SharedTimeout = shared, timeout
+				// A cluster: each round written to its master on a connection of its own,
+				// rueidis taking what no master's connection can (limiter.Config.Nodes).
+				scfg.Nodes, _ = redisconn.NodeOptions(s.rdb)
 			}
 		}
 		lim, err := limiter.New(o.Limiter, st, rdb, scfg)

@@ -43,7 +43,9 @@ type Call struct {
 // master its keys live on, on a cluster, where go-redis follows MOVED and ASK), or with
 // Config.Direct on a connection of the batch's own (package wire), or with Config.Shared as one
 // DoMulti of the strategy's rueidis client (a cluster's, which routes each call to its key's
-// master and follows MOVED and ASK): one round trip per batch instead of one per call,
+// master and follows MOVED and ASK), or with Config.Nodes as well on a connection of the
+// batch's own to each call's master, rueidis taking only what those cannot (batch_nodes.go):
+// one round trip per batch instead of one per call,
 // and no goroutine per call. The calls are as independent as calls from separate clients: each
 // is a command of its own, and other clients' commands may run between them. Each gets its own
 // reply or error, so an EVALSHA the server lacks the script for is called again alone, as
@@ -62,6 +64,9 @@ type Batch struct {
 	// shared: the strategy's rueidis client (Config.Shared), when there is no direct.
 	shared SharedClient
 	sq     sharedQueue
+	// nq: a cluster's masters on connections of the batch's own (Config.Nodes), the shared
+	// client taking what they cannot (batch_nodes.go); its topo is nil without Nodes.
+	nq nodeQueue
 }
 
 // batched is a limiter whose calls can be queued on a pipeline and read back.
@@ -70,6 +75,9 @@ type batched interface {
 	client() Client
 	directOptions() *redis.Options
 	sharedClient() (SharedClient, time.Duration)
+	// nodes is the cluster's slot map and the options its masters' connections are dialled
+	// with (Config.Nodes), or nil.
+	nodes() (*topology, *redis.Options)
 	// queue adds c's command to p (setting c.cmd, or c.release for a release), its lists
 	// written into sc's, which it may grow.
 	queue(ctx context.Context, p queuer, c *Call, sc *scratch)
@@ -139,6 +147,9 @@ func NewBatch(lim Limiter) *Batch {
 	if batch.direct == nil {
 		batch.shared, batch.sq.timeout = b.sharedClient()
 	}
+	if topo, opts := b.nodes(); topo != nil && batch.shared != nil && isCluster(batch.shared) {
+		batch.nq = nodeQueue{topo: topo, opts: opts, sq: &batch.sq}
+	}
 	return batch
 }
 
@@ -147,12 +158,28 @@ func NewBatch(lim Limiter) *Batch {
 // takes one round per call from many workers at once as cheaply as one round of many calls.
 func (b *Batch) Direct() bool { return b != nil && (b.direct != nil || b.shared != nil) }
 
+// OneCallARound tells the batch that its rounds carry one call each (a worker's own, without
+// --conns): on a cluster they then go through the shared rueidis client, which pipelines many
+// batches' rounds on one connection per master, rather than on connections of the batch's own
+// to every master (Config.Nodes), which pay for themselves only with many calls a round and
+// would open workers × masters connections.
+func (b *Batch) OneCallARound() {
+	if b != nil {
+		b.nq.close()
+		b.nq.topo = nil
+	}
+}
+
 // Close closes the batch's own connection, if it has one.
 func (b *Batch) Close() {
-	if b != nil && b.conn != nil {
+	if b == nil {
+		return
+	}
+	if b.conn != nil {
 		b.conn.Close()
 		b.conn = nil
 	}
+	b.nq.close()
 }
 
 // Do runs every call of calls in one pipeline and fills in their outcomes. A transport error
@@ -168,6 +195,9 @@ func (b *Batch) Do(ctx context.Context, calls []Call) {
 	case b.direct != nil:
 		b.wq.reset(b.connect(ctx))
 		q = &b.wq
+	case b.nq.topo != nil:
+		b.nq.reset(ctx, b.shared, b.sq.timeout)
+		q = &b.nq
 	case b.shared != nil:
 		b.sq.reset(b.shared, b.sq.timeout)
 		q = &b.sq
@@ -187,6 +217,8 @@ func (b *Batch) Do(ctx context.Context, calls []Call) {
 		p.Exec(ctx) //nolint:errcheck // every command carries its own reply or error
 	case b.direct != nil:
 		b.wq.exec(ctx)
+	case b.nq.topo != nil:
+		b.nq.exec(ctx)
 	case b.shared != nil:
 		b.sq.exec(ctx)
 	}
@@ -283,10 +315,23 @@ func (q *wireQueue) Script(_ context.Context, call [2]string, keys []string, arg
 // exec writes the round's commands and reads their replies in order; a failure of the
 // connection is the error of every command it left unanswered.
 func (q *wireQueue) exec(ctx context.Context) {
+	q.receive(q.send(ctx))
+}
+
+// send writes the round's commands (nil when there were none to write): the first half of exec.
+func (q *wireQueue) send(ctx context.Context) error {
+	if q.err != nil || q.n == 0 {
+		return nil
+	}
+	return q.conn.Flush(ctx)
+}
+
+// receive reads the replies of the commands send wrote, or sets err (send's) on each: the second
+// half of exec.
+func (q *wireQueue) receive(err error) {
 	if q.err != nil || q.n == 0 {
 		return
 	}
-	err := q.conn.Flush(ctx)
 	var first [trace.MaxInts]int64
 	for i := range q.n {
 		if !q.sent[i] {
@@ -331,6 +376,8 @@ func (b base) directOptions() *redis.Options { return b.cfg.Direct }
 func (b base) sharedClient() (SharedClient, time.Duration) {
 	return b.cfg.Shared, b.cfg.SharedTimeout
 }
+
+func (b base) nodes() (*topology, *redis.Options) { return b.slots, b.cfg.Nodes }
 
 func (s *scripted) client() Client { return s.rdb }
 

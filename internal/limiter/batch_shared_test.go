@@ -78,7 +78,17 @@ func TestASharedBatchSurvivesScriptAndFunctionFlush(t *testing.T) {
 // A connection the server drops under a round through rueidis fails the round's calls with an
 // error rediserr classifies as a lost connection, and the next round is answered.
 func TestASharedBatchClassifiesADroppedConnection(t *testing.T) {
-	cluster, b, keys := sharedFixedWindow(t, 0)
+	for _, path := range clusterPaths {
+		t.Run(path, func(t *testing.T) { classifiesADroppedConnection(t, path) })
+	}
+}
+
+// clusterPaths are a cluster's two fast paths: every call through rueidis, and each call on a
+// connection of the batch's own to its master (Config.Nodes).
+var clusterPaths = []string{"rueidis", "nodes"}
+
+func classifiesADroppedConnection(t *testing.T, path string) {
+	cluster, b, keys := sharedFixedWindow(t, 0, path)
 	ctx := context.Background()
 	for _, m := range cluster.Masters {
 		if err := m.Client(t).Do(ctx, "client", "kill", "skipme", "yes", "type", "normal").Err(); err != nil {
@@ -108,7 +118,13 @@ func TestASharedBatchClassifiesADroppedConnection(t *testing.T) {
 // A round through rueidis that the servers do not answer within the timeout fails its calls as
 // timeouts, as rediserr classifies them, instead of holding the round.
 func TestASharedBatchTimesOut(t *testing.T) {
-	cluster, b, keys := sharedFixedWindow(t, 200*time.Millisecond)
+	for _, path := range clusterPaths {
+		t.Run(path, func(t *testing.T) { sharedBatchTimesOut(t, path) })
+	}
+}
+
+func sharedBatchTimesOut(t *testing.T, path string) {
+	cluster, b, keys := sharedFixedWindow(t, 200*time.Millisecond, path)
 	ctx := context.Background()
 	for _, m := range cluster.Masters {
 		if err := m.Client(t).Do(ctx, "client", "pause", 1500, "all").Err(); err != nil {
@@ -127,15 +143,22 @@ func TestASharedBatchTimesOut(t *testing.T) {
 	}
 }
 
-// sharedFixedWindow is a 3-master cluster and a batch of the shipped fixed window through
-// rueidis (timeout 0: the configuration's own), with one round answered on six keys.
-func sharedFixedWindow(t *testing.T, timeout time.Duration) (*redistest.Cluster, *limiter.Batch, []string) {
+// sharedFixedWindow is a 3-master cluster and a batch of the shipped fixed window on one of
+// clusterPaths (timeout 0: the configuration's own), with one round answered on six keys.
+func sharedFixedWindow(t *testing.T, timeout time.Duration, path string) (*redistest.Cluster, *limiter.Batch, []string) {
 	t.Helper()
 	cluster := redistest.StartCluster(t, 3, 0)
 	cc := cluster.Client(t)
 	cfg := bigConfig(limiter.FixedWindow, limiter.Lua)
 	shared := sharedOn(t, cc)
-	cfg.Shared, cfg.SharedTimeout = shared.Shared, cmp.Or(timeout, shared.SharedTimeout)
+	if path == "nodes" {
+		nodes, _, _ := nodesOn(t, cc)
+		shared.Shared, shared.Nodes = nodes.Shared, nodes.Nodes
+		if timeout > 0 {
+			shared.Nodes.ReadTimeout = timeout // a master's own connection's bound, as the cluster client's
+		}
+	}
+	cfg.Shared, cfg.SharedTimeout, cfg.Nodes = shared.Shared, cmp.Or(timeout, shared.SharedTimeout), shared.Nodes
 	lim, err := limiter.New(limiter.FixedWindow, limiter.Lua, cc, cfg)
 	if err != nil {
 		t.Fatal(err)

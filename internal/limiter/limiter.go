@@ -108,6 +108,12 @@ type Config struct {
 	// of its own).
 	Shared        SharedClient
 	SharedTimeout time.Duration
+	// Nodes, with a cluster's Shared, are the options a master's own connection is dialled
+	// with, its Addr the one CLUSTER SLOTS gives (package wire): a Batch writes each call to its
+	// key's master on a connection of its own, as Direct does on a single node, and sends
+	// through Shared only what no master's connection can take (a call without keys, a slot no
+	// master serves) or what a master redirected (MOVED, ASK), which rueidis follows.
+	Nodes *redis.Options
 }
 
 // SharedClient is what a Batch asks of the rueidis client its rounds go through: the command
@@ -191,6 +197,9 @@ func New(k Kind, s Strategy, rdb Client, cfg Config) (Limiter, error) {
 		cfg.MaxRetries = 1000
 	}
 	base := base{kind: k.Describe(), cfg: cfg, rdb: rdb, ids: newIDSource()}
+	if cfg.Nodes != nil && cfg.Shared != nil {
+		base.slots = &topology{shared: cfg.Shared, timeout: cfg.SharedTimeout}
+	}
 	switch s {
 	case Custom:
 		return newContracted(base)
@@ -212,6 +221,8 @@ type base struct {
 	cfg  Config
 	rdb  Client
 	ids  *idSource
+	// slots is the cluster's slot map the strategy's batches share (Config.Nodes), or nil.
+	slots *topology
 }
 
 // Release removes the request's member from the concurrency set: one ZREM is already atomic,

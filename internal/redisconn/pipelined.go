@@ -172,3 +172,21 @@ func DirectOptions(client redis.UniversalClient) (*redis.Options, bool) {
 	}
 	return c.Options(), true
 }
+
+// NodeOptions returns the options a connection of its own to one of client's masters is
+// dialled with (package wire, limiter.Config.Nodes), its Addr left for the cluster's slot map
+// to give: the cluster's credentials, client name, TLS, protocol, timeouts and dialer, as
+// go-redis dials each node. For a cluster only: any other client gives false.
+func NodeOptions(client redis.UniversalClient) (*redis.Options, bool) {
+	c, ok := client.(*redis.ClusterClient)
+	if !ok {
+		return nil, false
+	}
+	o := c.Options()
+	return &redis.Options{
+		Network: "tcp", Dialer: o.Dialer, Username: o.Username, Password: o.Password,
+		CredentialsProvider: o.CredentialsProvider, CredentialsProviderContext: o.CredentialsProviderContext,
+		ClientName: o.ClientName, TLSConfig: o.TLSConfig, Protocol: o.Protocol,
+		DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
+	}, true
+}
