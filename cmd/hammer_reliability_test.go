@@ -88,8 +88,17 @@ func TestHammerOnAClusterSpreadsKeysOverMastersWithoutCrossslot(t *testing.T) {
 		"--assert", "function.false_rejects==0", "--assert", "naive.false_rejects==0").wantExit(t, ExitOK)
 }
 
+// Across a cluster failover, both of the script strategies' paths on a cluster hold: a
+// worker's own rounds through rueidis (no --conns), and --conns rounds on connections of their
+// own to each master (limiter.Config.Nodes), whose calls the demoted master redirects (MOVED).
 func TestHammerSurvivesAClusterFailover(t *testing.T) {
 	skipInShortMode(t)
+	for _, conns := range []string{"0", "4"} {
+		t.Run("conns="+conns, func(t *testing.T) { survivesAClusterFailover(t, conns) })
+	}
+}
+
+func survivesAClusterFailover(t *testing.T, conns string) {
 	c := redistest.StartCluster(t, 3, 1)
 	// The failover is a fault the test causes (watch's transactions see MOVED, about 1% of its
 	// decisions), so errors are asked for, as --inject would. watch, slowed by its retries, may
@@ -99,7 +108,7 @@ func TestHammerSurvivesAClusterFailover(t *testing.T) {
 	// ends it with SIGINT. The partial summary is judged with the same assertions and evidence.
 	// Holding 20ms (as the conformance test does) fills the slots sooner.
 	cmd, out, errOut := startBinary(t, "--addr", c.Masters[0].Addr, "--cluster", "--timeout", "1s", "hammer", "--duration", "120s",
-		"--keys", "6", "--limit", "5", "--hold", "20ms", "--strategies", "watch,lua,function", "--on-error", "open", "-o", "json",
+		"--keys", "6", "--limit", "5", "--hold", "20ms", "--strategies", "watch,lua,function", "--conns", conns, "--on-error", "open", "-o", "json",
 		"--assert", "lua.overshoot==0", "--assert", "watch.overshoot==0", "--assert", "function.overshoot==0",
 		// A call that failed in the switch may have taken a slot: it counts as held, so no
 		// refusal after it is blamed on the limiter.
