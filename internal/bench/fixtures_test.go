@@ -103,7 +103,7 @@ func customStrategyVia(t *testing.T, rdb redis.UniversalClient, file string, kin
 	}
 	lim, err := limiter.New(kind, limiter.Custom, rdb, limiter.Config{
 		Rate: 20, Burst: 20, Limit: 20, Window: time.Second, StaleAfter: stale, CustomSource: string(src), Contract: c,
-		Direct: transport.Direct, Shared: transport.Shared, SharedTimeout: transport.SharedTimeout})
+		Direct: transport.Direct, Shared: transport.Shared, SharedTimeout: transport.SharedTimeout, Nodes: transport.Nodes})
 	if err != nil {
 		t.Fatal(err)
 	}

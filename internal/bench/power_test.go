@@ -35,7 +35,7 @@ import (
 // connections, or a 3-master cluster, through the strategy's rueidis client (redisconn.Shared).
 type powerTarget struct {
 	rdb       redis.UniversalClient
-	transport limiter.Config // Direct, or Shared and SharedTimeout
+	transport limiter.Config // Direct, or Shared, SharedTimeout and Nodes
 }
 
 func startPowerTarget(t *testing.T) powerTarget {
@@ -49,7 +49,8 @@ func startPowerTarget(t *testing.T) powerTarget {
 		t.Fatalf("no rueidis client of the cluster: %v", err)
 	}
 	t.Cleanup(shared.Close)
-	return powerTarget{rdb: rdb, transport: limiter.Config{Shared: shared, SharedTimeout: timeout}}
+	nodes, _ := redisconn.NodeOptions(rdb) // --conns rounds on each master's own connection
+	return powerTarget{rdb: rdb, transport: limiter.Config{Shared: shared, SharedTimeout: timeout, Nodes: nodes}}
 }
 
 type powerCase struct {
@@ -357,7 +358,7 @@ func TestPowerBlamesNoShippedScript(t *testing.T) {
 				cfg.Leftovers = leftoversOf(srv.rdb, run, max(cfg.Window, cfg.StaleAfter))
 				for _, s := range []limiter.Strategy{limiter.Lua, limiter.Eval, limiter.Function} {
 					lim, err := limiter.New(k, s, srv.rdb, limiter.Config{Limit: 20, Window: time.Second, StaleAfter: defaultStaleAfter, Rate: 20, Burst: 20,
-						Direct: srv.transport.Direct, Shared: srv.transport.Shared, SharedTimeout: srv.transport.SharedTimeout}) // as the hammer runs them
+						Direct: srv.transport.Direct, Shared: srv.transport.Shared, SharedTimeout: srv.transport.SharedTimeout, Nodes: srv.transport.Nodes}) // as the hammer runs them
 					if err != nil {
 						t.Fatal(err)
 					}
