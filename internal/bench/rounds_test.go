@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -525,5 +526,72 @@ func checkRefusedCall(t *testing.T, f *refusal.FalseReject) {
 	}
 	if float64(s.SentUs) < f.SentMs*1000-1 || float64(s.RepliedUs) > f.RepliedMs*1000+1 {
 		t.Errorf("the step ran in [%d, %d]µs, outside the refused call's [%.3f, %.3f]ms", s.SentUs, s.RepliedUs, f.SentMs, f.RepliedMs)
+	}
+}
+
+// scriptsSeen is a cluster's rueidis client that counts the script calls sent through it.
+type scriptsSeen struct {
+	*rueidisCluster
+	scripts atomic.Int64
+}
+
+func (s *scriptsSeen) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+	for i := range multi {
+		if multi[i].Commands()[0] == "EVALSHA" {
+			s.scripts.Add(1)
+		}
+	}
+	return s.rueidisCluster.DoMulti(ctx, multi...)
+}
+
+// With --conns on a cluster the rounds go to each master on connections of their own
+// (limiter.Config.Nodes), none through rueidis, and the evidence is what it is on every other
+// path: the shipped script contended and exact, an off-by-one one caught overshooting.
+func TestRoundsOnAClusterOnEachMastersOwnConnection(t *testing.T) {
+	cc := redistest.SharedCluster(t).Client(t)
+	shared, timeout, err := redisconn.Shared(cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Close()
+	nodes, ok := redisconn.NodeOptions(cc)
+	if !ok {
+		t.Fatal("no node options for a cluster client")
+	}
+	seen := &scriptsSeen{rueidisCluster: &rueidisCluster{shared, rueidis.ClientModeCluster}}
+	transport := limiter.Config{Shared: seen, SharedTimeout: timeout, Nodes: nodes}
+	id := time.Now().UnixNano()
+	keyFor := func(s string, i int) string { return fmt.Sprintf("t:{%s.%d:%s:%d}", t.Name(), id, s, i) }
+
+	cfg := engineConfig(t, cc, limiter.SlidingWindow)
+	lim, err := limiter.New(limiter.SlidingWindow, limiter.Lua, cc,
+		limiter.Config{Limit: 20, Window: time.Second, Shared: seen, SharedTimeout: timeout, Nodes: nodes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Strategies = []bench.StrategyRun{{Name: "lua", Limiter: lim}}
+	cfg.Conns, cfg.KeyCount, cfg.KeyFor = 4, 12, keyFor
+	sum, err := bench.New(cfg).Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heldOnACluster(t, sum)
+	if n := seen.scripts.Load(); n != 0 {
+		t.Errorf("%d script calls went through rueidis; want every one on the masters' own connections", n)
+	}
+
+	for attempt := 1; ; attempt++ {
+		load := defaultLoad(t, limiter.Concurrency, customStrategyVia(t, cc, "buggy/concurrency_off_by_one.lua", limiter.Concurrency, contract.Spec{}, transport), 3*time.Second)
+		load.Conns, load.KeyFor = 4, func(s string, i int) string { return keyFor(fmt.Sprintf("%s.%d", s, attempt), i) }
+		sum, err := bench.New(load).Run(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Strategies[0].Overshoot > 0 {
+			return
+		}
+		if attempt == 5 {
+			t.Fatalf("an off-by-one script on each master's own connection was not caught in %d runs of 3s", attempt)
+		}
 	}
 }
