@@ -292,7 +292,7 @@ pair() {
 # servers: up to the cores there are). Each candidate's client CPU per call is set against
 # redis-benchmark's in the same pair (issue 42's target: at most 2x, every check on), and the
 # hammer's says how many decisions one client core proves a second.
-# The candidates: the hammer (--cluster: rueidis rounds), the hammer through go-redis's
+# The candidates: the hammer (--cluster --conns: each round on its master's own connection, package wire), the hammer through go-redis's
 # ClusterClient pipelines (--no-direct) and the prototypes of hack/loadproto (internal/wire with slot routing, rueidis's DoMulti rounds and
 # auto-pipelining, go-redis's pipelines and AutoPipeline), all at 800 calls in flight on 256 keys
 # (CLUSTER_WORKERS), redis-benchmark's own: 50 connections of 16. Fewer in flight make smaller
@@ -346,7 +346,7 @@ print(*out)' "$masters")"
       --duration "$(( secs + 60 ))s" --tui off -o json "$@"
   }
   proto() { measure kill "${cpin[@]}" "$dir/loadproto" -addr "127.0.0.1:${cports[0]}" -mode "$1" -workers "${CLUSTER_WORKERS:-800}" -conns "${CLUSTER_CONNS:-8}" -keys 256 -duration "$(( secs + 60 ))s"; }
-  # hammer: its fast path (rueidis); hammer-goredis: --no-direct, go-redis's pipelines.
+  # hammer: its fast path (package wire to each master, rueidis for redirects); hammer-goredis: --no-direct, go-redis's pipelines.
   read -r -a candidates <<<"${CANDIDATES:-hammer hammer-goredis wire rueidis-multi rueidis-auto goredis-pipe goredis-auto}"
   declare -A crb=() cc=()
   for i in $(seq "${CLUSTER_PAIRS:-3}"); do
