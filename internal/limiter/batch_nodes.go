@@ -3,6 +3,7 @@ package limiter
 import (
 	"context"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,9 +45,11 @@ type topology struct {
 }
 
 // slotMap is a cluster's masters as one CLUSTER SLOTS answered: each slot's master, an index
-// into ids and addrs (-1: no master serves it), each master's node id (host:port when the
-// reply has none) and the address its connections are dialled at ("" when the reply names no
-// host that can be dialled: "?" or none, Redis's unknown endpoint).
+// into ids and addrs (-1: no master serves it), each master's name (its address, or its node
+// id when the reply names no host that can be dialled: "?" or none, Redis's unknown endpoint)
+// and the address its connections are dialled at (""  for such a master). A master is one
+// address: two node ids the reply gives one address (a node restarted under a new id, the old
+// one not yet forgotten) are one master, whose calls share one connection and one lane.
 type slotMap struct {
 	owner []int16
 	ids   []string
@@ -61,19 +64,34 @@ func (t *topology) slots(ctx context.Context) *slotMap {
 	if m != nil && !t.stale.Load() {
 		return m
 	}
-	t.mu.Lock()
+	// One batch reads the map; the others go on with the map as it stands (their redirected
+	// calls still reach their masters through rueidis) rather than wait for the reading, which
+	// can take the round's timeout on a cluster that is failing over.
+	if !t.mu.TryLock() {
+		return m
+	}
 	defer t.mu.Unlock()
 	m = t.current.Load()
 	if (m != nil && !t.stale.Load()) || time.Since(t.asked) < slotsRefresh {
 		return m
 	}
 	t.asked = time.Now()
-	if fresh := readSlots(ctx, t.shared, t.timeout); fresh != nil {
-		t.current.Store(fresh)
-		t.stale.Store(false)
-		return fresh
+	t.stale.Store(false) // a redirection seen during the reading marks the map stale again
+	fresh := readSlots(ctx, t.shared, t.timeout)
+	switch {
+	case fresh == nil:
+		t.stale.Store(true) // read again once slotsRefresh has passed
+		return m
+	case m != nil && m.same(fresh):
+		return m // the batches keep their lanes
 	}
-	return m
+	t.current.Store(fresh)
+	return fresh
+}
+
+// same reports whether m and o give every slot to the same address, under the same names.
+func (m *slotMap) same(o *slotMap) bool {
+	return slices.Equal(m.owner, o.owner) && slices.Equal(m.ids, o.ids) && slices.Equal(m.addrs, o.addrs)
 }
 
 // readSlots is the slot map CLUSTER SLOTS answers through the shared client, or nil when it
@@ -113,11 +131,9 @@ func readSlots(ctx context.Context, shared SharedClient, timeout time.Duration) 
 		if host != "" && host != "?" {
 			addr = net.JoinHostPort(host, strconv.FormatInt(port, 10))
 		}
-		id := addr // the node id (since Redis 4), or host:port
-		if len(node) > 2 {
-			if s, _ := node[2].ToString(); s != "" {
-				id = s
-			}
+		id := addr
+		if id == "" && len(node) > 2 {
+			id, _ = node[2].ToString() // the node id (since Redis 4)
 		}
 		if id == "" {
 			return nil // a master the reply does not tell apart from the others
@@ -157,6 +173,13 @@ type nodeQueue struct {
 	used  []int16               // the lanes the round used, in order
 	calls []nodeCall            // the round's commands, in order
 	errs  []error               // each used lane's write
+	// failed is each address whose last dial failed: when, and its error.
+	failed map[string]dialFailure
+}
+
+type dialFailure struct {
+	at  time.Time
+	err error
 }
 
 type nodeLane struct {
@@ -187,9 +210,15 @@ func (q *nodeQueue) reset(ctx context.Context, client SharedClient, timeout time
 	q.used, q.calls = q.used[:0], q.calls[:0]
 	if m := q.topo.slots(ctx); m != q.m {
 		q.m = m
-		q.lanes = make([]nodeLane, 0)
+		q.lanes = nil
 		if m != nil {
 			q.lanes = make([]nodeLane, len(m.addrs))
+		}
+		for addr, c := range q.conns { // a master no longer in the map: demoted, or drained
+			if m == nil || !slices.Contains(m.addrs, addr) {
+				c.Close()
+				delete(q.conns, addr)
+			}
 		}
 	}
 }
@@ -214,6 +243,10 @@ func (q *nodeQueue) lane(ctx context.Context, key string) int16 {
 	return i
 }
 
+// connect is the batch's connection to addr, dialled if it has none or the one it had broke.
+// A dial that failed is not tried again for slotsRefresh, its error the answer meanwhile: a
+// master the map still names but that cannot be reached (it failed, the map not yet read
+// again) would otherwise hold every round up by a dial timeout.
 func (q *nodeQueue) connect(ctx context.Context, addr string) (*wire.Conn, error) {
 	if c := q.conns[addr]; c != nil {
 		if c.Err() == nil {
@@ -222,13 +255,21 @@ func (q *nodeQueue) connect(ctx context.Context, addr string) (*wire.Conn, error
 		c.Close()
 		delete(q.conns, addr)
 	}
+	if f, ok := q.failed[addr]; ok && time.Since(f.at) < slotsRefresh {
+		return nil, f.err
+	}
 	o := *q.opts
 	o.Addr = addr
 	c, err := wire.Dial(ctx, &o)
 	if err != nil {
 		q.topo.stale.Store(true) // the master may have failed over
+		if q.failed == nil {
+			q.failed = map[string]dialFailure{}
+		}
+		q.failed[addr] = dialFailure{time.Now(), err}
 		return nil, err
 	}
+	delete(q.failed, addr)
 	if q.conns == nil {
 		q.conns = map[string]*wire.Conn{}
 	}
@@ -314,9 +355,12 @@ func (q *nodeQueue) exec(ctx context.Context) {
 	}
 }
 
-// redirected reports whether err is a master's MOVED or ASK: the call did not run there.
+// redirected reports whether err is a master's MOVED or ASK reply (as package wire gives an
+// error reply): the call did not run there. A type assertion, not errors.As, whose target
+// would be allocated on every call.
 func redirected(err error) bool {
-	return redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK")
+	e, ok := err.(wire.ReplyError)
+	return ok && (strings.HasPrefix(string(e), "MOVED ") || strings.HasPrefix(string(e), "ASK "))
 }
 
 // firstKey is the key that routes a command given as go-redis's arguments, as sharedQueue.Do

@@ -6,6 +6,8 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/limitctl/limitctl/internal/contract"
 	"github.com/limitctl/limitctl/internal/limiter"
 	"github.com/limitctl/limitctl/internal/redisconn"
+	"github.com/limitctl/limitctl/internal/rediserr"
 	"github.com/limitctl/limitctl/internal/redistest"
 )
 
@@ -321,4 +324,63 @@ func TestABatchOfOneCallARoundGoesThroughRueidis(t *testing.T) {
 	if len(d.by) != 0 {
 		t.Errorf("dialled %v; want no master's own connection", d.by)
 	}
+}
+
+// A master whose connection cannot be dialled fails its own calls of the round, each with the
+// dial's error classified as a lost connection, and no other master's; once it can be dialled
+// again (and the dial's back-off has passed) every call is answered.
+func TestANodesBatchFailsOnlyTheCallsOfAMasterItCannotReach(t *testing.T) {
+	cluster := redistest.SharedCluster(t)
+	cc := cluster.Client(t)
+	cfg, _, _ := nodesOn(t, cc)
+	big := bigConfig(limiter.FixedWindow, limiter.Lua)
+	cfg.Limit, cfg.Window = big.Limit, big.Window
+	down := cluster.Masters[0].Addr
+	var refuse atomic.Bool
+	refuse.Store(true)
+	cfg.Nodes.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr == down && refuse.Load() {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	lim, err := limiter.New(limiter.FixedWindow, limiter.Lua, cc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := limiter.NewBatch(lim)
+	defer b.Close()
+	ctx := context.Background()
+	keys := clusterKeys(t, 12)
+	onDown := map[string]bool{}
+	for _, k := range keys {
+		m, err := cc.MasterForKey(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		onDown[k] = m.Options().Addr == down
+	}
+	calls := make([]limiter.Call, len(keys))
+	for i, k := range keys {
+		calls[i] = limiter.Call{Key: k, Now: time.Now()}
+	}
+	b.Do(ctx, calls)
+	failed := 0
+	for _, c := range calls {
+		switch {
+		case onDown[c.Key] && rediserr.Classify(c.Err) != rediserr.Connection:
+			t.Errorf("%s on the master that cannot be reached: %v, want a lost connection", c.Key, c.Err)
+		case !onDown[c.Key] && c.Err != nil:
+			t.Errorf("%s on a master that can be reached: %v", c.Key, c.Err)
+		}
+		if c.Err != nil {
+			failed++
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no key of the test is on the master that cannot be reached")
+	}
+	refuse.Store(false)
+	time.Sleep(150 * time.Millisecond) // past the dial's back-off
+	roundOf(t, b, keys, len(keys))
 }

@@ -151,8 +151,10 @@ func sharedFixedWindow(t *testing.T, timeout time.Duration, path string) (*redis
 	cc := cluster.Client(t)
 	cfg := bigConfig(limiter.FixedWindow, limiter.Lua)
 	shared := sharedOn(t, cc)
+	var seen *sharedCount
 	if path == "nodes" {
-		nodes, _, _ := nodesOn(t, cc)
+		var nodes limiter.Config
+		nodes, seen, _ = nodesOn(t, cc)
 		shared.Shared, shared.Nodes = nodes.Shared, nodes.Nodes
 		if timeout > 0 {
 			shared.Nodes.ReadTimeout = timeout // a master's own connection's bound, as the cluster client's
@@ -167,6 +169,9 @@ func sharedFixedWindow(t *testing.T, timeout time.Duration, path string) (*redis
 	t.Cleanup(b.Close)
 	keys := clusterKeys(t, 6)
 	roundOf(t, b, keys, 6)
+	if seen != nil && seen.taken() != 0 {
+		t.Fatal("a round went through rueidis; want it on the masters' own connections")
+	}
 	return cluster, b, keys
 }
 
