@@ -109,7 +109,8 @@ func runsOf(short int) int {
 }
 
 // TestPowerJudgeOfVegeta is the catch rate behind the README's figure (make verify-power): each
-// route attacked runs times (LIMITCTL_POWER=1; 2 otherwise), each file judged on its own. A
+// route attacked runs times (LIMITCTL_POWER=1; 2 otherwise, each attack longer while its
+// records are too thin to judge), each file judged on its own. A
 // wrong route must read OVERSHOOT and a correct one exact every time; no route built to earn
 // anything else (TOO STRICT: the refusals of a load tool's records are not judged) may ever be
 // blamed with an overshoot.
@@ -124,6 +125,20 @@ func TestPowerJudgeOfVegeta(t *testing.T) {
 				path := attack(t, vegeta, r.url, r.workers, 5*appConfig.Window)
 				res := judgeFile(t, path, r)
 				v := res.Verdicts[0]
+				// On a busy machine (make test beside other packages' tests under -race) a
+				// second of records can be too thin to judge: each request's interval, from
+				// its start to its end, spans more of a window, and the verdict says so (not
+				// judged, which blames nothing). A user would attack for longer; so does the
+				// test, up to 3 times as long, as hammer loads on. make verify-power keeps the
+				// one-second figure: there a thin run counts as a miss. (A route built to
+				// earn neither, such as one that refuses with room, reads not judged at any length.)
+				judged := r.want == limitapp.Exact || r.want == limitapp.Overshoot
+				for longer := 2; judged && v.Word == verdict.NotJudged && os.Getenv("LIMITCTL_POWER") == "" && longer <= 3; longer++ {
+					t.Logf("%s: %s %s; attacking %dx as long", r.name, v.Word, v.Text, longer)
+					path = attack(t, vegeta, r.url, r.workers, time.Duration(longer)*5*appConfig.Window)
+					res = judgeFile(t, path, r)
+					v = res.Verdicts[0]
+				}
 				last = res
 				switch r.want {
 				case limitapp.Overshoot:
