@@ -22,7 +22,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -215,7 +214,7 @@ func (r *router) round(ctx context.Context, sha string, n int, key func() string
 	}
 	for range n {
 		k := key()
-		addr := r.owner[slot(k)]
+		addr := r.owner[wire.Slot(k)]
 		c, err := r.conn(ctx, addr)
 		if err != nil {
 			count(err)
@@ -248,32 +247,3 @@ func (r *router) round(ctx context.Context, sha string, n int, key func() string
 		r.refresh(ctx) //nolint:errcheck // the next round's calls find out
 	}
 }
-
-// slot is the key's cluster slot: CRC16 (XMODEM) of its hash tag, or of the key without one.
-func slot(key string) uint16 {
-	if i := strings.IndexByte(key, '{'); i >= 0 {
-		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			key = key[i+1 : i+1+j]
-		}
-	}
-	var crc uint16
-	for i := 0; i < len(key); i++ {
-		crc = crc<<8 ^ crcTable[byte(crc>>8)^key[i]]
-	}
-	return crc & 16383
-}
-
-var crcTable = func() (t [256]uint16) {
-	for i := range t {
-		crc := uint16(i) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-		t[i] = crc
-	}
-	return t
-}()
